@@ -1,0 +1,166 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# rdmafast: one plain Makefile, no configure step.
+#
+#   make            build the emulated HCA, the examples and the tests
+#   make test       install missing Debian packages, then run every test
+#   make check      clang static analyzer over the whole build (zero reports)
+#   make install    headers, rdmafast.pc, the emulator (PREFIX, DESTDIR)
+#   make uninstall  remove what install put there
+#   make deps       install (as root) or name the missing Debian packages
+#   make clean      remove build/
+
+PREFIX       ?= /usr/local
+INCLUDEDIR   ?= $(PREFIX)/include
+LIBDIR       ?= $(PREFIX)/lib
+BINDIR       ?= $(PREFIX)/bin
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+
+BUILD       := build
+CC          ?= cc
+CXX         ?= c++
+CFLAGS      ?= -O2 -g
+WARN        := -Wall -Wextra -Werror
+RF_CPPFLAGS := -Iinclude
+
+VERSION := $(shell sed -n 's/^\#define RF_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' \
+                 include/rdmafast/version.h | paste -sd.)
+
+HEADERS := $(sort $(wildcard include/rdmafast/*.h include/rdmafast/hw/*.h))
+
+.PHONY: all test check install uninstall clean deps check-headers unit-bins unit-test \
+        e2e-test examples run
+all:
+
+# ---------------------------------------------------------------------------
+# Dependencies. The list is what a fresh Debian 12 needs; deps installs what
+# dpkg does not show as installed, as root, or says what to run otherwise.
+DEPS_PKGS := make gcc g++ clang clang-tools pkg-config valgrind \
+             libibverbs-dev ibverbs-providers ibverbs-utils libcriterion-dev
+
+deps:
+	@missing=""; for p in $(DEPS_PKGS); do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' \
+	        || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then \
+	    echo "deps: installing$$missing"; \
+	    { [ -n "$$RF_APT_UPDATED" ] || apt-get update -qq; } && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	else \
+	    echo "deps: missing Debian packages:$$missing"; \
+	    echo "deps: run as root: apt-get update && apt-get install -y$$missing"; \
+	    exit 1; \
+	fi
+
+CRIT_CFLAGS = $(shell pkg-config --cflags criterion 2>/dev/null)
+CRIT_LIBS   = $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
+VERBS_LIBS  := -libverbs -lmlx5
+# mlx5dv.h's inline setters call glibc's htobe32() & co., which strict -std=c11
+# hides; whatever includes mlx5dv.h is built with _DEFAULT_SOURCE.
+VERBS_CPPFLAGS := -D_DEFAULT_SOURCE
+
+# ---------------------------------------------------------------------------
+# Unit tests: every tests/test_*.c linked into one Criterion binary, built
+# three ways (-O2, -O0, and -O1 with AddressSanitizer + UBSan) because
+# results must not depend on optimisation and the sanitizers see what -O2
+# hides.
+UNIT_SRCS := $(sort $(wildcard tests/test_*.c))
+UNIT_BINS := $(BUILD)/tests/O2/rftest $(BUILD)/tests/O0/rftest $(BUILD)/tests/san/rftest
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+$(BUILD)/tests/O2/rftest: TFLAGS := -O2 -g
+$(BUILD)/tests/O0/rftest: TFLAGS := -O0 -g
+$(BUILD)/tests/san/rftest: TFLAGS := $(SAN_FLAGS)
+$(UNIT_BINS): $(UNIT_SRCS) $(HEADERS) tests/rftest.h
+	@mkdir -p $(@D)
+	$(CC) -std=c11 $(TFLAGS) $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) $(CRIT_CFLAGS) \
+	    -o $@ $(UNIT_SRCS) $(CRIT_LIBS) $(VERBS_LIBS)
+
+unit-bins: $(UNIT_BINS)
+
+unit-test: $(UNIT_BINS)
+	@for t in $(UNIT_BINS); do \
+	    echo "== $$t"; timeout 300 $$t --jobs=2 || exit 1; \
+	done
+
+# ---------------------------------------------------------------------------
+# Header checks: every public header included alone, first, into an empty
+# translation unit, as C11, C17, C++11 and C++17, by gcc and by clang.
+HDR_STAMPS := $(patsubst include/%.h,$(BUILD)/hdrcheck/%.ok,$(HEADERS))
+HDR_CSTD   := c11 c17
+HDR_CXXSTD := c++11 c++17
+
+$(BUILD)/hdrcheck/%.ok: include/%.h $(HEADERS)
+	@mkdir -p $(@D)
+	@printf '#include <%s>\n#include <%s>\nint rf_hdrcheck_$(subst /,_,$(subst .,_,$*));\n' "$*.h" "$*.h" > $(@:.ok=.c)
+	@for cc in gcc clang; do for std in $(HDR_CSTD); do \
+	    $$cc -std=$$std $(WARN) -pedantic $(RF_CPPFLAGS) -fsyntax-only $(@:.ok=.c) || exit 1; \
+	done; done
+	@for cxx in g++ clang++; do for std in $(HDR_CXXSTD); do \
+	    $$cxx -std=$$std $(WARN) -pedantic $(RF_CPPFLAGS) -fsyntax-only -x c++ $(@:.ok=.c) || exit 1; \
+	done; done
+	@echo "header ok: $*.h (gcc, clang; $(HDR_CSTD) $(HDR_CXXSTD))"
+	@touch $@
+
+check-headers: $(HDR_STAMPS)
+
+# ---------------------------------------------------------------------------
+# End-to-end tests: rdmafast driving real libibverbs/libmlx5 queues, on the
+# emulated HCA by default (RF_DEVICE=hw runs them on a real ConnectX).
+E2E_SRCS := $(sort $(wildcard tests/e2e/*.c))
+E2E_BIN  := $(BUILD)/tests/e2e/rfe2e
+RF_RUN    = $(if $(filter hw,$(RF_DEVICE)),,$(EMU_LAUNCHER) --)
+
+$(E2E_BIN): $(E2E_SRCS) $(HEADERS) $(wildcard tests/e2e/*.h)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 $(CFLAGS) $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) $(CRIT_CFLAGS) \
+	    -o $@ $(E2E_SRCS) $(CRIT_LIBS) $(VERBS_LIBS)
+
+e2e-test: $(if $(E2E_SRCS),$(E2E_BIN)) $(if $(filter hw,$(RF_DEVICE)),,emu)
+	$(if $(E2E_SRCS),timeout 600 $(RF_RUN) $(E2E_BIN) --jobs=1)
+
+# ---------------------------------------------------------------------------
+# Examples: each examples/NAME.c is a standalone program, build/examples/NAME.
+EXAMPLE_SRCS := $(sort $(wildcard examples/*.c))
+EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
+
+$(BUILD)/examples/%: examples/%.c $(HEADERS) $(wildcard examples/*.h)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 $(CFLAGS) $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) -o $@ $< $(VERBS_LIBS)
+
+examples: $(EXAMPLE_BINS)
+all: examples
+
+# The showcase: two processes on the emulated HCA (examples/run.sh).
+run: all
+	@RF_BUILD=$(BUILD) sh examples/run.sh
+
+# ---------------------------------------------------------------------------
+test: deps
+	@$(MAKE) --no-print-directory check-headers unit-test emu-test e2e-test
+
+# scan-build re-runs the whole build from scratch with the analyzer as CC.
+check: deps
+	rm -rf $(BUILD)/scan
+	scan-build --status-bugs -o $(BUILD)/scan-report \
+	    $(MAKE) --no-print-directory BUILD=$(BUILD)/scan all \
+	        $(BUILD)/scan/tests/O0/rftest $(if $(E2E_SRCS),$(BUILD)/scan/tests/e2e/rfe2e)
+
+# ---------------------------------------------------------------------------
+install: install-emu
+	install -d $(DESTDIR)$(INCLUDEDIR)/rdmafast/hw $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 644 $(wildcard include/rdmafast/*.h) $(DESTDIR)$(INCLUDEDIR)/rdmafast/
+	install -m 644 $(wildcard include/rdmafast/hw/*.h) $(DESTDIR)$(INCLUDEDIR)/rdmafast/hw/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' rdmafast.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/rdmafast.pc
+
+uninstall: uninstall-emu
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/rdmafast
+	rm -f $(DESTDIR)$(PKGCONFIGDIR)/rdmafast.pc
+
+clean:
+	rm -rf $(BUILD)
+
+-include emu/emu.mk

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rdmafast/hw/barrier.h - memory barriers named by what they order.
+ *
+ * The HCA is another observer of memory, reached over PCIe: it reads WQEs
+ * and doorbell records from host memory by DMA, receives doorbells and
+ * BlueFlame copies as MMIO stores to a write-combining (WC) mapped UAR page,
+ * and writes CQEs into host memory by DMA. Each barrier below orders one
+ * pair of those accesses. Call sites say which pair in a one-line comment.
+ *
+ * Posting work (the order of libmlx5, the kernel and UCX):
+ *
+ *	write the WQE(s)                      (normal cached stores)
+ *	rf_dma_wmb();                         WQE stores before the dbrec store
+ *	dbrec[RF_SND_DBR] = be32(pi & 0xffff);
+ *	rf_wc_start();                        dbrec store before the MMIO stores
+ *	BlueFlame copy or 8-byte doorbell     (WC stores to the UAR)
+ *	rf_wc_flush();                        push the WC buffer out now
+ *
+ * Consuming completions:
+ *
+ *	if (cqe is software owned)            (one byte load of op_own)
+ *		rf_dma_rmb();                 owner byte before the CQE body
+ *		read the rest of the CQE
+ *
+ * What each compiles to:
+ *
+ *	             x86-64        aarch64       ppc64le
+ *	dma_wmb      compiler      dmb oshst     lwsync
+ *	dma_rmb      compiler      dmb oshld     lwsync
+ *	wc_start     sfence        dsb st        sync
+ *	wc_flush     sfence        dsb st        sync
+ *
+ * x86-64 is TSO for cached memory: stores are seen in program order and
+ * loads are not reordered with older loads, so DMA ordering needs only the
+ * compiler (this is the kernel's dma_wmb()/dma_rmb() on x86; rdma-core's
+ * lfence in udma_from_device_barrier() is stronger than the architecture
+ * requires). WC stores, however, may pass older stores and sit in the
+ * fill buffers, so sfence both before the first one (rf_wc_start) and
+ * after the last one (rf_wc_flush).
+ *
+ * aarch64 uses the outer-shareable DMB forms, as rdma-core does since v55
+ * and the kernel does for dma_*mb(); the device is in the outer shareable
+ * domain. Flushing write-combined MMIO needs a DSB: a DMB orders but does
+ * not complete Device-GRE stores (UCX issues #9819, #1470; rdma-core #1511).
+ *
+ * Any other architecture fails to compile here rather than silently
+ * inheriting x86 assumptions.
+ */
+#ifndef RDMAFAST_HW_BARRIER_H
+#define RDMAFAST_HW_BARRIER_H
+
+#include <rdmafast/compiler.h>
+
+RF_BEGIN_DECLS
+
+/* Stops the compiler, not the CPU, from moving memory accesses across it. */
+RF_INLINE void rf_compiler_barrier(void)
+{
+	__asm__ __volatile__("" ::: "memory");
+}
+
+#if defined(__x86_64__)
+
+#define RF__DMA_WMB() __asm__ __volatile__("" ::: "memory")
+#define RF__DMA_RMB() __asm__ __volatile__("" ::: "memory")
+#define RF__WC_START() __asm__ __volatile__("sfence" ::: "memory")
+#define RF__WC_FLUSH() __asm__ __volatile__("sfence" ::: "memory")
+
+#elif defined(__aarch64__)
+
+#define RF__DMA_WMB() __asm__ __volatile__("dmb oshst" ::: "memory")
+#define RF__DMA_RMB() __asm__ __volatile__("dmb oshld" ::: "memory")
+#define RF__WC_START() __asm__ __volatile__("dsb st" ::: "memory")
+#define RF__WC_FLUSH() __asm__ __volatile__("dsb st" ::: "memory")
+
+#elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
+
+#define RF__DMA_WMB() __asm__ __volatile__("lwsync" ::: "memory")
+#define RF__DMA_RMB() __asm__ __volatile__("lwsync" ::: "memory")
+#define RF__WC_START() __asm__ __volatile__("sync" ::: "memory")
+#define RF__WC_FLUSH() __asm__ __volatile__("sync" ::: "memory")
+
+#else
+#error "rdmafast: no barrier definitions for this architecture (x86-64, aarch64, ppc64le)"
+#endif
+
+/*
+ * rf_dma_wmb - order stores to host memory that the device will DMA-read.
+ *
+ *	wqe->ctrl = ...;            fill the WQE
+ *	rf_dma_wmb();               WQE stores before dbrec store
+ *	*dbrec = rf_htobe32(pi);
+ *
+ * Also between filling receive WQEs and the RQ/SRQ doorbell record.
+ */
+RF_INLINE void rf_dma_wmb(void)
+{
+	RF__DMA_WMB();
+}
+
+/*
+ * rf_dma_rmb - order loads of memory that the device DMA-writes.
+ *
+ *	if (!rf_cqe_sw_owned(cqe, ci, log_n)) return NULL;
+ *	rf_dma_rmb();               owner byte before CQE body
+ *	len = rf_be32toh(cqe->byte_cnt);
+ */
+RF_INLINE void rf_dma_rmb(void)
+{
+	RF__DMA_RMB();
+}
+
+/*
+ * rf_wc_start - order everything before it ahead of the following MMIO
+ * stores to a write-combining UAR page (BlueFlame or doorbell).
+ *
+ *	*dbrec = rf_htobe32(pi);
+ *	rf_wc_start();              dbrec store before MMIO stores
+ *	rf_mmio_write64(db, ctrl);
+ */
+RF_INLINE void rf_wc_start(void)
+{
+	RF__WC_START();
+}
+
+/*
+ * rf_wc_flush - make write-combined MMIO stores leave the CPU now, before
+ * the other half of the BlueFlame register is used or a lock is dropped.
+ *
+ *	rf_bf_copy(reg, wqe, nbb);
+ *	rf_wc_flush();              BF stores out before the next ring
+ *	bf->offset ^= bf->size;
+ */
+RF_INLINE void rf_wc_flush(void)
+{
+	RF__WC_FLUSH();
+}
+
+RF_END_DECLS
+
+#endif /* RDMAFAST_HW_BARRIER_H */

@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rdmafast/hw/doorbell.h - doorbell records, the 8-byte doorbell and the
+ * BlueFlame copy.
+ *
+ * Telling the HCA about new send WQEs takes two writes:
+ *
+ *  1. the doorbell record (dbrec): a big-endian word in host memory holding
+ *     the 16-bit producer counter. The HCA reads it by DMA whenever it wants
+ *     to know how far the queue goes, so it must be right before step 2.
+ *  2. an MMIO store to the QP's BlueFlame register in a UAR page: either
+ *     the first 8 bytes of the last WQE's control segment (the "doorbell"),
+ *     or the whole WQE (a "BlueFlame copy"), which spares the HCA the DMA
+ *     read of the WQE and is the lowest-latency way to post one WQE.
+ *
+ * Each bfreg has two halves of bf.size bytes (256 on ConnectX); successive
+ * rings alternate between them (offset ^= size), so that a write-combining
+ * burst never lands on the buffer the device may still be reading.
+ *
+ * When to use which (rf_bf_fits()): BlueFlame when the ring covers exactly
+ * one WQE that fits in one half. Otherwise, for a batch of several WQEs or
+ * a QP without BlueFlame (mlx5dv_qp.bf.size == 0), the 8-byte doorbell: the
+ * HCA then fetches every WQE up to the dbrec counter by DMA. libmlx5 applies
+ * the same rule when MLX5_POST_SEND_PREFER_BF is set (its default).
+ *
+ * Receive queues and SRQs have a dbrec only: no MMIO write.
+ */
+#ifndef RDMAFAST_HW_DOORBELL_H
+#define RDMAFAST_HW_DOORBELL_H
+
+#include <stdint.h>
+
+#include <rdmafast/compiler.h>
+#include <rdmafast/hw/endian.h>
+#include <rdmafast/hw/barrier.h>
+
+RF_BEGIN_DECLS
+
+/* Words of a QP's doorbell record (mlx5dv_qp.dbrec). */
+enum {
+	RF_RCV_DBR = 0,	/* RQ producer counter, & 0xffff */
+	RF_SND_DBR = 1,	/* SQ producer counter in basic blocks, & 0xffff */
+};
+
+/* Words of a CQ's doorbell record (mlx5dv_cq.dbrec). */
+enum {
+	RF_CQ_SET_CI = 0,	/* consumer index, & 0xffffff */
+	RF_CQ_ARM_DB = 1,	/* last arm command: sn << 28 | cmd | ci */
+};
+
+enum {
+	RF_UAR_PAGE_SIZE   = 4096,	/* one UAR page */
+	RF_BF_REG_OFFSET   = 0x800,	/* first bfreg in a UAR page */
+	RF_CQ_DOORBELL     = 0x20,	/* CQ arm doorbell in the CQ's UAR page */
+	RF_BF_MAX_SIZE     = 256,	/* one half of a 512-byte bfreg */
+};
+
+/* CQ arm commands, bits [27:24] of the arm word. */
+#define RF_CQ_DB_REQ_NOT     (0U << 24)	/* event on the next completion */
+#define RF_CQ_DB_REQ_NOT_SOL (1U << 24)	/* event on the next solicited one */
+
+/*
+ * A QP's BlueFlame register, from mlx5dv_qp.bf: reg is the start of the
+ * bfreg, size the size of one half (0 when the QP has no BlueFlame and must
+ * use the 8-byte doorbell, still at reg + offset), offset the half to write
+ * next (0 or size).
+ */
+struct rf_bf {
+	uint8_t *reg;
+	uint32_t size;
+	uint32_t offset;
+};
+
+/*
+ * rf_dbrec_set - publish a work-queue producer counter (SQ: in basic
+ * blocks; RQ, SRQ: in WQEs). The device reads only the low 16 bits.
+ * Callers order their WQE stores before it with rf_dma_wmb().
+ */
+RF_INLINE void rf_dbrec_set(__be32 *rec, uint32_t counter)
+{
+	*(volatile __be32 *)rec = rf_htobe32(counter & 0xffff);
+}
+
+/*
+ * rf_mmio_write64 - one 8-byte store to a UAR register. val is in memory
+ * order: the bytes land exactly as they are in val's storage. Must be a
+ * single store: the device latches the 8 bytes together.
+ */
+RF_INLINE void rf_mmio_write64(void *reg, uint64_t val)
+{
+	*(volatile uint64_t *)reg = val;
+}
+
+/* 16 bytes in a register, allowed to alias WQE memory of any type. */
+typedef long long rf__v16 __attribute__((vector_size(16), may_alias));
+
+/*
+ * rf_bf_copy - copy nbb whole 64-byte basic blocks from src (the WQE, in
+ * the send queue, 64-byte aligned) to dst (the BlueFlame register half).
+ *
+ * Four 16-byte stores per block in ascending address order, through a
+ * volatile pointer so the compiler cannot turn them into a memcpy call or
+ * `rep movs` (which may split and reorder MMIO). The source must not wrap
+ * at the queue end: rdmafast never lets a WQE straddle it (sq.h pads with a
+ * NOP instead), so this loop has no wrap test.
+ */
+RF_INLINE void rf_bf_copy(void *dst, const void *src, unsigned nbb)
+{
+	volatile rf__v16 *d = (volatile rf__v16 *)dst;
+	const rf__v16 *s = (const rf__v16 *)src;
+	unsigned i;
+
+	for (i = 0; i < nbb * 4; i += 4) {
+		d[i + 0] = s[i + 0];
+		d[i + 1] = s[i + 1];
+		d[i + 2] = s[i + 2];
+		d[i + 3] = s[i + 3];
+	}
+}
+
+/* True when one WQE of nbb basic blocks may be rung by BlueFlame copy. */
+RF_INLINE int rf_bf_fits(const struct rf_bf *bf, unsigned nbb)
+{
+	return nbb * 64U <= bf->size;
+}
+
+/*
+ * rf_ring_db - ring the 8-byte doorbell for every WQE up to producer
+ * counter pi. last_ctrl is the control segment of the last WQE posted (its
+ * first 8 bytes carry the QPN and WQE index the device looks at).
+ */
+RF_INLINE void rf_ring_db(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
+			  const void *last_ctrl)
+{
+	uint64_t db;
+
+	__builtin_memcpy(&db, last_ctrl, sizeof(db));
+	rf_dma_wmb();		/* WQE stores before dbrec store */
+	rf_dbrec_set(sq_dbrec, pi);
+	rf_wc_start();		/* dbrec store before doorbell MMIO store */
+	rf_mmio_write64(bf->reg + bf->offset, db);
+	rf_wc_flush();		/* doorbell out before the other half is used */
+	bf->offset ^= bf->size;
+}
+
+/*
+ * rf_ring_bf - ring with a BlueFlame copy of the one WQE at wqe, nbb basic
+ * blocks long (rf_bf_fits() must hold), which brings pi to pi.
+ */
+RF_INLINE void rf_ring_bf(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
+			  const void *wqe, unsigned nbb)
+{
+	rf_dma_wmb();		/* WQE stores before dbrec store */
+	rf_dbrec_set(sq_dbrec, pi);
+	rf_wc_start();		/* dbrec store before BlueFlame MMIO stores */
+	rf_bf_copy(bf->reg + bf->offset, wqe, nbb);
+	rf_wc_flush();		/* BF stores out before the other half is used */
+	bf->offset ^= bf->size;
+}
+
+RF_END_DECLS
+
+#endif /* RDMAFAST_HW_DOORBELL_H */

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rdmafast/rdmafast.h - the whole data path in one include.
+ *
+ * Everything here depends only on libc and compiler headers, so queues can
+ * be built and tested in plain host memory. The glue to libibverbs and
+ * mlx5dv (rdmafast/verbs.h) is included separately.
+ */
+#ifndef RDMAFAST_RDMAFAST_H
+#define RDMAFAST_RDMAFAST_H
+
+#include <rdmafast/compiler.h>
+#include <rdmafast/version.h>
+#include <rdmafast/hw/endian.h>
+#include <rdmafast/hw/barrier.h>
+#include <rdmafast/hw/doorbell.h>
+#include <rdmafast/hw/wqe.h>
+#include <rdmafast/hw/cqe.h>
+
+#endif /* RDMAFAST_RDMAFAST_H */
