@@ -8,6 +8,8 @@
 #   make install    headers, rdmafast.pc, the emulator (PREFIX, DESTDIR)
 #   make uninstall  remove what install put there
 #   make deps       install (as root) or name the missing Debian packages
+#   make run        the two-process showcase on the emulated HCA
+#   make bench      rdmafast against libmlx5: build/bench/report.{json,svg}
 #   make clean      remove build/
 
 PREFIX       ?= /usr/local
@@ -29,7 +31,7 @@ VERSION := $(shell sed -n 's/^\#define RF_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-
 HEADERS := $(sort $(wildcard include/rdmafast/*.h include/rdmafast/hw/*.h))
 
 .PHONY: all test check install uninstall clean deps check-headers unit-bins unit-test \
-        e2e-test examples run
+        e2e-test examples run bench
 all:
 
 # ---------------------------------------------------------------------------
@@ -138,6 +140,25 @@ run: all
 	@RF_BUILD=$(BUILD) sh examples/run.sh
 
 # ---------------------------------------------------------------------------
+# Benchmark: rdmafast against libmlx5 in one run (bench/rfbench.c). On the
+# emulated HCA the device model stays off; the harness writes the CQEs.
+BENCH_SRCS := $(sort $(wildcard bench/*.c))
+BENCH_BIN  := $(BUILD)/bench/rfbench
+BENCH_ENV   = $(if $(filter hw,$(RF_DEVICE)),,RFEMU_DEVICE=off)
+
+$(BENCH_BIN): $(BENCH_SRCS) $(wildcard bench/*.h) $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) \
+	    -o $@ $(BENCH_SRCS) $(VERBS_LIBS)
+
+bench: $(BENCH_BIN) $(if $(filter hw,$(RF_DEVICE)),,emu)
+	rm -f $(BUILD)/bench/callgrind.out*
+	$(BENCH_ENV) $(RF_RUN) valgrind -q --tool=callgrind --collect-atstart=no \
+	    --callgrind-out-file=$(BUILD)/bench/callgrind.out $(BENCH_BIN) --instr
+	$(BENCH_ENV) $(RF_RUN) $(BENCH_BIN) --callgrind $(BUILD)/bench/callgrind.out \
+	    --json $(BUILD)/bench/report.json --svg $(BUILD)/bench/report.svg
+
+# ---------------------------------------------------------------------------
 test: deps
 	@$(MAKE) --no-print-directory check-headers unit-test emu-test e2e-test
 
@@ -163,4 +184,4 @@ uninstall: uninstall-emu
 clean:
 	rm -rf $(BUILD)
 
--include emu/emu.mk
+include emu/emu.mk

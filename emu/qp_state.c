@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * qp_state.c - which ibv_modify_qp() calls are legal.
+ *
+ * The rules are those of the IB spec (o11-2 and table 94 "QP state
+ * transition properties") as the kernel's ib_modify_qp_is_ok() applies
+ * them: a transition must exist, carry every required attribute, and carry
+ * nothing beyond the required and optional ones.  mlx5 implements no SQD
+ * transitions, so those are absent here and fail with EINVAL.
+ */
+#include "internal.h"
+
+enum { T_UD, T_UC, T_RC, T_XI, T_XT, T_NTYPES };
+
+static int type_index(enum ibv_qp_type t)
+{
+	switch (t) {
+	case IBV_QPT_UD:	return T_UD;
+	case IBV_QPT_UC:	return T_UC;
+	case IBV_QPT_RC:	return T_RC;
+	case IBV_QPT_XRC_SEND:	return T_XI;
+	case IBV_QPT_XRC_RECV:	return T_XT;
+	default:		return -1;
+	}
+}
+
+struct transition {
+	bool		valid;
+	uint32_t	req[T_NTYPES];
+	uint32_t	opt[T_NTYPES];
+};
+
+#define PKEY	IBV_QP_PKEY_INDEX
+#define PORT	IBV_QP_PORT
+#define QKEY	IBV_QP_QKEY
+#define ACC	IBV_QP_ACCESS_FLAGS
+#define AV	IBV_QP_AV
+#define MTU	IBV_QP_PATH_MTU
+#define DQPN	IBV_QP_DEST_QPN
+#define RPSN	IBV_QP_RQ_PSN
+#define SPSN	IBV_QP_SQ_PSN
+#define DRD	IBV_QP_MAX_DEST_RD_ATOMIC
+#define RD	IBV_QP_MAX_QP_RD_ATOMIC
+#define RNRT	IBV_QP_MIN_RNR_TIMER
+#define TMO	IBV_QP_TIMEOUT
+#define RETRY	IBV_QP_RETRY_CNT
+#define RNRR	IBV_QP_RNR_RETRY
+#define ALT	IBV_QP_ALT_PATH
+#define MIG	IBV_QP_PATH_MIG_STATE
+#define CUR	IBV_QP_CUR_STATE
+
+/* Columns: UD, UC, RC, XRC initiator, XRC target. */
+static const struct transition table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
+	[IBV_QPS_RESET] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+		[IBV_QPS_INIT] = {
+			.valid = true,
+			.req = { PKEY | PORT | QKEY, PKEY | PORT | ACC,
+				 PKEY | PORT | ACC, PKEY | PORT | ACC,
+				 PKEY | PORT | ACC },
+		},
+	},
+	[IBV_QPS_INIT] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+		[IBV_QPS_INIT] = {
+			.valid = true,
+			.opt = { PKEY | PORT | QKEY, PKEY | PORT | ACC,
+				 PKEY | PORT | ACC, PKEY | PORT | ACC,
+				 PKEY | PORT | ACC },
+		},
+		[IBV_QPS_RTR] = {
+			.valid = true,
+			.req = { 0, AV | MTU | DQPN | RPSN,
+				 AV | MTU | DQPN | RPSN | DRD | RNRT,
+				 AV | MTU | DQPN | RPSN,
+				 AV | MTU | DQPN | RPSN | DRD | RNRT },
+			.opt = { PKEY | QKEY, ALT | ACC | PKEY, ALT | ACC | PKEY,
+				 ALT | ACC | PKEY, ALT | ACC | PKEY },
+		},
+	},
+	[IBV_QPS_RTR] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+		[IBV_QPS_RTS] = {
+			.valid = true,
+			.req = { SPSN, SPSN, TMO | RETRY | RNRR | SPSN | RD,
+				 TMO | RETRY | RNRR | SPSN | RD, TMO | SPSN },
+			.opt = { CUR | QKEY, CUR | ALT | ACC | MIG,
+				 CUR | ALT | ACC | RNRT | MIG,
+				 CUR | ALT | ACC | MIG,
+				 CUR | ALT | ACC | RNRT | MIG },
+		},
+	},
+	[IBV_QPS_RTS] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+		[IBV_QPS_RTS] = {
+			.valid = true,
+			.opt = { CUR | QKEY, CUR | ACC | ALT | MIG,
+				 CUR | ACC | ALT | MIG | RNRT,
+				 CUR | ACC | ALT | MIG,
+				 CUR | ACC | ALT | MIG | RNRT },
+		},
+	},
+	[IBV_QPS_SQD] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+	},
+	[IBV_QPS_SQE] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+		[IBV_QPS_RTS] = {
+			.valid = true,
+			.opt = { CUR | QKEY, CUR | ACC, 0, 0, 0 },
+		},
+	},
+	[IBV_QPS_ERR] = {
+		[IBV_QPS_RESET] = { .valid = true },
+		[IBV_QPS_ERR] = { .valid = true },
+	},
+};
+
+bool emu_modify_qp_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next,
+			 enum ibv_qp_type type, uint32_t mask)
+{
+	const struct transition *t;
+	int ti = type_index(type);
+
+	if (ti < 0 || cur > IBV_QPS_ERR || next > IBV_QPS_ERR)
+		return false;
+	/* the current state may only be asserted where it can be ambiguous */
+	if ((mask & CUR) && cur != IBV_QPS_RTR && cur != IBV_QPS_RTS &&
+	    cur != IBV_QPS_SQD && cur != IBV_QPS_SQE)
+		return false;
+	t = &table[cur][next];
+	if (!t->valid)
+		return false;
+	if ((mask & t->req[ti]) != t->req[ti])
+		return false;
+	return !(mask & ~(t->req[ti] | t->opt[ti] | IBV_QP_STATE));
+}

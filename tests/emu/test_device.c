@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Device discovery, queries, host identity and the async event fd.
+ */
+#include <poll.h>
+
+#include "emu_test.h"
+
+Test(device, list_and_identity)
+{
+	struct ibv_device **list;
+	int n = 0;
+
+	list = ibv_get_device_list(&n);
+	cr_assert(list);
+	cr_assert_geq(n, 1);
+	cr_assert_str_eq(ibv_get_device_name(list[0]), "mlx5_0");
+	cr_assert_neq(ibv_get_device_guid(list[0]), 0);
+	cr_assert(mlx5dv_is_supported(list[0]), "libmlx5 did not claim mlx5_0");
+	ibv_free_device_list(list);
+}
+
+Test(device, query_device_and_ex)
+{
+	struct ibv_context *ctx = et_open();
+	struct ibv_device_attr attr;
+	struct ibv_device_attr_ex ex;
+	struct mlx5dv_context dv = { .comp_mask = 0 };
+
+	cr_assert_eq(ibv_query_device(ctx, &attr), 0);
+	cr_assert_eq(attr.vendor_id, 0x02c9);
+	cr_assert_eq(attr.vendor_part_id, 4123);
+	cr_assert_eq(attr.phys_port_cnt, 1);
+	cr_assert_str_eq(attr.fw_ver, "20.35.1012");
+	cr_assert(attr.device_cap_flags & IBV_DEVICE_XRC);
+	cr_assert_eq(attr.node_guid, ibv_get_device_guid(ctx->device));
+
+	cr_assert_eq(ibv_query_device_ex(ctx, NULL, &ex), 0);
+	cr_assert_eq(ex.orig_attr.max_qp, attr.max_qp);
+	cr_assert_eq(mlx5dv_query_device(ctx, &dv), 0);
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
+Test(device, query_port_gid_pkey)
+{
+	struct ibv_context *ctx = et_open();
+	struct ibv_port_attr pa;
+	union ibv_gid gid;
+	uint16_t pkey;
+
+	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
+	cr_assert_eq(pa.state, IBV_PORT_ACTIVE);
+	cr_assert_eq(pa.link_layer, IBV_LINK_LAYER_INFINIBAND);
+	cr_assert_neq(pa.lid, 0);
+	cr_assert_eq(pa.gid_tbl_len, 1);
+	/* port 2 does not exist */
+	cr_assert_neq(ibv_query_port(ctx, 2, &pa), 0);
+
+	cr_assert_eq(ibv_query_gid(ctx, 1, 0, &gid), 0);
+	cr_assert_eq(gid.raw[0], 0xfe);
+	cr_assert_eq(gid.raw[1], 0x80);
+	/* the interface id is the port GUID = node GUID + 1 */
+	cr_assert_eq(be64toh(gid.global.interface_id),
+		     be64toh(ibv_get_device_guid(ctx->device)) + 1);
+	cr_assert_eq(ibv_query_pkey(ctx, 1, 0, &pkey), 0);
+	cr_assert_eq(pkey, htobe16(0xffff));
+	ibv_close_device(ctx);
+}
+
+/* Another process is another host: different GUID, LID and GID. */
+Test(device, second_process_is_another_host)
+{
+	struct ibv_context *ctx = et_open();
+	char out[256], mine[256];
+	char *argv[] = { "helper_peer", "ident", NULL };
+	struct ibv_port_attr pa;
+	union ibv_gid gid;
+	int n;
+
+	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
+	cr_assert_eq(ibv_query_gid(ctx, 1, 0, &gid), 0);
+	n = snprintf(mine, sizeof(mine), "%016llx %u ",
+		     (unsigned long long)ibv_get_device_guid(ctx->device), pa.lid);
+	for (int i = 0; i < 16; i++)
+		n += snprintf(mine + n, sizeof(mine) - (size_t)n, "%02x", gid.raw[i]);
+
+	cr_assert_eq(et_run_helper(out, sizeof(out), 20, argv), 0);
+	char guid[32], g[64];
+	unsigned lid;
+
+	cr_assert_eq(sscanf(out, "%31s %u %63s", guid, &lid, g), 3, "helper said %s", out);
+	cr_assert_neq(lid, pa.lid);
+	cr_assert_neq(lid, 0);
+	cr_assert(strncmp(mine, guid, 16), "same GUID %s", guid);
+	cr_assert(!strstr(mine, g), "same GID %s", g);
+	ibv_close_device(ctx);
+}
+
+Test(device, async_fd_nonblocking)
+{
+	struct ibv_context *ctx = et_open();
+	struct ibv_async_event ev;
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	int fl = fcntl(ctx->async_fd, F_GETFL);
+
+	cr_assert_eq(poll(&p, 1, 0), 0, "no event yet");
+	cr_assert_eq(fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK), 0);
+	errno = 0;
+	cr_assert_eq(ibv_get_async_event(ctx, &ev), -1);
+	cr_assert_eq(errno, EAGAIN);
+	ibv_close_device(ctx);
+}
+
+Test(device, open_many_contexts)
+{
+	struct ibv_context *c[4];
+
+	for (int i = 0; i < 4; i++)
+		c[i] = et_open();
+	for (int i = 0; i < 4; i++) {
+		struct ibv_pd *pd = ibv_alloc_pd(c[i]);
+
+		cr_assert(pd);
+		/* closing with a live PD releases it too */
+	}
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(ibv_close_device(c[i]), 0);
+}

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Queue pairs: creation, mlx5dv_init_obj, the state machine, multicast,
+ * async events.
+ */
+#include <poll.h>
+
+#include "emu_test.h"
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static uint16_t lid;
+
+static void setup(void)
+{
+	struct ibv_port_attr pa;
+
+	ctx = et_open();
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 256, NULL, NULL, 0);
+	cr_assert(pd && cq);
+	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
+	lid = pa.lid;
+}
+
+static void teardown(void)
+{
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
+TestSuite(qp, .init = setup, .fini = teardown);
+
+static struct ibv_qp *make_qp(enum ibv_qp_type type, struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq,
+		.recv_cq = cq,
+		.srq = srq,
+		.cap = { .max_send_wr = 64, .max_recv_wr = srq ? 0 : 32,
+			 .max_send_sge = 2, .max_recv_sge = srq ? 0 : 2,
+			 .max_inline_data = 64 },
+		.qp_type = type,
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+
+	cr_assert(qp, "create_qp(%d): %s", type, strerror(errno));
+	return qp;
+}
+
+static enum ibv_qp_state state_of(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	cr_assert_eq(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia), 0);
+	return a.qp_state;
+}
+
+Test(qp, create_types_and_dv)
+{
+	enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		struct ibv_qp *qp = make_qp(types[i], NULL);
+		struct mlx5dv_qp dv;
+		struct mlx5dv_obj o = { .qp = { .in = qp, .out = &dv } };
+
+		cr_assert_neq(qp->qp_num, 0);
+		cr_assert_eq(state_of(qp), IBV_QPS_RESET);
+		cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_QP), 0);
+		cr_assert(dv.dbrec && dv.sq.buf && dv.rq.buf && dv.bf.reg);
+		cr_assert_geq(dv.sq.wqe_cnt, 64);
+		cr_assert_eq(dv.sq.stride, 64);
+		cr_assert_geq(dv.rq.wqe_cnt, 32);
+		cr_assert_geq(dv.rq.stride, 32);
+		/* the bfreg is in a mapped UAR page: writable */
+		*(volatile uint64_t *)dv.bf.reg = 0;
+		cr_assert_eq(ibv_destroy_qp(qp), 0);
+	}
+}
+
+Test(qp, distinct_qpns_and_bfregs)
+{
+	struct ibv_qp *a = make_qp(IBV_QPT_RC, NULL), *b = make_qp(IBV_QPT_RC, NULL);
+	struct mlx5dv_qp da, db;
+	struct mlx5dv_obj o = { .qp = { .in = a, .out = &da } };
+
+	cr_assert_neq(a->qp_num, b->qp_num);
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_QP), 0);
+	o.qp.in = b;
+	o.qp.out = &db;
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_QP), 0);
+	/* the first QPs get dedicated low-latency BlueFlame registers */
+	cr_assert_neq(da.bf.reg, db.bf.reg);
+	cr_assert_eq(da.bf.size, 256);
+	ibv_destroy_qp(a);
+	ibv_destroy_qp(b);
+}
+
+Test(qp, rc_state_machine)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	struct ibv_qp_attr a = {};
+	struct ibv_qp_init_attr ia;
+
+	/* RESET -> RTR skips INIT */
+	a.qp_state = IBV_QPS_RTR;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL);
+	/* RESET -> INIT without the access flags */
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				   IBV_QP_PORT), EINVAL);
+	/* an attribute that is not allowed on this transition */
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				   IBV_QP_PORT | IBV_QP_ACCESS_FLAGS | IBV_QP_SQ_PSN),
+		     EINVAL);
+	/* a port that does not exist */
+	a.port_num = 3;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				   IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), EINVAL);
+	cr_assert_eq(state_of(qp), IBV_QPS_RESET);
+
+	cr_assert_eq(et_qp_to_rts(qp, 0x4242, lid), 0);
+	memset(&a, 0, sizeof(a));
+	cr_assert_eq(ibv_query_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_DEST_QPN, &ia), 0);
+	cr_assert_eq(a.qp_state, IBV_QPS_RTS);
+	cr_assert_eq(a.dest_qp_num, 0x4242);
+	cr_assert_eq(a.rq_psn, 0x123);
+	cr_assert_eq(a.sq_psn, 0x456);
+	cr_assert_eq(a.path_mtu, IBV_MTU_1024);
+	cr_assert_eq(a.ah_attr.dlid, lid);
+	cr_assert_eq(a.timeout, 14);
+	cr_assert_eq(a.retry_cnt, 7);
+	cr_assert_eq(a.max_rd_atomic, 4);
+	cr_assert_eq(a.max_dest_rd_atomic, 4);
+	cr_assert_eq(a.min_rnr_timer, 12);
+	cr_assert_eq(ia.cap.max_send_wr >= 64, 1);
+
+	/* RTS -> RTS may change the access flags, not the destination */
+	memset(&a, 0, sizeof(a));
+	a.qp_access_flags = IBV_ACCESS_REMOTE_READ;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_ACCESS_FLAGS), 0);
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_DEST_QPN), EINVAL);
+	/* RTS -> INIT does not exist */
+	a.qp_state = IBV_QPS_INIT;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL);
+	/* SQD: mlx5 has no such transition */
+	a.qp_state = IBV_QPS_SQD;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL);
+
+	/* anything -> ERR -> RESET -> INIT again */
+	a.qp_state = IBV_QPS_ERR;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	cr_assert_eq(state_of(qp), IBV_QPS_ERR);
+	a.qp_state = IBV_QPS_RESET;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	cr_assert_eq(state_of(qp), IBV_QPS_RESET);
+	cr_assert_eq(et_qp_to_rts(qp, 0x99, lid), 0);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+}
+
+Test(qp, uc_state_machine)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_UC, NULL);
+
+	cr_assert_eq(et_qp_to_rts(qp, 7, lid), 0);
+	cr_assert_eq(state_of(qp), IBV_QPS_RTS);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+}
+
+Test(qp, ud_state_machine)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_UD, NULL);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+
+	/* UD needs a Q_Key in INIT */
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				   IBV_QP_PORT), EINVAL);
+	a.qkey = 0x11111111;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				   IBV_QP_PORT | IBV_QP_QKEY), 0);
+	a.qp_state = IBV_QPS_RTR;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	a.qp_state = IBV_QPS_RTS;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL, "needs SQ PSN");
+	a.sq_psn = 1;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	cr_assert_eq(state_of(qp), IBV_QPS_RTS);
+	/* asserting the current state: right, then wrong */
+	a.qp_state = IBV_QPS_RTS;
+	a.cur_qp_state = IBV_QPS_RTS;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE), 0);
+	a.cur_qp_state = IBV_QPS_RTR;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_CUR_STATE), EINVAL);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+
+	/* P_Key index beyond the one-entry table */
+	qp = make_qp(IBV_QPT_UD, NULL);
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 5;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				   IBV_QP_PORT | IBV_QP_QKEY), EINVAL);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+}
+
+Test(qp, post_through_libmlx5)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	static char buf[256];
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 64, .lkey = mr->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad_r;
+	struct ibv_send_wr swr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
+				   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED },
+			   *bad_s;
+	struct mlx5dv_qp dv;
+	struct mlx5dv_obj o = { .qp = { .in = qp, .out = &dv } };
+
+	cr_assert(mr);
+	cr_assert_eq(et_qp_to_rts(qp, 5, lid), 0);
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_QP), 0);
+	cr_assert_eq(ibv_post_recv(qp, &rwr, &bad_r), 0);
+	cr_assert_eq(ibv_post_send(qp, &swr, &bad_s), 0);
+	/* libmlx5 rang: both producer counters are in the doorbell record */
+	cr_assert_eq(be32toh(dv.dbrec[0]), 1);
+	cr_assert_eq(be32toh(dv.dbrec[1]), 1);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+}
+
+Test(qp, busy_dependencies)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+
+	cr_assert_eq(ibv_destroy_cq(cq), EBUSY);
+	cr_assert_eq(ibv_dealloc_pd(pd), EBUSY);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+}
+
+Test(qp, bad_create)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq,
+		.cap = { .max_send_wr = 1u << 20, .max_recv_wr = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+
+	errno = 0;
+	cr_assert_null(ibv_create_qp(pd, &ia));
+	cr_assert_neq(errno, 0);
+}
+
+Test(qp, multicast)
+{
+	struct ibv_qp *ud = make_qp(IBV_QPT_UD, NULL), *rc = make_qp(IBV_QPT_RC, NULL);
+	union ibv_gid mgid = { .raw = { 0xff, 0x12, 0x40, 0x1b, [15] = 1 } };
+	union ibv_gid ucast = { .raw = { 0xfe, 0x80, [15] = 1 } };
+
+	cr_assert_eq(ibv_attach_mcast(ud, &mgid, 0xc001), 0);
+	cr_assert_eq(ibv_attach_mcast(ud, &mgid, 0xc001), 0, "twice is fine");
+	cr_assert_eq(ibv_attach_mcast(rc, &mgid, 0xc001), EINVAL, "RC has no multicast");
+	cr_assert_eq(ibv_attach_mcast(ud, &ucast, 0xc001), EINVAL, "not a multicast GID");
+	cr_assert_eq(ibv_attach_mcast(ud, &mgid, 0x10), EINVAL, "unicast LID");
+	/* attached QPs cannot be destroyed */
+	cr_assert_eq(ibv_destroy_qp(ud), EBUSY);
+	cr_assert_eq(ibv_detach_mcast(ud, &mgid, 0xc001), 0);
+	cr_assert_eq(ibv_detach_mcast(ud, &mgid, 0xc001), EINVAL, "not attached");
+	cr_assert_eq(ibv_destroy_qp(ud), 0);
+	cr_assert_eq(ibv_destroy_qp(rc), 0);
+}
+
+Test(qp, address_handle)
+{
+	struct ibv_ah_attr aa = { .dlid = lid, .port_num = 1 };
+	struct ibv_ah *ah = ibv_create_ah(pd, &aa);
+	struct mlx5dv_ah dv;
+	struct mlx5dv_obj o = { .ah = { .in = ah, .out = &dv } };
+
+	cr_assert(ah, "%s", strerror(errno));
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_AH), 0);
+	cr_assert(dv.av);
+	cr_assert_eq(be16toh(dv.av->rlid), lid);
+	cr_assert_eq(ibv_destroy_ah(ah), 0);
+}
+
+/* A QP on an SRQ entering ERR reports IBV_EVENT_QP_LAST_WQE_REACHED. */
+Test(qp, async_event_last_wqe)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct ibv_qp *qp;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_async_event ev;
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+
+	cr_assert(srq);
+	qp = make_qp(IBV_QPT_RC, srq);
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	cr_assert_eq(poll(&p, 1, 5000), 1);
+	cr_assert_eq(ibv_get_async_event(ctx, &ev), 0);	/* blocking read */
+	cr_assert_eq(ev.event_type, IBV_EVENT_QP_LAST_WQE_REACHED);
+	cr_assert_eq(ev.element.qp, qp);
+	/* destroy waits for the ack: give it */
+	ibv_ack_async_event(&ev);
+	cr_assert_eq(ibv_destroy_srq(srq), EBUSY);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	cr_assert_eq(ibv_destroy_srq(srq), 0);
+}
+
+/* An event never read does not hold up destroy (it is taken back). */
+Test(qp, unread_event_reclaimed)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct ibv_qp *qp;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+
+	cr_assert(srq);
+	qp = make_qp(IBV_QPT_RC, srq);
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	cr_assert_eq(poll(&p, 1, 0), 0, "the event went with the QP");
+	cr_assert_eq(ibv_destroy_srq(srq), 0);
+}
