@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * dev_test.h - fixtures for the device-model tests: a loopback pair of QPs
+ * on one emulated HCA, driven through libmlx5's own data path.
+ */
+#ifndef RDMAFAST_TESTS_DEV_TEST_H
+#define RDMAFAST_TESTS_DEV_TEST_H
+
+#include <poll.h>
+#include <time.h>
+
+#include "emu_test.h"
+
+#define DT_BUF		(64 * 1024)
+#define DT_ACC_ALL	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
+			 IBV_ACCESS_MW_BIND)
+
+struct dt {
+	struct ibv_context	*ctx;
+	struct ibv_pd		*pd;
+	struct ibv_cq		*cq[2];		/* [i] serves qp[i] (send and recv) */
+	struct ibv_qp		*qp[2];
+	uint8_t			*buf[2];
+	struct ibv_mr		*mr[2];
+	uint16_t		lid;
+};
+
+struct dt_qp_opts {
+	enum ibv_qp_type	type;
+	uint8_t			rnr_retry;
+	uint8_t			retry_cnt;
+	uint8_t			timeout;
+	uint8_t			min_rnr_timer;
+	int			sq_sig_all;
+	uint32_t		max_send_wr;
+	struct ibv_srq		*srq;
+};
+
+static inline uint64_t dt_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Poll n completions within ms milliseconds; backs off instead of spinning. */
+static inline int dt_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, unsigned ms)
+{
+	uint64_t end = dt_now_ms() + ms;
+	int got = 0;
+	unsigned idle = 0;
+
+	while (got < n) {
+		int r = ibv_poll_cq(cq, n - got, wc + got);
+
+		cr_assert_geq(r, 0, "ibv_poll_cq: %d", r);
+		got += r;
+		if (r) {
+			idle = 0;
+			continue;
+		}
+		if (dt_now_ms() > end)
+			break;
+		if (++idle > 100)
+			usleep(50);
+		else
+			sched_yield();
+	}
+	return got;
+}
+
+/* Exactly one completion, or fail. */
+static inline struct ibv_wc dt_poll1(struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	cr_assert_eq(dt_poll(cq, &wc, 1, 5000), 1, "no completion within 5 s");
+	return wc;
+}
+
+/* Assert that no completion arrives within ms. */
+static inline void dt_poll_none(struct ibv_cq *cq, unsigned ms)
+{
+	struct ibv_wc wc;
+
+	cr_assert_eq(dt_poll(cq, &wc, 1, ms), 0,
+		     "unexpected completion: status %d opcode %d", wc.status, wc.opcode);
+}
+
+static inline int dt_connect(struct ibv_qp *qp, uint32_t dqpn, uint16_t dlid,
+			     const struct dt_qp_opts *o)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	if (o->type == IBV_QPT_UD) {
+		a.qkey = 0x11111111;
+		mask |= IBV_QP_QKEY;
+	} else {
+		mask |= IBV_QP_ACCESS_FLAGS;
+	}
+	if (ibv_modify_qp(qp, &a, mask))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	mask = IBV_QP_STATE;
+	if (o->type != IBV_QPT_UD) {
+		a.path_mtu = IBV_MTU_1024;
+		a.dest_qp_num = dqpn;
+		a.rq_psn = 0x100;
+		a.ah_attr.dlid = dlid;
+		a.ah_attr.port_num = 1;
+		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+		if (o->type == IBV_QPT_RC) {
+			a.max_dest_rd_atomic = 4;
+			a.min_rnr_timer = o->min_rnr_timer ? o->min_rnr_timer : 1;
+			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		}
+	}
+	if (ibv_modify_qp(qp, &a, mask))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0x100;
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (o->type == IBV_QPT_RC) {
+		a.timeout = o->timeout;
+		a.retry_cnt = o->retry_cnt;
+		a.rnr_retry = o->rnr_retry;
+		a.max_rd_atomic = 4;
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	return ibv_modify_qp(qp, &a, mask);
+}
+
+static inline struct ibv_qp *dt_create_qp(struct dt *t, int i, const struct dt_qp_opts *o)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = t->cq[i],
+		.recv_cq = t->cq[i],
+		.srq = o->srq,
+		.cap = {
+			.max_send_wr = o->max_send_wr ? o->max_send_wr : 64,
+			.max_recv_wr = 64,
+			.max_send_sge = 4,
+			.max_recv_sge = 4,
+			.max_inline_data = 128,
+		},
+		.qp_type = o->type,
+		.sq_sig_all = o->sq_sig_all,
+	};
+	struct ibv_qp *qp = ibv_create_qp(t->pd, &ia);
+
+	cr_assert(qp, "ibv_create_qp: %s", strerror(errno));
+	return qp;
+}
+
+static inline void dt_setup_opts(struct dt *t, const struct dt_qp_opts *o)
+{
+	struct ibv_port_attr pa;
+
+	memset(t, 0, sizeof(*t));
+	t->ctx = et_open();
+	cr_assert_eq(ibv_query_port(t->ctx, 1, &pa), 0);
+	t->lid = pa.lid;
+	t->pd = ibv_alloc_pd(t->ctx);
+	cr_assert(t->pd);
+	for (int i = 0; i < 2; i++) {
+		t->cq[i] = ibv_create_cq(t->ctx, 256, NULL, NULL, 0);
+		cr_assert(t->cq[i]);
+		t->buf[i] = aligned_alloc(4096, DT_BUF);
+		cr_assert(t->buf[i]);
+		memset(t->buf[i], 0, DT_BUF);
+		t->mr[i] = ibv_reg_mr(t->pd, t->buf[i], DT_BUF, DT_ACC_ALL);
+		cr_assert(t->mr[i], "ibv_reg_mr: %s", strerror(errno));
+	}
+	for (int i = 0; i < 2; i++)
+		t->qp[i] = dt_create_qp(t, i, o);
+	if (o->type != IBV_QPT_UD)
+		for (int i = 0; i < 2; i++)
+			cr_assert_eq(dt_connect(t->qp[i], t->qp[!i]->qp_num, t->lid, o), 0,
+				     "connect: %s", strerror(errno));
+	else
+		for (int i = 0; i < 2; i++)
+			cr_assert_eq(dt_connect(t->qp[i], 0, 0, o), 0);
+}
+
+static inline void dt_setup(struct dt *t)
+{
+	struct dt_qp_opts o = {
+		.type = IBV_QPT_RC, .rnr_retry = 7, .retry_cnt = 7, .timeout = 14,
+	};
+
+	dt_setup_opts(t, &o);
+}
+
+static inline void dt_teardown(struct dt *t)
+{
+	for (int i = 0; i < 2; i++)
+		if (t->qp[i])
+			cr_expect_eq(ibv_destroy_qp(t->qp[i]), 0);
+	for (int i = 0; i < 2; i++) {
+		cr_expect_eq(ibv_dereg_mr(t->mr[i]), 0);
+		cr_expect_eq(ibv_destroy_cq(t->cq[i]), 0);
+		free(t->buf[i]);
+	}
+	cr_expect_eq(ibv_dealloc_pd(t->pd), 0);
+	cr_expect_eq(ibv_close_device(t->ctx), 0);
+}
+
+static inline void dt_post_recv(struct ibv_qp *qp, uint64_t wr_id, void *addr,
+				uint32_t len, uint32_t lkey)
+{
+	struct ibv_sge s = { (uintptr_t)addr, len, lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &s, .num_sge = 1 }, *bad;
+
+	cr_assert_eq(ibv_post_recv(qp, &wr, &bad), 0);
+}
+
+static inline void dt_post(struct ibv_qp *qp, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+
+	cr_assert_eq(ibv_post_send(qp, wr, &bad), 0, "ibv_post_send: %s", strerror(errno));
+}
+
+/* Wait for one async event of the given type within ms (or fail). */
+static inline void dt_expect_async(struct ibv_context *ctx, enum ibv_event_type type,
+				   unsigned ms)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	uint64_t end = dt_now_ms() + ms;
+
+	for (;;) {
+		int left = (int)(end - dt_now_ms());
+
+		cr_assert_gt(left, 0, "no async event %d within %u ms", type, ms);
+		if (poll(&pfd, 1, left) <= 0)
+			continue;
+		cr_assert_eq(ibv_get_async_event(ctx, &ev), 0);
+		ibv_ack_async_event(&ev);
+		if (ev.event_type == type)
+			return;
+	}
+}
+
+#endif /* RDMAFAST_TESTS_DEV_TEST_H */
