@@ -54,4 +54,145 @@ static inline long rft_first_diff(const void *a, const void *b, size_t n)
 	return -1;
 }
 
+/*
+ * ---- Queue fixtures (sq.h, rq.h, srq.h, cq.h) in plain host memory ------
+ *
+ * Everything the device would own is ordinary memory here: the queue
+ * buffers, the doorbell records, and a fake UAR page (4 KiB, BlueFlame
+ * registers at 0x800, the CQ doorbell at 0x20) whose bytes the tests read
+ * back to see what a ring or an arm wrote.
+ */
+#include <stdlib.h>
+#include <rdmafast/rdmafast.h>
+
+static inline void *rft_zalloc(size_t n)
+{
+	size_t sz = (n + 4095) & ~(size_t)4095;
+	void *p = aligned_alloc(4096, sz);
+
+	if (p)
+		memset(p, 0, sz);
+	return p;
+}
+
+struct rft_sq {
+	struct rf_sq sq;
+	uint8_t *buf;
+	struct rf_sq_slot *slot;
+	uint8_t *uar;		/* fake UAR page */
+	__be32 dbrec[2];
+};
+
+/* A send queue of wqe_cnt BBs for QPN 0x1234 (or qpn), bfreg at uar+0x800. */
+static inline int rft_sq_init(struct rft_sq *t, uint32_t kind, uint32_t wqe_cnt,
+			      uint32_t bf_size, uint32_t max_inline,
+			      uint32_t max_sge, uint32_t sig_all, uint32_t qpn)
+{
+	struct rf_sq_attr a;
+
+	memset(t, 0, sizeof(*t));
+	t->buf = (uint8_t *)rft_zalloc((size_t)wqe_cnt * 64);
+	t->slot = (struct rf_sq_slot *)rft_zalloc(wqe_cnt * sizeof(*t->slot));
+	t->uar = (uint8_t *)rft_zalloc(4096);
+	memset(&a, 0, sizeof(a));
+	a.buf = t->buf;
+	a.wqe_cnt = wqe_cnt;
+	a.dbrec = t->dbrec;
+	a.bf_reg = t->uar + RF_BF_REG_OFFSET;
+	a.bf_size = bf_size;
+	a.qpn = qpn;
+	a.max_inline = max_inline;
+	a.max_sge = max_sge;
+	a.kind = kind;
+	a.sig_all = sig_all;
+	a.slot = t->slot;
+	return rf_sq_init(&t->sq, &a);
+}
+
+static inline void rft_sq_fini(struct rft_sq *t)
+{
+	free(t->buf);
+	free(t->slot);
+	free(t->uar);
+}
+
+struct rft_cq {
+	struct rf_cq cq;
+	uint8_t *buf;
+	uint8_t *uar;
+	uint32_t cqe_cnt, cqe_size;
+	__be32 dbrec[2];
+};
+
+static inline int rft_cq_init(struct rft_cq *t, uint32_t cqe_cnt, uint32_t cqe_size,
+			      uint32_t cqn)
+{
+	struct rf_cq_attr a;
+
+	memset(t, 0, sizeof(*t));
+	t->buf = (uint8_t *)rft_zalloc((size_t)cqe_cnt * cqe_size);
+	t->uar = (uint8_t *)rft_zalloc(4096);
+	t->cqe_cnt = cqe_cnt;
+	t->cqe_size = cqe_size;
+	t->dbrec[0] = RF_BE32(0x12345678);
+	t->dbrec[1] = RF_BE32(0x12345678);
+	memset(&a, 0, sizeof(a));
+	a.buf = t->buf;
+	a.cqe_cnt = cqe_cnt;
+	a.cqe_size = cqe_size;
+	a.dbrec = t->dbrec;
+	a.uar = t->uar;
+	a.cqn = cqn;
+	return rf_cq_init(&t->cq, &a);
+}
+
+static inline void rft_cq_fini(struct rft_cq *t)
+{
+	free(t->buf);
+	free(t->uar);
+}
+
+/* The CQE64 of entry (index & mask), as the device would address it. */
+static inline struct rf_cqe64 *rft_cqe(struct rft_cq *t, uint32_t index)
+{
+	return (struct rf_cqe64 *)(t->buf + (size_t)(index & (t->cqe_cnt - 1)) * t->cqe_size +
+				   t->cqe_size - 64);
+}
+
+/*
+ * Write a CQE as the device does at producer index `index`: the body, then
+ * op_own last with the owner bit of that index's lap.
+ */
+static inline struct rf_cqe64 *rft_cqe_put(struct rft_cq *t, uint32_t index,
+					   uint8_t cqe_opcode, uint8_t wqe_opcode,
+					   uint32_t qpn, uint16_t wqe_counter,
+					   uint32_t byte_cnt)
+{
+	struct rf_cqe64 *e = rft_cqe(t, index);
+	uint32_t lap = index / t->cqe_cnt;
+
+	memset(e, 0, 63);
+	e->sop_drop_qpn = rf_htobe32(((uint32_t)wqe_opcode << 24) | qpn);
+	e->wqe_counter = rf_htobe16(wqe_counter);
+	e->byte_cnt = rf_htobe32(byte_cnt);
+	e->signature = 0;
+	e->op_own = (uint8_t)((cqe_opcode << 4) | (lap & 1));
+	return e;
+}
+
+/* An error CQE (REQ_ERR / RESP_ERR) at producer index `index`. */
+static inline struct rf_cqe64 *rft_cqe_put_err(struct rft_cq *t, uint32_t index,
+					       uint8_t cqe_opcode, uint8_t wqe_opcode,
+					       uint32_t qpn, uint16_t wqe_counter,
+					       uint8_t syndrome, uint8_t vendor)
+{
+	struct rf_cqe64 *e = rft_cqe_put(t, index, cqe_opcode, wqe_opcode, qpn,
+					 wqe_counter, 0);
+	struct rf_err_cqe *x = (struct rf_err_cqe *)e;
+
+	x->syndrome = syndrome;
+	x->vendor_err_synd = vendor;
+	return e;
+}
+
 #endif /* RDMAFAST_TESTS_RFTEST_H */

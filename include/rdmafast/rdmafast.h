@@ -16,5 +16,9 @@
 #include <rdmafast/hw/doorbell.h>
 #include <rdmafast/hw/wqe.h>
 #include <rdmafast/hw/cqe.h>
+#include <rdmafast/sq.h>
+#include <rdmafast/rq.h>
+#include <rdmafast/srq.h>
+#include <rdmafast/cq.h>
 
 #endif /* RDMAFAST_RDMAFAST_H */

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * bench/bench.h - rfbench: rdmafast against libmlx5 on the same QP types,
+ * sizes and machine, in the same run.
+ *
+ * Each implementation gets its own device context, CQ and RC QP. The
+ * device model stays idle (RFEMU_DEVICE=off): the harness plays the
+ * device's part itself, the same way for every implementation, and that
+ * part is never measured. Posts fill the send queue; between measured
+ * chunks the harness writes the requester CQEs the HCA would write
+ * (cqe.c) and lets the implementation poll them, which frees the queue.
+ * Polls are measured on CQEs the harness wrote beforehand.
+ */
+#ifndef RFBENCH_BENCH_H
+#define RFBENCH_BENCH_H
+
+#include <stdint.h>
+
+#include <infiniband/mlx5dv.h>
+#include <infiniband/verbs.h>
+
+#include <rdmafast/verbs.h>
+
+/* Operations measured, in report order. */
+enum bench_op {
+	OP_POST_WRITE_SGE64,	/* RDMA write, one 64-byte SGE, signaled, rung */
+	OP_POST_WRITE_INLINE8,	/* RDMA write, 8 bytes inline, signaled, rung */
+	OP_POST_SEND_INLINE32,	/* send, 32 bytes inline, signaled, rung */
+	OP_POST_BATCH16_WRITE,	/* 16 one-SGE writes, last signaled, one ring */
+	OP_POLL_1,		/* one ready CQE into a completion record */
+	OP_POLL_16,		/* a batch of 16 ready CQEs */
+	OP_COUNT
+};
+
+/* Implementations, in report order. */
+enum bench_impl {
+	IMPL_RDMAFAST,
+	IMPL_LIBMLX5,		/* ibv_post_send / ibv_poll_cq, default locking */
+	IMPL_LIBMLX5_ST,	/* the same with MLX5_SINGLE_THREADED=1 */
+	IMPL_LIBMLX5_WR,	/* ibv_wr_* on ibv_qp_ex, ibv_cq_ex polling */
+	IMPL_COUNT
+};
+
+extern const char *const bench_op_name[OP_COUNT];
+extern const char *const bench_impl_name[IMPL_COUNT];
+
+/* WQEs (or CQEs) one call of an operation covers. */
+static inline unsigned bench_op_width(enum bench_op op)
+{
+	return op == OP_POST_BATCH16_WRITE || op == OP_POLL_16 ? 16 : 1;
+}
+
+enum {
+	BENCH_SQ_WRS   = 128,	/* send queue depth in work requests */
+	BENCH_CHUNK    = 64,	/* WQEs or CQEs per measured chunk (fits the SQ) */
+	BENCH_CQ_DEPTH = 1024,
+	BENCH_BUF      = 1 << 16,
+};
+
+/* One implementation's resources and the state the harness keeps for it. */
+struct bench_qp {
+	enum bench_impl impl;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	uint8_t *buf;			/* BENCH_BUF bytes, registered */
+	struct ibv_cq *cq;		/* ibv_cq_ex_to_cq(cqx) for IMPL_LIBMLX5_WR */
+	struct ibv_cq_ex *cqx;		/* IMPL_LIBMLX5_WR only */
+	struct ibv_qp *qp;
+	struct ibv_qp_ex *qpx;		/* IMPL_LIBMLX5_WR only */
+	struct mlx5dv_qp dvqp;		/* the queues, for the harness */
+	struct mlx5dv_cq dvcq;
+	uint32_t uidx;			/* libmlx5's user index of the QP */
+
+	/* the harness's view of the device */
+	uint32_t sq_done;		/* WQEs (= BBs: all are one BB) completed */
+	uint32_t sq_posted;		/* WQEs posted */
+	uint32_t cq_pi;			/* CQEs written */
+	uint32_t cq_ci;			/* CQEs polled */
+
+	/* rdmafast's own queue objects (IMPL_RDMAFAST) */
+	struct rf_qp rfqp;
+	struct rf_cq rfcq;
+
+	/* payloads and completion records */
+	uint64_t raddr;
+	uint32_t rkey;
+	struct ibv_sge sge[OP_POLL_1][16];
+	struct ibv_send_wr wr[OP_POLL_1][16];	/* prebuilt, per post op */
+	struct ibv_wc wc[16];
+	struct rf_wc rwc[16];
+};
+
+int bench_qp_open(struct bench_qp *b, enum bench_impl impl, const char *dev);
+void bench_qp_close(struct bench_qp *b);
+
+/*
+ * The device's part (cqe.c): complete every posted WQE up to sq_posted
+ * with requester CQEs (one per signaled WQE, as the HCA would), then let
+ * the implementation poll them so its queue has room again.
+ */
+void bench_complete_posted(struct bench_qp *b, unsigned per_cqe);
+/* Write n requester CQEs, one per WQE, for WQEs posted and not completed. */
+void bench_write_cqes(struct bench_qp *b, unsigned n, unsigned per_cqe);
+/* Poll everything written (unmeasured) with the implementation's poller. */
+void bench_drain(struct bench_qp *b);
+
+/* The measured operations (ops.c): one call = bench_op_width(op) items. */
+typedef void (*bench_fn)(struct bench_qp *b);
+bench_fn bench_op_fn(enum bench_impl impl, enum bench_op op);
+void bench_empty_op(struct bench_qp *b);	/* the harness's own cost */
+void bench_prepare_wrs(struct bench_qp *b);
+
+/* Results */
+struct bench_result {
+	double instr_per_op;	/* < 0: not measured */
+	double ns_per_op, ns_min, ns_max;
+};
+
+void bench_report_table(struct bench_result r[OP_COUNT][IMPL_COUNT]);
+/* Prints each goal with its value; returns 1 when all are met. */
+int bench_report_goals(struct bench_result r[OP_COUNT][IMPL_COUNT]);
+int bench_report_json(const char *path, struct bench_result r[OP_COUNT][IMPL_COUNT]);
+int bench_report_svg(const char *path, struct bench_result r[OP_COUNT][IMPL_COUNT]);
+
+#endif /* RFBENCH_BENCH_H */

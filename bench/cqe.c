@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * bench/cqe.c - the harness plays the HCA: requester CQEs for posted WQEs.
+ *
+ * A CQE is written the way the device writes it: body first, the op_own
+ * byte (opcode REQ and the lap's owner bit) last. With cqe_version 1,
+ * libmlx5 finds the QP from the user index in srqn_uidx; rdmafast finds it
+ * from the QPN in sop_drop_qpn. Each WQE's opcode and index are read back
+ * from the send queue itself, which also checks that every measured post
+ * really wrote its WQE where the harness expects it.
+ */
+#include <endian.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+/* The control segment of the WQE in basic block idx (every WQE is 1 BB). */
+static const struct mlx5_wqe_ctrl_seg *sq_wqe(const struct bench_qp *b, uint32_t idx)
+{
+	return (const struct mlx5_wqe_ctrl_seg *)((const uint8_t *)b->dvqp.sq.buf +
+		(size_t)(idx & (b->dvqp.sq.wqe_cnt - 1)) * MLX5_SEND_WQE_BB);
+}
+
+static void write_req_cqe(struct bench_qp *b, uint32_t idx)
+{
+	uint32_t n = b->dvcq.cqe_cnt;
+	uint8_t *entry = (uint8_t *)b->dvcq.buf +
+			 (size_t)(b->cq_pi & (n - 1)) * b->dvcq.cqe_size;
+	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)(entry + b->dvcq.cqe_size - 64);
+	uint32_t word = be32toh(sq_wqe(b, idx)->opmod_idx_opcode);
+	uint8_t opcode = (uint8_t)word;
+
+	if (((word >> 8) & 0xffff) != (idx & 0xffff)) {
+		fprintf(stderr, "rfbench: %s: no WQE at index %u (found %u): a post failed\n",
+			bench_impl_name[b->impl], idx & 0xffff, (word >> 8) & 0xffff);
+		exit(2);
+	}
+	memset(cqe, 0, sizeof(*cqe) - 1);
+	cqe->srqn_uidx = htobe32(b->uidx);
+	cqe->byte_cnt = htobe32(opcode == MLX5_OPCODE_RDMA_READ ? 64 : 0);
+	cqe->sop_drop_qpn = htobe32((uint32_t)opcode << 24 | b->qp->qp_num);
+	cqe->wqe_counter = htobe16((uint16_t)idx);
+	__atomic_thread_fence(__ATOMIC_RELEASE);	/* body before owner */
+	cqe->op_own = (uint8_t)(MLX5_CQE_REQ << 4 | ((b->cq_pi / n) & 1));
+	b->cq_pi++;
+}
+
+void bench_write_cqes(struct bench_qp *b, unsigned n, unsigned per_cqe)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		b->sq_done += per_cqe;
+		write_req_cqe(b, b->sq_done - 1);
+	}
+}
+
+void bench_complete_posted(struct bench_qp *b, unsigned per_cqe)
+{
+	bench_write_cqes(b, (b->sq_posted - b->sq_done) / per_cqe, per_cqe);
+	bench_drain(b);
+}
+
+void bench_drain(struct bench_qp *b)
+{
+	uint32_t want = b->cq_pi, got = 0;
+	struct ibv_wc wc[16];
+	int k, guard = 0;
+
+	while (got != want - b->cq_ci && guard++ < 1 << 20) {
+		switch (b->impl) {
+		case IMPL_RDMAFAST: {
+			struct rf_wc rwc[16];
+
+			k = rf_cq_poll(&b->rfcq, rwc, 16);
+			for (int i = 0; i < k; i++)
+				if (rwc[i].status != RF_WC_SUCCESS)
+					k = -1;
+			break;
+		}
+		case IMPL_LIBMLX5:
+		case IMPL_LIBMLX5_ST:
+			k = ibv_poll_cq(b->cq, 16, wc);
+			for (int i = 0; i < k; i++)
+				if (wc[i].status != IBV_WC_SUCCESS)
+					k = -1;
+			break;
+		default: {
+			struct ibv_poll_cq_attr attr = { 0 };
+
+			k = 0;
+			if (ibv_start_poll(b->cqx, &attr) == 0) {
+				do {
+					k = b->cqx->status != IBV_WC_SUCCESS ? -1 : k + 1;
+				} while (k > 0 && ibv_next_poll(b->cqx) == 0);
+				ibv_end_poll(b->cqx);
+			}
+			break;
+		}
+		}
+		if (k < 0) {
+			fprintf(stderr, "rfbench: %s: error completion while draining\n",
+				bench_impl_name[b->impl]);
+			exit(2);
+		}
+		got += (uint32_t)k;
+	}
+	if (got != want - b->cq_ci) {
+		fprintf(stderr, "rfbench: %s: polled %u of %u CQEs\n",
+			bench_impl_name[b->impl], got, want - b->cq_ci);
+		exit(2);
+	}
+	b->cq_ci = want;
+}

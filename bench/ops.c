@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * bench/ops.c - the measured operations, one function per implementation
+ * and operation, each what an application would write in its loop.
+ *
+ * The functions are noinline and called through a pointer, the same way for
+ * every implementation; bench_empty_op() measures that harness cost so it
+ * can be subtracted. libmlx5 gets its best case: the work requests are
+ * built once (bench_prepare_wrs()), as a tuned application would keep them,
+ * so the measured call is ibv_post_send() itself. rdmafast's one-call posts
+ * take their arguments in registers and ring in the same call site.
+ */
+#include <string.h>
+
+#include "bench.h"
+
+#define NOINLINE __attribute__((noinline))
+
+/* ---- rdmafast ------------------------------------------------------------ */
+
+static NOINLINE void rf_write_sge64(struct bench_qp *b)
+{
+	rf_sq_post_write(&b->rfqp.sq, b->mr->lkey, (uintptr_t)b->buf, 64,
+			 b->rkey, b->raddr, RF_SEND_SIGNALED, 1);
+	rf_sq_ring(&b->rfqp.sq);
+}
+
+static NOINLINE void rf_write_inline8(struct bench_qp *b)
+{
+	rf_sq_post_write_inline(&b->rfqp.sq, b->buf, 8, b->rkey, b->raddr,
+				RF_SEND_SIGNALED, 2);
+	rf_sq_ring(&b->rfqp.sq);
+}
+
+static NOINLINE void rf_send_inline32(struct bench_qp *b)
+{
+	rf_sq_post_send_inline(&b->rfqp.sq, b->buf, 32, RF_SEND_SIGNALED, 3);
+	rf_sq_ring(&b->rfqp.sq);
+}
+
+static NOINLINE void rf_batch16_write(struct bench_qp *b)
+{
+	struct rf_sq *sq = &b->rfqp.sq;
+	uint32_t lkey = b->mr->lkey, rkey = b->rkey;
+	uint64_t laddr = (uintptr_t)b->buf, raddr = b->raddr;
+	int i;
+
+	for (i = 0; i < 15; i++)
+		rf_sq_post_write(sq, lkey, laddr, 64, rkey, raddr, 0, 4);
+	rf_sq_post_write(sq, lkey, laddr, 64, rkey, raddr, RF_SEND_SIGNALED, 4);
+	rf_sq_ring(sq);
+}
+
+static NOINLINE void rf_poll1(struct bench_qp *b)
+{
+	rf_cq_poll(&b->rfcq, b->rwc, 1);	/* also publishes the consumer index */
+}
+
+static NOINLINE void rf_poll16(struct bench_qp *b)
+{
+	rf_cq_poll(&b->rfcq, b->rwc, 16);
+}
+
+/* ---- libmlx5, classic verbs (also with MLX5_SINGLE_THREADED=1) ----------- */
+
+static NOINLINE void ib_post(struct bench_qp *b, enum bench_op op)
+{
+	struct ibv_send_wr *bad;
+
+	ibv_post_send(b->qp, &b->wr[op][0], &bad);
+}
+
+static NOINLINE void ib_write_sge64(struct bench_qp *b)
+{
+	ib_post(b, OP_POST_WRITE_SGE64);
+}
+
+static NOINLINE void ib_write_inline8(struct bench_qp *b)
+{
+	ib_post(b, OP_POST_WRITE_INLINE8);
+}
+
+static NOINLINE void ib_send_inline32(struct bench_qp *b)
+{
+	ib_post(b, OP_POST_SEND_INLINE32);
+}
+
+static NOINLINE void ib_batch16_write(struct bench_qp *b)
+{
+	ib_post(b, OP_POST_BATCH16_WRITE);
+}
+
+static NOINLINE void ib_poll1(struct bench_qp *b)
+{
+	ibv_poll_cq(b->cq, 1, b->wc);
+}
+
+static NOINLINE void ib_poll16(struct bench_qp *b)
+{
+	ibv_poll_cq(b->cq, 16, b->wc);
+}
+
+/* ---- libmlx5, extended API: ibv_wr_* and ibv_cq_ex ---------------------- */
+
+static NOINLINE void wr_write_sge64(struct bench_qp *b)
+{
+	struct ibv_qp_ex *q = b->qpx;
+
+	ibv_wr_start(q);
+	q->wr_id = 1;
+	q->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(q, b->rkey, b->raddr);
+	ibv_wr_set_sge(q, b->mr->lkey, (uintptr_t)b->buf, 64);
+	ibv_wr_complete(q);
+}
+
+static NOINLINE void wr_write_inline8(struct bench_qp *b)
+{
+	struct ibv_qp_ex *q = b->qpx;
+
+	ibv_wr_start(q);
+	q->wr_id = 2;
+	q->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	ibv_wr_rdma_write(q, b->rkey, b->raddr);
+	ibv_wr_set_inline_data(q, b->buf, 8);
+	ibv_wr_complete(q);
+}
+
+static NOINLINE void wr_send_inline32(struct bench_qp *b)
+{
+	struct ibv_qp_ex *q = b->qpx;
+
+	ibv_wr_start(q);
+	q->wr_id = 3;
+	q->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	ibv_wr_send(q);
+	ibv_wr_set_inline_data(q, b->buf, 32);
+	ibv_wr_complete(q);
+}
+
+static NOINLINE void wr_batch16_write(struct bench_qp *b)
+{
+	struct ibv_qp_ex *q = b->qpx;
+	int i;
+
+	ibv_wr_start(q);
+	for (i = 0; i < 16; i++) {
+		q->wr_id = 4;
+		q->wr_flags = i == 15 ? IBV_SEND_SIGNALED : 0;
+		ibv_wr_rdma_write(q, b->rkey, b->raddr);
+		ibv_wr_set_sge(q, b->mr->lkey, (uintptr_t)b->buf, 64);
+	}
+	ibv_wr_complete(q);
+}
+
+/* The completion record the other pollers fill: read the same fields. */
+static inline void wr_read(struct bench_qp *b, struct ibv_wc *wc)
+{
+	struct ibv_cq_ex *cq = b->cqx;
+
+	wc->wr_id = cq->wr_id;
+	wc->status = cq->status;
+	wc->opcode = ibv_wc_read_opcode(cq);
+	wc->byte_len = ibv_wc_read_byte_len(cq);
+	wc->qp_num = ibv_wc_read_qp_num(cq);
+}
+
+static NOINLINE void wr_poll1(struct bench_qp *b)
+{
+	struct ibv_poll_cq_attr attr = { 0 };
+
+	if (ibv_start_poll(b->cqx, &attr) == 0) {
+		wr_read(b, b->wc);
+		ibv_end_poll(b->cqx);
+	}
+}
+
+static NOINLINE void wr_poll16(struct bench_qp *b)
+{
+	struct ibv_poll_cq_attr attr = { 0 };
+	int i = 0;
+
+	if (ibv_start_poll(b->cqx, &attr) == 0) {
+		do
+			wr_read(b, &b->wc[i]);
+		while (++i < 16 && ibv_next_poll(b->cqx) == 0);
+		ibv_end_poll(b->cqx);
+	}
+}
+
+NOINLINE void bench_empty_op(struct bench_qp *b)
+{
+	__asm__ __volatile__("" : : "r"(b) : "memory");
+}
+
+static const bench_fn table[IMPL_COUNT][OP_COUNT] = {
+	[IMPL_RDMAFAST] = { rf_write_sge64, rf_write_inline8, rf_send_inline32,
+			    rf_batch16_write, rf_poll1, rf_poll16 },
+	[IMPL_LIBMLX5] = { ib_write_sge64, ib_write_inline8, ib_send_inline32,
+			   ib_batch16_write, ib_poll1, ib_poll16 },
+	[IMPL_LIBMLX5_ST] = { ib_write_sge64, ib_write_inline8, ib_send_inline32,
+			      ib_batch16_write, ib_poll1, ib_poll16 },
+	[IMPL_LIBMLX5_WR] = { wr_write_sge64, wr_write_inline8, wr_send_inline32,
+			      wr_batch16_write, wr_poll1, wr_poll16 },
+};
+
+bench_fn bench_op_fn(enum bench_impl impl, enum bench_op op)
+{
+	return table[impl][op];
+}
+
+void bench_prepare_wrs(struct bench_qp *b)
+{
+	static const struct {
+		enum ibv_wr_opcode opcode;
+		unsigned len, flags;
+	} shape[] = {
+		[OP_POST_WRITE_SGE64] = { IBV_WR_RDMA_WRITE, 64, IBV_SEND_SIGNALED },
+		[OP_POST_WRITE_INLINE8] = { IBV_WR_RDMA_WRITE, 8,
+					    IBV_SEND_SIGNALED | IBV_SEND_INLINE },
+		[OP_POST_SEND_INLINE32] = { IBV_WR_SEND, 32,
+					    IBV_SEND_SIGNALED | IBV_SEND_INLINE },
+		[OP_POST_BATCH16_WRITE] = { IBV_WR_RDMA_WRITE, 64, 0 },
+	};
+	unsigned op, i;
+
+	memset(b->wr, 0, sizeof(b->wr));
+	for (op = 0; op <= OP_POST_BATCH16_WRITE; op++) {
+		unsigned n = bench_op_width((enum bench_op)op);
+
+		for (i = 0; i < n; i++) {
+			struct ibv_send_wr *wr = &b->wr[op][i];
+
+			b->sge[op][i].addr = (uintptr_t)b->buf;
+			b->sge[op][i].length = shape[op].len;
+			b->sge[op][i].lkey = b->mr->lkey;
+			wr->wr_id = op + 1;
+			wr->sg_list = &b->sge[op][i];
+			wr->num_sge = 1;
+			wr->opcode = shape[op].opcode;
+			wr->send_flags = shape[op].flags;
+			wr->wr.rdma.remote_addr = b->raddr;
+			wr->wr.rdma.rkey = b->rkey;
+			wr->next = i + 1 < n ? &b->wr[op][i + 1] : NULL;
+		}
+		if (n > 1)
+			b->wr[op][n - 1].send_flags |= IBV_SEND_SIGNALED;
+	}
+}

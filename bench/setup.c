@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * bench/setup.c - one device context, CQ and RC QP per implementation,
+ * created with the same capabilities, connected to itself (loopback).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+const char *const bench_op_name[OP_COUNT] = {
+	"post_write_sge64", "post_write_inline8", "post_send_inline32",
+	"post_batch16_write", "poll_1", "poll_16",
+};
+
+const char *const bench_impl_name[IMPL_COUNT] = {
+	"rdmafast", "libmlx5", "libmlx5_st", "libmlx5_wr",
+};
+
+static struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+	int i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!name || !strcmp(ibv_get_device_name(list[i]), name)) {
+			ctx = ibv_open_device(list[i]);
+			break;
+		}
+	if (list)
+		ibv_free_device_list(list);
+	return ctx;
+}
+
+/* RESET -> INIT -> RTR -> RTS, the QP connected to itself. */
+static int to_rts(struct bench_qp *b)
+{
+	struct ibv_port_attr port;
+	struct ibv_qp_attr a;
+	int ret;
+
+	if (ibv_query_port(b->ctx, 1, &port))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	ret = ibv_modify_qp(b->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = b->qp->qp_num;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.dlid = port.lid;
+	a.ah_attr.port_num = 1;
+	if (port.link_layer == IBV_LINK_LAYER_ETHERNET) {
+		a.ah_attr.is_global = 1;
+		a.ah_attr.grh.hop_limit = 1;
+		if (ibv_query_gid(b->ctx, 1, 0, &a.ah_attr.grh.dgid))
+			return -1;
+	}
+	ret = ibv_modify_qp(b->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(b->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			     IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+int bench_qp_open(struct bench_qp *b, enum bench_impl impl, const char *dev)
+{
+	struct ibv_qp_init_attr_ex qa;
+	struct mlx5dv_obj obj;
+
+	memset(b, 0, sizeof(*b));
+	b->impl = impl;
+	/* libmlx5 reads its environment when the context is opened */
+	if (impl == IMPL_LIBMLX5_ST)
+		setenv("MLX5_SINGLE_THREADED", "1", 1);
+	b->ctx = open_dev(dev);
+	unsetenv("MLX5_SINGLE_THREADED");
+	if (!b->ctx)
+		return -ENODEV;
+	b->pd = ibv_alloc_pd(b->ctx);
+	b->buf = aligned_alloc(4096, BENCH_BUF);
+	if (!b->pd || !b->buf)
+		return -ENOMEM;
+	memset(b->buf, 0x5a, BENCH_BUF);
+	b->mr = ibv_reg_mr(b->pd, b->buf, BENCH_BUF, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!b->mr)
+		return -errno;
+	b->raddr = (uintptr_t)b->buf + BENCH_BUF / 2;
+	b->rkey = b->mr->rkey;
+
+	if (impl == IMPL_LIBMLX5_WR) {
+		struct ibv_cq_init_attr_ex ca = {
+			.cqe = BENCH_CQ_DEPTH,
+			.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM,
+		};
+
+		b->cqx = ibv_create_cq_ex(b->ctx, &ca);
+		b->cq = b->cqx ? ibv_cq_ex_to_cq(b->cqx) : NULL;
+	} else {
+		b->cq = ibv_create_cq(b->ctx, BENCH_CQ_DEPTH, NULL, NULL, 0);
+	}
+	if (!b->cq)
+		return -errno;
+
+	/* the same QP for everyone: the opcodes posted, one SGE, 64 B inline */
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_type = IBV_QPT_RC;
+	qa.send_cq = b->cq;
+	qa.recv_cq = b->cq;
+	qa.cap.max_send_wr = BENCH_SQ_WRS;
+	qa.cap.max_recv_wr = 1;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	qa.cap.max_inline_data = 64;
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	qa.pd = b->pd;
+	qa.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND;
+	b->qp = ibv_create_qp_ex(b->ctx, &qa);	/* qa.cap: what the QP really has */
+	if (!b->qp)
+		return -errno;
+	/* libmlx5 hands out user indexes from 0, in creation order, per context */
+	b->uidx = 0;
+	if (impl == IMPL_LIBMLX5_WR)
+		b->qpx = ibv_qp_to_qp_ex(b->qp);
+	if (to_rts(b))
+		return -EINVAL;
+
+	/* the harness reads the queues to play the device */
+	memset(&obj, 0, sizeof(obj));
+	obj.qp.in = b->qp;
+	obj.qp.out = &b->dvqp;
+	obj.cq.in = b->cq;
+	obj.cq.out = &b->dvcq;
+	if (mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ))
+		return -EPROTONOSUPPORT;
+
+	if (impl == IMPL_RDMAFAST) {
+		int ret = rf_qp_init_ibv(&b->rfqp, b->qp, &qa.cap, 0);
+
+		if (!ret)
+			ret = rf_cq_init_ibv(&b->rfcq, b->cq);
+		if (!ret)
+			ret = rf_cq_attach(&b->rfcq, b->qp->qp_num, &b->rfqp.sq,
+					   NULL, NULL);
+		if (ret)
+			return ret;
+	}
+	bench_prepare_wrs(b);
+	return 0;
+}
+
+void bench_qp_close(struct bench_qp *b)
+{
+	if (b->impl == IMPL_RDMAFAST)
+		rf_qp_fini_ibv(&b->rfqp);
+	if (b->qp)
+		ibv_destroy_qp(b->qp);
+	if (b->cq)
+		ibv_destroy_cq(b->cq);
+	if (b->mr)
+		ibv_dereg_mr(b->mr);
+	if (b->pd)
+		ibv_dealloc_pd(b->pd);
+	if (b->ctx)
+		ibv_close_device(b->ctx);
+	free(b->buf);
+}

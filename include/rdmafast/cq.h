@@ -1,0 +1,719 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rdmafast/cq.h - the completion queue: peek, poll, advance, arm.
+ *
+ * Two levels:
+ *
+ *   raw     cqe = rf_cq_peek(cq);      next software-owned CQE or NULL
+ *           ...read it (hw/cqe.h)...
+ *           rf_cq_advance(cq, 1);
+ *           rf_cq_update_ci(cq);       once per batch
+ *
+ *   decoded n = rf_cq_poll(cq, wc, max);  up to max struct rf_wc records;
+ *                                     retires SQ/RQ/SRQ slots; updates CI
+ *
+ * rf_cq_poll() maps a CQE to its queue by QPN through a small table of
+ * attached QPs (rf_cq_attach()) with the last match cached, which makes the
+ * usual one or two QPs per CQ a single compare. Requester CQEs retire SQ
+ * basic blocks through the SQ's side table (one CQE retires every earlier
+ * unsignaled WQE, rdmafast/sq.h); responder CQEs return the RQ slot's
+ * wr_id or put the SRQ WQE back on the free list. CQEs for QPNs that are
+ * not attached (a destroyed QP: libmlx5 stops cleaning a CQ once
+ * mlx5dv_init_obj() made it DV-owned) are consumed and counted in
+ * cq->nstale, never returned.
+ *
+ * Ownership: rf_cq_init() rewrites every entry to op_own 0xf1 (INVALID,
+ * owner 1), so an entry is ours exactly when its owner bit equals the lap
+ * parity of ci and the hot path tests only that bit (hw/cqe.h). Take a CQ
+ * over before anything completed on it.
+ *
+ * Scatter-to-CQE: small receives (<= 32 bytes with 64-byte CQEs, <= 64
+ * with 128-byte ones) and, on QPs created with sq_sig_all or
+ * MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE, small READ/atomic responses may
+ * arrive inside the CQE instead of the buffer. rf_cq_poll() copies them to
+ * where the WQE pointed (slow path, only for such CQEs). rf_cq_peek() users
+ * must do it themselves (rf_cqe_format()). Buffers the CPU cannot write
+ * (GPU memory) need scatter-to-CQE disabled at QP creation: rdmafast's
+ * rf_qp_create_ibv() does that by default (rdmafast/verbs.h).
+ *
+ * Not supported: compressed CQEs (create CQs without compression; such a
+ * CQE is reported as RF_WC_GENERAL_ERR), CQ resize, tag matching.
+ *
+ * Events: rf_cq_arm() with the CQ's own arm sequence number, and
+ * rf_cq_event_ack() after each ibv_get_cq_event(). Never call
+ * ibv_req_notify_cq() or ibv_poll_cq() on a CQ rdmafast polls: libmlx5
+ * would arm with its own, stale consumer index and events get lost (UCX
+ * issue #11728).
+ *
+ * Threading: one thread polls a CQ (and, through retirement, writes the
+ * attached queues' consumer indexes; see sq.h). No locks, no atomics.
+ */
+#ifndef RDMAFAST_CQ_H
+#define RDMAFAST_CQ_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdmafast/compiler.h>
+#include <rdmafast/hw/endian.h>
+#include <rdmafast/hw/barrier.h>
+#include <rdmafast/hw/doorbell.h>
+#include <rdmafast/hw/wqe.h>
+#include <rdmafast/hw/cqe.h>
+#include <rdmafast/sq.h>
+#include <rdmafast/rq.h>
+#include <rdmafast/srq.h>
+
+RF_BEGIN_DECLS
+
+/* ---- The decoded completion -------------------------------------------- */
+
+/* Numbered as enum ibv_wc_opcode where libibverbs has the operation. */
+enum rf_wc_opcode {
+	RF_WC_SEND                = 0,
+	RF_WC_RDMA_WRITE          = 1,
+	RF_WC_RDMA_READ           = 2,
+	RF_WC_COMP_SWAP           = 3,
+	RF_WC_FETCH_ADD           = 4,
+	RF_WC_BIND_MW             = 5,
+	RF_WC_LOCAL_INV           = 6,
+	RF_WC_MASKED_COMP_SWAP    = 0x40,	/* no libibverbs equivalent */
+	RF_WC_MASKED_FETCH_ADD    = 0x41,
+	RF_WC_NOP                 = 0x42,
+	RF_WC_RECV                = 128,
+	RF_WC_RECV_RDMA_WITH_IMM  = 129,
+	RF_WC_UNKNOWN             = 0xff,
+};
+
+enum {
+	RF_WC_WITH_IMM  = 1 << 0,	/* imm holds the immediate */
+	RF_WC_WITH_INV  = 1 << 1,	/* imm holds the invalidated rkey */
+	RF_WC_GRH       = 1 << 2,	/* a GRH precedes the data in the buffer */
+	RF_WC_SOLICITED = 1 << 3,	/* the sender asked for a solicited event */
+	RF_WC_SRQ       = 1 << 4,	/* the receive came from an SRQ */
+	RF_WC_SCATTERED = 1 << 5,	/* data arrived in the CQE and was copied */
+};
+
+/*
+ * struct rf_wc - one completion, 32 bytes.
+ * @wr_id:       of the completed WQE (for a requester CQE: the signaled
+ *               WQE; earlier unsignaled ones were retired silently)
+ * @byte_len:    responder: bytes received (a UD receive includes the 40-byte
+ *               GRH area); RDMA READ: bytes read; atomics: 4 or 8
+ * @imm:         responder, RF_WC_WITH_IMM: the immediate in network order,
+ *               exactly as the sender passed it; RF_WC_WITH_INV: the
+ *               rkey, see rf_wc_inv_rkey(). Not written for requester
+ *               completions (like ibv_wc, fields outside an opcode's set
+ *               are undefined), which keeps the hot poll short.
+ * @qp_num:      local QP
+ * @src_qp:      responder only: the sending QP (useful on UD)
+ * @status:      enum rf_wc_status (hw/cqe.h), numbered as ibv_wc_status
+ * @opcode:      enum rf_wc_opcode
+ * @flags:       RF_WC_*
+ * @vendor_err:  the vendor syndrome of an error CQE
+ * @wqe_counter: requester: first BB of the WQE; RQ: slot; SRQ: WQE index
+ * @sl:          responder on IB: the service level (0 for requesters)
+ */
+struct rf_wc {
+	uint64_t wr_id;
+	uint32_t byte_len;
+	__be32   imm;
+	uint32_t qp_num;
+	uint32_t src_qp;
+	uint8_t  status;
+	uint8_t  opcode;
+	uint8_t  flags;
+	uint8_t  vendor_err;
+	uint16_t wqe_counter;
+	uint8_t  sl;
+	uint8_t  rsvd;
+};
+RF_STATIC_ASSERT(sizeof(struct rf_wc) == 32, "rf_wc size");
+RF_STATIC_ASSERT(offsetof(struct rf_wc, vendor_err) == offsetof(struct rf_wc, status) + 3,
+		 "status..vendor_err are copied as one word");
+
+RF_INLINE uint32_t rf_wc_inv_rkey(const struct rf_wc *wc)
+{
+	return rf_be32toh(wc->imm);
+}
+
+/* status, opcode, flags, vendor_err: what one table entry supplies. */
+struct rf__wc_kind {
+	uint8_t status;
+	uint8_t opcode;
+	uint8_t flags;
+	uint8_t vendor_err;
+};
+
+/* ---- The CQ ------------------------------------------------------------ */
+
+enum { RF_CQ_MAX_QPS = 16 };
+
+/* A QP whose completions arrive on this CQ, and where its queues are. */
+struct rf_cq_qp {
+	uint32_t       qpn;	/* ~0 for the "none" sentinel */
+	struct rf_sq  *sq;	/* NULL if this CQ is not its send CQ */
+	struct rf_rq  *rq;	/* NULL if it has no RQ here */
+	struct rf_srq *srq;	/* its SRQ, if it receives through one */
+};
+
+/*
+ * struct rf_cq - contains a pointer into itself (the match cache): do not
+ * copy it after rf_cq_init().
+ */
+struct rf_cq {
+	/* hot */
+	uint8_t   *buf;		/* the CQE64 of entry 0: entry + cqe_size - 64 */
+	uint32_t   ci;		/* consumer index, free running (written) */
+	uint32_t   cqe_mask;	/* cqe_cnt - 1 */
+	uint32_t   cqe_cnt;
+	uint32_t   cqe_shift;	/* 6 or 7 */
+	__be32    *dbrec;	/* mlx5dv_cq.dbrec: [RF_CQ_SET_CI], [RF_CQ_ARM_DB] */
+	struct rf_cq_qp *last;	/* last matched QP (written) */
+	/* arming */
+	uint8_t   *uar;		/* mlx5dv_cq.cq_uar */
+	uint32_t   cqn;
+	uint32_t   arm_sn;	/* 2-bit arm sequence number, counts events (written) */
+	uint32_t   log_n;	/* log2(cqe_cnt) */
+	uint32_t   nqp;
+	uint64_t   nstale;	/* CQEs of unattached QPs dropped (written) */
+	struct rf_srq *srq;	/* receives of unattached QPs go here (XRC), or NULL */
+	struct rf_cq_qp none;
+	struct rf_cq_qp qp[RF_CQ_MAX_QPS];
+};
+
+struct rf_cq_attr {
+	void     *buf;		/* mlx5dv_cq.buf */
+	uint32_t  cqe_cnt;	/* mlx5dv_cq.cqe_cnt, power of two */
+	uint32_t  cqe_size;	/* mlx5dv_cq.cqe_size: 64 or 128 */
+	__be32   *dbrec;	/* mlx5dv_cq.dbrec */
+	void     *uar;		/* mlx5dv_cq.cq_uar (NULL: no arming) */
+	uint32_t  cqn;
+};
+
+/*
+ * rf_cq_init - take over a CQ on which nothing has completed yet: reset
+ * every entry to RF_CQE_INIT_OP_OWN, ci to 0 and the CI record to 0.
+ * Returns 0 or -EINVAL. Cold.
+ */
+static inline RF_COLD int rf_cq_init(struct rf_cq *cq, const struct rf_cq_attr *a)
+{
+	uint32_t i, log_n = 0;
+
+	if (!a->buf || !a->dbrec || !a->cqe_cnt ||
+	    (a->cqe_cnt & (a->cqe_cnt - 1)) ||
+	    (a->cqe_size != 64 && a->cqe_size != 128))
+		return -EINVAL;
+	while ((1U << log_n) < a->cqe_cnt)
+		log_n++;
+	__builtin_memset(cq, 0, sizeof(*cq));
+	cq->buf = (uint8_t *)a->buf + a->cqe_size - sizeof(struct rf_cqe64);
+	cq->cqe_mask = a->cqe_cnt - 1;
+	cq->cqe_cnt = a->cqe_cnt;
+	cq->cqe_shift = a->cqe_size == 128 ? 7 : 6;
+	cq->dbrec = a->dbrec;
+	cq->uar = (uint8_t *)a->uar;
+	cq->cqn = a->cqn;
+	cq->log_n = log_n;
+	cq->none.qpn = ~0U;
+	cq->last = &cq->none;
+	for (i = 0; i < a->cqe_cnt; i++) {
+		struct rf_cqe64 *e = (struct rf_cqe64 *)(cq->buf + ((size_t)i << cq->cqe_shift));
+
+		e->op_own = RF_CQE_INIT_OP_OWN;
+		e->signature = 0xff;
+	}
+	rf_dma_wmb();	/* entries reset before the device learns ci */
+	a->dbrec[RF_CQ_SET_CI] = 0;
+	a->dbrec[RF_CQ_ARM_DB] = 0;
+	return 0;
+}
+
+/*
+ * rf_cq_attach - route completions of QP qpn: requester CQEs to sq, receive
+ * CQEs to srq if given, else to rq. Any of them may be NULL. Attaching a
+ * QPN again replaces its entry. Returns 0 or -ENOSPC (RF_CQ_MAX_QPS).
+ */
+static inline int rf_cq_attach(struct rf_cq *cq, uint32_t qpn, struct rf_sq *sq,
+			       struct rf_rq *rq, struct rf_srq *srq)
+{
+	uint32_t i;
+
+	for (i = 0; i < cq->nqp && cq->qp[i].qpn != qpn; i++)
+		;
+	if (i == RF_CQ_MAX_QPS)
+		return -ENOSPC;
+	cq->qp[i].qpn = qpn & 0xffffff;
+	cq->qp[i].sq = sq;
+	cq->qp[i].rq = rq;
+	cq->qp[i].srq = srq;
+	if (i == cq->nqp)
+		cq->nqp++;
+	cq->last = &cq->none;
+	return 0;
+}
+
+/*
+ * rf_cq_detach - stop routing qpn (before destroying the QP). CQEs that
+ * still arrive for it are dropped and counted in nstale. Returns 0 or
+ * -ENOENT.
+ */
+static inline int rf_cq_detach(struct rf_cq *cq, uint32_t qpn)
+{
+	uint32_t i;
+
+	for (i = 0; i < cq->nqp; i++) {
+		if (cq->qp[i].qpn == qpn) {
+			cq->qp[i] = cq->qp[--cq->nqp];
+			cq->last = &cq->none;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * rf_cq_set_srq - receive completions of QPs that are not attached (XRC
+ * target QPs, which the application never sees) return WQEs to srq.
+ */
+static inline void rf_cq_set_srq(struct rf_cq *cq, struct rf_srq *srq)
+{
+	cq->srq = srq;
+}
+
+/* The CQE64 of the entry at consumer index ci. */
+RF_INLINE struct rf_cqe64 *rf_cq_cqe(const struct rf_cq *cq, uint32_t ci)
+{
+	return (struct rf_cqe64 *)(cq->buf + ((size_t)(ci & cq->cqe_mask) << cq->cqe_shift));
+}
+
+/*
+ * The CQE at consumer index ci if software owns it, else NULL; *op_own
+ * receives its op_own byte. The owner bit must equal the lap parity, bit
+ * log_n of ci (rf_cq_init() made unwritten entries look hardware-owned).
+ */
+RF_INLINE struct rf_cqe64 *rf__cq_peek_at(const struct rf_cq *cq, uint32_t ci,
+					  uint8_t *op_own)
+{
+	struct rf_cqe64 *cqe = rf_cq_cqe(cq, ci);
+	uint8_t o = *(volatile uint8_t *)&cqe->op_own;
+
+	if (((o & RF_CQE_OWNER_MASK) != 0) != ((ci & cq->cqe_cnt) != 0))
+		return NULL;
+	rf_dma_rmb();	/* owner byte before the CQE body */
+	*op_own = o;
+	return cqe;
+}
+
+/*
+ * rf_cq_peek - the CQE at ci if software owns it, else NULL. Consumes
+ * nothing. After a non-NULL return the whole CQE may be read: the owner
+ * byte is ordered before the body (rf_dma_rmb()).
+ */
+RF_INLINE struct rf_cqe64 *rf_cq_peek(const struct rf_cq *cq)
+{
+	uint8_t op_own;
+
+	return rf__cq_peek_at(cq, cq->ci, &op_own);
+}
+
+/* rf_cq_advance - consume n CQEs (peeked or skipped). */
+RF_INLINE void rf_cq_advance(struct rf_cq *cq, uint32_t n)
+{
+	cq->ci += n;
+}
+
+/*
+ * rf_cq_update_ci - tell the device how far software has consumed, so it
+ * may reuse those entries. Once per batch is enough; the CQ must never
+ * hold more completions than entries either way.
+ */
+RF_INLINE void rf_cq_update_ci(struct rf_cq *cq)
+{
+	*(volatile __be32 *)&cq->dbrec[RF_CQ_SET_CI] = rf_htobe32(cq->ci & 0xffffff);
+}
+
+/*
+ * rf_cq_arm - request one completion event on the CQ's channel: for the
+ * next CQE (solicited 0) or the next solicited/error one (solicited 1),
+ * counted from the current ci. Poll again after arming: a CQE that arrived
+ * before the arm raises no event. The arm word goes to the doorbell record
+ * and, with the CQN, in one 8-byte MMIO store to the UAR's CQ doorbell.
+ */
+RF_INLINE void rf_cq_arm(struct rf_cq *cq, int solicited)
+{
+	uint32_t ci = cq->ci & 0xffffff;
+	uint32_t word = ((cq->arm_sn & 3) << 28) |
+			(solicited ? RF_CQ_DB_REQ_NOT_SOL : RF_CQ_DB_REQ_NOT) | ci;
+	__be32 db[2];
+	uint64_t v;
+
+	db[0] = rf_htobe32(word);
+	db[1] = rf_htobe32(cq->cqn);
+	__builtin_memcpy(&v, db, sizeof(v));
+	cq->dbrec[RF_CQ_SET_CI] = rf_htobe32(ci);
+	*(volatile __be32 *)&cq->dbrec[RF_CQ_ARM_DB] = db[0];
+	rf_wc_start();	/* dbrec stores before the MMIO store */
+	rf_mmio_write64(cq->uar + RF_CQ_DOORBELL, v);
+	rf_wc_flush();	/* the arm leaves the CPU now */
+}
+
+/*
+ * rf_cq_event_ack - count an event received with ibv_get_cq_event() for
+ * this CQ: the next arm must carry the next sequence number. (Still call
+ * ibv_ack_cq_events() as verbs requires.)
+ */
+RF_INLINE void rf_cq_event_ack(struct rf_cq *cq)
+{
+	cq->arm_sn++;
+}
+
+/* ---- Decoding ---------------------------------------------------------- */
+
+/*
+ * Requester: the completed WQE's opcode (CQE byte 56), & 0x1f, to the
+ * record's kind. UMR (0x25) lands on slot 5 and is refined from the WQE.
+ */
+RF_INLINE const struct rf__wc_kind *rf__wc_req_kind(uint32_t wqe_opcode)
+{
+	static const struct rf__wc_kind t[32] = {
+		/* 0x00 NOP         */ { 0, RF_WC_NOP, 0, 0 },
+		/* 0x01 SEND_INVAL  */ { 0, RF_WC_SEND, 0, 0 },
+		/* 0x02 */ { 0, RF_WC_UNKNOWN, 0, 0 },
+		/* 0x03 */ { 0, RF_WC_UNKNOWN, 0, 0 },
+		/* 0x04 */ { 0, RF_WC_UNKNOWN, 0, 0 },
+		/* 0x05 = UMR & 0x1f */ { 0, RF_WC_BIND_MW, 0, 0 },
+		/* 0x06 */ { 0, RF_WC_UNKNOWN, 0, 0 },
+		/* 0x07 */ { 0, RF_WC_UNKNOWN, 0, 0 },
+		/* 0x08 RDMA_WRITE     */ { 0, RF_WC_RDMA_WRITE, 0, 0 },
+		/* 0x09 RDMA_WRITE_IMM */ { 0, RF_WC_RDMA_WRITE, RF_WC_WITH_IMM, 0 },
+		/* 0x0a SEND           */ { 0, RF_WC_SEND, 0, 0 },
+		/* 0x0b SEND_IMM       */ { 0, RF_WC_SEND, RF_WC_WITH_IMM, 0 },
+		/* 0x0c */ { 0, RF_WC_UNKNOWN, 0, 0 },
+		/* 0x0d */ { 0, RF_WC_UNKNOWN, 0, 0 },
+		/* 0x0e */ { 0, RF_WC_UNKNOWN, 0, 0 },
+		/* 0x0f */ { 0, RF_WC_UNKNOWN, 0, 0 },
+		/* 0x10 RDMA_READ  */ { 0, RF_WC_RDMA_READ, 0, 0 },
+		/* 0x11 ATOMIC_CS  */ { 0, RF_WC_COMP_SWAP, 0, 0 },
+		/* 0x12 ATOMIC_FA  */ { 0, RF_WC_FETCH_ADD, 0, 0 },
+		/* 0x13 */ { 0, RF_WC_UNKNOWN, 0, 0 },
+		/* 0x14 MASKED_CS  */ { 0, RF_WC_MASKED_COMP_SWAP, 0, 0 },
+		/* 0x15 MASKED_FA  */ { 0, RF_WC_MASKED_FETCH_ADD, 0, 0 },
+		/* 0x16 */ { 0, RF_WC_UNKNOWN, 0, 0 },
+		/* 0x17 */ { 0, RF_WC_UNKNOWN, 0, 0 },
+		/* 0x18 */ { 0, RF_WC_UNKNOWN, 0, 0 },
+		/* 0x19 */ { 0, RF_WC_UNKNOWN, 0, 0 },
+		/* 0x1a */ { 0, RF_WC_UNKNOWN, 0, 0 },
+		/* 0x1b */ { 0, RF_WC_LOCAL_INV, 0, 0 },
+		/* 0x1c */ { 0, RF_WC_UNKNOWN, 0, 0 },
+		/* 0x1d */ { 0, RF_WC_UNKNOWN, 0, 0 },
+		/* 0x1e */ { 0, RF_WC_UNKNOWN, 0, 0 },
+		/* 0x1f */ { 0, RF_WC_UNKNOWN, 0, 0 },
+	};
+	return &t[wqe_opcode & 0x1f];
+}
+
+/* Responder: CQE opcode (0..7) to the record's kind. */
+RF_INLINE const struct rf__wc_kind *rf__wc_resp_kind(uint32_t cqe_opcode)
+{
+	static const struct rf__wc_kind t[8] = {
+		/* 0 REQ (not here) */ { RF_WC_GENERAL_ERR, RF_WC_UNKNOWN, 0, 0 },
+		/* 1 RESP_WR_IMM    */ { 0, RF_WC_RECV_RDMA_WITH_IMM, RF_WC_WITH_IMM, 0 },
+		/* 2 RESP_SEND      */ { 0, RF_WC_RECV, 0, 0 },
+		/* 3 RESP_SEND_IMM  */ { 0, RF_WC_RECV, RF_WC_WITH_IMM, 0 },
+		/* 4 RESP_SEND_INV  */ { 0, RF_WC_RECV, RF_WC_WITH_INV, 0 },
+		/* 5 RESIZE_CQ      */ { RF_WC_GENERAL_ERR, RF_WC_UNKNOWN, 0, 0 },
+		/* 6 NO_PACKET (TM) */ { RF_WC_GENERAL_ERR, RF_WC_UNKNOWN, 0, 0 },
+		/* 7                */ { RF_WC_GENERAL_ERR, RF_WC_UNKNOWN, 0, 0 },
+	};
+	return &t[cqe_opcode & 7];
+}
+
+/* Find the attachment of qpn; NULL when none. */
+static inline struct rf_cq_qp *rf__cq_lookup(struct rf_cq *cq, uint32_t qpn)
+{
+	uint32_t i;
+
+	for (i = 0; i < cq->nqp; i++) {
+		if (cq->qp[i].qpn == qpn) {
+			cq->last = &cq->qp[i];
+			return &cq->qp[i];
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Scatter len bytes from src into a list of data segments (an RQ, SRQ or
+ * send WQE's), stopping at the terminator, at max entries or when done.
+ */
+static inline RF_COLD void rf__scatter(const struct rf_wqe_data_seg *d, uint32_t max,
+				       const uint8_t *src, uint32_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i < max && len; i++) {
+		uint32_t n = rf_be32toh(d[i].byte_count);
+
+		if (d[i].lkey == RF_BE32(RF_INVALID_LKEY))
+			break;
+		if (n > len)
+			n = len;
+		rf__copy_inline((uint8_t *)(uintptr_t)rf_be64toh(d[i].addr), src, n);
+		src += n;
+		len -= n;
+	}
+}
+
+/*
+ * Requester scatter-to-CQE: a READ or atomic response carried in the CQE.
+ * Parse the completed send WQE (still in the SQ: its slot is retired only
+ * by this very CQE) for its local data segments.
+ */
+static inline RF_COLD void rf__cq_scatter_req(const struct rf_sq *sq, uint16_t counter,
+					      const uint8_t *src, uint32_t len)
+{
+	const struct rf_wqe_ctrl_seg *c = rf_sq_wqe(sq, counter);
+	uint32_t ds = rf_be32toh(c->qpn_ds) & 0x3f;
+	uint8_t op = (uint8_t)rf_be32toh(c->opmod_idx_opcode);
+	uint8_t opmod = (uint8_t)(rf_be32toh(c->opmod_idx_opcode) >> 24);
+	uint32_t skip = 1 + sq->tseg_ds + 1;	/* ctrl [tseg] raddr */
+
+	if (op == RF_OPCODE_ATOMIC_CS || op == RF_OPCODE_ATOMIC_FA ||
+	    op == RF_OPCODE_ATOMIC_MASKED_FA)
+		skip += 1;
+	else if (op == RF_OPCODE_ATOMIC_MASKED_CS)
+		skip += opmod == RF_OPMOD_EXT_ATOMIC_8B ? 2 : 1;
+	else if (op != RF_OPCODE_RDMA_READ)
+		return;
+	if (ds > skip)
+		rf__scatter((const struct rf_wqe_data_seg *)c + skip, ds - skip, src, len);
+}
+
+/* Receive side of a success CQE: return the WQE, then any scattered data. */
+RF_INLINE uint64_t rf__cq_resp_retire(struct rf_cq_qp *q, uint16_t counter,
+				      uint8_t *flags)
+{
+	if (q->srq) {
+		*flags |= RF_WC_SRQ;
+		return rf_srq_free(q->srq, counter);
+	}
+	return rf_rq_retire(q->rq, counter);
+}
+
+/*
+ * The slow path: error, compressed, scatter-to-CQE and unusual CQEs, and
+ * QPNs missing from the cache. Returns 1 when wc was filled, 0 when the
+ * CQE was consumed without a record.
+ */
+static inline RF_COLD int rf__cq_poll_slow(struct rf_cq *cq, struct rf_cqe64 *cqe,
+					   struct rf_wc *wc)
+{
+	uint8_t op_own = cqe->op_own;
+	uint8_t opcode = rf_cqe_opcode(op_own);
+	uint32_t sop = rf_be32toh(cqe->sop_drop_qpn);
+	uint32_t qpn = sop & 0xffffff;
+	uint16_t counter = rf_be16toh(cqe->wqe_counter);
+	uint32_t byte_cnt = rf_be32toh(cqe->byte_cnt);
+	uint32_t fmt = rf_cqe_format(op_own);
+	int req = opcode == RF_CQE_REQ || opcode == RF_CQE_REQ_ERR;
+	struct rf_cq_qp *q;
+	struct rf__wc_kind k;
+
+	if (opcode == RF_CQE_SIG_ERR || opcode == RF_CQE_INVALID ||
+	    opcode == RF_CQE_RESIZE_CQ)
+		return 0;	/* not a work completion */
+
+	if (fmt == RF_CQE_FORMAT_COMPRESSED) {
+		/* a mini-CQE session: not supported, make it loud */
+		__builtin_memset(wc, 0, sizeof(*wc));
+		wc->status = RF_WC_GENERAL_ERR;
+		wc->opcode = RF_WC_UNKNOWN;
+		wc->qp_num = qpn;
+		return 1;
+	}
+
+	q = rf__cq_lookup(cq, qpn);
+	if (!q && !req && cq->srq) {
+		cq->none.srq = cq->srq;	/* route through the CQ's SRQ */
+		q = &cq->none;
+	}
+	if (!q || (req && !q->sq) || (!req && !q->srq && !q->rq)) {
+		cq->nstale++;
+		return 0;
+	}
+
+	if (opcode == RF_CQE_REQ_ERR || opcode == RF_CQE_RESP_ERR) {
+		const struct rf_err_cqe *e = (const struct rf_err_cqe *)cqe;
+
+		k = req ? *rf__wc_req_kind(sop >> 24) : *rf__wc_resp_kind(RF_CQE_RESP_SEND);
+		k.status = (uint8_t)rf_cqe_syndrome_to_wc_status(e->syndrome);
+		k.vendor_err = e->vendor_err_synd;
+		k.flags = 0;
+		byte_cnt = 0;
+	} else if (req) {
+		k = *rf__wc_req_kind(sop >> 24);
+	} else {
+		k = *rf__wc_resp_kind(opcode);
+		if (op_own & RF_CQE_SE_MASK)
+			k.flags |= RF_WC_SOLICITED;
+		if (((rf_be32toh(cqe->flags_rqpn) >> 28) & 3) == RF_CQE_GRH_IN_BUF)
+			k.flags |= RF_WC_GRH;
+	}
+
+	if (req) {
+		/* UMR: a memory-window bind or a local invalidate; the mkey
+		 * context says which (a freed mkey is an invalidate) */
+		if ((sop >> 24) == RF_OPCODE_UMR) {
+			const uint8_t *w = (const uint8_t *)rf_sq_wqe(q->sq, counter);
+
+			k.opcode = w[16 + 48] & RF_MKEY_CONTEXT_FREE ?
+				   RF_WC_LOCAL_INV : RF_WC_BIND_MW;
+		}
+		if (fmt != RF_CQE_FORMAT_NORMAL && opcode == RF_CQE_REQ) {
+			rf__cq_scatter_req(q->sq, counter,
+					   fmt == RF_CQE_FORMAT_SCATTER_32 ?
+					   (const uint8_t *)cqe : (const uint8_t *)cqe - 64,
+					   byte_cnt);
+			k.flags |= RF_WC_SCATTERED;
+		}
+		wc->wr_id = rf_sq_retire(q->sq, counter);
+		wc->src_qp = 0;
+		wc->imm = 0;
+		wc->sl = 0;
+	} else {
+		if (fmt != RF_CQE_FORMAT_NORMAL && opcode != RF_CQE_RESP_ERR) {
+			const uint8_t *src = fmt == RF_CQE_FORMAT_SCATTER_32 ?
+					     (const uint8_t *)cqe : (const uint8_t *)cqe - 64;
+
+			if (q->srq && counter < q->srq->wqe_cnt)
+				rf__scatter((const struct rf_wqe_data_seg *)
+					    (rf_srq_wqe(q->srq, counter) + 1),
+					    q->srq->max_sge, src, byte_cnt);
+			else if (!q->srq)
+				rf__scatter(rf_rq_wqe(q->rq, counter), q->rq->max_sge,
+					    src, byte_cnt);
+			k.flags |= RF_WC_SCATTERED;
+		}
+		if (q->srq && counter >= q->srq->wqe_cnt) {
+			cq->nstale++;	/* corrupt index: do not touch the list */
+			return 0;
+		}
+		wc->wr_id = rf__cq_resp_retire(q, counter, &k.flags);
+		wc->src_qp = rf_be32toh(cqe->flags_rqpn) & 0xffffff;
+		wc->imm = cqe->imm_inval_pkey;
+		wc->sl = (uint8_t)((rf_be32toh(cqe->flags_rqpn) >> 24) & 0xf);
+	}
+	__builtin_memcpy(&wc->status, &k, sizeof(k));
+	wc->byte_len = byte_cnt;
+	wc->qp_num = qpn;
+	wc->wqe_counter = counter;
+	wc->rsvd = 0;
+	return 1;
+}
+
+/* The common tail of a record: byte count, QPN, counter (+ sl, rsvd). */
+RF_INLINE void rf__wc_tail(struct rf_wc *wc, const struct rf_cqe64 *cqe, uint32_t qpn,
+			   uint16_t counter, uint8_t sl)
+{
+	/* wqe_counter, sl and rsvd as one 4-byte store */
+	struct rf__wc_tail_bytes { uint16_t counter; uint8_t sl, rsvd; } t;
+
+	t.counter = counter;
+	t.sl = sl;
+	t.rsvd = 0;
+
+	wc->byte_len = rf_be32toh(cqe->byte_cnt);
+	wc->qp_num = qpn;
+	__builtin_memcpy(&wc->wqe_counter, &t, sizeof(t));
+}
+
+/* rf_cq_decode with the op_own byte already read by the peek. */
+RF_INLINE int rf__cq_decode(struct rf_cq *cq, struct rf_cqe64 *cqe, uint8_t op_own,
+			    struct rf_wc *wc)
+{
+	uint32_t sop = rf_be32toh(cqe->sop_drop_qpn);
+	uint32_t qpn = sop & 0xffffff;
+	uint16_t counter = rf_be16toh(cqe->wqe_counter);
+	struct rf_cq_qp *q = cq->last;
+
+	/* errors, INVALID/SIG_ERR (opcode >= 8) and any inline/zipped format,
+	 * and QPs other than the last one seen */
+	if (RF_UNLIKELY(op_own & 0x8c) || RF_UNLIKELY(q->qpn != qpn))
+		return rf__cq_poll_slow(cq, cqe, wc);
+
+	if (RF_LIKELY(op_own < 0x10)) {			/* RF_CQE_REQ */
+		const struct rf__wc_kind *k = rf__wc_req_kind(sop >> 24);
+		struct rf_sq *sq = q->sq;
+
+		if (RF_UNLIKELY(!sq || (sop >> 24) == RF_OPCODE_UMR))
+			return rf__cq_poll_slow(cq, cqe, wc);
+		wc->wr_id = rf_sq_retire(sq, counter);
+		__builtin_memcpy(&wc->status, k, sizeof(*k));
+		rf__wc_tail(wc, cqe, qpn, counter, 0);
+	} else {
+		const struct rf__wc_kind *k = rf__wc_resp_kind(op_own >> 4);
+		uint32_t rqpn = rf_be32toh(cqe->flags_rqpn);
+		uint8_t flags = k->flags;
+
+		if (RF_UNLIKELY(op_own >= 0x50 || (!q->srq && !q->rq)))
+			return rf__cq_poll_slow(cq, cqe, wc);
+		flags |= (op_own & RF_CQE_SE_MASK) ? RF_WC_SOLICITED : 0;
+		flags |= ((rqpn >> 28) & 3) == RF_CQE_GRH_IN_BUF ? RF_WC_GRH : 0;
+		if (q->srq && RF_UNLIKELY(counter >= q->srq->wqe_cnt))
+			return rf__cq_poll_slow(cq, cqe, wc);
+		wc->wr_id = rf__cq_resp_retire(q, counter, &flags);
+		wc->status = k->status;
+		wc->opcode = k->opcode;
+		wc->flags = flags;
+		wc->vendor_err = 0;
+		wc->imm = cqe->imm_inval_pkey;
+		wc->src_qp = rqpn & 0xffffff;
+		rf__wc_tail(wc, cqe, qpn, counter, (uint8_t)((rqpn >> 24) & 0xf));
+	}
+	return 1;
+}
+
+/*
+ * rf_cq_decode - turn the CQE that rf_cq_peek() returned into *wc and
+ * retire its WQE(s). Returns 1, or 0 when the CQE carried no work
+ * completion (stale QPN, SIG_ERR); either way the caller then advances
+ * past it.
+ */
+RF_INLINE int rf_cq_decode(struct rf_cq *cq, struct rf_cqe64 *cqe, struct rf_wc *wc)
+{
+	return rf__cq_decode(cq, cqe, cqe->op_own, wc);
+}
+
+/*
+ * rf_cq_poll - decode up to n completions into wc[0..), retire the WQEs
+ * they complete, and update the CQ's consumer index once. Returns how many
+ * records were written (0 when the CQ is empty). Error CQEs are records
+ * like any other (wc->status != RF_WC_SUCCESS).
+ */
+RF_INLINE int rf_cq_poll(struct rf_cq *cq, struct rf_wc *wc, int n)
+{
+	/*
+	 * ci lives in a register for the batch: retiring writes the queues'
+	 * uint32_t indexes, which the compiler must assume may alias cq->ci.
+	 */
+	uint32_t ci = cq->ci, ci0 = ci;
+	struct rf_cqe64 *cqe;
+	uint8_t op_own;
+	int got = 0;
+
+	while (got < n && (cqe = rf__cq_peek_at(cq, ci, &op_own)) != NULL) {
+		ci++;
+		got += rf__cq_decode(cq, cqe, op_own, &wc[got]);
+	}
+	if (ci != ci0) {
+		cq->ci = ci;
+		rf_cq_update_ci(cq);
+	}
+	return got;
+}
+
+RF_END_DECLS
+
+#endif /* RDMAFAST_CQ_H */

@@ -1,0 +1,1170 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rdmafast/sq.h - the send queue: build WQEs in place, commit, ring.
+ *
+ *	c = rf_sq_reserve(sq, nbb);          claim basic blocks (NULL: full)
+ *	rf_set_*_seg(...);                    fill the segments after c
+ *	rf_sq_commit(sq, c, op, opmod, ds, flags, imm, wr_id);
+ *	...more WQEs...
+ *	rf_sq_ring(sq);                       one doorbell for the batch
+ *
+ * or, for the common operations, one call per WQE that does all three
+ * steps but the ring: rf_sq_post_write(), _read(), _send(), ... and then
+ * rf_sq_ring() once. The device sees nothing until rf_sq_ring(): it reads
+ * WQEs only up to the doorbell record, which the ring writes last, so a WQE
+ * being built in place is never visible half-done.
+ *
+ * Space is counted in 64-byte basic blocks (BB), not in work requests: a
+ * WQE takes 1 to 16 BBs. Each committed WQE records, in side tables indexed
+ * by the slot of its first BB, its wr_id and the producer index just after
+ * it. A CQE names the first BB of the last WQE it completes (wqe_counter);
+ * since RC/UC/XRC complete in order, that one entry retires every earlier
+ * WQE too, signaled or not (rf_sq_retire()). So unsignaled WQEs cost no CQE
+ * and no bookkeeping beyond the two table stores.
+ *
+ * A WQE never straddles the end of the queue: when the next WQE would run
+ * past it, rf_sq_reserve() first fills the rest of the queue with 1-BB NOP
+ * WQEs (unsignaled), as the Linux mlx5e driver does. That keeps every
+ * segment setter and the BlueFlame copy free of wrap tests.
+ *
+ * Threading: a queue has one producer. Nothing here takes a lock or uses
+ * an atomic; two threads posting to one rf_sq must serialize themselves.
+ * Retirement (rf_sq_retire(), called by rf_cq_poll()) writes sq->ci, which
+ * the producer reads: poll the CQ from the thread that posts, or serialize.
+ *
+ * Errors: posts return 0, -ENOSPC when the queue has no room (nothing was
+ * written and no state moved), or -EINVAL for inline data over max_inline,
+ * more SGEs than max_sge, or a WQE over RF_SEND_WQE_MAX_BB basic blocks.
+ */
+#ifndef RDMAFAST_SQ_H
+#define RDMAFAST_SQ_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdmafast/compiler.h>
+#include <rdmafast/hw/endian.h>
+#include <rdmafast/hw/barrier.h>
+#include <rdmafast/hw/doorbell.h>
+#include <rdmafast/hw/wqe.h>
+
+RF_BEGIN_DECLS
+
+/* ---- Flags of a post: the control segment's fm_ce_se bits, as is -------- */
+
+enum {
+	RF_SEND_SIGNALED  = RF_WQE_CTRL_CQ_UPDATE,	/* write a CQE on success */
+	RF_SEND_SOLICITED = RF_WQE_CTRL_SOLICITED,	/* solicited event at the peer */
+	RF_SEND_FENCE     = RF_WQE_CTRL_FENCE,		/* wait for earlier READ/atomics */
+};
+
+/* The transport a send queue belongs to: decides the segment after ctrl. */
+enum rf_qp_kind {
+	RF_QP_RC  = 0,
+	RF_QP_UC  = 1,
+	RF_QP_XRC = 2,	/* XRC_SEND: a 16-byte XRC segment after ctrl */
+	RF_QP_UD  = 3,	/* a 48-byte address vector after ctrl */
+};
+
+/* A gather/scatter entry; same layout as struct ibv_sge. */
+struct rf_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+/*
+ * One side-table entry per basic block slot, for the WQE starting there:
+ * its wr_id and the producer index just after it. One table, so a post
+ * loads one pointer for both stores.
+ */
+struct rf_sq_slot {
+	uint64_t wr_id;
+	uint32_t end;
+	uint32_t rsvd;
+};
+
+/*
+ * struct rf_sq - one send queue. Fields are filled by rf_sq_init() (host
+ * memory, tests) or rf_qp_init_ibv() (rdmafast/verbs.h) and are
+ * read-only afterwards except where noted.
+ */
+struct rf_sq {
+	/* hot: every post */
+	uint8_t  *buf;		/* BB 0 */
+	uint32_t  pi;		/* producer index in BBs, free running (written) */
+	uint32_t  ci;		/* BBs before ci are retired, free running (written) */
+	uint32_t  wqe_mask;	/* wqe_cnt - 1 */
+	uint32_t  bb_max;	/* at most this many BBs outstanding (pi - ci) */
+	__be32    qpn_be;	/* rf_ctrl_qpn(qpn) */
+	__be32    qpn_ds;	/* qpn_be with DS = 1 + tseg_ds: ctrl and transport */
+	uint32_t  tseg_off;	/* 16 + 16 * tseg_ds: where the body starts */
+	uint8_t   fm_ce_se;	/* ORed into every WQE: CQ_UPDATE if sq_sig_all */
+	uint8_t   rsvd0;
+	uint8_t   tseg_ds;	/* DS of the transport segment: 0 RC/UC, 1 XRC, 3 UD */
+	uint8_t   kind;		/* enum rf_qp_kind */
+	struct rf_sq_slot *slot;	/* [wqe_cnt] side table */
+	/* ring */
+	struct rf_wqe_ctrl_seg *last_ctrl;	/* last committed WQE (written) */
+	uint32_t  last_pi;	/* pi of the last committed WQE (written) */
+	uint32_t  rung_pi;	/* pi at the last ring (written) */
+	__be32   *dbrec;	/* &qp_dbrec[RF_SND_DBR] */
+	struct rf_bf bf;	/* offset written at each ring */
+	/* limits and rarely used constants */
+	uint8_t  *qend;		/* buf + 64 * wqe_cnt */
+	uint32_t  wqe_cnt;	/* BBs in the queue, a power of two */
+	uint32_t  qpn;
+	uint32_t  max_inline;	/* payload bytes of one inline segment */
+	uint32_t  max_sge;	/* data segments in one WQE */
+	struct rf_wqe_xrc_seg xrc;	/* XRC: the segment after ctrl (rf_sq_set_xrc_srqn) */
+};
+
+/* Everything rf_sq_init() needs; verbs.h fills it from mlx5dv_qp. */
+struct rf_sq_attr {
+	void     *buf;		/* mlx5dv_qp.sq.buf, 64-byte aligned */
+	uint32_t  wqe_cnt;	/* mlx5dv_qp.sq.wqe_cnt, power of two */
+	__be32   *dbrec;	/* mlx5dv_qp.dbrec (the record, not the SQ word) */
+	void     *bf_reg;	/* mlx5dv_qp.bf.reg */
+	uint32_t  bf_size;	/* mlx5dv_qp.bf.size, 0 = doorbell only */
+	uint32_t  qpn;
+	uint32_t  max_inline;	/* ibv_qp_cap.max_inline_data of the created QP */
+	uint32_t  max_sge;	/* ibv_qp_cap.max_send_sge */
+	uint32_t  kind;		/* enum rf_qp_kind */
+	uint32_t  sig_all;	/* nonzero: every WQE signaled (sq_sig_all) */
+	struct rf_sq_slot *slot;	/* wqe_cnt entries, caller-allocated */
+};
+
+/*
+ * rf_sq_init - set up sq over a send queue nobody has posted to yet.
+ * Returns 0, or -EINVAL when wqe_cnt is not a power of two or a table or
+ * the buffer is missing. Cold: once per queue.
+ */
+static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *a)
+{
+	if (!a->buf || !a->dbrec || !a->slot ||
+	    a->wqe_cnt < 2 || (a->wqe_cnt & (a->wqe_cnt - 1)) ||
+	    a->wqe_cnt > 0x8000 || a->kind > RF_QP_UD ||
+	    (a->bf_size && !a->bf_reg) || a->bf_size > RF_BF_MAX_SIZE)
+		return -EINVAL;
+	__builtin_memset(sq, 0, sizeof(*sq));
+	sq->buf = (uint8_t *)a->buf;
+	sq->wqe_mask = a->wqe_cnt - 1;
+	/*
+	 * Every slot may be in flight: the side tables tell exactly where each
+	 * WQE ends, so no slack is needed for the CQE naming a WQE's first BB.
+	 * The 16-bit dbrec counter would alias at 65536 outstanding BBs, which
+	 * the 0x8000 cap above rules out.
+	 */
+	sq->bb_max = a->wqe_cnt;
+	sq->qpn_be = rf_ctrl_qpn(a->qpn);
+	sq->fm_ce_se = a->sig_all ? RF_WQE_CTRL_CQ_UPDATE : 0;
+	sq->kind = (uint8_t)a->kind;
+	sq->tseg_ds = a->kind == RF_QP_XRC ? 1 : a->kind == RF_QP_UD ? 3 : 0;
+	sq->qpn_ds = sq->qpn_be | rf_htobe32(1U + sq->tseg_ds);
+	sq->tseg_off = RF_WQE_DS_SIZE * (1U + sq->tseg_ds);
+	sq->slot = a->slot;
+	sq->last_ctrl = (struct rf_wqe_ctrl_seg *)a->buf;
+	sq->dbrec = a->dbrec + RF_SND_DBR;
+	sq->bf.reg = (uint8_t *)a->bf_reg;
+	sq->bf.size = a->bf_size;
+	sq->bf.offset = 0;
+	sq->qend = sq->buf + (size_t)a->wqe_cnt * RF_SEND_WQE_BB;
+	sq->wqe_cnt = a->wqe_cnt;
+	sq->qpn = a->qpn;
+	sq->max_inline = a->max_inline;
+	sq->max_sge = a->max_sge;
+	rf_set_xrc_seg(&sq->xrc, 0);
+	return 0;
+}
+
+/* XRC: the remote XRC SRQ that the following WQEs target. */
+static inline void rf_sq_set_xrc_srqn(struct rf_sq *sq, uint32_t srqn)
+{
+	rf_set_xrc_seg(&sq->xrc, srqn);
+}
+
+/* Basic blocks free right now. */
+RF_INLINE uint32_t rf_sq_space(const struct rf_sq *sq)
+{
+	return sq->bb_max - (sq->pi - sq->ci);
+}
+
+/* The WQE (control segment) in slot pi & mask. */
+RF_INLINE struct rf_wqe_ctrl_seg *rf_sq_wqe(const struct rf_sq *sq, uint32_t pi)
+{
+	return (struct rf_wqe_ctrl_seg *)(sq->buf +
+		((size_t)(pi & sq->wqe_mask) << RF_SEND_WQE_SHIFT));
+}
+
+/*
+ * qpn_ds plus n more DS units. The DS field is the low byte of the
+ * big-endian word and never carries (at most 63), so adding in wire order
+ * is exact; with a constant n this is one add of a constant.
+ */
+RF_INLINE __be32 rf__ds_add(__be32 qpn_ds, uint32_t n)
+{
+#if RF_LITTLE_ENDIAN
+	return (RF_FORCE __be32)((RF_FORCE uint32_t)qpn_ds + (n << 24));
+#else
+	return (RF_FORCE __be32)((RF_FORCE uint32_t)qpn_ds + n);
+#endif
+}
+
+/*
+ * Fill a control segment as rf_set_ctrl_seg() does, with bytes 8..15
+ * (signature 0, dci_stream_channel_id 0, fm_ce_se, imm) as one 8-byte
+ * store instead of four.
+ */
+RF_INLINE void rf__sq_set_ctrl(struct rf_wqe_ctrl_seg *c, uint32_t pi, uint8_t opcode,
+			       uint8_t opmod, __be32 qpn_ds, uint8_t fm, __be32 imm)
+{
+	uint64_t hi;
+
+	c->opmod_idx_opcode = rf_htobe32(((uint32_t)opmod << 24) |
+					 ((pi & 0xffff) << 8) | opcode);
+	c->qpn_ds = qpn_ds;
+#if RF_LITTLE_ENDIAN
+	hi = ((uint64_t)(RF_FORCE uint32_t)imm << 32) | ((uint32_t)fm << 24);
+#else
+	hi = ((uint64_t)fm << 32) | (RF_FORCE uint32_t)imm;
+#endif
+	__builtin_memcpy((uint8_t *)c + 8, &hi, sizeof(hi));
+}
+
+/* Record a WQE of nbb BBs in the side table and move pi past it. */
+RF_INLINE void rf__sq_advance(struct rf_sq *sq, struct rf_wqe_ctrl_seg *c,
+			      uint32_t nbb, uint64_t wr_id)
+{
+	uint32_t pi = sq->pi;
+	struct rf_sq_slot *s = &sq->slot[pi & sq->wqe_mask];
+
+	s->wr_id = wr_id;
+	s->end = pi + nbb;
+	sq->last_ctrl = c;
+	sq->last_pi = pi;
+	sq->pi = pi + nbb;
+}
+
+/* Cold half of rf_sq_reserve(): fill up to the queue end with NOPs. */
+static inline RF_COLD void rf__sq_pad(struct rf_sq *sq, uint32_t pad)
+{
+	while (pad--) {
+		struct rf_wqe_ctrl_seg *c = rf_sq_wqe(sq, sq->pi);
+
+		/* unsignaled, unfenced */
+		rf__sq_set_ctrl(c, sq->pi, RF_OPCODE_NOP, 0,
+				sq->qpn_be | RF_BE32(1), 0, 0);
+		rf__sq_advance(sq, c, 1, 0);
+	}
+}
+
+/* BBs of NOP padding a WQE of nbb BBs needs before it (usually 0). */
+RF_INLINE uint32_t rf__sq_pad_need(const struct rf_sq *sq, uint32_t nbb)
+{
+	uint32_t room = sq->wqe_cnt - (sq->pi & sq->wqe_mask);
+
+	/* a 1-BB WQE always fits: with a constant nbb this folds to 0 */
+	return nbb > 1 && RF_UNLIKELY(nbb > room) ? room : 0;
+}
+
+/* True when a WQE of nbb BBs (and its padding) fits now. */
+RF_INLINE int rf__sq_room(const struct rf_sq *sq, uint32_t nbb)
+{
+	return sq->pi - sq->ci + rf__sq_pad_need(sq, nbb) + nbb <= sq->bb_max;
+}
+
+/* After rf__sq_room(): pad if needed, return the WQE's control segment. */
+RF_INLINE struct rf_wqe_ctrl_seg *rf__sq_begin(struct rf_sq *sq, uint32_t nbb)
+{
+	uint32_t pad = rf__sq_pad_need(sq, nbb);
+
+	if (RF_UNLIKELY(pad))
+		rf__sq_pad(sq, pad);
+	return rf_sq_wqe(sq, sq->pi);
+}
+
+/*
+ * The one-call posts do their bookkeeping before writing the WQE: WQE
+ * stores are __be32/__be64, which may alias the queue's own uint32_t
+ * fields, so anything read from *sq after them would be loaded again.
+ * rf__sq_claim() records the WQE and returns its producer index;
+ * rf__sq_fm() returns its fm_ce_se.
+ */
+RF_INLINE uint32_t rf__sq_claim(struct rf_sq *sq, struct rf_wqe_ctrl_seg *c,
+				uint32_t nbb, uint64_t wr_id)
+{
+	uint32_t pi = sq->pi;
+
+	rf__sq_advance(sq, c, nbb, wr_id);
+	return pi;
+}
+
+RF_INLINE uint8_t rf__sq_fm(const struct rf_sq *sq, uint32_t flags)
+{
+	return (uint8_t)(flags | sq->fm_ce_se);
+}
+
+/*
+ * rf_sq_reserve - claim nbb contiguous basic blocks (1..RF_SEND_WQE_MAX_BB)
+ * for the next WQE and return its control segment, or NULL when the queue
+ * has no room for it (then nothing moved). If the WQE would cross the queue
+ * end, the BBs up to the end are first committed as NOPs. The WQE must be
+ * committed with rf_sq_commit() before the next reserve.
+ */
+RF_INLINE struct rf_wqe_ctrl_seg *rf_sq_reserve(struct rf_sq *sq, uint32_t nbb)
+{
+	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+		return NULL;
+	return rf__sq_begin(sq, nbb);
+}
+
+/*
+ * rf_sq_tseg - write the transport segment that follows the control
+ * segment on XRC queues and return where the next segment goes. On RC/UC
+ * the XRC bytes are stored too and then overwritten by the next segment:
+ * one 16-byte store instead of a branch on the queue kind. UD posts write
+ * their address vector themselves (rf_sq_post_ud_send()).
+ */
+RF_INLINE void *rf_sq_tseg(const struct rf_sq *sq, struct rf_wqe_ctrl_seg *c)
+{
+	*(struct rf_wqe_xrc_seg *)(c + 1) = sq->xrc;
+	return (uint8_t *)c + sq->tseg_off;
+}
+
+/* A WQE being built by a one-call post, kept in registers. */
+struct rf__sq_wqe {
+	struct rf_wqe_ctrl_seg *c;
+	uint8_t *body;		/* after ctrl and transport segment */
+	uint32_t pi;
+	__be32   qpn_ds;	/* with ctrl and transport DS */
+	uint8_t  fm;
+};
+
+/* After rf__sq_room(): pad, record, write the transport segment. */
+RF_INLINE struct rf__sq_wqe rf__sq_start(struct rf_sq *sq, uint32_t nbb,
+					 uint32_t flags, uint64_t wr_id)
+{
+	struct rf__sq_wqe w;
+
+	w.c = rf__sq_begin(sq, nbb);
+	w.qpn_ds = sq->qpn_ds;
+	w.fm = rf__sq_fm(sq, flags);
+	w.pi = rf__sq_claim(sq, w.c, nbb, wr_id);
+	w.body = (uint8_t *)rf_sq_tseg(sq, w.c);
+	return w;
+}
+
+/* Write the control segment last; ds_body excludes ctrl and transport. */
+RF_INLINE void rf__sq_end(const struct rf__sq_wqe *w, uint8_t opcode, uint8_t opmod,
+			  uint32_t ds_body, __be32 imm)
+{
+	rf__sq_set_ctrl(w->c, w->pi, opcode, opmod, rf__ds_add(w->qpn_ds, ds_body),
+			w->fm, imm);
+}
+
+/*
+ * rf_sq_commit - finish the WQE reserved at c: fill its control segment
+ * and record it. ds is the WQE size in 16-byte units including ctrl (and
+ * the transport segment; it must fit the BBs reserved). flags are RF_SEND_*
+ * bits; the queue's default (signal all) is added. imm is the immediate in network order, rf_htobe32(rkey) for
+ * SEND_INVAL or UMR, or 0. Invisible to the device until rf_sq_ring().
+ */
+RF_INLINE void rf_sq_commit(struct rf_sq *sq, struct rf_wqe_ctrl_seg *c,
+			    uint8_t opcode, uint8_t opmod, uint32_t ds,
+			    uint32_t flags, __be32 imm, uint64_t wr_id)
+{
+	uint8_t fm = (uint8_t)(flags | sq->fm_ce_se);
+
+	RF_ASSERT(ds >= 1 && ds <= RF_WQE_MAX_DS);
+	RF_ASSERT((void *)c == (void *)rf_sq_wqe(sq, sq->pi));
+	rf__sq_set_ctrl(c, sq->pi, opcode, opmod, sq->qpn_be | rf_htobe32(ds),
+			fm, imm);
+	rf__sq_advance(sq, c, (ds + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB, wr_id);
+}
+
+/*
+ * rf_sq_ring - tell the device about every WQE committed since the last
+ * ring. A single WQE that fits one BlueFlame half is copied through the
+ * BlueFlame register (the device needs no DMA read); otherwise, or when the
+ * QP has no BlueFlame (bf.size 0), the 8-byte doorbell of the last WQE.
+ * Barriers: WQE stores before the dbrec, dbrec before the MMIO store, and
+ * the write-combining buffer flushed after it (hw/doorbell.h).
+ */
+RF_INLINE void rf_sq_ring(struct rf_sq *sq)
+{
+	uint32_t pi = sq->pi;
+	uint32_t last = sq->last_pi;
+	uint32_t rung = sq->rung_pi;
+
+	if (RF_UNLIKELY(pi == rung))
+		return;
+	if (last == rung && rf_bf_fits(&sq->bf, pi - last)) {
+		/* a constant size unrolls the copy into 4 load/store pairs */
+		if (pi - last == 1)
+			rf_ring_bf(sq->dbrec, &sq->bf, pi, sq->last_ctrl, 1);
+		else
+			rf_ring_bf(sq->dbrec, &sq->bf, pi, sq->last_ctrl, pi - last);
+	} else
+		rf_ring_db(sq->dbrec, &sq->bf, pi, sq->last_ctrl);
+	sq->rung_pi = pi;
+}
+
+/*
+ * rf_sq_retire - a CQE (success or error) reported the WQE whose first BB
+ * is wqe_counter: free it and every WQE before it, and return its wr_id.
+ */
+RF_INLINE uint64_t rf_sq_retire(struct rf_sq *sq, uint16_t wqe_counter)
+{
+	const struct rf_sq_slot *s = &sq->slot[wqe_counter & sq->wqe_mask];
+
+	sq->ci = s->end;
+	return s->wr_id;
+}
+
+/* ---- One-call posts: reserve + segments + commit (no ring) ------------ */
+
+/* DS of a one-data-segment body: none for length 0 (0 would mean 2 GiB). */
+#define RF__DS_DATA(len) ((uint32_t)((len) != 0))
+
+/* ctrl [xrc] raddr data: at most 4 DS, so always one BB. */
+RF_INLINE int rf__sq_post_rdma1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
+				uint32_t lkey, uint64_t laddr, uint32_t len,
+				uint32_t rkey, uint64_t raddr, uint32_t flags,
+				uint64_t wr_id)
+{
+	struct rf__sq_wqe w;
+	struct rf_wqe_raddr_seg *r;
+
+	if (RF_UNLIKELY(!rf__sq_room(sq, 1)))
+		return -ENOSPC;
+	w = rf__sq_start(sq, 1, flags, wr_id);
+	r = (struct rf_wqe_raddr_seg *)w.body;
+	rf_set_raddr_seg(r, raddr, rkey);
+	rf_set_data_seg((struct rf_wqe_data_seg *)(r + 1), len, lkey, laddr);
+	rf__sq_end(&w, opcode, 0, 1 + RF__DS_DATA(len), imm);
+	return 0;
+}
+
+/*
+ * rf_sq_post_write - RDMA WRITE of len bytes at laddr (lkey) to raddr
+ * (rkey). flags: RF_SEND_*. A zero length writes nothing and still
+ * completes.
+ */
+RF_INLINE int rf_sq_post_write(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
+			       uint32_t len, uint32_t rkey, uint64_t raddr,
+			       uint32_t flags, uint64_t wr_id)
+{
+	return rf__sq_post_rdma1(sq, RF_OPCODE_RDMA_WRITE, 0, lkey, laddr, len,
+				 rkey, raddr, flags, wr_id);
+}
+
+/*
+ * rf_sq_post_write_imm - RDMA WRITE with immediate: consumes a receive at
+ * the responder, which gets imm (network order, passed through untouched).
+ */
+RF_INLINE int rf_sq_post_write_imm(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
+				   uint32_t len, uint32_t rkey, uint64_t raddr,
+				   __be32 imm, uint32_t flags, uint64_t wr_id)
+{
+	return rf__sq_post_rdma1(sq, RF_OPCODE_RDMA_WRITE_IMM, imm, lkey, laddr,
+				 len, rkey, raddr, flags, wr_id);
+}
+
+/* rf_sq_post_read - RDMA READ of len bytes at raddr (rkey) into laddr. */
+RF_INLINE int rf_sq_post_read(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
+			      uint32_t len, uint32_t rkey, uint64_t raddr,
+			      uint32_t flags, uint64_t wr_id)
+{
+	return rf__sq_post_rdma1(sq, RF_OPCODE_RDMA_READ, 0, lkey, laddr, len,
+				 rkey, raddr, flags, wr_id);
+}
+
+/* The SEND family on RC/UC/XRC: ctrl [xrc] data, one BB. */
+RF_INLINE int rf__sq_post_send1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
+				uint32_t lkey, uint64_t laddr, uint32_t len,
+				uint32_t flags, uint64_t wr_id)
+{
+	struct rf__sq_wqe w;
+
+	if (RF_UNLIKELY(!rf__sq_room(sq, 1)))
+		return -ENOSPC;
+	w = rf__sq_start(sq, 1, flags, wr_id);
+	rf_set_data_seg((struct rf_wqe_data_seg *)w.body, len, lkey, laddr);
+	rf__sq_end(&w, opcode, 0, RF__DS_DATA(len), imm);
+	return 0;
+}
+
+/* rf_sq_post_send - SEND of len bytes at laddr (lkey). */
+RF_INLINE int rf_sq_post_send(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
+			      uint32_t len, uint32_t flags, uint64_t wr_id)
+{
+	return rf__sq_post_send1(sq, RF_OPCODE_SEND, 0, lkey, laddr, len, flags, wr_id);
+}
+
+/* rf_sq_post_send_imm - SEND with immediate (imm in network order). */
+RF_INLINE int rf_sq_post_send_imm(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
+				  uint32_t len, __be32 imm, uint32_t flags,
+				  uint64_t wr_id)
+{
+	return rf__sq_post_send1(sq, RF_OPCODE_SEND_IMM, imm, lkey, laddr, len,
+				 flags, wr_id);
+}
+
+/* rf_sq_post_send_inv - SEND that invalidates inv_rkey at the responder. */
+RF_INLINE int rf_sq_post_send_inv(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
+				  uint32_t len, uint32_t inv_rkey, uint32_t flags,
+				  uint64_t wr_id)
+{
+	return rf__sq_post_send1(sq, RF_OPCODE_SEND_INVAL, rf_htobe32(inv_rkey),
+				 lkey, laddr, len, flags, wr_id);
+}
+
+/*
+ * Copy inline payload into the WQE. A constant length becomes a few moves;
+ * otherwise 8-byte chunks and a tail, with an empty asm in the loop so the
+ * compiler cannot turn it back into a call to memcpy (no calls on the data
+ * path). The WQE never wraps, so the destination is contiguous.
+ */
+RF_INLINE void rf__copy_inline(uint8_t *dst, const uint8_t *src, uint32_t len)
+{
+	if (__builtin_constant_p(len)) {
+		__builtin_memcpy(dst, src, len);
+		return;
+	}
+	while (len >= 8) {
+		__builtin_memcpy(dst, src, 8);
+		__asm__("" : "+r"(dst), "+r"(src));
+		dst += 8;
+		src += 8;
+		len -= 8;
+	}
+	if (len & 4) {
+		__builtin_memcpy(dst, src, 4);
+		dst += 4;
+		src += 4;
+	}
+	if (len & 2) {
+		__builtin_memcpy(dst, src, 2);
+		dst += 2;
+		src += 2;
+	}
+	if (len & 1)
+		*dst = *src;
+}
+
+/*
+ * Inline posts: ctrl [xrc] [raddr] inline(4 + len). has_raddr is a
+ * constant at every call site. The payload is copied into the WQE, so the
+ * buffer needs no memory registration and may be reused on return.
+ */
+RF_INLINE int rf__sq_post_inline(struct rf_sq *sq, uint8_t opcode, __be32 imm,
+				 int has_raddr, uint32_t rkey, uint64_t raddr,
+				 const void *data, uint32_t len, uint32_t flags,
+				 uint64_t wr_id)
+{
+	uint32_t body, nbb;
+	struct rf__sq_wqe w;
+	uint8_t *p;
+
+	if (RF_UNLIKELY(len > sq->max_inline))
+		return -EINVAL;
+	/* libmlx5 and UCX leave an empty inline segment out of the WQE */
+	body = (has_raddr ? 1 : 0) + (len ? RF_INLINE_DS(len) : 0);
+	if (RF_UNLIKELY(1 + sq->tseg_ds + body > RF_WQE_MAX_DS))
+		return -EINVAL;
+	nbb = (1 + sq->tseg_ds + body + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB;
+	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+		return -ENOSPC;
+	w = rf__sq_start(sq, nbb, flags, wr_id);
+	p = (uint8_t *)w.body;
+	if (has_raddr) {
+		rf_set_raddr_seg((struct rf_wqe_raddr_seg *)p, raddr, rkey);
+		p += sizeof(struct rf_wqe_raddr_seg);
+	}
+	if (len) {
+		rf_set_inline_hdr((struct rf_wqe_inline_seg *)p, len);
+		rf__copy_inline(p + sizeof(struct rf_wqe_inline_seg),
+				(const uint8_t *)data, len);
+	}
+	rf__sq_end(&w, opcode, 0, body, imm);
+	return 0;
+}
+
+/* rf_sq_post_write_inline - RDMA WRITE of len bytes copied into the WQE. */
+RF_INLINE int rf_sq_post_write_inline(struct rf_sq *sq, const void *data,
+				      uint32_t len, uint32_t rkey, uint64_t raddr,
+				      uint32_t flags, uint64_t wr_id)
+{
+	return rf__sq_post_inline(sq, RF_OPCODE_RDMA_WRITE, 0, 1, rkey, raddr,
+				  data, len, flags, wr_id);
+}
+
+/* rf_sq_post_write_imm_inline - the same with an immediate. */
+RF_INLINE int rf_sq_post_write_imm_inline(struct rf_sq *sq, const void *data,
+					  uint32_t len, uint32_t rkey,
+					  uint64_t raddr, __be32 imm,
+					  uint32_t flags, uint64_t wr_id)
+{
+	return rf__sq_post_inline(sq, RF_OPCODE_RDMA_WRITE_IMM, imm, 1, rkey,
+				  raddr, data, len, flags, wr_id);
+}
+
+/* rf_sq_post_send_inline - SEND of len bytes copied into the WQE. */
+RF_INLINE int rf_sq_post_send_inline(struct rf_sq *sq, const void *data,
+				     uint32_t len, uint32_t flags, uint64_t wr_id)
+{
+	return rf__sq_post_inline(sq, RF_OPCODE_SEND, 0, 0, 0, 0, data, len,
+				  flags, wr_id);
+}
+
+/* rf_sq_post_send_imm_inline - SEND with immediate, payload inline. */
+RF_INLINE int rf_sq_post_send_imm_inline(struct rf_sq *sq, const void *data,
+					 uint32_t len, __be32 imm,
+					 uint32_t flags, uint64_t wr_id)
+{
+	return rf__sq_post_inline(sq, RF_OPCODE_SEND_IMM, imm, 0, 0, 0, data,
+				  len, flags, wr_id);
+}
+
+/*
+ * Scatter/gather posts: ctrl [xrc] [raddr] data x n. Zero-length entries
+ * are dropped, as libmlx5 does (a data segment of length 0 means 2 GiB).
+ */
+RF_INLINE int rf__sq_post_sg(struct rf_sq *sq, uint8_t opcode, __be32 imm,
+			     int has_raddr, uint32_t rkey, uint64_t raddr,
+			     const struct rf_sge *sg, uint32_t n, uint32_t flags,
+			     uint64_t wr_id)
+{
+	uint32_t i, body, nbb;
+	struct rf__sq_wqe w;
+	struct rf_wqe_data_seg *d;
+	uint8_t *p;
+
+	if (RF_UNLIKELY(n > sq->max_sge))
+		return -EINVAL;
+	body = has_raddr ? 1 : 0;
+	for (i = 0; i < n; i++)
+		body += sg[i].length != 0;
+	if (RF_UNLIKELY(1 + sq->tseg_ds + body > RF_WQE_MAX_DS))
+		return -EINVAL;
+	nbb = (1 + sq->tseg_ds + body + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB;
+	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+		return -ENOSPC;
+	w = rf__sq_start(sq, nbb, flags, wr_id);
+	p = (uint8_t *)w.body;
+	if (has_raddr) {
+		rf_set_raddr_seg((struct rf_wqe_raddr_seg *)p, raddr, rkey);
+		p += sizeof(struct rf_wqe_raddr_seg);
+	}
+	d = (struct rf_wqe_data_seg *)p;
+	for (i = 0; i < n; i++)
+		if (sg[i].length)
+			rf_set_data_seg(d++, sg[i].length, sg[i].lkey, sg[i].addr);
+	rf__sq_end(&w, opcode, 0, body, imm);
+	return 0;
+}
+
+/* rf_sq_post_send_sg - SEND gathering n entries (at most max_sge). */
+RF_INLINE int rf_sq_post_send_sg(struct rf_sq *sq, const struct rf_sge *sg,
+				 uint32_t n, uint32_t flags, uint64_t wr_id)
+{
+	return rf__sq_post_sg(sq, RF_OPCODE_SEND, 0, 0, 0, 0, sg, n, flags, wr_id);
+}
+
+/* rf_sq_post_send_imm_sg - SEND with immediate gathering n entries. */
+RF_INLINE int rf_sq_post_send_imm_sg(struct rf_sq *sq, const struct rf_sge *sg,
+				     uint32_t n, __be32 imm, uint32_t flags,
+				     uint64_t wr_id)
+{
+	return rf__sq_post_sg(sq, RF_OPCODE_SEND_IMM, imm, 0, 0, 0, sg, n,
+			      flags, wr_id);
+}
+
+/* rf_sq_post_write_sg - RDMA WRITE gathering n entries to raddr. */
+RF_INLINE int rf_sq_post_write_sg(struct rf_sq *sq, const struct rf_sge *sg,
+				  uint32_t n, uint32_t rkey, uint64_t raddr,
+				  uint32_t flags, uint64_t wr_id)
+{
+	return rf__sq_post_sg(sq, RF_OPCODE_RDMA_WRITE, 0, 1, rkey, raddr, sg, n,
+			      flags, wr_id);
+}
+
+/* rf_sq_post_read_sg - RDMA READ from raddr scattering into n entries. */
+RF_INLINE int rf_sq_post_read_sg(struct rf_sq *sq, const struct rf_sge *sg,
+				 uint32_t n, uint32_t rkey, uint64_t raddr,
+				 uint32_t flags, uint64_t wr_id)
+{
+	return rf__sq_post_sg(sq, RF_OPCODE_RDMA_READ, 0, 1, rkey, raddr, sg, n,
+			      flags, wr_id);
+}
+
+/*
+ * ---- Atomics ------------------------------------------------------------
+ * The remote operand at raddr must be naturally aligned (8 bytes; 4 for the
+ * 32-bit masked forms) and is in the target's host order, as for its CPU.
+ * The original remote value lands at laddr (lkey). Its byte order depends
+ * on the device: big-endian when the HCA's atomic_req_8B_endianness_mode
+ * is 0 (the IB convention, most ConnectX; convert with rf_be64toh()), host
+ * order when it is 1. Probe once with a fetch-and-add of 0 on a known
+ * value if you cannot know (examples/atomics.c does).
+ */
+
+/* rf_sq_post_cas - 8-byte compare-and-swap: if *raddr == compare, swap. */
+RF_INLINE int rf_sq_post_cas(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
+			     uint32_t rkey, uint64_t raddr, uint64_t compare,
+			     uint64_t swap, uint32_t flags, uint64_t wr_id)
+{
+	uint32_t nbb = 1 + (sq->tseg_ds != 0);	/* 4 DS, 5 with XRC */
+	struct rf__sq_wqe w;
+	struct rf_wqe_raddr_seg *r;
+	struct rf_wqe_atomic_seg *a;
+
+	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+		return -ENOSPC;
+	w = rf__sq_start(sq, nbb, flags, wr_id);
+	r = (struct rf_wqe_raddr_seg *)w.body;
+	rf_set_raddr_seg(r, raddr, rkey);
+	a = (struct rf_wqe_atomic_seg *)(r + 1);
+	rf_set_atomic_seg(a, swap, compare);
+	rf_set_data_seg((struct rf_wqe_data_seg *)(a + 1), 8, lkey, laddr);
+	rf__sq_end(&w, RF_OPCODE_ATOMIC_CS, 0, 3, 0);
+	return 0;
+}
+
+/* rf_sq_post_faa - 8-byte fetch-and-add. */
+RF_INLINE int rf_sq_post_faa(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
+			     uint32_t rkey, uint64_t raddr, uint64_t add,
+			     uint32_t flags, uint64_t wr_id)
+{
+	uint32_t nbb = 1 + (sq->tseg_ds != 0);	/* 4 DS, 5 with XRC */
+	struct rf__sq_wqe w;
+	struct rf_wqe_raddr_seg *r;
+	struct rf_wqe_atomic_seg *a;
+
+	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+		return -ENOSPC;
+	w = rf__sq_start(sq, nbb, flags, wr_id);
+	r = (struct rf_wqe_raddr_seg *)w.body;
+	rf_set_raddr_seg(r, raddr, rkey);
+	a = (struct rf_wqe_atomic_seg *)(r + 1);
+	rf_set_atomic_seg(a, add, 0);
+	rf_set_data_seg((struct rf_wqe_data_seg *)(a + 1), 8, lkey, laddr);
+	rf__sq_end(&w, RF_OPCODE_ATOMIC_FA, 0, 3, 0);
+	return 0;
+}
+
+/*
+ * Masked ("extended") atomics. The QP must be in extended atomic mode
+ * (the kernel picks it from the HCA's capabilities). Compare-and-swap
+ * replaces the bits of swap_mask when the bits of compare_mask match;
+ * fetch-and-add stops carries at the set bits of field_boundary.
+ */
+RF_INLINE int rf_sq_post_masked_cs32(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
+				     uint32_t rkey, uint64_t raddr,
+				     uint32_t compare, uint32_t compare_mask,
+				     uint32_t swap, uint32_t swap_mask,
+				     uint32_t flags, uint64_t wr_id)
+{
+	uint32_t nbb = 1 + (sq->tseg_ds != 0);	/* 4 DS, 5 with XRC */
+	struct rf__sq_wqe w;
+	struct rf_wqe_raddr_seg *r;
+	struct rf_wqe_masked_cs32_seg *m;
+
+	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+		return -ENOSPC;
+	w = rf__sq_start(sq, nbb, flags, wr_id);
+	r = (struct rf_wqe_raddr_seg *)w.body;
+	rf_set_raddr_seg(r, raddr, rkey);
+	m = (struct rf_wqe_masked_cs32_seg *)(r + 1);
+	rf_set_masked_cs32_seg(m, swap, compare, swap_mask, compare_mask);
+	rf_set_data_seg((struct rf_wqe_data_seg *)(m + 1), 4, lkey, laddr);
+	rf__sq_end(&w, RF_OPCODE_ATOMIC_MASKED_CS, RF_OPMOD_EXT_ATOMIC_4B, 3, 0);
+	return 0;
+}
+
+RF_INLINE int rf_sq_post_masked_cs64(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
+				     uint32_t rkey, uint64_t raddr,
+				     uint64_t compare, uint64_t compare_mask,
+				     uint64_t swap, uint64_t swap_mask,
+				     uint32_t flags, uint64_t wr_id)
+{
+	uint32_t nbb = 2;	/* 5 DS, 6 with XRC */
+	struct rf__sq_wqe w;
+	struct rf_wqe_raddr_seg *r;
+	struct rf_wqe_masked_cs64_seg *m;
+
+	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+		return -ENOSPC;
+	w = rf__sq_start(sq, nbb, flags, wr_id);
+	r = (struct rf_wqe_raddr_seg *)w.body;
+	rf_set_raddr_seg(r, raddr, rkey);
+	m = (struct rf_wqe_masked_cs64_seg *)(r + 1);
+	rf_set_masked_cs64_seg(m, swap, compare, swap_mask, compare_mask);
+	rf_set_data_seg((struct rf_wqe_data_seg *)(m + 1), 8, lkey, laddr);
+	rf__sq_end(&w, RF_OPCODE_ATOMIC_MASKED_CS, RF_OPMOD_EXT_ATOMIC_8B, 4, 0);
+	return 0;
+}
+
+RF_INLINE int rf_sq_post_masked_fa32(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
+				     uint32_t rkey, uint64_t raddr, uint32_t add,
+				     uint32_t field_boundary, uint32_t flags,
+				     uint64_t wr_id)
+{
+	uint32_t nbb = 1 + (sq->tseg_ds != 0);	/* 4 DS, 5 with XRC */
+	struct rf__sq_wqe w;
+	struct rf_wqe_raddr_seg *r;
+	struct rf_wqe_masked_fa32_seg *m;
+
+	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+		return -ENOSPC;
+	w = rf__sq_start(sq, nbb, flags, wr_id);
+	r = (struct rf_wqe_raddr_seg *)w.body;
+	rf_set_raddr_seg(r, raddr, rkey);
+	m = (struct rf_wqe_masked_fa32_seg *)(r + 1);
+	rf_set_masked_fa32_seg(m, add, field_boundary);
+	rf_set_data_seg((struct rf_wqe_data_seg *)(m + 1), 4, lkey, laddr);
+	rf__sq_end(&w, RF_OPCODE_ATOMIC_MASKED_FA, RF_OPMOD_EXT_ATOMIC_4B, 3, 0);
+	return 0;
+}
+
+RF_INLINE int rf_sq_post_masked_fa64(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
+				     uint32_t rkey, uint64_t raddr, uint64_t add,
+				     uint64_t field_boundary, uint32_t flags,
+				     uint64_t wr_id)
+{
+	uint32_t nbb = 1 + (sq->tseg_ds != 0);	/* 4 DS, 5 with XRC */
+	struct rf__sq_wqe w;
+	struct rf_wqe_raddr_seg *r;
+	struct rf_wqe_masked_fa64_seg *m;
+
+	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+		return -ENOSPC;
+	w = rf__sq_start(sq, nbb, flags, wr_id);
+	r = (struct rf_wqe_raddr_seg *)w.body;
+	rf_set_raddr_seg(r, raddr, rkey);
+	m = (struct rf_wqe_masked_fa64_seg *)(r + 1);
+	rf_set_masked_fa64_seg(m, add, field_boundary);
+	rf_set_data_seg((struct rf_wqe_data_seg *)(m + 1), 8, lkey, laddr);
+	rf__sq_end(&w, RF_OPCODE_ATOMIC_MASKED_FA, RF_OPMOD_EXT_ATOMIC_8B, 3, 0);
+	return 0;
+}
+
+/*
+ * rf_sq_post_nop - a WQE that does nothing. Signaled, it reports that
+ * everything before it completed; with RF_SEND_FENCE it also waits for
+ * earlier READs and atomics.
+ */
+RF_INLINE int rf_sq_post_nop(struct rf_sq *sq, uint32_t flags, uint64_t wr_id)
+{
+	struct rf_wqe_ctrl_seg *c = rf_sq_reserve(sq, 1);
+
+	if (RF_UNLIKELY(!c))
+		return -ENOSPC;
+	rf_sq_commit(sq, c, RF_OPCODE_NOP, 0, 1, flags, 0, wr_id);
+	return 0;
+}
+
+/*
+ * rf_sq_post_ud_send - UD SEND: ctrl, the address vector of an address
+ * handle (mlx5dv_ah.av, 48 bytes) completed with the remote QPN and Q_Key,
+ * then one data segment or, when data is non-NULL, inline payload.
+ * The queue must be a UD queue.
+ */
+RF_INLINE int rf_sq_post_ud_send(struct rf_sq *sq, const struct rf_wqe_av *av,
+				 uint32_t remote_qpn, uint32_t qkey,
+				 const void *data, uint32_t lkey, uint64_t laddr,
+				 uint32_t len, __be32 imm, int with_imm,
+				 uint32_t flags, uint64_t wr_id)
+{
+	uint32_t ds = 4;
+	struct rf_wqe_ctrl_seg *c;
+	uint8_t *p;
+
+	RF_ASSERT(sq->kind == RF_QP_UD);
+	if (data) {
+		if (RF_UNLIKELY(len > sq->max_inline))
+			return -EINVAL;
+		ds += len ? RF_INLINE_DS(len) : 0;
+	} else {
+		ds += RF__DS_DATA(len);
+	}
+	if (RF_UNLIKELY(ds > RF_WQE_MAX_DS))
+		return -EINVAL;
+	c = rf_sq_reserve(sq, (ds + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB);
+	if (RF_UNLIKELY(!c))
+		return -ENOSPC;
+	rf_set_datagram_seg((struct rf_wqe_av *)(c + 1), av, remote_qpn, qkey);
+	p = (uint8_t *)(c + 1) + sizeof(struct rf_wqe_av);
+	if (data) {
+		if (len) {
+			rf_set_inline_hdr((struct rf_wqe_inline_seg *)p, len);
+			rf__copy_inline(p + 4, (const uint8_t *)data, len);
+		}
+	} else {
+		rf_set_data_seg((struct rf_wqe_data_seg *)p, len, lkey, laddr);
+	}
+	rf_sq_commit(sq, c, with_imm ? RF_OPCODE_SEND_IMM : RF_OPCODE_SEND, 0,
+		     ds, flags, with_imm ? imm : 0, wr_id);
+	return 0;
+}
+
+/*
+ * ---- Memory windows: type-2 bind and local invalidate (UMR WQEs) --------
+ *
+ * Both are UMR WQEs (opcode 0x25) that rewrite the window's mkey context.
+ * A WQE after them must not start before the UMR finished (libmlx5 puts
+ * the "initiator small fence" on the next WQE). rdmafast posts an
+ * unsignaled NOP carrying that fence right after the UMR instead: the
+ * send queue stalls at a fenced WQE, so everything behind the NOP waits
+ * as well, and the hot posts need no "fence pending" state. Cost: one
+ * extra BB per bind or invalidate.
+ *
+ * The window's key changes on every bind: pass rf_mw_inc_rkey(old) as
+ * new_rkey and give the peer the new key once the bind completed.
+ */
+
+/* The next rkey of a memory window: same index, tag (low byte) + 1. */
+RF_INLINE uint32_t rf_mw_inc_rkey(uint32_t rkey)
+{
+	return (rkey & 0xffffff00U) | ((rkey + 1) & 0xffU);
+}
+
+/* The small-fenced NOP that follows a UMR (room was checked with it). */
+RF_INLINE void rf__sq_umr_fence(struct rf_sq *sq)
+{
+	struct rf_wqe_ctrl_seg *c = rf__sq_begin(sq, 1);
+
+	rf__sq_set_ctrl(c, sq->pi, RF_OPCODE_NOP, 0, sq->qpn_be | RF_BE32(1),
+			RF_WQE_CTRL_INITIATOR_SMALL_FENCE, 0);
+	rf__sq_advance(sq, c, 1, 0);
+}
+
+/*
+ * rf_sq_post_bind_mw - bind type-2 memory window mw_rkey (its current
+ * key) to [addr, addr + len) of the MR lkey, for remote access through
+ * this QP only, with key new_rkey (same index, new tag) and access
+ * RF_MKEY_ACCESS_* bits (verbs.h: rf_mw_access_ibv()). The MR must allow
+ * binding (IBV_ACCESS_MW_BIND). 3 BBs, plus 1 for the fence NOP.
+ */
+static inline int rf_sq_post_bind_mw(struct rf_sq *sq, uint32_t mw_rkey, uint32_t new_rkey,
+				     uint32_t lkey, uint64_t addr, uint64_t len,
+				     uint32_t access, uint32_t flags, uint64_t wr_id)
+{
+	struct rf_wqe_ctrl_seg *c;
+	struct rf_wqe_umr_ctrl_seg *u;
+	struct rf_wqe_mkey_context_seg *m;
+	struct rf_wqe_umr_klm_seg *k;
+
+	if (RF_UNLIKELY(len > 0x80000000ULL || (new_rkey >> 8) != (mw_rkey >> 8)))
+		return -EINVAL;
+	/* the bind (3 BBs) and the fence NOP, possibly after padding */
+	if (RF_UNLIKELY(sq->pi - sq->ci + rf__sq_pad_need(sq, 3) + 3 + 1 > sq->bb_max))
+		return -ENOSPC;
+	c = rf__sq_begin(sq, 3);
+	u = (struct rf_wqe_umr_ctrl_seg *)(c + 1);
+	rf_set_umr_ctrl_seg(u, RF_UMR_CTRL_FLAG_INLINE | RF_UMR_CTRL_FLAG_CHECK_FREE |
+			    RF_UMR_CTRL_FLAG_TRANSLATION_OFFSET, RF_UMR_KLM_OCTOWORDS(1),
+			    RF_UMR_MKEY_MASK_BIND | RF_UMR_MKEY_MASK_QPN);
+	m = (struct rf_wqe_mkey_context_seg *)(u + 1);
+	rf_set_mkey_context_seg(m, 0, (uint8_t)access,
+				(sq->qpn << 8) | (new_rkey & 0xff), addr, len);
+	k = (struct rf_wqe_umr_klm_seg *)(m + 1);
+	rf_set_umr_klm_seg(k, (uint32_t)len, lkey, addr);
+	__builtin_memset(k + 1, 0, 3 * sizeof(*k));	/* the KLM block is 64 bytes */
+	/* XRC queues carry no XRC segment on UMRs (as libmlx5) */
+	rf_sq_commit(sq, c, RF_OPCODE_UMR, 0, 12, flags, rf_htobe32(mw_rkey), wr_id);
+	rf__sq_umr_fence(sq);
+	return 0;
+}
+
+/*
+ * rf_sq_post_local_inv - invalidate rkey (a memory window's, or a
+ * memory key's) locally; remote access with it fails afterwards. 2 BBs,
+ * plus 1 for the fence NOP.
+ */
+static inline int rf_sq_post_local_inv(struct rf_sq *sq, uint32_t rkey, uint32_t flags,
+				       uint64_t wr_id)
+{
+	struct rf_wqe_ctrl_seg *c;
+	struct rf_wqe_umr_ctrl_seg *u;
+
+	if (RF_UNLIKELY(sq->pi - sq->ci + rf__sq_pad_need(sq, 2) + 2 + 1 > sq->bb_max))
+		return -ENOSPC;
+	c = rf__sq_begin(sq, 2);
+	u = (struct rf_wqe_umr_ctrl_seg *)(c + 1);
+	rf_set_umr_ctrl_seg(u, RF_UMR_CTRL_FLAG_INLINE | RF_UMR_CTRL_FLAG_TRANSLATION_OFFSET |
+			    RF_UMR_CTRL_FLAG_CHECK_QPN, 0, RF_UMR_MKEY_MASK_INVALIDATE);
+	rf_set_mkey_context_seg((struct rf_wqe_mkey_context_seg *)(u + 1),
+				RF_MKEY_CONTEXT_FREE, 0, RF_MKEY_NO_QPN, 0, 0);
+	rf_sq_commit(sq, c, RF_OPCODE_UMR, 0, 8, flags, rf_htobe32(rkey), wr_id);
+	rf__sq_umr_fence(sq);
+	return 0;
+}
+
+/* ---- Work-request batches (the ibv_post_send shape) -------------------- */
+
+enum rf_wr_opcode {
+	RF_WR_SEND = 0,
+	RF_WR_SEND_IMM,
+	RF_WR_SEND_INV,
+	RF_WR_WRITE,
+	RF_WR_WRITE_IMM,
+	RF_WR_READ,
+	RF_WR_CAS,		/* 8 bytes: compare_add = compare, swap */
+	RF_WR_FAA,		/* 8 bytes: compare_add = add */
+	RF_WR_MASKED_CS32,	/* compare_add/compare_mask, swap/swap_mask */
+	RF_WR_MASKED_CS64,
+	RF_WR_MASKED_FA32,	/* compare_add = add, swap_mask = field boundary */
+	RF_WR_MASKED_FA64,
+	RF_WR_NOP,
+};
+
+/* Flag of struct rf_sq_wr only: copy the gather list into the WQE. */
+#define RF_SEND_INLINE 0x10000U
+
+/*
+ * One work request for rf_sq_post_batch(). Atomics use sg_list[0] as the
+ * result buffer.
+ */
+struct rf_sq_wr {
+	uint64_t wr_id;
+	const struct rf_sge *sg_list;
+	uint32_t num_sge;
+	uint32_t opcode;	/* enum rf_wr_opcode */
+	uint32_t flags;		/* RF_SEND_* | RF_SEND_INLINE */
+	__be32   imm;		/* SEND_IMM / WRITE_IMM */
+	uint32_t rkey;
+	uint32_t inv_rkey;	/* SEND_INV */
+	uint64_t remote_addr;
+	uint64_t compare_add;
+	uint64_t swap;
+	uint64_t compare_mask;
+	uint64_t swap_mask;
+};
+
+/* Gather the SGE list into a stack buffer for an inline post. */
+static inline int rf__sq_post_wr_inline(struct rf_sq *sq, const struct rf_sq_wr *wr,
+					uint8_t opcode, int has_raddr)
+{
+	uint8_t buf[RF_INLINE_MAX_LEN];
+	uint32_t i, len = 0;
+
+	/* check the total before reading any of it */
+	for (i = 0; i < wr->num_sge; i++) {
+		if (wr->sg_list[i].length > sq->max_inline - len ||
+		    wr->sg_list[i].length > sizeof(buf) - len)
+			return -EINVAL;
+		len += wr->sg_list[i].length;
+	}
+	for (i = 0, len = 0; i < wr->num_sge; i++) {
+		__builtin_memcpy(buf + len, (const void *)(uintptr_t)wr->sg_list[i].addr,
+				 wr->sg_list[i].length);
+		len += wr->sg_list[i].length;
+	}
+	return rf__sq_post_inline(sq, opcode, wr->imm, has_raddr, wr->rkey,
+				  wr->remote_addr, buf, len,
+				  wr->flags & ~RF_SEND_INLINE, wr->wr_id);
+}
+
+/* Post one work request; the generic (switching) path. */
+static inline int rf_sq_post_wr(struct rf_sq *sq, const struct rf_sq_wr *wr)
+{
+	uint32_t fl = wr->flags & ~RF_SEND_INLINE;
+	int inl = (wr->flags & RF_SEND_INLINE) != 0;
+	const struct rf_sge *s = wr->sg_list;
+
+	switch (wr->opcode) {
+	case RF_WR_SEND:
+		return inl ? rf__sq_post_wr_inline(sq, wr, RF_OPCODE_SEND, 0)
+			   : rf__sq_post_sg(sq, RF_OPCODE_SEND, 0, 0, 0, 0, s,
+					    wr->num_sge, fl, wr->wr_id);
+	case RF_WR_SEND_IMM:
+		return inl ? rf__sq_post_wr_inline(sq, wr, RF_OPCODE_SEND_IMM, 0)
+			   : rf__sq_post_sg(sq, RF_OPCODE_SEND_IMM, wr->imm, 0, 0, 0,
+					    s, wr->num_sge, fl, wr->wr_id);
+	case RF_WR_SEND_INV:
+		return rf__sq_post_sg(sq, RF_OPCODE_SEND_INVAL,
+				      rf_htobe32(wr->inv_rkey), 0, 0, 0, s,
+				      wr->num_sge, fl, wr->wr_id);
+	case RF_WR_WRITE:
+		return inl ? rf__sq_post_wr_inline(sq, wr, RF_OPCODE_RDMA_WRITE, 1)
+			   : rf__sq_post_sg(sq, RF_OPCODE_RDMA_WRITE, 0, 1, wr->rkey,
+					    wr->remote_addr, s, wr->num_sge, fl,
+					    wr->wr_id);
+	case RF_WR_WRITE_IMM:
+		return inl ? rf__sq_post_wr_inline(sq, wr, RF_OPCODE_RDMA_WRITE_IMM, 1)
+			   : rf__sq_post_sg(sq, RF_OPCODE_RDMA_WRITE_IMM, wr->imm, 1,
+					    wr->rkey, wr->remote_addr, s,
+					    wr->num_sge, fl, wr->wr_id);
+	case RF_WR_READ:
+		return rf__sq_post_sg(sq, RF_OPCODE_RDMA_READ, 0, 1, wr->rkey,
+				      wr->remote_addr, s, wr->num_sge, fl, wr->wr_id);
+	case RF_WR_NOP:
+		return rf_sq_post_nop(sq, fl, wr->wr_id);
+	default:
+		break;
+	}
+	/* atomics: exactly one result buffer */
+	if (wr->num_sge != 1 || inl)
+		return -EINVAL;
+	switch (wr->opcode) {
+	case RF_WR_CAS:
+		return rf_sq_post_cas(sq, s->lkey, s->addr, wr->rkey, wr->remote_addr,
+				      wr->compare_add, wr->swap, fl, wr->wr_id);
+	case RF_WR_FAA:
+		return rf_sq_post_faa(sq, s->lkey, s->addr, wr->rkey, wr->remote_addr,
+				      wr->compare_add, fl, wr->wr_id);
+	case RF_WR_MASKED_CS32:
+		return rf_sq_post_masked_cs32(sq, s->lkey, s->addr, wr->rkey,
+					      wr->remote_addr,
+					      (uint32_t)wr->compare_add,
+					      (uint32_t)wr->compare_mask,
+					      (uint32_t)wr->swap,
+					      (uint32_t)wr->swap_mask, fl, wr->wr_id);
+	case RF_WR_MASKED_CS64:
+		return rf_sq_post_masked_cs64(sq, s->lkey, s->addr, wr->rkey,
+					      wr->remote_addr, wr->compare_add,
+					      wr->compare_mask, wr->swap,
+					      wr->swap_mask, fl, wr->wr_id);
+	case RF_WR_MASKED_FA32:
+		return rf_sq_post_masked_fa32(sq, s->lkey, s->addr, wr->rkey,
+					      wr->remote_addr,
+					      (uint32_t)wr->compare_add,
+					      (uint32_t)wr->swap_mask, fl, wr->wr_id);
+	case RF_WR_MASKED_FA64:
+		return rf_sq_post_masked_fa64(sq, s->lkey, s->addr, wr->rkey,
+					      wr->remote_addr, wr->compare_add,
+					      wr->swap_mask, fl, wr->wr_id);
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * rf_sq_post_batch - post wr[0..n) in order, stopping at the first that
+ * fails, then ring once if anything was posted: the equivalent of one
+ * ibv_post_send() call with a list. Returns how many were posted (0..n);
+ * *err, if not NULL, receives the failure (-ENOSPC, -EINVAL) or 0.
+ * Unlike the rf_sq_post_* calls, this rings.
+ */
+static inline int rf_sq_post_batch(struct rf_sq *sq, const struct rf_sq_wr *wr,
+				   int n, int *err)
+{
+	int i, rc = 0;
+
+	for (i = 0; i < n; i++) {
+		rc = rf_sq_post_wr(sq, &wr[i]);
+		if (rc)
+			break;
+	}
+	if (i)
+		rf_sq_ring(sq);
+	if (err)
+		*err = rc;
+	return i;
+}
+
+RF_END_DECLS
+
+#endif /* RDMAFAST_SQ_H */

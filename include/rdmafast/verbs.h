@@ -1,0 +1,595 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rdmafast/verbs.h - the glue to libibverbs and mlx5dv: create queues with
+ * verbs, hand their memory to rdmafast, move QPs through their states.
+ *
+ * This is the only rdmafast header that includes <infiniband/mlx5dv.h>,
+ * and everything in it is control path (cold, may allocate, may call into
+ * libibverbs). Link with -libverbs -lmlx5.
+ *
+ *	rf_cq_init_ibv(&cq, ibcq);                 take over a fresh CQ
+ *	rf_qp_create_ibv(&qp, &attr);              QP sized for what you post
+ *	rf_cq_attach(&cq, qp.qpn, &qp.sq, &qp.rq, NULL);
+ *	rf_qp_connect_ibv(&qp, &local, &remote);   RESET -> INIT -> RTR -> RTS
+ *	...data path: sq.h, rq.h, cq.h...
+ *	rf_qp_destroy_ibv(&qp);
+ *
+ * Rules that follow from taking queues over (FORMATS.md section 9):
+ *  - Never mix ibv_post_send/ibv_post_recv/ibv_post_srq_recv with rdmafast
+ *    posting on the same queue, nor ibv_poll_cq/ibv_req_notify_cq with
+ *    rdmafast polling on the same CQ: neither side sees the other's
+ *    indexes. Arm with rf_cq_arm(), and after ibv_get_cq_event() call
+ *    rf_cq_event_ack() (rf_cq_get_event_ibv() does both).
+ *  - Take queues over before anything is posted or completed on them.
+ *  - A QP whose bfreg has no BlueFlame (bf.size 0) rings with the 8-byte
+ *    doorbell; rf_sq_ring() chooses by itself.
+ *  - BlueFlame registers may be shared between QPs of one context
+ *    ("medium" bfregs, which libmlx5 protects with a lock); rdmafast takes
+ *    no lock. Give each posting thread its own context, or create QPs in a
+ *    parent domain with a thread domain, which gets a dedicated bfreg.
+ *
+ * Errors are 0 or a negative errno; a device that mlx5dv does not drive
+ * gives -EPROTONOSUPPORT.
+ */
+#ifndef RDMAFAST_VERBS_H
+#define RDMAFAST_VERBS_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <endian.h>
+
+/*
+ * mlx5dv.h's inline helpers call htobe32() and friends, which glibc only
+ * declares for _DEFAULT_SOURCE; under -std=c11 they would silently become
+ * undefined functions (the warning is lost inside a system header) and
+ * the program would fail to link. Supply them when missing.
+ */
+#if !defined(htobe32)
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define htobe16(x) __builtin_bswap16(x)
+#define htobe32(x) __builtin_bswap32(x)
+#define htobe64(x) __builtin_bswap64(x)
+#define be16toh(x) __builtin_bswap16(x)
+#define be32toh(x) __builtin_bswap32(x)
+#define be64toh(x) __builtin_bswap64(x)
+#else
+#define htobe16(x) ((uint16_t)(x))
+#define htobe32(x) ((uint32_t)(x))
+#define htobe64(x) ((uint64_t)(x))
+#define be16toh(x) ((uint16_t)(x))
+#define be32toh(x) ((uint32_t)(x))
+#define be64toh(x) ((uint64_t)(x))
+#endif
+#endif
+
+#include <infiniband/verbs.h>
+#include <infiniband/mlx5dv.h>
+
+#include <rdmafast/rdmafast.h>
+
+RF_BEGIN_DECLS
+
+/* Turn a verbs return (positive errno, or -1 with errno) into -errno. */
+static inline RF_COLD int rf__ibv_err(int ret)
+{
+	if (ret > 0)
+		return -ret;
+	if (ret < 0)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* -EPROTONOSUPPORT unless mlx5dv drives this device. */
+static inline RF_COLD int rf_device_check_ibv(struct ibv_context *ctx)
+{
+	return ctx && mlx5dv_is_supported(ctx->device) ? 0 : -EPROTONOSUPPORT;
+}
+
+/* ---- CQ ---------------------------------------------------------------- */
+
+/*
+ * rf_cq_init_ibv - take over a CQ created with ibv_create_cq() (or
+ * mlx5dv_create_cq(), for 128-byte CQEs) on which nothing has completed.
+ * The CQ must not use CQE compression. Returns 0 or -errno.
+ */
+static inline RF_COLD int rf_cq_init_ibv(struct rf_cq *cq, struct ibv_cq *ibcq)
+{
+	struct mlx5dv_obj obj;
+	struct mlx5dv_cq dv;
+	struct rf_cq_attr a;
+	int ret;
+
+	ret = rf_device_check_ibv(ibcq->context);
+	if (ret)
+		return ret;
+	memset(&obj, 0, sizeof(obj));
+	memset(&dv, 0, sizeof(dv));
+	obj.cq.in = ibcq;
+	obj.cq.out = &dv;
+	ret = mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ);
+	if (ret)
+		return rf__ibv_err(ret);
+	memset(&a, 0, sizeof(a));
+	a.buf = dv.buf;
+	a.cqe_cnt = dv.cqe_cnt;
+	a.cqe_size = dv.cqe_size;
+	a.dbrec = (__be32 *)dv.dbrec;
+	a.uar = dv.cq_uar;
+	a.cqn = dv.cqn;
+	return rf_cq_init(cq, &a);
+}
+
+/*
+ * rf_cq_create_ibv - create a CQ of at least ncqe entries, of cqe_size
+ * bytes each (64, or 128 to let receives up to 64 bytes land in the CQE;
+ * 0 for the library's default), with events on channel (may be NULL), and
+ * take it over. *out receives the verbs CQ (destroy it with
+ * ibv_destroy_cq()). Returns 0 or -errno.
+ */
+static inline RF_COLD int rf_cq_create_ibv(struct rf_cq *cq, struct ibv_cq **out,
+					   struct ibv_context *ctx, int ncqe,
+					   struct ibv_comp_channel *channel,
+					   uint32_t cqe_size)
+{
+	struct ibv_cq *ibcq;
+	int ret;
+
+	ret = rf_device_check_ibv(ctx);
+	if (ret)
+		return ret;
+	if (cqe_size) {
+		struct ibv_cq_init_attr_ex ax;
+		struct mlx5dv_cq_init_attr dx;
+		struct ibv_cq_ex *cx;
+
+		memset(&ax, 0, sizeof(ax));
+		memset(&dx, 0, sizeof(dx));
+		ax.cqe = (uint32_t)ncqe;
+		ax.channel = channel;
+		dx.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE;
+		dx.cqe_size = cqe_size;
+		cx = mlx5dv_create_cq(ctx, &ax, &dx);
+		ibcq = cx ? ibv_cq_ex_to_cq(cx) : NULL;
+	} else {
+		ibcq = ibv_create_cq(ctx, ncqe, NULL, channel, 0);
+	}
+	if (!ibcq)
+		return errno ? -errno : -ENOMEM;
+	ret = rf_cq_init_ibv(cq, ibcq);
+	if (ret) {
+		ibv_destroy_cq(ibcq);
+		return ret;
+	}
+	*out = ibcq;
+	return 0;
+}
+
+/*
+ * rf_cq_get_event_ibv - wait for the next event on channel (blocking, as
+ * ibv_get_cq_event()), acknowledge it to verbs and count it for the
+ * CQ's arm sequence. Re-arm with rf_cq_arm() afterwards, then poll.
+ * Returns 0, or -errno (-EAGAIN on a non-blocking channel with no event).
+ */
+static inline RF_COLD int rf_cq_get_event_ibv(struct rf_cq *cq,
+					      struct ibv_comp_channel *channel)
+{
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	if (ibv_get_cq_event(channel, &ev_cq, &ev_ctx))
+		return errno ? -errno : -EIO;
+	ibv_ack_cq_events(ev_cq, 1);
+	rf_cq_event_ack(cq);
+	return 0;
+}
+
+/* ---- SRQ --------------------------------------------------------------- */
+
+/*
+ * rf_srq_init_ibv - take over an SRQ (or XRC SRQ) nothing was posted to.
+ * Allocates its wr_id table; free it with rf_srq_fini_ibv().
+ */
+static inline RF_COLD int rf_srq_init_ibv(struct rf_srq *srq, struct ibv_srq *ibsrq)
+{
+	struct mlx5dv_obj obj;
+	struct mlx5dv_srq dv;
+	struct rf_srq_attr a;
+	int ret;
+
+	ret = rf_device_check_ibv(ibsrq->context);
+	if (ret)
+		return ret;
+	memset(&obj, 0, sizeof(obj));
+	memset(&dv, 0, sizeof(dv));
+	dv.comp_mask = MLX5DV_SRQ_MASK_SRQN;
+	obj.srq.in = ibsrq;
+	obj.srq.out = &dv;
+	ret = mlx5dv_init_obj(&obj, MLX5DV_OBJ_SRQ);
+	if (ret)
+		return rf__ibv_err(ret);
+	memset(&a, 0, sizeof(a));
+	a.buf = dv.buf;
+	/* a fresh libmlx5 SRQ: next[i] = i + 1, head 0, tail = last */
+	a.wqe_cnt = dv.tail + 1;
+	a.stride = dv.stride;
+	a.head = dv.head;
+	a.tail = dv.tail;
+	a.srqn = (dv.comp_mask & MLX5DV_SRQ_MASK_SRQN) ? dv.srqn : 0;
+	a.dbrec = (__be32 *)dv.dbrec;
+	a.wr_id = (uint64_t *)calloc(a.wqe_cnt, sizeof(uint64_t));
+	if (!a.wr_id)
+		return -ENOMEM;
+	ret = rf_srq_init(srq, &a);
+	if (ret)
+		free(a.wr_id);
+	return ret;
+}
+
+static inline RF_COLD void rf_srq_fini_ibv(struct rf_srq *srq)
+{
+	free(srq->wr_id);
+	srq->wr_id = NULL;
+}
+
+/* ---- QP ---------------------------------------------------------------- */
+
+/*
+ * struct rf_qp - a verbs QP taken over by rdmafast: its send queue, its
+ * receive queue (when it has one, i.e. no SRQ) and the capabilities the
+ * created QP really has (max_inline_data and the SGE counts are what
+ * libmlx5 sized the WQEs for; rdmafast enforces them).
+ */
+struct rf_qp {
+	struct ibv_qp    *ibqp;
+	uint32_t          qpn;
+	uint32_t          kind;		/* enum rf_qp_kind */
+	int               has_rq;
+	struct ibv_qp_cap cap;
+	struct rf_sq      sq;
+	struct rf_rq      rq;
+};
+
+/* Everything rf_qp_create_ibv() needs. */
+struct rf_qp_init_attr {
+	struct ibv_pd  *pd;
+	struct ibv_cq  *send_cq;
+	struct ibv_cq  *recv_cq;
+	struct ibv_srq *srq;		/* NULL: the QP gets its own RQ */
+	enum ibv_qp_type qp_type;	/* IBV_QPT_RC, _UC, _UD or _XRC_SEND */
+	uint32_t max_send_wr;		/* WQEs of the largest kind you post */
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+	/*
+	 * IBV_QP_EX_WITH_* operations to size the WQEs for; 0 means every
+	 * RC operation rdmafast posts except memory-window bind and local
+	 * invalidate, whose 192-byte WQEs would otherwise set the size of
+	 * every slot (FORMATS.md section 1).
+	 */
+	uint64_t send_ops_flags;
+	int sig_all;			/* every WQE signaled */
+	/*
+	 * Leave scatter-to-CQE on. By default rdmafast creates QPs with
+	 * MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE: data lands in the buffers
+	 * the WQEs name, so receive buffers may be memory the CPU cannot
+	 * write (GPU, indirect mkeys; UCX PR #5188, rdma-core #735), and
+	 * polling never copies. rf_cq_poll() handles scattered CQEs either
+	 * way (also for QPs created elsewhere with it on).
+	 */
+	int allow_scatter_to_cqe;
+};
+
+#define RF_SEND_OPS_DEFAULT \
+	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV)
+
+static inline RF_COLD void rf_qp_fini_ibv(struct rf_qp *qp)
+{
+	free(qp->sq.slot);
+	free(qp->rq.wr_id);
+	qp->sq.slot = NULL;
+	qp->rq.wr_id = NULL;
+}
+
+/*
+ * rf_qp_init_ibv - take over a QP nothing was posted to. cap must be the
+ * capabilities libibverbs returned at creation (ibv_qp_init_attr.cap after
+ * the call), sig_all what the QP was created with. Allocates the side
+ * tables; free them with rf_qp_fini_ibv() or rf_qp_destroy_ibv().
+ */
+static inline RF_COLD int rf_qp_init_ibv(struct rf_qp *qp, struct ibv_qp *ibqp,
+					 const struct ibv_qp_cap *cap, int sig_all)
+{
+	struct mlx5dv_obj obj;
+	struct mlx5dv_qp dv;
+	struct rf_sq_attr sa;
+	int ret;
+
+	memset(qp, 0, sizeof(*qp));
+	ret = rf_device_check_ibv(ibqp->context);
+	if (ret)
+		return ret;
+	memset(&obj, 0, sizeof(obj));
+	memset(&dv, 0, sizeof(dv));
+	obj.qp.in = ibqp;
+	obj.qp.out = &dv;
+	ret = mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP);
+	if (ret)
+		return rf__ibv_err(ret);
+	if (dv.sq.wqe_cnt && dv.sq.stride != RF_SEND_WQE_BB)
+		return -EPROTONOSUPPORT;
+	qp->ibqp = ibqp;
+	qp->qpn = ibqp->qp_num;
+	qp->cap = *cap;
+	switch (ibqp->qp_type) {
+	case IBV_QPT_RC:       qp->kind = RF_QP_RC;  break;
+	case IBV_QPT_UC:       qp->kind = RF_QP_UC;  break;
+	case IBV_QPT_UD:       qp->kind = RF_QP_UD;  break;
+	case IBV_QPT_XRC_SEND: qp->kind = RF_QP_XRC; break;
+	default:               return -EPROTONOSUPPORT;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.buf = dv.sq.buf;
+	sa.wqe_cnt = dv.sq.wqe_cnt;
+	sa.dbrec = (__be32 *)dv.dbrec;
+	sa.bf_reg = dv.bf.reg;
+	sa.bf_size = dv.bf.size;
+	sa.qpn = qp->qpn;
+	sa.max_inline = cap->max_inline_data;
+	sa.max_sge = cap->max_send_sge;
+	sa.kind = qp->kind;
+	sa.sig_all = (uint32_t)sig_all;
+	sa.slot = (struct rf_sq_slot *)calloc(dv.sq.wqe_cnt ? dv.sq.wqe_cnt : 1,
+					      sizeof(struct rf_sq_slot));
+	if (!sa.slot)
+		return -ENOMEM;
+	ret = rf_sq_init(&qp->sq, &sa);
+	if (ret) {
+		free(sa.slot);
+		return ret;
+	}
+	if (dv.rq.wqe_cnt) {
+		struct rf_rq_attr ra;
+
+		memset(&ra, 0, sizeof(ra));
+		ra.buf = dv.rq.buf;
+		ra.wqe_cnt = dv.rq.wqe_cnt;
+		ra.stride = dv.rq.stride;
+		ra.dbrec = (__be32 *)dv.dbrec;
+		ra.wr_id = (uint64_t *)calloc(dv.rq.wqe_cnt, sizeof(uint64_t));
+		if (!ra.wr_id) {
+			rf_qp_fini_ibv(qp);
+			return -ENOMEM;
+		}
+		ret = rf_rq_init(&qp->rq, &ra);
+		if (ret) {
+			free(ra.wr_id);
+			rf_qp_fini_ibv(qp);
+			return ret;
+		}
+		qp->has_rq = 1;
+	}
+	return 0;
+}
+
+/*
+ * rf_qp_create_ibv - create a QP sized for what rdmafast will post (send
+ * ops flags given, so libmlx5 reports the real max_inline_data and sizes
+ * the SQ from the WQEs actually used) and take it over. Returns 0 or
+ * -errno; -EPROTONOSUPPORT for a device that is not mlx5.
+ */
+static inline RF_COLD int rf_qp_create_ibv(struct rf_qp *qp, const struct rf_qp_init_attr *a)
+{
+	struct ibv_qp_init_attr_ex ax;
+	struct mlx5dv_qp_init_attr dx;
+	struct ibv_qp *ibqp;
+	int ret;
+
+	memset(qp, 0, sizeof(*qp));
+	ret = rf_device_check_ibv(a->pd->context);
+	if (ret)
+		return ret;
+	memset(&ax, 0, sizeof(ax));
+	ax.qp_type = a->qp_type;
+	ax.send_cq = a->send_cq;
+	ax.recv_cq = a->recv_cq ? a->recv_cq : a->send_cq;
+	ax.srq = a->srq;
+	ax.sq_sig_all = a->sig_all;
+	ax.cap.max_send_wr = a->max_send_wr;
+	ax.cap.max_recv_wr = a->srq ? 0 : a->max_recv_wr;
+	ax.cap.max_send_sge = a->max_send_sge ? a->max_send_sge : 1;
+	ax.cap.max_recv_sge = a->srq ? 0 : (a->max_recv_sge ? a->max_recv_sge : 1);
+	ax.cap.max_inline_data = a->max_inline_data;
+	ax.pd = a->pd;
+	ax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	ax.send_ops_flags = a->send_ops_flags ? a->send_ops_flags : RF_SEND_OPS_DEFAULT;
+	if (a->qp_type == IBV_QPT_UD || a->qp_type == IBV_QPT_UC)
+		ax.send_ops_flags &= IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+				     (a->qp_type == IBV_QPT_UC ?
+				      IBV_QP_EX_WITH_RDMA_WRITE |
+				      IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM : 0);
+	if (a->qp_type == IBV_QPT_XRC_SEND) {
+		ax.cap.max_recv_wr = 0;
+		ax.cap.max_recv_sge = 0;
+		ax.recv_cq = NULL;
+		ax.srq = NULL;
+	}
+
+	ibqp = NULL;
+	if (!a->allow_scatter_to_cqe) {
+		memset(&dx, 0, sizeof(dx));
+		dx.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS;
+		dx.create_flags = MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE;
+		ibqp = mlx5dv_create_qp(a->pd->context, &ax, &dx);
+	}
+	/*
+	 * Without the flag (asked for, or refused by an old provider or
+	 * kernel): the plain extended create. rf_cq_poll() copies scattered
+	 * data, so this is still correct for CPU memory.
+	 */
+	if (!ibqp)
+		ibqp = ibv_create_qp_ex(a->pd->context, &ax);
+	if (!ibqp)
+		return errno ? -errno : -ENOMEM;
+	ret = rf_qp_init_ibv(qp, ibqp, &ax.cap, a->sig_all);
+	if (ret) {
+		ibv_destroy_qp(ibqp);
+		return ret;
+	}
+	return 0;
+}
+
+/* Destroy the verbs QP (detach it from its CQs first) and free the tables. */
+static inline RF_COLD int rf_qp_destroy_ibv(struct rf_qp *qp)
+{
+	int ret = qp->ibqp ? rf__ibv_err(ibv_destroy_qp(qp->ibqp)) : 0;
+
+	rf_qp_fini_ibv(qp);
+	qp->ibqp = NULL;
+	return ret;
+}
+
+/* What one side tells the other to connect (exchanged out of band). */
+struct rf_qp_peer {
+	uint32_t      qpn;
+	uint32_t      psn;	/* first packet sequence number, 24 bits */
+	uint16_t      lid;
+	union ibv_gid gid;	/* used when the connection is global */
+};
+
+/* The local side of a connection. Zeros give sensible defaults. */
+struct rf_qp_conn_attr {
+	uint8_t   port;		/* 0: 1 */
+	int       gid_index;	/* < 0: no GRH (IB within a subnet) */
+	enum ibv_mtu mtu;	/* 0: the port's active MTU */
+	uint32_t  psn;		/* our first PSN */
+	uint8_t   sl;
+	uint8_t   max_rd_atomic;	/* 0: 16 (reads/atomics in flight, RC) */
+	uint8_t   min_rnr_timer;	/* 0: 12 (0.64 ms) */
+	uint8_t   timeout;		/* 0: 14 (~67 ms local ACK timeout) */
+	uint8_t   retry_cnt;		/* 0: 7 */
+	uint8_t   rnr_retry;		/* 0: 7 (retry forever) unless rnr_retry_set */
+	int       rnr_retry_set;	/* nonzero: rnr_retry as given, even 0 */
+	int       access;		/* 0: local write, remote read/write/atomic */
+	uint32_t  qkey;			/* UD */
+};
+
+/*
+ * rf_qp_connect_ibv - move the QP RESET -> INIT -> RTR -> RTS toward peer
+ * (RC, UC, XRC_SEND; UD ignores peer). Returns 0 or -errno.
+ */
+static inline RF_COLD int rf_qp_connect_ibv(struct rf_qp *qp, const struct rf_qp_conn_attr *l,
+					    const struct rf_qp_peer *peer)
+{
+	struct ibv_qp_attr at;
+	struct ibv_port_attr pa;
+	uint8_t port = l->port ? l->port : 1;
+	int rc_like = qp->kind == RF_QP_RC || qp->kind == RF_QP_XRC;
+	int mask, ret;
+
+	memset(&pa, 0, sizeof(pa));
+	ret = ibv_query_port(qp->ibqp->context, port, &pa);
+	if (ret)
+		return rf__ibv_err(ret);
+
+	memset(&at, 0, sizeof(at));
+	at.qp_state = IBV_QPS_INIT;
+	at.pkey_index = 0;
+	at.port_num = port;
+	mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+	if (qp->kind == RF_QP_UD) {
+		at.qkey = l->qkey;
+		mask |= IBV_QP_QKEY;
+	} else {
+		at.qp_access_flags = l->access ? l->access :
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			(qp->kind == RF_QP_UC ? 0 :
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+		mask |= IBV_QP_ACCESS_FLAGS;
+	}
+	ret = ibv_modify_qp(qp->ibqp, &at, mask);
+	if (ret)
+		return rf__ibv_err(ret);
+
+	memset(&at, 0, sizeof(at));
+	at.qp_state = IBV_QPS_RTR;
+	mask = IBV_QP_STATE;
+	if (qp->kind != RF_QP_UD) {
+		at.path_mtu = l->mtu ? l->mtu : pa.active_mtu;
+		at.dest_qp_num = peer->qpn;
+		at.rq_psn = peer->psn & 0xffffff;
+		at.ah_attr.dlid = peer->lid;
+		at.ah_attr.sl = l->sl;
+		at.ah_attr.port_num = port;
+		if (l->gid_index >= 0) {
+			at.ah_attr.is_global = 1;
+			at.ah_attr.grh.dgid = peer->gid;
+			at.ah_attr.grh.sgid_index = (uint8_t)l->gid_index;
+			at.ah_attr.grh.hop_limit = 64;
+		}
+		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+		/* responder resources: RC only (an XRC initiator has none) */
+		if (qp->kind == RF_QP_RC) {
+			at.max_dest_rd_atomic = l->max_rd_atomic ? l->max_rd_atomic : 16;
+			at.min_rnr_timer = l->min_rnr_timer ? l->min_rnr_timer : 12;
+			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		}
+	}
+	ret = ibv_modify_qp(qp->ibqp, &at, mask);
+	if (ret)
+		return rf__ibv_err(ret);
+
+	memset(&at, 0, sizeof(at));
+	at.qp_state = IBV_QPS_RTS;
+	at.sq_psn = l->psn & 0xffffff;
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (rc_like) {
+		at.timeout = l->timeout ? l->timeout : 14;
+		at.retry_cnt = l->retry_cnt ? l->retry_cnt : 7;
+		at.rnr_retry = l->rnr_retry_set ? l->rnr_retry : (l->rnr_retry ? l->rnr_retry : 7);
+		at.max_rd_atomic = l->max_rd_atomic ? l->max_rd_atomic : 16;
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	ret = ibv_modify_qp(qp->ibqp, &at, mask);
+	return rf__ibv_err(ret);
+}
+
+/* IBV_ACCESS_* flags of a window bind to the mkey context's access bits. */
+static inline RF_COLD uint32_t rf_mw_access_ibv(int ibv_access)
+{
+	return RF_MKEY_ACCESS_LOCAL_READ |
+	       ((ibv_access & IBV_ACCESS_LOCAL_WRITE) ? RF_MKEY_ACCESS_LOCAL_WRITE : 0) |
+	       ((ibv_access & IBV_ACCESS_REMOTE_READ) ? RF_MKEY_ACCESS_REMOTE_READ : 0) |
+	       ((ibv_access & IBV_ACCESS_REMOTE_WRITE) ? RF_MKEY_ACCESS_REMOTE_WRITE : 0) |
+	       ((ibv_access & IBV_ACCESS_REMOTE_ATOMIC) ? RF_MKEY_ACCESS_ATOMIC : 0);
+}
+
+/* The 48-byte address vector of an address handle, for rf_sq_post_ud_send(). */
+static inline RF_COLD int rf_ah_av_ibv(struct ibv_ah *ah, struct rf_wqe_av *av)
+{
+	struct mlx5dv_obj obj;
+	struct mlx5dv_ah dv;
+	int ret;
+
+	memset(&obj, 0, sizeof(obj));
+	memset(&dv, 0, sizeof(dv));
+	obj.ah.in = ah;
+	obj.ah.out = &dv;
+	ret = mlx5dv_init_obj(&obj, MLX5DV_OBJ_AH);
+	if (ret)
+		return rf__ibv_err(ret);
+	RF_STATIC_ASSERT(sizeof(*dv.av) == sizeof(*av), "mlx5_wqe_av is 48 bytes");
+	memcpy(av, dv.av, sizeof(*av));
+	return 0;
+}
+
+RF_END_DECLS
+
+#endif /* RDMAFAST_VERBS_H */

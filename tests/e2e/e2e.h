@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * tests/e2e/e2e.h - a loopback fixture for end-to-end tests: one device
+ * context, two RC QPs connected to each other (a -> b), each with its own
+ * CQ taken over by rdmafast, and registered buffers on both sides. Runs on
+ * the emulated HCA (build/rfemu) or, with RF_DEVICE=hw, a real ConnectX.
+ */
+#ifndef RDMAFAST_TESTS_E2E_H
+#define RDMAFAST_TESTS_E2E_H
+
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <criterion/criterion.h>
+
+#include <rdmafast/verbs.h>
+
+enum { E2E_BUF = 1 << 16, E2E_TIMEOUT_MS = 20000 };
+
+struct e2e_side {
+	struct ibv_cq *ibcq;
+	struct rf_cq cq;
+	struct rf_qp qp;
+	uint8_t *buf;
+	struct ibv_mr *mr;
+};
+
+struct e2e {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *ch;	/* b's CQ reports here */
+	struct ibv_port_attr port;
+	struct e2e_side a, b;
+};
+
+/* Options: what the QPs look like. Zeros: RC, 64 WRs, 64 inline, 4 SGEs. */
+struct e2e_opts {
+	enum ibv_qp_type type;
+	uint32_t max_send_wr;
+	uint32_t max_inline;
+	uint32_t sge;
+	uint32_t cqe;
+	uint32_t cqe_size;
+	int rnr_retry_zero;	/* b's peer a gets rnr_retry 0 */
+	int with_channel;
+	int allow_scatter;
+};
+
+static inline long e2e_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static inline void e2e_side_open(struct e2e *e, struct e2e_side *s, const struct e2e_opts *o,
+				 struct ibv_comp_channel *ch)
+{
+	struct rf_qp_init_attr qa;
+	int rc;
+
+	s->buf = (uint8_t *)aligned_alloc(4096, E2E_BUF);
+	cr_assert_not_null(s->buf);
+	memset(s->buf, 0, E2E_BUF);
+	s->mr = ibv_reg_mr(e->pd, s->buf, E2E_BUF,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+			   IBV_ACCESS_MW_BIND);
+	cr_assert_not_null(s->mr, "reg_mr: %s", strerror(errno));
+	rc = rf_cq_create_ibv(&s->cq, &s->ibcq, e->ctx, (int)(o->cqe ? o->cqe : 256), ch,
+			      o->cqe_size);
+	cr_assert_eq(rc, 0, "cq: %s", strerror(-rc));
+	memset(&qa, 0, sizeof(qa));
+	qa.pd = e->pd;
+	qa.send_cq = s->ibcq;
+	qa.recv_cq = s->ibcq;
+	qa.qp_type = o->type ? o->type : IBV_QPT_RC;
+	qa.max_send_wr = o->max_send_wr ? o->max_send_wr : 64;
+	qa.max_recv_wr = 64;
+	qa.max_send_sge = o->sge ? o->sge : 4;
+	qa.max_recv_sge = o->sge ? o->sge : 4;
+	qa.max_inline_data = o->max_inline ? o->max_inline : 64;
+	qa.allow_scatter_to_cqe = o->allow_scatter;
+	rc = rf_qp_create_ibv(&s->qp, &qa);
+	cr_assert_eq(rc, 0, "qp: %s", strerror(-rc));
+	cr_assert_eq(rf_cq_attach(&s->cq, s->qp.qpn, &s->qp.sq,
+				  s->qp.has_rq ? &s->qp.rq : NULL, NULL), 0);
+}
+
+static inline void e2e_open(struct e2e *e, const struct e2e_opts *o)
+{
+	struct ibv_device **list;
+	struct rf_qp_conn_attr ca;
+	struct rf_qp_peer pa, pb;
+	int n = 0, rc;
+
+	memset(e, 0, sizeof(*e));
+	list = ibv_get_device_list(&n);
+	cr_assert(list && n > 0, "no RDMA device (run under build/rfemu)");
+	e->ctx = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+	cr_assert_not_null(e->ctx);
+	cr_assert_eq(rf_device_check_ibv(e->ctx), 0);
+	e->pd = ibv_alloc_pd(e->ctx);
+	cr_assert_not_null(e->pd);
+	cr_assert_eq(ibv_query_port(e->ctx, 1, &e->port), 0);
+	if (o->with_channel) {
+		e->ch = ibv_create_comp_channel(e->ctx);
+		cr_assert_not_null(e->ch);
+	}
+	e2e_side_open(e, &e->a, o, NULL);
+	e2e_side_open(e, &e->b, o, e->ch);
+
+	memset(&pa, 0, sizeof(pa));
+	memset(&pb, 0, sizeof(pb));
+	pa.qpn = e->a.qp.qpn;
+	pa.psn = 0x100;
+	pa.lid = e->port.lid;
+	pb.qpn = e->b.qp.qpn;
+	pb.psn = 0x200;
+	pb.lid = e->port.lid;
+	memset(&ca, 0, sizeof(ca));
+	ca.gid_index = -1;
+	if (e->port.link_layer == IBV_LINK_LAYER_ETHERNET) {
+		ca.gid_index = 0;
+		cr_assert_eq(ibv_query_gid(e->ctx, 1, 0, &pa.gid), 0);
+		pb.gid = pa.gid;
+	}
+	ca.psn = pa.psn;
+	ca.timeout = 12;
+	ca.retry_cnt = 2;
+	if (o->rnr_retry_zero) {
+		ca.rnr_retry_set = 1;
+		ca.rnr_retry = 0;
+		ca.min_rnr_timer = 1;
+	}
+	rc = rf_qp_connect_ibv(&e->a.qp, &ca, &pb);
+	cr_assert_eq(rc, 0, "connect a: %s", strerror(-rc));
+	ca.psn = pb.psn;
+	rc = rf_qp_connect_ibv(&e->b.qp, &ca, &pa);
+	cr_assert_eq(rc, 0, "connect b: %s", strerror(-rc));
+}
+
+static inline void e2e_side_close(struct e2e_side *s)
+{
+	rf_cq_detach(&s->cq, s->qp.qpn);
+	rf_qp_destroy_ibv(&s->qp);
+	ibv_destroy_cq(s->ibcq);
+	ibv_dereg_mr(s->mr);
+	free(s->buf);
+}
+
+static inline void e2e_close(struct e2e *e)
+{
+	e2e_side_close(&e->a);
+	e2e_side_close(&e->b);
+	if (e->ch)
+		ibv_destroy_comp_channel(e->ch);
+	ibv_dealloc_pd(e->pd);
+	ibv_close_device(e->ctx);
+}
+
+/* Poll cq until exactly n records arrived (asserting on timeout). */
+static inline void e2e_wait(struct rf_cq *cq, struct rf_wc *wc, int n)
+{
+	long end = e2e_now_ms() + E2E_TIMEOUT_MS;
+	int got = 0;
+
+	while (got < n) {
+		got += rf_cq_poll(cq, wc + got, n - got);
+		cr_assert(e2e_now_ms() < end, "timeout: %d of %d completions", got, n);
+	}
+}
+
+/* Poll for up to ms milliseconds; returns how many arrived (<= n). */
+static inline int e2e_poll_for(struct rf_cq *cq, struct rf_wc *wc, int n, long ms)
+{
+	long end = e2e_now_ms() + ms;
+	int got = 0;
+
+	while (got < n && e2e_now_ms() < end)
+		got += rf_cq_poll(cq, wc + got, n - got);
+	return got;
+}
+
+static inline uint64_t e2e_addr(const struct e2e_side *s, size_t off)
+{
+	return (uint64_t)(uintptr_t)(s->buf + off);
+}
+
+#endif /* RDMAFAST_TESTS_E2E_H */

@@ -1,0 +1,727 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rdmafast/sq.h in host memory: the bytes of every WQE kind, decoded field
+ * by field; space accounting in basic blocks (full queue, nothing written);
+ * inline and SGE limits; NOP padding at the queue end; three laps and the
+ * 16-bit WQE index wrap; BlueFlame versus doorbell rings; batches.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <criterion/criterion.h>
+
+#include <rdmafast/rdmafast.h>
+
+#include "rftest.h"
+
+enum { QPN = 0x1234, MAXINL = 220, MAXSGE = 8 };
+
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return __builtin_bswap32(v);
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return __builtin_bswap64(v);
+}
+
+/* Check a control segment field by field; imm is the raw wire value. */
+static void check_ctrl(const uint8_t *w, uint8_t opcode, uint8_t opmod,
+		       uint16_t idx, uint32_t qpn, uint8_t ds, uint8_t fm,
+		       uint32_t imm_wire)
+{
+	uint32_t imm;
+
+	cr_assert_eq(w[0], opmod, "opmod %#x", w[0]);
+	cr_assert_eq((rd32(w) >> 8) & 0xffff, idx, "wqe index %#x want %#x",
+		     (rd32(w) >> 8) & 0xffff, idx);
+	cr_assert_eq(w[3], opcode, "opcode %#x want %#x", w[3], opcode);
+	cr_assert_eq(rd32(w + 4) >> 8, qpn, "qpn");
+	cr_assert_eq(w[7] & 0x3f, ds, "ds %u want %u", w[7] & 0x3f, ds);
+	cr_assert_eq(w[7] & 0xc0, 0, "qpn_ds reserved bits");
+	cr_assert_eq(w[8], 0, "signature");
+	cr_assert_eq(w[9], 0, "dci stream");
+	cr_assert_eq(w[10], 0, "dci stream");
+	cr_assert_eq(w[11], fm, "fm_ce_se %#x want %#x", w[11], fm);
+	memcpy(&imm, w + 12, 4);
+	cr_assert_eq(imm, imm_wire, "imm");
+}
+
+static void check_raddr(const uint8_t *s, uint64_t raddr, uint32_t rkey)
+{
+	cr_assert_eq(rd64(s), raddr);
+	cr_assert_eq(rd32(s + 8), rkey);
+	cr_assert_eq(rd32(s + 12), 0, "raddr reserved");
+}
+
+static void check_data(const uint8_t *s, uint32_t len, uint32_t lkey, uint64_t addr)
+{
+	cr_assert_eq(rd32(s), len, "byte_count %u want %u", rd32(s), len);
+	cr_assert_eq(rd32(s + 4), lkey, "lkey");
+	cr_assert_eq(rd64(s + 8), addr, "addr");
+}
+
+static uint8_t *wqe(struct rft_sq *t, uint32_t pi)
+{
+	return t->buf + (size_t)(pi & (t->sq.wqe_cnt - 1)) * 64;
+}
+
+Test(sq, write_bytes)
+{
+	struct rft_sq t;
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	cr_assert_eq(rf_sq_post_write(&t.sq, 0x11223344, 0x1000200030004000ULL, 4096,
+				      0x55667788, 0xa0b0c0d0e0f00102ULL,
+				      RF_SEND_SIGNALED, 77), 0);
+	check_ctrl(wqe(&t, 0), RF_OPCODE_RDMA_WRITE, 0, 0, QPN, 3,
+		   RF_WQE_CTRL_CQ_UPDATE, 0);
+	check_raddr(wqe(&t, 0) + 16, 0xa0b0c0d0e0f00102ULL, 0x55667788);
+	check_data(wqe(&t, 0) + 32, 4096, 0x11223344, 0x1000200030004000ULL);
+	cr_assert_eq(t.sq.pi, 1);
+	cr_assert_eq(t.slot[0].wr_id, 77);
+	cr_assert_eq(t.slot[0].end, 1);
+	/* nothing visible before the ring */
+	cr_assert_eq(t.dbrec[RF_SND_DBR], 0);
+	rft_sq_fini(&t);
+}
+
+Test(sq, rdma_and_send_opcodes)
+{
+	struct rft_sq t;
+	const __be32 imm = RF_BE32(0xcafef00d);
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	cr_assert_eq(rf_sq_post_write_imm(&t.sq, 1, 0x10, 5, 2, 0x20, imm,
+					  RF_SEND_SOLICITED, 1), 0);
+	cr_assert_eq(rf_sq_post_read(&t.sq, 3, 0x30, 7, 4, 0x40, RF_SEND_FENCE, 2), 0);
+	cr_assert_eq(rf_sq_post_send(&t.sq, 5, 0x50, 9, 0, 3), 0);
+	cr_assert_eq(rf_sq_post_send_imm(&t.sq, 6, 0x60, 11, imm, 0, 4), 0);
+	cr_assert_eq(rf_sq_post_send_inv(&t.sq, 7, 0x70, 13, 0xabcdef01, 0, 5), 0);
+	cr_assert_eq(rf_sq_post_write(&t.sq, 8, 0x80, 0, 9, 0x90, 0, 6), 0);
+	cr_assert_eq(rf_sq_post_nop(&t.sq, RF_SEND_SIGNALED | RF_SEND_FENCE, 7), 0);
+
+	check_ctrl(wqe(&t, 0), RF_OPCODE_RDMA_WRITE_IMM, 0, 0, QPN, 3,
+		   RF_WQE_CTRL_SOLICITED, (uint32_t)imm);
+	check_raddr(wqe(&t, 0) + 16, 0x20, 2);
+	check_data(wqe(&t, 0) + 32, 5, 1, 0x10);
+
+	check_ctrl(wqe(&t, 1), RF_OPCODE_RDMA_READ, 0, 1, QPN, 3, RF_WQE_CTRL_FENCE, 0);
+	check_raddr(wqe(&t, 1) + 16, 0x40, 4);
+	check_data(wqe(&t, 1) + 32, 7, 3, 0x30);
+
+	check_ctrl(wqe(&t, 2), RF_OPCODE_SEND, 0, 2, QPN, 2, 0, 0);
+	check_data(wqe(&t, 2) + 16, 9, 5, 0x50);
+
+	check_ctrl(wqe(&t, 3), RF_OPCODE_SEND_IMM, 0, 3, QPN, 2, 0, (uint32_t)imm);
+	check_data(wqe(&t, 3) + 16, 11, 6, 0x60);
+
+	/* send with invalidate: imm carries the rkey, big-endian */
+	check_ctrl(wqe(&t, 4), RF_OPCODE_SEND_INVAL, 0, 4, QPN, 2, 0,
+		   (uint32_t)rf_htobe32(0xabcdef01));
+	check_data(wqe(&t, 4) + 16, 13, 7, 0x70);
+
+	/* zero-length write: no data segment (0 would mean 2 GiB) */
+	check_ctrl(wqe(&t, 5), RF_OPCODE_RDMA_WRITE, 0, 5, QPN, 2, 0, 0);
+	check_raddr(wqe(&t, 5) + 16, 0x90, 9);
+
+	check_ctrl(wqe(&t, 6), RF_OPCODE_NOP, 0, 6, QPN, 1,
+		   RF_WQE_CTRL_CQ_UPDATE | RF_WQE_CTRL_FENCE, 0);
+	cr_assert_eq(t.sq.pi, 7);
+	for (int i = 0; i < 7; i++) {
+		cr_assert_eq(t.slot[i].wr_id, (uint64_t)i + 1);
+		cr_assert_eq(t.slot[i].end, (uint32_t)i + 1);
+	}
+	rft_sq_fini(&t);
+}
+
+Test(sq, atomics)
+{
+	struct rft_sq t;
+	const uint8_t *w;
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 32, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	cr_assert_eq(rf_sq_post_cas(&t.sq, 1, 0x1000, 2, 0x2000, 0x1111222233334444ULL,
+				    0x5555666677778888ULL, RF_SEND_SIGNALED, 1), 0);
+	cr_assert_eq(rf_sq_post_faa(&t.sq, 3, 0x3000, 4, 0x4000, 0x99, 0, 2), 0);
+	cr_assert_eq(rf_sq_post_masked_cs32(&t.sq, 5, 0x5000, 6, 0x6000, 0xa1, 0xa2,
+					    0xa3, 0xa4, 0, 3), 0);
+	cr_assert_eq(rf_sq_post_masked_cs64(&t.sq, 7, 0x7000, 8, 0x8000, 0xb1, 0xb2,
+					    0xb3, 0xb4, 0, 4), 0);
+	cr_assert_eq(rf_sq_post_masked_fa32(&t.sq, 9, 0x9000, 10, 0xa000, 0xc1, 0xc2,
+					    0, 5), 0);
+	cr_assert_eq(rf_sq_post_masked_fa64(&t.sq, 11, 0xb000, 12, 0xc000, 0xd1, 0xd2,
+					    0, 6), 0);
+
+	w = wqe(&t, 0);
+	check_ctrl(w, RF_OPCODE_ATOMIC_CS, 0, 0, QPN, 4, RF_WQE_CTRL_CQ_UPDATE, 0);
+	check_raddr(w + 16, 0x2000, 2);
+	cr_assert_eq(rd64(w + 32), 0x5555666677778888ULL, "swap");
+	cr_assert_eq(rd64(w + 40), 0x1111222233334444ULL, "compare");
+	check_data(w + 48, 8, 1, 0x1000);
+
+	w = wqe(&t, 1);
+	check_ctrl(w, RF_OPCODE_ATOMIC_FA, 0, 1, QPN, 4, 0, 0);
+	check_raddr(w + 16, 0x4000, 4);
+	cr_assert_eq(rd64(w + 32), 0x99);
+	cr_assert_eq(rd64(w + 40), 0);
+	check_data(w + 48, 8, 3, 0x3000);
+
+	w = wqe(&t, 2);
+	check_ctrl(w, RF_OPCODE_ATOMIC_MASKED_CS, RF_OPMOD_EXT_ATOMIC_4B, 2, QPN, 4, 0, 0);
+	check_raddr(w + 16, 0x6000, 6);
+	cr_assert_eq(rd32(w + 32), 0xa3, "swap");
+	cr_assert_eq(rd32(w + 36), 0xa1, "compare");
+	cr_assert_eq(rd32(w + 40), 0xa4, "swap mask");
+	cr_assert_eq(rd32(w + 44), 0xa2, "compare mask");
+	check_data(w + 48, 4, 5, 0x5000);
+
+	/* 8-byte masked CS: 5 DS, 2 BBs */
+	w = wqe(&t, 3);
+	check_ctrl(w, RF_OPCODE_ATOMIC_MASKED_CS, RF_OPMOD_EXT_ATOMIC_8B, 3, QPN, 5, 0, 0);
+	check_raddr(w + 16, 0x8000, 8);
+	cr_assert_eq(rd64(w + 32), 0xb3);
+	cr_assert_eq(rd64(w + 40), 0xb1);
+	cr_assert_eq(rd64(w + 48), 0xb4);
+	cr_assert_eq(rd64(w + 56), 0xb2);
+	check_data(w + 64, 8, 7, 0x7000);
+	cr_assert_eq(t.slot[3].end, 5);
+
+	w = wqe(&t, 5);
+	check_ctrl(w, RF_OPCODE_ATOMIC_MASKED_FA, RF_OPMOD_EXT_ATOMIC_4B, 5, QPN, 4, 0, 0);
+	check_raddr(w + 16, 0xa000, 10);
+	cr_assert_eq(rd32(w + 32), 0xc1);
+	cr_assert_eq(rd32(w + 36), 0xc2);
+	cr_assert_eq(rd64(w + 40), 0, "reserved");
+	check_data(w + 48, 4, 9, 0x9000);
+
+	w = wqe(&t, 6);
+	check_ctrl(w, RF_OPCODE_ATOMIC_MASKED_FA, RF_OPMOD_EXT_ATOMIC_8B, 6, QPN, 4, 0, 0);
+	cr_assert_eq(rd64(w + 32), 0xd1);
+	cr_assert_eq(rd64(w + 40), 0xd2);
+	check_data(w + 48, 8, 11, 0xb000);
+	cr_assert_eq(t.sq.pi, 7);
+	rft_sq_fini(&t);
+}
+
+Test(sq, inline_payload_and_limit)
+{
+	struct rft_sq t;
+	uint8_t data[MAXINL + 1];
+	const uint8_t *w;
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 7 + 1);
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 32, 256, MAXINL, MAXSGE, 0, QPN), 0);
+
+	/* 8 bytes: ctrl raddr inline(4+8 -> 16): 3 DS, 1 BB */
+	cr_assert_eq(rf_sq_post_write_inline(&t.sq, data, 8, 0x77, 0x1234, 0, 1), 0);
+	w = wqe(&t, 0);
+	check_ctrl(w, RF_OPCODE_RDMA_WRITE, 0, 0, QPN, 3, 0, 0);
+	check_raddr(w + 16, 0x1234, 0x77);
+	cr_assert_eq(rd32(w + 32), 0x80000000U | 8);
+	cr_assert_eq(memcmp(w + 36, data, 8), 0);
+
+	/* 100 bytes by SEND: ctrl + ceil(104/16)=7 -> 8 DS, 2 BBs */
+	cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, 100, 0, 2), 0);
+	w = wqe(&t, 1);
+	check_ctrl(w, RF_OPCODE_SEND, 0, 1, QPN, 8, 0, 0);
+	cr_assert_eq(rd32(w + 16), 0x80000000U | 100);
+	cr_assert_eq(memcmp(w + 20, data, 100), 0);
+	cr_assert_eq(t.sq.pi, 3);
+
+	/* the largest allowed, then one more byte */
+	cr_assert_eq(rf_sq_post_write_imm_inline(&t.sq, data, MAXINL, 1, 2,
+						 RF_BE32(5), 0, 3), 0);
+	w = wqe(&t, 3);
+	check_ctrl(w, RF_OPCODE_RDMA_WRITE_IMM, 0, 3, QPN,
+		   2 + (MAXINL + 4 + 15) / 16, 0, (uint32_t)RF_BE32(5));
+	cr_assert_eq(memcmp(w + 36, data, MAXINL), 0);
+	{
+		uint32_t pi = t.sq.pi;
+		uint8_t before[32 * 64];
+
+		memcpy(before, t.buf, sizeof(before));
+		cr_assert_eq(rf_sq_post_write_inline(&t.sq, data, MAXINL + 1, 1, 2, 0, 4),
+			     -EINVAL);
+		cr_assert_eq(t.sq.pi, pi);
+		cr_assert_eq(memcmp(before, t.buf, sizeof(before)), 0);
+	}
+	/* zero-length inline: no inline segment at all */
+	cr_assert_eq(rf_sq_post_send_imm_inline(&t.sq, data, 0, RF_BE32(9), 0, 5), 0);
+	check_ctrl(wqe(&t, t.sq.last_pi), RF_OPCODE_SEND_IMM, 0,
+		   (uint16_t)t.sq.last_pi, QPN, 1, 0, (uint32_t)RF_BE32(9));
+	rft_sq_fini(&t);
+}
+
+Test(sq, sge_lists_and_limit)
+{
+	struct rft_sq t;
+	struct rf_sge sg[MAXSGE + 1];
+	const uint8_t *w;
+
+	for (int i = 0; i <= MAXSGE; i++) {
+		sg[i].addr = 0x1000u * (i + 1);
+		sg[i].length = 100u + i;
+		sg[i].lkey = 0x50u + i;
+	}
+	sg[2].length = 0;	/* dropped */
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 32, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	cr_assert_eq(rf_sq_post_write_sg(&t.sq, sg, MAXSGE, 0x99, 0xfeed, 0, 1), 0);
+	w = wqe(&t, 0);
+	/* ctrl raddr + 7 data segs = 9 DS, 3 BBs */
+	check_ctrl(w, RF_OPCODE_RDMA_WRITE, 0, 0, QPN, 9, 0, 0);
+	check_raddr(w + 16, 0xfeed, 0x99);
+	for (int i = 0, j = 0; i < MAXSGE; i++) {
+		if (!sg[i].length)
+			continue;
+		check_data(w + 32 + 16 * j, sg[i].length, sg[i].lkey, sg[i].addr);
+		j++;
+	}
+	cr_assert_eq(t.sq.pi, 3);
+	cr_assert_eq(rf_sq_post_send_sg(&t.sq, sg, 2, 0, 2), 0);
+	check_ctrl(wqe(&t, 3), RF_OPCODE_SEND, 0, 3, QPN, 3, 0, 0);
+	cr_assert_eq(rf_sq_post_read_sg(&t.sq, sg, 1, 1, 2, 0, 3), 0);
+	check_ctrl(wqe(&t, 4), RF_OPCODE_RDMA_READ, 0, 4, QPN, 3, 0, 0);
+	cr_assert_eq(rf_sq_post_send_imm_sg(&t.sq, sg, 1, RF_BE32(1), 0, 4), 0);
+	check_ctrl(wqe(&t, 5), RF_OPCODE_SEND_IMM, 0, 5, QPN, 2, 0, (uint32_t)RF_BE32(1));
+	cr_assert_eq(rf_sq_post_send_sg(&t.sq, sg, MAXSGE + 1, 0, 5), -EINVAL);
+	cr_assert_eq(t.sq.pi, 6);
+	rft_sq_fini(&t);
+}
+
+Test(sq, full_queue_writes_nothing)
+{
+	struct rft_sq t;
+	uint8_t before[8 * 64], data[64] = { 1 };
+	struct rf_sge sg = { 0x10, 10, 1 };
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 8, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(rf_sq_post_send(&t.sq, 1, 2, 3, 0, (uint64_t)i), 0);
+	cr_assert_eq(rf_sq_space(&t.sq), 0);
+	memcpy(before, t.buf, sizeof(before));
+	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, 0, 9), -ENOSPC);
+	cr_assert_eq(rf_sq_post_read(&t.sq, 1, 2, 3, 4, 5, 0, 9), -ENOSPC);
+	cr_assert_eq(rf_sq_post_cas(&t.sq, 1, 2, 3, 4, 5, 6, 0, 9), -ENOSPC);
+	cr_assert_eq(rf_sq_post_masked_cs64(&t.sq, 1, 2, 3, 4, 5, 6, 7, 8, 0, 9), -ENOSPC);
+	cr_assert_eq(rf_sq_post_write_inline(&t.sq, data, 64, 1, 2, 0, 9), -ENOSPC);
+	cr_assert_eq(rf_sq_post_send_sg(&t.sq, &sg, 1, 0, 9), -ENOSPC);
+	cr_assert_eq(rf_sq_post_nop(&t.sq, 0, 9), -ENOSPC);
+	cr_assert_null(rf_sq_reserve(&t.sq, 1));
+	cr_assert_eq(memcmp(before, t.buf, sizeof(before)), 0);
+	cr_assert_eq(t.sq.pi, 8);
+	cr_assert_eq(t.sq.last_pi, 7);
+	/* retiring WQE 3 frees 0..3: exactly four BBs */
+	cr_assert_eq(rf_sq_retire(&t.sq, 3), 3);
+	cr_assert_eq(rf_sq_space(&t.sq), 4);
+	rft_sq_fini(&t);
+}
+
+Test(sq, nop_padding_at_queue_end)
+{
+	struct rft_sq t;
+	uint8_t data[100 + 64];
+	const uint8_t *w;
+
+	memset(data, 0xab, sizeof(data));
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 8, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	for (int i = 0; i < 7; i++)
+		cr_assert_eq(rf_sq_post_send(&t.sq, 1, 2, 3, 0, (uint64_t)i), 0);
+	rf_sq_retire(&t.sq, 6);		/* all done: 8 BBs free */
+	/* a 2-BB WQE at slot 7 would straddle: slot 7 becomes a NOP */
+	cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, 100, RF_SEND_SIGNALED, 42), 0);
+	w = wqe(&t, 7);
+	check_ctrl(w, RF_OPCODE_NOP, 0, 7, QPN, 1, 0, 0);
+	cr_assert_eq(t.slot[7].end, 8);
+	w = wqe(&t, 8);
+	check_ctrl(w, RF_OPCODE_SEND, 0, 8, QPN, 8, RF_WQE_CTRL_CQ_UPDATE, 0);
+	cr_assert_eq(memcmp(w + 20, data, 100), 0);
+	cr_assert_eq(t.sq.pi, 10);
+	cr_assert_eq(t.sq.last_pi, 8);
+	cr_assert_eq(t.slot[0].wr_id, 42);
+	cr_assert_eq(t.slot[0].end, 10);
+	/* no room for pad + WQE: fails and pads nothing */
+	rft_sq_fini(&t);
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 8, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	for (int i = 0; i < 7; i++)
+		cr_assert_eq(rf_sq_post_send(&t.sq, 1, 2, 3, 0, (uint64_t)i), 0);
+	rf_sq_retire(&t.sq, 1);		/* 2 free at the start + 1 at the end */
+	cr_assert_eq(rf_sq_space(&t.sq), 3);
+	{
+		uint8_t before[8 * 64];
+
+		memcpy(before, t.buf, sizeof(before));
+		/* 3 BBs of WQE do not fit 1 + 2 */
+		cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, 100 + 64, 0, 1), -ENOSPC);
+		cr_assert_eq(memcmp(before, t.buf, sizeof(before)), 0);
+		cr_assert_eq(t.sq.pi, 7);
+		/* a 2-BB one does: pad at 7, WQE at 0..1 */
+		cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, 100, 0, 1), 0);
+		cr_assert_eq(t.sq.pi, 10);
+		cr_assert_eq(rf_sq_space(&t.sq), 0);
+	}
+	rft_sq_fini(&t);
+}
+
+Test(sq, three_laps_and_16bit_index_wrap)
+{
+	struct rft_sq t;
+	uint8_t data[40];
+	uint32_t posted = 0;
+
+	memset(data, 0x5a, sizeof(data));
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	/* start just below the 16-bit wrap of the WQE index field */
+	t.sq.pi = t.sq.ci = t.sq.last_pi = t.sq.rung_pi = 0xffff - 20;
+	while (posted < 16 * 4) {
+		uint32_t pi = t.sq.pi;
+		int rc = posted % 3 == 2 ?
+			rf_sq_post_send_inline(&t.sq, data, sizeof(data), 0, posted) :
+			rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, 0, posted);
+
+		cr_assert_eq(rc, 0);
+		check_ctrl(wqe(&t, t.sq.last_pi), posted % 3 == 2 ? RF_OPCODE_SEND :
+			   RF_OPCODE_RDMA_WRITE, 0, (uint16_t)t.sq.last_pi, QPN,
+			   posted % 3 == 2 ? 4 : 3, 0, 0);
+		cr_assert(t.sq.last_pi == pi || t.sq.last_pi == pi + 1);
+		rf_sq_ring(&t.sq);
+		cr_assert_eq(rd32((const uint8_t *)&t.dbrec[RF_SND_DBR]), t.sq.pi & 0xffff);
+		/* the device completes everything so far */
+		rf_sq_retire(&t.sq, (uint16_t)t.sq.last_pi);
+		cr_assert_eq(t.sq.ci, t.sq.pi);
+		posted++;
+	}
+	cr_assert(t.sq.pi > 0x10000, "crossed the 16-bit wrap");
+	rft_sq_fini(&t);
+}
+
+Test(sq, ring_blueflame_single_wqe)
+{
+	struct rft_sq t;
+	uint8_t *bf;
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	bf = t.uar + RF_BF_REG_OFFSET;
+	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, 0, 1), 0);
+	rf_sq_ring(&t.sq);
+	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(1));
+	cr_assert_eq(memcmp(bf, wqe(&t, 0), 64), 0, "WQE copied through BlueFlame");
+	cr_assert_eq(t.sq.bf.offset, 256);
+	/* ring again with nothing new: no store at all */
+	memset(t.uar, 0, 4096);
+	rf_sq_ring(&t.sq);
+	for (int i = 0; i < 4096; i++)
+		cr_assert_eq(t.uar[i], 0);
+	cr_assert_eq(t.sq.bf.offset, 256);
+	/* a 2-BB inline WQE (128 bytes) fits the 256-byte half */
+	{
+		uint8_t data[100];
+
+		memset(data, 3, sizeof(data));
+		cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, 100, 0, 2), 0);
+		rf_sq_ring(&t.sq);
+		cr_assert_eq(memcmp(bf + 256, wqe(&t, 1), 128), 0);
+		cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(3));
+		cr_assert_eq(t.sq.bf.offset, 0);
+	}
+	/* the largest inline WQE (4 BBs = 256 bytes) still fits */
+	{
+		uint8_t data[MAXINL];
+
+		memset(data, 4, sizeof(data));
+		cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, MAXINL, 0, 3), 0);
+		cr_assert_eq(t.sq.pi - t.sq.last_pi, 4);	/* 1 + 14 DS */
+		rf_sq_ring(&t.sq);
+		cr_assert_eq(memcmp(bf, wqe(&t, 3), 256), 0);
+	}
+	rft_sq_fini(&t);
+
+	/* with a 128-byte register half, a 3-BB WQE gets the doorbell */
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 128, MAXINL, MAXSGE, 0, QPN), 0);
+	bf = t.uar + RF_BF_REG_OFFSET;
+	{
+		uint8_t data[150];
+
+		memset(data, 5, sizeof(data));
+		cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, 150, 0, 1), 0);
+		cr_assert_eq(t.sq.pi, 3);
+		rf_sq_ring(&t.sq);
+		cr_assert_eq(memcmp(bf, wqe(&t, 0), 8), 0);
+		for (int i = 8; i < 128; i++)
+			cr_assert_eq(bf[i], 0);
+		cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(3));
+	}
+	rft_sq_fini(&t);
+}
+
+Test(sq, ring_doorbell_for_batches_and_without_bf)
+{
+	struct rft_sq t;
+	uint8_t *bf, zero[64] = { 0 };
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	bf = t.uar + RF_BF_REG_OFFSET;
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, 0, (uint64_t)i), 0);
+	rf_sq_ring(&t.sq);
+	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(3));
+	/* 8 bytes: the last WQE's opmod_idx_opcode and qpn_ds */
+	cr_assert_eq(memcmp(bf, wqe(&t, 2), 8), 0);
+	cr_assert_eq(memcmp(bf + 8, zero, 56), 0, "only 8 bytes written");
+	cr_assert_eq(t.sq.bf.offset, 256);
+	/* a single WQE after a batch: BlueFlame again */
+	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, 0, 3), 0);
+	rf_sq_ring(&t.sq);
+	cr_assert_eq(memcmp(bf + 256, wqe(&t, 3), 64), 0);
+	rft_sq_fini(&t);
+
+	/* bf.size 0: always the doorbell, always at the same address */
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 0, MAXINL, MAXSGE, 0, QPN), 0);
+	bf = t.uar + RF_BF_REG_OFFSET;
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, 0, (uint64_t)i), 0);
+		rf_sq_ring(&t.sq);
+		cr_assert_eq(memcmp(bf, wqe(&t, (uint32_t)i), 8), 0);
+		cr_assert_eq(memcmp(bf + 8, zero, 56), 0);
+		cr_assert_eq(t.sq.bf.offset, 0);
+		cr_assert_eq(t.dbrec[RF_SND_DBR], rf_htobe32((uint32_t)i + 1));
+	}
+	rft_sq_fini(&t);
+}
+
+Test(sq, padding_nops_force_doorbell)
+{
+	struct rft_sq t;
+	uint8_t data[100] = { 0 }, *bf;
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 8, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	bf = t.uar + RF_BF_REG_OFFSET;
+	for (int i = 0; i < 7; i++)
+		cr_assert_eq(rf_sq_post_send(&t.sq, 1, 2, 3, 0, (uint64_t)i), 0);
+	rf_sq_ring(&t.sq);
+	rf_sq_retire(&t.sq, 6);
+	memset(t.uar, 0, 4096);
+	cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, 100, 0, 1), 0);
+	rf_sq_ring(&t.sq);	/* NOP + WQE: two WQEs, so the doorbell */
+	cr_assert_eq(memcmp(bf + 256, wqe(&t, 8), 8), 0);
+	cr_assert_eq(t.uar[RF_BF_REG_OFFSET + 256 + 8], 0);
+	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(10));
+	rft_sq_fini(&t);
+}
+
+Test(sq, sig_all_default_and_raw_reserve_commit)
+{
+	struct rft_sq t;
+	struct rf_wqe_ctrl_seg *c, ref;
+	struct rf_wqe_raddr_seg *r;
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_UC, 16, 256, MAXINL, MAXSGE, 1, 0xabcdef), 0);
+	cr_assert_eq(rf_sq_post_send(&t.sq, 1, 2, 3, 0, 1), 0);
+	check_ctrl(wqe(&t, 0), RF_OPCODE_SEND, 0, 0, 0xabcdef, 2, RF_WQE_CTRL_CQ_UPDATE, 0);
+
+	c = rf_sq_reserve(&t.sq, 1);
+	cr_assert_eq((void *)c, (void *)wqe(&t, 1));
+	r = (struct rf_wqe_raddr_seg *)rf_sq_tseg(&t.sq, c);
+	cr_assert_eq((void *)r, (void *)(c + 1));
+	rf_set_raddr_seg(r, 0x1000, 7);
+	rf_sq_commit(&t.sq, c, RF_OPCODE_RDMA_WRITE, 0, 2, RF_SEND_SOLICITED,
+		     0, 99);
+	/* the commit path and hw/wqe.h's setter produce the same bytes */
+	rf_set_ctrl_seg(&ref, 1, RF_OPCODE_RDMA_WRITE, 0, rf_ctrl_qpn(0xabcdef),
+			RF_WQE_CTRL_CQ_UPDATE | RF_WQE_CTRL_SOLICITED, 2, 0);
+	cr_assert_eq(memcmp(c, &ref, 16), 0);
+	cr_assert_eq(t.slot[1].wr_id, 99);
+	cr_assert_eq(t.sq.pi, 2);
+	rft_sq_fini(&t);
+}
+
+Test(sq, xrc_segment)
+{
+	struct rft_sq t;
+	const uint8_t *w;
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_XRC, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	rf_sq_set_xrc_srqn(&t.sq, 0x00abcdef);
+	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 0x10, 8, 2, 0x20, 0, 1), 0);
+	w = wqe(&t, 0);
+	check_ctrl(w, RF_OPCODE_RDMA_WRITE, 0, 0, QPN, 4, 0, 0);
+	cr_assert_eq(rd32(w + 16), 0x00abcdef, "xrc srqn");
+	for (int i = 20; i < 32; i++)
+		cr_assert_eq(w[i], 0);
+	check_raddr(w + 32, 0x20, 2);
+	check_data(w + 48, 8, 1, 0x10);
+
+	cr_assert_eq(rf_sq_post_send(&t.sq, 1, 0x10, 8, 0, 2), 0);
+	check_ctrl(wqe(&t, 1), RF_OPCODE_SEND, 0, 1, QPN, 3, 0, 0);
+	check_data(wqe(&t, 1) + 32, 8, 1, 0x10);
+
+	/* CAS: ctrl xrc raddr atomic data = 5 DS, 2 BBs */
+	cr_assert_eq(rf_sq_post_cas(&t.sq, 1, 0x10, 2, 0x20, 3, 4, 0, 3), 0);
+	w = wqe(&t, 2);
+	check_ctrl(w, RF_OPCODE_ATOMIC_CS, 0, 2, QPN, 5, 0, 0);
+	cr_assert_eq(rd32(w + 16), 0x00abcdef);
+	check_raddr(w + 32, 0x20, 2);
+	cr_assert_eq(rd64(w + 48), 4);
+	cr_assert_eq(rd64(w + 56), 3);
+	check_data(w + 64, 8, 1, 0x10);
+	cr_assert_eq(t.sq.pi, 4);
+	rft_sq_fini(&t);
+}
+
+Test(sq, ud_send)
+{
+	struct rft_sq t;
+	struct rf_wqe_av av;
+	const uint8_t *w;
+	const uint8_t mac[6] = { 1, 2, 3, 4, 5, 6 }, gid[16] = { 0xfe, 0x80 };
+	uint8_t data[20];
+
+	memset(data, 0x42, sizeof(data));
+	rf_set_av(&av, 0, 0, 0, 0x12, 0, 0x77, mac, 5, 64, 0x123, gid);
+	cr_assert_eq(rft_sq_init(&t, RF_QP_UD, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	cr_assert_eq(rf_sq_post_ud_send(&t.sq, &av, 0x4321, 0x11111111, NULL, 1, 0x10,
+					64, 0, 0, 0, 1), 0);
+	w = wqe(&t, 0);
+	check_ctrl(w, RF_OPCODE_SEND, 0, 0, QPN, 5, 0, 0);
+	cr_assert_eq(rd32(w + 16), 0x11111111, "qkey");
+	cr_assert_eq(rd32(w + 24), 0x80000000U | 0x4321, "ext | dqpn");
+	cr_assert_eq(memcmp(w + 28, (const uint8_t *)&av + 12, 36), 0, "rest of AV");
+	check_data(w + 64, 64, 1, 0x10);
+	cr_assert_eq(t.sq.pi, 2);
+
+	cr_assert_eq(rf_sq_post_ud_send(&t.sq, &av, 0x4321, 7, data, 0, 0, 20,
+					RF_BE32(3), 1, 0, 2), 0);
+	w = wqe(&t, 2);
+	check_ctrl(w, RF_OPCODE_SEND_IMM, 0, 2, QPN, 6, 0, (uint32_t)RF_BE32(3));
+	cr_assert_eq(rd32(w + 64), 0x80000000U | 20);
+	cr_assert_eq(memcmp(w + 68, data, 20), 0);
+	rft_sq_fini(&t);
+}
+
+Test(sq, batch_posts_until_failure_and_rings_once)
+{
+	struct rft_sq t;
+	struct rf_sge sg = { 0x1000, 16, 7 }, res = { 0x2000, 8, 9 };
+	struct rf_sge big = { 0, MAXINL + 1, 0 };
+	struct rf_sq_wr wr[5];
+	uint8_t payload[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+	int err = 1;
+
+	sg.addr = (uint64_t)(uintptr_t)payload;
+	big.addr = (uint64_t)(uintptr_t)payload;
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 10; wr[0].opcode = RF_WR_WRITE; wr[0].sg_list = &sg;
+	wr[0].num_sge = 1; wr[0].rkey = 3; wr[0].remote_addr = 0x3000;
+	wr[1].wr_id = 11; wr[1].opcode = RF_WR_SEND; wr[1].sg_list = &sg;
+	wr[1].num_sge = 1; wr[1].flags = RF_SEND_INLINE | RF_SEND_SIGNALED;
+	wr[2].wr_id = 12; wr[2].opcode = RF_WR_FAA; wr[2].sg_list = &res;
+	wr[2].num_sge = 1; wr[2].rkey = 4; wr[2].remote_addr = 0x4000;
+	wr[2].compare_add = 5;
+	wr[3].wr_id = 13; wr[3].opcode = RF_WR_SEND; wr[3].sg_list = &big;
+	wr[3].num_sge = 1; wr[3].flags = RF_SEND_INLINE;	/* too big */
+	wr[4].wr_id = 14; wr[4].opcode = RF_WR_NOP;
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	cr_assert_eq(rf_sq_post_batch(&t.sq, wr, 5, &err), 3);
+	cr_assert_eq(err, -EINVAL);
+	cr_assert_eq(t.sq.pi, 3);
+	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(3));
+	/* three WQEs: rung with the doorbell of the last one */
+	cr_assert_eq(memcmp(t.uar + RF_BF_REG_OFFSET, wqe(&t, 2), 8), 0);
+	check_ctrl(wqe(&t, 0), RF_OPCODE_RDMA_WRITE, 0, 0, QPN, 3, 0, 0);
+	check_data(wqe(&t, 0) + 32, 16, 7, sg.addr);
+	check_ctrl(wqe(&t, 1), RF_OPCODE_SEND, 0, 1, QPN, 3, RF_WQE_CTRL_CQ_UPDATE, 0);
+	cr_assert_eq(rd32(wqe(&t, 1) + 16), 0x80000000U | 16);
+	cr_assert_eq(memcmp(wqe(&t, 1) + 20, payload, 16), 0);
+	check_ctrl(wqe(&t, 2), RF_OPCODE_ATOMIC_FA, 0, 2, QPN, 4, 0, 0);
+	cr_assert_eq(t.slot[2].wr_id, 12);
+	/* nothing posted: no ring */
+	cr_assert_eq(rf_sq_post_batch(&t.sq, &wr[3], 1, &err), 0);
+	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(3));
+	rft_sq_fini(&t);
+}
+
+Test(sq, init_rejects_bad_geometry)
+{
+	struct rft_sq t;
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 12, 256, 0, 1, 0, 1), -EINVAL);
+	rft_sq_fini(&t);
+	cr_assert_eq(rft_sq_init(&t, 7, 16, 256, 0, 1, 0, 1), -EINVAL);
+	rft_sq_fini(&t);
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 512, 0, 1, 0, 1), -EINVAL);
+	rft_sq_fini(&t);
+}
+
+Test(sq, bind_mw_and_local_inv)
+{
+	struct rft_sq t;
+	const uint8_t *w;
+	uint32_t newkey = rf_mw_inc_rkey(0x123456ff);
+
+	cr_assert_eq(newkey, 0x12345600, "tag wraps, index stays");
+	cr_assert_eq(rf_mw_inc_rkey(0xabcdef10), 0xabcdef11);
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	cr_assert_eq(rf_sq_post_bind_mw(&t.sq, 0x123456ff, newkey, 0x777, 0x10000, 0x2000,
+					RF_MKEY_ACCESS_REMOTE_WRITE | RF_MKEY_ACCESS_LOCAL_READ,
+					RF_SEND_SIGNALED, 5), 0);
+	w = wqe(&t, 0);
+	check_ctrl(w, RF_OPCODE_UMR, 0, 0, QPN, 12, RF_WQE_CTRL_CQ_UPDATE,
+		   (uint32_t)rf_htobe32(0x123456ff));
+	/* UMR ctrl: INLINE | CHECK_FREE | TRANSLATION_OFFSET, 4 octowords */
+	cr_assert_eq(w[16], 0xb0);
+	cr_assert_eq(w[20], 0);
+	cr_assert_eq(w[21], 4);
+	cr_assert_eq(rd64(w + 24), 0x203C6041ULL, "mkey mask of a type-2 bind");
+	for (int i = 48; i < 64; i++)
+		cr_assert_eq(w[i], 0);
+	/* mkey context */
+	cr_assert_eq(w[64], 0, "not free");
+	cr_assert_eq(w[66], RF_MKEY_ACCESS_REMOTE_WRITE | RF_MKEY_ACCESS_LOCAL_READ);
+	cr_assert_eq(rd32(w + 68), (QPN << 8) | 0x00, "bound QPN and new tag");
+	cr_assert_eq(rd64(w + 80), 0x10000);
+	cr_assert_eq(rd64(w + 88), 0x2000);
+	/* KLM then 48 zero bytes */
+	cr_assert_eq(rd32(w + 128), 0x2000);
+	cr_assert_eq(rd32(w + 132), 0x777);
+	cr_assert_eq(rd64(w + 136), 0x10000);
+	for (int i = 144; i < 192; i++)
+		cr_assert_eq(w[i], 0);
+	/* the small-fenced NOP after it */
+	check_ctrl(wqe(&t, 3), RF_OPCODE_NOP, 0, 3, QPN, 1,
+		   RF_WQE_CTRL_INITIATOR_SMALL_FENCE, 0);
+	cr_assert_eq(t.sq.pi, 4);
+	cr_assert_eq(t.slot[0].wr_id, 5);
+	cr_assert_eq(t.slot[0].end, 3);
+
+	cr_assert_eq(rf_sq_post_local_inv(&t.sq, 0xabcdef11, 0, 6), 0);
+	w = wqe(&t, 4);
+	check_ctrl(w, RF_OPCODE_UMR, 0, 4, QPN, 8, 0, (uint32_t)rf_htobe32(0xabcdef11));
+	cr_assert_eq(w[16], 0x98, "INLINE | TRANSLATION_OFFSET | CHECK_QPN");
+	cr_assert_eq(rd64(w + 24), 0x20006000ULL);
+	cr_assert_eq(w[64], RF_MKEY_CONTEXT_FREE);
+	cr_assert_eq(rd32(w + 68), 0xffffff00);
+	check_ctrl(wqe(&t, 6), RF_OPCODE_NOP, 0, 6, QPN, 1,
+		   RF_WQE_CTRL_INITIATOR_SMALL_FENCE, 0);
+	cr_assert_eq(t.sq.pi, 7);
+	/* the key's index must not change */
+	cr_assert_eq(rf_sq_post_bind_mw(&t.sq, 0x100, 0x201, 1, 0, 1, 0, 0, 0), -EINVAL);
+	/* no room for UMR + fence: nothing moves (7 used, 9 free: fill to 2) */
+	for (int i = 0; i < 7; i++)
+		cr_assert_eq(rf_sq_post_nop(&t.sq, 0, 0), 0);
+	cr_assert_eq(rf_sq_space(&t.sq), 2);
+	cr_assert_eq(rf_sq_post_local_inv(&t.sq, 1, 0, 0), -ENOSPC);
+	cr_assert_eq(t.sq.pi, 14);
+	rft_sq_fini(&t);
+}
