@@ -82,6 +82,27 @@ static bool is_pow2(uint32_t v)
 	return v && !(v & (v - 1));
 }
 
+/*
+ * Scatter-to-CQE, by the rule of the kernel's mlx5 driver (qp.c, create
+ * of a user QP): libmlx5 asks for it on every QP (MLX5_QP_FLAG_SCATTER_CQE
+ * unless MLX5_SCATTER_TO_CQE=0 or MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE).
+ * The responder side applies to RC and UC, sized by the receive CQ's CQE;
+ * the requester side to RC only, and only if every WQE is signaled
+ * (sq_sig_all) or the QP was created with MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE:
+ * an unsignaled READ has no CQE to carry its data.  Sized by the send CQ.
+ */
+static void scatter_to_cqe_config(struct emu_qp *qp)
+{
+	qp->scat_res = qp->scat_req = 0;
+	if (!(qp->mlx5_flags & MLX5_QP_FLAG_SCATTER_CQE))
+		return;
+	if ((qp->type == IBV_QPT_RC || qp->type == IBV_QPT_UC) && qp->recv_cq)
+		qp->scat_res = qp->recv_cq->cqe_size == 128 ? 64 : 32;
+	if (qp->type == IBV_QPT_RC && qp->send_cq &&
+	    (qp->sq_sig_all || (qp->mlx5_flags & MLX5_QP_FLAG_ALLOW_SCATTER_CQE)))
+		qp->scat_req = qp->send_cq->cqe_size == 128 ? 64 : 32;
+}
+
 static int create_qp(struct emu_cmd *c, const struct create_args *a,
 		     struct ib_uverbs_create_qp_resp *resp)
 {
@@ -177,6 +198,8 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	qp->uidx = req.uidx;
 	qp->sq_sig_all = a->sq_sig_all;
 	qp->create_flags = a->create_flags;
+	qp->mlx5_flags = req.flags;
+	scatter_to_cqe_config(qp);
 	qp->buf = req.buf_addr;
 	qp->dbrec = req.db_addr;
 	qp->rq_wqe_cnt = req.rq_wqe_count;

@@ -58,6 +58,16 @@
 #define DEV_MAX_WQE_PER_ROUND	512	/* per QP per engine iteration (fairness) */
 #define DEV_ATOMIC_REPLAY	16	/* responder cache of atomic results */
 
+/*
+ * A UD message must fit the port's active MTU, which part 1 answers as 4096
+ * on InfiniBand and 1024 on RoCE (a 1500-byte Ethernet MTU); larger ones
+ * fail locally with a length error, as on the HCA.
+ */
+static inline uint32_t dev_ud_max_msg(void)
+{
+	return emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET ? 1024u : DEV_UD_MAX_MSG;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Byte order helpers                                                       */
 
@@ -222,6 +232,7 @@ enum {
 	DENTF_RESP	= 1 << 1,	/* READ/atomic: completes on its response */
 	DENTF_FENCE	= 1 << 2,	/* waits for earlier READ/atomic */
 	DENTF_LOCAL	= 1 << 3,	/* NOP/UMR: executed by the requester alone */
+	DENTF_SCAT	= 1 << 4,	/* its response data waits in dev_qp.scat for the CQE */
 };
 
 struct dev_qp {
@@ -236,6 +247,7 @@ struct dev_qp {
 	uint32_t		sq_next;	/* next BB to parse (16 bits significant) */
 	bool			sq_rung;	/* a doorbell arrived: parse up to sq_limit */
 	struct dev_ent		*ent;		/* ring of sq_wqe_cnt entries */
+	uint8_t			(*scat)[64];	/* requester scatter-to-CQE: data per entry */
 	uint32_t		ent_mask;
 	uint32_t		ent_head;	/* oldest not completed */
 	uint32_t		ent_emit;	/* next to (re)emit */
@@ -360,7 +372,22 @@ struct dev_cqe {
 	uint32_t		rqpn;		/* remote QPN */
 	uint32_t		byte_cnt;
 	uint32_t		imm;		/* raw: immediate (network order), rkey, or pkey index */
+	/*
+	 * Scatter-to-CQE: scat_len (> 0) bytes at scat go into the CQE, not
+	 * to memory; scat_max (32 or 64) is the QP's setting and picks the
+	 * format (RF_INLINE_SCATTER_32: the CQE64 itself, _64: the 64 bytes
+	 * before it, 128-byte CQEs only).
+	 */
+	const void		*scat;
+	uint8_t			scat_len;
+	uint8_t			scat_max;
 };
+
+/* May a message of len bytes on a QP with this setting go into the CQE of cq? */
+static inline bool dev_scat_fits(uint8_t scat_max, const struct emu_cq *cq, uint64_t len)
+{
+	return scat_max && len && len <= scat_max && (scat_max == 32 || cq->cqe_size == 128);
+}
 
 void dev_cq_write(struct emu_cq *cq, const struct dev_cqe *c);
 void dev_cq_arm_doorbell(struct dev_cq *dcq, uint32_t arm_word);
@@ -399,6 +426,7 @@ void dev_sq_complete(struct dev_qp *dq);
 
 void dev_rc_on_response(struct dev_qp *dq, const struct dev_pkt *p);
 void dev_rc_timers(void);
+uint64_t dev_rc_next_deadline(void);	/* earliest retransmit/RNR time (ns), 0: none */
 void dev_rc_rewind(struct dev_qp *dq, uint32_t psn);
 uint64_t dev_rc_timeout_ns(uint8_t timeout);
 uint64_t dev_rnr_delay_ns(uint8_t timer);
@@ -428,20 +456,23 @@ void dev_srq_check_limit(struct emu_srq *srq);
 /* ------------------------------------------------------------------------ */
 /* The wire (dev_wire.c) and fault injection (dev_fault.c)                  */
 
-struct pollfd;
 int dev_wire_open(void);
 void dev_wire_close(void);
-/* The sockets the idle engine sleeps on; returns how many were filled. */
-unsigned dev_wire_pollfds(struct pollfd *fds, unsigned max);
-bool dev_wire_has_delayed(void);
+/* An fd that polls readable when a socket has a packet (the idle engine sleeps on it). */
+int dev_wire_wait_fd(void);
+/* When the first delayed packet is due (ns), 0 if none. */
+uint64_t dev_wire_next_due(void);
 /*
  * Reserve room for a packet to dst_qpn's host; NULL when the path is
  * congested (local ring full).  Fill it, then dev_wire_send().
  */
 struct dev_pkt *dev_wire_alloc(uint32_t payload);
 void dev_wire_send(struct dev_pkt *p);
-/* Deliver queued packets (loopback ring, socket, delayed); returns count. */
-unsigned dev_wire_poll(void);
+/*
+ * Deliver queued packets (loopback ring, delayed, and the sockets if asked:
+ * that costs a syscall); returns count.
+ */
+unsigned dev_wire_poll(bool sockets);
 bool dev_wire_local_room(uint32_t payload);
 
 struct dev_fault {

@@ -37,6 +37,7 @@ void dev_cq_write(struct emu_cq *cq, const struct dev_cqe *c)
 	struct rf_cqe64 *e;
 	uint32_t ci, pi;
 	uint8_t *slot;
+	uint8_t fmt = 0;
 	bool err;
 
 	if (DEV_UNLIKELY(!dcq || dcq->overrun))
@@ -86,11 +87,26 @@ void dev_cq_write(struct emu_cq *cq, const struct dev_cqe *c)
 	}
 	e->wqe_counter = htobe16(c->wqe_counter);
 	e->signature = 0;
+	/*
+	 * Scatter-to-CQE: 32 bytes of data replace the first half of the
+	 * CQE64 (the fields there, SLID, flags_rqpn ..., are lost, as on a
+	 * ConnectX); 64 bytes go into the first half of a 128-byte entry.
+	 */
+	if (c->scat_len && !err) {
+		if (c->scat_max == 64 && cq->cqe_size == 128) {
+			memcpy(slot, c->scat, c->scat_len);
+			fmt = RF_INLINE_SCATTER_64;
+		} else if (c->scat_len <= 32) {
+			memset(e, 0, 32);
+			memcpy(e, c->scat, c->scat_len);
+			fmt = RF_INLINE_SCATTER_32;
+		}
+	}
 
 	/* Release: the body is visible before ownership changes hands. */
 	atomic_thread_fence(memory_order_release);
 	*(volatile uint8_t *)&e->op_own =
-		(uint8_t)(c->opcode << 4 | (c->se ? RF_CQE_SE_MASK : 0) |
+		(uint8_t)(c->opcode << 4 | fmt | (c->se ? RF_CQE_SE_MASK : 0) |
 			  ((pi / cq->cqe_cnt) & 1));
 	dcq->pi = pi + 1;
 

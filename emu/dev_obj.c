@@ -80,7 +80,12 @@ void emu_dev_qp_created(struct emu_qp *qp)
 	if (!dq)
 		return;
 	dq->ent = calloc(n, sizeof(*dq->ent));
-	if (!dq->ent) {
+	/* only QPs with requester scatter-to-CQE hold response data for CQEs */
+	if (qp->scat_req)
+		dq->scat = calloc(n, sizeof(*dq->scat));
+	if (!dq->ent || (qp->scat_req && !dq->scat)) {
+		free(dq->ent);
+		free(dq->scat);
 		free(dq);
 		return;
 	}
@@ -174,6 +179,7 @@ void emu_dev_qp_destroyed(struct emu_qp *qp)
 	dev_eng.nqps--;
 	qp->dev_priv = NULL;
 	free(dq->ent);
+	free(dq->scat);
 	free(dq);
 }
 

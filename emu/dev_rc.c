@@ -234,3 +234,19 @@ void dev_rc_timers(void)
 			timer_expired(dq);
 	}
 }
+
+/* The idle engine sleeps no longer than this. */
+uint64_t dev_rc_next_deadline(void)
+{
+	uint64_t t = 0;
+
+	if (!dev_eng.timers)
+		return 0;
+	for (struct dev_qp *dq = dev_eng.qps; dq; dq = dq->next) {
+		if (dq->rnr_until && (!t || dq->rnr_until < t))
+			t = dq->rnr_until;
+		if (dq->deadline && (!t || dq->deadline < t))
+			t = dq->deadline;
+	}
+	return t;
+}

@@ -266,6 +266,7 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 	struct dev_qp *dq = v->dq;
 	struct dev_rwqe r;
 	struct dev_sgl sgl;
+	bool scat;
 
 	if (p->flags & DPKT_FIRST || !dq->recv_busy) {
 		if (!(p->flags & DPKT_FIRST))
@@ -293,7 +294,14 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 		recv_error_cqe(dq, &r, v->cq, v->uidx, RF_CQE_SYNDROME_LOCAL_LENGTH_ERR);
 		return DNAK_INV_REQ;
 	}
-	dev_sgl_copy_in(&sgl, p->offset, p->payload, p->len);
+	/*
+	 * Scatter-to-CQE: a whole small message goes into the CQE and the
+	 * receive buffer stays untouched; libmlx5 copies it out when polled.
+	 */
+	scat = (p->flags & DPKT_FIRST) && (p->flags & DPKT_LAST) &&
+	       dev_scat_fits(v->qp->scat_res, v->cq, p->dma_len);
+	if (!scat)
+		dev_sgl_copy_in(&sgl, p->offset, p->payload, p->len);
 	if (p->flags & DPKT_LAST) {
 		struct dev_cqe c = {
 			.opcode = RF_CQE_RESP_SEND,
@@ -307,6 +315,11 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 			.byte_cnt = p->dma_len,
 		};
 
+		if (scat) {
+			c.scat = p->payload;
+			c.scat_len = (uint8_t)p->len;
+			c.scat_max = v->qp->scat_res;
+		}
 		if (p->op == DOP_SEND_IMM) {
 			c.opcode = RF_CQE_RESP_SEND_IMM;
 			c.imm = p->imm;

@@ -265,7 +265,7 @@ static void sq_parse_one(struct dev_qp *dq)
 		goto fail;
 	}
 	if (sgl.total > (1ull << 31) ||
-	    (qp->type == IBV_QPT_UD && sgl.total > DEV_UD_MAX_MSG)) {
+	    (qp->type == IBV_QPT_UD && sgl.total > dev_ud_max_msg())) {
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 		goto fail;
 	}
@@ -467,6 +467,11 @@ static void sq_emit(struct dev_qp *dq)
 	}
 }
 
+static bool w_atomic(const struct dev_ent *e)
+{
+	return e->op == RF_OPCODE_ATOMIC_CS || e->op == RF_OPCODE_ATOMIC_FA;
+}
+
 /* Write the CQE of a finished entry. */
 static void ent_cqe(struct dev_qp *dq, const struct dev_ent *e, uint8_t syndrome)
 {
@@ -481,6 +486,11 @@ static void ent_cqe(struct dev_qp *dq, const struct dev_ent *e, uint8_t syndrome
 		.byte_cnt = e->byte_len,
 	};
 
+	if (!syndrome && (e->flags & DENTF_SCAT)) {
+		c.scat = dq->scat[e - dq->ent];
+		c.scat_len = (uint8_t)(w_atomic(e) ? 8 : e->byte_len);
+		c.scat_max = qp->scat_req;
+	}
 	if (qp->send_cq)
 		dev_cq_write(qp->send_cq, &c);
 }
@@ -624,6 +634,28 @@ void dev_rc_read_resp_scatter(struct dev_qp *dq, struct dev_ent *e,
 	if (!wqe_parse(dq, e->wqe, &w) ||
 	    wqe_sgl(dq, &w, &sgl, IBV_ACCESS_LOCAL_WRITE)) {
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
+		return;
+	}
+	/*
+	 * Requester scatter-to-CQE: a signaled READ whose data fits, or a
+	 * (non-masked) CS/FA, completes with the data in its CQE; libmlx5
+	 * copies it into the WQE's scatter list (it knows READ and the two IB
+	 * atomics only).  Unsignaled WQEs have no CQE: their data goes to memory.
+	 */
+	e->flags &= (uint8_t)~DENTF_SCAT;
+	if (dq->scat && (e->flags & DENTF_SIGNALED) &&
+	    ((p->op == DOP_ATOMIC_RESP && w_atomic(e) &&
+	      dev_scat_fits(dq->qp->scat_req, dq->qp->send_cq, 8)) ||
+	     (p->op == DOP_READ_RESP && (p->flags & DPKT_FIRST) && (p->flags & DPKT_LAST) &&
+	      !p->offset && p->len == e->byte_len &&
+	      dev_scat_fits(dq->qp->scat_req, dq->qp->send_cq, p->len)))) {
+		uint8_t *d = dq->scat[e - dq->ent];
+
+		if (p->op == DOP_ATOMIC_RESP)
+			memcpy(d, &p->atomic[0], 8);
+		else
+			memcpy(d, p->payload, p->len);
+		e->flags |= DENTF_SCAT;
 		return;
 	}
 	if (p->op == DOP_ATOMIC_RESP) {

@@ -12,13 +12,36 @@
  * The SQ is always read from queue memory; the BlueFlame copy is just a
  * doorbell here (libmlx5 writes the WQE to the queue as well).
  *
- * Idling.  While there is work the engine runs flat out.  After the last
- * activity it keeps polling for RFEMU_SPIN_US (default 50 us), yielding the
- * CPU between polls, then sleeps in ppoll() on its sockets and a wake-up
- * eventfd with a timeout that doubles from 5 us to RFEMU_IDLE_MAX_US
- * (default 1000 us).  Packets from other hosts and commands (a QP moved to
- * ERR, say) wake it at once; a doorbell rung on an idle device waits for the
- * end of the current sleep, i.e. at most RFEMU_IDLE_MAX_US plus timer slack.
+ * Idling.  A doorbell is a plain store: nothing can wake a sleeping
+ * engine when one is rung, so the engine must look, and how often it looks
+ * is the trade between doorbell latency and idle CPU.  Packets from other
+ * hosts and commands (a QP moved to ERR, say) do wake it at once: it sleeps
+ * in ppoll() on the wire's epoll set and a kick eventfd.  After the last
+ * activity (a doorbell, packet or completion) the engine
+ *
+ *   1. spins for RFEMU_SPIN_US (20 us), yielding between looks, but only
+ *      while the CPU is not contended: a sched_yield() that took long means
+ *      another thread (typically a busy-polling application) wanted this
+ *      CPU, and spinning would then steal its time slices; the engine stops
+ *      spinning for the next 100 ms;
+ *   2. naps RFEMU_NAP_US (50 us) at a time for RFEMU_HOT_MS (100 ms): while
+ *      traffic is recent a doorbell waits at most one nap;
+ *   3. then doubles its sleep up to RFEMU_IDLE_MAX_US (1000 us), the
+ *      worst-case doorbell latency of a device idle for longer than that.
+ *
+ * Timers (retransmit, RNR wait, delayed packets) cut any sleep short.  A
+ * thread that wakes from a short sleep has a claim on the CPU that a
+ * spinning one has lost: the scheduler usually lets it preempt a
+ * busy-polling application, so naps, not spinning, keep latency low when
+ * there are fewer cores than busy threads.  Naps much shorter than 50 us
+ * measured worse on 2 cores: the engine then uses enough CPU to lose that
+ * claim.  The engine also asks for a short scheduler slice (sched_setattr
+ * runtime 100 us, honoured by EEVDF kernels >= 6.12), which helps its
+ * wake-ups preempt an application that has just started its own slice.
+ * An idle wake-up costs 5-15 us of CPU on the 2-core VM this was measured
+ * on: 0.5-1.5% of a CPU at the 1 ms default, tens of percent during the
+ * hot window.  Looking at the sockets costs a syscall, so a wake-up by
+ * timeout (no packet) skips them.
  *
  * RFEMU_DEVICE=off never starts the engine: the fake kernel works as usual
  * but nothing rung is executed and no CQE is written. Benchmarks of the
@@ -36,6 +59,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,7 +72,10 @@ static bool engine_running;
 static atomic_bool engine_stop;
 static int kick_fd = -1;
 static unsigned nctx;
-static uint64_t spin_ns = 50000;
+/* defaults: see "Idling" above and emu/README-part2.md */
+static uint64_t spin_ns = 20000;
+static uint64_t nap_ns = 50000;
+static uint64_t hot_ns = 100000000;
 static uint64_t idle_max_ns = 1000000;
 
 uint64_t dev_now_ns(void)
@@ -216,7 +243,7 @@ static void slow_tasks(void)
 		}
 }
 
-static unsigned iterate(void)
+static unsigned iterate(bool sockets)
 {
 	unsigned work = 0;
 
@@ -228,9 +255,10 @@ static unsigned iterate(void)
 
 		if (dev_eng.busy)
 			n += run_busy();
-		n += dev_wire_poll();
+		/* the sockets cost a syscall: once per iteration is enough */
+		n += dev_wire_poll(sockets && round == 0);
 		dev_resp_flush_acks();
-		n += dev_wire_poll();
+		n += dev_wire_poll(false);
 		if (dev_eng.timers)
 			dev_rc_timers();
 		work += n;
@@ -240,44 +268,124 @@ static unsigned iterate(void)
 	return work;
 }
 
-static void idle_wait(uint64_t ns)
+/* Sleep up to ns; true if a socket may have a packet. */
+static bool idle_wait(uint64_t ns)
 {
-	struct pollfd fds[80];
+	struct pollfd fds[2];
 	unsigned n = 0;
 	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
 
 	fds[n++] = (struct pollfd){ .fd = kick_fd, .events = POLLIN };
-	emu_lock_acquire();
-	n += dev_wire_pollfds(fds + n, DEV_ARRAY_SIZE(fds) - n);
-	emu_lock_release();
-	if (ppoll(fds, n, &ts, NULL) > 0 && (fds[0].revents & POLLIN)) {
+	if (dev_wire_wait_fd() >= 0)
+		fds[n++] = (struct pollfd){ .fd = dev_wire_wait_fd(), .events = POLLIN };
+	if (ppoll(fds, n, &ts, NULL) <= 0)
+		return false;	/* timed out: only doorbells can have changed */
+	if (fds[0].revents & POLLIN) {
 		uint64_t v;
 
 		if (read(kick_fd, &v, sizeof(v)) < 0) {
 			/* nothing to drain */
 		}
 	}
+	return n > 1 && fds[1].revents;
+}
+
+/*
+ * A short scheduler slice (EEVDF, Linux >= 6.12: sched_attr.sched_runtime
+ * of a SCHED_OTHER thread is its slice) lets the waking engine preempt a
+ * busy-polling thread at once instead of after that thread's slice.  Best
+ * effort: older kernels ignore or refuse it.
+ */
+static void engine_short_slice(void)
+{
+	/*
+	 * The kernel's struct sched_attr, version 0 (48 bytes); glibc 2.36 has
+	 * no wrapper, and <linux/sched/types.h> clashes with <sched.h>.
+	 */
+	struct {
+		uint32_t size, sched_policy;
+		uint64_t sched_flags;
+		int32_t sched_nice;
+		uint32_t sched_priority;
+		uint64_t sched_runtime, sched_deadline, sched_period;
+	} a = {
+		.size = sizeof(a),
+		.sched_policy = SCHED_OTHER,
+		.sched_runtime = 100000,
+	};
+
+	if (syscall(SYS_sched_setattr, 0, &a, 0)) {
+		/* not supported here: the default slice it is */
+	}
 }
 
 /*
  * RFEMU_SCHED_FIFO=1 runs the engine as a real-time thread (if permitted):
  * a doorbell or packet then preempts a busy-polling application thread at
- * once instead of waiting for its time slice, which matters when there are
- * fewer cores than spinning threads.  It never spins in that mode (it would
- * starve the application on its core); it sleeps between polls instead.
+ * once.  It never spins in that mode (it would starve the application on
+ * its core); it naps instead.
  */
 static void engine_sched_setup(void)
 {
 	struct sched_param sp = { .sched_priority = 1 };
+	const char *fifo = getenv("RFEMU_SCHED_FIFO");
 
-	if (getenv("RFEMU_SCHED_FIFO") &&
-	    !pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp))
+	if (fifo && atoi(fifo) &&
+	    !pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp)) {
 		spin_ns = 0;
+		return;
+	}
+	engine_short_slice();
+}
+
+/* How long to sleep after `idle` ns without activity; 0 = spin on. */
+struct idle_state {
+	uint64_t	backoff;	/* current sleep once the hot window is over */
+	uint64_t	no_spin_until;	/* contended CPU: no spinning before this */
+};
+
+static uint64_t idle_sleep_ns(struct idle_state *st, uint64_t now, uint64_t idle)
+{
+	uint64_t sleep, due;
+
+	if (idle < spin_ns && now >= st->no_spin_until)
+		return 0;
+	if (idle < hot_ns) {
+		sleep = nap_ns;
+		st->backoff = nap_ns;
+	} else {
+		sleep = st->backoff;
+		st->backoff = st->backoff * 2 > idle_max_ns ? idle_max_ns : st->backoff * 2;
+	}
+	/* timers (retransmit, RNR, delayed packets) bound the sleep */
+	due = dev_rc_next_deadline();
+	if (dev_wire_next_due() && (!due || dev_wire_next_due() < due))
+		due = dev_wire_next_due();
+	if (due)
+		sleep = due <= now ? 1000 : (due - now < sleep ? due - now : sleep);
+	return sleep ? sleep : 1000;
+}
+
+/*
+ * Yield while spinning.  If the yield took long, another thread used this
+ * CPU: we compete with it, and spinning would only queue us behind its
+ * slices.  Nap instead for a while (naps preempt, see the header).
+ */
+static void spin_yield(struct idle_state *st)
+{
+	uint64_t t0 = dev_now_ns(), t1;
+
+	sched_yield();
+	t1 = dev_now_ns();
+	if (t1 - t0 > 20000)
+		st->no_spin_until = t1 + 100000000;
 }
 
 static void *engine_main(void *arg)
 {
-	uint64_t last_work, backoff = 5000, last_slow = 0;
+	struct idle_state st = { .backoff = 0 };
+	uint64_t last_work, last_slow = 0;
+	bool sockets = true;	/* look at the sockets in the next iteration */
 	sigset_t all;
 
 	(void)arg;
@@ -287,51 +395,44 @@ static void *engine_main(void *arg)
 	/* short sleeps must stay short: the default 50 us slack would dominate */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	engine_sched_setup();
+	st.backoff = nap_ns;
 
 	last_work = dev_now_ns();
 	while (!atomic_load_explicit(&engine_stop, memory_order_relaxed)) {
 		unsigned work;
-		uint64_t now;
+		uint64_t now, sleep;
 
 		emu_lock_acquire();
 		now = dev_eng.now = dev_now_ns();
-		work = iterate();
+		work = iterate(sockets);
+		sockets = true;
 		if (now - last_slow > 1000000) {
 			slow_tasks();
 			last_slow = now;
 		}
 		if (dev_eng.busy)
 			work++;
-		emu_lock_release();
-
 		if (work) {
+			emu_lock_release();
 			last_work = now;
-			backoff = 5000;
 			continue;
 		}
-		if (now - last_work < spin_ns) {
-			sched_yield();
-			continue;
-		}
-		/* timers (retransmit, RNR, delayed packets) bound the sleep */
-		{
-			uint64_t sleep = backoff;
-
-			if (dev_eng.timers || dev_wire_has_delayed())
-				sleep = 5000;
-			idle_wait(sleep);
-			if (backoff < idle_max_ns)
-				backoff = backoff * 2 > idle_max_ns ? idle_max_ns : backoff * 2;
-		}
+		sleep = idle_sleep_ns(&st, now, now - last_work);
+		emu_lock_release();
+		if (!sleep)
+			spin_yield(&st);
+		else
+			sockets = idle_wait(sleep);
 	}
 	return NULL;
 }
 
-static uint64_t env_us(const char *name, uint64_t def_ns)
+/* A duration from the environment in `unit` ns, else def_ns. */
+static uint64_t env_ns(const char *name, uint64_t unit, uint64_t def_ns)
 {
 	const char *s = getenv(name);
 
-	return s && *s ? strtoull(s, NULL, 0) * 1000 : def_ns;
+	return s && *s ? strtoull(s, NULL, 0) * unit : def_ns;
 }
 
 /* ---- lifecycle ------------------------------------------------------------ */
@@ -353,10 +454,14 @@ int emu_dev_ctx_init(struct emu_ctx *ctx)
 	dc->ctx = ctx;
 	if (!engine_running && !device_off()) {
 		dev_fault_load();
-		spin_ns = env_us("RFEMU_SPIN_US", 50000);
-		idle_max_ns = env_us("RFEMU_IDLE_MAX_US", 1000000);
-		if (idle_max_ns < 1000)
-			idle_max_ns = 1000;
+		spin_ns = env_ns("RFEMU_SPIN_US", 1000, 20000);
+		nap_ns = env_ns("RFEMU_NAP_US", 1000, 50000);
+		hot_ns = env_ns("RFEMU_HOT_MS", 1000000, 100000000);
+		idle_max_ns = env_ns("RFEMU_IDLE_MAX_US", 1000, 1000000);
+		if (nap_ns < 1000)
+			nap_ns = 1000;
+		if (idle_max_ns < nap_ns)
+			idle_max_ns = nap_ns;
 		err = dev_wire_open();
 		if (err) {
 			free(dc);

@@ -17,13 +17,18 @@
  * Sends never block: a full socket drops the packet, as a congested link
  * would, and the reliable transport retransmits.  Fault injection
  * (dev_fault.c) sits at the transmit side of both paths.
+ *
+ * Receiving: the listener and every connection sit in one level-triggered
+ * epoll set.  The engine asks it once per iteration (one syscall, however
+ * many connections) and reads only the sockets it reports; the idle engine
+ * sleeps on the epoll fd itself, so a packet wakes it at once.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -41,6 +46,7 @@ static struct dev_pkt *staged;		/* allocated, not yet sent */
 static uint8_t *rx_buf;
 
 static int listen_fd = -1;
+static int ep_fd = -1;			/* epoll set: listener + connections */
 static int conn_fd[MAX_CONNS];
 static unsigned nconns;
 static int *peer_fd;			/* by host id: connection used to send */
@@ -127,7 +133,9 @@ struct dev_pkt *dev_wire_alloc(uint32_t payload)
 
 static int conn_add(int fd)
 {
-	if (nconns == MAX_CONNS) {
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	if (nconns == MAX_CONNS || epoll_ctl(ep_fd, EPOLL_CTL_ADD, fd, &ev)) {
 		close(fd);
 		return -1;
 	}
@@ -286,41 +294,68 @@ static unsigned poll_ring(unsigned budget)
 	return n;
 }
 
-static unsigned poll_sockets(unsigned budget)
+static bool conn_known(int fd)
+{
+	for (unsigned i = 0; i < nconns; i++)
+		if (conn_fd[i] == fd)
+			return true;
+	return false;
+}
+
+/* Read one connection until it is empty or the budget is spent. */
+static unsigned poll_conn(int fd, unsigned budget)
 {
 	unsigned n = 0;
 
-	for (;;) {
-		int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	while (n < budget) {
+		ssize_t got = recv(fd, rx_buf, MAX_PKT, MSG_DONTWAIT);
 
-		if (fd < 0)
+		if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+				 errno != EINTR)) {
+			conn_drop(fd);
 			break;
-		conn_add(fd);
-	}
-	for (unsigned i = 0; i < nconns && n < budget; i++) {
-		int fd = conn_fd[i];
-
-		while (n < budget) {
-			ssize_t got = recv(fd, rx_buf, MAX_PKT, MSG_DONTWAIT);
-
-			if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
-					 errno != EINTR)) {
-				conn_drop(fd);
-				i--;
-				break;
-			}
-			if (got < 0)
-				break;
-			/* answer over the connection the peer opened, if we have none */
-			if ((size_t)got >= sizeof(struct dev_pkt)) {
-				unsigned h = EMU_NUM_HOST(((struct dev_pkt *)rx_buf)->src_qpn);
-
-				if (h && h <= EMU_MAX_HOSTS && peer_fd[h] < 0)
-					peer_fd[h] = fd;
-			}
-			deliver((struct dev_pkt *)rx_buf, (uint32_t)got);
-			n++;
 		}
+		if (got < 0)
+			break;
+		/* answer over the connection the peer opened, if we have none */
+		if ((size_t)got >= sizeof(struct dev_pkt)) {
+			unsigned h = EMU_NUM_HOST(((struct dev_pkt *)rx_buf)->src_qpn);
+
+			if (h && h <= EMU_MAX_HOSTS && peer_fd[h] < 0)
+				peer_fd[h] = fd;
+		}
+		deliver((struct dev_pkt *)rx_buf, (uint32_t)got);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * One epoll_wait(0) tells which sockets have something; a socket left with
+ * data (budget spent) stays ready and is reported again next time.
+ */
+static unsigned poll_sockets(unsigned budget)
+{
+	struct epoll_event ev[16];
+	unsigned n = 0;
+	int k = epoll_wait(ep_fd, ev, (int)DEV_ARRAY_SIZE(ev), 0);
+
+	for (int i = 0; i < k && n < budget; i++) {
+		int fd = ev[i].data.fd;
+
+		if (fd == listen_fd) {
+			for (;;) {
+				int c = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+				if (c < 0)
+					break;
+				conn_add(c);
+			}
+			continue;
+		}
+		/* dropped by an earlier event of this batch: the number may be reused */
+		if (conn_known(fd))
+			n += poll_conn(fd, budget - n);
 	}
 	return n;
 }
@@ -342,34 +377,28 @@ static unsigned poll_delayed(void)
 	return n;
 }
 
-bool dev_wire_has_delayed(void)
+uint64_t dev_wire_next_due(void)
 {
-	return delayed_head != NULL;
+	return delayed_head ? delayed_head->due : 0;
 }
 
-unsigned dev_wire_poll(void)
+unsigned dev_wire_poll(bool sockets)
 {
 	unsigned n = 0;
 
 	if (delayed_head)
 		n += poll_delayed();
 	n += poll_ring(4096);
-	if (listen_fd >= 0)
+	if (sockets && ep_fd >= 0)
 		n += poll_sockets(256);
 	return n;
 }
 
 /* ---- setup ---------------------------------------------------------------- */
 
-unsigned dev_wire_pollfds(struct pollfd *fds, unsigned max)
+int dev_wire_wait_fd(void)
 {
-	unsigned n = 0;
-
-	if (listen_fd >= 0 && n < max)
-		fds[n++] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
-	for (unsigned i = 0; i < nconns && n < max; i++)
-		fds[n++] = (struct pollfd){ .fd = conn_fd[i], .events = POLLIN };
-	return n;
+	return ep_fd;
 }
 
 int dev_wire_open(void)
@@ -388,6 +417,13 @@ int dev_wire_open(void)
 		peer_fd[h] = -1;
 	ring_wr = ring_rd = 0;
 	nconns = 0;
+	ep_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (ep_fd < 0) {
+		int err = errno;
+
+		dev_wire_close();
+		return err;
+	}
 
 	if ((size_t)snprintf(sock_path, sizeof(sock_path), "%s/wire.%u",
 			     emu_subnet_dir(), emu_cfg.host_id) >= sizeof(sa.sun_path))
@@ -403,6 +439,17 @@ int dev_wire_open(void)
 		close(listen_fd);
 		listen_fd = -1;
 		sock_path[0] = 0;
+		return 0;
+	}
+	{
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = listen_fd };
+
+		if (epoll_ctl(ep_fd, EPOLL_CTL_ADD, listen_fd, &ev)) {
+			close(listen_fd);
+			listen_fd = -1;
+			unlink(sock_path);
+			sock_path[0] = 0;
+		}
 	}
 	return 0;
 }
@@ -418,6 +465,10 @@ void dev_wire_close(void)
 	if (sock_path[0]) {
 		unlink(sock_path);
 		sock_path[0] = 0;
+	}
+	if (ep_fd >= 0) {
+		close(ep_fd);
+		ep_fd = -1;
 	}
 	while (delayed_head) {
 		struct delayed *d = delayed_head;

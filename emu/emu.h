@@ -268,6 +268,15 @@ struct emu_qp {
 	uint32_t		uidx;		/* mlx5 user index: CQE srqn_uidx (cqe v1) */
 	bool			sq_sig_all;
 	uint32_t		create_flags;
+	uint32_t		mlx5_flags;	/* MLX5_QP_FLAG_* of the CREATE_QP driver request */
+	/*
+	 * Scatter-to-CQE as the kernel's mlx5 driver programs it into the QP
+	 * context at creation (cs_res, cs_req): 0 = off, else the most bytes
+	 * that go into the CQE instead of memory, 32 (64-byte CQEs, data in
+	 * the CQE64) or 64 (128-byte CQEs, data in the first half).
+	 */
+	uint8_t			scat_res;	/* receives of SENDs */
+	uint8_t			scat_req;	/* READ / atomic responses */
 
 	/* mlx5 queue memory, user VAs from the CREATE_QP driver request */
 	uint64_t		buf;		/* RQ at buf, SQ at buf + sq_offset */

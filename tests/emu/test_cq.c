@@ -23,7 +23,7 @@ TestSuite(cq, .init = setup, .fini = teardown);
 Test(cq, create_dv_destroy)
 {
 	struct ibv_cq *cq = ibv_create_cq(ctx, 100, NULL, NULL, 0);
-	struct mlx5dv_cq dv;
+	struct mlx5dv_cq dv = { .comp_mask = 0 };
 	struct mlx5dv_obj o = { .cq = { .in = cq, .out = &dv } };
 
 	cr_assert(cq, "%s", strerror(errno));
@@ -48,7 +48,7 @@ Test(cq, distinct_cqns)
 {
 	struct ibv_cq *a = ibv_create_cq(ctx, 1, NULL, NULL, 0);
 	struct ibv_cq *b = ibv_create_cq(ctx, 1, NULL, NULL, 0);
-	struct mlx5dv_cq da, db;
+	struct mlx5dv_cq da = { .comp_mask = 0 }, db = { .comp_mask = 0 };
 	struct mlx5dv_obj o = { .cq = { .in = a, .out = &da } };
 
 	cr_assert(a && b);
@@ -86,7 +86,7 @@ Test(cq, create_ex)
 Test(cq, resize)
 {
 	struct ibv_cq *cq = ibv_create_cq(ctx, 15, NULL, NULL, 0);
-	struct mlx5dv_cq dv;
+	struct mlx5dv_cq dv = { .comp_mask = 0 };
 	struct mlx5dv_obj o = { .cq = { .in = cq, .out = &dv } };
 	struct ibv_wc wc;
 

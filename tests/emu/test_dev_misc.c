@@ -443,7 +443,7 @@ Test(dev_misc, cqe_128_bytes)
 	};
 	struct ibv_qp *qp, *peer;
 	struct mlx5dv_obj obj;
-	struct mlx5dv_cq dcq;
+	struct mlx5dv_cq dcq = { .comp_mask = 0 };
 	struct ibv_sge s = { (uintptr_t)t.buf[0], 300, t.mr[0]->lkey };
 	struct ibv_send_wr wr = {
 		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,

@@ -65,7 +65,7 @@ Test(qp, create_types_and_dv)
 
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		struct ibv_qp *qp = make_qp(types[i], NULL);
-		struct mlx5dv_qp dv;
+		struct mlx5dv_qp dv = { .comp_mask = 0 };
 		struct mlx5dv_obj o = { .qp = { .in = qp, .out = &dv } };
 
 		cr_assert_neq(qp->qp_num, 0);
@@ -85,7 +85,7 @@ Test(qp, create_types_and_dv)
 Test(qp, distinct_qpns_and_bfregs)
 {
 	struct ibv_qp *a = make_qp(IBV_QPT_RC, NULL), *b = make_qp(IBV_QPT_RC, NULL);
-	struct mlx5dv_qp da, db;
+	struct mlx5dv_qp da = { .comp_mask = 0 }, db = { .comp_mask = 0 };
 	struct mlx5dv_obj o = { .qp = { .in = a, .out = &da } };
 
 	cr_assert_neq(a->qp_num, b->qp_num);
@@ -217,7 +217,7 @@ Test(qp, post_through_libmlx5)
 	struct ibv_send_wr swr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
 				   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED },
 			   *bad_s;
-	struct mlx5dv_qp dv;
+	struct mlx5dv_qp dv = { .comp_mask = 0 };
 	struct mlx5dv_obj o = { .qp = { .in = qp, .out = &dv } };
 
 	cr_assert(mr);
