@@ -151,12 +151,14 @@ $(BENCH_BIN): $(BENCH_SRCS) $(wildcard bench/*.h) $(HEADERS)
 	$(CC) -std=c11 -O2 -g $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) \
 	    -o $@ $(BENCH_SRCS) $(VERBS_LIBS)
 
-bench: $(BENCH_BIN) $(if $(filter hw,$(RF_DEVICE)),,emu)
+bench: $(BENCH_BIN) $(BUILD)/bench/emu_model $(if $(filter hw,$(RF_DEVICE)),,emu)
 	rm -f $(BUILD)/bench/callgrind.out*
 	$(BENCH_ENV) $(RF_RUN) valgrind -q --tool=callgrind --collect-atstart=no \
 	    --callgrind-out-file=$(BUILD)/bench/callgrind.out $(BENCH_BIN) --instr
 	$(BENCH_ENV) $(RF_RUN) $(BENCH_BIN) --callgrind $(BUILD)/bench/callgrind.out \
 	    --json $(BUILD)/bench/report.json --svg $(BUILD)/bench/report.svg
+	@echo
+	timeout 300 $(RF_RUN) $(BUILD)/bench/emu_model 2
 
 # ---------------------------------------------------------------------------
 test: deps

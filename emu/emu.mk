@@ -70,9 +70,9 @@ uninstall-emu:
 # ---- device model benchmark (emu/README-part2.md) ---------------------------
 # Not a test: prints WQEs/s of the model and a two-process ping-pong latency.
 .PHONY: bench-emu
-$(BUILD)/bench/emu_model: bench/emu_model.c
+$(BUILD)/bench/emu_model: bench/emu_model.c $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -std=gnu11 $(WARN) -D_GNU_SOURCE -o $@ $< -libverbs
+	$(CC) -O2 -g -std=gnu11 $(WARN) -D_GNU_SOURCE $(RF_CPPFLAGS) -o $@ $< -libverbs -lmlx5
 
 bench-emu: emu $(BUILD)/bench/emu_model
 	timeout 120 $(EMU_LAUNCHER) -- $(BUILD)/bench/emu_model 2
