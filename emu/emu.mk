@@ -67,7 +67,7 @@ uninstall-emu:
 
 -include $(EMU_LIB_OBJS:.o=.d)
 
-# ---- device model benchmark (emu/README-part2.md) ---------------------------
+# ---- device model benchmark (emu/README.md) ---------------------------
 # Not a test: prints WQEs/s of the model and a two-process ping-pong latency.
 .PHONY: bench-emu
 $(BUILD)/bench/emu_model: bench/emu_model.c $(HEADERS)
