@@ -144,11 +144,12 @@ run: all
 # emulated HCA the device model stays off; the harness writes the CQEs.
 BENCH_SRCS := bench/rfbench.c bench/setup.c bench/ops.c bench/cqe.c bench/report.c
 BENCH_BIN  := $(BUILD)/bench/rfbench
+# valgrind 3.19 cannot read clang 14's default DWARF 5, hence -gdwarf-4 below.
 BENCH_ENV   = $(if $(filter hw,$(RF_DEVICE)),,RFEMU_DEVICE=off)
 
 $(BENCH_BIN): $(BENCH_SRCS) $(wildcard bench/*.h) $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -O2 -g $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) \
+	$(CC) -std=c11 -O2 -gdwarf-4 $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) \
 	    -o $@ $(BENCH_SRCS) $(VERBS_LIBS)
 
 bench: $(BENCH_BIN) $(BUILD)/bench/emu_model $(if $(filter hw,$(RF_DEVICE)),,emu)

@@ -14,7 +14,11 @@
  *
  * rf_cq_poll() maps a CQE to its queue by QPN through a small table of
  * attached QPs (rf_cq_attach()) with the last match cached, which makes the
- * usual one or two QPs per CQ a single compare. Requester CQEs retire SQ
+ * usual one or two QPs per CQ a single compare. Successful requester CQEs
+ * have a faster path still: one byte compare of op_own (owned, requester,
+ * normal format) and one word compare of sop_drop_qpn against the last
+ * requester CQE's (same QP, same WQE opcode) replace the ownership test,
+ * the QPN lookup and the opcode decoding (struct rf_cq, req_sop). Requester CQEs retire SQ
  * basic blocks through the SQ's side table (one CQE retires every earlier
  * unsignaled WQE, rdmafast/sq.h); responder CQEs return the RQ slot's
  * wr_id or put the SRQ WQE back on the free list. CQEs for QPNs that are
@@ -150,6 +154,16 @@ struct rf__wc_kind {
 
 enum { RF_CQ_MAX_QPS = 16 };
 
+/* rf_cq.req_sop when empty: matches no CQE (see struct rf_cq) */
+#define RF__CQ_NO_SOP 0xffffffffU
+
+/*
+ * 16 bytes of a completion record as eight 16-bit lanes (rf_cq.req_rec).
+ * The alignment is lowered to 8 so that stores into a struct rf_wc array
+ * (8-byte aligned) are unaligned vector stores.
+ */
+typedef uint16_t rf__v8u16 __attribute__((vector_size(16), aligned(8)));
+
 /* A QP whose completions arrive on this CQ, and where its queues are. */
 struct rf_cq_qp {
 	uint32_t       qpn;	/* ~0 for the "none" sentinel */
@@ -170,6 +184,27 @@ struct rf_cq {
 	uint32_t   cqe_cnt;
 	uint32_t   cqe_shift;	/* 6 or 7 */
 	__be32    *dbrec;	/* mlx5dv_cq.dbrec: [RF_CQ_SET_CI], [RF_CQ_ARM_DB] */
+	/*
+	 * The requester fast path (rf_cq_poll()): the sop_drop_qpn word, as
+	 * stored (WQE opcode and QPN, big-endian), of the last requester CQE
+	 * decoded the long way, with everything that word implies. A CQE
+	 * carrying the same word needs no QPN lookup, no opcode table, no
+	 * UMR or missing-SQ test: one 32-bit compare. Each QP usually posts
+	 * one or a few opcodes, so the compare mostly hits; a miss costs the
+	 * long way once and refills it. RF__CQ_NO_SOP (opcode 0xff, QPN
+	 * 0xffffff: neither exists) when empty. (written)
+	 */
+	uint32_t   req_sop;
+	uint32_t   rsvd0;
+	struct rf_sq *req_sq;	/* the QP's send queue */
+	/*
+	 * Bytes 16..31 of the record for req_sop (qp_num, src_qp 0, status,
+	 * opcode, flags, vendor_err, wqe_counter 0, sl 0): the fast path
+	 * inserts the counter and stores all 16 bytes at once.
+	 */
+	rf__v8u16  req_rec;
+	uint8_t   *end;		/* buf + cqe_cnt * cqe_size: one past the last CQE64 */
+	size_t     cqe_size;	/* 64 or 128: the step to the next CQE64 (pointer-sized: one add) */
 	struct rf_cq_qp *last;	/* last matched QP (written) */
 	/* arming */
 	uint8_t   *uar;		/* mlx5dv_cq.cq_uar */
@@ -212,12 +247,15 @@ static inline RF_COLD int rf_cq_init(struct rf_cq *cq, const struct rf_cq_attr *
 	cq->cqe_mask = a->cqe_cnt - 1;
 	cq->cqe_cnt = a->cqe_cnt;
 	cq->cqe_shift = a->cqe_size == 128 ? 7 : 6;
+	cq->cqe_size = a->cqe_size;
+	cq->end = cq->buf + (size_t)a->cqe_cnt * a->cqe_size;
 	cq->dbrec = a->dbrec;
 	cq->uar = (uint8_t *)a->uar;
 	cq->cqn = a->cqn;
 	cq->log_n = log_n;
 	cq->none.qpn = ~0U;
 	cq->last = &cq->none;
+	cq->req_sop = RF__CQ_NO_SOP;
 	for (i = 0; i < a->cqe_cnt; i++) {
 		struct rf_cqe64 *e = (struct rf_cqe64 *)(cq->buf + ((size_t)i << cq->cqe_shift));
 
@@ -251,6 +289,7 @@ static inline int rf_cq_attach(struct rf_cq *cq, uint32_t qpn, struct rf_sq *sq,
 	if (i == cq->nqp)
 		cq->nqp++;
 	cq->last = &cq->none;
+	cq->req_sop = RF__CQ_NO_SOP;
 	return 0;
 }
 
@@ -267,6 +306,7 @@ static inline int rf_cq_detach(struct rf_cq *cq, uint32_t qpn)
 		if (cq->qp[i].qpn == qpn) {
 			cq->qp[i] = cq->qp[--cq->nqp];
 			cq->last = &cq->none;
+			cq->req_sop = RF__CQ_NO_SOP;
 			return 0;
 		}
 	}
@@ -613,20 +653,83 @@ static inline RF_COLD int rf__cq_poll_slow(struct rf_cq *cq, struct rf_cqe64 *cq
 	return 1;
 }
 
+/*
+ * A completion record as the fast path stores it: wr_id, byte_len,
+ * qp_num and bytes 24..31 (status, opcode, flags, vendor_err,
+ * wqe_counter, sl, rsvd) as one 8-byte store. Through this union rather
+ * than memcpy or byte stores, which may alias anything and made the
+ * compiler reload the CQ's fields after every record; reads through
+ * struct rf_wc stay ordered with these stores (it is a member).
+ */
+union rf__wc_view {
+	struct rf_wc wc;
+	struct {
+		uint64_t wr_id;
+		uint32_t byte_len;
+		__be32   imm;
+		uint32_t qp_num;
+		uint32_t src_qp;
+		uint64_t tail;
+	} w;
+	struct {
+		uint64_t  wr_id;
+		uint32_t  byte_len;
+		__be32    imm;
+		rf__v8u16 rec;	/* bytes 16..31 */
+	} v;
+};
+RF_STATIC_ASSERT(sizeof(union rf__wc_view) == sizeof(struct rf_wc), "wc view size");
+RF_STATIC_ASSERT(offsetof(struct rf_wc, wqe_counter) == 16 + 2 * 6, "wc counter is lane 6");
+
+/* Bytes 24..31 of a record: a kind word (struct rf__wc_kind), counter, sl. */
+RF_INLINE uint64_t rf__wc_tail_word(uint32_t kind, uint16_t counter, uint8_t sl)
+{
+#if RF_LITTLE_ENDIAN
+	return kind | ((uint64_t)counter << 32) | ((uint64_t)sl << 48);
+#else
+	return ((uint64_t)kind << 32) | ((uint64_t)counter << 16) | ((uint64_t)sl << 8);
+#endif
+}
+
+RF_INLINE uint32_t rf__wc_kind_word(const struct rf__wc_kind *k)
+{
+	uint32_t w;
+
+	__builtin_memcpy(&w, k, sizeof(w));
+	return w;
+}
+
 /* The common tail of a record: byte count, QPN, counter (+ sl, rsvd). */
 RF_INLINE void rf__wc_tail(struct rf_wc *wc, const struct rf_cqe64 *cqe, uint32_t qpn,
-			   uint16_t counter, uint8_t sl)
+			   uint16_t counter, uint32_t kind, uint8_t sl)
 {
-	/* wqe_counter, sl and rsvd as one 4-byte store */
-	struct rf__wc_tail_bytes { uint16_t counter; uint8_t sl, rsvd; } t;
+	union rf__wc_view *v = (union rf__wc_view *)wc;
 
-	t.counter = counter;
-	t.sl = sl;
-	t.rsvd = 0;
+	v->w.byte_len = rf_be32toh(cqe->byte_cnt);
+	v->w.qp_num = qpn;
+	v->w.tail = rf__wc_tail_word(kind, counter, sl);
+}
 
-	wc->byte_len = rf_be32toh(cqe->byte_cnt);
-	wc->qp_num = qpn;
-	__builtin_memcpy(&wc->wqe_counter, &t, sizeof(t));
+/* The sop_drop_qpn word of a CQE as stored (for rf_cq.req_sop). */
+RF_INLINE uint32_t rf__cqe_sop_raw(const struct rf_cqe64 *cqe)
+{
+	return (RF_FORCE uint32_t)cqe->sop_drop_qpn;
+}
+
+/* Remember a requester CQE's sop word for the fast path (struct rf_cq). */
+RF_INLINE void rf__cq_req_fill(struct rf_cq *cq, uint32_t sop_raw, uint32_t qpn,
+			       uint32_t kind, struct rf_sq *sq)
+{
+	struct {
+		uint32_t qp_num, src_qp, kind;
+		uint16_t wqe_counter;
+		uint8_t  sl, rsvd;
+	} rec = { qpn, 0, kind, 0, 0, 0 };
+
+	RF_STATIC_ASSERT(sizeof(rec) == 16, "record tail");
+	__builtin_memcpy(&cq->req_rec, &rec, sizeof(rec));
+	cq->req_sop = sop_raw;
+	cq->req_sq = sq;
 }
 
 /* rf_cq_decode with the op_own byte already read by the peek. */
@@ -644,33 +747,31 @@ RF_INLINE int rf__cq_decode(struct rf_cq *cq, struct rf_cqe64 *cqe, uint8_t op_o
 		return rf__cq_poll_slow(cq, cqe, wc);
 
 	if (RF_LIKELY(op_own < 0x10)) {			/* RF_CQE_REQ */
-		const struct rf__wc_kind *k = rf__wc_req_kind(sop >> 24);
+		uint32_t kind = rf__wc_kind_word(rf__wc_req_kind(sop >> 24));
 		struct rf_sq *sq = q->sq;
 
 		if (RF_UNLIKELY(!sq || (sop >> 24) == RF_OPCODE_UMR))
 			return rf__cq_poll_slow(cq, cqe, wc);
-		wc->wr_id = rf_sq_retire(sq, counter);
-		__builtin_memcpy(&wc->status, k, sizeof(*k));
-		rf__wc_tail(wc, cqe, qpn, counter, 0);
+		/* the next CQE with this word takes the fast path */
+		rf__cq_req_fill(cq, rf__cqe_sop_raw(cqe), qpn, kind, sq);
+		((union rf__wc_view *)wc)->w.wr_id = rf_sq_retire(sq, counter);
+		rf__wc_tail(wc, cqe, qpn, counter, kind, 0);
 	} else {
 		const struct rf__wc_kind *k = rf__wc_resp_kind(op_own >> 4);
 		uint32_t rqpn = rf_be32toh(cqe->flags_rqpn);
-		uint8_t flags = k->flags;
+		struct rf__wc_kind kk = *k;
 
 		if (RF_UNLIKELY(op_own >= 0x50 || (!q->srq && !q->rq)))
 			return rf__cq_poll_slow(cq, cqe, wc);
-		flags |= (op_own & RF_CQE_SE_MASK) ? RF_WC_SOLICITED : 0;
-		flags |= ((rqpn >> 28) & 3) == RF_CQE_GRH_IN_BUF ? RF_WC_GRH : 0;
+		kk.flags |= (op_own & RF_CQE_SE_MASK) ? RF_WC_SOLICITED : 0;
+		kk.flags |= ((rqpn >> 28) & 3) == RF_CQE_GRH_IN_BUF ? RF_WC_GRH : 0;
 		if (q->srq && RF_UNLIKELY(counter >= q->srq->wqe_cnt))
 			return rf__cq_poll_slow(cq, cqe, wc);
-		wc->wr_id = rf__cq_resp_retire(q, counter, &flags);
-		wc->status = k->status;
-		wc->opcode = k->opcode;
-		wc->flags = flags;
-		wc->vendor_err = 0;
-		wc->imm = cqe->imm_inval_pkey;
-		wc->src_qp = rqpn & 0xffffff;
-		rf__wc_tail(wc, cqe, qpn, counter, (uint8_t)((rqpn >> 24) & 0xf));
+		((union rf__wc_view *)wc)->w.wr_id = rf__cq_resp_retire(q, counter, &kk.flags);
+		((union rf__wc_view *)wc)->w.imm = cqe->imm_inval_pkey;
+		((union rf__wc_view *)wc)->w.src_qp = rqpn & 0xffffff;
+		rf__wc_tail(wc, cqe, qpn, counter, rf__wc_kind_word(&kk),
+			    (uint8_t)((rqpn >> 24) & 0xf));
 	}
 	return 1;
 }
@@ -691,27 +792,79 @@ RF_INLINE int rf_cq_decode(struct rf_cq *cq, struct rf_cqe64 *cqe, struct rf_wc 
  * they complete, and update the CQ's consumer index once. Returns how many
  * records were written (0 when the CQ is empty). Error CQEs are records
  * like any other (wc->status != RF_WC_SUCCESS).
+ *
+ * The fast path is a successful requester CQE in the normal format whose
+ * sop_drop_qpn word equals the cached one (struct rf_cq): its op_own byte
+ * is then exactly the lap parity (opcode REQ, format 0, no SE), so one
+ * byte compare establishes both ownership and the kind of CQE, and one
+ * word compare the QP and WQE opcode. The send queue's consumer index is
+ * written once, after the loop, for the last CQE retired this way
+ * (every earlier WQE is retired with it). Everything else goes through
+ * rf__cq_decode().
  */
 RF_INLINE int rf_cq_poll(struct rf_cq *cq, struct rf_wc *wc, int n)
 {
 	/*
-	 * ci lives in a register for the batch: retiring writes the queues'
-	 * uint32_t indexes, which the compiler must assume may alias cq->ci.
+	 * ci, the CQE pointer and its lap parity live in registers for the
+	 * batch; the pointer steps by cqe_size and wraps at end instead of
+	 * being recomputed from ci (mask, variable shift, parity) per CQE.
 	 */
 	uint32_t ci = cq->ci, ci0 = ci;
-	struct rf_cqe64 *cqe;
-	uint8_t op_own;
-	int got = 0;
+	uint8_t *p = cq->buf + ((size_t)(ci & cq->cqe_mask) << cq->cqe_shift);
+	uint8_t own = (ci & cq->cqe_cnt) != 0;
+	const struct rf_sq_slot *done = NULL;	/* retired, sq->ci not yet written */
+	union rf__wc_view *w = (union rf__wc_view *)wc, *wend;
 
-	while (got < n && (cqe = rf__cq_peek_at(cq, ci, &op_own)) != NULL) {
+	if (RF_UNLIKELY(n <= 0))
+		return 0;
+	wend = w + n;
+	for (;;) {
+		struct rf_cqe64 *cqe = (struct rf_cqe64 *)p;
+		uint8_t o = *(volatile uint8_t *)&cqe->op_own;
+
+		/* owned, requester, normal format, no SE: exactly the parity */
+		if (RF_LIKELY(o == own)) {
+			rf_dma_rmb();	/* owner byte before the CQE body */
+			if (RF_LIKELY(rf__cqe_sop_raw(cqe) == cq->req_sop)) {
+				uint16_t counter = rf_be16toh(cqe->wqe_counter);
+				const struct rf_sq *sq = cq->req_sq;
+				rf__v8u16 rec = cq->req_rec;
+
+				done = &sq->slot[(uint32_t)counter & sq->wqe_mask];
+				rec[6] = counter;
+				w->v.wr_id = done->wr_id;
+				w->v.byte_len = rf_be32toh(cqe->byte_cnt);
+				w->v.rec = rec;
+				w++;
+				goto next;
+			}
+		} else if ((o ^ own) & RF_CQE_OWNER_MASK) {
+			break;		/* hardware owned: nothing more */
+		} else {
+			rf_dma_rmb();	/* owner byte before the CQE body */
+		}
+		if (done) {
+			rf__sq_retire_slot(cq->req_sq, done);
+			done = NULL;
+		}
+		w += rf__cq_decode(cq, cqe, o, &w->wc);
+next:
 		ci++;
-		got += rf__cq_decode(cq, cqe, op_own, &wc[got]);
+		p += cq->cqe_size;
+		if (RF_UNLIKELY(p == cq->end)) {
+			p = cq->buf;
+			own ^= 1;
+		}
+		if (w == wend)
+			break;
 	}
+	if (done)
+		rf__sq_retire_slot(cq->req_sq, done);
 	if (ci != ci0) {
 		cq->ci = ci;
 		rf_cq_update_ci(cq);
 	}
-	return got;
+	return (int)(w - (union rf__wc_view *)wc);
 }
 
 RF_END_DECLS

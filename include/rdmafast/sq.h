@@ -29,8 +29,9 @@
  *
  * Threading: a queue has one producer. Nothing here takes a lock or uses
  * an atomic; two threads posting to one rf_sq must serialize themselves.
- * Retirement (rf_sq_retire(), called by rf_cq_poll()) writes sq->ci, which
- * the producer reads: poll the CQ from the thread that posts, or serialize.
+ * Retirement (rf_sq_retire(), called by rf_cq_poll()) writes sq->ci and
+ * sq->limit, which the producer reads: poll the CQ from the thread that
+ * posts, or serialize.
  *
  * Errors: posts return 0, -ENOSPC when the queue has no room (nothing was
  * written and no state moved), or -EINVAL for inline data over max_inline,
@@ -91,29 +92,57 @@ struct rf_sq_slot {
  * read-only afterwards except where noted.
  */
 struct rf_sq {
-	/* hot: every post */
+	/* hot: every post (read before the WQE stores, see rf__sq_post_rdma1) */
 	uint8_t  *buf;		/* BB 0 */
+	struct rf_sq_slot *slot;	/* [wqe_cnt] side table */
 	uint32_t  pi;		/* producer index in BBs, free running (written) */
-	uint32_t  ci;		/* BBs before ci are retired, free running (written) */
+	/*
+	 * ci + bb_max, kept by rf_sq_retire() next to ci so that the room
+	 * check of a post is one subtraction from pi instead of loading pi,
+	 * ci and bb_max: a WQE of nbb BBs fits when limit - pi >= nbb
+	 * (written).
+	 */
+	uint32_t  limit;
 	uint32_t  wqe_mask;	/* wqe_cnt - 1 */
-	uint32_t  bb_max;	/* at most this many BBs outstanding (pi - ci) */
-	__be32    qpn_be;	/* rf_ctrl_qpn(qpn) */
 	__be32    qpn_ds;	/* qpn_be with DS = 1 + tseg_ds: ctrl and transport */
-	uint32_t  tseg_off;	/* 16 + 16 * tseg_ds: where the body starts */
+	/*
+	 * ctrl bytes 8..15 (signature 0, DCI id 0, fm_ce_se, imm 0) as the
+	 * 8-byte word the post stores, with the queue's fm_ce_se default in
+	 * place: a post ORs in its flags (a constant) instead of loading,
+	 * merging and shifting the byte (rf__sq_fm_bits()).
+	 */
+	uint64_t  ctrl_hi;
 	uint8_t   fm_ce_se;	/* ORed into every WQE: CQ_UPDATE if sq_sig_all */
-	uint8_t   rsvd0;
 	uint8_t   tseg_ds;	/* DS of the transport segment: 0 RC/UC, 1 XRC, 3 UD */
 	uint8_t   kind;		/* enum rf_qp_kind */
-	struct rf_sq_slot *slot;	/* [wqe_cnt] side table */
+	uint8_t   rsvd0;
+	uint32_t  tseg_off;	/* 16 + 16 * tseg_ds: where the body starts */
 	/* ring */
 	struct rf_wqe_ctrl_seg *last_ctrl;	/* last committed WQE (written) */
 	uint32_t  last_pi;	/* pi of the last committed WQE (written) */
 	uint32_t  rung_pi;	/* pi at the last ring (written) */
+	/*
+	 * BlueFlame, precomputed so that the ring decides with one compare
+	 * and addresses the register with one load: bf_cur is the half to
+	 * write next (toggled with bf_cur ^= bf.size; the halves of a bfreg
+	 * are bf.size-aligned, which rf_sq_init() checks), bf_bbs the basic
+	 * blocks one half holds (bf.size / 64, 0 without BlueFlame: then a
+	 * WQE never "fits" and the doorbell goes to bf_cur, which never moves).
+	 */
+	uint8_t  *bf_cur;	/* (written) */
+	uint32_t  bf_bbs;	/* bf.size / RF_SEND_WQE_BB */
 	__be32   *dbrec;	/* &qp_dbrec[RF_SND_DBR] */
-	struct rf_bf bf;	/* offset written at each ring */
 	/* limits and rarely used constants */
-	uint8_t  *qend;		/* buf + 64 * wqe_cnt */
+	uint32_t  ci;		/* BBs before ci are retired, free running (written) */
+	uint32_t  bb_max;	/* at most this many BBs outstanding (pi - ci) */
+	__be32    qpn_be;	/* rf_ctrl_qpn(qpn) */
 	uint32_t  wqe_cnt;	/* BBs in the queue, a power of two */
+	/*
+	 * The bfreg as mlx5dv_qp.bf gives it: reg, and size (one half; 0:
+	 * doorbell only). bf.offset stays 0: the live half is bf_cur.
+	 */
+	struct rf_bf bf;
+	uint8_t  *qend;		/* buf + 64 * wqe_cnt */
 	uint32_t  qpn;
 	uint32_t  max_inline;	/* payload bytes of one inline segment */
 	uint32_t  max_sge;	/* data segments in one WQE */
@@ -136,6 +165,19 @@ struct rf_sq_attr {
 };
 
 /*
+ * ctrl bytes 8..15 with fm_ce_se = fm (and the rest 0), as the 8-byte word
+ * stored: fm is byte 11.
+ */
+RF_INLINE uint64_t rf__sq_fm_bits(uint32_t fm)
+{
+#if RF_LITTLE_ENDIAN
+	return (uint64_t)fm << 24;
+#else
+	return (uint64_t)fm << 32;
+#endif
+}
+
+/*
  * rf_sq_init - set up sq over a send queue nobody has posted to yet.
  * Returns 0, or -EINVAL when wqe_cnt is not a power of two or a table or
  * the buffer is missing. Cold: once per queue.
@@ -145,7 +187,10 @@ static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *
 	if (!a->buf || !a->dbrec || !a->slot ||
 	    a->wqe_cnt < 2 || (a->wqe_cnt & (a->wqe_cnt - 1)) ||
 	    a->wqe_cnt > 0x8000 || a->kind > RF_QP_UD ||
-	    (a->bf_size && !a->bf_reg) || a->bf_size > RF_BF_MAX_SIZE)
+	    (a->bf_size && !a->bf_reg) || a->bf_size > RF_BF_MAX_SIZE ||
+	    (a->bf_size & (a->bf_size - 1)) ||
+	    /* the XOR toggle needs it; mlx5 bfregs are 512-byte aligned pairs */
+	    ((uintptr_t)a->bf_reg & a->bf_size))
 		return -EINVAL;
 	__builtin_memset(sq, 0, sizeof(*sq));
 	sq->buf = (uint8_t *)a->buf;
@@ -157,18 +202,23 @@ static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *
 	 * the 0x8000 cap above rules out.
 	 */
 	sq->bb_max = a->wqe_cnt;
+	sq->limit = sq->bb_max;
 	sq->qpn_be = rf_ctrl_qpn(a->qpn);
 	sq->fm_ce_se = a->sig_all ? RF_WQE_CTRL_CQ_UPDATE : 0;
+	sq->ctrl_hi = rf__sq_fm_bits(sq->fm_ce_se);
 	sq->kind = (uint8_t)a->kind;
 	sq->tseg_ds = a->kind == RF_QP_XRC ? 1 : a->kind == RF_QP_UD ? 3 : 0;
 	sq->qpn_ds = sq->qpn_be | rf_htobe32(1U + sq->tseg_ds);
 	sq->tseg_off = RF_WQE_DS_SIZE * (1U + sq->tseg_ds);
 	sq->slot = a->slot;
 	sq->last_ctrl = (struct rf_wqe_ctrl_seg *)a->buf;
+	sq->last_pi = ~0U;	/* nothing committed: not == rung_pi */
 	sq->dbrec = a->dbrec + RF_SND_DBR;
 	sq->bf.reg = (uint8_t *)a->bf_reg;
 	sq->bf.size = a->bf_size;
 	sq->bf.offset = 0;
+	sq->bf_cur = sq->bf.reg;
+	sq->bf_bbs = a->bf_size / RF_SEND_WQE_BB;
 	sq->qend = sq->buf + (size_t)a->wqe_cnt * RF_SEND_WQE_BB;
 	sq->wqe_cnt = a->wqe_cnt;
 	sq->qpn = a->qpn;
@@ -187,7 +237,7 @@ static inline void rf_sq_set_xrc_srqn(struct rf_sq *sq, uint32_t srqn)
 /* Basic blocks free right now. */
 RF_INLINE uint32_t rf_sq_space(const struct rf_sq *sq)
 {
-	return sq->bb_max - (sq->pi - sq->ci);
+	return sq->limit - sq->pi;
 }
 
 /* The WQE (control segment) in slot pi & mask. */
@@ -212,24 +262,43 @@ RF_INLINE __be32 rf__ds_add(__be32 qpn_ds, uint32_t n)
 }
 
 /*
- * Fill a control segment as rf_set_ctrl_seg() does, with bytes 8..15
- * (signature 0, dci_stream_channel_id 0, fm_ce_se, imm) as one 8-byte
- * store instead of four.
+ * The control segment as the posts store it: the first two words, then
+ * bytes 8..15 (signature 0, DCI id 0, fm_ce_se, imm) as one 8-byte store.
+ * Stores go through this union rather than memcpy: a memcpy store may
+ * alias anything, which made the compiler reload every rf_sq field after
+ * it (and in a batch, in every iteration); a union member store only
+ * aliases what the union contains, and reads through struct
+ * rf_wqe_ctrl_seg stay ordered with it because that struct is a member.
  */
-RF_INLINE void rf__sq_set_ctrl(struct rf_wqe_ctrl_seg *c, uint32_t pi, uint8_t opcode,
-			       uint8_t opmod, __be32 qpn_ds, uint8_t fm, __be32 imm)
-{
-	uint64_t hi;
+union rf__ctrl_view {
+	struct rf_wqe_ctrl_seg seg;
+	struct {
+		__be32   opmod_idx_opcode;
+		__be32   qpn_ds;
+		uint64_t hi;
+	} w;
+};
 
-	c->opmod_idx_opcode = rf_htobe32(((uint32_t)opmod << 24) |
-					 ((pi & 0xffff) << 8) | opcode);
-	c->qpn_ds = qpn_ds;
+/* Bytes 8..15 of a control segment: rf__sq_fm_bits() and imm (bytes 12..15). */
+RF_INLINE uint64_t rf__sq_ctrl_hi(uint64_t fm_bits, __be32 imm)
+{
 #if RF_LITTLE_ENDIAN
-	hi = ((uint64_t)(RF_FORCE uint32_t)imm << 32) | ((uint32_t)fm << 24);
+	return ((uint64_t)(RF_FORCE uint32_t)imm << 32) | fm_bits;
 #else
-	hi = ((uint64_t)fm << 32) | (RF_FORCE uint32_t)imm;
+	return fm_bits | (RF_FORCE uint32_t)imm;
 #endif
-	__builtin_memcpy((uint8_t *)c + 8, &hi, sizeof(hi));
+}
+
+/* Fill a control segment as rf_set_ctrl_seg() does, in three stores. */
+RF_INLINE void rf__sq_set_ctrl(struct rf_wqe_ctrl_seg *c, uint32_t pi, uint8_t opcode,
+			       uint8_t opmod, __be32 qpn_ds, uint64_t fm_bits, __be32 imm)
+{
+	union rf__ctrl_view *v = (union rf__ctrl_view *)c;
+
+	v->w.opmod_idx_opcode = rf_htobe32(((uint32_t)opmod << 24) |
+					   ((uint32_t)(uint16_t)pi << 8) | opcode);
+	v->w.qpn_ds = qpn_ds;
+	v->w.hi = rf__sq_ctrl_hi(fm_bits, imm);
 }
 
 /* Record a WQE of nbb BBs in the side table and move pi past it. */
@@ -268,10 +337,14 @@ RF_INLINE uint32_t rf__sq_pad_need(const struct rf_sq *sq, uint32_t nbb)
 	return nbb > 1 && RF_UNLIKELY(nbb > room) ? room : 0;
 }
 
-/* True when a WQE of nbb BBs (and its padding) fits now. */
+/*
+ * True when a WQE of nbb BBs (and its padding) fits now. pi never passes
+ * limit, so limit - pi is the free space; for a 1-BB WQE this is
+ * "limit != pi".
+ */
 RF_INLINE int rf__sq_room(const struct rf_sq *sq, uint32_t nbb)
 {
-	return sq->pi - sq->ci + rf__sq_pad_need(sq, nbb) + nbb <= sq->bb_max;
+	return sq->limit - sq->pi >= rf__sq_pad_need(sq, nbb) + nbb;
 }
 
 /* After rf__sq_room(): pad if needed, return the WQE's control segment. */
@@ -282,27 +355,6 @@ RF_INLINE struct rf_wqe_ctrl_seg *rf__sq_begin(struct rf_sq *sq, uint32_t nbb)
 	if (RF_UNLIKELY(pad))
 		rf__sq_pad(sq, pad);
 	return rf_sq_wqe(sq, sq->pi);
-}
-
-/*
- * The one-call posts do their bookkeeping before writing the WQE: WQE
- * stores are __be32/__be64, which may alias the queue's own uint32_t
- * fields, so anything read from *sq after them would be loaded again.
- * rf__sq_claim() records the WQE and returns its producer index;
- * rf__sq_fm() returns its fm_ce_se.
- */
-RF_INLINE uint32_t rf__sq_claim(struct rf_sq *sq, struct rf_wqe_ctrl_seg *c,
-				uint32_t nbb, uint64_t wr_id)
-{
-	uint32_t pi = sq->pi;
-
-	rf__sq_advance(sq, c, nbb, wr_id);
-	return pi;
-}
-
-RF_INLINE uint8_t rf__sq_fm(const struct rf_sq *sq, uint32_t flags)
-{
-	return (uint8_t)(flags | sq->fm_ce_se);
 }
 
 /*
@@ -332,35 +384,64 @@ RF_INLINE void *rf_sq_tseg(const struct rf_sq *sq, struct rf_wqe_ctrl_seg *c)
 	return (uint8_t *)c + sq->tseg_off;
 }
 
-/* A WQE being built by a one-call post, kept in registers. */
+/*
+ * A WQE being built by a one-call post, kept in registers. The one-call
+ * posts read everything they need from *sq first (rf__sq_start()), then
+ * write the segments, then the control segment, the side table and the
+ * queue state last (rf__sq_end()). In that order no rf_sq field has to be
+ * loaded again after a WQE store, and rf_sq_ring() right after a post
+ * gets pi, last_pi and last_ctrl from the stores the compiler just made.
+ */
 struct rf__sq_wqe {
 	struct rf_wqe_ctrl_seg *c;
 	uint8_t *body;		/* after ctrl and transport segment */
+	struct rf_sq_slot *slot;
 	uint32_t pi;
+	uint32_t nbb;
 	__be32   qpn_ds;	/* with ctrl and transport DS */
-	uint8_t  fm;
+	uint64_t fm_bits;	/* sq->ctrl_hi | rf__sq_fm_bits(flags) */
 };
 
-/* After rf__sq_room(): pad, record, write the transport segment. */
+/*
+ * After rf__sq_room(): pad, locate the WQE, write the transport segment.
+ * tseg is 0 for a queue without one (RC/UC; the caller tested tseg_ds, so
+ * the body offset is a constant) or 1 (XRC, or UD for the posts that
+ * take their body offset from the queue).
+ */
 RF_INLINE struct rf__sq_wqe rf__sq_start(struct rf_sq *sq, uint32_t nbb,
-					 uint32_t flags, uint64_t wr_id)
+					 uint32_t flags, int tseg)
 {
 	struct rf__sq_wqe w;
 
 	w.c = rf__sq_begin(sq, nbb);
+	w.pi = sq->pi;
+	w.nbb = nbb;
+	w.slot = &sq->slot[w.pi & sq->wqe_mask];
 	w.qpn_ds = sq->qpn_ds;
-	w.fm = rf__sq_fm(sq, flags);
-	w.pi = rf__sq_claim(sq, w.c, nbb, wr_id);
-	w.body = (uint8_t *)rf_sq_tseg(sq, w.c);
+	w.fm_bits = sq->ctrl_hi | rf__sq_fm_bits(flags);
+	if (tseg) {
+		*(struct rf_wqe_xrc_seg *)(w.c + 1) = sq->xrc;
+		w.body = (uint8_t *)w.c + sq->tseg_off;
+	} else {
+		w.body = (uint8_t *)(w.c + 1);
+	}
 	return w;
 }
 
-/* Write the control segment last; ds_body excludes ctrl and transport. */
-RF_INLINE void rf__sq_end(const struct rf__sq_wqe *w, uint8_t opcode, uint8_t opmod,
-			  uint32_t ds_body, __be32 imm)
+/*
+ * Write the control segment, record the WQE, advance pi; ds_body
+ * excludes ctrl and transport.
+ */
+RF_INLINE void rf__sq_end(struct rf_sq *sq, const struct rf__sq_wqe *w, uint8_t opcode,
+			  uint8_t opmod, uint32_t ds_body, __be32 imm, uint64_t wr_id)
 {
 	rf__sq_set_ctrl(w->c, w->pi, opcode, opmod, rf__ds_add(w->qpn_ds, ds_body),
-			w->fm, imm);
+			w->fm_bits, imm);
+	w->slot->wr_id = wr_id;
+	w->slot->end = w->pi + w->nbb;
+	sq->last_ctrl = w->c;
+	sq->last_pi = w->pi;
+	sq->pi = w->pi + w->nbb;
 }
 
 /*
@@ -374,12 +455,12 @@ RF_INLINE void rf_sq_commit(struct rf_sq *sq, struct rf_wqe_ctrl_seg *c,
 			    uint8_t opcode, uint8_t opmod, uint32_t ds,
 			    uint32_t flags, __be32 imm, uint64_t wr_id)
 {
-	uint8_t fm = (uint8_t)(flags | sq->fm_ce_se);
+	uint64_t fm_bits = sq->ctrl_hi | rf__sq_fm_bits(flags);
 
 	RF_ASSERT(ds >= 1 && ds <= RF_WQE_MAX_DS);
 	RF_ASSERT((void *)c == (void *)rf_sq_wqe(sq, sq->pi));
 	rf__sq_set_ctrl(c, sq->pi, opcode, opmod, sq->qpn_be | rf_htobe32(ds),
-			fm, imm);
+			fm_bits, imm);
 	rf__sq_advance(sq, c, (ds + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB, wr_id);
 }
 
@@ -388,26 +469,50 @@ RF_INLINE void rf_sq_commit(struct rf_sq *sq, struct rf_wqe_ctrl_seg *c,
  * ring. A single WQE that fits one BlueFlame half is copied through the
  * BlueFlame register (the device needs no DMA read); otherwise, or when the
  * QP has no BlueFlame (bf.size 0), the 8-byte doorbell of the last WQE.
- * Barriers: WQE stores before the dbrec, dbrec before the MMIO store, and
- * the write-combining buffer flushed after it (hw/doorbell.h).
+ * Barriers: WQE stores before the dbrec, dbrec before the MMIO stores, and
+ * the write-combining buffer flushed after them (hw/doorbell.h).
+ *
+ * "Single WQE" is last_pi == rung_pi (the last WQE starts where the last
+ * ring ended); it fits when its size pi - last_pi is 1..bf_bbs, one
+ * unsigned compare. rf_sq_init() sets last_pi to ~0 so that nothing
+ * committed never looks like one WQE.
  */
 RF_INLINE void rf_sq_ring(struct rf_sq *sq)
 {
 	uint32_t pi = sq->pi;
 	uint32_t last = sq->last_pi;
 	uint32_t rung = sq->rung_pi;
+	const struct rf_wqe_ctrl_seg *c = sq->last_ctrl;
+	uint8_t *bf = sq->bf_cur;
 
-	if (RF_UNLIKELY(pi == rung))
+	if (last == rung && pi - last - 1 < sq->bf_bbs) {
+		rf_dma_wmb();		/* WQE stores before dbrec store */
+		rf_dbrec_set(sq->dbrec, pi);
+		rf_wc_start();		/* dbrec store before BlueFlame MMIO stores */
+		rf_bf_copy(bf, c, pi - last);
+	} else if (RF_LIKELY(pi != rung)) {
+		uint64_t db;
+
+		__builtin_memcpy(&db, c, sizeof(db));
+		rf_dma_wmb();		/* WQE stores before dbrec store */
+		rf_dbrec_set(sq->dbrec, pi);
+		rf_wc_start();		/* dbrec store before doorbell MMIO store */
+		rf_mmio_write64(bf, db);
+	} else {
 		return;
-	if (last == rung && rf_bf_fits(&sq->bf, pi - last)) {
-		/* a constant size unrolls the copy into 4 load/store pairs */
-		if (pi - last == 1)
-			rf_ring_bf(sq->dbrec, &sq->bf, pi, sq->last_ctrl, 1);
-		else
-			rf_ring_bf(sq->dbrec, &sq->bf, pi, sq->last_ctrl, pi - last);
-	} else
-		rf_ring_db(sq->dbrec, &sq->bf, pi, sq->last_ctrl);
+	}
+	rf_wc_flush();		/* MMIO stores out before the other half is used */
+	sq->bf_cur = (uint8_t *)((uintptr_t)bf ^ sq->bf.size);
 	sq->rung_pi = pi;
+}
+
+/* Retire everything up to the end of the WQE recorded in slot s. */
+RF_INLINE void rf__sq_retire_slot(struct rf_sq *sq, const struct rf_sq_slot *s)
+{
+	uint32_t end = s->end;
+
+	sq->ci = end;
+	sq->limit = end + sq->bb_max;
 }
 
 /*
@@ -418,7 +523,7 @@ RF_INLINE uint64_t rf_sq_retire(struct rf_sq *sq, uint16_t wqe_counter)
 {
 	const struct rf_sq_slot *s = &sq->slot[wqe_counter & sq->wqe_mask];
 
-	sq->ci = s->end;
+	rf__sq_retire_slot(sq, s);
 	return s->wr_id;
 }
 
@@ -427,23 +532,39 @@ RF_INLINE uint64_t rf_sq_retire(struct rf_sq *sq, uint16_t wqe_counter)
 /* DS of a one-data-segment body: none for length 0 (0 would mean 2 GiB). */
 #define RF__DS_DATA(len) ((uint32_t)((len) != 0))
 
-/* ctrl [xrc] raddr data: at most 4 DS, so always one BB. */
-RF_INLINE int rf__sq_post_rdma1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
-				uint32_t lkey, uint64_t laddr, uint32_t len,
-				uint32_t rkey, uint64_t raddr, uint32_t flags,
-				uint64_t wr_id)
+/*
+ * ctrl [xrc] raddr data: at most 4 DS, so always one BB. tseg is a
+ * constant (rf__sq_post_rdma1() tests the queue once): on RC/UC the body
+ * offset folds into the store addresses and no XRC segment is written.
+ */
+RF_INLINE int rf__sq_post_rdma1_t(struct rf_sq *sq, int tseg, uint8_t opcode, __be32 imm,
+				  uint32_t lkey, uint64_t laddr, uint32_t len,
+				  uint32_t rkey, uint64_t raddr, uint32_t flags,
+				  uint64_t wr_id)
 {
 	struct rf__sq_wqe w;
 	struct rf_wqe_raddr_seg *r;
 
 	if (RF_UNLIKELY(!rf__sq_room(sq, 1)))
 		return -ENOSPC;
-	w = rf__sq_start(sq, 1, flags, wr_id);
+	w = rf__sq_start(sq, 1, flags, tseg);
 	r = (struct rf_wqe_raddr_seg *)w.body;
 	rf_set_raddr_seg(r, raddr, rkey);
 	rf_set_data_seg((struct rf_wqe_data_seg *)(r + 1), len, lkey, laddr);
-	rf__sq_end(&w, opcode, 0, 1 + RF__DS_DATA(len), imm);
+	rf__sq_end(sq, &w, opcode, 0, 1 + RF__DS_DATA(len), imm, wr_id);
 	return 0;
+}
+
+RF_INLINE int rf__sq_post_rdma1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
+				uint32_t lkey, uint64_t laddr, uint32_t len,
+				uint32_t rkey, uint64_t raddr, uint32_t flags,
+				uint64_t wr_id)
+{
+	if (RF_LIKELY(!sq->tseg_ds))
+		return rf__sq_post_rdma1_t(sq, 0, opcode, imm, lkey, laddr, len,
+					   rkey, raddr, flags, wr_id);
+	return rf__sq_post_rdma1_t(sq, 1, opcode, imm, lkey, laddr, len, rkey,
+				   raddr, flags, wr_id);
 }
 
 /*
@@ -481,18 +602,29 @@ RF_INLINE int rf_sq_post_read(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
 }
 
 /* The SEND family on RC/UC/XRC: ctrl [xrc] data, one BB. */
-RF_INLINE int rf__sq_post_send1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
-				uint32_t lkey, uint64_t laddr, uint32_t len,
-				uint32_t flags, uint64_t wr_id)
+RF_INLINE int rf__sq_post_send1_t(struct rf_sq *sq, int tseg, uint8_t opcode, __be32 imm,
+				  uint32_t lkey, uint64_t laddr, uint32_t len,
+				  uint32_t flags, uint64_t wr_id)
 {
 	struct rf__sq_wqe w;
 
 	if (RF_UNLIKELY(!rf__sq_room(sq, 1)))
 		return -ENOSPC;
-	w = rf__sq_start(sq, 1, flags, wr_id);
+	w = rf__sq_start(sq, 1, flags, tseg);
 	rf_set_data_seg((struct rf_wqe_data_seg *)w.body, len, lkey, laddr);
-	rf__sq_end(&w, opcode, 0, RF__DS_DATA(len), imm);
+	rf__sq_end(sq, &w, opcode, 0, RF__DS_DATA(len), imm, wr_id);
 	return 0;
+}
+
+RF_INLINE int rf__sq_post_send1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
+				uint32_t lkey, uint64_t laddr, uint32_t len,
+				uint32_t flags, uint64_t wr_id)
+{
+	if (RF_LIKELY(!sq->tseg_ds))
+		return rf__sq_post_send1_t(sq, 0, opcode, imm, lkey, laddr, len,
+					   flags, wr_id);
+	return rf__sq_post_send1_t(sq, 1, opcode, imm, lkey, laddr, len, flags,
+				   wr_id);
 }
 
 /* rf_sq_post_send - SEND of len bytes at laddr (lkey). */
@@ -553,16 +685,14 @@ RF_INLINE void rf__copy_inline(uint8_t *dst, const uint8_t *src, uint32_t len)
 		*dst = *src;
 }
 
-/*
- * Inline posts: ctrl [xrc] [raddr] inline(4 + len). has_raddr is a
- * constant at every call site. The payload is copied into the WQE, so the
- * buffer needs no memory registration and may be reused on return.
- */
-RF_INLINE int rf__sq_post_inline(struct rf_sq *sq, uint8_t opcode, __be32 imm,
-				 int has_raddr, uint32_t rkey, uint64_t raddr,
-				 const void *data, uint32_t len, uint32_t flags,
-				 uint64_t wr_id)
+/* Inline posts with a constant tseg (see rf__sq_post_rdma1_t()). */
+RF_INLINE int rf__sq_post_inline_t(struct rf_sq *sq, int tseg, uint8_t opcode,
+				   __be32 imm, int has_raddr, uint32_t rkey,
+				   uint64_t raddr, const void *data, uint32_t len,
+				   uint32_t flags, uint64_t wr_id)
 {
+	/* on RC/UC (tseg 0) the sizes below fold for a constant len */
+	uint32_t tds = tseg ? sq->tseg_ds : 0;
 	uint32_t body, nbb;
 	struct rf__sq_wqe w;
 	uint8_t *p;
@@ -571,12 +701,12 @@ RF_INLINE int rf__sq_post_inline(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 		return -EINVAL;
 	/* libmlx5 and UCX leave an empty inline segment out of the WQE */
 	body = (has_raddr ? 1 : 0) + (len ? RF_INLINE_DS(len) : 0);
-	if (RF_UNLIKELY(1 + sq->tseg_ds + body > RF_WQE_MAX_DS))
+	if (RF_UNLIKELY(1 + tds + body > RF_WQE_MAX_DS))
 		return -EINVAL;
-	nbb = (1 + sq->tseg_ds + body + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB;
+	nbb = (1 + tds + body + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB;
 	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
 		return -ENOSPC;
-	w = rf__sq_start(sq, nbb, flags, wr_id);
+	w = rf__sq_start(sq, nbb, flags, tseg);
 	p = (uint8_t *)w.body;
 	if (has_raddr) {
 		rf_set_raddr_seg((struct rf_wqe_raddr_seg *)p, raddr, rkey);
@@ -587,8 +717,25 @@ RF_INLINE int rf__sq_post_inline(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 		rf__copy_inline(p + sizeof(struct rf_wqe_inline_seg),
 				(const uint8_t *)data, len);
 	}
-	rf__sq_end(&w, opcode, 0, body, imm);
+	rf__sq_end(sq, &w, opcode, 0, body, imm, wr_id);
 	return 0;
+}
+
+/*
+ * Inline posts: ctrl [xrc] [raddr] inline(4 + len). has_raddr is a
+ * constant at every call site. The payload is copied into the WQE, so the
+ * buffer needs no memory registration and may be reused on return.
+ */
+RF_INLINE int rf__sq_post_inline(struct rf_sq *sq, uint8_t opcode, __be32 imm,
+				 int has_raddr, uint32_t rkey, uint64_t raddr,
+				 const void *data, uint32_t len, uint32_t flags,
+				 uint64_t wr_id)
+{
+	if (RF_LIKELY(!sq->tseg_ds))
+		return rf__sq_post_inline_t(sq, 0, opcode, imm, has_raddr, rkey,
+					    raddr, data, len, flags, wr_id);
+	return rf__sq_post_inline_t(sq, 1, opcode, imm, has_raddr, rkey, raddr,
+				    data, len, flags, wr_id);
 }
 
 /* rf_sq_post_write_inline - RDMA WRITE of len bytes copied into the WQE. */
@@ -651,7 +798,7 @@ RF_INLINE int rf__sq_post_sg(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 	nbb = (1 + sq->tseg_ds + body + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB;
 	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
 		return -ENOSPC;
-	w = rf__sq_start(sq, nbb, flags, wr_id);
+	w = rf__sq_start(sq, nbb, flags, sq->tseg_ds != 0);
 	p = (uint8_t *)w.body;
 	if (has_raddr) {
 		rf_set_raddr_seg((struct rf_wqe_raddr_seg *)p, raddr, rkey);
@@ -661,7 +808,7 @@ RF_INLINE int rf__sq_post_sg(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 	for (i = 0; i < n; i++)
 		if (sg[i].length)
 			rf_set_data_seg(d++, sg[i].length, sg[i].lkey, sg[i].addr);
-	rf__sq_end(&w, opcode, 0, body, imm);
+	rf__sq_end(sq, &w, opcode, 0, body, imm, wr_id);
 	return 0;
 }
 
@@ -722,13 +869,13 @@ RF_INLINE int rf_sq_post_cas(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
 
 	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
 		return -ENOSPC;
-	w = rf__sq_start(sq, nbb, flags, wr_id);
+	w = rf__sq_start(sq, nbb, flags, sq->tseg_ds != 0);
 	r = (struct rf_wqe_raddr_seg *)w.body;
 	rf_set_raddr_seg(r, raddr, rkey);
 	a = (struct rf_wqe_atomic_seg *)(r + 1);
 	rf_set_atomic_seg(a, swap, compare);
 	rf_set_data_seg((struct rf_wqe_data_seg *)(a + 1), 8, lkey, laddr);
-	rf__sq_end(&w, RF_OPCODE_ATOMIC_CS, 0, 3, 0);
+	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_CS, 0, 3, 0, wr_id);
 	return 0;
 }
 
@@ -744,13 +891,13 @@ RF_INLINE int rf_sq_post_faa(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
 
 	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
 		return -ENOSPC;
-	w = rf__sq_start(sq, nbb, flags, wr_id);
+	w = rf__sq_start(sq, nbb, flags, sq->tseg_ds != 0);
 	r = (struct rf_wqe_raddr_seg *)w.body;
 	rf_set_raddr_seg(r, raddr, rkey);
 	a = (struct rf_wqe_atomic_seg *)(r + 1);
 	rf_set_atomic_seg(a, add, 0);
 	rf_set_data_seg((struct rf_wqe_data_seg *)(a + 1), 8, lkey, laddr);
-	rf__sq_end(&w, RF_OPCODE_ATOMIC_FA, 0, 3, 0);
+	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_FA, 0, 3, 0, wr_id);
 	return 0;
 }
 
@@ -773,13 +920,13 @@ RF_INLINE int rf_sq_post_masked_cs32(struct rf_sq *sq, uint32_t lkey, uint64_t l
 
 	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
 		return -ENOSPC;
-	w = rf__sq_start(sq, nbb, flags, wr_id);
+	w = rf__sq_start(sq, nbb, flags, sq->tseg_ds != 0);
 	r = (struct rf_wqe_raddr_seg *)w.body;
 	rf_set_raddr_seg(r, raddr, rkey);
 	m = (struct rf_wqe_masked_cs32_seg *)(r + 1);
 	rf_set_masked_cs32_seg(m, swap, compare, swap_mask, compare_mask);
 	rf_set_data_seg((struct rf_wqe_data_seg *)(m + 1), 4, lkey, laddr);
-	rf__sq_end(&w, RF_OPCODE_ATOMIC_MASKED_CS, RF_OPMOD_EXT_ATOMIC_4B, 3, 0);
+	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_MASKED_CS, RF_OPMOD_EXT_ATOMIC_4B, 3, 0, wr_id);
 	return 0;
 }
 
@@ -796,13 +943,13 @@ RF_INLINE int rf_sq_post_masked_cs64(struct rf_sq *sq, uint32_t lkey, uint64_t l
 
 	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
 		return -ENOSPC;
-	w = rf__sq_start(sq, nbb, flags, wr_id);
+	w = rf__sq_start(sq, nbb, flags, sq->tseg_ds != 0);
 	r = (struct rf_wqe_raddr_seg *)w.body;
 	rf_set_raddr_seg(r, raddr, rkey);
 	m = (struct rf_wqe_masked_cs64_seg *)(r + 1);
 	rf_set_masked_cs64_seg(m, swap, compare, swap_mask, compare_mask);
 	rf_set_data_seg((struct rf_wqe_data_seg *)(m + 1), 8, lkey, laddr);
-	rf__sq_end(&w, RF_OPCODE_ATOMIC_MASKED_CS, RF_OPMOD_EXT_ATOMIC_8B, 4, 0);
+	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_MASKED_CS, RF_OPMOD_EXT_ATOMIC_8B, 4, 0, wr_id);
 	return 0;
 }
 
@@ -818,13 +965,13 @@ RF_INLINE int rf_sq_post_masked_fa32(struct rf_sq *sq, uint32_t lkey, uint64_t l
 
 	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
 		return -ENOSPC;
-	w = rf__sq_start(sq, nbb, flags, wr_id);
+	w = rf__sq_start(sq, nbb, flags, sq->tseg_ds != 0);
 	r = (struct rf_wqe_raddr_seg *)w.body;
 	rf_set_raddr_seg(r, raddr, rkey);
 	m = (struct rf_wqe_masked_fa32_seg *)(r + 1);
 	rf_set_masked_fa32_seg(m, add, field_boundary);
 	rf_set_data_seg((struct rf_wqe_data_seg *)(m + 1), 4, lkey, laddr);
-	rf__sq_end(&w, RF_OPCODE_ATOMIC_MASKED_FA, RF_OPMOD_EXT_ATOMIC_4B, 3, 0);
+	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_MASKED_FA, RF_OPMOD_EXT_ATOMIC_4B, 3, 0, wr_id);
 	return 0;
 }
 
@@ -840,13 +987,13 @@ RF_INLINE int rf_sq_post_masked_fa64(struct rf_sq *sq, uint32_t lkey, uint64_t l
 
 	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
 		return -ENOSPC;
-	w = rf__sq_start(sq, nbb, flags, wr_id);
+	w = rf__sq_start(sq, nbb, flags, sq->tseg_ds != 0);
 	r = (struct rf_wqe_raddr_seg *)w.body;
 	rf_set_raddr_seg(r, raddr, rkey);
 	m = (struct rf_wqe_masked_fa64_seg *)(r + 1);
 	rf_set_masked_fa64_seg(m, add, field_boundary);
 	rf_set_data_seg((struct rf_wqe_data_seg *)(m + 1), 8, lkey, laddr);
-	rf__sq_end(&w, RF_OPCODE_ATOMIC_MASKED_FA, RF_OPMOD_EXT_ATOMIC_8B, 3, 0);
+	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_MASKED_FA, RF_OPMOD_EXT_ATOMIC_8B, 3, 0, wr_id);
 	return 0;
 }
 
@@ -936,7 +1083,7 @@ RF_INLINE void rf__sq_umr_fence(struct rf_sq *sq)
 	struct rf_wqe_ctrl_seg *c = rf__sq_begin(sq, 1);
 
 	rf__sq_set_ctrl(c, sq->pi, RF_OPCODE_NOP, 0, sq->qpn_be | RF_BE32(1),
-			RF_WQE_CTRL_INITIATOR_SMALL_FENCE, 0);
+			rf__sq_fm_bits(RF_WQE_CTRL_INITIATOR_SMALL_FENCE), 0);
 	rf__sq_advance(sq, c, 1, 0);
 }
 
@@ -959,7 +1106,7 @@ static inline int rf_sq_post_bind_mw(struct rf_sq *sq, uint32_t mw_rkey, uint32_
 	if (RF_UNLIKELY(len > 0x80000000ULL || (new_rkey >> 8) != (mw_rkey >> 8)))
 		return -EINVAL;
 	/* the bind (3 BBs) and the fence NOP, possibly after padding */
-	if (RF_UNLIKELY(sq->pi - sq->ci + rf__sq_pad_need(sq, 3) + 3 + 1 > sq->bb_max))
+	if (RF_UNLIKELY(sq->limit - sq->pi < rf__sq_pad_need(sq, 3) + 3 + 1))
 		return -ENOSPC;
 	c = rf__sq_begin(sq, 3);
 	u = (struct rf_wqe_umr_ctrl_seg *)(c + 1);
@@ -989,7 +1136,7 @@ static inline int rf_sq_post_local_inv(struct rf_sq *sq, uint32_t rkey, uint32_t
 	struct rf_wqe_ctrl_seg *c;
 	struct rf_wqe_umr_ctrl_seg *u;
 
-	if (RF_UNLIKELY(sq->pi - sq->ci + rf__sq_pad_need(sq, 2) + 2 + 1 > sq->bb_max))
+	if (RF_UNLIKELY(sq->limit - sq->pi < rf__sq_pad_need(sq, 2) + 2 + 1))
 		return -ENOSPC;
 	c = rf__sq_begin(sq, 2);
 	u = (struct rf_wqe_umr_ctrl_seg *)(c + 1);

@@ -95,26 +95,34 @@ RF_INLINE void rf_mmio_write64(void *reg, uint64_t val)
 typedef long long rf__v16 __attribute__((vector_size(16), may_alias));
 
 /*
- * rf_bf_copy - copy nbb whole 64-byte basic blocks from src (the WQE, in
- * the send queue, 64-byte aligned) to dst (the BlueFlame register half).
+ * rf_bf_copy - copy nbb (>= 1: a WQE is at least one) whole 64-byte basic
+ * blocks from src (the WQE, in the send queue, 64-byte aligned) to dst
+ * (the BlueFlame register half).
  *
  * Four 16-byte stores per block in ascending address order, through a
  * volatile pointer so the compiler cannot turn them into a memcpy call or
  * `rep movs` (which may split and reorder MMIO). The source must not wrap
  * at the queue end: rdmafast never lets a WQE straddle it (sq.h pads with a
  * NOP instead), so this loop has no wrap test.
+ *
+ * The first block is copied before the loop and the loop walks pointers:
+ * a one-block WQE (the common BlueFlame case) is then eight moves with no
+ * index arithmetic, and larger ones add one compare per block.
  */
 RF_INLINE void rf_bf_copy(void *dst, const void *src, unsigned nbb)
 {
 	volatile rf__v16 *d = (volatile rf__v16 *)dst;
 	const rf__v16 *s = (const rf__v16 *)src;
-	unsigned i;
 
-	for (i = 0; i < nbb * 4; i += 4) {
-		d[i + 0] = s[i + 0];
-		d[i + 1] = s[i + 1];
-		d[i + 2] = s[i + 2];
-		d[i + 3] = s[i + 3];
+	for (;;) {
+		d[0] = s[0];
+		d[1] = s[1];
+		d[2] = s[2];
+		d[3] = s[3];
+		if (--nbb == 0)
+			break;
+		d += 4;
+		s += 4;
 	}
 }
 
