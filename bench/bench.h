@@ -105,10 +105,13 @@ void bench_write_cqes(struct bench_qp *b, unsigned n, unsigned per_cqe);
 /* Poll everything written (unmeasured) with the implementation's poller. */
 void bench_drain(struct bench_qp *b);
 
-/* The measured operations (ops.c): one call = bench_op_width(op) items. */
-typedef void (*bench_fn)(struct bench_qp *b);
+/*
+ * The measured operations (ops.c): fn(b, calls) runs `calls` operations in
+ * a loop; one operation covers bench_op_width(op) items.
+ */
+typedef void (*bench_fn)(struct bench_qp *b, unsigned calls);
 bench_fn bench_op_fn(enum bench_impl impl, enum bench_op op);
-void bench_empty_op(struct bench_qp *b);	/* the harness's own cost */
+void bench_empty_op(struct bench_qp *b, unsigned calls);	/* the harness's own cost */
 void bench_prepare_wrs(struct bench_qp *b);
 
 /* Results */

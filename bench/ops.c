@@ -3,12 +3,15 @@
  * bench/ops.c - the measured operations, one function per implementation
  * and operation, each what an application would write in its loop.
  *
- * The functions are noinline and called through a pointer, the same way for
- * every implementation; bench_empty_op() measures that harness cost so it
- * can be subtracted. libmlx5 gets its best case: the work requests are
- * built once (bench_prepare_wrs()), as a tuned application would keep them,
- * so the measured call is ibv_post_send() itself. rdmafast's one-call posts
- * take their arguments in registers and ring in the same call site.
+ * Each function runs `calls` operations in a loop, as an application's
+ * loop would: it is noinline and called through a pointer once per chunk,
+ * the same way for every implementation, and bench_empty_op() (the same
+ * loop with nothing in it) measures that harness cost so it can be
+ * subtracted. rdmafast's inline posts and polls thus cost what they cost
+ * inside a caller's loop, with their arguments in registers; libmlx5 pays
+ * its real call per operation. libmlx5 gets its best case: the work
+ * requests are built once (bench_prepare_wrs()), as a tuned application
+ * would keep them, so the measured call is ibv_post_send() itself.
  */
 #include <string.h>
 
@@ -18,139 +21,179 @@
 
 /* ---- rdmafast ------------------------------------------------------------ */
 
-static NOINLINE void rf_write_sge64(struct bench_qp *b)
+static NOINLINE void rf_write_sge64(struct bench_qp *b, unsigned calls)
 {
-	rf_sq_post_write(&b->rfqp.sq, b->mr->lkey, (uintptr_t)b->buf, 64,
-			 b->rkey, b->raddr, RF_SEND_SIGNALED, 1);
-	rf_sq_ring(&b->rfqp.sq);
+	struct rf_sq *sq = &b->rfqp.sq;
+	uint32_t lkey = b->mr->lkey, rkey = b->rkey;
+	uint64_t laddr = (uintptr_t)b->buf, raddr = b->raddr;
+
+	while (calls--) {
+		rf_sq_post_write(sq, lkey, laddr, 64, rkey, raddr, RF_SEND_SIGNALED, 1);
+		rf_sq_ring(sq);
+	}
 }
 
-static NOINLINE void rf_write_inline8(struct bench_qp *b)
+static NOINLINE void rf_write_inline8(struct bench_qp *b, unsigned calls)
 {
-	rf_sq_post_write_inline(&b->rfqp.sq, b->buf, 8, b->rkey, b->raddr,
-				RF_SEND_SIGNALED, 2);
-	rf_sq_ring(&b->rfqp.sq);
+	struct rf_sq *sq = &b->rfqp.sq;
+	uint32_t rkey = b->rkey;
+	uint64_t raddr = b->raddr;
+	const uint8_t *data = b->buf;
+
+	while (calls--) {
+		rf_sq_post_write_inline(sq, data, 8, rkey, raddr, RF_SEND_SIGNALED, 2);
+		rf_sq_ring(sq);
+	}
 }
 
-static NOINLINE void rf_send_inline32(struct bench_qp *b)
+static NOINLINE void rf_send_inline32(struct bench_qp *b, unsigned calls)
 {
-	rf_sq_post_send_inline(&b->rfqp.sq, b->buf, 32, RF_SEND_SIGNALED, 3);
-	rf_sq_ring(&b->rfqp.sq);
+	struct rf_sq *sq = &b->rfqp.sq;
+	const uint8_t *data = b->buf;
+
+	while (calls--) {
+		rf_sq_post_send_inline(sq, data, 32, RF_SEND_SIGNALED, 3);
+		rf_sq_ring(sq);
+	}
 }
 
-static NOINLINE void rf_batch16_write(struct bench_qp *b)
+static NOINLINE void rf_batch16_write(struct bench_qp *b, unsigned calls)
 {
 	struct rf_sq *sq = &b->rfqp.sq;
 	uint32_t lkey = b->mr->lkey, rkey = b->rkey;
 	uint64_t laddr = (uintptr_t)b->buf, raddr = b->raddr;
 	int i;
 
-	for (i = 0; i < 15; i++)
-		rf_sq_post_write(sq, lkey, laddr, 64, rkey, raddr, 0, 4);
-	rf_sq_post_write(sq, lkey, laddr, 64, rkey, raddr, RF_SEND_SIGNALED, 4);
-	rf_sq_ring(sq);
+	while (calls--) {
+		for (i = 0; i < 15; i++)
+			rf_sq_post_write(sq, lkey, laddr, 64, rkey, raddr, 0, 4);
+		rf_sq_post_write(sq, lkey, laddr, 64, rkey, raddr, RF_SEND_SIGNALED, 4);
+		rf_sq_ring(sq);
+	}
 }
 
-static NOINLINE void rf_poll1(struct bench_qp *b)
+static NOINLINE void rf_poll1(struct bench_qp *b, unsigned calls)
 {
-	rf_cq_poll(&b->rfcq, b->rwc, 1);	/* also publishes the consumer index */
+	struct rf_cq *cq = &b->rfcq;
+
+	while (calls--)
+		rf_cq_poll(cq, b->rwc, 1);	/* also publishes the consumer index */
 }
 
-static NOINLINE void rf_poll16(struct bench_qp *b)
+static NOINLINE void rf_poll16(struct bench_qp *b, unsigned calls)
 {
-	rf_cq_poll(&b->rfcq, b->rwc, 16);
+	struct rf_cq *cq = &b->rfcq;
+
+	while (calls--)
+		rf_cq_poll(cq, b->rwc, 16);
 }
 
 /* ---- libmlx5, classic verbs (also with MLX5_SINGLE_THREADED=1) ----------- */
 
-static NOINLINE void ib_post(struct bench_qp *b, enum bench_op op)
+static inline void ib_post(struct bench_qp *b, enum bench_op op, unsigned calls)
 {
-	struct ibv_send_wr *bad;
+	struct ibv_qp *qp = b->qp;
+	struct ibv_send_wr *wr = &b->wr[op][0], *bad;
 
-	ibv_post_send(b->qp, &b->wr[op][0], &bad);
+	while (calls--)
+		ibv_post_send(qp, wr, &bad);
 }
 
-static NOINLINE void ib_write_sge64(struct bench_qp *b)
+static NOINLINE void ib_write_sge64(struct bench_qp *b, unsigned calls)
 {
-	ib_post(b, OP_POST_WRITE_SGE64);
+	ib_post(b, OP_POST_WRITE_SGE64, calls);
 }
 
-static NOINLINE void ib_write_inline8(struct bench_qp *b)
+static NOINLINE void ib_write_inline8(struct bench_qp *b, unsigned calls)
 {
-	ib_post(b, OP_POST_WRITE_INLINE8);
+	ib_post(b, OP_POST_WRITE_INLINE8, calls);
 }
 
-static NOINLINE void ib_send_inline32(struct bench_qp *b)
+static NOINLINE void ib_send_inline32(struct bench_qp *b, unsigned calls)
 {
-	ib_post(b, OP_POST_SEND_INLINE32);
+	ib_post(b, OP_POST_SEND_INLINE32, calls);
 }
 
-static NOINLINE void ib_batch16_write(struct bench_qp *b)
+static NOINLINE void ib_batch16_write(struct bench_qp *b, unsigned calls)
 {
-	ib_post(b, OP_POST_BATCH16_WRITE);
+	ib_post(b, OP_POST_BATCH16_WRITE, calls);
 }
 
-static NOINLINE void ib_poll1(struct bench_qp *b)
+static NOINLINE void ib_poll1(struct bench_qp *b, unsigned calls)
 {
-	ibv_poll_cq(b->cq, 1, b->wc);
+	struct ibv_cq *cq = b->cq;
+
+	while (calls--)
+		ibv_poll_cq(cq, 1, b->wc);
 }
 
-static NOINLINE void ib_poll16(struct bench_qp *b)
+static NOINLINE void ib_poll16(struct bench_qp *b, unsigned calls)
 {
-	ibv_poll_cq(b->cq, 16, b->wc);
+	struct ibv_cq *cq = b->cq;
+
+	while (calls--)
+		ibv_poll_cq(cq, 16, b->wc);
 }
 
 /* ---- libmlx5, extended API: ibv_wr_* and ibv_cq_ex ---------------------- */
 
-static NOINLINE void wr_write_sge64(struct bench_qp *b)
+static NOINLINE void wr_write_sge64(struct bench_qp *b, unsigned calls)
 {
 	struct ibv_qp_ex *q = b->qpx;
 
-	ibv_wr_start(q);
-	q->wr_id = 1;
-	q->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_rdma_write(q, b->rkey, b->raddr);
-	ibv_wr_set_sge(q, b->mr->lkey, (uintptr_t)b->buf, 64);
-	ibv_wr_complete(q);
+	while (calls--) {
+		ibv_wr_start(q);
+		q->wr_id = 1;
+		q->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_rdma_write(q, b->rkey, b->raddr);
+		ibv_wr_set_sge(q, b->mr->lkey, (uintptr_t)b->buf, 64);
+		ibv_wr_complete(q);
+	}
 }
 
-static NOINLINE void wr_write_inline8(struct bench_qp *b)
+static NOINLINE void wr_write_inline8(struct bench_qp *b, unsigned calls)
 {
 	struct ibv_qp_ex *q = b->qpx;
 
-	ibv_wr_start(q);
-	q->wr_id = 2;
-	q->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
-	ibv_wr_rdma_write(q, b->rkey, b->raddr);
-	ibv_wr_set_inline_data(q, b->buf, 8);
-	ibv_wr_complete(q);
+	while (calls--) {
+		ibv_wr_start(q);
+		q->wr_id = 2;
+		q->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+		ibv_wr_rdma_write(q, b->rkey, b->raddr);
+		ibv_wr_set_inline_data(q, b->buf, 8);
+		ibv_wr_complete(q);
+	}
 }
 
-static NOINLINE void wr_send_inline32(struct bench_qp *b)
+static NOINLINE void wr_send_inline32(struct bench_qp *b, unsigned calls)
 {
 	struct ibv_qp_ex *q = b->qpx;
 
-	ibv_wr_start(q);
-	q->wr_id = 3;
-	q->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
-	ibv_wr_send(q);
-	ibv_wr_set_inline_data(q, b->buf, 32);
-	ibv_wr_complete(q);
+	while (calls--) {
+		ibv_wr_start(q);
+		q->wr_id = 3;
+		q->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+		ibv_wr_send(q);
+		ibv_wr_set_inline_data(q, b->buf, 32);
+		ibv_wr_complete(q);
+	}
 }
 
-static NOINLINE void wr_batch16_write(struct bench_qp *b)
+static NOINLINE void wr_batch16_write(struct bench_qp *b, unsigned calls)
 {
 	struct ibv_qp_ex *q = b->qpx;
 	int i;
 
-	ibv_wr_start(q);
-	for (i = 0; i < 16; i++) {
-		q->wr_id = 4;
-		q->wr_flags = i == 15 ? IBV_SEND_SIGNALED : 0;
-		ibv_wr_rdma_write(q, b->rkey, b->raddr);
-		ibv_wr_set_sge(q, b->mr->lkey, (uintptr_t)b->buf, 64);
+	while (calls--) {
+		ibv_wr_start(q);
+		for (i = 0; i < 16; i++) {
+			q->wr_id = 4;
+			q->wr_flags = i == 15 ? IBV_SEND_SIGNALED : 0;
+			ibv_wr_rdma_write(q, b->rkey, b->raddr);
+			ibv_wr_set_sge(q, b->mr->lkey, (uintptr_t)b->buf, 64);
+		}
+		ibv_wr_complete(q);
 	}
-	ibv_wr_complete(q);
 }
 
 /* The completion record the other pollers fill: read the same fields. */
@@ -165,32 +208,36 @@ static inline void wr_read(struct bench_qp *b, struct ibv_wc *wc)
 	wc->qp_num = ibv_wc_read_qp_num(cq);
 }
 
-static NOINLINE void wr_poll1(struct bench_qp *b)
+static NOINLINE void wr_poll1(struct bench_qp *b, unsigned calls)
 {
 	struct ibv_poll_cq_attr attr = { 0 };
 
-	if (ibv_start_poll(b->cqx, &attr) == 0) {
-		wr_read(b, b->wc);
-		ibv_end_poll(b->cqx);
-	}
+	while (calls--)
+		if (ibv_start_poll(b->cqx, &attr) == 0) {
+			wr_read(b, b->wc);
+			ibv_end_poll(b->cqx);
+		}
 }
 
-static NOINLINE void wr_poll16(struct bench_qp *b)
+static NOINLINE void wr_poll16(struct bench_qp *b, unsigned calls)
 {
 	struct ibv_poll_cq_attr attr = { 0 };
-	int i = 0;
+	int i;
 
-	if (ibv_start_poll(b->cqx, &attr) == 0) {
-		do
-			wr_read(b, &b->wc[i]);
-		while (++i < 16 && ibv_next_poll(b->cqx) == 0);
-		ibv_end_poll(b->cqx);
-	}
+	while (calls--)
+		if (ibv_start_poll(b->cqx, &attr) == 0) {
+			i = 0;
+			do
+				wr_read(b, &b->wc[i]);
+			while (++i < 16 && ibv_next_poll(b->cqx) == 0);
+			ibv_end_poll(b->cqx);
+		}
 }
 
-NOINLINE void bench_empty_op(struct bench_qp *b)
+NOINLINE void bench_empty_op(struct bench_qp *b, unsigned calls)
 {
-	__asm__ __volatile__("" : : "r"(b) : "memory");
+	while (calls--)
+		__asm__ __volatile__("" : : "r"(b) : "memory");
 }
 
 static const bench_fn table[IMPL_COUNT][OP_COUNT] = {

@@ -73,22 +73,20 @@ static uint64_t run(struct bench_qp *b, enum bench_op op, bench_fn fn,
 		    unsigned width, unsigned chunks, int collect)
 {
 	bench_fn post1 = bench_op_fn(b->impl, OP_POST_WRITE_SGE64);
-	unsigned calls = BENCH_CHUNK / width, c, i;
+	unsigned calls = BENCH_CHUNK / width, c;
 	uint64_t total = 0, t0;
 
 	for (c = 0; c < chunks; c++) {
 		if (fn != bench_empty_op && is_poll(op)) {
 			/* untimed: BENCH_CHUNK signaled WQEs, each completed */
-			for (i = 0; i < BENCH_CHUNK; i++)
-				post1(b);
+			post1(b, BENCH_CHUNK);
 			b->sq_posted += BENCH_CHUNK;
 			bench_write_cqes(b, BENCH_CHUNK, 1);
 		}
 		t0 = now_ns();
 		if (collect)
 			CALLGRIND_TOGGLE_COLLECT;
-		for (i = 0; i < calls; i++)
-			fn(b);
+		fn(b, calls);
 		if (collect)
 			CALLGRIND_TOGGLE_COLLECT;
 		total += now_ns() - t0;
