@@ -171,6 +171,12 @@ static inline RF_COLD int rf_cq_create_ibv(struct rf_cq *cq, struct ibv_cq **out
  * ibv_get_cq_event()), acknowledge it to verbs and count it for the
  * CQ's arm sequence. Re-arm with rf_cq_arm() afterwards, then poll.
  * Returns 0, or -errno (-EAGAIN on a non-blocking channel with no event).
+ *
+ * The channel must carry this CQ's events only. Each CQ's arm sequence
+ * counts its own events, and an arm with a stale sequence is ignored by
+ * the HCA. With a channel shared by several CQs, call ibv_get_cq_event()
+ * and ibv_ack_cq_events() yourself and rf_cq_event_ack() the rf_cq that
+ * owns the ibv_cq the event names.
  */
 static inline RF_COLD int rf_cq_get_event_ibv(struct rf_cq *cq,
 					      struct ibv_comp_channel *channel)
