@@ -67,10 +67,13 @@ uint8_t *dev_rkey_ptr(uint32_t rkey, uint64_t va, uint64_t len,
 	return (uint8_t *)(uintptr_t)(mr->addr + (iova - mr->iova));
 }
 
-void dev_sgl_copy_out(const struct dev_sgl *sgl, uint64_t off, void *dst, uint32_t len)
+/*
+ * Walk bytes [off, off + len) of the gather/scatter list: copy them out to
+ * `out`, or in from `in` (exactly one is set).
+ */
+static void sgl_copy(const struct dev_sgl *sgl, uint64_t off, uint8_t *out,
+		     const uint8_t *in, uint32_t len)
 {
-	uint8_t *d = dst;
-
 	for (unsigned i = 0; i < sgl->n && len; i++) {
 		const struct dev_sge *e = &sgl->e[i];
 		uint32_t n;
@@ -82,33 +85,26 @@ void dev_sgl_copy_out(const struct dev_sgl *sgl, uint64_t off, void *dst, uint32
 		n = e->len - (uint32_t)off;
 		if (n > len)
 			n = len;
-		memcpy(d, e->ptr + off, n);
-		d += n;
+		if (out) {
+			memcpy(out, e->ptr + off, n);
+			out += n;
+		} else {
+			memcpy(e->ptr + off, in, n);
+			in += n;
+		}
 		len -= n;
 		off = 0;
 	}
 }
 
+void dev_sgl_copy_out(const struct dev_sgl *sgl, uint64_t off, void *dst, uint32_t len)
+{
+	sgl_copy(sgl, off, dst, NULL, len);
+}
+
 void dev_sgl_copy_in(const struct dev_sgl *sgl, uint64_t off, const void *src, uint32_t len)
 {
-	const uint8_t *s = src;
-
-	for (unsigned i = 0; i < sgl->n && len; i++) {
-		const struct dev_sge *e = &sgl->e[i];
-		uint32_t n;
-
-		if (off >= e->len) {
-			off -= e->len;
-			continue;
-		}
-		n = e->len - (uint32_t)off;
-		if (n > len)
-			n = len;
-		memcpy(e->ptr + off, s, n);
-		s += n;
-		len -= n;
-		off = 0;
-	}
+	sgl_copy(sgl, off, NULL, src, len);
 }
 
 /*

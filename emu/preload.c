@@ -210,38 +210,30 @@ int __open64_2(const char *path, int flags)
 	OPEN_BODY(get___open64_2(), flags);
 }
 
+/* openat and openat64 differ only in the libc function they forward to. */
+#define OPENAT_BODY(realfn)						\
+	va_list ap;							\
+	mode_t mode;							\
+	char buf[PATH_MAX];						\
+	const char *alt;						\
+	int idx = cdev_index(path);					\
+									\
+	va_start(ap, flags);						\
+	mode = open_mode(flags, ap);					\
+	va_end(ap);							\
+	if (idx >= 0)							\
+		return open_cdev(idx, flags);				\
+	alt = sysfs_redirect(path, buf, sizeof(buf));			\
+	return realfn(dirfd, alt ? alt : path, flags, mode)
+
 int openat(int dirfd, const char *path, int flags, ...)
 {
-	va_list ap;
-	mode_t mode;
-	char buf[PATH_MAX];
-	const char *alt;
-	int idx = cdev_index(path);
-
-	va_start(ap, flags);
-	mode = open_mode(flags, ap);
-	va_end(ap);
-	if (idx >= 0)
-		return open_cdev(idx, flags);
-	alt = sysfs_redirect(path, buf, sizeof(buf));
-	return get_openat()(dirfd, alt ? alt : path, flags, mode);
+	OPENAT_BODY(get_openat());
 }
 
 int openat64(int dirfd, const char *path, int flags, ...)
 {
-	va_list ap;
-	mode_t mode;
-	char buf[PATH_MAX];
-	const char *alt;
-	int idx = cdev_index(path);
-
-	va_start(ap, flags);
-	mode = open_mode(flags, ap);
-	va_end(ap);
-	if (idx >= 0)
-		return open_cdev(idx, flags);
-	alt = sysfs_redirect(path, buf, sizeof(buf));
-	return get_openat64()(dirfd, alt ? alt : path, flags, mode);
+	OPENAT_BODY(get_openat64());
 }
 
 FILE *fopen(const char *path, const char *mode)
