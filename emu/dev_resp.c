@@ -233,6 +233,35 @@ struct resp_env {
 	bool			reliable;
 };
 
+/* Take a receive WQE for a message: 0, or DNAK_RNR (none, or RNR forced). */
+static int take_recv(struct resp_env *v, struct dev_rwqe *r)
+{
+	if (dev_fault.force_rnr > 0 && v->reliable && dev_fault_hit(dev_fault.force_rnr))
+		return DNAK_RNR;
+	if (!v->cq || !dev_rq_take(v->dq, v->srq, r))
+		return DNAK_RNR;
+	return 0;
+}
+
+/* The receive CQE of a connected-transport message that consumed WQE idx. */
+static struct dev_cqe resp_cqe(const struct resp_env *v, const struct dev_pkt *p,
+			       uint32_t idx, uint8_t opcode)
+{
+	struct dev_cqe c = {
+		.opcode = opcode,
+		.se = (p->flags & DPKT_SE) != 0,
+		.sl = p->sl,
+		.slid = p->slid,
+		.wqe_counter = (uint16_t)idx,
+		.qpn = v->dq->qpn,
+		.uidx = v->uidx,
+		.rqpn = p->src_qpn,
+		.byte_cnt = p->dma_len,
+	};
+
+	return c;
+}
+
 static bool resp_env_init(struct resp_env *v, struct dev_qp *dq, const struct dev_pkt *p)
 {
 	struct emu_qp *qp = dq->qp;
@@ -272,10 +301,7 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 		if (!(p->flags & DPKT_FIRST))
 			return DNAK_INV_REQ;	/* middle without a start */
 		if (!dq->recv_busy) {
-			if (dev_fault.force_rnr > 0 && v->reliable &&
-			    dev_fault_hit(dev_fault.force_rnr))
-				return DNAK_RNR;
-			if (!v->cq || !dev_rq_take(dq, v->srq, &r))
+			if (take_recv(v, &r))
 				return DNAK_RNR;
 			dq->recv_busy = true;
 			dq->recv_idx = r.idx;
@@ -303,17 +329,7 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 	if (!scat)
 		dev_sgl_copy_in(&sgl, p->offset, p->payload, p->len);
 	if (p->flags & DPKT_LAST) {
-		struct dev_cqe c = {
-			.opcode = RF_CQE_RESP_SEND,
-			.se = (p->flags & DPKT_SE) != 0,
-			.sl = p->sl,
-			.slid = p->slid,
-			.wqe_counter = (uint16_t)r.idx,
-			.qpn = dq->qpn,
-			.uidx = v->uidx,
-			.rqpn = p->src_qpn,
-			.byte_cnt = p->dma_len,
-		};
+		struct dev_cqe c = resp_cqe(v, p, r.idx, RF_CQE_RESP_SEND);
 
 		if (scat) {
 			c.scat = p->payload;
@@ -347,7 +363,6 @@ static bool force_rae(void)
 /* RDMA WRITE (with immediate); returns a DNAK_* or 0. */
 static int resp_write(struct resp_env *v, const struct dev_pkt *p)
 {
-	struct dev_qp *dq = v->dq;
 	uint8_t *dst = NULL;
 	struct dev_rwqe r;
 
@@ -365,27 +380,15 @@ static int resp_write(struct resp_env *v, const struct dev_pkt *p)
 	}
 	if (p->op == DOP_WRITE_IMM && (p->flags & DPKT_LAST)) {
 		/* the immediate consumes a receive: take it before placing data */
-		if (dev_fault.force_rnr > 0 && v->reliable && dev_fault_hit(dev_fault.force_rnr))
-			return DNAK_RNR;
-		if (!v->cq || !dev_rq_take(dq, v->srq, &r))
+		if (take_recv(v, &r))
 			return DNAK_RNR;
 	}
 	if (p->len && dst)
 		memcpy(dst + p->offset, p->payload, p->len);
 	if (p->op == DOP_WRITE_IMM && (p->flags & DPKT_LAST)) {
-		struct dev_cqe c = {
-			.opcode = RF_CQE_RESP_WR_IMM,
-			.se = (p->flags & DPKT_SE) != 0,
-			.sl = p->sl,
-			.slid = p->slid,
-			.wqe_counter = (uint16_t)r.idx,
-			.qpn = dq->qpn,
-			.uidx = v->uidx,
-			.rqpn = p->src_qpn,
-			.byte_cnt = p->dma_len,
-			.imm = p->imm,
-		};
+		struct dev_cqe c = resp_cqe(v, p, r.idx, RF_CQE_RESP_WR_IMM);
 
+		c.imm = p->imm;
 		dev_cq_write(v->cq, &c);
 	}
 	return 0;
