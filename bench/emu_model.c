@@ -29,6 +29,8 @@
 #include <infiniband/verbs.h>
 #include <rdmafast/verbs.h>
 
+#include "connect.h"
+
 #define BATCH 16
 
 enum impl { IMPL_LIBMLX5, IMPL_RDMAFAST };
@@ -100,33 +102,12 @@ static struct ibv_qp *make_qp(struct side *s)
 
 static void connect_qp(struct ibv_qp *qp, uint32_t dqpn, uint16_t dlid)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	int ret = bench_connect_rc(qp, dqpn, dlid, NULL);
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  IBV_QP_ACCESS_FLAGS))
-		die("INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = dqpn;
-	a.ah_attr.dlid = dlid;
-	a.ah_attr.port_num = 1;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			  IBV_QP_MIN_RNR_TIMER))
-		die("RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
-		die("RTS");
+	if (ret) {
+		errno = ret;
+		die("connect");
+	}
 }
 
 /* rdmafast takes over the side's CQ and its QP qp (nothing posted yet). */

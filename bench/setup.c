@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "connect.h"
 
 const char *const bench_op_name[OP_COUNT] = {
 	"post_write_sge64", "post_write_inline8", "post_send_inline32",
@@ -39,47 +40,15 @@ static struct ibv_context *open_dev(const char *name)
 static int to_rts(struct bench_qp *b)
 {
 	struct ibv_port_attr port;
-	struct ibv_qp_attr a;
-	int ret;
+	union ibv_gid gid;
 
 	if (ibv_query_port(b->ctx, 1, &port))
 		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	ret = ibv_modify_qp(b->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = b->qp->qp_num;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.dlid = port.lid;
-	a.ah_attr.port_num = 1;
-	if (port.link_layer == IBV_LINK_LAYER_ETHERNET) {
-		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.hop_limit = 1;
-		if (ibv_query_gid(b->ctx, 1, 0, &a.ah_attr.grh.dgid))
-			return -1;
-	}
-	ret = ibv_modify_qp(b->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(b->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			     IBV_QP_MAX_QP_RD_ATOMIC);
+	if (port.link_layer != IBV_LINK_LAYER_ETHERNET)
+		return bench_connect_rc(b->qp, b->qp->qp_num, port.lid, NULL);
+	if (ibv_query_gid(b->ctx, 1, 0, &gid))
+		return -1;
+	return bench_connect_rc(b->qp, b->qp->qp_num, 0, &gid);
 }
 
 int bench_qp_open(struct bench_qp *b, enum bench_impl impl, const char *dev)

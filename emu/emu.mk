@@ -70,7 +70,7 @@ uninstall-emu:
 # ---- device model benchmark (emu/README.md) ---------------------------
 # Not a test: prints WQEs/s of the model and a two-process ping-pong latency.
 .PHONY: bench-emu
-$(BUILD)/bench/emu_model: bench/emu_model.c $(HEADERS)
+$(BUILD)/bench/emu_model: bench/emu_model.c bench/connect.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=gnu11 $(WARN) -D_GNU_SOURCE $(RF_CPPFLAGS) -o $@ $< -libverbs -lmlx5
 
