@@ -116,6 +116,37 @@ static inline void rft_sq_fini(struct rft_sq *t)
 	free(t->uar);
 }
 
+/*
+ * A receive queue of 8 WQEs of stride bytes. The buffer starts as garbage
+ * (0xee) and the SQ word of the doorbell record as a sentinel, so tests see
+ * what a post wrote and what it left alone.
+ */
+struct rft_rq {
+	struct rf_rq rq;
+	uint8_t *buf;
+	uint64_t wr_id[8];
+	__be32 dbrec[2];
+};
+
+static inline int rft_rq_init(struct rft_rq *t, uint32_t stride)
+{
+	struct rf_rq_attr a;
+
+	memset(t, 0, sizeof(*t));
+	t->buf = (uint8_t *)rft_zalloc(8 * stride);
+	if (!t->buf)
+		return -1;
+	memset(t->buf, 0xee, 8 * stride);
+	t->dbrec[RF_SND_DBR] = RF_BE32(0x5a5a);
+	memset(&a, 0, sizeof(a));
+	a.buf = t->buf;
+	a.wqe_cnt = 8;
+	a.stride = stride;
+	a.dbrec = t->dbrec;
+	a.wr_id = t->wr_id;
+	return rf_rq_init(&t->rq, &a);
+}
+
 struct rft_cq {
 	struct rf_cq cq;
 	uint8_t *buf;

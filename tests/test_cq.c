@@ -164,37 +164,15 @@ Test(cq, requester_opcodes)
 	rft_cq_fini(&t);
 }
 
-struct rq_env {
-	struct rf_rq rq;
-	uint8_t *buf;
-	uint64_t wr_id[8];
-	__be32 dbrec[2];
-};
-
-static void rq_env_init(struct rq_env *e, uint32_t stride)
-{
-	struct rf_rq_attr a;
-
-	memset(e, 0, sizeof(*e));
-	e->buf = (uint8_t *)rft_zalloc(8 * stride);
-	memset(&a, 0, sizeof(a));
-	a.buf = e->buf;
-	a.wqe_cnt = 8;
-	a.stride = stride;
-	a.dbrec = e->dbrec;
-	a.wr_id = e->wr_id;
-	cr_assert_eq(rf_rq_init(&e->rq, &a), 0);
-}
-
 Test(cq, responder_rq)
 {
 	struct rft_cq t;
-	struct rq_env r;
+	struct rft_rq r;
 	struct rf_wc wc[4];
 	struct rf_cqe64 *e;
 
 	cr_assert_eq(rft_cq_init(&t, 8, 64, CQN), 0);
-	rq_env_init(&r, 32);
+	cr_assert_eq(rft_rq_init(&r, 32), 0);
 	cr_assert_eq(rf_cq_attach(&t.cq, QPN, NULL, &r.rq, NULL), 0);
 	for (int i = 0; i < 4; i++)
 		cr_assert_eq(rf_rq_post_one(&r.rq, 1, 0x1000, 4096, 300 + (uint64_t)i), 0);
@@ -286,12 +264,12 @@ Test(cq, error_cqes)
 {
 	struct rft_cq t;
 	struct rft_sq s;
-	struct rq_env r;
+	struct rft_rq r;
 	struct rf_wc wc[4];
 
 	cr_assert_eq(rft_cq_init(&t, 8, 64, CQN), 0);
 	cr_assert_eq(rft_sq_init(&s, RF_QP_RC, 16, 256, 128, 4, 0, QPN), 0);
-	rq_env_init(&r, 16);
+	cr_assert_eq(rft_rq_init(&r, 16), 0);
 	cr_assert_eq(rf_cq_attach(&t.cq, QPN, &s.sq, &r.rq, NULL), 0);
 	for (int i = 0; i < 4; i++)
 		cr_assert_eq(rf_sq_post_write(&s.sq, 1, 2, 3, 4, 5, 0, 40 + (uint64_t)i), 0);
@@ -384,14 +362,14 @@ Test(cq, many_qps_and_attach_limit)
 Test(cq, scatter_to_cqe_responder)
 {
 	struct rft_cq t;
-	struct rq_env r;
+	struct rft_rq r;
 	struct rf_wc wc;
 	uint8_t a[16], b[64];
 	struct rf_sge sg[2];
 	struct rf_cqe64 *e;
 
 	cr_assert_eq(rft_cq_init(&t, 8, 128, CQN), 0);
-	rq_env_init(&r, 64);	/* 4 data segments per WQE */
+	cr_assert_eq(rft_rq_init(&r, 64), 0);	/* 4 data segments per WQE */
 	cr_assert_eq(rf_cq_attach(&t.cq, QPN, NULL, &r.rq, NULL), 0);
 	memset(a, 0, sizeof(a));
 	memset(b, 0, sizeof(b));

@@ -15,30 +15,6 @@
 
 #include "rftest.h"
 
-struct rq_t {
-	struct rf_rq rq;
-	uint8_t *buf;
-	uint64_t wr_id[8];
-	__be32 dbrec[2];
-};
-
-static void rq_t_init(struct rq_t *t, uint32_t stride)
-{
-	struct rf_rq_attr a;
-
-	memset(t, 0, sizeof(*t));
-	t->buf = (uint8_t *)rft_zalloc(8 * stride);
-	memset(t->buf, 0xee, 8 * stride);
-	t->dbrec[RF_SND_DBR] = RF_BE32(0x5a5a);
-	memset(&a, 0, sizeof(a));
-	a.buf = t->buf;
-	a.wqe_cnt = 8;
-	a.stride = stride;
-	a.dbrec = t->dbrec;
-	a.wr_id = t->wr_id;
-	cr_assert_eq(rf_rq_init(&t->rq, &a), 0);
-}
-
 static void seg_is(const struct rf_wqe_data_seg *d, uint32_t len, uint32_t lkey, uint64_t addr)
 {
 	cr_assert_eq(rf_be32toh(d->byte_count), len);
@@ -48,13 +24,13 @@ static void seg_is(const struct rf_wqe_data_seg *d, uint32_t len, uint32_t lkey,
 
 Test(rq, post_list_terminator_and_ring)
 {
-	struct rq_t t;
+	struct rft_rq t;
 	struct rf_sge sg[4] = {
 		{ 0x1000, 10, 1 }, { 0x2000, 0, 2 }, { 0x3000, 30, 3 }, { 0x4000, 40, 4 },
 	};
 	const struct rf_wqe_data_seg *d;
 
-	rq_t_init(&t, 64);
+	cr_assert_eq(rft_rq_init(&t, 64), 0);
 	cr_assert_eq(t.rq.max_sge, 4);
 	cr_assert_eq(rf_rq_post(&t.rq, sg, 3, 11), 0);	/* 2 used + terminator */
 	d = (const struct rf_wqe_data_seg *)t.buf;
@@ -81,10 +57,10 @@ Test(rq, post_list_terminator_and_ring)
 
 Test(rq, full_and_wrap)
 {
-	struct rq_t t;
+	struct rft_rq t;
 	uint8_t before[8 * 16];
 
-	rq_t_init(&t, 16);
+	cr_assert_eq(rft_rq_init(&t, 16), 0);
 	cr_assert_eq(t.rq.max_sge, 1);
 	for (uint64_t i = 0; i < 8; i++)
 		cr_assert_eq(rf_rq_post_one(&t.rq, 7, 0x100 * i, 64, i), 0);
