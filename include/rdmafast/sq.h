@@ -857,24 +857,47 @@ RF_INLINE int rf_sq_post_read_sg(struct rf_sq *sq, const struct rf_sge *sg,
  * value if you cannot know (examples/atomics.c does).
  */
 
+/*
+ * The frame every atomic shares: [xrc] raddr, an operand segment of
+ * opnd_ds DS, then the data segment that receives the fetch_len bytes of
+ * the original remote value. Writes all but the operand segment and
+ * returns where that goes, or NULL (nothing written, nothing moved) when
+ * the queue is full; the caller fills it and finishes with
+ * rf__sq_end(..., 2 + opnd_ds, ...). The 16-byte operand forms take one
+ * BB (two with the XRC segment), the 32-byte masked CS two either way.
+ */
+RF_INLINE void *rf__sq_atomic_begin(struct rf_sq *sq, struct rf__sq_wqe *w,
+				    uint32_t opnd_ds, uint32_t lkey, uint64_t laddr,
+				    uint32_t fetch_len, uint32_t rkey, uint64_t raddr,
+				    uint32_t flags)
+{
+	uint32_t nbb = opnd_ds > 1 ? 2 : 1 + (sq->tseg_ds != 0);
+	struct rf_wqe_raddr_seg *r;
+	uint8_t *opnd;
+
+	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+		return NULL;
+	*w = rf__sq_start(sq, nbb, flags, sq->tseg_ds != 0);
+	r = (struct rf_wqe_raddr_seg *)w->body;
+	rf_set_raddr_seg(r, raddr, rkey);
+	opnd = (uint8_t *)(r + 1);
+	rf_set_data_seg((struct rf_wqe_data_seg *)(opnd + opnd_ds * RF_WQE_DS_SIZE),
+			fetch_len, lkey, laddr);
+	return opnd;
+}
+
 /* rf_sq_post_cas - 8-byte compare-and-swap: if *raddr == compare, swap. */
 RF_INLINE int rf_sq_post_cas(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
 			     uint32_t rkey, uint64_t raddr, uint64_t compare,
 			     uint64_t swap, uint32_t flags, uint64_t wr_id)
 {
-	uint32_t nbb = 1 + (sq->tseg_ds != 0);	/* 4 DS, 5 with XRC */
 	struct rf__sq_wqe w;
-	struct rf_wqe_raddr_seg *r;
-	struct rf_wqe_atomic_seg *a;
+	struct rf_wqe_atomic_seg *a = (struct rf_wqe_atomic_seg *)
+		rf__sq_atomic_begin(sq, &w, 1, lkey, laddr, 8, rkey, raddr, flags);
 
-	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+	if (RF_UNLIKELY(!a))
 		return -ENOSPC;
-	w = rf__sq_start(sq, nbb, flags, sq->tseg_ds != 0);
-	r = (struct rf_wqe_raddr_seg *)w.body;
-	rf_set_raddr_seg(r, raddr, rkey);
-	a = (struct rf_wqe_atomic_seg *)(r + 1);
 	rf_set_atomic_seg(a, swap, compare);
-	rf_set_data_seg((struct rf_wqe_data_seg *)(a + 1), 8, lkey, laddr);
 	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_CS, 0, 3, 0, wr_id);
 	return 0;
 }
@@ -884,19 +907,13 @@ RF_INLINE int rf_sq_post_faa(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
 			     uint32_t rkey, uint64_t raddr, uint64_t add,
 			     uint32_t flags, uint64_t wr_id)
 {
-	uint32_t nbb = 1 + (sq->tseg_ds != 0);	/* 4 DS, 5 with XRC */
 	struct rf__sq_wqe w;
-	struct rf_wqe_raddr_seg *r;
-	struct rf_wqe_atomic_seg *a;
+	struct rf_wqe_atomic_seg *a = (struct rf_wqe_atomic_seg *)
+		rf__sq_atomic_begin(sq, &w, 1, lkey, laddr, 8, rkey, raddr, flags);
 
-	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+	if (RF_UNLIKELY(!a))
 		return -ENOSPC;
-	w = rf__sq_start(sq, nbb, flags, sq->tseg_ds != 0);
-	r = (struct rf_wqe_raddr_seg *)w.body;
-	rf_set_raddr_seg(r, raddr, rkey);
-	a = (struct rf_wqe_atomic_seg *)(r + 1);
 	rf_set_atomic_seg(a, add, 0);
-	rf_set_data_seg((struct rf_wqe_data_seg *)(a + 1), 8, lkey, laddr);
 	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_FA, 0, 3, 0, wr_id);
 	return 0;
 }
@@ -913,19 +930,13 @@ RF_INLINE int rf_sq_post_masked_cs32(struct rf_sq *sq, uint32_t lkey, uint64_t l
 				     uint32_t swap, uint32_t swap_mask,
 				     uint32_t flags, uint64_t wr_id)
 {
-	uint32_t nbb = 1 + (sq->tseg_ds != 0);	/* 4 DS, 5 with XRC */
 	struct rf__sq_wqe w;
-	struct rf_wqe_raddr_seg *r;
-	struct rf_wqe_masked_cs32_seg *m;
+	struct rf_wqe_masked_cs32_seg *m = (struct rf_wqe_masked_cs32_seg *)
+		rf__sq_atomic_begin(sq, &w, 1, lkey, laddr, 4, rkey, raddr, flags);
 
-	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+	if (RF_UNLIKELY(!m))
 		return -ENOSPC;
-	w = rf__sq_start(sq, nbb, flags, sq->tseg_ds != 0);
-	r = (struct rf_wqe_raddr_seg *)w.body;
-	rf_set_raddr_seg(r, raddr, rkey);
-	m = (struct rf_wqe_masked_cs32_seg *)(r + 1);
 	rf_set_masked_cs32_seg(m, swap, compare, swap_mask, compare_mask);
-	rf_set_data_seg((struct rf_wqe_data_seg *)(m + 1), 4, lkey, laddr);
 	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_MASKED_CS, RF_OPMOD_EXT_ATOMIC_4B, 3, 0, wr_id);
 	return 0;
 }
@@ -936,19 +947,13 @@ RF_INLINE int rf_sq_post_masked_cs64(struct rf_sq *sq, uint32_t lkey, uint64_t l
 				     uint64_t swap, uint64_t swap_mask,
 				     uint32_t flags, uint64_t wr_id)
 {
-	uint32_t nbb = 2;	/* 5 DS, 6 with XRC */
 	struct rf__sq_wqe w;
-	struct rf_wqe_raddr_seg *r;
-	struct rf_wqe_masked_cs64_seg *m;
+	struct rf_wqe_masked_cs64_seg *m = (struct rf_wqe_masked_cs64_seg *)
+		rf__sq_atomic_begin(sq, &w, 2, lkey, laddr, 8, rkey, raddr, flags);
 
-	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+	if (RF_UNLIKELY(!m))
 		return -ENOSPC;
-	w = rf__sq_start(sq, nbb, flags, sq->tseg_ds != 0);
-	r = (struct rf_wqe_raddr_seg *)w.body;
-	rf_set_raddr_seg(r, raddr, rkey);
-	m = (struct rf_wqe_masked_cs64_seg *)(r + 1);
 	rf_set_masked_cs64_seg(m, swap, compare, swap_mask, compare_mask);
-	rf_set_data_seg((struct rf_wqe_data_seg *)(m + 1), 8, lkey, laddr);
 	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_MASKED_CS, RF_OPMOD_EXT_ATOMIC_8B, 4, 0, wr_id);
 	return 0;
 }
@@ -958,19 +963,13 @@ RF_INLINE int rf_sq_post_masked_fa32(struct rf_sq *sq, uint32_t lkey, uint64_t l
 				     uint32_t field_boundary, uint32_t flags,
 				     uint64_t wr_id)
 {
-	uint32_t nbb = 1 + (sq->tseg_ds != 0);	/* 4 DS, 5 with XRC */
 	struct rf__sq_wqe w;
-	struct rf_wqe_raddr_seg *r;
-	struct rf_wqe_masked_fa32_seg *m;
+	struct rf_wqe_masked_fa32_seg *m = (struct rf_wqe_masked_fa32_seg *)
+		rf__sq_atomic_begin(sq, &w, 1, lkey, laddr, 4, rkey, raddr, flags);
 
-	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+	if (RF_UNLIKELY(!m))
 		return -ENOSPC;
-	w = rf__sq_start(sq, nbb, flags, sq->tseg_ds != 0);
-	r = (struct rf_wqe_raddr_seg *)w.body;
-	rf_set_raddr_seg(r, raddr, rkey);
-	m = (struct rf_wqe_masked_fa32_seg *)(r + 1);
 	rf_set_masked_fa32_seg(m, add, field_boundary);
-	rf_set_data_seg((struct rf_wqe_data_seg *)(m + 1), 4, lkey, laddr);
 	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_MASKED_FA, RF_OPMOD_EXT_ATOMIC_4B, 3, 0, wr_id);
 	return 0;
 }
@@ -980,19 +979,13 @@ RF_INLINE int rf_sq_post_masked_fa64(struct rf_sq *sq, uint32_t lkey, uint64_t l
 				     uint64_t field_boundary, uint32_t flags,
 				     uint64_t wr_id)
 {
-	uint32_t nbb = 1 + (sq->tseg_ds != 0);	/* 4 DS, 5 with XRC */
 	struct rf__sq_wqe w;
-	struct rf_wqe_raddr_seg *r;
-	struct rf_wqe_masked_fa64_seg *m;
+	struct rf_wqe_masked_fa64_seg *m = (struct rf_wqe_masked_fa64_seg *)
+		rf__sq_atomic_begin(sq, &w, 1, lkey, laddr, 8, rkey, raddr, flags);
 
-	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+	if (RF_UNLIKELY(!m))
 		return -ENOSPC;
-	w = rf__sq_start(sq, nbb, flags, sq->tseg_ds != 0);
-	r = (struct rf_wqe_raddr_seg *)w.body;
-	rf_set_raddr_seg(r, raddr, rkey);
-	m = (struct rf_wqe_masked_fa64_seg *)(r + 1);
 	rf_set_masked_fa64_seg(m, add, field_boundary);
-	rf_set_data_seg((struct rf_wqe_data_seg *)(m + 1), 8, lkey, laddr);
 	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_MASKED_FA, RF_OPMOD_EXT_ATOMIC_8B, 3, 0, wr_id);
 	return 0;
 }
