@@ -4,6 +4,7 @@
  * (16-bit wrap), the 8-byte doorbell, BlueFlame copies of whole basic
  * blocks, alternating register halves, and WQEs that end at the queue end.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +33,7 @@ static void fake_uar_init(struct fake_uar *u, uint32_t bf_size)
 	rft_rng_seed(&rng, 42);
 	rft_fill(&rng, u->page, RF_UAR_PAGE_SIZE);
 	memcpy(u->pristine, u->page, RF_UAR_PAGE_SIZE);
-	u->bf.reg = u->page + RF_BF_REG_OFFSET;
-	u->bf.size = bf_size;
-	u->bf.offset = 0;
+	cr_assert_eq(rf_bf_init(&u->bf, u->page + RF_BF_REG_OFFSET, bf_size), 0);
 	u->dbrec[0] = RF_BE32(0xdeadbeef);
 	u->dbrec[1] = 0;
 }
@@ -91,7 +90,7 @@ Test(doorbell, ring_db_writes_ctrl_head_and_alternates)
 	fake_uar_init(&u, BF_HALF);
 	for (n = 0; n < 6; n++) {
 		const uint8_t *ctrl = q + (n % QUEUE_BBS) * 64;
-		uint32_t off = u.bf.offset;
+		uint32_t off = (uint32_t)(u.bf.cur - u.bf.reg);
 
 		pi += 1;
 		rf_ring_db(&u.dbrec[RF_SND_DBR], &u.bf, pi, ctrl);
@@ -101,7 +100,7 @@ Test(doorbell, ring_db_writes_ctrl_head_and_alternates)
 		cr_expect_eq(off, (n & 1) ? BF_HALF : 0u, "ring %u used half %u", n, off);
 		cr_expect_eq(memcmp(u.bf.reg + off, ctrl, 8), 0,
 			     "doorbell carries the first 8 bytes of the ctrl segment");
-		cr_expect_eq(u.bf.offset, off ^ BF_HALF);
+		cr_expect_eq((uint32_t)(u.bf.cur - u.bf.reg), off ^ BF_HALF);
 		/* refresh the pristine copy with what this ring legitimately wrote */
 		expect_untouched_except(&u, RF_BF_REG_OFFSET + off, 8);
 		memcpy(u.pristine, u.page, RF_UAR_PAGE_SIZE);
@@ -119,7 +118,7 @@ Test(doorbell, no_blueflame_rings_same_address)
 	fake_uar_init(&u, 0);
 	for (n = 0; n < 4; n++) {
 		rf_ring_db(&u.dbrec[RF_SND_DBR], &u.bf, n + 1, q + n * 64);
-		cr_expect_eq(u.bf.offset, 0u);
+		cr_expect_eq(u.bf.cur, u.bf.reg);
 		cr_expect_eq(memcmp(u.bf.reg, q + n * 64, 8), 0);
 		expect_untouched_except(&u, RF_BF_REG_OFFSET, 8);
 	}
@@ -128,9 +127,28 @@ Test(doorbell, no_blueflame_rings_same_address)
 	free(u.page);
 }
 
+/* Only a register whose halves one XOR can toggle is accepted. */
+Test(doorbell, bf_init_checks_the_register)
+{
+	static uint8_t page[RF_UAR_PAGE_SIZE] __attribute__((aligned(4096)));
+	struct rf_bf bf;
+
+	cr_expect_eq(rf_bf_init(&bf, page + RF_BF_REG_OFFSET, BF_HALF), 0);
+	cr_expect_eq(bf.cur, bf.reg);
+	cr_expect_eq(rf_bf_init(&bf, page + RF_BF_REG_OFFSET + 512, BF_HALF), 0,
+		     "the second bfreg of a UAR page");
+	cr_expect_eq(rf_bf_init(&bf, page + RF_BF_REG_OFFSET, 0), 0, "doorbell only");
+	cr_expect_eq(rf_bf_init(&bf, page + RF_BF_REG_OFFSET + BF_HALF, BF_HALF), -EINVAL,
+		     "an upper half cannot toggle upwards");
+	cr_expect_eq(rf_bf_init(&bf, page + RF_BF_REG_OFFSET, 192), -EINVAL,
+		     "not a power of two");
+	cr_expect_eq(rf_bf_init(&bf, page, 2 * RF_BF_MAX_SIZE), -EINVAL, "too large");
+	cr_expect_eq(rf_bf_init(&bf, NULL, BF_HALF), -EINVAL, "no register");
+}
+
 Test(doorbell, bf_fits_rule)
 {
-	struct rf_bf bf = { NULL, BF_HALF, 0 };
+	struct rf_bf bf = { .size = BF_HALF };
 
 	cr_expect(rf_bf_fits(&bf, 1));
 	cr_expect(rf_bf_fits(&bf, 4));
@@ -146,7 +164,7 @@ Test(doorbell, bf_copy_whole_blocks_alternating)
 
 	fake_uar_init(&u, BF_HALF);
 	for (nbb = 1; nbb <= 4; nbb++) {
-		uint32_t off = u.bf.offset;
+		uint32_t off = (uint32_t)(u.bf.cur - u.bf.reg);
 
 		pi += nbb;
 		rf_ring_bf(&u.dbrec[RF_SND_DBR], &u.bf, pi, q, nbb);
@@ -154,7 +172,7 @@ Test(doorbell, bf_copy_whole_blocks_alternating)
 		cr_expect_eq(memcmp(u.bf.reg + off, q, nbb * 64), 0,
 			     "%u blocks copied to half %u", nbb, off);
 		expect_untouched_except(&u, RF_BF_REG_OFFSET + off, nbb * 64);
-		cr_expect_eq(u.bf.offset, off ^ BF_HALF);
+		cr_expect_eq((uint32_t)(u.bf.cur - u.bf.reg), off ^ BF_HALF);
 		memcpy(u.pristine, u.page, RF_UAR_PAGE_SIZE);
 	}
 	free(q);
@@ -175,7 +193,7 @@ Test(doorbell, bf_copy_wqe_ending_at_queue_end)
 	fake_uar_init(&u, BF_HALF);
 	for (nbb = 1; nbb <= 4; nbb++) {
 		const uint8_t *wqe = q + (QUEUE_BBS - nbb) * 64;
-		uint32_t off = u.bf.offset;
+		uint32_t off = (uint32_t)(u.bf.cur - u.bf.reg);
 
 		rf_ring_bf(&u.dbrec[RF_SND_DBR], &u.bf, QUEUE_BBS, wqe, nbb);
 		cr_expect_eq(memcmp(u.bf.reg + off, wqe, nbb * 64), 0);

@@ -418,13 +418,13 @@ Test(sq, ring_blueflame_single_wqe)
 	rf_sq_ring(&t.sq);
 	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(1));
 	cr_assert_eq(memcmp(bf, wqe(&t, 0), 64), 0, "WQE copied through BlueFlame");
-	cr_assert_eq((uint32_t)(t.sq.bf_cur - t.sq.bf.reg), 256u);
+	cr_assert_eq((uint32_t)(t.sq.bf.cur - t.sq.bf.reg), 256u);
 	/* ring again with nothing new: no store at all */
 	memset(t.uar, 0, 4096);
 	rf_sq_ring(&t.sq);
 	for (int i = 0; i < 4096; i++)
 		cr_assert_eq(t.uar[i], 0);
-	cr_assert_eq((uint32_t)(t.sq.bf_cur - t.sq.bf.reg), 256u);
+	cr_assert_eq((uint32_t)(t.sq.bf.cur - t.sq.bf.reg), 256u);
 	/* a 2-BB inline WQE (128 bytes) fits the 256-byte half */
 	{
 		uint8_t data[100];
@@ -434,7 +434,7 @@ Test(sq, ring_blueflame_single_wqe)
 		rf_sq_ring(&t.sq);
 		cr_assert_eq(memcmp(bf + 256, wqe(&t, 1), 128), 0);
 		cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(3));
-		cr_assert_eq((uint32_t)(t.sq.bf_cur - t.sq.bf.reg), 0u);
+		cr_assert_eq((uint32_t)(t.sq.bf.cur - t.sq.bf.reg), 0u);
 	}
 	/* the largest inline WQE (4 BBs = 256 bytes) still fits */
 	{
@@ -480,7 +480,7 @@ Test(sq, ring_doorbell_for_batches_and_without_bf)
 	/* 8 bytes: the last WQE's opmod_idx_opcode and qpn_ds */
 	cr_assert_eq(memcmp(bf, wqe(&t, 2), 8), 0);
 	cr_assert_eq(memcmp(bf + 8, zero, 56), 0, "only 8 bytes written");
-	cr_assert_eq((uint32_t)(t.sq.bf_cur - t.sq.bf.reg), 256u);
+	cr_assert_eq((uint32_t)(t.sq.bf.cur - t.sq.bf.reg), 256u);
 	/* a single WQE after a batch: BlueFlame again */
 	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, 0, 3), 0);
 	rf_sq_ring(&t.sq);
@@ -495,7 +495,7 @@ Test(sq, ring_doorbell_for_batches_and_without_bf)
 		rf_sq_ring(&t.sq);
 		cr_assert_eq(memcmp(bf, wqe(&t, (uint32_t)i), 8), 0);
 		cr_assert_eq(memcmp(bf + 8, zero, 56), 0);
-		cr_assert_eq((uint32_t)(t.sq.bf_cur - t.sq.bf.reg), 0u);
+		cr_assert_eq((uint32_t)(t.sq.bf.cur - t.sq.bf.reg), 0u);
 		cr_assert_eq(t.dbrec[RF_SND_DBR], rf_htobe32((uint32_t)i + 1));
 	}
 	rft_sq_fini(&t);

@@ -130,7 +130,7 @@ RF_INLINE void rf_wc_start(void)
  *
  *	rf_bf_copy(reg, wqe, nbb);
  *	rf_wc_flush();              BF stores out before the next ring
- *	bf->offset ^= bf->size;
+ *	bf->cur ^= bf->size;        the other half next time
  */
 RF_INLINE void rf_wc_flush(void)
 {

@@ -14,7 +14,7 @@
  *     read of the WQE and is the lowest-latency way to post one WQE.
  *
  * Each bfreg has two halves of bf.size bytes (256 on ConnectX); successive
- * rings alternate between them (offset ^= size), so that a write-combining
+ * rings alternate between them (cur ^= size), so that a write-combining
  * burst never lands on the buffer the device may still be reading.
  *
  * When to use which (rf_bf_fits()): BlueFlame when the ring covers exactly
@@ -28,6 +28,7 @@
 #ifndef RDMAFAST_HW_DOORBELL_H
 #define RDMAFAST_HW_DOORBELL_H
 
+#include <errno.h>
 #include <stdint.h>
 
 #include <rdmafast/compiler.h>
@@ -62,14 +63,37 @@ enum {
 /*
  * A QP's BlueFlame register, from mlx5dv_qp.bf: reg is the start of the
  * bfreg, size the size of one half (0 when the QP has no BlueFlame and must
- * use the 8-byte doorbell, still at reg + offset), offset the half to write
- * next (0 or size).
+ * use the 8-byte doorbell, still at reg), cur the half to write next. The
+ * rings toggle cur with one XOR (cur ^= size), which needs the bit of size
+ * clear in reg: mlx5 bfregs are 512-byte aligned pairs of 256-byte halves.
  */
 struct rf_bf {
 	uint8_t *reg;
+	uint8_t *cur;
 	uint32_t size;
-	uint32_t offset;
 };
+
+/* Set bf up over mlx5dv_qp.bf; 0, or -EINVAL for a register it cannot toggle. */
+static inline RF_COLD int rf_bf_init(struct rf_bf *bf, void *reg, uint32_t size)
+{
+	if ((size && !reg) || size > RF_BF_MAX_SIZE || (size & (size - 1)) ||
+	    ((uintptr_t)reg & size))
+		return -EINVAL;
+	bf->reg = (uint8_t *)reg;
+	bf->cur = (uint8_t *)reg;
+	bf->size = size;
+	return 0;
+}
+
+/*
+ * After a ring at cur, the other half becomes current (cur stays without
+ * BlueFlame: size 0). The rings load cur before their MMIO stores, which
+ * may alias anything, so only the size is loaded again after them.
+ */
+RF_INLINE void rf__bf_toggle(struct rf_bf *bf, uint8_t *cur)
+{
+	bf->cur = (uint8_t *)((uintptr_t)cur ^ bf->size);
+}
 
 /*
  * rf_dbrec_set - publish a work-queue producer counter (SQ: in basic
@@ -140,30 +164,34 @@ RF_INLINE int rf_bf_fits(const struct rf_bf *bf, unsigned nbb)
 RF_INLINE void rf_ring_db(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
 			  const void *last_ctrl)
 {
+	uint8_t *cur = bf->cur;
 	uint64_t db;
 
 	__builtin_memcpy(&db, last_ctrl, sizeof(db));
 	rf_dma_wmb();		/* WQE stores before dbrec store */
 	rf_dbrec_set(sq_dbrec, pi);
 	rf_wc_start();		/* dbrec store before doorbell MMIO store */
-	rf_mmio_write64(bf->reg + bf->offset, db);
+	rf_mmio_write64(cur, db);
 	rf_wc_flush();		/* doorbell out before the other half is used */
-	bf->offset ^= bf->size;
+	rf__bf_toggle(bf, cur);
 }
 
 /*
  * rf_ring_bf - ring with a BlueFlame copy of the one WQE at wqe, nbb basic
- * blocks long (rf_bf_fits() must hold), which brings pi to pi.
+ * blocks long (1 or more; rf_bf_fits() must hold), which brings the queue
+ * to pi.
  */
 RF_INLINE void rf_ring_bf(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
 			  const void *wqe, unsigned nbb)
 {
+	uint8_t *cur = bf->cur;
+
 	rf_dma_wmb();		/* WQE stores before dbrec store */
 	rf_dbrec_set(sq_dbrec, pi);
 	rf_wc_start();		/* dbrec store before BlueFlame MMIO stores */
-	rf_bf_copy(bf->reg + bf->offset, wqe, nbb);
+	rf_bf_copy(cur, wqe, nbb);
 	rf_wc_flush();		/* BF stores out before the other half is used */
-	bf->offset ^= bf->size;
+	rf__bf_toggle(bf, cur);
 }
 
 RF_END_DECLS
