@@ -28,8 +28,8 @@ static NOINLINE void rf_write_sge64(struct bench_qp *b, unsigned calls)
 	uint64_t laddr = (uintptr_t)b->buf, raddr = b->raddr;
 
 	while (calls--) {
-		rf_sq_post_write(sq, lkey, laddr, 64, rkey, raddr, RF_SEND_SIGNALED, 1);
-		rf_sq_ring(sq);
+		rf_sq_post_write(sq, lkey, laddr, 64, rkey, raddr,
+				 RF_SEND_SIGNALED | RF_SEND_RING, 1);
 	}
 }
 
@@ -41,8 +41,8 @@ static NOINLINE void rf_write_inline8(struct bench_qp *b, unsigned calls)
 	const uint8_t *data = b->buf;
 
 	while (calls--) {
-		rf_sq_post_write_inline(sq, data, 8, rkey, raddr, RF_SEND_SIGNALED, 2);
-		rf_sq_ring(sq);
+		rf_sq_post_write_inline(sq, data, 8, rkey, raddr,
+					RF_SEND_SIGNALED | RF_SEND_RING, 2);
 	}
 }
 
@@ -52,8 +52,7 @@ static NOINLINE void rf_send_inline32(struct bench_qp *b, unsigned calls)
 	const uint8_t *data = b->buf;
 
 	while (calls--) {
-		rf_sq_post_send_inline(sq, data, 32, RF_SEND_SIGNALED, 3);
-		rf_sq_ring(sq);
+		rf_sq_post_send_inline(sq, data, 32, RF_SEND_SIGNALED | RF_SEND_RING, 3);
 	}
 }
 

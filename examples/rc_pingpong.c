@@ -61,7 +61,8 @@ static int ping(struct pp *p, long i, int with_write)
 {
 	struct rf_sq *sq = &p->x.qp.sq;
 	__be32 imm = rf_htobe32((uint32_t)i);
-	uint32_t fl = send_flags(p);
+	/* one WQE, rung by the post itself: BlueFlame when the QP has it */
+	uint32_t fl = send_flags(p) | RF_SEND_RING;
 	int ret;
 
 	for (uint32_t j = 0; j < p->size; j++)
@@ -78,10 +79,7 @@ static int ping(struct pp *p, long i, int with_write)
 	else
 		ret = rf_sq_post_send_imm(sq, p->x.mr->lkey, (uint64_t)(uintptr_t)p->tx_area,
 					  p->size, imm, fl, (uint64_t)i);
-	if (ret)
-		return ret;
-	rf_sq_ring(sq);		/* one WQE: a BlueFlame copy when the QP has one */
-	return 0;
+	return ret;
 }
 
 /* Wait for the peer's message i and check it. */

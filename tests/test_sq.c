@@ -501,6 +501,93 @@ Test(sq, ring_doorbell_for_batches_and_without_bf)
 	rft_sq_fini(&t);
 }
 
+/*
+ * RF_SEND_RING: the post rings itself. Alone since the last ring, the WQE
+ * goes through BlueFlame exactly as post + rf_sq_ring() sends it; behind
+ * unrung WQEs, without BlueFlame, or after padding, the doorbell of the
+ * last WQE; on a full queue, nothing at all.
+ */
+Test(sq, post_with_ring_flag)
+{
+	struct rft_sq t, ref;
+	uint8_t *bf, zero[256] = { 0 }, data[MAXINL];
+
+	memset(data, 7, sizeof(data));
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 8, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	cr_assert_eq(rft_sq_init(&ref, RF_QP_RC, 8, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	bf = t.uar + RF_BF_REG_OFFSET;
+
+	/* alone: BlueFlame, byte for byte what post + ring does */
+	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, RF_SEND_SIGNALED | RF_SEND_RING, 9), 0);
+	cr_assert_eq(rf_sq_post_write(&ref.sq, 1, 2, 3, 4, 5, RF_SEND_SIGNALED, 9), 0);
+	rf_sq_ring(&ref.sq);
+	cr_assert_eq(memcmp(wqe(&t, 0), wqe(&ref, 0), 64), 0, "same WQE");
+	cr_assert_eq(wqe(&t, 0)[11], RF_WQE_CTRL_CQ_UPDATE, "RING is not a ctrl bit");
+	cr_assert_eq(memcmp(bf, ref.uar + RF_BF_REG_OFFSET, 64), 0, "same BlueFlame copy");
+	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(1));
+	cr_assert_eq((uint32_t)(t.sq.bf.cur - t.sq.bf.reg), 256u);
+	cr_assert_eq(t.sq.rung_pi, 1);
+	cr_assert_eq(t.slot[0].wr_id, 9);
+	memset(t.uar, 0, 4096);
+	rf_sq_ring(&t.sq);		/* nothing left to ring */
+	cr_assert_eq(memcmp(t.uar, zero, sizeof(zero)), 0);
+	cr_assert_eq(memcmp(t.uar + 256, zero, sizeof(zero)), 0);
+
+	/* a 4-BB inline WQE fills the other 256-byte half */
+	cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, MAXINL, RF_SEND_RING, 10), 0);
+	cr_assert_eq(t.sq.pi, 5);
+	cr_assert_eq(memcmp(bf + 256, wqe(&t, 1), 256), 0);
+	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(5));
+	cr_assert_eq((uint32_t)(t.sq.bf.cur - t.sq.bf.reg), 0u);
+
+	/* behind an unrung WQE: the 8-byte doorbell of the last one */
+	memset(t.uar, 0, 4096);
+	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, 0, 11), 0);
+	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, RF_SEND_RING, 12), 0);
+	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(7));
+	cr_assert_eq(memcmp(bf, wqe(&t, 6), 8), 0);
+	cr_assert_eq(memcmp(bf + 8, zero, 248), 0, "only 8 bytes written");
+	cr_assert_eq(t.sq.rung_pi, 7);
+
+	/* full queue: nothing written, nothing moved */
+	cr_assert_eq(rf_sq_space(&t.sq), 1);
+	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, RF_SEND_RING, 13), 0);
+	memset(t.uar, 0, 4096);
+	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, RF_SEND_RING, 14), -ENOSPC);
+	cr_assert_eq(memcmp(t.uar, zero, sizeof(zero)), 0);
+	cr_assert_eq(memcmp(t.uar + 256, zero, sizeof(zero)), 0);
+	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(8));
+	cr_assert_eq(t.sq.pi, 8);
+
+	/* padding to the queue end makes two WQEs: the doorbell */
+	rf_sq_retire(&t.sq, 7);
+	cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, 100, RF_SEND_RING, 15), 0);
+	cr_assert_eq(t.sq.pi, 10, "a 2-BB WQE at BB 8 needs no pad");
+	cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, 100, 0, 16), 0);
+	cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, 100, 0, 17), 0);
+	rf_sq_ring(&t.sq);
+	rf_sq_retire(&t.sq, 12);
+	memset(t.uar, 0, 4096);
+	cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, 150, RF_SEND_RING, 18), 0);
+	cr_assert_eq(t.sq.pi, 19, "2 NOP BBs, then the 3-BB WQE at BB 16");
+	cr_assert_eq(memcmp(t.uar + RF_BF_REG_OFFSET, wqe(&t, 16), 8), 0);
+	cr_assert_eq(t.uar[RF_BF_REG_OFFSET + 8], 0);
+	cr_assert_eq(memcmp(t.uar + RF_BF_REG_OFFSET + 256, zero, 256), 0);
+	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(19));
+	rft_sq_fini(&t);
+	rft_sq_fini(&ref);
+
+	/* no BlueFlame: the doorbell, always at the same address */
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 8, 0, MAXINL, MAXSGE, 0, QPN), 0);
+	bf = t.uar + RF_BF_REG_OFFSET;
+	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, RF_SEND_RING, 1), 0);
+	cr_assert_eq(memcmp(bf, wqe(&t, 0), 8), 0);
+	cr_assert_eq(memcmp(bf + 8, zero, 56), 0);
+	cr_assert_eq((uint32_t)(t.sq.bf.cur - t.sq.bf.reg), 0u);
+	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(1));
+	rft_sq_fini(&t);
+}
+
 Test(sq, padding_nops_force_doorbell)
 {
 	struct rft_sq t;

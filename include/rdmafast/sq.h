@@ -10,9 +10,11 @@
  *
  * or, for the common operations, one call per WQE that does all three
  * steps but the ring: rf_sq_post_write(), _read(), _send(), ... and then
- * rf_sq_ring() once. The device sees nothing until rf_sq_ring(): it reads
- * WQEs only up to the doorbell record, which the ring writes last, so a WQE
- * being built in place is never visible half-done.
+ * rf_sq_ring() once. A single WQE to send at once passes RF_SEND_RING in
+ * its flags instead and needs no rf_sq_ring(). The device sees nothing
+ * until the ring: it reads WQEs only up to the doorbell record, which the
+ * ring writes last, so a WQE being built in place is never visible
+ * half-done.
  *
  * Space is counted in 64-byte basic blocks (BB), not in work requests: a
  * WQE takes 1 to 16 BBs. Each committed WQE records, in side tables indexed
@@ -60,6 +62,17 @@ enum {
 	RF_SEND_FENCE     = RF_WQE_CTRL_FENCE,		/* wait for earlier READ/atomics */
 };
 
+/*
+ * One-call posts only: ring right after this WQE, as post + rf_sq_ring()
+ * would. When the WQE is the only one since the last ring and fits a
+ * BlueFlame half (the usual "post one, send it now"), the post copies it
+ * to the register at once and skips the bookkeeping rf_sq_ring() needs to
+ * find it later; otherwise it calls rf_sq_ring(). Not a control-segment
+ * bit: RF__SEND_FM masks it off.
+ */
+#define RF_SEND_RING 0x20000U
+#define RF__SEND_FM  0xffU	/* the flags that go into fm_ce_se */
+
 /* The transport a send queue belongs to: decides the segment after ctrl. */
 enum rf_qp_kind {
 	RF_QP_RC  = 0,
@@ -104,7 +117,13 @@ struct rf_sq {
 	 */
 	uint32_t  limit;
 	uint32_t  wqe_mask;	/* wqe_cnt - 1 */
-	__be32    qpn_ds;	/* qpn_be with DS = 1 + tseg_ds: ctrl and transport */
+	/*
+	 * ctrl bytes 0..7 (opmod_idx_opcode 0, then qpn_ds with DS = 1 +
+	 * tseg_ds: ctrl and transport) as the 8-byte word stored: a post
+	 * adds its opcode, body DS and WQE index (rf__sq_ctrl_lo()) and
+	 * stores the first half of the control segment at once.
+	 */
+	uint64_t  ctrl_lo;
 	/*
 	 * ctrl bytes 8..15 (signature 0, DCI id 0, fm_ce_se, imm 0) as the
 	 * 8-byte word the post stores, with the queue's fm_ce_se default in
@@ -172,6 +191,28 @@ RF_INLINE uint64_t rf__sq_fm_bits(uint32_t fm)
 }
 
 /*
+ * ctrl bytes 0..7 as the 8-byte word stored: opmod_idx_opcode (opmod, the
+ * WQE index pi & 0xffff, opcode), then qpn_ds plus ds_add DS units. A post
+ * adds rf__sq_ctrl_lo(0, pi, opcode, opmod, ds) to sq->ctrl_lo: with the
+ * opcode, opmod and DS constant, that is the index swapped into place
+ * (three instructions) and one add. Adding is exact: the parts do not
+ * overlap and the DS byte never carries (at most 63).
+ */
+RF_INLINE uint64_t rf__sq_ctrl_lo(__be32 qpn_ds, uint32_t pi, uint8_t opcode,
+				  uint8_t opmod, uint32_t ds_add)
+{
+#if RF_LITTLE_ENDIAN
+	return ((uint64_t)(RF_FORCE uint32_t)qpn_ds << 32) +
+	       (((uint64_t)ds_add << 56) | ((uint32_t)opcode << 24) | opmod) +
+	       __builtin_bswap64((uint64_t)(uint16_t)pi << 40);
+#else
+	return (RF_FORCE uint32_t)qpn_ds + ds_add +
+	       ((uint64_t)(((uint32_t)opmod << 24) | ((uint32_t)(uint16_t)pi << 8) |
+			   opcode) << 32);
+#endif
+}
+
+/*
  * rf_sq_init - set up sq over a send queue nobody has posted to yet.
  * Returns 0, or -EINVAL when wqe_cnt is not a power of two or a table or
  * the buffer is missing. Cold: once per queue.
@@ -200,7 +241,7 @@ static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *
 	sq->ctrl_hi = rf__sq_fm_bits(sq->fm_ce_se);
 	sq->kind = (uint8_t)a->kind;
 	sq->tseg_ds = a->kind == RF_QP_XRC ? 1 : a->kind == RF_QP_UD ? 3 : 0;
-	sq->qpn_ds = sq->qpn_be | rf_htobe32(1U + sq->tseg_ds);
+	sq->ctrl_lo = rf__sq_ctrl_lo(sq->qpn_be | rf_htobe32(1U + sq->tseg_ds), 0, 0, 0, 0);
 	sq->tseg_off = RF_WQE_DS_SIZE * (1U + sq->tseg_ds);
 	sq->slot = a->slot;
 	sq->last_ctrl = (struct rf_wqe_ctrl_seg *)a->buf;
@@ -236,20 +277,6 @@ RF_INLINE struct rf_wqe_ctrl_seg *rf_sq_wqe(const struct rf_sq *sq, uint32_t pi)
 }
 
 /*
- * qpn_ds plus n more DS units. The DS field is the low byte of the
- * big-endian word and never carries (at most 63), so adding in wire order
- * is exact; with a constant n this is one add of a constant.
- */
-RF_INLINE __be32 rf__ds_add(__be32 qpn_ds, uint32_t n)
-{
-#if RF_LITTLE_ENDIAN
-	return (RF_FORCE __be32)((RF_FORCE uint32_t)qpn_ds + (n << 24));
-#else
-	return (RF_FORCE __be32)((RF_FORCE uint32_t)qpn_ds + n);
-#endif
-}
-
-/*
  * The control segment as the posts store it: the first two words, then
  * bytes 8..15 (signature 0, DCI id 0, fm_ce_se, imm) as one 8-byte store.
  * Stores go through this union rather than memcpy: a memcpy store may
@@ -265,6 +292,10 @@ union rf__ctrl_view {
 		__be32   qpn_ds;
 		uint64_t hi;
 	} w;
+	struct {
+		uint64_t lo;	/* rf__sq_ctrl_lo() */
+		uint64_t hi;	/* rf__sq_ctrl_hi() */
+	} q;
 };
 
 /* Bytes 8..15 of a control segment: rf__sq_fm_bits() and imm (bytes 12..15). */
@@ -373,86 +404,6 @@ RF_INLINE void *rf_sq_tseg(const struct rf_sq *sq, struct rf_wqe_ctrl_seg *c)
 }
 
 /*
- * A WQE being built by a one-call post, kept in registers. The one-call
- * posts read everything they need from *sq first (rf__sq_start()), then
- * write the segments, then the control segment, the side table and the
- * queue state last (rf__sq_end()). In that order no rf_sq field has to be
- * loaded again after a WQE store, and rf_sq_ring() right after a post
- * gets pi, last_pi and last_ctrl from the stores the compiler just made.
- */
-struct rf__sq_wqe {
-	struct rf_wqe_ctrl_seg *c;
-	uint8_t *body;		/* after ctrl and transport segment */
-	struct rf_sq_slot *slot;
-	uint32_t pi;
-	uint32_t nbb;
-	__be32   qpn_ds;	/* with ctrl and transport DS */
-	uint64_t fm_bits;	/* sq->ctrl_hi | rf__sq_fm_bits(flags) */
-};
-
-/*
- * After rf__sq_room(): pad, locate the WQE, write the transport segment.
- * tseg is 0 for a queue without one (RC/UC; the caller tested tseg_ds, so
- * the body offset is a constant) or 1 (XRC, or UD for the posts that
- * take their body offset from the queue).
- */
-RF_INLINE struct rf__sq_wqe rf__sq_start(struct rf_sq *sq, uint32_t nbb,
-					 uint32_t flags, int tseg)
-{
-	struct rf__sq_wqe w;
-
-	w.c = rf__sq_begin(sq, nbb);
-	w.pi = sq->pi;
-	w.nbb = nbb;
-	w.slot = &sq->slot[w.pi & sq->wqe_mask];
-	w.qpn_ds = sq->qpn_ds;
-	w.fm_bits = sq->ctrl_hi | rf__sq_fm_bits(flags);
-	if (tseg) {
-		*(struct rf_wqe_xrc_seg *)(w.c + 1) = sq->xrc;
-		w.body = (uint8_t *)w.c + sq->tseg_off;
-	} else {
-		w.body = (uint8_t *)(w.c + 1);
-	}
-	return w;
-}
-
-/*
- * Write the control segment, record the WQE, advance pi; ds_body
- * excludes ctrl and transport.
- */
-RF_INLINE void rf__sq_end(struct rf_sq *sq, const struct rf__sq_wqe *w, uint8_t opcode,
-			  uint8_t opmod, uint32_t ds_body, __be32 imm, uint64_t wr_id)
-{
-	rf__sq_set_ctrl(w->c, w->pi, opcode, opmod, rf__ds_add(w->qpn_ds, ds_body),
-			w->fm_bits, imm);
-	w->slot->wr_id = wr_id;
-	w->slot->end = w->pi + w->nbb;
-	sq->last_ctrl = w->c;
-	sq->last_pi = w->pi;
-	sq->pi = w->pi + w->nbb;
-}
-
-/*
- * rf_sq_commit - finish the WQE reserved at c: fill its control segment
- * and record it. ds is the WQE size in 16-byte units including ctrl (and
- * the transport segment; it must fit the BBs reserved). flags are RF_SEND_*
- * bits; the queue's default (signal all) is added. imm is the immediate in network order, rf_htobe32(rkey) for
- * SEND_INVAL or UMR, or 0. Invisible to the device until rf_sq_ring().
- */
-RF_INLINE void rf_sq_commit(struct rf_sq *sq, struct rf_wqe_ctrl_seg *c,
-			    uint8_t opcode, uint8_t opmod, uint32_t ds,
-			    uint32_t flags, __be32 imm, uint64_t wr_id)
-{
-	uint64_t fm_bits = sq->ctrl_hi | rf__sq_fm_bits(flags);
-
-	RF_ASSERT(ds >= 1 && ds <= RF_WQE_MAX_DS);
-	RF_ASSERT((void *)c == (void *)rf_sq_wqe(sq, sq->pi));
-	rf__sq_set_ctrl(c, sq->pi, opcode, opmod, sq->qpn_be | rf_htobe32(ds),
-			fm_bits, imm);
-	rf__sq_advance(sq, c, (ds + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB, wr_id);
-}
-
-/*
  * rf_sq_ring - tell the device about every WQE committed since the last
  * ring. A single WQE that fits one BlueFlame half is copied through the
  * BlueFlame register (the device needs no DMA read); otherwise, or when the
@@ -500,6 +451,118 @@ RF_INLINE void rf_sq_ring(struct rf_sq *sq)
 	sq->rung_pi = pi;
 }
 
+/*
+ * A WQE being built by a one-call post, kept in registers. The one-call
+ * posts read everything they need from *sq first (rf__sq_open()), then
+ * write the segments, then the control segment, the side table and the
+ * queue state last (rf__sq_end()). In that order no rf_sq field has to be
+ * loaded again after a WQE store, and rf_sq_ring() right after a post
+ * gets pi, last_pi and last_ctrl from the stores the compiler just made.
+ */
+struct rf__sq_wqe {
+	struct rf_wqe_ctrl_seg *c;
+	uint8_t *body;		/* after ctrl and transport segment */
+	struct rf_sq_slot *slot;
+	uint32_t pi;
+	uint32_t nbb;
+	uint64_t ctrl_lo;	/* sq->ctrl_lo: qpn_ds with ctrl and transport DS */
+	uint64_t fm_bits;	/* sq->ctrl_hi | rf__sq_fm_bits(flags) */
+	int      ring;		/* RF_SEND_RING: a constant at every call site */
+};
+
+/*
+ * Claim nbb BBs for a one-call post: 0 when the queue has no room (nothing
+ * written, nothing moved), else 1 with *w filled, padding done and, with
+ * tseg, the transport segment written. tseg is 0 for a queue without one
+ * (RC/UC; the caller tested tseg_ds, so the body offset is a constant) or
+ * 1 (XRC, or UD for the posts that take their body offset from the queue).
+ *
+ * Every field is loaded before the room test, unconditionally: a loop of
+ * posts (a burst before one ring) then loads them once, outside the loop.
+ * Loaded after the test, they sit in a block the loop may exit before, and
+ * compilers do not hoist loads out of such blocks, so each post reloaded
+ * half a dozen fields.
+ */
+RF_INLINE int rf__sq_open(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb,
+			  uint32_t flags, int tseg)
+{
+	uint32_t pi = sq->pi, limit = sq->limit, mask = sq->wqe_mask;
+	uint8_t *buf = sq->buf;
+	struct rf_sq_slot *slot = sq->slot;
+	uint32_t pad = rf__sq_pad_need(sq, nbb);
+
+	w->ctrl_lo = sq->ctrl_lo;
+	w->fm_bits = sq->ctrl_hi | rf__sq_fm_bits(flags & RF__SEND_FM);
+	w->ring = (flags & RF_SEND_RING) != 0;
+	if (RF_UNLIKELY(limit - pi < pad + nbb))
+		return 0;
+	if (RF_UNLIKELY(pad)) {
+		rf__sq_pad(sq, pad);
+		pi += pad;
+	}
+	w->c = (struct rf_wqe_ctrl_seg *)(buf + ((size_t)(pi & mask) << RF_SEND_WQE_SHIFT));
+	w->slot = &slot[pi & mask];
+	w->pi = pi;
+	w->nbb = nbb;
+	if (tseg) {
+		*(struct rf_wqe_xrc_seg *)(w->c + 1) = sq->xrc;
+		w->body = (uint8_t *)w->c + sq->tseg_off;
+	} else {
+		w->body = (uint8_t *)(w->c + 1);
+	}
+	return 1;
+}
+
+/*
+ * Write the control segment, record the WQE, advance pi; ds_body
+ * excludes ctrl and transport.
+ */
+RF_INLINE void rf__sq_end(struct rf_sq *sq, const struct rf__sq_wqe *w, uint8_t opcode,
+			  uint8_t opmod, uint32_t ds_body, __be32 imm, uint64_t wr_id)
+{
+	union rf__ctrl_view *v = (union rf__ctrl_view *)w->c;
+
+	v->q.lo = w->ctrl_lo + rf__sq_ctrl_lo(0, w->pi, opcode, opmod, ds_body);
+	v->q.hi = rf__sq_ctrl_hi(w->fm_bits, imm);
+	w->slot->wr_id = wr_id;
+	w->slot->end = w->pi + w->nbb;
+	sq->pi = w->pi + w->nbb;
+	/*
+	 * RF_SEND_RING (a constant): alone since the last ring and small
+	 * enough, the WQE goes out by BlueFlame here and last_ctrl/last_pi
+	 * are never needed; anything else is rf_sq_ring()'s to decide.
+	 */
+	if (w->ring && RF_LIKELY(w->pi == sq->rung_pi && w->nbb <= sq->bf_bbs)) {
+		rf_ring_bf(sq->dbrec, &sq->bf, w->pi + w->nbb, w->c, w->nbb);
+		sq->rung_pi = w->pi + w->nbb;
+		return;
+	}
+	sq->last_ctrl = w->c;
+	sq->last_pi = w->pi;
+	if (w->ring)
+		rf_sq_ring(sq);		/* earlier WQEs wait too, or no BlueFlame */
+}
+
+/*
+ * rf_sq_commit - finish the WQE reserved at c: fill its control segment
+ * and record it. ds is the WQE size in 16-byte units including ctrl (and
+ * the transport segment; it must fit the BBs reserved). flags are RF_SEND_*
+ * bits; the queue's default (signal all) is added. imm is the immediate in network order, rf_htobe32(rkey) for
+ * SEND_INVAL or UMR, or 0. Invisible to the device until rf_sq_ring().
+ */
+RF_INLINE void rf_sq_commit(struct rf_sq *sq, struct rf_wqe_ctrl_seg *c,
+			    uint8_t opcode, uint8_t opmod, uint32_t ds,
+			    uint32_t flags, __be32 imm, uint64_t wr_id)
+{
+	uint64_t fm_bits = sq->ctrl_hi | rf__sq_fm_bits(flags & RF__SEND_FM);
+
+	RF_ASSERT(ds >= 1 && ds <= RF_WQE_MAX_DS);
+	RF_ASSERT((void *)c == (void *)rf_sq_wqe(sq, sq->pi));
+	rf__sq_set_ctrl(c, sq->pi, opcode, opmod, sq->qpn_be | rf_htobe32(ds),
+			fm_bits, imm);
+	rf__sq_advance(sq, c, (ds + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB, wr_id);
+}
+
 /* Retire everything up to the end of the WQE recorded in slot s. */
 RF_INLINE void rf__sq_retire_slot(struct rf_sq *sq, const struct rf_sq_slot *s)
 {
@@ -539,9 +602,8 @@ RF_INLINE int rf__sq_post_rdma1_t(struct rf_sq *sq, int tseg, uint8_t opcode, __
 	struct rf__sq_wqe w;
 	struct rf_wqe_raddr_seg *r;
 
-	if (RF_UNLIKELY(!rf__sq_room(sq, 1)))
+	if (RF_UNLIKELY(!rf__sq_open(sq, &w, 1, flags, tseg)))
 		return -ENOSPC;
-	w = rf__sq_start(sq, 1, flags, tseg);
 	r = (struct rf_wqe_raddr_seg *)w.body;
 	rf_set_raddr_seg(r, raddr, rkey);
 	rf_set_data_seg((struct rf_wqe_data_seg *)(r + 1), len, lkey, laddr);
@@ -602,9 +664,8 @@ RF_INLINE int rf__sq_post_send1_t(struct rf_sq *sq, int tseg, uint8_t opcode, __
 {
 	struct rf__sq_wqe w;
 
-	if (RF_UNLIKELY(!rf__sq_room(sq, 1)))
+	if (RF_UNLIKELY(!rf__sq_open(sq, &w, 1, flags, tseg)))
 		return -ENOSPC;
-	w = rf__sq_start(sq, 1, flags, tseg);
 	rf_set_data_seg((struct rf_wqe_data_seg *)w.body, len, lkey, laddr);
 	rf__sq_end(sq, &w, opcode, 0, RF__DS_DATA(len), imm, wr_id);
 	return 0;
@@ -698,9 +759,8 @@ RF_INLINE int rf__sq_post_inline_t(struct rf_sq *sq, int tseg, uint8_t opcode,
 	if (RF_UNLIKELY(1 + tds + body > RF_WQE_MAX_DS))
 		return -EINVAL;
 	nbb = (1 + tds + body + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB;
-	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+	if (RF_UNLIKELY(!rf__sq_open(sq, &w, nbb, flags, tseg)))
 		return -ENOSPC;
-	w = rf__sq_start(sq, nbb, flags, tseg);
 	p = (uint8_t *)w.body;
 	if (has_raddr) {
 		rf_set_raddr_seg((struct rf_wqe_raddr_seg *)p, raddr, rkey);
@@ -790,9 +850,8 @@ RF_INLINE int rf__sq_post_sg(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 	if (RF_UNLIKELY(1 + sq->tseg_ds + body > RF_WQE_MAX_DS))
 		return -EINVAL;
 	nbb = (1 + sq->tseg_ds + body + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB;
-	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+	if (RF_UNLIKELY(!rf__sq_open(sq, &w, nbb, flags, sq->tseg_ds != 0)))
 		return -ENOSPC;
-	w = rf__sq_start(sq, nbb, flags, sq->tseg_ds != 0);
 	p = (uint8_t *)w.body;
 	if (has_raddr) {
 		rf_set_raddr_seg((struct rf_wqe_raddr_seg *)p, raddr, rkey);
@@ -869,9 +928,8 @@ RF_INLINE void *rf__sq_atomic_begin(struct rf_sq *sq, struct rf__sq_wqe *w,
 	struct rf_wqe_raddr_seg *r;
 	uint8_t *opnd;
 
-	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+	if (RF_UNLIKELY(!rf__sq_open(sq, w, nbb, flags, sq->tseg_ds != 0)))
 		return NULL;
-	*w = rf__sq_start(sq, nbb, flags, sq->tseg_ds != 0);
 	r = (struct rf_wqe_raddr_seg *)w->body;
 	rf_set_raddr_seg(r, raddr, rkey);
 	opnd = (uint8_t *)(r + 1);

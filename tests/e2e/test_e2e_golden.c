@@ -217,15 +217,16 @@ Test(e2e_golden, wqes_match_libmlx5)
 	sge.addr = (uint64_t)(uintptr_t)msg;
 	sge.length = sizeof(msg);
 	LIBMLX5_POST(IBV_WR_SEND, IBV_SEND_SIGNALED | IBV_SEND_INLINE);
-	cr_assert_eq(rf_sq_post_send_inline(&a->qp.sq, msg, sizeof(msg), RF_SEND_SIGNALED, 0), 0);
-	rf_sq_ring(&a->qp.sq);
+	/* RF_SEND_RING: the post rings itself (BlueFlame), same WQE */
+	cr_assert_eq(rf_sq_post_send_inline(&a->qp.sq, msg, sizeof(msg),
+					    RF_SEND_SIGNALED | RF_SEND_RING, 0), 0);
 	compare(&g, pi++, (int)sizeof(msg), "send_inline");
 	drain(&g, 2);
 	sge.length = 8;
 	LIBMLX5_POST(IBV_WR_RDMA_WRITE, IBV_SEND_SIGNALED | IBV_SEND_INLINE);
 	cr_assert_eq(rf_sq_post_write_inline(&a->qp.sq, msg, 8, b->mr->rkey,
-					     e2e_addr(b, 4096), RF_SEND_SIGNALED, 0), 0);
-	rf_sq_ring(&a->qp.sq);
+					     e2e_addr(b, 4096), RF_SEND_SIGNALED | RF_SEND_RING,
+					     0), 0);
 	compare(&g, pi++, 8, "write_inline8");
 	drain(&g, 1);
 
