@@ -544,3 +544,138 @@ Test(cq, umr_completions_tell_bind_from_invalidate)
 	rft_sq_fini(&s);
 	rft_cq_fini(&t);
 }
+
+/*
+ * Batches of every size over many laps, mixing fast-path requester CQEs
+ * with CQEs that take the long way (a new WQE opcode, receives, stale
+ * QPNs) and with raw peek/decode/advance, checked against a model: the
+ * poll's cursor, lap parity and cached requester word must follow ci
+ * through every wrap, in runs that end at the buffer end, at n, or at a
+ * CQE that is not fast-path.
+ */
+static void mixed_batches(uint32_t cqe_size, uint64_t seed)
+{
+	enum { CNT = 8, STEPS = 400 };
+	struct exp { uint64_t wr_id; uint32_t byte_len; uint16_t counter; uint8_t opcode; int rec; uint32_t sq_end; };
+	struct rft_cq t;
+	struct rft_sq s;
+	struct rft_rq r;
+	struct rft_rng g;
+	struct exp q[CNT];
+	struct rf_wc wc[12];
+	uint32_t pi = 0, ci = 0, sq_ci = 0;
+	uint64_t id = 1;
+
+	rft_rng_seed(&g, seed);
+	cr_assert_eq(rft_cq_init(&t, CNT, cqe_size, CQN), 0);
+	cr_assert_eq(rft_sq_init(&s, RF_QP_RC, 64, 256, 64, 4, 0, QPN), 0);
+	cr_assert_eq(rft_rq_init(&r, 16), 0);
+	cr_assert_eq(rf_cq_attach(&t.cq, QPN, &s.sq, &r.rq, NULL), 0);
+	for (int step = 0; step < STEPS; step++) {
+		uint32_t k = rft_rand32(&g) % (CNT - (pi - ci) + 1);
+
+		/* the device completes k more */
+		for (; k; k--, pi++) {
+			struct exp *e = &q[pi % CNT];
+			uint32_t kind = rft_rand32(&g) % 16;
+
+			if (kind < 11) {	/* requester: mostly writes, some sends */
+				int send = kind >= 9;
+
+				for (uint32_t u = rft_rand32(&g) % 3; u; u--)
+					cr_assert_eq(rf_sq_post_write(&s.sq, 1, 2, 3, 4, 5, 0, 0), 0);
+				if (send)
+					cr_assert_eq(rf_sq_post_send(&s.sq, 1, 2, 3,
+								     RF_SEND_SIGNALED, id), 0);
+				else
+					cr_assert_eq(rf_sq_post_write(&s.sq, 1, 2, 3, 4, 5,
+								      RF_SEND_SIGNALED, id), 0);
+				e->counter = (uint16_t)s.sq.last_pi;
+				e->opcode = send ? RF_WC_SEND : RF_WC_RDMA_WRITE;
+				e->sq_end = s.sq.pi;
+				rft_cqe_put(&t, pi, RF_CQE_REQ,
+					    send ? RF_OPCODE_SEND : RF_OPCODE_RDMA_WRITE, QPN,
+					    e->counter, (uint32_t)id * 3);
+			} else if (kind < 14) {	/* receive */
+				e->counter = (uint16_t)r.rq.head;
+				cr_assert_eq(rf_rq_post_one(&r.rq, 1, 2, 3, id), 0);
+				e->opcode = RF_WC_RECV;
+				e->sq_end = 0;
+				rft_cqe_put(&t, pi, RF_CQE_RESP_SEND, 0, QPN, e->counter,
+					    (uint32_t)id * 3);
+			} else {		/* a destroyed QP's: consumed, no record */
+				e->rec = 0;
+				e->sq_end = 0;
+				rft_cqe_put(&t, pi, RF_CQE_REQ, RF_OPCODE_RDMA_WRITE, 0x4444,
+					    0, 0);
+				continue;
+			}
+			e->rec = 1;
+			e->wr_id = id;
+			e->byte_len = (uint32_t)id * 3;
+			id++;
+		}
+		if (rft_rand32(&g) % 8 == 0) {
+			/* the raw level, one CQE, in between polls */
+			struct rf_cqe64 *cqe = rf_cq_peek(&t.cq);
+			struct exp *e = &q[ci % CNT];
+
+			if (ci == pi) {
+				cr_assert_null(cqe);
+				continue;
+			}
+			cr_assert_not_null(cqe, "seed %llu step %d", (unsigned long long)seed, step);
+			cr_assert_eq(rf_cq_decode(&t.cq, cqe, wc), e->rec);
+			if (e->rec)
+				cr_assert_eq(wc[0].wr_id, e->wr_id);
+			if (e->sq_end)
+				sq_ci = e->sq_end;
+			rf_cq_advance(&t.cq, 1);
+			rf_cq_update_ci(&t.cq);
+			ci++;
+		} else {
+			int n = 1 + (int)(rft_rand32(&g) % 12), got = 0;
+
+			cr_assert_eq(rf_cq_poll(&t.cq, wc, n) >= 0, 1);
+			/* the model: consume until n records or no CQE left */
+			for (; ci != pi && got < n; ci++) {
+				struct exp *e = &q[ci % CNT];
+
+				if (e->sq_end)
+					sq_ci = e->sq_end;
+				if (!e->rec)
+					continue;
+				cr_assert_eq(wc[got].wr_id, e->wr_id, "seed %llu step %d rec %d",
+					     (unsigned long long)seed, step, got);
+				cr_assert_eq(wc[got].status, RF_WC_SUCCESS);
+				cr_assert_eq(wc[got].opcode, e->opcode);
+				cr_assert_eq(wc[got].byte_len, e->byte_len);
+				cr_assert_eq(wc[got].wqe_counter, e->counter);
+				cr_assert_eq(wc[got].qp_num, QPN);
+				cr_assert_eq(wc[got].flags, 0);
+				got++;
+			}
+			cr_assert_eq(t.cq.ci, ci, "seed %llu step %d", (unsigned long long)seed, step);
+			if (ci)
+				cr_assert_eq(t.dbrec[RF_CQ_SET_CI], rf_htobe32(ci & 0xffffff));
+		}
+		cr_assert_eq(s.sq.ci, sq_ci, "seed %llu step %d", (unsigned long long)seed, step);
+		cr_assert_eq(rf_cq_peek(&t.cq) != NULL, ci != pi);
+	}
+	cr_assert_gt(t.cq.nstale, 0);
+	free(r.buf);
+	rft_sq_fini(&s);
+	rft_cq_fini(&t);
+}
+
+Test(cq, mixed_batches_over_laps_64)
+{
+	for (uint64_t seed = 1; seed <= 8; seed++)
+		mixed_batches(64, seed);
+}
+
+Test(cq, mixed_batches_over_laps_128)
+{
+	for (uint64_t seed = 1; seed <= 8; seed++)
+		mixed_batches(128, seed);
+}

@@ -15,10 +15,10 @@
  * rf_cq_poll() maps a CQE to its queue by QPN through a small table of
  * attached QPs (rf_cq_attach()) with the last match cached, which makes the
  * usual one or two QPs per CQ a single compare. Successful requester CQEs
- * have a faster path still: one byte compare of op_own (owned, requester,
- * normal format) and one word compare of sop_drop_qpn against the last
- * requester CQE's (same QP, same WQE opcode) replace the ownership test,
- * the QPN lookup and the opcode decoding (struct rf_cq, req_sop). Requester CQEs retire SQ
+ * have a faster path still: one compare of the CQE's last 8 bytes (op_own:
+ * owned, requester, normal format; sop_drop_qpn: the last requester CQE's
+ * QP and WQE opcode) replaces the ownership test, the QPN lookup and the
+ * opcode decoding (struct rf_cq, want). Requester CQEs retire SQ
  * basic blocks through the SQ's side table (one CQE retires every earlier
  * unsignaled WQE, rdmafast/sq.h); responder CQEs return the RQ slot's
  * wr_id or put the SRQ WQE back on the free list. CQEs for QPNs that are
@@ -154,7 +154,7 @@ struct rf__wc_kind {
 
 enum { RF_CQ_MAX_QPS = 16 };
 
-/* rf_cq.req_sop when empty: matches no CQE (see struct rf_cq) */
+/* The sop_drop_qpn word of no requester CQE (opcode 0xff, QPN 0xffffff). */
 #define RF__CQ_NO_SOP 0xffffffffU
 
 /*
@@ -163,6 +163,58 @@ enum { RF_CQ_MAX_QPS = 16 };
  * (8-byte aligned) are unaligned vector stores.
  */
 typedef uint16_t rf__v8u16 __attribute__((vector_size(16), aligned(8)));
+
+/*
+ * Bytes 56..63 of a CQE64 (sop_drop_qpn, wqe_counter, signature, op_own)
+ * as one 8-byte load. The fast path of rf_cq_poll() compares them, with
+ * wqe_counter and signature masked off, against rf_cq.want: one compare
+ * tests ownership, CQE opcode, format, SE, QPN and WQE opcode. may_alias:
+ * the same bytes are written as struct rf_cqe64 fields (tests, emulator).
+ */
+typedef uint64_t rf__cqe_tail_t __attribute__((may_alias, aligned(8)));
+
+#if RF_LITTLE_ENDIAN
+/* op_own is the top byte, sop_drop_qpn (as stored) the low word */
+#define RF__CQE_TAIL_OWNER ((uint64_t)RF_CQE_OWNER_MASK << 56)
+#define RF__CQE_TAIL_MATCH 0xff000000ffffffffULL
+#else
+/* op_own is the low byte, sop_drop_qpn the high word */
+#define RF__CQE_TAIL_OWNER ((uint64_t)RF_CQE_OWNER_MASK)
+#define RF__CQE_TAIL_MATCH 0xffffffff000000ffULL
+#endif
+
+/* The tail word's sop_drop_qpn part for a word as stored (rf__cqe_sop_raw()). */
+RF_INLINE uint64_t rf__cqe_tail_sop(uint32_t sop_raw)
+{
+#if RF_LITTLE_ENDIAN
+	return sop_raw;
+#else
+	return (uint64_t)sop_raw << 32;
+#endif
+}
+
+RF_INLINE uint8_t rf__cqe_tail_op_own(uint64_t t)
+{
+#if RF_LITTLE_ENDIAN
+	return (uint8_t)(t >> 56);
+#else
+	return (uint8_t)t;
+#endif
+}
+
+/*
+ * wqe_counter from a tail word, in the low 16 bits; the bits above are
+ * other bytes of the word: masking with a slot mask or storing 16 bits
+ * drops them, so no instruction is spent on zero-extending.
+ */
+RF_INLINE uint32_t rf__cqe_tail_counter(uint64_t t)
+{
+#if RF_LITTLE_ENDIAN
+	return __builtin_bswap32((uint32_t)(t >> 16));
+#else
+	return (uint32_t)(t >> 16);
+#endif
+}
 
 /* A QP whose completions arrive on this CQ, and where its queues are. */
 struct rf_cq_qp {
@@ -177,46 +229,72 @@ struct rf_cq_qp {
  * copy it after rf_cq_init().
  */
 struct rf_cq {
-	/* hot */
-	uint8_t   *buf;		/* the CQE64 of entry 0: entry + cqe_size - 64 */
+	/*
+	 * hot: rf_cq_poll(). cur, left and want's owner bit are ci's entry,
+	 * kept so that the poll never derives them from ci (mask, variable
+	 * shift, parity): move ci only with rf_cq_poll() or rf_cq_advance().
+	 */
+	uint8_t   *cur;		/* the CQE64 at ci (written) */
+	/*
+	 * The tail word (rf__cqe_tail_t, counter and signature 0) that the
+	 * next CQE has on the requester fast path: op_own exactly the lap
+	 * parity of ci (owned, opcode REQ, normal format, no SE) and the
+	 * sop_drop_qpn word, as stored (WQE opcode and QPN), of the last
+	 * requester CQE decoded the long way, with everything that word
+	 * implies in req_*. A CQE matching it needs no QPN lookup, no opcode
+	 * table, no UMR or missing-SQ test. Each QP usually posts one or a
+	 * few opcodes, so the compare mostly hits; a miss costs the long way
+	 * once and refills it. The sop part is RF__CQ_NO_SOP when empty. The
+	 * owner bit flips at each wrap (written).
+	 */
+	uint64_t   want;
+	/*
+	 * For want's QP: its send queue, and that queue's slot table and
+	 * wqe_mask, copied so that a batch loads them before its first CQE
+	 * (they do not change after rf_sq_init(); attach a queue again if it
+	 * is initialized again while attached). (written)
+	 */
+	struct rf_sq *req_sq;
+	const struct rf_sq_slot *req_slot;
+	uint16_t   req_mask;	/* < 0x8000 (rf_sq_init()), which the type tells the compiler */
+	uint16_t   rsvd0;
 	uint32_t   ci;		/* consumer index, free running (written) */
+	/*
+	 * Bytes 16..31 of the record for want's sop (qp_num, src_qp 0, status,
+	 * opcode, flags, vendor_err, wqe_counter 0, sl 0): the fast path
+	 * stores all 16 bytes at once, then the counter.
+	 */
+	rf__v8u16  req_rec;
+	size_t     cqe_size;	/* 64 or 128: the step to the next CQE64 (pointer-sized: one add) */
+	/*
+	 * Entries from cur to the end of the buffer, 1..cqe_cnt: a run of
+	 * CQEs is bounded once by the smaller of this and the records wanted,
+	 * instead of testing for the wrap at every CQE (written).
+	 */
+	uint32_t   left;
+	uint8_t   *buf;		/* the CQE64 of entry 0: entry + cqe_size - 64 */
+	__be32    *dbrec;	/* mlx5dv_cq.dbrec: [RF_CQ_SET_CI], [RF_CQ_ARM_DB] */
 	uint32_t   cqe_mask;	/* cqe_cnt - 1 */
 	uint32_t   cqe_cnt;
 	uint32_t   cqe_shift;	/* 6 or 7 */
-	__be32    *dbrec;	/* mlx5dv_cq.dbrec: [RF_CQ_SET_CI], [RF_CQ_ARM_DB] */
-	/*
-	 * The requester fast path (rf_cq_poll()): the sop_drop_qpn word, as
-	 * stored (WQE opcode and QPN, big-endian), of the last requester CQE
-	 * decoded the long way, with everything that word implies. A CQE
-	 * carrying the same word needs no QPN lookup, no opcode table, no
-	 * UMR or missing-SQ test: one 32-bit compare. Each QP usually posts
-	 * one or a few opcodes, so the compare mostly hits; a miss costs the
-	 * long way once and refills it. RF__CQ_NO_SOP (opcode 0xff, QPN
-	 * 0xffffff: neither exists) when empty. (written)
-	 */
-	uint32_t   req_sop;
-	uint32_t   rsvd0;
-	struct rf_sq *req_sq;	/* the QP's send queue */
-	/*
-	 * Bytes 16..31 of the record for req_sop (qp_num, src_qp 0, status,
-	 * opcode, flags, vendor_err, wqe_counter 0, sl 0): the fast path
-	 * inserts the counter and stores all 16 bytes at once.
-	 */
-	rf__v8u16  req_rec;
-	uint8_t   *end;		/* buf + cqe_cnt * cqe_size: one past the last CQE64 */
-	size_t     cqe_size;	/* 64 or 128: the step to the next CQE64 (pointer-sized: one add) */
+	uint32_t   nqp;
 	struct rf_cq_qp *last;	/* last matched QP (written) */
 	/* arming */
 	uint8_t   *uar;		/* mlx5dv_cq.cq_uar */
 	uint32_t   cqn;
 	uint32_t   arm_sn;	/* 2-bit arm sequence number, counts events (written) */
 	uint32_t   log_n;	/* log2(cqe_cnt) */
-	uint32_t   nqp;
 	uint64_t   nstale;	/* CQEs of unattached QPs dropped (written) */
 	struct rf_srq *srq;	/* receives of unattached QPs go here (XRC), or NULL */
 	struct rf_cq_qp none;
 	struct rf_cq_qp qp[RF_CQ_MAX_QPS];
 };
+
+/* Empty the requester fast path (want keeps its owner bit). */
+RF_INLINE void rf__cq_req_forget(struct rf_cq *cq)
+{
+	cq->want = (cq->want & RF__CQE_TAIL_OWNER) | rf__cqe_tail_sop(RF__CQ_NO_SOP);
+}
 
 struct rf_cq_attr {
 	void     *buf;		/* mlx5dv_cq.buf */
@@ -248,14 +326,15 @@ static inline RF_COLD int rf_cq_init(struct rf_cq *cq, const struct rf_cq_attr *
 	cq->cqe_cnt = a->cqe_cnt;
 	cq->cqe_shift = a->cqe_size == 128 ? 7 : 6;
 	cq->cqe_size = a->cqe_size;
-	cq->end = cq->buf + (size_t)a->cqe_cnt * a->cqe_size;
+	cq->left = a->cqe_cnt;
 	cq->dbrec = a->dbrec;
 	cq->uar = (uint8_t *)a->uar;
 	cq->cqn = a->cqn;
 	cq->log_n = log_n;
 	cq->none.qpn = ~0U;
 	cq->last = &cq->none;
-	cq->req_sop = RF__CQ_NO_SOP;
+	cq->cur = cq->buf;
+	cq->want = rf__cqe_tail_sop(RF__CQ_NO_SOP);	/* lap 0: owner 0 */
 	for (i = 0; i < a->cqe_cnt; i++) {
 		struct rf_cqe64 *e = (struct rf_cqe64 *)(cq->buf + ((size_t)i << cq->cqe_shift));
 
@@ -289,7 +368,7 @@ static inline int rf_cq_attach(struct rf_cq *cq, uint32_t qpn, struct rf_sq *sq,
 	if (i == cq->nqp)
 		cq->nqp++;
 	cq->last = &cq->none;
-	cq->req_sop = RF__CQ_NO_SOP;
+	rf__cq_req_forget(cq);
 	return 0;
 }
 
@@ -306,7 +385,7 @@ static inline int rf_cq_detach(struct rf_cq *cq, uint32_t qpn)
 		if (cq->qp[i].qpn == qpn) {
 			cq->qp[i] = cq->qp[--cq->nqp];
 			cq->last = &cq->none;
-			cq->req_sop = RF__CQ_NO_SOP;
+			rf__cq_req_forget(cq);
 			return 0;
 		}
 	}
@@ -329,39 +408,37 @@ RF_INLINE struct rf_cqe64 *rf_cq_cqe(const struct rf_cq *cq, uint32_t ci)
 }
 
 /*
- * The CQE at consumer index ci if software owns it, else NULL; *op_own
- * receives its op_own byte. The owner bit must equal the lap parity, bit
- * log_n of ci (rf_cq_init() made unwritten entries look hardware-owned).
+ * rf_cq_peek - the CQE at ci if software owns it, else NULL. Consumes
+ * nothing. After a non-NULL return the whole CQE may be read: the owner
+ * byte is ordered before the body (rf_dma_rmb()). The owner bit must
+ * equal the lap parity of ci, which want carries (rf_cq_init() made
+ * unwritten entries look hardware-owned).
  */
-RF_INLINE struct rf_cqe64 *rf__cq_peek_at(const struct rf_cq *cq, uint32_t ci,
-					  uint8_t *op_own)
+RF_INLINE struct rf_cqe64 *rf_cq_peek(const struct rf_cq *cq)
 {
-	struct rf_cqe64 *cqe = rf_cq_cqe(cq, ci);
+	struct rf_cqe64 *cqe = (struct rf_cqe64 *)cq->cur;
 	uint8_t o = *(volatile uint8_t *)&cqe->op_own;
 
-	if (((o & RF_CQE_OWNER_MASK) != 0) != ((ci & cq->cqe_cnt) != 0))
+	if ((o ^ rf__cqe_tail_op_own(cq->want)) & RF_CQE_OWNER_MASK)
 		return NULL;
 	rf_dma_rmb();	/* owner byte before the CQE body */
-	*op_own = o;
 	return cqe;
 }
 
 /*
- * rf_cq_peek - the CQE at ci if software owns it, else NULL. Consumes
- * nothing. After a non-NULL return the whole CQE may be read: the owner
- * byte is ordered before the body (rf_dma_rmb()).
+ * rf_cq_advance - consume n CQEs (peeked or skipped). The cursor and its
+ * lap parity are recomputed from ci: the raw level pays a mask and shift
+ * here so that rf_cq_poll() pays none.
  */
-RF_INLINE struct rf_cqe64 *rf_cq_peek(const struct rf_cq *cq)
-{
-	uint8_t op_own;
-
-	return rf__cq_peek_at(cq, cq->ci, &op_own);
-}
-
-/* rf_cq_advance - consume n CQEs (peeked or skipped). */
 RF_INLINE void rf_cq_advance(struct rf_cq *cq, uint32_t n)
 {
-	cq->ci += n;
+	uint32_t ci = cq->ci + n;
+
+	cq->ci = ci;
+	cq->cur = (uint8_t *)rf_cq_cqe(cq, ci);
+	cq->left = cq->cqe_cnt - (ci & cq->cqe_mask);
+	cq->want = (cq->want & ~RF__CQE_TAIL_OWNER) |
+		   (ci & cq->cqe_cnt ? RF__CQE_TAIL_OWNER : 0);
 }
 
 /*
@@ -710,7 +787,7 @@ RF_INLINE void rf__wc_tail(struct rf_wc *wc, const struct rf_cqe64 *cqe, uint32_
 	v->w.tail = rf__wc_tail_word(kind, counter, sl);
 }
 
-/* The sop_drop_qpn word of a CQE as stored (for rf_cq.req_sop). */
+/* The sop_drop_qpn word of a CQE as stored (for rf_cq.want). */
 RF_INLINE uint32_t rf__cqe_sop_raw(const struct rf_cqe64 *cqe)
 {
 	return (RF_FORCE uint32_t)cqe->sop_drop_qpn;
@@ -728,8 +805,10 @@ RF_INLINE void rf__cq_req_fill(struct rf_cq *cq, uint32_t sop_raw, uint32_t qpn,
 
 	RF_STATIC_ASSERT(sizeof(rec) == 16, "record tail");
 	__builtin_memcpy(&cq->req_rec, &rec, sizeof(rec));
-	cq->req_sop = sop_raw;
+	cq->want = (cq->want & RF__CQE_TAIL_OWNER) | rf__cqe_tail_sop(sop_raw);
 	cq->req_sq = sq;
+	cq->req_slot = sq->slot;
+	cq->req_mask = (uint16_t)sq->wqe_mask;
 }
 
 /* rf_cq_decode with the op_own byte already read by the peek. */
@@ -788,82 +867,196 @@ RF_INLINE int rf_cq_decode(struct rf_cq *cq, struct rf_cqe64 *cqe, struct rf_wc 
 }
 
 /*
+ * The state of one rf_cq_poll() call. The cursor, want and what the fast
+ * path reads per CQE are copied out of the CQ once: the record stores may
+ * alias the CQ's fields (and rf_dma_rmb() is a memory clobber), so reading
+ * them through cq would reload each one per CQE. They are copied again
+ * only after the slow path, which may refill them.
+ */
+struct rf__cq_batch {
+	uint8_t  *p;		/* cq->cur */
+	uint64_t  want;
+	const struct rf_sq_slot *slot;
+	uint32_t  mask;
+	/*
+	 * Byte offset in slot of the entry retired last (index * 16: scaled
+	 * once, and pointer-sized, so that it addresses without a move), or
+	 * RF__CQ_NONE
+	 */
+	size_t    done;
+	rf__v8u16 rec;
+	size_t    step;
+	uint32_t  left;		/* cq->left */
+	uint32_t  used;		/* CQEs consumed */
+};
+
+#define RF__CQ_NONE ((size_t)1)	/* not a multiple of 16 */
+
+RF_INLINE void rf__cq_batch_load(struct rf__cq_batch *b, const struct rf_cq *cq)
+{
+	b->want = cq->want;
+	b->slot = cq->req_slot;
+	b->mask = cq->req_mask;
+	b->rec = cq->req_rec;
+}
+
+RF_INLINE const struct rf_sq_slot *rf__cq_batch_done(const struct rf__cq_batch *b)
+{
+	return (const struct rf_sq_slot *)((const uint8_t *)b->slot + b->done);
+}
+
+/*
+ * Write the records of fast-path CQEs from b->p on, stopping at stop (the
+ * caller bounds it by the buffer end) or before the first CQE that is not
+ * one. Returns where the records end.
+ */
+RF_INLINE union rf__wc_view *rf__cq_run(struct rf__cq_batch *b, union rf__wc_view *w,
+					union rf__wc_view *stop)
+{
+	RF_STATIC_ASSERT(sizeof(struct rf_sq_slot) == 16, "slot scale");
+	do {
+		struct rf_cqe64 *cqe = (struct rf_cqe64 *)b->p;
+		/* one load: op_own comes with the fields it vouches for */
+		uint64_t x = *(volatile const rf__cqe_tail_t *)&cqe->sop_drop_qpn ^ b->want;
+		uint32_t counter;
+
+		/* the counter and signature bits of want are 0: x keeps them */
+		if (RF_UNLIKELY(x & RF__CQE_TAIL_MATCH))
+			break;
+		counter = rf__cqe_tail_counter(x);
+		w->v.rec = b->rec;
+		w->wc.wqe_counter = (uint16_t)counter;
+		b->done = (size_t)(counter & b->mask) * 16;
+		w->v.wr_id = rf__cq_batch_done(b)->wr_id;
+		rf_dma_rmb();	/* owner byte before byte_cnt */
+		w->v.byte_len = rf_be32toh(cqe->byte_cnt);
+		b->p += b->step;
+	} while (++w != stop);
+	return w;
+}
+
+/*
+ * Where a run from w may stop: n records, or the buffer end. (<=, not <:
+ * with left >= 1 the compilers then know that a run for one record stops
+ * at wend and drop its loop.)
+ */
+RF_INLINE union rf__wc_view *rf__cq_stop(const struct rf__cq_batch *b, union rf__wc_view *w,
+					 union rf__wc_view *wend)
+{
+	return (size_t)(wend - w) <= b->left ? wend : w + b->left;
+}
+
+/*
+ * After a run that ended early or at the buffer end: stop at a hardware
+ * owned CQE, decode one that is not fast-path, wrap, run again.
+ */
+RF_INLINE union rf__wc_view *rf__cq_poll_more(struct rf_cq *cq, struct rf__cq_batch *b,
+					      union rf__wc_view *w, union rf__wc_view *stop,
+					      union rf__wc_view *wend)
+{
+	for (;;) {
+		union rf__wc_view *w0;
+
+		if (w != stop) {
+			/* read again rather than kept from the run: one load on
+			 * this path instead of a register (or spill) on the fast one */
+			struct rf_cqe64 *cqe = (struct rf_cqe64 *)b->p;
+			uint64_t t = *(volatile const rf__cqe_tail_t *)&cqe->sop_drop_qpn;
+
+			if ((t ^ b->want) & RF__CQE_TAIL_OWNER)
+				break;	/* hardware owned: nothing more */
+			rf_dma_rmb();	/* owner byte before the CQE body */
+			if (b->done != RF__CQ_NONE) {
+				rf__sq_retire_slot(cq->req_sq, rf__cq_batch_done(b));
+				b->done = RF__CQ_NONE;
+			}
+			w += rf_cq_decode(cq, cqe, &w->wc);
+			rf__cq_batch_load(b, cq);
+			b->p += b->step;
+			b->used++;
+			b->left--;
+		}
+		if (b->left == 0) {
+			b->p = cq->buf;
+			b->left = cq->cqe_cnt;
+			b->want ^= RF__CQE_TAIL_OWNER;
+			cq->want ^= RF__CQE_TAIL_OWNER;
+		}
+		if (w == wend)
+			break;
+		stop = rf__cq_stop(b, w, wend);
+		w0 = w;
+		w = rf__cq_run(b, w, stop);
+		b->used += (uint32_t)(w - w0);
+		b->left -= (uint32_t)(w - w0);
+	}
+	return w;
+}
+
+/*
+ * Retire the last fast-path slot and publish the cursor and the consumer
+ * index after consuming used CQEs.
+ */
+RF_INLINE void rf__cq_poll_end(struct rf_cq *cq, const struct rf__cq_batch *b, uint32_t used)
+{
+	uint32_t ci = cq->ci + used;
+
+	if (b->done != RF__CQ_NONE)
+		rf__sq_retire_slot(cq->req_sq, rf__cq_batch_done(b));
+	cq->ci = ci;
+	cq->cur = b->p;
+	cq->left = b->left;
+	rf_cq_update_ci(cq);
+}
+
+/*
  * rf_cq_poll - decode up to n completions into wc[0..), retire the WQEs
  * they complete, and update the CQ's consumer index once. Returns how many
  * records were written (0 when the CQ is empty). Error CQEs are records
  * like any other (wc->status != RF_WC_SUCCESS).
  *
  * The fast path is a successful requester CQE in the normal format whose
- * sop_drop_qpn word equals the cached one (struct rf_cq): its op_own byte
- * is then exactly the lap parity (opcode REQ, format 0, no SE), so one
- * byte compare establishes both ownership and the kind of CQE, and one
- * word compare the QP and WQE opcode. The send queue's consumer index is
- * written once, after the loop, for the last CQE retired this way
- * (every earlier WQE is retired with it). Everything else goes through
- * rf__cq_decode().
+ * sop_drop_qpn word equals the cached one: its tail word, counter and
+ * signature masked off, equals cq->want, so one 8-byte load, an XOR and a
+ * test establish ownership, the kind of CQE, the QP and the WQE opcode,
+ * and the counter comes from the same register. Such CQEs are taken in
+ * runs bounded once by the buffer end and n (rf__cq_run()). The send
+ * queue's consumer index is written once, after the loop, for the last
+ * CQE retired this way (every earlier WQE is retired with it). Everything
+ * else goes through rf_cq_decode().
  */
 RF_INLINE int rf_cq_poll(struct rf_cq *cq, struct rf_wc *wc, int n)
 {
-	/*
-	 * ci, the CQE pointer and its lap parity live in registers for the
-	 * batch; the pointer steps by cqe_size and wraps at end instead of
-	 * being recomputed from ci (mask, variable shift, parity) per CQE.
-	 */
-	uint32_t ci = cq->ci, ci0 = ci;
-	uint8_t *p = cq->buf + ((size_t)(ci & cq->cqe_mask) << cq->cqe_shift);
-	uint8_t own = (ci & cq->cqe_cnt) != 0;
-	const struct rf_sq_slot *done = NULL;	/* retired, sq->ci not yet written */
-	union rf__wc_view *w = (union rf__wc_view *)wc, *wend;
+	struct rf__cq_batch b;
+	union rf__wc_view *w = (union rf__wc_view *)wc, *wend, *stop;
 
 	if (RF_UNLIKELY(n <= 0))
 		return 0;
+	b.p = cq->cur;
+	b.step = cq->cqe_size;
+	b.left = cq->left;
+	b.done = RF__CQ_NONE;
+	rf__cq_batch_load(&b, cq);
+	if (b.left == 0)
+		__builtin_unreachable();	/* rf_cq.left; lets n = 1 fold */
 	wend = w + n;
-	for (;;) {
-		struct rf_cqe64 *cqe = (struct rf_cqe64 *)p;
-		uint8_t o = *(volatile uint8_t *)&cqe->op_own;
-
-		/* owned, requester, normal format, no SE: exactly the parity */
-		if (RF_LIKELY(o == own)) {
-			rf_dma_rmb();	/* owner byte before the CQE body */
-			if (RF_LIKELY(rf__cqe_sop_raw(cqe) == cq->req_sop)) {
-				uint16_t counter = rf_be16toh(cqe->wqe_counter);
-				const struct rf_sq *sq = cq->req_sq;
-				rf__v8u16 rec = cq->req_rec;
-
-				done = &sq->slot[(uint32_t)counter & sq->wqe_mask];
-				rec[6] = counter;
-				w->v.wr_id = done->wr_id;
-				w->v.byte_len = rf_be32toh(cqe->byte_cnt);
-				w->v.rec = rec;
-				w++;
-				goto next;
-			}
-		} else if ((o ^ own) & RF_CQE_OWNER_MASK) {
-			break;		/* hardware owned: nothing more */
-		} else {
-			rf_dma_rmb();	/* owner byte before the CQE body */
-		}
-		if (done) {
-			rf__sq_retire_slot(cq->req_sq, done);
-			done = NULL;
-		}
-		w += rf__cq_decode(cq, cqe, o, &w->wc);
-next:
-		ci++;
-		p += cq->cqe_size;
-		if (RF_UNLIKELY(p == cq->end)) {
-			p = cq->buf;
-			own ^= 1;
-		}
-		if (w == wend)
-			break;
+	/*
+	 * The usual call: n fast-path CQEs short of the buffer end. It ends
+	 * on its own copy of the bookkeeping, where the count is n and a slot
+	 * to retire is known to exist.
+	 */
+	stop = rf__cq_stop(&b, w, wend);
+	w = rf__cq_run(&b, w, stop);
+	b.left -= (uint32_t)(w - (union rf__wc_view *)wc);
+	if (RF_LIKELY(w == wend && b.left != 0)) {
+		rf__cq_poll_end(cq, &b, (uint32_t)n);
+		return n;
 	}
-	if (done)
-		rf__sq_retire_slot(cq->req_sq, done);
-	if (ci != ci0) {
-		cq->ci = ci;
-		rf_cq_update_ci(cq);
-	}
+	b.used = (uint32_t)(w - (union rf__wc_view *)wc);
+	w = rf__cq_poll_more(cq, &b, w, stop, wend);
+	if (!b.used)
+		return 0;
+	rf__cq_poll_end(cq, &b, b.used);
 	return (int)(w - (union rf__wc_view *)wc);
 }
 
