@@ -383,7 +383,7 @@ Test(sq, three_laps_and_16bit_index_wrap)
 	memset(data, 0x5a, sizeof(data));
 	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
 	/* start just below the 16-bit wrap of the WQE index field */
-	t.sq.pi = t.sq.ci = t.sq.last_pi = t.sq.rung_pi = 0xffff - 20;
+	t.sq.pi = t.sq.ci = t.sq.last_pi = t.sq.bf_pi = 0xffff - 20;	/* no_bf 0 */
 	t.sq.limit = t.sq.ci + t.sq.bb_max;
 	while (posted < 16 * 4) {
 		uint32_t pi = t.sq.pi;
@@ -526,7 +526,7 @@ Test(sq, post_with_ring_flag)
 	cr_assert_eq(memcmp(bf, ref.uar + RF_BF_REG_OFFSET, 64), 0, "same BlueFlame copy");
 	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(1));
 	cr_assert_eq((uint32_t)(t.sq.bf.cur - t.sq.bf.reg), 256u);
-	cr_assert_eq(t.sq.rung_pi, 1);
+	cr_assert_eq(t.sq.bf_pi, 1);
 	cr_assert_eq(t.slot[0].wr_id, 9);
 	memset(t.uar, 0, 4096);
 	rf_sq_ring(&t.sq);		/* nothing left to ring */
@@ -547,7 +547,7 @@ Test(sq, post_with_ring_flag)
 	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(7));
 	cr_assert_eq(memcmp(bf, wqe(&t, 6), 8), 0);
 	cr_assert_eq(memcmp(bf + 8, zero, 248), 0, "only 8 bytes written");
-	cr_assert_eq(t.sq.rung_pi, 7);
+	cr_assert_eq(t.sq.bf_pi, 7);
 
 	/* full queue: nothing written, nothing moved */
 	cr_assert_eq(rf_sq_space(&t.sq), 1);

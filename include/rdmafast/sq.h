@@ -139,7 +139,15 @@ struct rf_sq {
 	/* ring */
 	struct rf_wqe_ctrl_seg *last_ctrl;	/* last committed WQE (written) */
 	uint32_t  last_pi;	/* pi of the last committed WQE (written) */
-	uint32_t  rung_pi;	/* pi at the last ring (written) */
+	/*
+	 * pi at the last ring plus no_bf (written). A WQE that starts at
+	 * bf_pi is the only one since the last ring and, on a queue with
+	 * BlueFlame (no_bf 0), may go by BlueFlame: one compare for both in
+	 * an RF_SEND_RING post. Without BlueFlame no_bf is 0x80000000, which
+	 * pi - rung (at most the queue size) never reaches: no pi matches.
+	 */
+	uint32_t  bf_pi;
+	uint32_t  no_bf;
 	/*
 	 * BlueFlame: the register (bf.cur is the half to write next), and
 	 * bf_bbs, the basic blocks one half holds (bf.size / 64; 0 without
@@ -245,9 +253,11 @@ static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *
 	sq->tseg_off = RF_WQE_DS_SIZE * (1U + sq->tseg_ds);
 	sq->slot = a->slot;
 	sq->last_ctrl = (struct rf_wqe_ctrl_seg *)a->buf;
-	sq->last_pi = ~0U;	/* nothing committed: not == rung_pi */
+	sq->last_pi = ~0U;	/* nothing committed: not the rung pi */
 	sq->dbrec = a->dbrec + RF_SND_DBR;
 	sq->bf_bbs = a->bf_size / RF_SEND_WQE_BB;
+	sq->no_bf = a->bf_size ? 0 : 0x80000000U;
+	sq->bf_pi = sq->no_bf;	/* rung at 0 */
 	sq->qend = sq->buf + (size_t)a->wqe_cnt * RF_SEND_WQE_BB;
 	sq->wqe_cnt = a->wqe_cnt;
 	sq->qpn = a->qpn;
@@ -411,16 +421,16 @@ RF_INLINE void *rf_sq_tseg(const struct rf_sq *sq, struct rf_wqe_ctrl_seg *c)
  * Barriers: WQE stores before the dbrec, dbrec before the MMIO stores, and
  * the write-combining buffer flushed after them (hw/doorbell.h).
  *
- * "Single WQE" is last_pi == rung_pi (the last WQE starts where the last
- * ring ended); it fits when its size pi - last_pi is 1..bf_bbs, one
- * unsigned compare. rf_sq_init() sets last_pi to ~0 so that nothing
- * committed never looks like one WQE.
+ * "Single WQE" is last_pi == rung, the pi at the last ring (bf_pi less
+ * no_bf): the last WQE starts where the last ring ended. It fits when its
+ * size pi - last_pi is 1..bf_bbs, one unsigned compare. rf_sq_init() sets
+ * last_pi to ~0 so that nothing committed never looks like one WQE.
  */
 RF_INLINE void rf_sq_ring(struct rf_sq *sq)
 {
 	uint32_t pi = sq->pi;
 	uint32_t last = sq->last_pi;
-	uint32_t rung = sq->rung_pi;
+	uint32_t rung = sq->bf_pi - sq->no_bf;
 	const struct rf_wqe_ctrl_seg *c = sq->last_ctrl;
 	uint8_t *bf = sq->bf.cur;
 
@@ -448,7 +458,7 @@ RF_INLINE void rf_sq_ring(struct rf_sq *sq)
 	}
 	rf_wc_flush();		/* MMIO stores out before the other half is used */
 	rf__bf_toggle(&sq->bf, bf);
-	sq->rung_pi = pi;
+	sq->bf_pi = pi + sq->no_bf;
 }
 
 /*
@@ -532,9 +542,9 @@ RF_INLINE void rf__sq_end(struct rf_sq *sq, const struct rf__sq_wqe *w, uint8_t 
 	 * enough, the WQE goes out by BlueFlame here and last_ctrl/last_pi
 	 * are never needed; anything else is rf_sq_ring()'s to decide.
 	 */
-	if (w->ring && RF_LIKELY(w->pi == sq->rung_pi && w->nbb <= sq->bf_bbs)) {
+	if (w->ring && RF_LIKELY(w->pi == sq->bf_pi && (w->nbb == 1 || w->nbb <= sq->bf_bbs))) {
 		rf_ring_bf(sq->dbrec, &sq->bf, w->pi + w->nbb, w->c, w->nbb);
-		sq->rung_pi = w->pi + w->nbb;
+		sq->bf_pi = w->pi + w->nbb;	/* no_bf is 0 here */
 		return;
 	}
 	sq->last_ctrl = w->c;

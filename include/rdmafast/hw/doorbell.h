@@ -68,9 +68,9 @@ enum {
  * clear in reg: mlx5 bfregs are 512-byte aligned pairs of 256-byte halves.
  */
 struct rf_bf {
-	uint8_t *reg;
-	uint8_t *cur;
-	uint32_t size;
+	uint8_t  *reg;
+	uint8_t  *cur;
+	uintptr_t size;		/* pointer-sized: the toggle XORs it from memory */
 };
 
 /* Set bf up over mlx5dv_qp.bf; 0, or -EINVAL for a register it cannot toggle. */
