@@ -210,9 +210,11 @@ RF_INLINE uint64_t rf__sq_ctrl_lo(__be32 qpn_ds, uint32_t pi, uint8_t opcode,
 				  uint8_t opmod, uint32_t ds_add)
 {
 #if RF_LITTLE_ENDIAN
+	uint64_t idx = pi & 0xffffU;	/* bytes 1..2 once swapped from 5..6 */
+
 	return ((uint64_t)(RF_FORCE uint32_t)qpn_ds << 32) +
 	       (((uint64_t)ds_add << 56) | ((uint32_t)opcode << 24) | opmod) +
-	       __builtin_bswap64((uint64_t)(uint16_t)pi << 40);
+	       __builtin_bswap64(idx << 40);
 #else
 	return (RF_FORCE uint32_t)qpn_ds + ds_add +
 	       ((uint64_t)(((uint32_t)opmod << 24) | ((uint32_t)(uint16_t)pi << 8) |
