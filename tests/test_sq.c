@@ -577,6 +577,37 @@ Test(sq, post_with_ring_flag)
 	rft_sq_fini(&t);
 	rft_sq_fini(&ref);
 
+	/* the posts built on rf_sq_commit() ring through rf_sq_ring() */
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	bf = t.uar + RF_BF_REG_OFFSET;
+	cr_assert_eq(rf_sq_post_nop(&t.sq, RF_SEND_SIGNALED | RF_SEND_RING, 1), 0);
+	cr_assert_eq(wqe(&t, 0)[11], RF_WQE_CTRL_CQ_UPDATE, "RING is not a ctrl bit");
+	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(1));
+	cr_assert_eq(memcmp(bf, wqe(&t, 0), 64), 0, "one WQE: BlueFlame");
+	/* a bind is rung after its fence NOP: UMR (3 BBs) + NOP, two WQEs */
+	cr_assert_eq(rf_sq_post_bind_mw(&t.sq, 0x1200, 0x1201, 1, 0x1000, 64, 0,
+					RF_SEND_RING, 2), 0);
+	cr_assert_eq(t.sq.pi, 5);
+	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(5));
+	cr_assert_eq(memcmp(bf + 256, wqe(&t, 4), 8), 0, "doorbell of the fence NOP");
+	cr_assert_eq(wqe(&t, 1)[11], 0);
+	cr_assert_eq(rf_sq_post_local_inv(&t.sq, 0x1201, RF_SEND_RING, 3), 0);
+	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(8));
+	cr_assert_eq(memcmp(bf, wqe(&t, 7), 8), 0);
+	rft_sq_fini(&t);
+	cr_assert_eq(rft_sq_init(&t, RF_QP_UD, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	{
+		struct rf_wqe_av av;
+
+		memset(&av, 0, sizeof(av));
+		cr_assert_eq(rf_sq_post_ud_send(&t.sq, &av, 0x4321, 7, data, 0, 0, 20, 0, 0,
+						RF_SEND_RING, 4), 0);
+		cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(2));
+		cr_assert_eq(memcmp(t.uar + RF_BF_REG_OFFSET, wqe(&t, 0), 128), 0);
+		cr_assert_eq(wqe(&t, 0)[11], 0);
+	}
+	rft_sq_fini(&t);
+
 	/* no BlueFlame: the doorbell, always at the same address */
 	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 8, 0, MAXINL, MAXSGE, 0, QPN), 0);
 	bf = t.uar + RF_BF_REG_OFFSET;

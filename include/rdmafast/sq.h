@@ -63,12 +63,14 @@ enum {
 };
 
 /*
- * One-call posts only: ring right after this WQE, as post + rf_sq_ring()
- * would. When the WQE is the only one since the last ring and fits a
- * BlueFlame half (the usual "post one, send it now"), the post copies it
- * to the register at once and skips the bookkeeping rf_sq_ring() needs to
- * find it later; otherwise it calls rf_sq_ring(). Not a control-segment
- * bit: RF__SEND_FM masks it off.
+ * In a post's flags: ring right after this WQE, as post + rf_sq_ring()
+ * would. The RC/UC/XRC one-call posts do it themselves: when the WQE is
+ * the only one since the last ring and fits a BlueFlame half (the usual
+ * "post one, send it now"), they copy it to the register at once and skip
+ * the bookkeeping rf_sq_ring() needs to find it later; otherwise they call
+ * rf_sq_ring(). rf_sq_commit() (and so the UD send, NOP, bind and
+ * invalidate posts) calls rf_sq_ring(). Not a control-segment bit:
+ * RF__SEND_FM masks it off.
  */
 #define RF_SEND_RING 0x20000U
 #define RF__SEND_FM  0xffU	/* the flags that go into fm_ce_se */
@@ -479,7 +481,7 @@ struct rf__sq_wqe {
 	uint32_t nbb;
 	uint64_t ctrl_lo;	/* sq->ctrl_lo: qpn_ds with ctrl and transport DS */
 	uint64_t fm_bits;	/* sq->ctrl_hi | rf__sq_fm_bits(flags) */
-	int      ring;		/* RF_SEND_RING: a constant at every call site */
+	int      ring;		/* RF_SEND_RING (a constant at most call sites) */
 };
 
 /*
@@ -559,8 +561,9 @@ RF_INLINE void rf__sq_end(struct rf_sq *sq, const struct rf__sq_wqe *w, uint8_t 
  * rf_sq_commit - finish the WQE reserved at c: fill its control segment
  * and record it. ds is the WQE size in 16-byte units including ctrl (and
  * the transport segment; it must fit the BBs reserved). flags are RF_SEND_*
- * bits; the queue's default (signal all) is added. imm is the immediate in network order, rf_htobe32(rkey) for
- * SEND_INVAL or UMR, or 0. Invisible to the device until rf_sq_ring().
+ * bits; the queue's default (signal all) is added. imm is the immediate in
+ * network order, rf_htobe32(rkey) for SEND_INVAL or UMR, or 0. Invisible to
+ * the device until rf_sq_ring(), which RF_SEND_RING in flags calls.
  */
 RF_INLINE void rf_sq_commit(struct rf_sq *sq, struct rf_wqe_ctrl_seg *c,
 			    uint8_t opcode, uint8_t opmod, uint32_t ds,
@@ -573,6 +576,8 @@ RF_INLINE void rf_sq_commit(struct rf_sq *sq, struct rf_wqe_ctrl_seg *c,
 	rf__sq_set_ctrl(c, sq->pi, opcode, opmod, sq->qpn_be | rf_htobe32(ds),
 			fm_bits, imm);
 	rf__sq_advance(sq, c, (ds + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB, wr_id);
+	if (flags & RF_SEND_RING)
+		rf_sq_ring(sq);
 }
 
 /* Retire everything up to the end of the WQE recorded in slot s. */
@@ -1177,8 +1182,11 @@ static inline int rf_sq_post_bind_mw(struct rf_sq *sq, uint32_t mw_rkey, uint32_
 	rf_set_umr_klm_seg(k, (uint32_t)len, lkey, addr);
 	__builtin_memset(k + 1, 0, 3 * sizeof(*k));	/* the KLM block is 64 bytes */
 	/* XRC queues carry no XRC segment on UMRs (as libmlx5) */
-	rf_sq_commit(sq, c, RF_OPCODE_UMR, 0, 12, flags, rf_htobe32(mw_rkey), wr_id);
+	rf_sq_commit(sq, c, RF_OPCODE_UMR, 0, 12, flags & ~RF_SEND_RING, rf_htobe32(mw_rkey),
+		     wr_id);
 	rf__sq_umr_fence(sq);
+	if (flags & RF_SEND_RING)
+		rf_sq_ring(sq);		/* the UMR and its fence NOP */
 	return 0;
 }
 
@@ -1201,8 +1209,10 @@ static inline int rf_sq_post_local_inv(struct rf_sq *sq, uint32_t rkey, uint32_t
 			    RF_UMR_CTRL_FLAG_CHECK_QPN, 0, RF_UMR_MKEY_MASK_INVALIDATE);
 	rf_set_mkey_context_seg((struct rf_wqe_mkey_context_seg *)(u + 1),
 				RF_MKEY_CONTEXT_FREE, 0, RF_MKEY_NO_QPN, 0, 0);
-	rf_sq_commit(sq, c, RF_OPCODE_UMR, 0, 8, flags, rf_htobe32(rkey), wr_id);
+	rf_sq_commit(sq, c, RF_OPCODE_UMR, 0, 8, flags & ~RF_SEND_RING, rf_htobe32(rkey), wr_id);
 	rf__sq_umr_fence(sq);
+	if (flags & RF_SEND_RING)
+		rf_sq_ring(sq);		/* the UMR and its fence NOP */
 	return 0;
 }
 
