@@ -291,8 +291,9 @@ RF_INLINE struct rf_wqe_ctrl_seg *rf_sq_wqe(const struct rf_sq *sq, uint32_t pi)
 }
 
 /*
- * The control segment as the posts store it: the first two words, then
- * bytes 8..15 (signature 0, DCI id 0, fm_ce_se, imm) as one 8-byte store.
+ * The control segment as the posts store it: bytes 0..7 (opmod_idx_opcode,
+ * qpn_ds) and 8..15 (signature 0, DCI id 0, fm_ce_se, imm), one 8-byte
+ * store each.
  * Stores go through this union rather than memcpy: a memcpy store may
  * alias anything, which made the compiler reload every rf_sq field after
  * it (and in a batch, in every iteration); a union member store only
@@ -301,11 +302,6 @@ RF_INLINE struct rf_wqe_ctrl_seg *rf_sq_wqe(const struct rf_sq *sq, uint32_t pi)
  */
 union rf__ctrl_view {
 	struct rf_wqe_ctrl_seg seg;
-	struct {
-		__be32   opmod_idx_opcode;
-		__be32   qpn_ds;
-		uint64_t hi;
-	} w;
 	struct {
 		uint64_t lo;	/* rf__sq_ctrl_lo() */
 		uint64_t hi;	/* rf__sq_ctrl_hi() */
@@ -322,16 +318,14 @@ RF_INLINE uint64_t rf__sq_ctrl_hi(uint64_t fm_bits, __be32 imm)
 #endif
 }
 
-/* Fill a control segment as rf_set_ctrl_seg() does, in three stores. */
+/* Fill a control segment as rf_set_ctrl_seg() does, in two stores. */
 RF_INLINE void rf__sq_set_ctrl(struct rf_wqe_ctrl_seg *c, uint32_t pi, uint8_t opcode,
 			       uint8_t opmod, __be32 qpn_ds, uint64_t fm_bits, __be32 imm)
 {
 	union rf__ctrl_view *v = (union rf__ctrl_view *)c;
 
-	v->w.opmod_idx_opcode = rf_htobe32(((uint32_t)opmod << 24) |
-					   ((uint32_t)(uint16_t)pi << 8) | opcode);
-	v->w.qpn_ds = qpn_ds;
-	v->w.hi = rf__sq_ctrl_hi(fm_bits, imm);
+	v->q.lo = rf__sq_ctrl_lo(qpn_ds, pi, opcode, opmod, 0);
+	v->q.hi = rf__sq_ctrl_hi(fm_bits, imm);
 }
 
 /* Record a WQE of nbb BBs in the side table and move pi past it. */
@@ -536,6 +530,7 @@ RF_INLINE void rf__sq_end(struct rf_sq *sq, const struct rf__sq_wqe *w, uint8_t 
 {
 	union rf__ctrl_view *v = (union rf__ctrl_view *)w->c;
 
+	/* sq->ctrl_lo carries qpn_ds: add the rest (rf__sq_ctrl_lo()) */
 	v->q.lo = w->ctrl_lo + rf__sq_ctrl_lo(0, w->pi, opcode, opmod, ds_body);
 	v->q.hi = rf__sq_ctrl_hi(w->fm_bits, imm);
 	w->slot->wr_id = wr_id;
