@@ -494,21 +494,21 @@ struct rf__sq_wqe {
 RF_INLINE int rf__sq_open(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb,
 			  uint32_t flags, int tseg)
 {
-	uint32_t pi = sq->pi, limit = sq->limit, mask = sq->wqe_mask;
+	uint32_t pi = sq->pi, mask = sq->wqe_mask;
 	uint8_t *buf = sq->buf;
 	struct rf_sq_slot *slot = sq->slot;
-	uint32_t pad = rf__sq_pad_need(sq, nbb);
 
 	w->ctrl_lo = sq->ctrl_lo;
 	w->fm_bits = sq->ctrl_hi | rf__sq_fm_bits(flags & RF__SEND_FM);
 	w->ring = (flags & RF_SEND_RING) != 0;
-	if (RF_UNLIKELY(limit - pi < pad + nbb))
+	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
 		return 0;
-	if (RF_UNLIKELY(pad)) {
-		rf__sq_pad(sq, pad);
-		pi += pad;
+	if (RF_UNLIKELY(rf__sq_pad_need(sq, nbb))) {
+		w->c = rf__sq_begin(sq, nbb);	/* pads: pi moved */
+		pi = sq->pi;
+	} else {
+		w->c = (struct rf_wqe_ctrl_seg *)(buf + ((size_t)(pi & mask) << RF_SEND_WQE_SHIFT));
 	}
-	w->c = (struct rf_wqe_ctrl_seg *)(buf + ((size_t)(pi & mask) << RF_SEND_WQE_SHIFT));
 	w->slot = &slot[pi & mask];
 	w->pi = pi;
 	w->nbb = nbb;
