@@ -142,6 +142,38 @@ static void expect_bytes(const void *seg, const uint8_t *want, size_t n,
 		     diff < 0 ? 0 : want[diff]);
 }
 
+/* The word encoders of one-BB WQEs: the bytes of the segment setters. */
+Test(hw_setters, bb_words_match_setters)
+{
+	struct rft_rng rng;
+	unsigned i;
+
+	rft_rng_seed(&rng, 0xbb);
+	for (i = 0; i < ROUNDS; i++) {
+		struct rf_wqe_bb bb;
+		struct {
+			struct rf_wqe_raddr_seg r;
+			struct rf_wqe_atomic_seg a;
+			struct mlx5_wqe_data_seg d;
+		} want;
+		uint64_t raddr = rft_rand64(&rng), addr = rft_rand64(&rng);
+		uint64_t swap = rft_rand64(&rng), cmp = rft_rand64(&rng);
+		uint32_t rkey = rft_rand32(&rng), lkey = rft_rand32(&rng);
+		uint32_t len = rft_rand32(&rng) & 0x7fffffff;
+		long diff;
+
+		rft_fill(&rng, &want, sizeof(want));
+		rf_set_raddr_seg(&want.r, raddr, rkey);
+		rf_set_atomic_seg(&want.a, swap, cmp);
+		mlx5dv_set_data_seg(&want.d, len, lkey, (uintptr_t)addr);
+		rf_wqe_bb_raddr(&bb, 0, raddr, rkey);
+		rf_wqe_bb_atomic(&bb, 2, swap, cmp);
+		rf_wqe_bb_data(&bb, 4, len, lkey, addr);
+		diff = rft_first_diff(bb.q, &want, sizeof(want));
+		cr_assert_eq(diff, -1, "round %u: byte %ld differs", i, diff);
+	}
+}
+
 Test(hw_setters, golden_raddr_atomic)
 {
 	struct rf_wqe_raddr_seg r;

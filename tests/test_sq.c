@@ -619,6 +619,150 @@ Test(sq, post_with_ring_flag)
 	rft_sq_fini(&t);
 }
 
+/*
+ * A one-BB post with RF_SEND_RING writes BlueFlame from the registers it
+ * built the WQE in (sq.h, rf__sq_end_bb()): the register half gets the
+ * WQE's len bytes and zeros from byte `zeros` (0: not checked), whatever
+ * stale bytes the queue holds past the WQE (0xa5 at first, then older
+ * WQEs).
+ */
+static void check_bf_from_registers(struct rft_sq *t, const uint8_t *half,
+				    unsigned len, unsigned zeros)
+{
+	const uint8_t *w = wqe(t, t->sq.pi - 1);
+	unsigned i;
+
+	cr_assert_eq(t->sq.bf_pi, t->sq.pi, "rung by this post");
+	cr_assert_eq(memcmp(half, w, len), 0, "BlueFlame holds the WQE, opcode %#x", w[3]);
+	for (i = zeros; zeros && i < 64; i++)
+		cr_assert_eq(half[i], 0, "BlueFlame byte %u after the WQE: %#x", i, half[i]);
+	rf_sq_retire(&t->sq, (uint16_t)(t->sq.pi - 1));
+}
+
+/* Two RC queues of 8 BBs over stale bytes (0xa5) and a patterned payload. */
+static void inl_setup(struct rft_sq *t, struct rft_sq *ref, uint8_t data[64])
+{
+	unsigned i;
+
+	for (i = 0; i < 64; i++)
+		data[i] = (uint8_t)(i * 7 + 1);
+	cr_assert_eq(rft_sq_init(t, RF_QP_RC, 8, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	cr_assert_eq(rft_sq_init(ref, RF_QP_RC, 8, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	memset(t->buf, 0xa5, 8 * 64);
+	memset(ref->buf, 0xa5, 8 * 64);
+	memset(t->uar, 0xee, 4096);
+}
+
+#define POST_RING(t, call, len)							\
+	do {									\
+		const uint8_t *half_ = (t)->sq.bf.cur;				\
+		cr_assert_eq(call, 0);						\
+		check_bf_from_registers(t, half_, len, len);			\
+	} while (0)
+
+Test(sq, one_bb_wqes_ring_from_registers)
+{
+	struct rft_sq t, ref;
+	const uint8_t *half;
+	uint8_t data[64];
+
+	inl_setup(&t, &ref, data);
+
+	POST_RING(&t, rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, RF_SEND_RING, 1), 48);
+	half = t.sq.bf.cur;	/* length 0: DS 2, and the data segment unused after it */
+	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 0, 4, 5, RF_SEND_RING, 2), 0);
+	check_bf_from_registers(&t, half, 32, 48);
+	POST_RING(&t, rf_sq_post_read(&t.sq, 1, 2, 3, 4, 5, RF_SEND_RING, 3), 48);
+	POST_RING(&t, rf_sq_post_write_imm(&t.sq, 1, 2, 3, 4, 5, RF_BE32(6), RF_SEND_RING, 4), 48);
+	POST_RING(&t, rf_sq_post_send(&t.sq, 1, 2, 3, RF_SEND_RING, 5), 32);
+	POST_RING(&t, rf_sq_post_send_imm(&t.sq, 1, 2, 3, RF_BE32(6), RF_SEND_RING, 6), 32);
+	POST_RING(&t, rf_sq_post_send_inv(&t.sq, 1, 2, 3, 7, RF_SEND_RING, 7), 32);
+	POST_RING(&t, rf_sq_post_cas(&t.sq, 1, 2, 3, 4, 5, 6, RF_SEND_RING, 8), 64);
+	POST_RING(&t, rf_sq_post_faa(&t.sq, 1, 2, 3, 4, 5, RF_SEND_RING, 9), 64);
+	check_data(wqe(&t, t.sq.pi - 1) + 48, 8, 1, 2);
+
+	rft_sq_fini(&t);
+	rft_sq_fini(&ref);
+}
+
+/*
+ * Inline payloads of a constant length n: the WQE built in registers
+ * matches, from its opcode (after the WQE index) to the end of the
+ * payload, the one a variable length builds segment by segment; the
+ * register gets zeros right after the payload. -O0 has no constant
+ * lengths: both copy, and the register then carries stale bytes.
+ */
+#ifdef __OPTIMIZE__
+#define INL_ZEROS(end) (end)
+#else
+#define INL_ZEROS(end) 0
+#endif
+/* After one constant-length post to t and its variable-length twin to ref. */
+static void inl_compare(struct rft_sq *t, struct rft_sq *ref, const uint8_t *half,
+			int rc_t, int rc_ref, unsigned n, unsigned hdr_end, const char *post)
+{
+	cr_assert_eq(rc_t, 0, "%s %u", post, n);
+	cr_assert_eq(rc_ref, 0, "%s %u", post, n);
+	cr_assert_eq(memcmp(wqe(t, t->sq.pi - 1) + 3, wqe(ref, ref->sq.pi - 1) + 3,
+			    hdr_end - 3 + n), 0, "%s %u", post, n);
+	check_bf_from_registers(t, half, hdr_end + n, INL_ZEROS(hdr_end + n));
+	rf_sq_retire(&ref->sq, (uint16_t)(ref->sq.pi - 1));
+}
+
+/* The variable-length twin: one copy, out of line (the test compiles faster). */
+static __attribute__((noinline)) int inl_ref_post(struct rft_sq *ref, int write,
+						  const uint8_t *data, uint32_t n)
+{
+	if (write)
+		return rf_sq_post_write_inline(&ref->sq, data, n, 7, 8, RF_SEND_RING, n);
+	return rf_sq_post_send_inline(&ref->sq, data, n, RF_SEND_RING, n);
+}
+
+#define INL_CHECK(post, n, hdr_end, ...)					\
+	do {									\
+		const uint8_t *half_ = t.sq.bf.cur;				\
+		int rc_t_ = post(&t.sq, data, n, __VA_ARGS__, RF_SEND_RING, n);	\
+		int rc_ref_ = inl_ref_post(&ref, (hdr_end) > 20, data, n);	\
+		inl_compare(&t, &ref, half_, rc_t_, rc_ref_, n, hdr_end, #post); \
+	} while (0)
+
+/* rf_sq_post_send_inline()'s argument order, with an unused one for INL_CHECK */
+#define SEND_INL(sq, data, n, unused, flags, wr_id) \
+	rf_sq_post_send_inline(sq, data, n, flags, wr_id)
+
+/*
+ * Inline lengths that take every chunk (16, 32, 8, 4, 2, 1 bytes) alone and
+ * in mixes, at both ends of one BB: up to 44 without raddr, 28 after it.
+ * (Every length compiles a post of its own; these keep the ASan build fast.)
+ */
+Test(sq, send_inline_rings_from_registers)
+{
+	struct rft_sq t, ref;
+	uint8_t data[64];
+
+	inl_setup(&t, &ref, data);
+#define S(n) INL_CHECK(SEND_INL, n, 20, 0)
+	S(1);  S(2);  S(3);  S(4);  S(5);  S(6);  S(7);  S(8);  S(9);  S(12);
+	S(15); S(16); S(17); S(24); S(31); S(32); S(33); S(40); S(43); S(44);
+#undef S
+	rft_sq_fini(&t);
+	rft_sq_fini(&ref);
+}
+
+Test(sq, write_inline_rings_from_registers)
+{
+	struct rft_sq t, ref;
+	uint8_t data[64];
+
+	inl_setup(&t, &ref, data);
+#define W(n) INL_CHECK(rf_sq_post_write_inline, n, 36, 7, 8)
+	W(1);  W(2);  W(3);  W(4);  W(7);  W(8);  W(11); W(13); W(15); W(16);
+	W(19); W(24); W(27); W(28);
+#undef W
+	rft_sq_fini(&t);
+	rft_sq_fini(&ref);
+}
+
 Test(sq, padding_nops_force_doorbell)
 {
 	struct rft_sq t;

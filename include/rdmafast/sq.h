@@ -306,6 +306,7 @@ union rf__ctrl_view {
 		uint64_t lo;	/* rf__sq_ctrl_lo() */
 		uint64_t hi;	/* rf__sq_ctrl_hi() */
 	} q;
+	uint64_t bb[8];	/* a WQE built in registers (rf__sq_end_bb()) */
 };
 
 /* Bytes 8..15 of a control segment: rf__sq_fm_bits() and imm (bytes 12..15). */
@@ -523,16 +524,33 @@ RF_INLINE int rf__sq_open(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb,
 
 /*
  * Write the control segment, record the WQE, advance pi; ds_body
- * excludes ctrl and transport.
+ * excludes ctrl and transport. With bb, the WQE is one BB built in
+ * registers: words 2..n-1 of bb hold its body, then with inl an inline
+ * segment of inl payload bytes at word n; the control segment goes to
+ * words 0 and 1 before it is all stored to the queue, and a BlueFlame ring
+ * writes the register from bb too (rf_ring_bf_bb()). bb, n and inl are
+ * constants at every call site.
  */
-RF_INLINE void rf__sq_end(struct rf_sq *sq, const struct rf__sq_wqe *w, uint8_t opcode,
-			  uint8_t opmod, uint32_t ds_body, __be32 imm, uint64_t wr_id)
+RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
+			    struct rf_wqe_bb *bb, unsigned n, uint32_t inl,
+			    uint8_t opcode, uint8_t opmod, uint32_t ds_body,
+			    __be32 imm, uint64_t wr_id)
 {
 	union rf__ctrl_view *v = (union rf__ctrl_view *)w->c;
-
 	/* sq->ctrl_lo carries qpn_ds: add the rest (rf__sq_ctrl_lo()) */
-	v->q.lo = w->ctrl_lo + rf__sq_ctrl_lo(0, w->pi, opcode, opmod, ds_body);
-	v->q.hi = rf__sq_ctrl_hi(w->fm_bits, imm);
+	uint64_t lo = w->ctrl_lo + rf__sq_ctrl_lo(0, w->pi, opcode, opmod, ds_body);
+	uint64_t hi = rf__sq_ctrl_hi(w->fm_bits, imm);
+
+	if (bb) {
+		bb->q[0] = lo;
+		bb->q[1] = hi;
+		RF__BB_STORE(v->bb, bb->q, n);
+		if (inl)
+			rf_wqe_bb_store_inline((uint8_t *)w->c, bb, n, inl);
+	} else {
+		v->q.lo = lo;
+		v->q.hi = hi;
+	}
 	w->slot->wr_id = wr_id;
 	w->slot->end = w->pi + w->nbb;
 	sq->pi = w->pi + w->nbb;
@@ -542,7 +560,10 @@ RF_INLINE void rf__sq_end(struct rf_sq *sq, const struct rf__sq_wqe *w, uint8_t 
 	 * are never needed; anything else is rf_sq_ring()'s to decide.
 	 */
 	if (w->ring && RF_LIKELY(w->pi == sq->bf_pi && (w->nbb == 1 || w->nbb <= sq->bf_bbs))) {
-		rf_ring_bf(sq->dbrec, &sq->bf, w->pi + w->nbb, w->c, w->nbb);
+		if (bb)
+			rf_ring_bf_bb(sq->dbrec, &sq->bf, w->pi + 1, bb, n, inl);
+		else
+			rf_ring_bf(sq->dbrec, &sq->bf, w->pi + w->nbb, w->c, w->nbb);
 		sq->bf_pi = w->pi + w->nbb;	/* no_bf is 0 here */
 		return;
 	}
@@ -550,6 +571,24 @@ RF_INLINE void rf__sq_end(struct rf_sq *sq, const struct rf__sq_wqe *w, uint8_t 
 	sq->last_pi = w->pi;
 	if (w->ring)
 		rf_sq_ring(sq);		/* earlier WQEs wait too, or no BlueFlame */
+}
+
+/* rf__sq_close() for a WQE written to the queue segment by segment. */
+RF_INLINE void rf__sq_end(struct rf_sq *sq, const struct rf__sq_wqe *w, uint8_t opcode,
+			  uint8_t opmod, uint32_t ds_body, __be32 imm, uint64_t wr_id)
+{
+	rf__sq_close(sq, w, NULL, 0, 0, opcode, opmod, ds_body, imm, wr_id);
+}
+
+/*
+ * rf__sq_close() for a one-BB WQE built in bb: words 0..n-1, then with inl
+ * an inline segment of inl payload bytes at word n.
+ */
+RF_INLINE void rf__sq_end_bb(struct rf_sq *sq, const struct rf__sq_wqe *w,
+			     struct rf_wqe_bb *bb, unsigned n, uint32_t inl,
+			     uint8_t opcode, uint32_t ds_body, __be32 imm, uint64_t wr_id)
+{
+	rf__sq_close(sq, w, bb, n, inl, opcode, 0, ds_body, imm, wr_id);
 }
 
 /*
@@ -616,6 +655,14 @@ RF_INLINE int rf__sq_post_rdma1_t(struct rf_sq *sq, int tseg, uint8_t opcode, __
 
 	if (RF_UNLIKELY(!rf__sq_open(sq, &w, 1, flags, tseg)))
 		return -ENOSPC;
+	if (!tseg) {
+		struct rf_wqe_bb bb;
+
+		rf_wqe_bb_raddr(&bb, 2, raddr, rkey);
+		rf_wqe_bb_data(&bb, 4, len, lkey, laddr);
+		rf__sq_end_bb(sq, &w, &bb, 6, 0, opcode, 1 + RF__DS_DATA(len), imm, wr_id);
+		return 0;
+	}
 	r = (struct rf_wqe_raddr_seg *)w.body;
 	rf_set_raddr_seg(r, raddr, rkey);
 	rf_set_data_seg((struct rf_wqe_data_seg *)(r + 1), len, lkey, laddr);
@@ -678,6 +725,13 @@ RF_INLINE int rf__sq_post_send1_t(struct rf_sq *sq, int tseg, uint8_t opcode, __
 
 	if (RF_UNLIKELY(!rf__sq_open(sq, &w, 1, flags, tseg)))
 		return -ENOSPC;
+	if (!tseg) {
+		struct rf_wqe_bb bb;
+
+		rf_wqe_bb_data(&bb, 2, len, lkey, laddr);
+		rf__sq_end_bb(sq, &w, &bb, 4, 0, opcode, RF__DS_DATA(len), imm, wr_id);
+		return 0;
+	}
 	rf_set_data_seg((struct rf_wqe_data_seg *)w.body, len, lkey, laddr);
 	rf__sq_end(sq, &w, opcode, 0, RF__DS_DATA(len), imm, wr_id);
 	return 0;
@@ -752,10 +806,15 @@ RF_INLINE void rf__copy_inline(uint8_t *dst, const uint8_t *src, uint32_t len)
 		*dst = *src;
 }
 
-/* Inline posts with a constant tseg (see rf__sq_post_rdma1_t()). */
+/*
+ * Inline posts with a constant tseg (see rf__sq_post_rdma1_t()). The
+ * remote address and key come swapped: swapped once in the caller before
+ * the branch on tseg, a loop of posts swaps them once, outside the loop
+ * (swapped in each branch, gcc swaps them again in every post).
+ */
 RF_INLINE int rf__sq_post_inline_t(struct rf_sq *sq, int tseg, uint8_t opcode,
-				   __be32 imm, int has_raddr, uint32_t rkey,
-				   uint64_t raddr, const void *data, uint32_t len,
+				   __be32 imm, int has_raddr, __be32 rkey,
+				   __be64 raddr, const void *data, uint32_t len,
 				   uint32_t flags, uint64_t wr_id)
 {
 	/* on RC/UC (tseg 0) the sizes below fold for a constant len */
@@ -773,10 +832,29 @@ RF_INLINE int rf__sq_post_inline_t(struct rf_sq *sq, int tseg, uint8_t opcode,
 	nbb = (1 + tds + body + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB;
 	if (RF_UNLIKELY(!rf__sq_open(sq, &w, nbb, flags, tseg)))
 		return -ENOSPC;
+	/* RC/UC, a constant length, one BB: built in registers */
+	if (!tseg && __builtin_constant_p(len) && len &&
+	    16 * (1 + has_raddr) + 4 + len <= RF_SEND_WQE_BB) {
+		struct rf_wqe_bb bb;
+		unsigned i = 2;
+
+		if (has_raddr) {
+			bb.q[2] = (RF_FORCE uint64_t)raddr;
+			bb.q[3] = rf_wqe_word(rkey, 0);
+			i = 4;
+		}
+		rf_wqe_bb_inline(&bb, data, len);
+		rf__sq_end_bb(sq, &w, &bb, i, len, opcode, body, imm, wr_id);
+		return 0;
+	}
 	p = (uint8_t *)w.body;
 	if (has_raddr) {
-		rf_set_raddr_seg((struct rf_wqe_raddr_seg *)p, raddr, rkey);
-		p += sizeof(struct rf_wqe_raddr_seg);
+		struct rf_wqe_raddr_seg *r = (struct rf_wqe_raddr_seg *)p;
+
+		r->raddr = raddr;
+		r->rkey = rkey;
+		r->reserved = 0;
+		p += sizeof(*r);
 	}
 	if (len) {
 		rf_set_inline_hdr((struct rf_wqe_inline_seg *)p, len);
@@ -797,11 +875,14 @@ RF_INLINE int rf__sq_post_inline(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 				 const void *data, uint32_t len, uint32_t flags,
 				 uint64_t wr_id)
 {
+	__be32 rkey_be = rf_htobe32(rkey);
+	__be64 raddr_be = rf_htobe64(raddr);
+
 	if (RF_LIKELY(!sq->tseg_ds))
-		return rf__sq_post_inline_t(sq, 0, opcode, imm, has_raddr, rkey,
-					    raddr, data, len, flags, wr_id);
-	return rf__sq_post_inline_t(sq, 1, opcode, imm, has_raddr, rkey, raddr,
-				    data, len, flags, wr_id);
+		return rf__sq_post_inline_t(sq, 0, opcode, imm, has_raddr, rkey_be,
+					    raddr_be, data, len, flags, wr_id);
+	return rf__sq_post_inline_t(sq, 1, opcode, imm, has_raddr, rkey_be,
+				    raddr_be, data, len, flags, wr_id);
 }
 
 /* rf_sq_post_write_inline - RDMA WRITE of len bytes copied into the WQE. */
@@ -950,20 +1031,45 @@ RF_INLINE void *rf__sq_atomic_begin(struct rf_sq *sq, struct rf__sq_wqe *w,
 	return opnd;
 }
 
+/*
+ * The IB atomics: [xrc] raddr atomic data(8). On RC the WQE is exactly
+ * one BB, built in registers (rf__sq_end_bb()).
+ */
+RF_INLINE int rf__sq_post_atomic(struct rf_sq *sq, uint8_t opcode, uint32_t lkey,
+				 uint64_t laddr, uint32_t rkey, uint64_t raddr,
+				 uint64_t swap_add, uint64_t compare, uint32_t flags,
+				 uint64_t wr_id)
+{
+	struct rf__sq_wqe w;
+	struct rf_wqe_atomic_seg *a;
+
+	if (RF_LIKELY(!sq->tseg_ds)) {
+		struct rf_wqe_bb bb;
+
+		if (RF_UNLIKELY(!rf__sq_open(sq, &w, 1, flags, 0)))
+			return -ENOSPC;
+		rf_wqe_bb_raddr(&bb, 2, raddr, rkey);
+		rf_wqe_bb_atomic(&bb, 4, swap_add, compare);
+		rf_wqe_bb_data(&bb, 6, 8, lkey, laddr);
+		rf__sq_end_bb(sq, &w, &bb, 8, 0, opcode, 3, 0, wr_id);
+		return 0;
+	}
+	a = (struct rf_wqe_atomic_seg *)
+		rf__sq_atomic_begin(sq, &w, 1, lkey, laddr, 8, rkey, raddr, flags);
+	if (RF_UNLIKELY(!a))
+		return -ENOSPC;
+	rf_set_atomic_seg(a, swap_add, compare);
+	rf__sq_end(sq, &w, opcode, 0, 3, 0, wr_id);
+	return 0;
+}
+
 /* rf_sq_post_cas - 8-byte compare-and-swap: if *raddr == compare, swap. */
 RF_INLINE int rf_sq_post_cas(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
 			     uint32_t rkey, uint64_t raddr, uint64_t compare,
 			     uint64_t swap, uint32_t flags, uint64_t wr_id)
 {
-	struct rf__sq_wqe w;
-	struct rf_wqe_atomic_seg *a = (struct rf_wqe_atomic_seg *)
-		rf__sq_atomic_begin(sq, &w, 1, lkey, laddr, 8, rkey, raddr, flags);
-
-	if (RF_UNLIKELY(!a))
-		return -ENOSPC;
-	rf_set_atomic_seg(a, swap, compare);
-	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_CS, 0, 3, 0, wr_id);
-	return 0;
+	return rf__sq_post_atomic(sq, RF_OPCODE_ATOMIC_CS, lkey, laddr, rkey, raddr,
+				  swap, compare, flags, wr_id);
 }
 
 /* rf_sq_post_faa - 8-byte fetch-and-add. */
@@ -971,15 +1077,8 @@ RF_INLINE int rf_sq_post_faa(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
 			     uint32_t rkey, uint64_t raddr, uint64_t add,
 			     uint32_t flags, uint64_t wr_id)
 {
-	struct rf__sq_wqe w;
-	struct rf_wqe_atomic_seg *a = (struct rf_wqe_atomic_seg *)
-		rf__sq_atomic_begin(sq, &w, 1, lkey, laddr, 8, rkey, raddr, flags);
-
-	if (RF_UNLIKELY(!a))
-		return -ENOSPC;
-	rf_set_atomic_seg(a, add, 0);
-	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_FA, 0, 3, 0, wr_id);
-	return 0;
+	return rf__sq_post_atomic(sq, RF_OPCODE_ATOMIC_FA, lkey, laddr, rkey, raddr,
+				  add, 0, flags, wr_id);
 }
 
 /*

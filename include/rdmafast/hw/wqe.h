@@ -574,6 +574,161 @@ RF_INLINE void rf_set_srq_next_seg(struct rf_wqe_srq_next_seg *n, uint16_t next)
 	n->next_wqe_index = rf_htobe16(next);
 }
 
+/*
+ * ---- A basic block as eight 8-byte words ----------------------------------
+ *
+ * A one-BB WQE of fixed layout can be built in registers as the words it
+ * is stored as, in memory order (struct rf_wqe_bb), then stored to the send
+ * queue and, for a BlueFlame ring, written to the register from the same
+ * registers (rf_ring_bf_bb(), hw/doorbell.h). Copying it back out of the
+ * queue instead loads 16 bytes that narrower stores have just written: the
+ * CPU cannot forward such a load from its store buffer, and the copy waits
+ * until those stores reach the cache.
+ *
+ * The rf_wqe_bb_* encoders fill the words of one segment at word index i
+ * (even: a segment starts on 16 bytes) with the bytes rf_set_*_seg()
+ * writes, reserved bytes zero.
+ */
+/* Inline payload chunks: unaligned, allowed to alias anything. */
+typedef long long rf__v16u __attribute__((vector_size(16), may_alias, aligned(1)));
+typedef long long rf__v16r __attribute__((vector_size(16)));
+typedef uint64_t rf__u64u __attribute__((may_alias, aligned(1)));
+typedef uint32_t rf__u32u __attribute__((may_alias, aligned(1)));
+typedef uint16_t rf__u16u __attribute__((may_alias, aligned(1)));
+
+struct rf_wqe_bb {
+	uint64_t q[8];
+	/*
+	 * An inline payload of constant length after the words (at most 44
+	 * bytes: rf_wqe_bb_inline()), in the chunks it is copied in.
+	 */
+	rf__v16r v16[2];
+	uint64_t v8;
+	uint32_t v4;
+	uint16_t v2;
+	uint8_t  v1;
+};
+
+/*
+ * Store words 0..n-1 of q to dst (n >= 2: the control segment is words 0
+ * and 1): straight-line for a constant n, where a loop left to gcc -O2
+ * stays a loop and puts q in memory.
+ */
+#define RF__BB_STORE(dst, q, n)					\
+	do {							\
+		(dst)[0] = (q)[0];				\
+		(dst)[1] = (q)[1];				\
+		if ((n) > 2) (dst)[2] = (q)[2];			\
+		if ((n) > 3) (dst)[3] = (q)[3];			\
+		if ((n) > 4) (dst)[4] = (q)[4];			\
+		if ((n) > 5) (dst)[5] = (q)[5];			\
+		if ((n) > 6) (dst)[6] = (q)[6];			\
+		if ((n) > 7) (dst)[7] = (q)[7];			\
+	} while (0)
+
+/* The word whose bytes in memory are a's, then b's. */
+RF_INLINE uint64_t rf_wqe_word(__be32 a, __be32 b)
+{
+#if RF_LITTLE_ENDIAN
+	return ((uint64_t)(RF_FORCE uint32_t)b << 32) | (RF_FORCE uint32_t)a;
+#else
+	return ((uint64_t)(RF_FORCE uint32_t)a << 32) | (RF_FORCE uint32_t)b;
+#endif
+}
+
+/* The word holding v as eight big-endian bytes. */
+RF_INLINE uint64_t rf_wqe_word_be64(uint64_t v)
+{
+	return (RF_FORCE uint64_t)rf_htobe64(v);
+}
+
+RF_INLINE void rf_wqe_bb_raddr(struct rf_wqe_bb *bb, unsigned i, uint64_t raddr,
+			       uint32_t rkey)
+{
+	bb->q[i] = rf_wqe_word_be64(raddr);
+	bb->q[i + 1] = rf_wqe_word(rf_htobe32(rkey), 0);
+}
+
+RF_INLINE void rf_wqe_bb_data(struct rf_wqe_bb *bb, unsigned i, uint32_t length,
+			      uint32_t lkey, uint64_t addr)
+{
+	bb->q[i] = rf_wqe_word(rf_htobe32(length), rf_htobe32(lkey));
+	bb->q[i + 1] = rf_wqe_word_be64(addr);
+}
+
+RF_INLINE void rf_wqe_bb_atomic(struct rf_wqe_bb *bb, unsigned i, uint64_t swap_add,
+				uint64_t compare)
+{
+	bb->q[i] = rf_wqe_word_be64(swap_add);
+	bb->q[i + 1] = rf_wqe_word_be64(compare);
+}
+
+/*
+ * The payload of a one-BB WQE's inline segment, of constant length len
+ * (1..44), loaded into bb in chunks of 16, 8, 4, 2 and 1 bytes, the way
+ * rf_wqe_bb_store_inline() stores it, to the queue and to BlueFlame alike.
+ * For a constant len every test here folds away.
+ */
+RF_INLINE void rf_wqe_bb_inline(struct rf_wqe_bb *bb, const void *data, uint32_t len)
+{
+	const uint8_t *p = (const uint8_t *)data;
+
+	if (len >= 16)
+		bb->v16[0] = *(const rf__v16u *)p;
+	if (len >= 32)
+		bb->v16[1] = *(const rf__v16u *)(p + 16);
+	p += len & ~15U;
+	if (len & 8) {
+		__builtin_memcpy(&bb->v8, p, 8);
+		p += 8;
+	}
+	if (len & 4) {
+		__builtin_memcpy(&bb->v4, p, 4);
+		p += 4;
+	}
+	if (len & 2) {
+		__builtin_memcpy(&bb->v2, p, 2);
+		p += 2;
+	}
+	if (len & 1)
+		bb->v1 = *p;
+}
+
+/*
+ * Store an inline segment at word i of dst: its header, then the payload
+ * rf_wqe_bb_inline() loaded. dst is the WQE or the BlueFlame register
+ * (volatile, so also MMIO-safe; in ascending address order). Returns the
+ * byte offset after the payload.
+ */
+RF_INLINE unsigned rf_wqe_bb_store_inline(volatile uint8_t *dst, const struct rf_wqe_bb *bb,
+					  unsigned i, uint32_t len)
+{
+	unsigned o = 8 * i + 4;
+	__be32 hdr = rf_htobe32(RF_INLINE_SEG | len);
+
+	*(volatile __be32 *)(dst + 8 * i) = hdr;
+	if (len >= 16)
+		*(volatile rf__v16u *)(dst + o) = bb->v16[0];
+	if (len >= 32)
+		*(volatile rf__v16u *)(dst + o + 16) = bb->v16[1];
+	o += len & ~15U;
+	if (len & 8) {
+		*(volatile rf__u64u *)(dst + o) = bb->v8;
+		o += 8;
+	}
+	if (len & 4) {
+		*(volatile rf__u32u *)(dst + o) = bb->v4;
+		o += 4;
+	}
+	if (len & 2) {
+		*(volatile rf__u16u *)(dst + o) = bb->v2;
+		o += 2;
+	}
+	if (len & 1)
+		dst[o++] = bb->v1;
+	return o;
+}
+
 RF_END_DECLS
 
 #endif /* RDMAFAST_HW_WQE_H */
