@@ -690,9 +690,10 @@ Test(sq, one_bb_wqes_ring_from_registers)
  * matches, from its opcode (after the WQE index) to the end of the
  * payload, the one a variable length builds segment by segment; the
  * register gets zeros right after the payload. -O0 has no constant
- * lengths: both copy, and the register then carries stale bytes.
+ * lengths, and only x86 writes payloads from registers (sq.h): elsewhere
+ * both copy, and the register then carries stale bytes.
  */
-#ifdef __OPTIMIZE__
+#if defined(__OPTIMIZE__) && RF__INLINE_FROM_REGS
 #define INL_ZEROS(end) (end)
 #else
 #define INL_ZEROS(end) 0

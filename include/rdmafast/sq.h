@@ -807,6 +807,19 @@ RF_INLINE void rf__copy_inline(uint8_t *dst, const uint8_t *src, uint32_t len)
 }
 
 /*
+ * An inline payload written from registers lands at unaligned addresses of
+ * the BlueFlame register (it follows a 4-byte header). x86 write-combining
+ * memory takes that; elsewhere such a WQE is copied out of the queue in
+ * aligned 16-byte moves, as a BlueFlame page mapped as device memory (arm64
+ * without write combining) faults on unaligned stores.
+ */
+#if defined(__x86_64__) || defined(__i386__)
+#define RF__INLINE_FROM_REGS 1
+#else
+#define RF__INLINE_FROM_REGS 0
+#endif
+
+/*
  * Inline posts with a constant tseg (see rf__sq_post_rdma1_t()). The
  * remote address and key come swapped: swapped once in the caller before
  * the branch on tseg, a loop of posts swaps them once, outside the loop
@@ -833,7 +846,7 @@ RF_INLINE int rf__sq_post_inline_t(struct rf_sq *sq, int tseg, uint8_t opcode,
 	if (RF_UNLIKELY(!rf__sq_open(sq, &w, nbb, flags, tseg)))
 		return -ENOSPC;
 	/* RC/UC, a constant length, one BB: built in registers */
-	if (!tseg && __builtin_constant_p(len) && len &&
+	if (RF__INLINE_FROM_REGS && !tseg && __builtin_constant_p(len) && len &&
 	    16 * (1 + has_raddr) + 4 + len <= RF_SEND_WQE_BB) {
 		struct rf_wqe_bb bb;
 		unsigned i = 2;
