@@ -139,7 +139,6 @@ struct rf_sq {
 	uint8_t   rsvd0;
 	uint32_t  tseg_off;	/* 16 + 16 * tseg_ds: where the body starts */
 	/* ring */
-	struct rf_wqe_ctrl_seg *last_ctrl;	/* last committed WQE (written) */
 	uint32_t  last_pi;	/* pi of the last committed WQE (written) */
 	/*
 	 * pi at the last ring plus no_bf (written). A WQE that starts at
@@ -256,7 +255,6 @@ static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *
 	sq->ctrl_lo = rf__sq_ctrl_lo(sq->qpn_be | rf_htobe32(1U + sq->tseg_ds), 0, 0, 0, 0);
 	sq->tseg_off = RF_WQE_DS_SIZE * (1U + sq->tseg_ds);
 	sq->slot = a->slot;
-	sq->last_ctrl = (struct rf_wqe_ctrl_seg *)a->buf;
 	sq->last_pi = ~0U;	/* nothing committed: not the rung pi */
 	sq->dbrec = a->dbrec + RF_SND_DBR;
 	sq->bf_bbs = a->bf_size / RF_SEND_WQE_BB;
@@ -330,15 +328,13 @@ RF_INLINE void rf__sq_set_ctrl(struct rf_wqe_ctrl_seg *c, uint32_t pi, uint8_t o
 }
 
 /* Record a WQE of nbb BBs in the side table and move pi past it. */
-RF_INLINE void rf__sq_advance(struct rf_sq *sq, struct rf_wqe_ctrl_seg *c,
-			      uint32_t nbb, uint64_t wr_id)
+RF_INLINE void rf__sq_advance(struct rf_sq *sq, uint32_t nbb, uint64_t wr_id)
 {
 	uint32_t pi = sq->pi;
 	struct rf_sq_slot *s = &sq->slot[pi & sq->wqe_mask];
 
 	s->wr_id = wr_id;
 	s->end = pi + nbb;
-	sq->last_ctrl = c;
 	sq->last_pi = pi;
 	sq->pi = pi + nbb;
 }
@@ -352,7 +348,7 @@ static inline RF_COLD void rf__sq_pad(struct rf_sq *sq, uint32_t pad)
 		/* unsignaled, unfenced */
 		rf__sq_set_ctrl(c, sq->pi, RF_OPCODE_NOP, 0,
 				sq->qpn_be | RF_BE32(1), 0, 0);
-		rf__sq_advance(sq, c, 1, 0);
+		rf__sq_advance(sq, 1, 0);
 	}
 }
 
@@ -430,7 +426,8 @@ RF_INLINE void rf_sq_ring(struct rf_sq *sq)
 	uint32_t pi = sq->pi;
 	uint32_t last = sq->last_pi;
 	uint32_t rung = sq->bf_pi - sq->no_bf;
-	const struct rf_wqe_ctrl_seg *c = sq->last_ctrl;
+	/* found from last_pi rather than stored by every post: one store less per WQE */
+	const struct rf_wqe_ctrl_seg *c = rf_sq_wqe(sq, last);
 	uint8_t *bf = sq->bf.cur;
 
 	/*
@@ -466,7 +463,7 @@ RF_INLINE void rf_sq_ring(struct rf_sq *sq)
  * write the segments, then the control segment, the side table and the
  * queue state last (rf__sq_end()). In that order no rf_sq field has to be
  * loaded again after a WQE store, and rf_sq_ring() right after a post
- * gets pi, last_pi and last_ctrl from the stores the compiler just made.
+ * gets pi and last_pi from the stores the compiler just made.
  */
 struct rf__sq_wqe {
 	struct rf_wqe_ctrl_seg *c;
@@ -556,8 +553,8 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 	sq->pi = w->pi + w->nbb;
 	/*
 	 * RF_SEND_RING (a constant): alone since the last ring and small
-	 * enough, the WQE goes out by BlueFlame here and last_ctrl/last_pi
-	 * are never needed; anything else is rf_sq_ring()'s to decide.
+	 * enough, the WQE goes out by BlueFlame here and last_pi is never
+	 * needed; anything else is rf_sq_ring()'s to decide.
 	 */
 	if (w->ring && RF_LIKELY(w->pi == sq->bf_pi && (w->nbb == 1 || w->nbb <= sq->bf_bbs))) {
 		if (bb)
@@ -567,7 +564,6 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 		sq->bf_pi = w->pi + w->nbb;	/* no_bf is 0 here */
 		return;
 	}
-	sq->last_ctrl = w->c;
 	sq->last_pi = w->pi;
 	if (w->ring)
 		rf_sq_ring(sq);		/* earlier WQEs wait too, or no BlueFlame */
@@ -609,7 +605,7 @@ RF_INLINE void rf_sq_commit(struct rf_sq *sq, struct rf_wqe_ctrl_seg *c,
 	RF_ASSERT((void *)c == (void *)rf_sq_wqe(sq, sq->pi));
 	rf__sq_set_ctrl(c, sq->pi, opcode, opmod, sq->qpn_be | rf_htobe32(ds),
 			fm_bits, imm);
-	rf__sq_advance(sq, c, (ds + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB, wr_id);
+	rf__sq_advance(sq, (ds + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB, wr_id);
 	if (flags & RF_SEND_RING)
 		rf_sq_ring(sq);
 }
@@ -1253,7 +1249,7 @@ RF_INLINE void rf__sq_umr_fence(struct rf_sq *sq)
 
 	rf__sq_set_ctrl(c, sq->pi, RF_OPCODE_NOP, 0, sq->qpn_be | RF_BE32(1),
 			rf__sq_fm_bits(RF_WQE_CTRL_INITIATOR_SMALL_FENCE), 0);
-	rf__sq_advance(sq, c, 1, 0);
+	rf__sq_advance(sq, 1, 0);
 }
 
 /*
