@@ -638,31 +638,30 @@ RF_INLINE uint64_t rf_sq_retire(struct rf_sq *sq, uint16_t wqe_counter)
 
 /*
  * ctrl [xrc] raddr data: at most 4 DS, so always one BB. tseg is a
- * constant (rf__sq_post_rdma1() tests the queue once): on RC/UC the body
- * offset folds into the store addresses and no XRC segment is written.
+ * constant (rf__sq_post_rdma1() tests the queue once). bb holds the raddr
+ * and data segments in words 2..5, built by the caller before its branch
+ * on the queue kind, so that a loop of posts builds them once: RC/UC
+ * stores bb as it is, XRC stores words 2..5 after its XRC segment.
  */
 RF_INLINE int rf__sq_post_rdma1_t(struct rf_sq *sq, int tseg, uint8_t opcode, __be32 imm,
-				  uint32_t lkey, uint64_t laddr, uint32_t len,
-				  uint32_t rkey, uint64_t raddr, uint32_t flags,
+				  struct rf_wqe_bb *bb, uint32_t len, uint32_t flags,
 				  uint64_t wr_id)
 {
 	struct rf__sq_wqe w;
-	struct rf_wqe_raddr_seg *r;
 
 	if (RF_UNLIKELY(!rf__sq_open(sq, &w, 1, flags, tseg)))
 		return -ENOSPC;
 	if (!tseg) {
-		struct rf_wqe_bb bb;
+		rf__sq_end_bb(sq, &w, bb, 6, 0, opcode, 1 + RF__DS_DATA(len), imm, wr_id);
+	} else {
+		union rf__ctrl_view *v = (union rf__ctrl_view *)w.body;
 
-		rf_wqe_bb_raddr(&bb, 2, raddr, rkey);
-		rf_wqe_bb_data(&bb, 4, len, lkey, laddr);
-		rf__sq_end_bb(sq, &w, &bb, 6, 0, opcode, 1 + RF__DS_DATA(len), imm, wr_id);
-		return 0;
+		v->bb[0] = bb->q[2];
+		v->bb[1] = bb->q[3];
+		v->bb[2] = bb->q[4];
+		v->bb[3] = bb->q[5];
+		rf__sq_end(sq, &w, opcode, 0, 1 + RF__DS_DATA(len), imm, wr_id);
 	}
-	r = (struct rf_wqe_raddr_seg *)w.body;
-	rf_set_raddr_seg(r, raddr, rkey);
-	rf_set_data_seg((struct rf_wqe_data_seg *)(r + 1), len, lkey, laddr);
-	rf__sq_end(sq, &w, opcode, 0, 1 + RF__DS_DATA(len), imm, wr_id);
 	return 0;
 }
 
@@ -671,11 +670,13 @@ RF_INLINE int rf__sq_post_rdma1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 				uint32_t rkey, uint64_t raddr, uint32_t flags,
 				uint64_t wr_id)
 {
+	struct rf_wqe_bb bb;
+
+	rf_wqe_bb_raddr(&bb, 2, raddr, rkey);
+	rf_wqe_bb_data(&bb, 4, len, lkey, laddr);
 	if (RF_LIKELY(!sq->tseg_ds))
-		return rf__sq_post_rdma1_t(sq, 0, opcode, imm, lkey, laddr, len,
-					   rkey, raddr, flags, wr_id);
-	return rf__sq_post_rdma1_t(sq, 1, opcode, imm, lkey, laddr, len, rkey,
-				   raddr, flags, wr_id);
+		return rf__sq_post_rdma1_t(sq, 0, opcode, imm, &bb, len, flags, wr_id);
+	return rf__sq_post_rdma1_t(sq, 1, opcode, imm, &bb, len, flags, wr_id);
 }
 
 /*
