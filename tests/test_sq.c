@@ -870,6 +870,15 @@ Test(sq, ud_send)
 	check_ctrl(w, RF_OPCODE_SEND_IMM, 0, 2, QPN, 6, 0, (uint32_t)RF_BE32(3));
 	cr_assert_eq(rd32(w + 64), 0x80000000U | 20);
 	cr_assert_eq(memcmp(w + 68, data, 20), 0);
+
+	/* the RC/UC/XRC one-SGE posts on a UD queue: refused, nothing written */
+	memset(t.buf + 4 * 64, 0xa5, 12 * 64);
+	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, RF_SEND_RING, 3), -EINVAL);
+	cr_assert_eq(rf_sq_post_read(&t.sq, 1, 2, 3, 4, 5, 0, 3), -EINVAL);
+	cr_assert_eq(rf_sq_post_send(&t.sq, 1, 2, 3, 0, 3), -EINVAL);
+	cr_assert_eq(t.sq.pi, 4);
+	for (unsigned i = 4 * 64; i < 16 * 64; i++)
+		cr_assert_eq(t.buf[i], 0xa5, "byte %u written", i);
 	rft_sq_fini(&t);
 }
 

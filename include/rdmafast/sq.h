@@ -676,6 +676,8 @@ RF_INLINE int rf__sq_post_rdma1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 	rf_wqe_bb_data(&bb, 4, len, lkey, laddr);
 	if (RF_LIKELY(!sq->tseg_ds))
 		return rf__sq_post_rdma1_t(sq, 0, opcode, imm, &bb, len, flags, wr_id);
+	if (RF_UNLIKELY(sq->kind == RF_QP_UD))
+		return -EINVAL;		/* RDMA on UD: and the WQE would not fit one BB */
 	return rf__sq_post_rdma1_t(sq, 1, opcode, imm, &bb, len, flags, wr_id);
 }
 
@@ -741,6 +743,8 @@ RF_INLINE int rf__sq_post_send1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 	if (RF_LIKELY(!sq->tseg_ds))
 		return rf__sq_post_send1_t(sq, 0, opcode, imm, lkey, laddr, len,
 					   flags, wr_id);
+	if (RF_UNLIKELY(sq->kind == RF_QP_UD))
+		return -EINVAL;		/* UD sends carry an AV: rf_sq_post_ud_send() */
 	return rf__sq_post_send1_t(sq, 1, opcode, imm, lkey, laddr, len, flags,
 				   wr_id);
 }
