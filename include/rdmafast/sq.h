@@ -637,34 +637,47 @@ RF_INLINE uint64_t rf_sq_retire(struct rf_sq *sq, uint16_t wqe_counter)
 #define RF__DS_DATA(len) ((uint32_t)((len) != 0))
 
 /*
- * ctrl [xrc] raddr data: at most 4 DS, so always one BB. tseg is a
- * constant (rf__sq_post_rdma1() tests the queue once). bb holds the raddr
- * and data segments in words 2..5, built by the caller before its branch
- * on the queue kind, so that a loop of posts builds them once: RC/UC
- * stores bb as it is, XRC stores words 2..5 after its XRC segment.
+ * The one-BB posts with one SGE, ctrl [xrc] body, where bb holds the body
+ * in words 2..n-1 (RDMA: raddr and data segments; SEND: the data segment):
+ * at most 4 DS with the XRC segment, so always one BB. tseg is a constant
+ * (rf__sq_post_bb1() tests the queue once). RC/UC stores bb as it is and
+ * may ring from it; XRC stores its words after the XRC segment.
  */
-RF_INLINE int rf__sq_post_rdma1_t(struct rf_sq *sq, int tseg, uint8_t opcode, __be32 imm,
-				  struct rf_wqe_bb *bb, uint32_t len, uint32_t flags,
-				  uint64_t wr_id)
+RF_INLINE int rf__sq_post_bb1_t(struct rf_sq *sq, int tseg, uint8_t opcode, __be32 imm,
+				struct rf_wqe_bb *bb, unsigned n, uint32_t ds_body,
+				uint32_t flags, uint64_t wr_id)
 {
 	struct rf__sq_wqe w;
 
 	if (RF_UNLIKELY(!rf__sq_open(sq, &w, 1, flags, tseg)))
 		return -ENOSPC;
 	if (!tseg) {
-		rf__sq_end_bb(sq, &w, bb, 6, 0, opcode, 1 + RF__DS_DATA(len), imm, wr_id);
+		rf__sq_end_bb(sq, &w, bb, n, 0, opcode, ds_body, imm, wr_id);
 	} else {
-		union rf__ctrl_view *v = (union rf__ctrl_view *)w.body;
-
-		v->bb[0] = bb->q[2];
-		v->bb[1] = bb->q[3];
-		v->bb[2] = bb->q[4];
-		v->bb[3] = bb->q[5];
-		rf__sq_end(sq, &w, opcode, 0, 1 + RF__DS_DATA(len), imm, wr_id);
+		RF__BB_STORE(((union rf__ctrl_view *)w.body)->bb, bb->q + 2, n - 2);
+		rf__sq_end(sq, &w, opcode, 0, ds_body, imm, wr_id);
 	}
 	return 0;
 }
 
+/*
+ * bb is built by the caller before the branch on the queue kind, so that
+ * a loop of posts builds its loop-invariant words once for both copies.
+ * On UD the body would follow a 48-byte address vector, past the one BB
+ * reserved: refused (UD sends go through rf_sq_post_ud_send()).
+ */
+RF_INLINE int rf__sq_post_bb1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
+			      struct rf_wqe_bb *bb, unsigned n, uint32_t ds_body,
+			      uint32_t flags, uint64_t wr_id)
+{
+	if (RF_LIKELY(!sq->tseg_ds))
+		return rf__sq_post_bb1_t(sq, 0, opcode, imm, bb, n, ds_body, flags, wr_id);
+	if (RF_UNLIKELY(sq->kind == RF_QP_UD))
+		return -EINVAL;
+	return rf__sq_post_bb1_t(sq, 1, opcode, imm, bb, n, ds_body, flags, wr_id);
+}
+
+/* ctrl [xrc] raddr data: WRITE, WRITE_IMM, READ. */
 RF_INLINE int rf__sq_post_rdma1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 				uint32_t lkey, uint64_t laddr, uint32_t len,
 				uint32_t rkey, uint64_t raddr, uint32_t flags,
@@ -674,11 +687,7 @@ RF_INLINE int rf__sq_post_rdma1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 
 	rf_wqe_bb_raddr(&bb, 2, raddr, rkey);
 	rf_wqe_bb_data(&bb, 4, len, lkey, laddr);
-	if (RF_LIKELY(!sq->tseg_ds))
-		return rf__sq_post_rdma1_t(sq, 0, opcode, imm, &bb, len, flags, wr_id);
-	if (RF_UNLIKELY(sq->kind == RF_QP_UD))
-		return -EINVAL;		/* RDMA on UD: and the WQE would not fit one BB */
-	return rf__sq_post_rdma1_t(sq, 1, opcode, imm, &bb, len, flags, wr_id);
+	return rf__sq_post_bb1(sq, opcode, imm, &bb, 6, 1 + RF__DS_DATA(len), flags, wr_id);
 }
 
 /*
@@ -715,38 +724,15 @@ RF_INLINE int rf_sq_post_read(struct rf_sq *sq, uint32_t lkey, uint64_t laddr,
 				 rkey, raddr, flags, wr_id);
 }
 
-/* The SEND family on RC/UC/XRC: ctrl [xrc] data, one BB. */
-RF_INLINE int rf__sq_post_send1_t(struct rf_sq *sq, int tseg, uint8_t opcode, __be32 imm,
-				  uint32_t lkey, uint64_t laddr, uint32_t len,
-				  uint32_t flags, uint64_t wr_id)
-{
-	struct rf__sq_wqe w;
-
-	if (RF_UNLIKELY(!rf__sq_open(sq, &w, 1, flags, tseg)))
-		return -ENOSPC;
-	if (!tseg) {
-		struct rf_wqe_bb bb;
-
-		rf_wqe_bb_data(&bb, 2, len, lkey, laddr);
-		rf__sq_end_bb(sq, &w, &bb, 4, 0, opcode, RF__DS_DATA(len), imm, wr_id);
-		return 0;
-	}
-	rf_set_data_seg((struct rf_wqe_data_seg *)w.body, len, lkey, laddr);
-	rf__sq_end(sq, &w, opcode, 0, RF__DS_DATA(len), imm, wr_id);
-	return 0;
-}
-
+/* ctrl [xrc] data: the SEND family on RC/UC/XRC. */
 RF_INLINE int rf__sq_post_send1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 				uint32_t lkey, uint64_t laddr, uint32_t len,
 				uint32_t flags, uint64_t wr_id)
 {
-	if (RF_LIKELY(!sq->tseg_ds))
-		return rf__sq_post_send1_t(sq, 0, opcode, imm, lkey, laddr, len,
-					   flags, wr_id);
-	if (RF_UNLIKELY(sq->kind == RF_QP_UD))
-		return -EINVAL;		/* UD sends carry an AV: rf_sq_post_ud_send() */
-	return rf__sq_post_send1_t(sq, 1, opcode, imm, lkey, laddr, len, flags,
-				   wr_id);
+	struct rf_wqe_bb bb;
+
+	rf_wqe_bb_data(&bb, 2, len, lkey, laddr);
+	return rf__sq_post_bb1(sq, opcode, imm, &bb, 4, RF__DS_DATA(len), flags, wr_id);
 }
 
 /* rf_sq_post_send - SEND of len bytes at laddr (lkey). */
@@ -821,7 +807,7 @@ RF_INLINE void rf__copy_inline(uint8_t *dst, const uint8_t *src, uint32_t len)
 #endif
 
 /*
- * Inline posts with a constant tseg (see rf__sq_post_rdma1_t()). The
+ * Inline posts with a constant tseg (see rf__sq_post_bb1_t()). The
  * remote address and key come swapped: swapped once in the caller before
  * the branch on tseg, a loop of posts swaps them once, outside the loop
  * (swapped in each branch, gcc swaps them again in every post).

@@ -227,13 +227,6 @@ RF_INLINE void rf__bf_zero_tail(volatile uint8_t *d, unsigned o)
 		*(volatile rf__v16 *)(d + o + 32) = zero;
 }
 
-/* Word k of a BlueFlame write when below n: spelled out, see RF__BB_STORE. */
-#define RF__BF_WORD(d, q, n, k)			\
-	do {					\
-		if ((k) < (n))			\
-			(d)[k] = (q)[k];	\
-	} while (0)
-
 /*
  * rf_ring_bf_bb - rf_ring_bf() for a one-BB WQE built in registers (hw/wqe.h,
  * struct rf_wqe_bb): the BlueFlame stores write words 0..n-1 of bb, then,
@@ -251,14 +244,7 @@ RF_INLINE void rf_ring_bf_bb(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
 	rf_dma_wmb();		/* WQE stores before dbrec store */
 	rf_dbrec_set(sq_dbrec, pi);
 	rf_wc_start();		/* dbrec store before BlueFlame MMIO stores */
-	RF__BF_WORD(d, bb->q, n, 0);
-	RF__BF_WORD(d, bb->q, n, 1);
-	RF__BF_WORD(d, bb->q, n, 2);
-	RF__BF_WORD(d, bb->q, n, 3);
-	RF__BF_WORD(d, bb->q, n, 4);
-	RF__BF_WORD(d, bb->q, n, 5);
-	RF__BF_WORD(d, bb->q, n, 6);
-	RF__BF_WORD(d, bb->q, n, 7);
+	RF__BB_STORE(d, bb->q, n);
 	if (inl)
 		o = rf_wqe_bb_store_inline(cur, bb, n, inl);
 	rf__bf_zero_tail(cur, o);

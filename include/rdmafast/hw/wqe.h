@@ -610,9 +610,9 @@ struct rf_wqe_bb {
 };
 
 /*
- * Store words 0..n-1 of q to dst (n >= 2: the control segment is words 0
- * and 1): straight-line for a constant n, where a loop left to gcc -O2
- * stays a loop and puts q in memory.
+ * Store words 0..n-1 of q to dst (2 <= n <= 8; dst may be volatile: the
+ * BlueFlame register), straight-line for a constant n, where a loop left
+ * to gcc -O2 stays a loop and puts q in memory.
  */
 #define RF__BB_STORE(dst, q, n)					\
 	do {							\
