@@ -78,7 +78,8 @@ static inline void *rft_zalloc(size_t n)
 struct rft_sq {
 	struct rf_sq sq;
 	uint8_t *buf;
-	struct rf_sq_slot *slot;
+	uint64_t *wr_id;	/* the side tables */
+	uint32_t *wqe_end;
 	uint8_t *uar;		/* fake UAR page */
 	__be32 dbrec[2];
 };
@@ -92,7 +93,8 @@ static inline int rft_sq_init(struct rft_sq *t, uint32_t kind, uint32_t wqe_cnt,
 
 	memset(t, 0, sizeof(*t));
 	t->buf = (uint8_t *)rft_zalloc((size_t)wqe_cnt * 64);
-	t->slot = (struct rf_sq_slot *)rft_zalloc(wqe_cnt * sizeof(*t->slot));
+	t->wr_id = (uint64_t *)rft_zalloc(wqe_cnt * sizeof(*t->wr_id));
+	t->wqe_end = (uint32_t *)rft_zalloc(wqe_cnt * sizeof(*t->wqe_end));
 	t->uar = (uint8_t *)rft_zalloc(4096);
 	memset(&a, 0, sizeof(a));
 	a.buf = t->buf;
@@ -105,14 +107,16 @@ static inline int rft_sq_init(struct rft_sq *t, uint32_t kind, uint32_t wqe_cnt,
 	a.max_sge = max_sge;
 	a.kind = kind;
 	a.sig_all = sig_all;
-	a.slot = t->slot;
+	a.wr_id = t->wr_id;
+	a.wqe_end = t->wqe_end;
 	return rf_sq_init(&t->sq, &a);
 }
 
 static inline void rft_sq_fini(struct rft_sq *t)
 {
 	free(t->buf);
-	free(t->slot);
+	free(t->wr_id);
+	free(t->wqe_end);
 	free(t->uar);
 }
 

@@ -118,7 +118,7 @@ Test(cq, selective_signaling_retires_earlier_wqes)
 	cr_assert_eq(wc.byte_len, 64);
 	cr_assert_eq(wc.qp_num, QPN);
 	cr_assert_eq(wc.wqe_counter, 10);
-	cr_assert_eq(s.sq.ci, 11);
+	cr_assert_eq(rf_sq_ci(&s.sq), 11);
 	cr_assert_eq(rf_sq_space(&s.sq), 16);
 	rft_sq_fini(&s);
 	rft_cq_fini(&t);
@@ -290,7 +290,7 @@ Test(cq, error_cqes)
 	cr_assert_eq(wc[0].opcode, RF_WC_RDMA_WRITE);
 	cr_assert_eq(wc[1].status, RF_WC_WR_FLUSH_ERR);
 	cr_assert_eq(wc[1].wr_id, 43);
-	cr_assert_eq(s.sq.ci, 4);
+	cr_assert_eq(rf_sq_ci(&s.sq), 4);
 	cr_assert_eq(wc[2].status, RF_WC_WR_FLUSH_ERR);
 	cr_assert_eq(wc[2].wr_id, 77);
 	cr_assert_eq(wc[2].opcode, RF_WC_RECV);
@@ -540,7 +540,7 @@ Test(cq, umr_completions_tell_bind_from_invalidate)
 	cr_assert_eq(wc[0].opcode, RF_WC_BIND_MW);
 	cr_assert_eq(wc[1].wr_id, 32);
 	cr_assert_eq(wc[1].opcode, RF_WC_LOCAL_INV);
-	cr_assert_eq(s.sq.ci, 6, "the fence NOP after the invalidate is still out");
+	cr_assert_eq(rf_sq_ci(&s.sq), 6, "the fence NOP after the invalidate is still out");
 	rft_sq_fini(&s);
 	rft_cq_fini(&t);
 }
@@ -659,7 +659,7 @@ static void mixed_batches(uint32_t cqe_size, uint64_t seed)
 			if (ci)
 				cr_assert_eq(t.dbrec[RF_CQ_SET_CI], rf_htobe32(ci & 0xffffff));
 		}
-		cr_assert_eq(s.sq.ci, sq_ci, "seed %llu step %d", (unsigned long long)seed, step);
+		cr_assert_eq(rf_sq_ci(&s.sq), sq_ci, "seed %llu step %d", (unsigned long long)seed, step);
 		cr_assert_eq(rf_cq_peek(&t.cq) != NULL, ci != pi);
 	}
 	cr_assert_gt(t.cq.nstale, 0);

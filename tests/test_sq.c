@@ -88,8 +88,8 @@ Test(sq, write_bytes)
 	check_raddr(wqe(&t, 0) + 16, 0xa0b0c0d0e0f00102ULL, 0x55667788);
 	check_data(wqe(&t, 0) + 32, 4096, 0x11223344, 0x1000200030004000ULL);
 	cr_assert_eq(t.sq.pi, 1);
-	cr_assert_eq(t.slot[0].wr_id, 77);
-	cr_assert_eq(t.slot[0].end, 1);
+	cr_assert_eq(t.wr_id[0], 77);
+	cr_assert_eq(t.wqe_end[0], 1);
 	/* nothing visible before the ring */
 	cr_assert_eq(t.dbrec[RF_SND_DBR], 0);
 	rft_sq_fini(&t);
@@ -138,8 +138,8 @@ Test(sq, rdma_and_send_opcodes)
 		   RF_WQE_CTRL_CQ_UPDATE | RF_WQE_CTRL_FENCE, 0);
 	cr_assert_eq(t.sq.pi, 7);
 	for (int i = 0; i < 7; i++) {
-		cr_assert_eq(t.slot[i].wr_id, (uint64_t)i + 1);
-		cr_assert_eq(t.slot[i].end, (uint32_t)i + 1);
+		cr_assert_eq(t.wr_id[i], (uint64_t)i + 1);
+		cr_assert_eq(t.wqe_end[i], (uint32_t)i + 1);
 	}
 	rft_sq_fini(&t);
 }
@@ -194,7 +194,7 @@ Test(sq, atomics)
 	cr_assert_eq(rd64(w + 48), 0xb4);
 	cr_assert_eq(rd64(w + 56), 0xb2);
 	check_data(w + 64, 8, 7, 0x7000);
-	cr_assert_eq(t.slot[3].end, 5);
+	cr_assert_eq(t.wqe_end[3], 5);
 
 	w = wqe(&t, 5);
 	check_ctrl(w, RF_OPCODE_ATOMIC_MASKED_FA, RF_OPMOD_EXT_ATOMIC_4B, 5, QPN, 4, 0, 0);
@@ -342,14 +342,14 @@ Test(sq, nop_padding_at_queue_end)
 	cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, 100, RF_SEND_SIGNALED, 42), 0);
 	w = wqe(&t, 7);
 	check_ctrl(w, RF_OPCODE_NOP, 0, 7, QPN, 1, 0, 0);
-	cr_assert_eq(t.slot[7].end, 8);
+	cr_assert_eq(t.wqe_end[7], 8);
 	w = wqe(&t, 8);
 	check_ctrl(w, RF_OPCODE_SEND, 0, 8, QPN, 8, RF_WQE_CTRL_CQ_UPDATE, 0);
 	cr_assert_eq(memcmp(w + 20, data, 100), 0);
 	cr_assert_eq(t.sq.pi, 10);
 	cr_assert_eq(t.sq.last_pi, 8);
-	cr_assert_eq(t.slot[0].wr_id, 42);
-	cr_assert_eq(t.slot[0].end, 10);
+	cr_assert_eq(t.wr_id[0], 42);
+	cr_assert_eq(t.wqe_end[0], 10);
 	/* no room for pad + WQE: fails and pads nothing */
 	rft_sq_fini(&t);
 
@@ -383,8 +383,8 @@ Test(sq, three_laps_and_16bit_index_wrap)
 	memset(data, 0x5a, sizeof(data));
 	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
 	/* start just below the 16-bit wrap of the WQE index field */
-	t.sq.pi = t.sq.ci = t.sq.last_pi = t.sq.bf_pi = 0xffff - 20;	/* no_bf 0 */
-	t.sq.limit = t.sq.ci + t.sq.bb_max;
+	t.sq.pi = t.sq.last_pi = t.sq.bf_pi = 0xffff - 20;	/* no_bf 0 */
+	t.sq.limit = t.sq.pi + t.sq.bb_max;
 	while (posted < 16 * 4) {
 		uint32_t pi = t.sq.pi;
 		int rc = posted % 3 == 2 ?
@@ -400,7 +400,7 @@ Test(sq, three_laps_and_16bit_index_wrap)
 		cr_assert_eq(rd32((const uint8_t *)&t.dbrec[RF_SND_DBR]), t.sq.pi & 0xffff);
 		/* the device completes everything so far */
 		rf_sq_retire(&t.sq, (uint16_t)t.sq.last_pi);
-		cr_assert_eq(t.sq.ci, t.sq.pi);
+		cr_assert_eq(rf_sq_ci(&t.sq), t.sq.pi);
 		posted++;
 	}
 	cr_assert(t.sq.pi > 0x10000, "crossed the 16-bit wrap");
@@ -527,7 +527,7 @@ Test(sq, post_with_ring_flag)
 	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(1));
 	cr_assert_eq((uint32_t)(t.sq.bf.cur - t.sq.bf.reg), 256u);
 	cr_assert_eq(t.sq.bf_pi, 1);
-	cr_assert_eq(t.slot[0].wr_id, 9);
+	cr_assert_eq(t.wr_id[0], 9);
 	memset(t.uar, 0, 4096);
 	rf_sq_ring(&t.sq);		/* nothing left to ring */
 	cr_assert_eq(memcmp(t.uar, zero, sizeof(zero)), 0);
@@ -805,7 +805,7 @@ Test(sq, sig_all_default_and_raw_reserve_commit)
 	rf_set_ctrl_seg(&ref, 1, RF_OPCODE_RDMA_WRITE, 0, rf_ctrl_qpn(0xabcdef),
 			RF_WQE_CTRL_CQ_UPDATE | RF_WQE_CTRL_SOLICITED, 2, 0);
 	cr_assert_eq(memcmp(c, &ref, 16), 0);
-	cr_assert_eq(t.slot[1].wr_id, 99);
+	cr_assert_eq(t.wr_id[1], 99);
 	cr_assert_eq(t.sq.pi, 2);
 	rft_sq_fini(&t);
 }
@@ -918,7 +918,7 @@ Test(sq, batch_posts_until_failure_and_rings_once)
 	cr_assert_eq(rd32(wqe(&t, 1) + 16), 0x80000000U | 16);
 	cr_assert_eq(memcmp(wqe(&t, 1) + 20, payload, 16), 0);
 	check_ctrl(wqe(&t, 2), RF_OPCODE_ATOMIC_FA, 0, 2, QPN, 4, 0, 0);
-	cr_assert_eq(t.slot[2].wr_id, 12);
+	cr_assert_eq(t.wr_id[2], 12);
 	/* nothing posted: no ring */
 	cr_assert_eq(rf_sq_post_batch(&t.sq, &wr[3], 1, &err), 0);
 	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(3));
@@ -975,8 +975,8 @@ Test(sq, bind_mw_and_local_inv)
 	check_ctrl(wqe(&t, 3), RF_OPCODE_NOP, 0, 3, QPN, 1,
 		   RF_WQE_CTRL_INITIATOR_SMALL_FENCE, 0);
 	cr_assert_eq(t.sq.pi, 4);
-	cr_assert_eq(t.slot[0].wr_id, 5);
-	cr_assert_eq(t.slot[0].end, 3);
+	cr_assert_eq(t.wr_id[0], 5);
+	cr_assert_eq(t.wqe_end[0], 3);
 
 	cr_assert_eq(rf_sq_post_local_inv(&t.sq, 0xabcdef11, 0, 6), 0);
 	w = wqe(&t, 4);

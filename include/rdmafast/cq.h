@@ -249,13 +249,13 @@ struct rf_cq {
 	 */
 	uint64_t   want;
 	/*
-	 * For want's QP: its send queue, and that queue's slot table and
+	 * For want's QP: its send queue, and that queue's wr_id table and
 	 * wqe_mask, copied so that a batch loads them before its first CQE
 	 * (they do not change after rf_sq_init(); attach a queue again if it
 	 * is initialized again while attached). (written)
 	 */
 	struct rf_sq *req_sq;
-	const struct rf_sq_slot *req_slot;
+	const struct rf__sq_wr_id *req_wr_id;
 	uint16_t   req_mask;	/* < 0x8000 (rf_sq_init()), which the type tells the compiler */
 	uint16_t   rsvd0;
 	uint32_t   ci;		/* consumer index, free running (written) */
@@ -807,7 +807,7 @@ RF_INLINE void rf__cq_req_fill(struct rf_cq *cq, uint32_t sop_raw, uint32_t qpn,
 	__builtin_memcpy(&cq->req_rec, &rec, sizeof(rec));
 	cq->want = (cq->want & RF__CQE_TAIL_OWNER) | rf__cqe_tail_sop(sop_raw);
 	cq->req_sq = sq;
-	cq->req_slot = sq->slot;
+	cq->req_wr_id = sq->wr_id;
 	cq->req_mask = (uint16_t)sq->wqe_mask;
 }
 
@@ -876,13 +876,9 @@ RF_INLINE int rf_cq_decode(struct rf_cq *cq, struct rf_cqe64 *cqe, struct rf_wc 
 struct rf__cq_batch {
 	uint8_t  *p;		/* cq->cur */
 	uint64_t  want;
-	const struct rf_sq_slot *slot;
+	const struct rf__sq_wr_id *wr_id;
 	uint32_t  mask;
-	/*
-	 * Byte offset in slot of the entry retired last (index * 16: scaled
-	 * once, and pointer-sized, so that it addresses without a move), or
-	 * RF__CQ_NONE
-	 */
+	/* the slot retired last (pointer-sized: it indexes), or RF__CQ_NONE */
 	size_t    done;
 	rf__v8u16 rec;
 	size_t    step;
@@ -890,19 +886,14 @@ struct rf__cq_batch {
 	uint32_t  used;		/* CQEs consumed */
 };
 
-#define RF__CQ_NONE ((size_t)1)	/* not a multiple of 16 */
+#define RF__CQ_NONE (~(size_t)0)	/* no slot: masks are below 0x8000 */
 
 RF_INLINE void rf__cq_batch_load(struct rf__cq_batch *b, const struct rf_cq *cq)
 {
 	b->want = cq->want;
-	b->slot = cq->req_slot;
+	b->wr_id = cq->req_wr_id;
 	b->mask = cq->req_mask;
 	b->rec = cq->req_rec;
-}
-
-RF_INLINE const struct rf_sq_slot *rf__cq_batch_done(const struct rf__cq_batch *b)
-{
-	return (const struct rf_sq_slot *)((const uint8_t *)b->slot + b->done);
 }
 
 /*
@@ -913,7 +904,6 @@ RF_INLINE const struct rf_sq_slot *rf__cq_batch_done(const struct rf__cq_batch *
 RF_INLINE union rf__wc_view *rf__cq_run(struct rf__cq_batch *b, union rf__wc_view *w,
 					union rf__wc_view *stop)
 {
-	RF_STATIC_ASSERT(sizeof(struct rf_sq_slot) == 16, "slot scale");
 	do {
 		struct rf_cqe64 *cqe = (struct rf_cqe64 *)b->p;
 		/* one load: op_own comes with the fields it vouches for */
@@ -926,8 +916,8 @@ RF_INLINE union rf__wc_view *rf__cq_run(struct rf__cq_batch *b, union rf__wc_vie
 		counter = rf__cqe_tail_counter(x);
 		w->v.rec = b->rec;
 		w->wc.wqe_counter = (uint16_t)counter;
-		b->done = (size_t)(counter & b->mask) * 16;
-		w->v.wr_id = rf__cq_batch_done(b)->wr_id;
+		b->done = counter & b->mask;
+		w->v.wr_id = b->wr_id[b->done].v;
 		rf_dma_rmb();	/* owner byte before byte_cnt */
 		w->v.byte_len = rf_be32toh(cqe->byte_cnt);
 		b->p += b->step;
@@ -967,7 +957,7 @@ RF_INLINE union rf__wc_view *rf__cq_poll_more(struct rf_cq *cq, struct rf__cq_ba
 				break;	/* hardware owned: nothing more */
 			rf_dma_rmb();	/* owner byte before the CQE body */
 			if (b->done != RF__CQ_NONE) {
-				rf__sq_retire_slot(cq->req_sq, rf__cq_batch_done(b));
+				rf__sq_retire_slot(cq->req_sq, b->done);
 				b->done = RF__CQ_NONE;
 			}
 			w += rf_cq_decode(cq, cqe, &w->wc);
@@ -1002,7 +992,7 @@ RF_INLINE void rf__cq_poll_end(struct rf_cq *cq, const struct rf__cq_batch *b, u
 	uint32_t ci = cq->ci + used;
 
 	if (b->done != RF__CQ_NONE)
-		rf__sq_retire_slot(cq->req_sq, rf__cq_batch_done(b));
+		rf__sq_retire_slot(cq->req_sq, b->done);
 	cq->ci = ci;
 	cq->cur = b->p;
 	cq->left = b->left;

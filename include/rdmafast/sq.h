@@ -17,9 +17,9 @@
  * half-done.
  *
  * Space is counted in 64-byte basic blocks (BB), not in work requests: a
- * WQE takes 1 to 16 BBs. Each committed WQE records, in side tables indexed
- * by the slot of its first BB, its wr_id and the producer index just after
- * it. A CQE names the first BB of the last WQE it completes (wqe_counter);
+ * WQE takes 1 to 16 BBs. Each committed WQE records, in two side tables
+ * indexed by the slot of its first BB, its wr_id and the producer index
+ * just after it. A CQE names the first BB of the last WQE it completes (wqe_counter);
  * since RC/UC/XRC complete in order, that one entry retires every earlier
  * WQE too, signaled or not (rf_sq_retire()). So unsignaled WQEs cost no CQE
  * and no bookkeeping beyond the two table stores.
@@ -31,7 +31,7 @@
  *
  * Threading: a queue has one producer. Nothing here takes a lock or uses
  * an atomic; two threads posting to one rf_sq must serialize themselves.
- * Retirement (rf_sq_retire(), called by rf_cq_poll()) writes sq->ci and
+ * Retirement (rf_sq_retire(), called by rf_cq_poll()) writes
  * sq->limit, which the producer reads: poll the CQ from the thread that
  * posts, or serialize.
  *
@@ -91,15 +91,13 @@ struct rf_sge {
 };
 
 /*
- * One side-table entry per basic block slot, for the WQE starting there:
- * its wr_id and the producer index just after it. One table, so a post
- * loads one pointer for both stores.
+ * Side-table entries (struct rf_sq). Wrapped in structs so that the
+ * compiler knows a store to one does not alias an rf_sq field of the same
+ * integer type: after a plain uint64_t or uint32_t array store it reloads
+ * the queue's fields, in a burst of posts once per WQE.
  */
-struct rf_sq_slot {
-	uint64_t wr_id;
-	uint32_t end;
-	uint32_t rsvd;
-};
+struct rf__sq_wr_id { uint64_t v; };
+struct rf__sq_end { uint32_t v; };
 
 /*
  * struct rf_sq - one send queue. Fields are filled by rf_sq_init() (host
@@ -109,13 +107,22 @@ struct rf_sq_slot {
 struct rf_sq {
 	/* hot: every post (read before the WQE stores, see rf__sq_post_rdma1) */
 	uint8_t  *buf;		/* BB 0 */
-	struct rf_sq_slot *slot;	/* [wqe_cnt] side table */
+	/*
+	 * The side tables, one entry per BB slot for the WQE starting there:
+	 * its wr_id, and the producer index just after it. Two arrays rather
+	 * than one of pairs: the slot index then addresses both with the
+	 * scale of a load or store (8 and 4), with no multiply into a
+	 * pointer, in every post and every CQE.
+	 */
+	struct rf__sq_wr_id *wr_id;	/* [wqe_cnt] */
+	struct rf__sq_end   *wqe_end;	/* [wqe_cnt] */
 	uint32_t  pi;		/* producer index in BBs, free running (written) */
 	/*
-	 * ci + bb_max, kept by rf_sq_retire() next to ci so that the room
-	 * check of a post is one subtraction from pi instead of loading pi,
-	 * ci and bb_max: a WQE of nbb BBs fits when limit - pi >= nbb
-	 * (written).
+	 * ci + bb_max, where ci is the producer index after the last WQE
+	 * retired (rf_sq_ci()). Kept by rf_sq_retire() instead of ci, so that
+	 * the room check of a post is one subtraction from pi instead of
+	 * loading pi, ci and bb_max: a WQE of nbb BBs fits when
+	 * limit - pi >= nbb (written).
 	 */
 	uint32_t  limit;
 	uint32_t  wqe_mask;	/* wqe_cnt - 1 */
@@ -160,7 +167,6 @@ struct rf_sq {
 	uint32_t  bf_bbs;	/* bf.size / RF_SEND_WQE_BB */
 	__be32   *dbrec;	/* &qp_dbrec[RF_SND_DBR] */
 	/* limits and rarely used constants */
-	uint32_t  ci;		/* BBs before ci are retired, free running (written) */
 	uint32_t  bb_max;	/* at most this many BBs outstanding (pi - ci) */
 	__be32    qpn_be;	/* rf_ctrl_qpn(qpn) */
 	uint32_t  wqe_cnt;	/* BBs in the queue, a power of two */
@@ -183,7 +189,8 @@ struct rf_sq_attr {
 	uint32_t  max_sge;	/* ibv_qp_cap.max_send_sge */
 	uint32_t  kind;		/* enum rf_qp_kind */
 	uint32_t  sig_all;	/* nonzero: every WQE signaled (sq_sig_all) */
-	struct rf_sq_slot *slot;	/* wqe_cnt entries, caller-allocated */
+	uint64_t *wr_id;	/* wqe_cnt entries, caller-allocated */
+	uint32_t *wqe_end;	/* wqe_cnt entries, caller-allocated */
 };
 
 /*
@@ -230,7 +237,7 @@ RF_INLINE uint64_t rf__sq_ctrl_lo(__be32 qpn_ds, uint32_t pi, uint8_t opcode,
  */
 static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *a)
 {
-	if (!a->buf || !a->dbrec || !a->slot ||
+	if (!a->buf || !a->dbrec || !a->wr_id || !a->wqe_end ||
 	    a->wqe_cnt < 2 || (a->wqe_cnt & (a->wqe_cnt - 1)) ||
 	    a->wqe_cnt > 0x8000 || a->kind > RF_QP_UD)
 		return -EINVAL;
@@ -254,7 +261,8 @@ static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *
 	sq->tseg_ds = a->kind == RF_QP_XRC ? 1 : a->kind == RF_QP_UD ? 3 : 0;
 	sq->ctrl_lo = rf__sq_ctrl_lo(sq->qpn_be | rf_htobe32(1U + sq->tseg_ds), 0, 0, 0, 0);
 	sq->tseg_off = RF_WQE_DS_SIZE * (1U + sq->tseg_ds);
-	sq->slot = a->slot;
+	sq->wr_id = (struct rf__sq_wr_id *)a->wr_id;
+	sq->wqe_end = (struct rf__sq_end *)a->wqe_end;
 	sq->last_pi = ~0U;	/* nothing committed: not the rung pi */
 	sq->dbrec = a->dbrec + RF_SND_DBR;
 	sq->bf_bbs = a->bf_size / RF_SEND_WQE_BB;
@@ -279,6 +287,12 @@ static inline void rf_sq_set_xrc_srqn(struct rf_sq *sq, uint32_t srqn)
 RF_INLINE uint32_t rf_sq_space(const struct rf_sq *sq)
 {
 	return sq->limit - sq->pi;
+}
+
+/* The consumer index: every BB before it is retired (free running). */
+RF_INLINE uint32_t rf_sq_ci(const struct rf_sq *sq)
+{
+	return sq->limit - sq->bb_max;
 }
 
 /* The WQE (control segment) in slot pi & mask. */
@@ -330,11 +344,10 @@ RF_INLINE void rf__sq_set_ctrl(struct rf_wqe_ctrl_seg *c, uint32_t pi, uint8_t o
 /* Record a WQE of nbb BBs in the side table and move pi past it. */
 RF_INLINE void rf__sq_advance(struct rf_sq *sq, uint32_t nbb, uint64_t wr_id)
 {
-	uint32_t pi = sq->pi;
-	struct rf_sq_slot *s = &sq->slot[pi & sq->wqe_mask];
+	uint32_t pi = sq->pi, idx = pi & sq->wqe_mask;
 
-	s->wr_id = wr_id;
-	s->end = pi + nbb;
+	sq->wr_id[idx].v = wr_id;
+	sq->wqe_end[idx].v = pi + nbb;
 	sq->last_pi = pi;
 	sq->pi = pi + nbb;
 }
@@ -468,7 +481,9 @@ RF_INLINE void rf_sq_ring(struct rf_sq *sq)
 struct rf__sq_wqe {
 	struct rf_wqe_ctrl_seg *c;
 	uint8_t *body;		/* after ctrl and transport segment */
-	struct rf_sq_slot *slot;
+	struct rf__sq_wr_id *wr_id;	/* sq->wr_id */
+	struct rf__sq_end   *wqe_end;	/* sq->wqe_end */
+	size_t   idx;		/* pi & wqe_mask (pointer-sized: it indexes) */
 	uint32_t pi;
 	uint32_t nbb;
 	uint64_t ctrl_lo;	/* sq->ctrl_lo: qpn_ds with ctrl and transport DS */
@@ -494,8 +509,9 @@ RF_INLINE int rf__sq_open(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb,
 {
 	uint32_t pi = sq->pi, mask = sq->wqe_mask;
 	uint8_t *buf = sq->buf;
-	struct rf_sq_slot *slot = sq->slot;
 
+	w->wr_id = sq->wr_id;
+	w->wqe_end = sq->wqe_end;
 	w->ctrl_lo = sq->ctrl_lo;
 	w->fm_bits = sq->ctrl_hi | rf__sq_fm_bits(flags & RF__SEND_FM);
 	w->ring = (flags & RF_SEND_RING) != 0;
@@ -507,7 +523,7 @@ RF_INLINE int rf__sq_open(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb,
 	} else {
 		w->c = (struct rf_wqe_ctrl_seg *)(buf + ((size_t)(pi & mask) << RF_SEND_WQE_SHIFT));
 	}
-	w->slot = &slot[pi & mask];
+	w->idx = pi & mask;
 	w->pi = pi;
 	w->nbb = nbb;
 	if (tseg) {
@@ -548,8 +564,8 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 		v->q.lo = lo;
 		v->q.hi = hi;
 	}
-	w->slot->wr_id = wr_id;
-	w->slot->end = w->pi + w->nbb;
+	w->wr_id[w->idx].v = wr_id;
+	w->wqe_end[w->idx].v = w->pi + w->nbb;
 	sq->pi = w->pi + w->nbb;
 	/*
 	 * RF_SEND_RING (a constant): alone since the last ring and small
@@ -610,13 +626,10 @@ RF_INLINE void rf_sq_commit(struct rf_sq *sq, struct rf_wqe_ctrl_seg *c,
 		rf_sq_ring(sq);
 }
 
-/* Retire everything up to the end of the WQE recorded in slot s. */
-RF_INLINE void rf__sq_retire_slot(struct rf_sq *sq, const struct rf_sq_slot *s)
+/* Retire everything up to the end of the WQE recorded in slot idx. */
+RF_INLINE void rf__sq_retire_slot(struct rf_sq *sq, size_t idx)
 {
-	uint32_t end = s->end;
-
-	sq->ci = end;
-	sq->limit = end + sq->bb_max;
+	sq->limit = sq->wqe_end[idx].v + sq->bb_max;
 }
 
 /*
@@ -625,10 +638,10 @@ RF_INLINE void rf__sq_retire_slot(struct rf_sq *sq, const struct rf_sq_slot *s)
  */
 RF_INLINE uint64_t rf_sq_retire(struct rf_sq *sq, uint16_t wqe_counter)
 {
-	const struct rf_sq_slot *s = &sq->slot[wqe_counter & sq->wqe_mask];
+	size_t idx = wqe_counter & sq->wqe_mask;
 
-	rf__sq_retire_slot(sq, s);
-	return s->wr_id;
+	rf__sq_retire_slot(sq, idx);
+	return sq->wr_id[idx].v;
 }
 
 /* ---- One-call posts: reserve + segments + commit (no ring) ------------ */

@@ -296,9 +296,10 @@ struct rf_qp_init_attr {
 
 static inline RF_COLD void rf_qp_fini_ibv(struct rf_qp *qp)
 {
-	free(qp->sq.slot);
+	free(qp->sq.wr_id);	/* and wqe_end, in the same block */
 	free(qp->rq.wr_id);
-	qp->sq.slot = NULL;
+	qp->sq.wr_id = NULL;
+	qp->sq.wqe_end = NULL;
 	qp->rq.wr_id = NULL;
 }
 
@@ -351,13 +352,15 @@ static inline RF_COLD int rf_qp_init_ibv(struct rf_qp *qp, struct ibv_qp *ibqp,
 	sa.max_sge = cap->max_send_sge;
 	sa.kind = qp->kind;
 	sa.sig_all = (uint32_t)sig_all;
-	sa.slot = (struct rf_sq_slot *)calloc(dv.sq.wqe_cnt ? dv.sq.wqe_cnt : 1,
-					      sizeof(struct rf_sq_slot));
-	if (!sa.slot)
+	/* both side tables in one block: wr_id[] first, 8-byte aligned */
+	sa.wr_id = (uint64_t *)calloc(dv.sq.wqe_cnt ? dv.sq.wqe_cnt : 1,
+				      sizeof(uint64_t) + sizeof(uint32_t));
+	if (!sa.wr_id)
 		return -ENOMEM;
+	sa.wqe_end = (uint32_t *)(sa.wr_id + dv.sq.wqe_cnt);
 	ret = rf_sq_init(&qp->sq, &sa);
 	if (ret) {
-		free(sa.slot);
+		free(sa.wr_id);
 		return ret;
 	}
 	if (dv.rq.wqe_cnt) {
