@@ -840,6 +840,54 @@ Test(sq, xrc_segment)
 	cr_assert_eq(rd64(w + 56), 3);
 	check_data(w + 64, 8, 1, 0x10);
 	cr_assert_eq(t.sq.pi, 4);
+
+	/* inline goes the XRC way, up to max_inline and not one byte more */
+	{
+		uint8_t data[MAXINL + 1], before[16 * 64];
+
+		for (size_t i = 0; i < sizeof(data); i++)
+			data[i] = (uint8_t)(i * 7 + 1);
+		cr_assert_eq(rf_sq_post_write_inline(&t.sq, data, 8, 2, 0x20, 0, 4), 0);
+		w = wqe(&t, 4);
+		check_ctrl(w, RF_OPCODE_RDMA_WRITE, 0, 4, QPN, 4, 0, 0);
+		cr_assert_eq(rd32(w + 16), 0x00abcdef);
+		check_raddr(w + 32, 0x20, 2);
+		cr_assert_eq(rd32(w + 48), RF_INLINE_SEG | 8);
+		cr_assert_eq(memcmp(w + 52, data, 8), 0);
+		cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, MAXINL, 0, 5), 0);
+		cr_assert_eq(memcmp(wqe(&t, 5) + 36, data, MAXINL), 0);
+		memcpy(before, t.buf, sizeof(before));
+		cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, MAXINL + 1, 0, 6), -EINVAL);
+		cr_assert_eq(t.sq.pi, 5 + (16 + 16 + 4 + MAXINL + 63) / 64);
+		cr_assert_eq(memcmp(before, t.buf, sizeof(before)), 0);
+	}
+	rft_sq_fini(&t);
+}
+
+/* A queue created without inline room takes no inline payload at all. */
+Test(sq, no_inline_room)
+{
+	struct rft_sq t;
+	const uint8_t data[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, 0, MAXSGE, 0, QPN), 0);
+	cr_assert_eq(rf_sq_post_write_inline(&t.sq, data, 1, 2, 0x20, 0, 1), -EINVAL);
+	cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, 8, RF_SEND_RING, 1), -EINVAL);
+	cr_assert_eq(t.sq.pi, 0);
+	/* an empty one has no inline segment: allowed, as in libmlx5 */
+	cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, 0, 0, 2), 0);
+	check_ctrl(wqe(&t, 0), RF_OPCODE_SEND, 0, 0, QPN, 1, 0, 0);
+	rft_sq_fini(&t);
+
+	/* a capability over what one WQE holds is clamped to that */
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, 0xffffffffU, MAXSGE, 0, QPN), 0);
+	cr_assert_eq(t.sq.max_inline, 63 * 16);
+	{
+		volatile uint32_t huge = 0xffffffffU;	/* not a constant: no bounds warning */
+
+		cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, huge, 0, 1), -EINVAL);
+	}
+	cr_assert_eq(t.sq.pi, 0);
 	rft_sq_fini(&t);
 }
 

@@ -173,6 +173,11 @@ struct rf_sq {
 	uint8_t  *qend;		/* buf + 64 * wqe_cnt */
 	uint32_t  qpn;
 	uint32_t  max_inline;	/* payload bytes of one inline segment */
+	/*
+	 * max_inline + 1 on RC/UC, 0 on queues with a transport segment: an
+	 * inline post tests "RC/UC and the payload fits" with one compare.
+	 */
+	uint32_t  inline_rc_lim;
 	uint32_t  max_sge;	/* data segments in one WQE */
 	struct rf_wqe_xrc_seg xrc;	/* XRC: the segment after ctrl (rf_sq_set_xrc_srqn) */
 };
@@ -271,7 +276,10 @@ static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *
 	sq->qend = sq->buf + (size_t)a->wqe_cnt * RF_SEND_WQE_BB;
 	sq->wqe_cnt = a->wqe_cnt;
 	sq->qpn = a->qpn;
-	sq->max_inline = a->max_inline;
+	/* no WQE holds more, and the inline sizes then cannot overflow */
+	sq->max_inline = a->max_inline < RF_WQE_MAX_DS * RF_WQE_DS_SIZE ?
+			 a->max_inline : RF_WQE_MAX_DS * RF_WQE_DS_SIZE;
+	sq->inline_rc_lim = sq->tseg_ds ? 0 : sq->max_inline + 1;
 	sq->max_sge = a->max_sge;
 	rf_set_xrc_seg(&sq->xrc, 0);
 	return 0;
@@ -836,7 +844,8 @@ RF_INLINE int rf__sq_post_inline_t(struct rf_sq *sq, int tseg, uint8_t opcode,
 	struct rf__sq_wqe w;
 	uint8_t *p;
 
-	if (RF_UNLIKELY(len > sq->max_inline))
+	/* RC/UC: the caller checked len against max_inline */
+	if (tseg && RF_UNLIKELY(len > sq->max_inline))
 		return -EINVAL;
 	/* libmlx5 and UCX leave an empty inline segment out of the WQE */
 	body = (has_raddr ? 1 : 0) + (len ? RF_INLINE_DS(len) : 0);
@@ -891,9 +900,11 @@ RF_INLINE int rf__sq_post_inline(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 	__be32 rkey_be = rf_htobe32(rkey);
 	__be64 raddr_be = rf_htobe64(raddr);
 
-	if (RF_LIKELY(!sq->tseg_ds))
+	if (RF_LIKELY(len < sq->inline_rc_lim))
 		return rf__sq_post_inline_t(sq, 0, opcode, imm, has_raddr, rkey_be,
 					    raddr_be, data, len, flags, wr_id);
+	if (RF_UNLIKELY(!sq->tseg_ds))
+		return -EINVAL;		/* RC/UC, over max_inline */
 	return rf__sq_post_inline_t(sq, 1, opcode, imm, has_raddr, rkey_be,
 				    raddr_be, data, len, flags, wr_id);
 }
