@@ -919,11 +919,37 @@ Test(sq, ud_send)
 	cr_assert_eq(rd32(w + 64), 0x80000000U | 20);
 	cr_assert_eq(memcmp(w + 68, data, 20), 0);
 
-	/* the RC/UC/XRC one-SGE posts on a UD queue: refused, nothing written */
+	/*
+	 * The RC/UC/XRC send, RDMA and atomic posts on a UD queue: refused,
+	 * nothing written (their body would follow an address vector of
+	 * stale bytes)
+	 */
 	memset(t.buf + 4 * 64, 0xa5, 12 * 64);
 	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, RF_SEND_RING, 3), -EINVAL);
 	cr_assert_eq(rf_sq_post_read(&t.sq, 1, 2, 3, 4, 5, 0, 3), -EINVAL);
 	cr_assert_eq(rf_sq_post_send(&t.sq, 1, 2, 3, 0, 3), -EINVAL);
+	{
+		struct rf_sge sg = { 0x10, 8, 1 };
+		struct rf_sq_wr wr;
+		int err = 0;
+
+		cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, 8, RF_SEND_RING, 3), -EINVAL);
+		cr_assert_eq(rf_sq_post_write_inline(&t.sq, data, 20, 2, 0x20, 0, 3), -EINVAL);
+		cr_assert_eq(rf_sq_post_send_sg(&t.sq, &sg, 1, 0, 3), -EINVAL);
+		cr_assert_eq(rf_sq_post_write_sg(&t.sq, &sg, 1, 2, 0x20, 0, 3), -EINVAL);
+		cr_assert_eq(rf_sq_post_cas(&t.sq, 1, 0x10, 2, 0x20, 3, 4, 0, 3), -EINVAL);
+		cr_assert_eq(rf_sq_post_faa(&t.sq, 1, 0x10, 2, 0x20, 3, 0, 3), -EINVAL);
+		cr_assert_eq(rf_sq_post_masked_cs64(&t.sq, 1, 0x10, 2, 0x20, 1, 2, 3, 4, 0, 3),
+			     -EINVAL);
+		cr_assert_eq(rf_sq_post_masked_fa32(&t.sq, 1, 0x10, 2, 0x20, 1, 2, 0, 3),
+			     -EINVAL);
+		memset(&wr, 0, sizeof(wr));
+		wr.opcode = RF_WR_SEND;
+		wr.sg_list = &sg;
+		wr.num_sge = 1;
+		cr_assert_eq(rf_sq_post_batch(&t.sq, &wr, 1, &err), 0);
+		cr_assert_eq(err, -EINVAL);
+	}
 	cr_assert_eq(t.sq.pi, 4);
 	for (unsigned i = 4 * 64; i < 16 * 64; i++)
 		cr_assert_eq(t.buf[i], 0xa5, "byte %u written", i);

@@ -37,7 +37,9 @@
  *
  * Errors: posts return 0, -ENOSPC when the queue has no room (nothing was
  * written and no state moved), or -EINVAL for inline data over max_inline,
- * more SGEs than max_sge, or a WQE over RF_SEND_WQE_MAX_BB basic blocks.
+ * more SGEs than max_sge, a WQE over RF_SEND_WQE_MAX_BB basic blocks, or a
+ * send, RDMA or atomic post other than rf_sq_post_ud_send() on a UD queue
+ * (its body would land where the address vector goes).
  */
 #ifndef RDMAFAST_SQ_H
 #define RDMAFAST_SQ_H
@@ -903,8 +905,9 @@ RF_INLINE int rf__sq_post_inline(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 	if (RF_LIKELY(len < sq->inline_rc_lim))
 		return rf__sq_post_inline_t(sq, 0, opcode, imm, has_raddr, rkey_be,
 					    raddr_be, data, len, flags, wr_id);
-	if (RF_UNLIKELY(!sq->tseg_ds))
-		return -EINVAL;		/* RC/UC, over max_inline */
+	/* RC/UC over max_inline; UD sends go through rf_sq_post_ud_send() */
+	if (RF_UNLIKELY(!sq->tseg_ds || sq->kind == RF_QP_UD))
+		return -EINVAL;
 	return rf__sq_post_inline_t(sq, 1, opcode, imm, has_raddr, rkey_be,
 				    raddr_be, data, len, flags, wr_id);
 }
@@ -959,7 +962,8 @@ RF_INLINE int rf__sq_post_sg(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 	struct rf_wqe_data_seg *d;
 	uint8_t *p;
 
-	if (RF_UNLIKELY(n > sq->max_sge))
+	/* UD: the address vector goes where these write the XRC segment */
+	if (RF_UNLIKELY(n > sq->max_sge || sq->kind == RF_QP_UD))
 		return -EINVAL;
 	body = has_raddr ? 1 : 0;
 	for (i = 0; i < n; i++)
@@ -1030,29 +1034,33 @@ RF_INLINE int rf_sq_post_read_sg(struct rf_sq *sq, const struct rf_sge *sg,
 /*
  * The frame every atomic shares: [xrc] raddr, an operand segment of
  * opnd_ds DS, then the data segment that receives the fetch_len bytes of
- * the original remote value. Writes all but the operand segment and
- * returns where that goes, or NULL (nothing written, nothing moved) when
- * the queue is full; the caller fills it and finishes with
- * rf__sq_end(..., 2 + opnd_ds, ...). The 16-byte operand forms take one
- * BB (two with the XRC segment), the 32-byte masked CS two either way.
+ * the original remote value. Writes all but the operand segment, sets
+ * *opnd to where that goes and returns 0; or returns -EINVAL on a UD
+ * queue (no atomics there), -ENOSPC when the queue is full, with nothing
+ * written and nothing moved. The caller fills the operand and finishes
+ * with rf__sq_end(..., 2 + opnd_ds, ...). The 16-byte operand forms take
+ * one BB (two with the XRC segment), the 32-byte masked CS two either way.
  */
-RF_INLINE void *rf__sq_atomic_begin(struct rf_sq *sq, struct rf__sq_wqe *w,
-				    uint32_t opnd_ds, uint32_t lkey, uint64_t laddr,
-				    uint32_t fetch_len, uint32_t rkey, uint64_t raddr,
-				    uint32_t flags)
+RF_INLINE int rf__sq_atomic_begin(struct rf_sq *sq, struct rf__sq_wqe *w, void **opnd,
+				  uint32_t opnd_ds, uint32_t lkey, uint64_t laddr,
+				  uint32_t fetch_len, uint32_t rkey, uint64_t raddr,
+				  uint32_t flags)
 {
 	uint32_t nbb = opnd_ds > 1 ? 2 : 1 + (sq->tseg_ds != 0);
 	struct rf_wqe_raddr_seg *r;
-	uint8_t *opnd;
+	uint8_t *o;
 
+	if (RF_UNLIKELY(sq->kind == RF_QP_UD))
+		return -EINVAL;
 	if (RF_UNLIKELY(!rf__sq_open(sq, w, nbb, flags, sq->tseg_ds != 0)))
-		return NULL;
+		return -ENOSPC;
 	r = (struct rf_wqe_raddr_seg *)w->body;
 	rf_set_raddr_seg(r, raddr, rkey);
-	opnd = (uint8_t *)(r + 1);
-	rf_set_data_seg((struct rf_wqe_data_seg *)(opnd + opnd_ds * RF_WQE_DS_SIZE),
+	o = (uint8_t *)(r + 1);
+	rf_set_data_seg((struct rf_wqe_data_seg *)(o + opnd_ds * RF_WQE_DS_SIZE),
 			fetch_len, lkey, laddr);
-	return opnd;
+	*opnd = o;
+	return 0;
 }
 
 /*
@@ -1065,7 +1073,8 @@ RF_INLINE int rf__sq_post_atomic(struct rf_sq *sq, uint8_t opcode, uint32_t lkey
 				 uint64_t wr_id)
 {
 	struct rf__sq_wqe w;
-	struct rf_wqe_atomic_seg *a;
+	void *a;
+	int rc;
 
 	if (RF_LIKELY(!sq->tseg_ds)) {
 		struct rf_wqe_bb bb;
@@ -1078,11 +1087,10 @@ RF_INLINE int rf__sq_post_atomic(struct rf_sq *sq, uint8_t opcode, uint32_t lkey
 		rf__sq_end_bb(sq, &w, &bb, 8, 0, opcode, 3, 0, wr_id);
 		return 0;
 	}
-	a = (struct rf_wqe_atomic_seg *)
-		rf__sq_atomic_begin(sq, &w, 1, lkey, laddr, 8, rkey, raddr, flags);
-	if (RF_UNLIKELY(!a))
-		return -ENOSPC;
-	rf_set_atomic_seg(a, swap_add, compare);
+	rc = rf__sq_atomic_begin(sq, &w, &a, 1, lkey, laddr, 8, rkey, raddr, flags);
+	if (RF_UNLIKELY(rc))
+		return rc;
+	rf_set_atomic_seg((struct rf_wqe_atomic_seg *)a, swap_add, compare);
 	rf__sq_end(sq, &w, opcode, 0, 3, 0, wr_id);
 	return 0;
 }
@@ -1118,12 +1126,12 @@ RF_INLINE int rf_sq_post_masked_cs32(struct rf_sq *sq, uint32_t lkey, uint64_t l
 				     uint32_t flags, uint64_t wr_id)
 {
 	struct rf__sq_wqe w;
-	struct rf_wqe_masked_cs32_seg *m = (struct rf_wqe_masked_cs32_seg *)
-		rf__sq_atomic_begin(sq, &w, 1, lkey, laddr, 4, rkey, raddr, flags);
+	void *m;
+	int rc = rf__sq_atomic_begin(sq, &w, &m, 1, lkey, laddr, 4, rkey, raddr, flags);
 
-	if (RF_UNLIKELY(!m))
-		return -ENOSPC;
-	rf_set_masked_cs32_seg(m, swap, compare, swap_mask, compare_mask);
+	if (RF_UNLIKELY(rc))
+		return rc;
+	rf_set_masked_cs32_seg((struct rf_wqe_masked_cs32_seg *)m, swap, compare, swap_mask, compare_mask);
 	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_MASKED_CS, RF_OPMOD_EXT_ATOMIC_4B, 3, 0, wr_id);
 	return 0;
 }
@@ -1135,12 +1143,12 @@ RF_INLINE int rf_sq_post_masked_cs64(struct rf_sq *sq, uint32_t lkey, uint64_t l
 				     uint32_t flags, uint64_t wr_id)
 {
 	struct rf__sq_wqe w;
-	struct rf_wqe_masked_cs64_seg *m = (struct rf_wqe_masked_cs64_seg *)
-		rf__sq_atomic_begin(sq, &w, 2, lkey, laddr, 8, rkey, raddr, flags);
+	void *m;
+	int rc = rf__sq_atomic_begin(sq, &w, &m, 2, lkey, laddr, 8, rkey, raddr, flags);
 
-	if (RF_UNLIKELY(!m))
-		return -ENOSPC;
-	rf_set_masked_cs64_seg(m, swap, compare, swap_mask, compare_mask);
+	if (RF_UNLIKELY(rc))
+		return rc;
+	rf_set_masked_cs64_seg((struct rf_wqe_masked_cs64_seg *)m, swap, compare, swap_mask, compare_mask);
 	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_MASKED_CS, RF_OPMOD_EXT_ATOMIC_8B, 4, 0, wr_id);
 	return 0;
 }
@@ -1151,12 +1159,12 @@ RF_INLINE int rf_sq_post_masked_fa32(struct rf_sq *sq, uint32_t lkey, uint64_t l
 				     uint64_t wr_id)
 {
 	struct rf__sq_wqe w;
-	struct rf_wqe_masked_fa32_seg *m = (struct rf_wqe_masked_fa32_seg *)
-		rf__sq_atomic_begin(sq, &w, 1, lkey, laddr, 4, rkey, raddr, flags);
+	void *m;
+	int rc = rf__sq_atomic_begin(sq, &w, &m, 1, lkey, laddr, 4, rkey, raddr, flags);
 
-	if (RF_UNLIKELY(!m))
-		return -ENOSPC;
-	rf_set_masked_fa32_seg(m, add, field_boundary);
+	if (RF_UNLIKELY(rc))
+		return rc;
+	rf_set_masked_fa32_seg((struct rf_wqe_masked_fa32_seg *)m, add, field_boundary);
 	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_MASKED_FA, RF_OPMOD_EXT_ATOMIC_4B, 3, 0, wr_id);
 	return 0;
 }
@@ -1167,12 +1175,12 @@ RF_INLINE int rf_sq_post_masked_fa64(struct rf_sq *sq, uint32_t lkey, uint64_t l
 				     uint64_t wr_id)
 {
 	struct rf__sq_wqe w;
-	struct rf_wqe_masked_fa64_seg *m = (struct rf_wqe_masked_fa64_seg *)
-		rf__sq_atomic_begin(sq, &w, 1, lkey, laddr, 8, rkey, raddr, flags);
+	void *m;
+	int rc = rf__sq_atomic_begin(sq, &w, &m, 1, lkey, laddr, 8, rkey, raddr, flags);
 
-	if (RF_UNLIKELY(!m))
-		return -ENOSPC;
-	rf_set_masked_fa64_seg(m, add, field_boundary);
+	if (RF_UNLIKELY(rc))
+		return rc;
+	rf_set_masked_fa64_seg((struct rf_wqe_masked_fa64_seg *)m, add, field_boundary);
 	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_MASKED_FA, RF_OPMOD_EXT_ATOMIC_8B, 3, 0, wr_id);
 	return 0;
 }
