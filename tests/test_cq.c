@@ -56,7 +56,7 @@ static void laps(uint32_t cqe_size)
 			/* not yet written: still the previous lap's owner */
 			cr_assert_null(rf_cq_peek(&t.cq), "lap %d entry %d", lap, k);
 			rft_cqe_put(&t, n, RF_CQE_REQ, RF_OPCODE_RDMA_WRITE, QPN,
-				    (uint16_t)s.sq.last_pi, 0);
+				    (uint16_t)rf_sq_last_pi(&s.sq), 0);
 			cr_assert_not_null(rf_cq_peek(&t.cq));
 			cr_assert_eq(rf_cq_poll(&t.cq, wc, 4), 1);
 			cr_assert_eq(wc[0].wr_id, 1000 + n);
@@ -590,7 +590,7 @@ static void mixed_batches(uint32_t cqe_size, uint64_t seed)
 				else
 					cr_assert_eq(rf_sq_post_write(&s.sq, 1, 2, 3, 4, 5,
 								      RF_SEND_SIGNALED, id), 0);
-				e->counter = (uint16_t)s.sq.last_pi;
+				e->counter = (uint16_t)rf_sq_last_pi(&s.sq);
 				e->opcode = send ? RF_WC_SEND : RF_WC_RDMA_WRITE;
 				e->sq_end = s.sq.pi;
 				rft_cqe_put(&t, pi, RF_CQE_REQ,

@@ -258,8 +258,8 @@ Test(sq, inline_payload_and_limit)
 	}
 	/* zero-length inline: no inline segment at all */
 	cr_assert_eq(rf_sq_post_send_imm_inline(&t.sq, data, 0, RF_BE32(9), 0, 5), 0);
-	check_ctrl(wqe(&t, t.sq.last_pi), RF_OPCODE_SEND_IMM, 0,
-		   (uint16_t)t.sq.last_pi, QPN, 1, 0, (uint32_t)RF_BE32(9));
+	check_ctrl(wqe(&t, rf_sq_last_pi(&t.sq)), RF_OPCODE_SEND_IMM, 0,
+		   (uint16_t)rf_sq_last_pi(&t.sq), QPN, 1, 0, (uint32_t)RF_BE32(9));
 	rft_sq_fini(&t);
 }
 
@@ -320,7 +320,7 @@ Test(sq, full_queue_writes_nothing)
 	cr_assert_null(rf_sq_reserve(&t.sq, 1));
 	cr_assert_eq(memcmp(before, t.buf, sizeof(before)), 0);
 	cr_assert_eq(t.sq.pi, 8);
-	cr_assert_eq(t.sq.last_pi, 7);
+	cr_assert_eq(rf_sq_last_pi(&t.sq), 7);
 	/* retiring WQE 3 frees 0..3: exactly four BBs */
 	cr_assert_eq(rf_sq_retire(&t.sq, 3), 3);
 	cr_assert_eq(rf_sq_space(&t.sq), 4);
@@ -347,7 +347,7 @@ Test(sq, nop_padding_at_queue_end)
 	check_ctrl(w, RF_OPCODE_SEND, 0, 8, QPN, 8, RF_WQE_CTRL_CQ_UPDATE, 0);
 	cr_assert_eq(memcmp(w + 20, data, 100), 0);
 	cr_assert_eq(t.sq.pi, 10);
-	cr_assert_eq(t.sq.last_pi, 8);
+	cr_assert_eq(rf_sq_last_pi(&t.sq), 8);
 	cr_assert_eq(t.wr_id[0], 42);
 	cr_assert_eq(t.wqe_end[0], 10);
 	/* no room for pad + WQE: fails and pads nothing */
@@ -383,7 +383,7 @@ Test(sq, three_laps_and_16bit_index_wrap)
 	memset(data, 0x5a, sizeof(data));
 	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
 	/* start just below the 16-bit wrap of the WQE index field */
-	t.sq.pi = t.sq.last_pi = t.sq.bf_pi = 0xffff - 20;	/* no_bf 0 */
+	t.sq.pi = t.sq.bf_pi = 0xffff - 20;	/* no_bf 0 */
 	t.sq.limit = t.sq.pi + t.sq.bb_max;
 	while (posted < 16 * 4) {
 		uint32_t pi = t.sq.pi;
@@ -392,14 +392,14 @@ Test(sq, three_laps_and_16bit_index_wrap)
 			rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, 0, posted);
 
 		cr_assert_eq(rc, 0);
-		check_ctrl(wqe(&t, t.sq.last_pi), posted % 3 == 2 ? RF_OPCODE_SEND :
-			   RF_OPCODE_RDMA_WRITE, 0, (uint16_t)t.sq.last_pi, QPN,
+		check_ctrl(wqe(&t, rf_sq_last_pi(&t.sq)), posted % 3 == 2 ? RF_OPCODE_SEND :
+			   RF_OPCODE_RDMA_WRITE, 0, (uint16_t)rf_sq_last_pi(&t.sq), QPN,
 			   posted % 3 == 2 ? 4 : 3, 0, 0);
-		cr_assert(t.sq.last_pi == pi || t.sq.last_pi == pi + 1);
+		cr_assert(rf_sq_last_pi(&t.sq) == pi || rf_sq_last_pi(&t.sq) == pi + 1);
 		rf_sq_ring(&t.sq);
 		cr_assert_eq(rd32((const uint8_t *)&t.dbrec[RF_SND_DBR]), t.sq.pi & 0xffff);
 		/* the device completes everything so far */
-		rf_sq_retire(&t.sq, (uint16_t)t.sq.last_pi);
+		rf_sq_retire(&t.sq, (uint16_t)rf_sq_last_pi(&t.sq));
 		cr_assert_eq(rf_sq_ci(&t.sq), t.sq.pi);
 		posted++;
 	}
@@ -442,7 +442,7 @@ Test(sq, ring_blueflame_single_wqe)
 
 		memset(data, 4, sizeof(data));
 		cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, MAXINL, 0, 3), 0);
-		cr_assert_eq(t.sq.pi - t.sq.last_pi, 4);	/* 1 + 14 DS */
+		cr_assert_eq(t.sq.pi - rf_sq_last_pi(&t.sq), 4);	/* 1 + 14 DS */
 		rf_sq_ring(&t.sq);
 		cr_assert_eq(memcmp(bf, wqe(&t, 3), 256), 0);
 	}
@@ -498,6 +498,57 @@ Test(sq, ring_doorbell_for_batches_and_without_bf)
 		cr_assert_eq((uint32_t)(t.sq.bf.cur - t.sq.bf.reg), 0u);
 		cr_assert_eq(t.dbrec[RF_SND_DBR], rf_htobe32((uint32_t)i + 1));
 	}
+	rft_sq_fini(&t);
+}
+
+/*
+ * The ring finds the last WQE in the side table (rf_sq_last_pi()): over
+ * slots whose entries are left from the previous lap, behind a WQE that
+ * spans them, it still names the right one.
+ */
+Test(sq, ring_finds_last_wqe_over_stale_slots)
+{
+	struct rft_sq t;
+	uint8_t *bf, data[MAXINL];
+
+	memset(data, 6, sizeof(data));
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 8, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	bf = t.uar + RF_BF_REG_OFFSET;
+	/* lap 1: eight one-BB WQEs, each rung and completed */
+	for (uint32_t i = 0; i < 8; i++) {
+		cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, RF_SEND_RING, i), 0);
+		cr_assert_eq(rf_sq_last_pi(&t.sq), i);
+		rf_sq_retire(&t.sq, (uint16_t)i);
+	}
+	/* lap 2: one BB, then 3 BBs over slots 2 and 3 (stale ends 3 and 4) */
+	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, 0, 8), 0);
+	cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, 150, 0, 9), 0);
+	cr_assert_eq(t.sq.pi, 12);
+	cr_assert_eq(rf_sq_last_pi(&t.sq), 9);
+	memset(t.uar, 0, 4096);
+	rf_sq_ring(&t.sq);
+	/* two WQEs: the doorbell of the second */
+	cr_assert_eq(memcmp(bf, wqe(&t, 9), 8), 0);
+	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(12));
+	rf_sq_retire(&t.sq, 9);
+	/* a single 4-BB WQE over slots 4..7 (stale ends 5..8): BlueFlame */
+	cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, MAXINL, 0, 10), 0);
+	cr_assert_eq(t.sq.pi, 16);
+	cr_assert_eq(rf_sq_last_pi(&t.sq), 12);
+	rf_sq_ring(&t.sq);
+	cr_assert_eq(memcmp(bf + 256, wqe(&t, 12), 256), 0);
+	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(16));
+	/* a 3-BB WQE, then one BB: not single, the doorbell of the last */
+	rf_sq_retire(&t.sq, 12);
+	cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, 150, 0, 11), 0);
+	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, 0, 12), 0);
+	cr_assert_eq(rf_sq_last_pi(&t.sq), 19);
+	memset(t.uar, 0, 4096);
+	rf_sq_ring(&t.sq);
+	cr_assert_eq(memcmp(bf, wqe(&t, 19), 8), 0);
+	for (int i = 8; i < 64; i++)
+		cr_assert_eq(bf[i], 0, "byte %d: BlueFlame, not the doorbell", i);
+	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(20));
 	rft_sq_fini(&t);
 }
 

@@ -68,9 +68,9 @@ enum {
  * In a post's flags: ring right after this WQE, as post + rf_sq_ring()
  * would. The RC/UC/XRC one-call posts do it themselves: when the WQE is
  * the only one since the last ring and fits a BlueFlame half (the usual
- * "post one, send it now"), they copy it to the register at once and skip
- * the bookkeeping rf_sq_ring() needs to find it later; otherwise they call
- * rf_sq_ring(). rf_sq_commit() (and so the UD send, NOP, bind and
+ * "post one, send it now"), they copy it to the register at once from
+ * what they hold; otherwise they ring the 8-byte doorbell of their WQE,
+ * which they know without rf_sq_ring()'s search. rf_sq_commit() (and so the UD send, NOP, bind and
  * invalidate posts) calls rf_sq_ring(). Not a control-segment bit:
  * RF__SEND_FM masks it off.
  */
@@ -148,7 +148,6 @@ struct rf_sq {
 	uint8_t   rsvd0;
 	uint32_t  tseg_off;	/* 16 + 16 * tseg_ds: where the body starts */
 	/* ring */
-	uint32_t  last_pi;	/* pi of the last committed WQE (written) */
 	/*
 	 * pi at the last ring plus no_bf (written). A WQE that starts at
 	 * bf_pi is the only one since the last ring and, on a queue with
@@ -270,7 +269,6 @@ static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *
 	sq->tseg_off = RF_WQE_DS_SIZE * (1U + sq->tseg_ds);
 	sq->wr_id = (struct rf__sq_wr_id *)a->wr_id;
 	sq->wqe_end = (struct rf__sq_end *)a->wqe_end;
-	sq->last_pi = ~0U;	/* nothing committed: not the rung pi */
 	sq->dbrec = a->dbrec + RF_SND_DBR;
 	sq->bf_bbs = a->bf_size / RF_SEND_WQE_BB;
 	sq->no_bf = a->bf_size ? 0 : 0x80000000U;
@@ -358,7 +356,6 @@ RF_INLINE void rf__sq_advance(struct rf_sq *sq, uint32_t nbb, uint64_t wr_id)
 
 	sq->wr_id[idx].v = wr_id;
 	sq->wqe_end[idx].v = pi + nbb;
-	sq->last_pi = pi;
 	sq->pi = pi + nbb;
 }
 
@@ -432,6 +429,24 @@ RF_INLINE void *rf_sq_tseg(const struct rf_sq *sq, struct rf_wqe_ctrl_seg *c)
 }
 
 /*
+ * rf_sq_last_pi - where the last WQE committed starts (its wqe_counter in
+ * a CQE, modulo 2^16), found in the side table rather than stored by
+ * every post: the entry whose end is pi, searched back from pi - 1. An
+ * entry left from an earlier lap never matches: a WQE that started a lap
+ * or more before slot j ends at or before j, so before pi. At most
+ * RF_SEND_WQE_MAX_BB steps, one for a one-BB WQE. Only meaningful after
+ * at least one commit.
+ */
+RF_INLINE uint32_t rf_sq_last_pi(const struct rf_sq *sq)
+{
+	uint32_t pi = sq->pi, s = pi - 1, n = RF_SEND_WQE_MAX_BB;
+
+	while (sq->wqe_end[s & sq->wqe_mask].v != pi && --n)
+		s--;
+	return s;
+}
+
+/*
  * rf_sq_ring - tell the device about every WQE committed since the last
  * ring. A single WQE that fits one BlueFlame half is copied through the
  * BlueFlame register (the device needs no DMA read); otherwise, or when the
@@ -439,44 +454,22 @@ RF_INLINE void *rf_sq_tseg(const struct rf_sq *sq, struct rf_wqe_ctrl_seg *c)
  * Barriers: WQE stores before the dbrec, dbrec before the MMIO stores, and
  * the write-combining buffer flushed after them (hw/doorbell.h).
  *
- * "Single WQE" is last_pi == rung, the pi at the last ring (bf_pi less
- * no_bf): the last WQE starts where the last ring ended. It fits when its
- * size pi - last_pi is 1..bf_bbs, one unsigned compare. rf_sq_init() sets
- * last_pi to ~0 so that nothing committed never looks like one WQE.
+ * "Single WQE": the WQE that starts at rung, the pi at the last ring
+ * (bf_pi less no_bf), ends at pi. It fits when its size pi - rung is
+ * 1..bf_bbs, one unsigned compare. Neither the test nor the doorbell needs
+ * a "last WQE" stored by every post: the side table tells (rf_sq_last_pi()).
  */
 RF_INLINE void rf_sq_ring(struct rf_sq *sq)
 {
 	uint32_t pi = sq->pi;
-	uint32_t last = sq->last_pi;
 	uint32_t rung = sq->bf_pi - sq->no_bf;
-	/* found from last_pi rather than stored by every post: one store less per WQE */
-	const struct rf_wqe_ctrl_seg *c = rf_sq_wqe(sq, last);
-	uint8_t *bf = sq->bf.cur;
 
-	/*
-	 * rf_ring_bf() or rf_ring_db() (hw/doorbell.h), merged by hand so the
-	 * two paths share the flush and the toggle. Measured with make bench:
-	 * calling the two in branches costs gcc 2 more instructions per post,
-	 * and one helper taking nbb (0 = doorbell) costs clang 10 more.
-	 */
-	if (last == rung && pi - last - 1 < sq->bf_bbs) {
-		rf_dma_wmb();		/* WQE stores before dbrec store */
-		rf_dbrec_set(sq->dbrec, pi);
-		rf_wc_start();		/* dbrec store before BlueFlame MMIO stores */
-		rf_bf_copy(bf, c, pi - last);
-	} else if (RF_LIKELY(pi != rung)) {
-		uint64_t db;
-
-		__builtin_memcpy(&db, c, sizeof(db));
-		rf_dma_wmb();		/* WQE stores before dbrec store */
-		rf_dbrec_set(sq->dbrec, pi);
-		rf_wc_start();		/* dbrec store before doorbell MMIO store */
-		rf_mmio_write64(bf, db);
-	} else {
+	if (RF_UNLIKELY(pi == rung))
 		return;
-	}
-	rf_wc_flush();		/* MMIO stores out before the other half is used */
-	rf__bf_toggle(&sq->bf, bf);
+	if (sq->wqe_end[rung & sq->wqe_mask].v == pi && pi - rung - 1 < sq->bf_bbs)
+		rf_ring_bf(sq->dbrec, &sq->bf, pi, rf_sq_wqe(sq, rung), pi - rung);
+	else
+		rf_ring_db(sq->dbrec, &sq->bf, pi, rf_sq_wqe(sq, rf_sq_last_pi(sq)));
 	sq->bf_pi = pi + sq->no_bf;
 }
 
@@ -486,7 +479,7 @@ RF_INLINE void rf_sq_ring(struct rf_sq *sq)
  * write the segments, then the control segment, the side table and the
  * queue state last (rf__sq_end()). In that order no rf_sq field has to be
  * loaded again after a WQE store, and rf_sq_ring() right after a post
- * gets pi and last_pi from the stores the compiler just made.
+ * gets pi from the store the compiler just made.
  */
 struct rf__sq_wqe {
 	struct rf_wqe_ctrl_seg *c;
@@ -579,8 +572,8 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 	sq->pi = w->pi + w->nbb;
 	/*
 	 * RF_SEND_RING (a constant): alone since the last ring and small
-	 * enough, the WQE goes out by BlueFlame here and last_pi is never
-	 * needed; anything else is rf_sq_ring()'s to decide.
+	 * enough, the WQE goes out by BlueFlame here, from what the post
+	 * holds; anything else is rf_sq_ring()'s to decide.
 	 */
 	if (w->ring && RF_LIKELY(w->pi == sq->bf_pi && (w->nbb == 1 || w->nbb <= sq->bf_bbs))) {
 		if (bb)
@@ -590,9 +583,11 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 		sq->bf_pi = w->pi + w->nbb;	/* no_bf is 0 here */
 		return;
 	}
-	sq->last_pi = w->pi;
-	if (w->ring)
-		rf_sq_ring(sq);		/* earlier WQEs wait too, or no BlueFlame */
+	/* earlier WQEs wait too, no BlueFlame, or too big: this WQE's doorbell */
+	if (w->ring) {
+		rf_ring_db(sq->dbrec, &sq->bf, w->pi + w->nbb, w->c);
+		sq->bf_pi = w->pi + w->nbb + sq->no_bf;
+	}
 }
 
 /* rf__sq_close() for a WQE written to the queue segment by segment. */
