@@ -19,10 +19,10 @@
  * Space is counted in 64-byte basic blocks (BB), not in work requests: a
  * WQE takes 1 to 16 BBs. Each committed WQE records, in two side tables
  * indexed by the slot of its first BB, its wr_id and the producer index
- * just after it. A CQE names the first BB of the last WQE it completes (wqe_counter);
- * since RC/UC/XRC complete in order, that one entry retires every earlier
- * WQE too, signaled or not (rf_sq_retire()). So unsignaled WQEs cost no CQE
- * and no bookkeeping beyond the two table stores.
+ * just after it. A CQE names the first BB of the last WQE it completes
+ * (wqe_counter); since RC/UC/XRC complete in order, that one entry retires
+ * every earlier WQE too, signaled or not (rf_sq_retire()). So unsignaled
+ * WQEs cost no CQE and no bookkeeping beyond the two table stores.
  *
  * A WQE never straddles the end of the queue: when the next WQE would run
  * past it, rf_sq_reserve() first fills the rest of the queue with 1-BB NOP
@@ -31,9 +31,9 @@
  *
  * Threading: a queue has one producer. Nothing here takes a lock or uses
  * an atomic; two threads posting to one rf_sq must serialize themselves.
- * Retirement (rf_sq_retire(), called by rf_cq_poll()) writes
- * sq->limit, which the producer reads: poll the CQ from the thread that
- * posts, or serialize.
+ * Retirement (rf_sq_retire(), called by rf_cq_poll()) writes sq->limit,
+ * which the producer reads: poll the CQ from the thread that posts, or
+ * serialize.
  *
  * Errors: posts return 0, -ENOSPC when the queue has no room (nothing was
  * written and no state moved), or -EINVAL for inline data over max_inline,
@@ -70,9 +70,9 @@ enum {
  * the only one since the last ring and fits a BlueFlame half (the usual
  * "post one, send it now"), they copy it to the register at once from
  * what they hold; otherwise they ring the 8-byte doorbell of their WQE,
- * which they know without rf_sq_ring()'s search. rf_sq_commit() (and so the UD send, NOP, bind and
- * invalidate posts) calls rf_sq_ring(). Not a control-segment bit:
- * RF__SEND_FM masks it off.
+ * which they know without rf_sq_ring()'s search. rf_sq_commit() (and so
+ * the UD send, NOP, bind and invalidate posts) calls rf_sq_ring(). Not a
+ * control-segment bit: RF__SEND_FM masks it off.
  */
 #define RF_SEND_RING 0x20000U
 #define RF__SEND_FM  0xffU	/* the flags that go into fm_ce_se */
@@ -1126,7 +1126,8 @@ RF_INLINE int rf_sq_post_masked_cs32(struct rf_sq *sq, uint32_t lkey, uint64_t l
 
 	if (RF_UNLIKELY(rc))
 		return rc;
-	rf_set_masked_cs32_seg((struct rf_wqe_masked_cs32_seg *)m, swap, compare, swap_mask, compare_mask);
+	rf_set_masked_cs32_seg((struct rf_wqe_masked_cs32_seg *)m, swap, compare, swap_mask,
+			       compare_mask);
 	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_MASKED_CS, RF_OPMOD_EXT_ATOMIC_4B, 3, 0, wr_id);
 	return 0;
 }
@@ -1143,7 +1144,8 @@ RF_INLINE int rf_sq_post_masked_cs64(struct rf_sq *sq, uint32_t lkey, uint64_t l
 
 	if (RF_UNLIKELY(rc))
 		return rc;
-	rf_set_masked_cs64_seg((struct rf_wqe_masked_cs64_seg *)m, swap, compare, swap_mask, compare_mask);
+	rf_set_masked_cs64_seg((struct rf_wqe_masked_cs64_seg *)m, swap, compare, swap_mask,
+			       compare_mask);
 	rf__sq_end(sq, &w, RF_OPCODE_ATOMIC_MASKED_CS, RF_OPMOD_EXT_ATOMIC_8B, 4, 0, wr_id);
 	return 0;
 }
