@@ -104,7 +104,10 @@ enum {
  * @wr_id:       of the completed WQE (for a requester CQE: the signaled
  *               WQE; earlier unsignaled ones were retired silently)
  * @byte_len:    responder: bytes received (a UD receive includes the 40-byte
- *               GRH area); RDMA READ: bytes read; atomics: 4 or 8
+ *               GRH area); RDMA READ: bytes read; atomics: 4 or 8. Not
+ *               part of other requester completions (sends, writes, NOP,
+ *               UMR), as in ibv_wc: rf_cq_poll()'s fast path leaves it
+ *               as it was
  * @imm:         responder, RF_WC_WITH_IMM: the immediate in network order,
  *               exactly as the sender passed it; RF_WC_WITH_INV: the
  *               rkey, see rf_wc_inv_rkey(). Not written for requester
@@ -257,7 +260,11 @@ struct rf_cq {
 	struct rf_sq *req_sq;
 	const struct rf__sq_wr_id *req_wr_id;
 	uint16_t   req_mask;	/* < 0x8000 (rf_sq_init()), which the type tells the compiler */
-	uint16_t   rsvd0;
+	/*
+	 * Whether want's WQE opcode reports a byte count (READ, atomics):
+	 * only then does the fast path read byte_cnt (rf__cq_run()).
+	 */
+	uint16_t   req_len;
 	uint32_t   ci;		/* consumer index, free running (written) */
 	/*
 	 * Bytes 16..31 of the record for want's sop (qp_num, src_qp 0, status,
@@ -793,6 +800,19 @@ RF_INLINE uint32_t rf__cqe_sop_raw(const struct rf_cqe64 *cqe)
 	return (RF_FORCE uint32_t)cqe->sop_drop_qpn;
 }
 
+/*
+ * Requester completions that carry a byte count in struct rf_wc: READ
+ * (bytes read) and the atomics (the fetched size). For the others it is
+ * not part of the completion, as in ibv_wc, and the fast path leaves the
+ * field alone.
+ */
+RF_INLINE uint16_t rf__wqe_op_has_len(uint8_t wqe_opcode)
+{
+	return wqe_opcode == RF_OPCODE_RDMA_READ || wqe_opcode == RF_OPCODE_ATOMIC_CS ||
+	       wqe_opcode == RF_OPCODE_ATOMIC_FA || wqe_opcode == RF_OPCODE_ATOMIC_MASKED_CS ||
+	       wqe_opcode == RF_OPCODE_ATOMIC_MASKED_FA;
+}
+
 /* Remember a requester CQE's sop word for the fast path (struct rf_cq). */
 RF_INLINE void rf__cq_req_fill(struct rf_cq *cq, uint32_t sop_raw, uint32_t qpn,
 			       uint32_t kind, struct rf_sq *sq)
@@ -809,6 +829,7 @@ RF_INLINE void rf__cq_req_fill(struct rf_cq *cq, uint32_t sop_raw, uint32_t qpn,
 	cq->req_sq = sq;
 	cq->req_wr_id = sq->wr_id;
 	cq->req_mask = (uint16_t)sq->wqe_mask;
+	cq->req_len = rf__wqe_op_has_len((uint8_t)(rf_be32toh((RF_FORCE __be32)sop_raw) >> 24));
 }
 
 /* rf_cq_decode with the op_own byte already read by the peek. */
@@ -878,6 +899,7 @@ struct rf__cq_batch {
 	uint64_t  want;
 	const struct rf__sq_wr_id *wr_id;
 	uint32_t  mask;
+	uint32_t  len;		/* cq->req_len */
 	/* the slot retired last (pointer-sized: it indexes), or RF__CQ_NONE */
 	size_t    done;
 	rf__v8u16 rec;
@@ -893,16 +915,19 @@ RF_INLINE void rf__cq_batch_load(struct rf__cq_batch *b, const struct rf_cq *cq)
 	b->want = cq->want;
 	b->wr_id = cq->req_wr_id;
 	b->mask = cq->req_mask;
+	b->len = cq->req_len;
 	b->rec = cq->req_rec;
 }
 
 /*
  * Write the records of fast-path CQEs from b->p on, stopping at stop (the
  * caller bounds it by the buffer end) or before the first CQE that is not
- * one. Returns where the records end.
+ * one. Returns where the records end. len (a constant: b->len, tested by
+ * the caller once per run) says whether the records carry byte_len; when
+ * they do not, nothing but the tail word is read from the CQE.
  */
 RF_INLINE union rf__wc_view *rf__cq_run(struct rf__cq_batch *b, union rf__wc_view *w,
-					union rf__wc_view *stop)
+					union rf__wc_view *stop, int len)
 {
 	do {
 		struct rf_cqe64 *cqe = (struct rf_cqe64 *)b->p;
@@ -918,8 +943,10 @@ RF_INLINE union rf__wc_view *rf__cq_run(struct rf__cq_batch *b, union rf__wc_vie
 		w->wc.wqe_counter = (uint16_t)counter;
 		b->done = counter & b->mask;
 		w->v.wr_id = b->wr_id[b->done].v;
-		rf_dma_rmb();	/* owner byte before byte_cnt */
-		w->v.byte_len = rf_be32toh(cqe->byte_cnt);
+		if (len) {
+			rf_dma_rmb();	/* owner byte before byte_cnt */
+			w->v.byte_len = rf_be32toh(cqe->byte_cnt);
+		}
 		b->p += b->step;
 	} while (++w != stop);
 	return w;
@@ -976,7 +1003,7 @@ RF_INLINE union rf__wc_view *rf__cq_poll_more(struct rf_cq *cq, struct rf__cq_ba
 			break;
 		stop = rf__cq_stop(b, w, wend);
 		w0 = w;
-		w = rf__cq_run(b, w, stop);
+		w = b->len ? rf__cq_run(b, w, stop, 1) : rf__cq_run(b, w, stop, 0);
 		b->used += (uint32_t)(w - w0);
 		b->left -= (uint32_t)(w - w0);
 	}
@@ -1010,10 +1037,11 @@ RF_INLINE void rf__cq_poll_end(struct rf_cq *cq, const struct rf__cq_batch *b, u
  * signature masked off, equals cq->want, so one 8-byte load, an XOR and a
  * test establish ownership, the kind of CQE, the QP and the WQE opcode,
  * and the counter comes from the same register. Such CQEs are taken in
- * runs bounded once by the buffer end and n (rf__cq_run()). The send
- * queue's consumer index is written once, after the loop, for the last
- * CQE retired this way (every earlier WQE is retired with it). Everything
- * else goes through rf_cq_decode().
+ * runs bounded once by the buffer end and n (rf__cq_run()); unless the
+ * WQE opcode is a READ or an atomic, nothing else is read from them. The
+ * send queue's consumer index is written once, after the loop, for the
+ * last CQE retired this way (every earlier WQE is retired with it).
+ * Everything else goes through rf_cq_decode().
  */
 RF_INLINE int rf_cq_poll(struct rf_cq *cq, struct rf_wc *wc, int n)
 {
@@ -1036,7 +1064,7 @@ RF_INLINE int rf_cq_poll(struct rf_cq *cq, struct rf_wc *wc, int n)
 	 * to retire is known to exist.
 	 */
 	stop = rf__cq_stop(&b, w, wend);
-	w = rf__cq_run(&b, w, stop);
+	w = b.len ? rf__cq_run(&b, w, stop, 1) : rf__cq_run(&b, w, stop, 0);
 	b.left -= (uint32_t)(w - (union rf__wc_view *)wc);
 	if (RF_LIKELY(w == wend && b.left != 0)) {
 		rf__cq_poll_end(cq, &b, (uint32_t)n);
