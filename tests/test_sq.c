@@ -553,6 +553,43 @@ Test(sq, ring_finds_last_wqe_over_stale_slots)
 }
 
 /*
+ * The end table need not come zeroed: rf_sq_init() clears it, so that no
+ * stale entry can pass for the end of the last WQE (here 3, which is pi
+ * after the two WQEs below, in the inner slot of the second).
+ */
+Test(sq, init_clears_the_end_table)
+{
+	struct rft_sq t;
+	struct rf_sq_attr a;
+	uint8_t data[100];
+
+	memset(data, 7, sizeof(data));
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 8, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	for (int i = 0; i < 8; i++)
+		t.wqe_end[i] = 3;
+	memset(&a, 0, sizeof(a));
+	a.buf = t.buf;
+	a.wqe_cnt = 8;
+	a.dbrec = t.dbrec;
+	a.bf_reg = t.uar + RF_BF_REG_OFFSET;
+	a.bf_size = 256;
+	a.qpn = QPN;
+	a.max_inline = MAXINL;
+	a.max_sge = MAXSGE;
+	a.kind = RF_QP_RC;
+	a.wr_id = t.wr_id;
+	a.wqe_end = t.wqe_end;
+	cr_assert_eq(rf_sq_init(&t.sq, &a), 0);
+	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, 0, 1), 0);
+	cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, sizeof(data), 0, 2), 0);
+	cr_assert_eq(t.sq.pi, 3);
+	cr_assert_eq(rf_sq_last_pi(&t.sq), 1);
+	rf_sq_ring(&t.sq);
+	cr_assert_eq(memcmp(t.uar + RF_BF_REG_OFFSET, wqe(&t, 1), 8), 0, "the last WQE's doorbell");
+	rft_sq_fini(&t);
+}
+
+/*
  * RF_SEND_RING: the post rings itself. Alone since the last ring, the WQE
  * goes through BlueFlame exactly as post + rf_sq_ring() sends it; behind
  * unrung WQEs, without BlueFlame, or after padding, the doorbell of the

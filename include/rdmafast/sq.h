@@ -196,7 +196,7 @@ struct rf_sq_attr {
 	uint32_t  kind;		/* enum rf_qp_kind */
 	uint32_t  sig_all;	/* nonzero: every WQE signaled (sq_sig_all) */
 	uint64_t *wr_id;	/* wqe_cnt entries, caller-allocated */
-	uint32_t *wqe_end;	/* wqe_cnt entries, caller-allocated */
+	uint32_t *wqe_end;	/* wqe_cnt entries, caller-allocated; rf_sq_init() clears it */
 };
 
 /*
@@ -269,6 +269,12 @@ static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *
 	sq->tseg_off = RF_WQE_DS_SIZE * (1U + sq->tseg_ds);
 	sq->wr_id = (struct rf__sq_wr_id *)a->wr_id;
 	sq->wqe_end = (struct rf__sq_end *)a->wqe_end;
+	/*
+	 * rf_sq_last_pi() relies on no entry naming an end not yet reached:
+	 * 0 never is once anything is posted (pi wraps to 0 only after
+	 * every slot has been written).
+	 */
+	__builtin_memset(a->wqe_end, 0, (size_t)a->wqe_cnt * sizeof(*a->wqe_end));
 	sq->dbrec = a->dbrec + RF_SND_DBR;
 	sq->bf_bbs = a->bf_size / RF_SEND_WQE_BB;
 	sq->no_bf = a->bf_size ? 0 : 0x80000000U;
