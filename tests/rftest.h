@@ -84,6 +84,34 @@ struct rft_sq {
 	__be32 dbrec[2];
 };
 
+/*
+ * The memory of a send queue of wqe_cnt BBs for QPN qpn, bfreg at
+ * uar+0x800, and the attributes that describe it (rft_sq_init()).
+ */
+static inline void rft_sq_attr(struct rft_sq *t, struct rf_sq_attr *a, uint32_t kind,
+			       uint32_t wqe_cnt, uint32_t bf_size, uint32_t max_inline,
+			       uint32_t max_sge, uint32_t sig_all, uint32_t qpn)
+{
+	memset(t, 0, sizeof(*t));
+	t->buf = (uint8_t *)rft_zalloc((size_t)wqe_cnt * 64);
+	t->wr_id = (uint64_t *)rft_zalloc(wqe_cnt * sizeof(*t->wr_id));
+	t->wqe_end = (uint32_t *)rft_zalloc(wqe_cnt * sizeof(*t->wqe_end));
+	t->uar = (uint8_t *)rft_zalloc(4096);
+	memset(a, 0, sizeof(*a));
+	a->buf = t->buf;
+	a->wqe_cnt = wqe_cnt;
+	a->dbrec = t->dbrec;
+	a->bf_reg = t->uar + RF_BF_REG_OFFSET;
+	a->bf_size = bf_size;
+	a->qpn = qpn;
+	a->max_inline = max_inline;
+	a->max_sge = max_sge;
+	a->kind = kind;
+	a->sig_all = sig_all;
+	a->wr_id = t->wr_id;
+	a->wqe_end = t->wqe_end;
+}
+
 /* A send queue of wqe_cnt BBs for QPN 0x1234 (or qpn), bfreg at uar+0x800. */
 static inline int rft_sq_init(struct rft_sq *t, uint32_t kind, uint32_t wqe_cnt,
 			      uint32_t bf_size, uint32_t max_inline,
@@ -91,24 +119,7 @@ static inline int rft_sq_init(struct rft_sq *t, uint32_t kind, uint32_t wqe_cnt,
 {
 	struct rf_sq_attr a;
 
-	memset(t, 0, sizeof(*t));
-	t->buf = (uint8_t *)rft_zalloc((size_t)wqe_cnt * 64);
-	t->wr_id = (uint64_t *)rft_zalloc(wqe_cnt * sizeof(*t->wr_id));
-	t->wqe_end = (uint32_t *)rft_zalloc(wqe_cnt * sizeof(*t->wqe_end));
-	t->uar = (uint8_t *)rft_zalloc(4096);
-	memset(&a, 0, sizeof(a));
-	a.buf = t->buf;
-	a.wqe_cnt = wqe_cnt;
-	a.dbrec = t->dbrec;
-	a.bf_reg = t->uar + RF_BF_REG_OFFSET;
-	a.bf_size = bf_size;
-	a.qpn = qpn;
-	a.max_inline = max_inline;
-	a.max_sge = max_sge;
-	a.kind = kind;
-	a.sig_all = sig_all;
-	a.wr_id = t->wr_id;
-	a.wqe_end = t->wqe_end;
+	rft_sq_attr(t, &a, kind, wqe_cnt, bf_size, max_inline, max_sge, sig_all, qpn);
 	return rf_sq_init(&t->sq, &a);
 }
 

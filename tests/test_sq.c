@@ -564,21 +564,9 @@ Test(sq, init_clears_the_end_table)
 	uint8_t data[100];
 
 	memset(data, 7, sizeof(data));
-	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 8, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	rft_sq_attr(&t, &a, RF_QP_RC, 8, 256, MAXINL, MAXSGE, 0, QPN);
 	for (int i = 0; i < 8; i++)
 		t.wqe_end[i] = 3;
-	memset(&a, 0, sizeof(a));
-	a.buf = t.buf;
-	a.wqe_cnt = 8;
-	a.dbrec = t.dbrec;
-	a.bf_reg = t.uar + RF_BF_REG_OFFSET;
-	a.bf_size = 256;
-	a.qpn = QPN;
-	a.max_inline = MAXINL;
-	a.max_sge = MAXSGE;
-	a.kind = RF_QP_RC;
-	a.wr_id = t.wr_id;
-	a.wqe_end = t.wqe_end;
 	cr_assert_eq(rf_sq_init(&t.sq, &a), 0);
 	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, 0, 1), 0);
 	cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, sizeof(data), 0, 2), 0);
