@@ -501,11 +501,14 @@ struct rf__sq_wqe {
 };
 
 /*
- * Claim nbb BBs for a one-call post: 0 when the queue has no room (nothing
- * written, nothing moved), else 1 with *w filled, padding done and, with
- * tseg, the transport segment written. tseg is 0 for a queue without one
- * (RC/UC; the caller tested tseg_ds, so the body offset is a constant) or
- * 1 (XRC, or UD for the posts that take their body offset from the queue).
+ * Claim nbb BBs for a one-call post: 0 with *w filled, padding done and,
+ * with tseg, the transport segment written; -ENOSPC when the queue has no
+ * room, -EINVAL for tseg on a UD queue, nothing written and nothing moved
+ * either way. tseg is 0 for a queue without a transport segment (RC/UC;
+ * the caller tested tseg_ds, so the body offset is a constant) or 1: XRC.
+ * The body of these posts cannot follow UD's address vector (UD sends go
+ * through rf_sq_post_ud_send()), so this is where every one of them
+ * refuses a UD queue.
  *
  * Every field is loaded before the room test, unconditionally: a loop of
  * posts (a burst before one ring) then loads them once, outside the loop.
@@ -519,13 +522,15 @@ RF_INLINE int rf__sq_open(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb,
 	uint32_t pi = sq->pi, mask = sq->wqe_mask;
 	uint8_t *buf = sq->buf;
 
+	if (tseg && RF_UNLIKELY(sq->kind == RF_QP_UD))
+		return -EINVAL;
 	w->wr_id = sq->wr_id;
 	w->wqe_end = sq->wqe_end;
 	w->ctrl_lo = sq->ctrl_lo;
 	w->fm_bits = sq->ctrl_hi | rf__sq_fm_bits(flags & RF__SEND_FM);
 	w->ring = (flags & RF_SEND_RING) != 0;
 	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
-		return 0;
+		return -ENOSPC;
 	if (RF_UNLIKELY(rf__sq_pad_need(sq, nbb))) {
 		w->c = rf__sq_begin(sq, nbb);	/* pads: pi moved */
 		pi = sq->pi;
@@ -541,7 +546,7 @@ RF_INLINE int rf__sq_open(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb,
 	} else {
 		w->body = (uint8_t *)(w->c + 1);
 	}
-	return 1;
+	return 0;
 }
 
 /*
@@ -672,9 +677,10 @@ RF_INLINE int rf__sq_post_bb1_t(struct rf_sq *sq, int tseg, uint8_t opcode, __be
 				uint32_t flags, uint64_t wr_id)
 {
 	struct rf__sq_wqe w;
+	int rc = rf__sq_open(sq, &w, 1, flags, tseg);
 
-	if (RF_UNLIKELY(!rf__sq_open(sq, &w, 1, flags, tseg)))
-		return -ENOSPC;
+	if (RF_UNLIKELY(rc))
+		return rc;
 	if (!tseg) {
 		rf__sq_end_bb(sq, &w, bb, n, 0, opcode, ds_body, imm, wr_id);
 	} else {
@@ -687,8 +693,6 @@ RF_INLINE int rf__sq_post_bb1_t(struct rf_sq *sq, int tseg, uint8_t opcode, __be
 /*
  * bb is built by the caller before the branch on the queue kind, so that
  * a loop of posts builds its loop-invariant words once for both copies.
- * On UD the body would follow a 48-byte address vector, past the one BB
- * reserved: refused (UD sends go through rf_sq_post_ud_send()).
  */
 RF_INLINE int rf__sq_post_bb1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 			      struct rf_wqe_bb *bb, unsigned n, uint32_t ds_body,
@@ -696,8 +700,6 @@ RF_INLINE int rf__sq_post_bb1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 {
 	if (RF_LIKELY(!sq->tseg_ds))
 		return rf__sq_post_bb1_t(sq, 0, opcode, imm, bb, n, ds_body, flags, wr_id);
-	if (RF_UNLIKELY(sq->kind == RF_QP_UD))
-		return -EINVAL;
 	return rf__sq_post_bb1_t(sq, 1, opcode, imm, bb, n, ds_body, flags, wr_id);
 }
 
@@ -846,17 +848,16 @@ RF_INLINE int rf__sq_post_inline_t(struct rf_sq *sq, int tseg, uint8_t opcode,
 	uint32_t body, nbb;
 	struct rf__sq_wqe w;
 	uint8_t *p;
+	int rc;
 
-	/* RC/UC: the caller checked len against max_inline */
-	if (tseg && RF_UNLIKELY(len > sq->max_inline))
-		return -EINVAL;
 	/* libmlx5 and UCX leave an empty inline segment out of the WQE */
 	body = (has_raddr ? 1 : 0) + (len ? RF_INLINE_DS(len) : 0);
 	if (RF_UNLIKELY(1 + tds + body > RF_WQE_MAX_DS))
 		return -EINVAL;
 	nbb = (1 + tds + body + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB;
-	if (RF_UNLIKELY(!rf__sq_open(sq, &w, nbb, flags, tseg)))
-		return -ENOSPC;
+	rc = rf__sq_open(sq, &w, nbb, flags, tseg);
+	if (RF_UNLIKELY(rc))
+		return rc;
 	/* RC/UC, a constant length, one BB: built in registers */
 	if (RF__INLINE_FROM_REGS && !tseg && __builtin_constant_p(len) && len &&
 	    16 * (1 + has_raddr) + 4 + len <= RF_SEND_WQE_BB) {
@@ -906,8 +907,8 @@ RF_INLINE int rf__sq_post_inline(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 	if (RF_LIKELY(len < sq->inline_rc_lim))
 		return rf__sq_post_inline_t(sq, 0, opcode, imm, has_raddr, rkey_be,
 					    raddr_be, data, len, flags, wr_id);
-	/* RC/UC over max_inline; UD sends go through rf_sq_post_ud_send() */
-	if (RF_UNLIKELY(!sq->tseg_ds || sq->kind == RF_QP_UD))
+	/* RC/UC over max_inline, or any queue over it */
+	if (RF_UNLIKELY(!sq->tseg_ds || len > sq->max_inline))
 		return -EINVAL;
 	return rf__sq_post_inline_t(sq, 1, opcode, imm, has_raddr, rkey_be,
 				    raddr_be, data, len, flags, wr_id);
@@ -962,9 +963,9 @@ RF_INLINE int rf__sq_post_sg(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 	struct rf__sq_wqe w;
 	struct rf_wqe_data_seg *d;
 	uint8_t *p;
+	int rc;
 
-	/* UD: the address vector goes where these write the XRC segment */
-	if (RF_UNLIKELY(n > sq->max_sge || sq->kind == RF_QP_UD))
+	if (RF_UNLIKELY(n > sq->max_sge))
 		return -EINVAL;
 	body = has_raddr ? 1 : 0;
 	for (i = 0; i < n; i++)
@@ -972,8 +973,9 @@ RF_INLINE int rf__sq_post_sg(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 	if (RF_UNLIKELY(1 + sq->tseg_ds + body > RF_WQE_MAX_DS))
 		return -EINVAL;
 	nbb = (1 + sq->tseg_ds + body + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB;
-	if (RF_UNLIKELY(!rf__sq_open(sq, &w, nbb, flags, sq->tseg_ds != 0)))
-		return -ENOSPC;
+	rc = rf__sq_open(sq, &w, nbb, flags, sq->tseg_ds != 0);
+	if (RF_UNLIKELY(rc))
+		return rc;
 	p = (uint8_t *)w.body;
 	if (has_raddr) {
 		rf_set_raddr_seg((struct rf_wqe_raddr_seg *)p, raddr, rkey);
@@ -1036,9 +1038,9 @@ RF_INLINE int rf_sq_post_read_sg(struct rf_sq *sq, const struct rf_sge *sg,
  * The frame every atomic shares: [xrc] raddr, an operand segment of
  * opnd_ds DS, then the data segment that receives the fetch_len bytes of
  * the original remote value. Writes all but the operand segment, sets
- * *opnd to where that goes and returns 0; or returns -EINVAL on a UD
- * queue (no atomics there), -ENOSPC when the queue is full, with nothing
- * written and nothing moved. The caller fills the operand and finishes
+ * *opnd to where that goes and returns 0; or returns rf__sq_open()'s
+ * error (-ENOSPC, or -EINVAL on a UD queue) with nothing written and
+ * nothing moved. The caller fills the operand and finishes
  * with rf__sq_end(..., 2 + opnd_ds, ...). The 16-byte operand forms take
  * one BB (two with the XRC segment), the 32-byte masked CS two either way.
  */
@@ -1050,11 +1052,10 @@ RF_INLINE int rf__sq_atomic_begin(struct rf_sq *sq, struct rf__sq_wqe *w, void *
 	uint32_t nbb = opnd_ds > 1 ? 2 : 1 + (sq->tseg_ds != 0);
 	struct rf_wqe_raddr_seg *r;
 	uint8_t *o;
+	int rc = rf__sq_open(sq, w, nbb, flags, sq->tseg_ds != 0);
 
-	if (RF_UNLIKELY(sq->kind == RF_QP_UD))
-		return -EINVAL;
-	if (RF_UNLIKELY(!rf__sq_open(sq, w, nbb, flags, sq->tseg_ds != 0)))
-		return -ENOSPC;
+	if (RF_UNLIKELY(rc))
+		return rc;
 	r = (struct rf_wqe_raddr_seg *)w->body;
 	rf_set_raddr_seg(r, raddr, rkey);
 	o = (uint8_t *)(r + 1);
@@ -1080,8 +1081,9 @@ RF_INLINE int rf__sq_post_atomic(struct rf_sq *sq, uint8_t opcode, uint32_t lkey
 	if (RF_LIKELY(!sq->tseg_ds)) {
 		struct rf_wqe_bb bb;
 
-		if (RF_UNLIKELY(!rf__sq_open(sq, &w, 1, flags, 0)))
-			return -ENOSPC;
+		rc = rf__sq_open(sq, &w, 1, flags, 0);
+		if (RF_UNLIKELY(rc))
+			return rc;
 		rf_wqe_bb_raddr(&bb, 2, raddr, rkey);
 		rf_wqe_bb_atomic(&bb, 4, swap_add, compare);
 		rf_wqe_bb_data(&bb, 6, 8, lkey, laddr);
