@@ -1032,6 +1032,51 @@ Test(sq, ud_send)
 	rft_sq_fini(&t);
 }
 
+/*
+ * UC has no READ and no atomics: every such post is refused with nothing
+ * written (the device would fail the WQE and take the QP to error), while
+ * writes and sends still take the RC path.
+ */
+Test(sq, uc_refuses_read_and_atomics)
+{
+	struct rft_sq t;
+	struct rf_sge sg = { 0x10, 8, 1 };
+	struct rf_sq_wr wr[2];
+	int err = 0;
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_UC, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	memset(t.buf, 0xa5, 16 * 64);
+	cr_assert_eq(rf_sq_post_read(&t.sq, 1, 0x10, 8, 2, 0x20, RF_SEND_RING, 3), -EINVAL);
+	cr_assert_eq(rf_sq_post_read_sg(&t.sq, &sg, 1, 2, 0x20, 0, 3), -EINVAL);
+	cr_assert_eq(rf_sq_post_cas(&t.sq, 1, 0x10, 2, 0x20, 3, 4, 0, 3), -EINVAL);
+	cr_assert_eq(rf_sq_post_faa(&t.sq, 1, 0x10, 2, 0x20, 3, 0, 3), -EINVAL);
+	cr_assert_eq(rf_sq_post_masked_cs32(&t.sq, 1, 0x10, 2, 0x20, 1, 2, 3, 4, 0, 3),
+		     -EINVAL);
+	cr_assert_eq(rf_sq_post_masked_cs64(&t.sq, 1, 0x10, 2, 0x20, 1, 2, 3, 4, 0, 3),
+		     -EINVAL);
+	cr_assert_eq(rf_sq_post_masked_fa32(&t.sq, 1, 0x10, 2, 0x20, 1, 2, 0, 3), -EINVAL);
+	cr_assert_eq(rf_sq_post_masked_fa64(&t.sq, 1, 0x10, 2, 0x20, 1, 2, 0, 3), -EINVAL);
+	memset(wr, 0, sizeof(wr));
+	wr[0].opcode = RF_WR_READ;
+	wr[1].opcode = RF_WR_FAA;
+	for (int i = 0; i < 2; i++) {
+		wr[i].sg_list = &sg;
+		wr[i].num_sge = 1;
+		cr_assert_eq(rf_sq_post_batch(&t.sq, &wr[i], 1, &err), 0);
+		cr_assert_eq(err, -EINVAL);
+	}
+	cr_assert_eq(t.sq.pi, 0);
+	cr_assert_eq(t.dbrec[RF_SND_DBR], 0);
+	for (unsigned i = 0; i < 16 * 64; i++)
+		cr_assert_eq(t.buf[i], 0xa5, "byte %u written", i);
+
+	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 0x10, 8, 2, 0x20, 0, 4), 0);
+	check_ctrl(wqe(&t, 0), RF_OPCODE_RDMA_WRITE, 0, 0, QPN, 3, 0, 0);
+	cr_assert_eq(rf_sq_post_send(&t.sq, 1, 0x10, 8, 0, 5), 0);
+	check_ctrl(wqe(&t, 1), RF_OPCODE_SEND, 0, 1, QPN, 2, 0, 0);
+	rft_sq_fini(&t);
+}
+
 Test(sq, batch_posts_until_failure_and_rings_once)
 {
 	struct rft_sq t;

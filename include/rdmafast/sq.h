@@ -37,9 +37,11 @@
  *
  * Errors: posts return 0, -ENOSPC when the queue has no room (nothing was
  * written and no state moved), or -EINVAL for inline data over max_inline,
- * more SGEs than max_sge, a WQE over RF_SEND_WQE_MAX_BB basic blocks, or a
+ * more SGEs than max_sge, a WQE over RF_SEND_WQE_MAX_BB basic blocks, a
  * send, RDMA or atomic post other than rf_sq_post_ud_send() on a UD queue
- * (its body would land where the address vector goes).
+ * (its body would land where the address vector goes), or a READ or
+ * atomic on a UC queue (UC has neither: the device would fail the WQE and
+ * move the QP to the error state).
  */
 #ifndef RDMAFAST_SQ_H
 #define RDMAFAST_SQ_H
@@ -145,7 +147,12 @@ struct rf_sq {
 	uint8_t   fm_ce_se;	/* ORed into every WQE: CQ_UPDATE if sq_sig_all */
 	uint8_t   tseg_ds;	/* DS of the transport segment: 0 RC/UC, 1 XRC, 3 UD */
 	uint8_t   kind;		/* enum rf_qp_kind */
-	uint8_t   rsvd0;
+	/*
+	 * tseg_ds, but 1 on UC: what READ and the atomics test instead, so
+	 * that on UC, which has neither, they leave the RC path for
+	 * rf__sq_open(), which refuses them, at no cost to the RC path.
+	 */
+	uint8_t   rd_tseg;
 	uint32_t  tseg_off;	/* 16 + 16 * tseg_ds: where the body starts */
 	/* ring */
 	/*
@@ -265,6 +272,7 @@ static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *
 	sq->ctrl_hi = rf__sq_fm_bits(sq->fm_ce_se);
 	sq->kind = (uint8_t)a->kind;
 	sq->tseg_ds = a->kind == RF_QP_XRC ? 1 : a->kind == RF_QP_UD ? 3 : 0;
+	sq->rd_tseg = a->kind == RF_QP_UC ? 1 : sq->tseg_ds;
 	sq->ctrl_lo = rf__sq_ctrl_lo(sq->qpn_be | rf_htobe32(1U + sq->tseg_ds), 0, 0, 0, 0);
 	sq->tseg_off = RF_WQE_DS_SIZE * (1U + sq->tseg_ds);
 	sq->wr_id = (struct rf__sq_wr_id *)a->wr_id;
@@ -501,14 +509,27 @@ struct rf__sq_wqe {
 };
 
 /*
+ * The field a post of this opcode (a constant) tests to take the RC path
+ * (0) or the one with a transport segment: rd_tseg for READ and the
+ * atomics, which UC does not have, tseg_ds for the rest.
+ */
+RF_INLINE uint8_t rf__sq_tseg_for(const struct rf_sq *sq, uint8_t opcode)
+{
+	return opcode == RF_OPCODE_RDMA_READ || opcode == RF_OPCODE_ATOMIC_CS ||
+	       opcode == RF_OPCODE_ATOMIC_FA || opcode == RF_OPCODE_ATOMIC_MASKED_CS ||
+	       opcode == RF_OPCODE_ATOMIC_MASKED_FA ? sq->rd_tseg : sq->tseg_ds;
+}
+
+/*
  * Claim nbb BBs for a one-call post: 0 with *w filled, padding done and,
  * with tseg, the transport segment written; -ENOSPC when the queue has no
- * room, -EINVAL for tseg on a UD queue, nothing written and nothing moved
- * either way. tseg is 0 for a queue without a transport segment (RC/UC;
- * the caller tested tseg_ds, so the body offset is a constant) or 1: XRC.
- * The body of these posts cannot follow UD's address vector (UD sends go
- * through rf_sq_post_ud_send()), so this is where every one of them
- * refuses a UD queue.
+ * room, -EINVAL for tseg on a queue other than XRC, nothing written and
+ * nothing moved either way. tseg is 0 for a queue without a transport
+ * segment (RC/UC; the caller tested rf__sq_tseg_for(), so the body offset
+ * is a constant) or 1: XRC. What else arrives with tseg is refused here,
+ * for every one-call post: UD, whose address vector their body cannot
+ * follow (UD sends go through rf_sq_post_ud_send()), and UC for READ and
+ * the atomics (rd_tseg).
  *
  * Every field is loaded before the room test, unconditionally: a loop of
  * posts (a burst before one ring) then loads them once, outside the loop.
@@ -522,7 +543,7 @@ RF_INLINE int rf__sq_open(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb,
 	uint32_t pi = sq->pi, mask = sq->wqe_mask;
 	uint8_t *buf = sq->buf;
 
-	if (tseg && RF_UNLIKELY(sq->kind == RF_QP_UD))
+	if (tseg && RF_UNLIKELY(sq->kind != RF_QP_XRC))
 		return -EINVAL;
 	w->wr_id = sq->wr_id;
 	w->wqe_end = sq->wqe_end;
@@ -698,7 +719,7 @@ RF_INLINE int rf__sq_post_bb1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 			      struct rf_wqe_bb *bb, unsigned n, uint32_t ds_body,
 			      uint32_t flags, uint64_t wr_id)
 {
-	if (RF_LIKELY(!sq->tseg_ds))
+	if (RF_LIKELY(!rf__sq_tseg_for(sq, opcode)))
 		return rf__sq_post_bb1_t(sq, 0, opcode, imm, bb, n, ds_body, flags, wr_id);
 	return rf__sq_post_bb1_t(sq, 1, opcode, imm, bb, n, ds_body, flags, wr_id);
 }
@@ -973,7 +994,7 @@ RF_INLINE int rf__sq_post_sg(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 	if (RF_UNLIKELY(1 + sq->tseg_ds + body > RF_WQE_MAX_DS))
 		return -EINVAL;
 	nbb = (1 + sq->tseg_ds + body + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB;
-	rc = rf__sq_open(sq, &w, nbb, flags, sq->tseg_ds != 0);
+	rc = rf__sq_open(sq, &w, nbb, flags, rf__sq_tseg_for(sq, opcode) != 0);
 	if (RF_UNLIKELY(rc))
 		return rc;
 	p = (uint8_t *)w.body;
@@ -1039,7 +1060,7 @@ RF_INLINE int rf_sq_post_read_sg(struct rf_sq *sq, const struct rf_sge *sg,
  * opnd_ds DS, then the data segment that receives the fetch_len bytes of
  * the original remote value. Writes all but the operand segment, sets
  * *opnd to where that goes and returns 0; or returns rf__sq_open()'s
- * error (-ENOSPC, or -EINVAL on a UD queue) with nothing written and
+ * error (-ENOSPC, or -EINVAL on UD and UC) with nothing written and
  * nothing moved. The caller fills the operand and finishes
  * with rf__sq_end(..., 2 + opnd_ds, ...). The 16-byte operand forms take
  * one BB (two with the XRC segment), the 32-byte masked CS two either way.
@@ -1052,7 +1073,7 @@ RF_INLINE int rf__sq_atomic_begin(struct rf_sq *sq, struct rf__sq_wqe *w, void *
 	uint32_t nbb = opnd_ds > 1 ? 2 : 1 + (sq->tseg_ds != 0);
 	struct rf_wqe_raddr_seg *r;
 	uint8_t *o;
-	int rc = rf__sq_open(sq, w, nbb, flags, sq->tseg_ds != 0);
+	int rc = rf__sq_open(sq, w, nbb, flags, sq->rd_tseg != 0);
 
 	if (RF_UNLIKELY(rc))
 		return rc;
@@ -1078,7 +1099,7 @@ RF_INLINE int rf__sq_post_atomic(struct rf_sq *sq, uint8_t opcode, uint32_t lkey
 	void *a;
 	int rc;
 
-	if (RF_LIKELY(!sq->tseg_ds)) {
+	if (RF_LIKELY(!sq->rd_tseg)) {
 		struct rf_wqe_bb bb;
 
 		rc = rf__sq_open(sq, &w, 1, flags, 0);

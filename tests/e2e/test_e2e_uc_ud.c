@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * UC and UD through rdmafast: RDMA WRITE (with immediate) and SEND on a UC
- * pair; UD sends with an address vector taken from an address handle,
+ * pair, READ and atomics refused there; UD sends with an address vector taken from an address handle,
  * inline and from a buffer, received with the 40-byte GRH area.
  */
 #include "e2e.h"
@@ -20,6 +20,14 @@ Test(e2e_uc_ud, uc_write_and_send)
 	cr_assert_eq(rf_rq_post_one(&e.b.qp.rq, e.b.mr->lkey, e2e_addr(&e.b, 0), 256, 1), 0);
 	cr_assert_eq(rf_rq_post_one(&e.b.qp.rq, e.b.mr->lkey, e2e_addr(&e.b, 256), 256, 2), 0);
 	rf_rq_ring(&e.b.qp.rq);
+	/* UC has no READ or atomics: refused before anything reaches the QP,
+	 * which then carries the writes and the send below */
+	cr_assert_eq(rf_sq_post_read(&e.a.qp.sq, e.a.mr->lkey, e2e_addr(&e.a, 0), 8,
+				     e.b.mr->rkey, e2e_addr(&e.b, 4096), RF_SEND_RING, 9),
+		     -EINVAL);
+	cr_assert_eq(rf_sq_post_faa(&e.a.qp.sq, e.a.mr->lkey, e2e_addr(&e.a, 0),
+				    e.b.mr->rkey, e2e_addr(&e.b, 4096), 1, RF_SEND_RING, 9),
+		     -EINVAL);
 	cr_assert_eq(rf_sq_post_write(&e.a.qp.sq, e.a.mr->lkey, e2e_addr(&e.a, 0), 256,
 				      e.b.mr->rkey, e2e_addr(&e.b, 4096), 0, 10), 0);
 	cr_assert_eq(rf_sq_post_write_imm(&e.a.qp.sq, e.a.mr->lkey, e2e_addr(&e.a, 0), 16,
