@@ -20,5 +20,6 @@
 #include <rdmafast/rq.h>
 #include <rdmafast/srq.h>
 #include <rdmafast/cq.h>
+#include <rdmafast/mad.h>
 
 #endif /* RDMAFAST_RDMAFAST_H */
