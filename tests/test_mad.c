@@ -155,7 +155,9 @@ Test(mad, bad_arguments_leave_the_filter)
 	cr_assert_eq(rf_mad_filter_set(&f, (enum rf_mad_field)99, 1, 1), -EINVAL);
 	cr_assert_eq(memcmp(&f, &g, sizeof(f)), 0);
 	cr_assert_eq(rf_mad_filter(&f, 0x100, RF_MAD_ANY, RF_MAD_ANY), -EINVAL);
+	cr_assert_eq(rf_mad_filter(&f, RF_MAD_ANY, -2, RF_MAD_ANY), -EINVAL);
 	cr_assert_eq(rf_mad_filter(&f, RF_MAD_ANY, RF_MAD_ANY, 0x10000), -EINVAL);
+	cr_assert_eq(memcmp(&f, &g, sizeof(f)), 0);
 }
 
 Test(mad, ud_receive_payload)

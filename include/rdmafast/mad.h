@@ -203,21 +203,22 @@ static inline void rf_mad_filter_init(struct rf_mad_filter *f)
 /*
  * rf_mad_filter - the usual filter: IB MADs of one class, method and
  * attribute, each RF_MAD_ANY to match all. Returns 0, or -EINVAL for a
- * value out of its field's range.
+ * value out of its field's range (then *f is untouched).
  */
 static inline int rf_mad_filter(struct rf_mad_filter *f, int mgmt_class, int method,
 				int attr_id)
 {
-	int rc = 0;
-
+	if (mgmt_class < RF_MAD_ANY || mgmt_class > 0xff || method < RF_MAD_ANY ||
+	    method > 0xff || attr_id < RF_MAD_ANY || attr_id > 0xffff)
+		return -EINVAL;
 	rf_mad_filter_init(f);
 	if (mgmt_class != RF_MAD_ANY)
-		rc |= rf_mad_filter_set(f, RF_MAD_F_CLASS, (uint64_t)mgmt_class, 0xff);
+		rf_mad_filter_set(f, RF_MAD_F_CLASS, (uint64_t)mgmt_class, 0xff);
 	if (method != RF_MAD_ANY)
-		rc |= rf_mad_filter_set(f, RF_MAD_F_METHOD, (uint64_t)method, 0xff);
+		rf_mad_filter_set(f, RF_MAD_F_METHOD, (uint64_t)method, 0xff);
 	if (attr_id != RF_MAD_ANY)
-		rc |= rf_mad_filter_set(f, RF_MAD_F_ATTR_ID, (uint64_t)attr_id, 0xffff);
-	return rc ? -EINVAL : 0;
+		rf_mad_filter_set(f, RF_MAD_F_ATTR_ID, (uint64_t)attr_id, 0xffff);
+	return 0;
 }
 
 /*
