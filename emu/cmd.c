@@ -45,6 +45,8 @@ static const struct cmd_desc legacy_cmds[] = {
 	CMD(DESTROY_AH, emu_cmd_destroy_ah, ib_uverbs_destroy_ah, 0),
 	CMD(REG_MR, emu_cmd_reg_mr, ib_uverbs_reg_mr,
 	    sizeof(struct ib_uverbs_reg_mr_resp)),
+	CMD(REREG_MR, emu_cmd_rereg_mr, ib_uverbs_rereg_mr,
+	    sizeof(struct ib_uverbs_rereg_mr_resp)),
 	CMD(DEREG_MR, emu_cmd_dereg_mr, ib_uverbs_dereg_mr, 0),
 	CMD(ALLOC_MW, emu_cmd_alloc_mw, ib_uverbs_alloc_mw,
 	    sizeof(struct ib_uverbs_alloc_mw_resp)),

@@ -168,6 +168,69 @@ int emu_cmd_reg_mr(struct emu_cmd *c)
 	return 0;
 }
 
+/*
+ * ibv_rereg_mr(): a new range, PD or access rights for a registered MR, as
+ * the kernel checks them. The keys stay (the kernel may keep or replace
+ * them; libibverbs takes what the response says). Every check comes before
+ * the first change, so a refused call changes nothing. An MR with windows
+ * bound to it is EBUSY: moving it would leave them pointing at the old
+ * range.
+ */
+int emu_cmd_rereg_mr(struct emu_cmd *c)
+{
+	const struct ib_uverbs_rereg_mr *cmd = c->in;
+	struct ib_uverbs_rereg_mr_resp *resp = c->out;
+	const uint32_t all = IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
+			     IBV_REREG_MR_CHANGE_ACCESS;
+	long psz = sysconf(_SC_PAGESIZE);
+	struct emu_mr *mr;
+	struct emu_pd *pd = NULL;
+	uint32_t access;
+	int ret;
+
+	if (!cmd->flags || (cmd->flags & ~all))
+		return EINVAL;
+	if ((cmd->flags & IBV_REREG_MR_CHANGE_TRANSLATION) &&
+	    (cmd->start & (uint64_t)(psz - 1)) != (cmd->hca_va & (uint64_t)(psz - 1)))
+		return EINVAL;
+	mr = emu_obj_get_locked(c->ctx, cmd->mr_handle, EMU_OBJ_MR);
+	if (!mr)
+		return EINVAL;
+	access = cmd->flags & IBV_REREG_MR_CHANGE_ACCESS ? cmd->access_flags : mr->access;
+	ret = check_mr_access(access);
+	if (ret)
+		return ret;
+	if (cmd->flags & IBV_REREG_MR_CHANGE_PD) {
+		pd = emu_obj_get_locked(c->ctx, cmd->pd_handle, EMU_OBJ_PD);
+		if (!pd)
+			return EINVAL;
+	}
+	if (cmd->flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		if (!cmd->length)
+			return EINVAL;
+		ret = check_mapped(cmd->start, cmd->length);
+		if (ret)
+			return ret;
+	}
+	if (mr->mw_bound)
+		return EBUSY;
+
+	if (cmd->flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		mr->addr = cmd->start;
+		mr->iova = cmd->hca_va;
+		mr->length = cmd->length;
+	}
+	if (pd) {
+		mr->pd->obj.usecnt--;
+		pd->obj.usecnt++;
+		mr->pd = pd;
+	}
+	mr->access = access;
+	resp->lkey = mr->lkey;
+	resp->rkey = mr->rkey;
+	return 0;
+}
+
 void emu_mr_destroy_locked(struct emu_mr *mr)
 {
 	emu_dev_mr_dereg(mr);

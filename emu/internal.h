@@ -114,6 +114,7 @@ int emu_cmd_query_port(struct emu_cmd *c);
 int emu_cmd_alloc_pd(struct emu_cmd *c);
 int emu_cmd_dealloc_pd(struct emu_cmd *c);
 int emu_cmd_reg_mr(struct emu_cmd *c);
+int emu_cmd_rereg_mr(struct emu_cmd *c);
 int emu_cmd_dereg_mr(struct emu_cmd *c);
 int emu_cmd_alloc_mw(struct emu_cmd *c);
 int emu_cmd_dealloc_mw(struct emu_cmd *c);

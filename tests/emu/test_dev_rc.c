@@ -302,6 +302,52 @@ Test(dev_rc, out_of_bounds_and_access_rights)
 	cr_assert_eq(ibv_dereg_mr(ro), 0);
 }
 
+/*
+ * An MR re-registered to another range takes writes there under the same
+ * rkey, and leaves the old range alone; re-registered without remote
+ * write, it refuses them.
+ */
+Test(dev_rc, rereg_mr_moves_and_restricts)
+{
+	struct ibv_mr *m = ibv_reg_mr(t.pd, t.buf[1] + 4096, 4096,
+				      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	struct ibv_sge s = { (uintptr_t)t.buf[0], 64, t.mr[0]->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_wc wc;
+
+	cr_assert(m);
+	fill(t.buf[0], 64, 1);
+	wr.wr.rdma.remote_addr = (uintptr_t)t.buf[1] + 4096;
+	wr.wr.rdma.rkey = m->rkey;
+	dt_post(t.qp[0], &wr);
+	wc = dt_poll1(t.cq[0]);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+
+	cr_assert_eq(ibv_rereg_mr(m, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, t.buf[1] + 12288,
+				  4096, 0), 0);
+	fill(t.buf[0], 64, 2);
+	wr.wr.rdma.remote_addr = (uintptr_t)t.buf[1] + 12288;
+	dt_post(t.qp[0], &wr);
+	wc = dt_poll1(t.cq[0]);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	cr_assert_eq(memcmp(t.buf[1] + 12288, t.buf[0], 64), 0);
+	fill(t.buf[0], 64, 1);
+	cr_assert_eq(memcmp(t.buf[1] + 4096, t.buf[0], 64), 0, "old range untouched");
+
+	cr_assert_eq(ibv_rereg_mr(m, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ), 0);
+	fill(t.buf[0], 64, 3);
+	dt_post(t.qp[0], &wr);
+	wc = dt_poll1(t.cq[0]);
+	cr_assert_eq(wc.status, IBV_WC_REM_ACCESS_ERR);
+	fill(t.buf[0], 64, 2);
+	cr_assert_eq(memcmp(t.buf[1] + 12288, t.buf[0], 64), 0, "refused write landed");
+	cr_assert_eq(ibv_dereg_mr(m), 0);
+}
+
 Test(dev_rc, bad_lkey_is_local_protection_error)
 {
 	struct ibv_sge s = { (uintptr_t)t.buf[0], 64, t.mr[0]->lkey + 0x100 };

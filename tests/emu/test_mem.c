@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Protection domains, memory regions, memory windows.
+ * Protection domains, memory regions (registration and re-registration),
+ * memory windows.
  */
 #include <sys/mman.h>
 
@@ -101,6 +102,53 @@ Test(mem, mr_unmapped_is_efault)
 	munmap(p, 4096);
 }
 
+/*
+ * Re-registration: a refused call changes nothing; a PD move moves the
+ * PD's use count; a new range keeps the keys. (What the device then does
+ * with the MR: test_dev_rc.c.)
+ */
+Test(mem, rereg_mr_rules)
+{
+	static char buf[2][4096] __attribute__((aligned(4096)));
+	struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf[0], 4096, IBV_ACCESS_LOCAL_WRITE);
+	uint32_t lkey, rkey;
+	void *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	cr_assert(pd2 && mr);
+	cr_assert_neq(p, MAP_FAILED);
+	cr_assert_eq(munmap((char *)p + 4096, 4096), 0);
+	lkey = mr->lkey;
+	rkey = mr->rkey;
+
+	errno = 0;
+	cr_assert_eq(ibv_rereg_mr(mr, 0, NULL, NULL, 0, 0), IBV_REREG_MR_ERR_CMD);
+	cr_assert_eq(errno, EINVAL, "no flags");
+	errno = 0;
+	cr_assert_eq(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				  IBV_ACCESS_REMOTE_WRITE), IBV_REREG_MR_ERR_CMD);
+	cr_assert_eq(errno, EINVAL, "remote write without local write");
+	errno = 0;
+	cr_assert_eq(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD,
+				  pd2, p, 8192, 0), IBV_REREG_MR_ERR_CMD);
+	cr_assert_eq(errno, EFAULT, "unmapped range");
+	/* none of that moved the MR to pd2 */
+	cr_assert_eq(ibv_dealloc_pd(pd2), 0);
+	pd2 = ibv_alloc_pd(ctx);
+	cr_assert(pd2);
+
+	cr_assert_eq(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_PD, pd2, NULL, 0, 0), 0);
+	cr_assert_eq(mr->pd, pd2);
+	cr_assert_eq(ibv_dealloc_pd(pd2), EBUSY, "the MR counts on its new PD");
+	cr_assert_eq(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, buf[1], 4096, 0), 0);
+	cr_assert_eq(mr->addr, (void *)buf[1]);
+	cr_assert_eq(mr->lkey, lkey);
+	cr_assert_eq(mr->rkey, rkey);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd2), 0);
+	munmap(p, 4096);
+}
+
 Test(mem, mw_types)
 {
 	struct ibv_mw *mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
@@ -175,6 +223,10 @@ Test(mem, dereg_busy_while_mw_bound)
 	cr_assert_eq(n, 1, "no bind completion");
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
 	cr_assert_eq(ibv_dereg_mr(mr), EBUSY);
+	errno = 0;
+	cr_assert_eq(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				  IBV_ACCESS_LOCAL_WRITE), IBV_REREG_MR_ERR_CMD);
+	cr_assert_eq(errno, EBUSY, "rereg under a bound window");
 	cr_assert_eq(ibv_dealloc_mw(mw), 0);
 	cr_assert_eq(ibv_dereg_mr(mr), 0);
 	cr_assert_eq(ibv_destroy_qp(qp), 0);
