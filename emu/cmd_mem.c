@@ -97,17 +97,18 @@ static int check_mr_access(uint32_t access)
 }
 
 /*
- * The kernel pins the pages and fails with EFAULT when part of the range
- * is not mapped; mincore() tells us the same without touching memory.
+ * The range of a registration: EINVAL when empty or wrapping; and, as the
+ * kernel pins the pages and fails with EFAULT when part of the range is
+ * not mapped, EFAULT then (mincore() tells without touching memory).
  */
-static int check_mapped(uint64_t start, uint64_t length)
+static int check_range(uint64_t start, uint64_t length)
 {
 	long psz = sysconf(_SC_PAGESIZE);
 	uint64_t first = start & ~(uint64_t)(psz - 1);
 	uint64_t end = start + length;
 	unsigned char vec[256];
 
-	if (end < start)
+	if (!length || end < start)
 		return EINVAL;
 	for (uint64_t a = first; a < end; a += sizeof(vec) * (uint64_t)psz) {
 		uint64_t len = end - a;
@@ -139,9 +140,7 @@ int emu_cmd_reg_mr(struct emu_cmd *c)
 	pd = emu_obj_get_locked(c->ctx, cmd->pd_handle, EMU_OBJ_PD);
 	if (!pd)
 		return EINVAL;
-	if (!cmd->length)
-		return EINVAL;
-	ret = check_mapped(cmd->start, cmd->length);
+	ret = check_range(cmd->start, cmd->length);
 	if (ret)
 		return ret;
 
@@ -206,9 +205,7 @@ int emu_cmd_rereg_mr(struct emu_cmd *c)
 			return EINVAL;
 	}
 	if (cmd->flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
-		if (!cmd->length)
-			return EINVAL;
-		ret = check_mapped(cmd->start, cmd->length);
+		ret = check_range(cmd->start, cmd->length);
 		if (ret)
 			return ret;
 	}

@@ -800,19 +800,6 @@ RF_INLINE uint32_t rf__cqe_sop_raw(const struct rf_cqe64 *cqe)
 	return (RF_FORCE uint32_t)cqe->sop_drop_qpn;
 }
 
-/*
- * Requester completions that carry a byte count in struct rf_wc: READ
- * (bytes read) and the atomics (the fetched size). For the others it is
- * not part of the completion, as in ibv_wc, and the fast path leaves the
- * field alone.
- */
-RF_INLINE uint16_t rf__wqe_op_has_len(uint8_t wqe_opcode)
-{
-	return wqe_opcode == RF_OPCODE_RDMA_READ || wqe_opcode == RF_OPCODE_ATOMIC_CS ||
-	       wqe_opcode == RF_OPCODE_ATOMIC_FA || wqe_opcode == RF_OPCODE_ATOMIC_MASKED_CS ||
-	       wqe_opcode == RF_OPCODE_ATOMIC_MASKED_FA;
-}
-
 /* Remember a requester CQE's sop word for the fast path (struct rf_cq). */
 RF_INLINE void rf__cq_req_fill(struct rf_cq *cq, uint32_t sop_raw, uint32_t qpn,
 			       uint32_t kind, struct rf_sq *sq)
@@ -829,7 +816,13 @@ RF_INLINE void rf__cq_req_fill(struct rf_cq *cq, uint32_t sop_raw, uint32_t qpn,
 	cq->req_sq = sq;
 	cq->req_wr_id = sq->wr_id;
 	cq->req_mask = (uint16_t)sq->wqe_mask;
-	cq->req_len = rf__wqe_op_has_len((uint8_t)(rf_be32toh((RF_FORCE __be32)sop_raw) >> 24));
+	/*
+	 * Only READ (bytes read) and the atomics (the fetched size) carry a
+	 * byte count in struct rf_wc; for the others it is not part of the
+	 * completion, as in ibv_wc, and the fast path leaves the field alone.
+	 */
+	cq->req_len = (uint16_t)rf_opcode_fetches(
+		(uint8_t)(rf_be32toh((RF_FORCE __be32)sop_raw) >> 24));
 }
 
 /* rf_cq_decode with the op_own byte already read by the peek. */

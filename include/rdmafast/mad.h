@@ -143,10 +143,17 @@ struct rf_mad_filter {
 	uint64_t value[3];
 };
 
-/* Where each field sits: byte offset and width. */
-static inline void rf__mad_field_at(enum rf_mad_field field, unsigned *off, unsigned *width)
+/*
+ * rf_mad_filter_set - test the bits of mask in field: a header matches
+ * only if they equal value's (both host order, at most the field's width).
+ * Replaces what the filter tested in that field before; mask 0 stops
+ * testing it. Returns 0, or -EINVAL for an unknown field or a value or
+ * mask wider than the field (then the filter is unchanged).
+ */
+static inline int rf_mad_filter_set(struct rf_mad_filter *f, enum rf_mad_field field,
+				    uint64_t value, uint64_t mask)
 {
-	/* in enum rf_mad_field's order (no designators: C++ includes this) */
+	/* offset and width in enum rf_mad_field's order (C++ has no designators) */
 	static const uint8_t at[][2] = {
 		{ 0, 1 },	/* BASE_VERSION */
 		{ 1, 1 },	/* CLASS */
@@ -158,27 +165,13 @@ static inline void rf__mad_field_at(enum rf_mad_field field, unsigned *off, unsi
 		{ 16, 2 },	/* ATTR_ID */
 		{ 20, 4 },	/* ATTR_MOD */
 	};
-
-	*off = at[field][0];
-	*width = at[field][1];
-}
-
-/*
- * rf_mad_filter_set - test the bits of mask in field: a header matches
- * only if they equal value's (both host order, at most the field's width).
- * Replaces what the filter tested in that field before; mask 0 stops
- * testing it. Returns 0, or -EINVAL for an unknown field or a value or
- * mask wider than the field (then the filter is unchanged).
- */
-static inline int rf_mad_filter_set(struct rf_mad_filter *f, enum rf_mad_field field,
-				    uint64_t value, uint64_t mask)
-{
 	uint8_t *m = (uint8_t *)f->mask, *v = (uint8_t *)f->value;
 	unsigned off, width, i;
 
 	if ((unsigned)field > RF_MAD_F_ATTR_MOD)
 		return -EINVAL;
-	rf__mad_field_at(field, &off, &width);
+	off = at[field][0];
+	width = at[field][1];
 	if (width < 8 && ((value | mask) >> (8 * width)))
 		return -EINVAL;
 	for (i = 0; i < width; i++) {	/* most significant byte first */

@@ -515,9 +515,7 @@ struct rf__sq_wqe {
  */
 RF_INLINE uint8_t rf__sq_tseg_for(const struct rf_sq *sq, uint8_t opcode)
 {
-	return opcode == RF_OPCODE_RDMA_READ || opcode == RF_OPCODE_ATOMIC_CS ||
-	       opcode == RF_OPCODE_ATOMIC_FA || opcode == RF_OPCODE_ATOMIC_MASKED_CS ||
-	       opcode == RF_OPCODE_ATOMIC_MASKED_FA ? sq->rd_tseg : sq->tseg_ds;
+	return rf_opcode_fetches(opcode) ? sq->rd_tseg : sq->tseg_ds;
 }
 
 /*

@@ -75,6 +75,17 @@ enum {
 };
 
 /*
+ * READ and the atomics: the requests whose responder returns data. Only
+ * their requester completions carry a byte count, and UC has none of them.
+ */
+RF_INLINE int rf_opcode_fetches(uint8_t opcode)
+{
+	return opcode == RF_OPCODE_RDMA_READ || opcode == RF_OPCODE_ATOMIC_CS ||
+	       opcode == RF_OPCODE_ATOMIC_FA || opcode == RF_OPCODE_ATOMIC_MASKED_CS ||
+	       opcode == RF_OPCODE_ATOMIC_MASKED_FA;
+}
+
+/*
  * Opcode modifier for the masked ("extended") atomics: 8 | (log2(size) - 2),
  * so 0x08 for 4-byte and 0x09 for 8-byte operands. 0 for everything else.
  */
