@@ -8,14 +8,16 @@ EMU_LIB      := $(BUILD)/librfemu.so
 EMU_LAUNCHER := $(BUILD)/rfemu
 EMU_LIBDIR   := $(LIBDIR)/rdmafast
 
-EMU_SRCS     := $(wildcard emu/*.c)
-EMU_LIB_SRCS := $(filter-out emu/rfemu.c,$(EMU_SRCS))
-# EMU_NO_DEV=1 builds part 1 alone, with the weak no-op device (emu/hooks.c)
-ifeq ($(EMU_NO_DEV),1)
-EMU_LIB_SRCS := $(filter-out emu/dev_%.c,$(EMU_LIB_SRCS))
-endif
+# One folder per layer (emu/README.md).  The device model is the folders
+# device/ and wire/; EMU_NO_DEV=1 builds the rest alone, with the weak no-op
+# device of emu/kernel/hooks.c.
+EMU_KERNEL_DIRS := base subnet kernel interpose
+EMU_DEVICE_DIRS := wire device
+EMU_LIB_DIRS := $(EMU_KERNEL_DIRS) $(if $(filter 1,$(EMU_NO_DEV)),,$(EMU_DEVICE_DIRS))
+EMU_LIB_SRCS := $(foreach d,$(EMU_LIB_DIRS),$(sort $(wildcard emu/$(d)/*.c)))
+EMU_HDRS     := $(wildcard emu/*/*.h)
 EMU_LIB_OBJS := $(patsubst emu/%.c,$(BUILD)/emu/%.o,$(EMU_LIB_SRCS))
-EMU_CFLAGS   := -std=gnu11 $(WARN) $(RF_CPPFLAGS) -D_GNU_SOURCE -fPIC -fvisibility=default
+EMU_CFLAGS   := -std=gnu11 $(WARN) $(RF_CPPFLAGS) -Iemu -D_GNU_SOURCE -fPIC -fvisibility=default
 
 EMU_TEST_SRCS := $(wildcard tests/emu/*.c)
 EMU_TEST_BINS := $(patsubst tests/emu/%.c,$(BUILD)/tests/emu/%,$(filter-out tests/emu/helper_%.c,$(EMU_TEST_SRCS)))
@@ -27,14 +29,14 @@ CRITERION_FLAGS = $(shell pkg-config --cflags --libs criterion 2>/dev/null || ec
 all: emu
 emu: $(EMU_LIB) $(EMU_LAUNCHER)
 
-$(BUILD)/emu/%.o: emu/%.c emu/emu.h emu/internal.h
+$(BUILD)/emu/%.o: emu/%.c $(EMU_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(EMU_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(EMU_LIB): $(EMU_LIB_OBJS)
 	$(CC) $(CFLAGS) -shared -Wl,-z,defs -o $@ $^ -ldl -lpthread
 
-$(EMU_LAUNCHER): emu/rfemu.c
+$(EMU_LAUNCHER): emu/launcher/rfemu.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) \
 		-DRFEMU_LIB_DEFAULT='"$(EMU_LIBDIR)/librfemu.so"' -o $@ $<

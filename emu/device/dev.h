@@ -37,7 +37,7 @@
 #include <rdmafast/hw/wqe.h>
 #include <rdmafast/hw/cqe.h>
 
-#include "emu.h"
+#include "kernel/emu.h"
 
 #define DEV_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define DEV_UNLIKELY(x)		__builtin_expect(!!(x), 0)

@@ -30,7 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "kernel/internal.h"
 
 static char subnet_dir[PATH_MAX];
 static int hosts_fd = -1;

@@ -33,7 +33,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "dev.h"
+#include "device/dev.h"
 
 #define RING_SIZE	(16u << 20)
 #define PKT_ALIGN	8u

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "kernel/internal.h"
 
 struct emu_config emu_cfg;
 int emu_debug;

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "dev.h"
+#include "device/dev.h"
 
 struct dev_fault dev_fault;
 static uint64_t rng_state;

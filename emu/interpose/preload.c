@@ -27,7 +27,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "kernel/internal.h"
 
 #ifndef NETLINK_RDMA
 #define NETLINK_RDMA 20

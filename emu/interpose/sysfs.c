@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "kernel/internal.h"
 
 static char sysfs_root[PATH_MAX + 8];	/* .../host-<id>/sys */
 static char host_dir[PATH_MAX];		/* .../host-<id> */
