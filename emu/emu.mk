@@ -19,9 +19,12 @@ EMU_HDRS     := $(wildcard emu/*/*.h)
 EMU_LIB_OBJS := $(patsubst emu/%.c,$(BUILD)/emu/%.o,$(EMU_LIB_SRCS))
 EMU_CFLAGS   := -std=gnu11 $(WARN) $(RF_CPPFLAGS) -Iemu -D_GNU_SOURCE -fPIC -fvisibility=default
 
-EMU_TEST_SRCS := $(wildcard tests/emu/*.c)
-EMU_TEST_BINS := $(patsubst tests/emu/%.c,$(BUILD)/tests/emu/%,$(filter-out tests/emu/helper_%.c,$(EMU_TEST_SRCS)))
-EMU_TEST_HELPERS := $(patsubst tests/emu/%.c,$(BUILD)/tests/emu/%,$(filter tests/emu/helper_%.c,$(EMU_TEST_SRCS)))
+# tests/emu/ mirrors emu/: kernel/ tests the fake kernel's commands and
+# rules, device/ the device model; tests/emu/emu_test.h serves both.
+EMU_TEST_DIRS := kernel device
+EMU_TEST_SRCS := $(foreach d,$(EMU_TEST_DIRS),$(sort $(wildcard tests/emu/$(d)/*.c)))
+EMU_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(filter-out %/helper_peer.c,$(EMU_TEST_SRCS)))
+EMU_TEST_HELPERS := $(BUILD)/tests/emu/kernel/helper_peer
 EMU_TEST_TIMEOUT ?= 300
 CRITERION_FLAGS = $(shell pkg-config --cflags --libs criterion 2>/dev/null || echo -lcriterion)
 
@@ -41,12 +44,12 @@ $(EMU_LAUNCHER): emu/launcher/rfemu.c
 	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) \
 		-DRFEMU_LIB_DEFAULT='"$(EMU_LIBDIR)/librfemu.so"' -o $@ $<
 
-$(BUILD)/tests/emu/%: tests/emu/%.c tests/emu/emu_test.h
+$(BUILD)/tests/emu/%: tests/emu/%.c tests/emu/emu_test.h $(wildcard tests/emu/*/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -Iemu -o $@ $< \
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -Itests/emu -o $@ $< \
 		$(CRITERION_FLAGS) -libverbs -lmlx5 -lpthread
 
-$(BUILD)/tests/emu/helper_%: tests/emu/helper_%.c
+$(EMU_TEST_HELPERS): $(BUILD)/tests/emu/%: tests/emu/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -o $@ $< -libverbs
 
@@ -54,7 +57,7 @@ $(BUILD)/tests/emu/helper_%: tests/emu/helper_%.c
 emu-test: emu $(EMU_TEST_BINS) $(EMU_TEST_HELPERS)
 	@fail=0; for t in $(EMU_TEST_BINS); do \
 		echo "== $$t"; \
-		RFEMU_TEST_HELPER_DIR=$(BUILD)/tests/emu \
+		RFEMU_TEST_HELPER_DIR=$(BUILD)/tests/emu/kernel \
 		timeout $(EMU_TEST_TIMEOUT) $(EMU_LAUNCHER) -- $$t --jobs 1 || fail=1; \
 	done; exit $$fail
 

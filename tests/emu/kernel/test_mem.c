@@ -105,7 +105,7 @@ Test(mem, mr_unmapped_is_efault)
 /*
  * Re-registration: a refused call changes nothing; a PD move moves the
  * PD's use count; a new range keeps the keys. (What the device then does
- * with the MR: test_dev_rc.c.)
+ * with the MR: tests/emu/device/test_rc.c.)
  */
 Test(mem, rereg_mr_rules)
 {

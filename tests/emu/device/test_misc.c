@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * test_dev_misc.c - UD with GRH and Q_Key, SRQ, memory windows, send with
+ * test_misc.c - UD with GRH and Q_Key, SRQ, memory windows, send with
  * invalidate, completion events, the ibv_wr_* API and CQ overrun, all
  * through libmlx5's data path on the device model.
  */

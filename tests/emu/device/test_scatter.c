@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * test_dev_scatter.c - scatter-to-CQE as libmlx5 enables it: small receives
+ * test_scatter.c - scatter-to-CQE as libmlx5 enables it: small receives
  * (and, on RC QPs that signal everything, READ/atomic responses) travel in
  * the CQE, and libmlx5's ibv_poll_cq copies them into the buffers.
  *

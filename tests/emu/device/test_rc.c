@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * test_dev_rc.c - the device model executing RC work posted by libmlx5's
+ * test_rc.c - the device model executing RC work posted by libmlx5's
  * own ibv_post_send/ibv_post_recv, over the in-process loopback.
  */
 #include "dev_test.h"

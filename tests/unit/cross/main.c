@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * tests/cross/main.c - run every test registered through the stand-in
+ * tests/unit/cross/main.c - run every test registered through the stand-in
  * criterion.h; exit 1 if any failed.
  */
 #include <criterion/criterion.h>

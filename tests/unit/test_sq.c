@@ -374,7 +374,7 @@ Test(sq, nop_padding_at_queue_end)
 	rft_sq_fini(&t);
 }
 
-Test(sq, three_laps_and_16bit_index_wrap)
+Test(sq, four_laps_across_16bit_index_wrap)
 {
 	struct rft_sq t;
 	uint8_t data[40];

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * tests/rftest.h - helpers shared by the unit tests.
+ * tests/unit/rftest.h - helpers shared by the unit tests.
  */
 #ifndef RDMAFAST_TESTS_RFTEST_H
 #define RDMAFAST_TESTS_RFTEST_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * test_dev_pingpong.c - Debian's unmodified ibverbs-utils examples talk to
+ * test_pingpong.c - Debian's unmodified ibverbs-utils examples talk to
  * each other as two separately started programs, i.e. two emulated hosts
  * joined by the device models' wire.  The test runs under build/rfemu, so
  * both children inherit LD_PRELOAD; the TCP exchange is on 127.0.0.1.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * test_dev_fault.c - the device model under fault injection (emu/dev_fault.c).
+ * test_fault.c - the device model under fault injection (emu/wire/fault.c).
  *
  * The model reads RFEMU_DROP & co. when its engine starts, i.e. at the
  * first ibv_open_device of a process; Criterion runs every test in a

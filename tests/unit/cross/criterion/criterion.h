@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * tests/cross/criterion/criterion.h - the part of Criterion that the unit
+ * tests/unit/cross/criterion/criterion.h - the part of Criterion that the unit
  * tests use, for running them on another architecture under qemu-user
  * (make test-aarch64). Criterion itself runs each test in a child it
  * re-executes from its own binary, which qemu-user cannot start without
