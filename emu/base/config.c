@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * config.c - the emulated HCA's options, read from the environment once at
- * load time.  The launcher (rfemu.c) turns its flags into these variables,
+ * load time.  The launcher (launcher/rfemu.c) turns its flags into these variables,
  * so a program started with LD_PRELOAD by hand behaves the same.
  *
  *   RFEMU_DEVICES     number of mlx5 devices per host (1..4, default 1)
@@ -10,14 +10,14 @@
  *   RFEMU_PART_ID     PCI device id / vendor_part_id (default 0x101b, CX-6)
  *   RFEMU_FW_VER      firmware version string
  *   RFEMU_BOARD_ID    board id string
- *   RFEMU_STATE_DIR   where the subnet's shared state lives (see subnet.c)
+ *   RFEMU_STATE_DIR   where the subnet's shared state lives (see subnet/subnet.c)
  *   RFEMU_DEBUG       non-zero: trace commands on stderr
  */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "kernel/internal.h"
+#include "base.h"
 
 struct emu_config emu_cfg;
 int emu_debug;

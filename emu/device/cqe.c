@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * dev_cqe.c - writing CQEs, CQ overrun, arming and completion events.
+ * cqe.c - writing CQEs, CQ overrun, arming and completion events.
  *
  * A CQE is written in two steps, as the HCA's DMA does: the body first, then
  * (after a release fence) the op_own byte that hands the entry to software.
@@ -9,7 +9,7 @@
  */
 #include <stdatomic.h>
 
-#include "dev.h"
+#include "device.h"
 
 static uint8_t *cqe_slot(const struct emu_cq *cq, uint32_t idx)
 {
@@ -177,8 +177,9 @@ void dev_cq_check_arms(struct dev_cq *dcq)
 
 /*
  * RESIZE_CQ: libmlx5 copies the unpolled CQEs into the new ring up to a
- * RESIZE CQE it expects in the old one; part 1 writes that marker at our
- * producer index and switches rings.  The marker takes one index.
+ * RESIZE CQE it expects in the old one; the kernel (kernel/cq.c) writes
+ * that marker at our producer index and switches rings.  The marker takes
+ * one index.
  */
 void dev_cq_resize(struct dev_cq *dcq)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * dev_thread.c - the engine: one thread per process that plays the HCA.
+ * engine.c - the engine: one thread per process that plays the HCA.
  *
  * Doorbells.  A doorbell or BlueFlame write is an ordinary store into the
  * UAR pages (the memfd that libmlx5 mmaps; ctx->map is our view of it).  The
@@ -63,7 +63,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dev.h"
+#include "device.h"
 
 struct dev_engine dev_eng;
 
@@ -462,7 +462,7 @@ int emu_dev_ctx_init(struct emu_ctx *ctx)
 			nap_ns = 1000;
 		if (idle_max_ns < nap_ns)
 			idle_max_ns = nap_ns;
-		err = dev_wire_open();
+		err = dev_wire_open(dev_resp_packet, &dev_eng.now);
 		if (err) {
 			free(dc);
 			return err;

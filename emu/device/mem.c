@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * dev_mem.c - memory protection and data movement.
+ * mem.c - memory protection and data movement.
  *
  * Every access the device makes to process memory is resolved here, through
  * a key, exactly as the HCA's memory translation does: the key must exist
@@ -10,7 +10,7 @@
  * memory is never touched by a failing operation because every range is
  * checked before the first byte moves.
  */
-#include "dev.h"
+#include "device.h"
 
 /* [va, va+len) inside [base, base+size), without overflow. */
 static bool in_range(uint64_t va, uint64_t len, uint64_t base, uint64_t size)

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * dev_obj.c - the device's per-object state, kept in step with the command
+ * obj.c - the device's per-object state, kept in step with the command
  * path through the emu_dev_* hooks (all called with emu_lock held).
  */
 #include <stdlib.h>
 
-#include "dev.h"
+#include "device.h"
 
 static struct dev_ctx *dctx_of(const struct emu_obj *o)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * dev_rc.c - reliability of RC and XRC: acknowledgements, NAKs, the
+ * rc.c - reliability of RC and XRC: acknowledgements, NAKs, the
  * transport retry timer and RNR back-off, as IBA chapter 9.7 describes.
  *
  * Go-back-N: the responder accepts only the expected PSN; a gap earns one
@@ -11,7 +11,7 @@
  * an RNR NAK waits the responder's min_rnr_timer, at most rnr_retry times
  * (7 = forever).  A NAK or a response also acknowledges every earlier PSN.
  */
-#include "dev.h"
+#include "device.h"
 
 uint64_t dev_rc_timeout_ns(uint8_t timeout)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * dev_resp.c - the responder: executes request packets on this host.
+ * resp.c - the responder: executes request packets on this host.
  *
  * Order of checks for every request, as IBA 9.7.5 orders them: the QP must
  * be able to receive (RTR or later), the PSN must be the expected one
@@ -9,7 +9,7 @@
  * Reliable transports answer every outcome (ACK, RNR NAK, error NAK, READ
  * or atomic response); UC and UD drop silently what they cannot take.
  */
-#include "dev.h"
+#include "device.h"
 
 /* ---- responses ----------------------------------------------------------- */
 

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * dev_rq.c - receive WQEs: the QP's RQ ring and shared receive queues.
+ * rq.c - receive WQEs: the QP's RQ ring and shared receive queues.
  *
  * Receive queues have no MMIO doorbell: software only bumps the counter in
  * the doorbell record, and the HCA reads it when a message needs a buffer.
  * So does the model - receives are fetched lazily, at the first packet of a
  * message that consumes one.
  */
-#include "dev.h"
+#include "device.h"
 
 static uint32_t dbrec_counter(uint64_t dbrec)
 {

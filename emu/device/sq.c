@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * dev_sq.c - the requester: send WQEs from the SQ to packets to CQEs.
+ * sq.c - the requester: send WQEs from the SQ to packets to CQEs.
  *
  * A send queue moves through three stages, each a cursor into a ring of
  * entries (struct dev_ent, one per WQE, as many as the SQ has BBs):
@@ -17,7 +17,7 @@
  * polled, so the model re-reads it instead of copying it: at emission, at
  * retransmission and to scatter READ/atomic responses.
  */
-#include "dev.h"
+#include "device.h"
 
 struct dev_wqe {
 	uint32_t		off;		/* byte offset of ctrl in the SQ */

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * preload.c - the only place that interposes libc (EMULATOR.md §1, §2, §5).
+ * preload.c - the only place that interposes libc.  What it answers follows
+ * rdma-core: device discovery by netlink, else sysfs (libibverbs/ibdev_nl.c,
+ * init.c, sysfs.c), and the write() command path once ioctl() fails with
+ * ENOTTY (libibverbs/cmd_fallback.c).
  *
  *   open("/dev/infiniband/uverbsN")   a new context; the fd is a memfd
  *   stat/fstat/access of that path/fd  a character device 231:192+N
  *   open/fopen/stat("/sys/class/infiniband...")  redirected to our tree
- *   write(cmd fd)                      a uverbs command (core.c, cmd.c)
+ *   write(cmd fd)                      a uverbs command (kernel/: objects.c, dispatch.c)
  *   ioctl(cmd fd)                      ENOTTY: libibverbs falls back to write()
  *   close(cmd fd / event fds)          releases the context / the channel
  *   socket(AF_NETLINK, NETLINK_RDMA)   EPROTONOSUPPORT: forces sysfs discovery
@@ -27,7 +30,9 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "kernel/internal.h"
+#include "interpose.h"
+#include "kernel/kernel.h"
+#include "subnet/subnet.h"
 
 #ifndef NETLINK_RDMA
 #define NETLINK_RDMA 20
@@ -63,13 +68,7 @@ REAL(int, fstatat64, int, const char *, struct stat64 *, int)
 REAL(int, access, const char *, int)
 REAL(ssize_t, write, int, const void *, size_t)
 REAL(int, ioctl, int, unsigned long, ...)
-REAL(int, close, int)
 REAL(int, socket, int, int, int)
-
-int emu_real_close(int fd)
-{
-	return get_close()(fd);
-}
 
 /* ------------------------------------------------------------------------ */
 /* Path classification                                                       */
@@ -365,7 +364,8 @@ ssize_t write(int fd, const void *buf, size_t len)
 /*
  * Every ioctl on the command fd fails with ENOTTY.  libibverbs then marks
  * the ioctl interface unsupported and sends all commands through write();
- * any other errno would be a hard failure (EMULATOR.md §2).
+ * any other errno would be a hard failure (rdma-core
+ * libibverbs/cmd_fallback.c: ENOTTY at the probe means no ioctl at all).
  */
 int ioctl(int fd, unsigned long req, ...)
 {
@@ -386,7 +386,7 @@ int close(int fd)
 {
 	if (emu_fd_is_cmd(fd) || emu_fd_is_watched(fd))
 		emu_fd_closed(fd);
-	return get_close()(fd);
+	return emu_real_close(fd);
 }
 
 int socket(int domain, int type, int protocol)

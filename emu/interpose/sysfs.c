@@ -13,12 +13,14 @@
 #include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kernel/internal.h"
+#include "interpose.h"
+#include "subnet/subnet.h"
 
 static char sysfs_root[PATH_MAX + 8];	/* .../host-<id>/sys */
 static char host_dir[PATH_MAX];		/* .../host-<id> */

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * cmd_ah.c - address handles and multicast attach/detach.
+ * ah.c - address handles and multicast attach/detach.
  *
  * libmlx5 builds the address vector itself; it asks the kernel only on
  * RoCE, for the destination MAC (cmds_supp_uhw CREATE_AH), which the
  * kernel would take from the neighbour table.  Emulated hosts' MACs follow
- * from their GIDs (subnet.c), so we compute it.
+ * from their GIDs (subnet/subnet.c), so we compute it.
  */
 #include <string.h>
 
@@ -40,7 +40,7 @@ static void dmac_of_gid(uint8_t mac[6], const uint8_t *g)
 		mac[1] = 0x33;
 		memcpy(mac + 2, g + 12, 4);
 	} else if (!memcmp(g, v4mapped, sizeof(v4mapped))) {
-		/* ::ffff:10.<d*ports+p>.<h>.<h>, see subnet.c */
+		/* ::ffff:10.<d*ports+p>.<h>.<h>, see subnet/subnet.c */
 		unsigned dp = g[13] ? g[13] - 1u : 0;
 
 		mac[0] = 0x02;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * cmd_cq.c - completion channels and completion queues.
+ * cq.c - completion channels and completion queues.
  *
  * libmlx5 allocates the CQE ring and its doorbell record in process memory
  * and passes their addresses in the mlx5 part of CREATE_CQ; the device

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * cmd_ctx.c - GET_CONTEXT, QUERY_DEVICE (legacy and extended), QUERY_PORT.
+ * ctx.c - GET_CONTEXT, QUERY_DEVICE (legacy and extended), QUERY_PORT.
  *
  * The answers describe a ConnectX-6-like HCA.  Limits are bounded by what
  * the emulator can number (EMU_NUM_IDX_MASK objects of each kind per host).
@@ -48,7 +48,8 @@ int emu_cmd_get_context(struct emu_cmd *c)
 		return EINVAL;
 
 	/*
-	 * Static bfreg scheme (EMULATOR.md §3): round the request up to whole
+	 * Static bfreg scheme (rdma-core providers/mlx5/mlx5.c, the kernel's
+	 * drivers/infiniband/hw/mlx5/main.c): round the request up to whole
 	 * UARs of 2 usable bfregs; the low-latency ones must leave bfreg 0.
 	 */
 	total = (req.total_num_bfregs + 1) & ~1u;

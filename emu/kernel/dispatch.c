@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * cmd.c - framing of the uverbs write() commands.
+ * dispatch.c - framing of the uverbs write() commands.
  *
  * A legacy command is struct ib_uverbs_cmd_hdr (in_words/out_words in
  * 4-byte units, the header included in in_words) followed by the core

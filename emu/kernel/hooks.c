@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * hooks.c - weak defaults for the device-model hooks declared in emu.h.
+ * hooks.c - weak defaults for the device-model hooks declared in kernel.h.
  *
  * With no device model linked in, the emulated HCA is a NIC that never
- * executes anything: these keep part 1 self-contained.  The strong
- * definitions in emu/dev_*.c replace them at link time.
+ * executes anything: these keep the kernel self-contained.  The strong
+ * definitions in emu/device/ replace them at link time.
  */
 #include <endian.h>
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * internal.h - declarations private to part 1 (the fake uverbs kernel).
- * The device model should need only emu.h.
+ * internal.h - declarations private to the fake uverbs kernel (this
+ * folder).  The layers above need only kernel.h.
  */
 #ifndef RDMAFAST_EMU_INTERNAL_H
 #define RDMAFAST_EMU_INTERNAL_H
@@ -12,54 +12,11 @@
 
 #include <rdma/ib_user_verbs.h>
 
-#include "emu.h"
+#include "kernel.h"
 
-#define EMU_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-
-/* The fake character device: the real uverbs major, minors from 192. */
-#define EMU_UVERBS_MAJOR	231
-#define EMU_UVERBS_MINOR0	192
-#define EMU_CDEV_DIR		"/dev/infiniband"
-
-/* Diagnostics go to stderr only when RFEMU_DEBUG is set. */
-extern int emu_debug;
-#define emu_dbg(...)							\
-	do {								\
-		if (emu_debug)						\
-			fprintf(stderr, "rfemu: " __VA_ARGS__);	\
-	} while (0)
-
-/* ---- config.c ---------------------------------------------------------- */
-void emu_config_load(void);
-
-/* ---- subnet.c: shared per-user state ----------------------------------- */
-int emu_subnet_join(void);		/* sets emu_cfg.host_id and identities */
-/* XRC domain registry keyed by inode: see subnet.c for the semantics. */
-int emu_subnet_xrcd_open(dev_t dev, ino_t ino, uint32_t oflags, uint32_t *xrcdn);
-void emu_subnet_xrcd_close(uint32_t xrcdn);
-uint32_t emu_subnet_xrcd_anon(void);
-/* XRC target QPs, so that another process can ibv_open_qp() them. */
-int emu_subnet_tgt_publish(uint32_t xrcdn, uint32_t qpn, const struct emu_qp_attr *attr);
-void emu_subnet_tgt_unpublish(uint32_t qpn);
-int emu_subnet_tgt_lookup(uint32_t xrcdn, uint32_t qpn, struct emu_qp_attr *attr);
-
-/* ---- sysfs.c ----------------------------------------------------------- */
-int emu_sysfs_build(void);		/* writes the tree, sets SYSFS_PATH */
-void emu_sysfs_remove(void);
-const char *emu_sysfs_root(void);
-
-/* ---- preload.c: the real libc functions -------------------------------- */
-int emu_real_close(int fd);
-
-/* ---- core.c: contexts, handles, numbers -------------------------------- */
-struct emu_ctx *emu_ctx_create(unsigned dev_index);	/* returns the cmd fd owner */
-struct emu_ctx *emu_ctx_by_fd_locked(int fd);
+/* ---- objects.c: contexts, handles, numbers ----------------------------- */
 void emu_ctx_destroy_locked(struct emu_ctx *ctx);	/* drops the lock for fini */
-bool emu_fd_is_cmd(int fd);
 void emu_fd_watch(int fd, bool on);	/* event fds whose close() matters */
-bool emu_fd_is_watched(int fd);
-void emu_fd_closed(int fd);		/* a close() of any fd, lock not held */
-void emu_release_all(void);		/* at exit */
 
 void *emu_obj_alloc(struct emu_ctx *ctx, enum emu_obj_type type, size_t size,
 		    uint64_t user_handle);
@@ -103,8 +60,6 @@ struct emu_cmd {
 	size_t		drv_out_len;
 	bool		extended;
 };
-
-int emu_cmd_dispatch(struct emu_ctx *ctx, const void *buf, size_t len);
 
 int emu_cmd_get_context(struct emu_cmd *c);
 int emu_cmd_query_device(struct emu_cmd *c);
@@ -162,7 +117,7 @@ void emu_channel_put_locked(struct emu_channel *ch);
 bool emu_modify_qp_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next,
 			 enum ibv_qp_type type, uint32_t mask);
 
-/* Port helpers (cmd_ctx.c). */
+/* Port helpers (ctx.c). */
 bool emu_port_valid(const struct emu_ctx *ctx, unsigned port);
 
 #endif /* RDMAFAST_EMU_INTERNAL_H */

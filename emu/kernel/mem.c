@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * cmd_mem.c - protection domains, memory regions and memory windows.
+ * mem.c - protection domains, memory regions and memory windows.
  *
  * MRs and MWs share one mkey space, as on mlx5: key = index << 8 | variant.
  * An MR's lkey and rkey are the same mkey (mlx5 answers so); every MR and

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * core.c - the process-wide state of the fake kernel: the lock, the open
+ * objects.c - the process-wide state of the fake kernel: the lock, the open
  * contexts, per-context handle tables, subnet-unique object numbers, and
- * the services emu.h promises the device model.
+ * the services kernel.h promises the device model.
  */
 #include <fcntl.h>
 #include <pthread.h>

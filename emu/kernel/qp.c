@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * cmd_qp.c - queue pairs: create (legacy and extended), open (XRC target
+ * qp.c - queue pairs: create (legacy and extended), open (XRC target
  * QPs of other processes), query, modify, destroy, multicast attach.
  *
  * libmlx5 allocates the send/receive rings and the doorbell record itself

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * cmd_srq.c - shared receive queues, basic and XRC.
+ * srq.c - shared receive queues, basic and XRC.
  *
  * libmlx5 sizes the ring itself (max_wr + 1 rounded up to a power of two,
  * stride = 16-byte next segment + 16 bytes per SGE, at least 32, power of

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * cmd_xrcd.c - XRC domains (ibv_open_xrcd / ibv_close_xrcd).
+ * xrcd.c - XRC domains (ibv_open_xrcd / ibv_close_xrcd).
  *
  * With fd == -1 the domain is private to this handle.  With a file, every
  * open of the same inode, from any process of the subnet, names the same
- * domain; the registry lives in the subnet directory (subnet.c) and decides
+ * domain; the registry lives in the subnet directory (subnet/subnet.c) and decides
  * O_CREAT / O_EXCL exactly as the kernel's per-device inode tree does.
  */
 #include <sys/stat.h>

@@ -25,12 +25,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kernel/internal.h"
+#include "subnet.h"
 
 static char subnet_dir[PATH_MAX];
 static int hosts_fd = -1;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * dev_fault.c - fault injection, so programs can test their error handling.
+ * fault.c - fault injection, so programs can test their error handling.
  *
  * Read once when the device model starts.  Probabilities are per packet
  * (0..1); every packet, loopback included, passes the injector once.
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "device/dev.h"
+#include "wire.h"
 
 struct dev_fault dev_fault;
 static uint64_t rng_state;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * dev_wire.c - the fabric between QPs.
+ * wire.c - the fabric between QPs.
  *
  * Routing is by destination QPN: QPNs are subnet-unique and carry the host
  * id (EMU_NUM_HOST), as a LID or GID would name the port.  Two paths:
@@ -16,7 +16,7 @@
  *
  * Sends never block: a full socket drops the packet, as a congested link
  * would, and the reliable transport retransmits.  Fault injection
- * (dev_fault.c) sits at the transmit side of both paths.
+ * (fault.c) sits at the transmit side of both paths.
  *
  * Receiving: the listener and every connection sit in one level-triggered
  * epoll set.  The engine asks it once per iteration (one syscall, however
@@ -33,7 +33,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "device/dev.h"
+#include "subnet/subnet.h"
+#include "wire.h"
 
 #define RING_SIZE	(16u << 20)
 #define PKT_ALIGN	8u
@@ -58,6 +59,10 @@ struct delayed {
 	struct dev_pkt		pkt;	/* followed by the payload */
 };
 static struct delayed *delayed_head, **delayed_tail = &delayed_head;
+
+struct dev_wire_stats dev_wire_stats;
+static void (*wire_deliver)(const struct dev_pkt *p);
+static const uint64_t *wire_now;
 
 static uint32_t pkt_bytes(uint32_t payload)
 {
@@ -187,7 +192,7 @@ static void transmit(struct dev_pkt *p, bool in_ring)
 {
 	uint32_t n = pkt_bytes(p->len);
 
-	dev_eng.pkts_tx++;
+	dev_wire_stats.pkts_tx++;
 	if (dst_local(p->dst_qpn)) {
 		if (in_ring) {
 			ring_commit((uint8_t *)p, n);
@@ -195,7 +200,7 @@ static void transmit(struct dev_pkt *p, bool in_ring)
 			uint8_t *d = ring_reserve(n);
 
 			if (!d) {
-				dev_eng.pkts_dropped++;
+				dev_wire_stats.pkts_dropped++;
 				return;
 			}
 			memcpy(d, p, p->size);
@@ -210,7 +215,7 @@ static void transmit(struct dev_pkt *p, bool in_ring)
 			if (fd >= 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
 			    errno != ENOBUFS)
 				conn_drop(fd);
-			dev_eng.pkts_dropped++;
+			dev_wire_stats.pkts_dropped++;
 		}
 	}
 }
@@ -225,7 +230,7 @@ void dev_wire_send(struct dev_pkt *p)
 	staged = NULL;
 	if (DEV_UNLIKELY(dev_fault.any)) {
 		if (dev_fault.drop > 0 && dev_fault_hit(dev_fault.drop)) {
-			dev_eng.pkts_dropped++;
+			dev_wire_stats.pkts_dropped++;
 			return;
 		}
 		if (dev_fault.corrupt > 0) {
@@ -246,7 +251,7 @@ void dev_wire_send(struct dev_pkt *p)
 
 			if (d) {
 				memcpy(&d->pkt, p, p->size);
-				d->due = dev_eng.now + (uint64_t)dev_fault.delay_us * 1000;
+				d->due = *wire_now + (uint64_t)dev_fault.delay_us * 1000;
 				d->next = NULL;
 				*delayed_tail = d;
 				delayed_tail = &d->next;
@@ -265,11 +270,11 @@ static void deliver(const struct dev_pkt *p, uint32_t got)
 	    p->size != sizeof(*p) + p->len)
 		return;
 	if ((p->flags & DPKT_CRC) && p->crc != pkt_crc(p)) {
-		dev_eng.pkts_dropped++;
+		dev_wire_stats.pkts_dropped++;
 		return;		/* ICRC error: silently discarded */
 	}
-	dev_eng.pkts_rx++;
-	dev_resp_packet(p);
+	dev_wire_stats.pkts_rx++;
+	wire_deliver(p);
 }
 
 static unsigned poll_ring(unsigned budget)
@@ -364,7 +369,7 @@ static unsigned poll_delayed(void)
 {
 	unsigned n = 0;
 
-	while (delayed_head && delayed_head->due <= dev_eng.now) {
+	while (delayed_head && delayed_head->due <= *wire_now) {
 		struct delayed *d = delayed_head;
 
 		delayed_head = d->next;
@@ -401,11 +406,13 @@ int dev_wire_wait_fd(void)
 	return ep_fd;
 }
 
-int dev_wire_open(void)
+int dev_wire_open(void (*deliver)(const struct dev_pkt *p), const uint64_t *now)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int sz = 4 << 20;
 
+	wire_deliver = deliver;
+	wire_now = now;
 	ring = malloc(RING_SIZE);
 	rx_buf = malloc(MAX_PKT);
 	peer_fd = malloc(sizeof(int) * (EMU_MAX_HOSTS + 1));
@@ -433,7 +440,7 @@ int dev_wire_open(void)
 	if (listen_fd < 0)
 		return 0;
 	setsockopt(listen_fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
-	/* our host slot is ours alone (subnet.c's lock): a stale socket is dead */
+	/* our host slot is ours alone (subnet/subnet.c's lock): a stale socket is dead */
 	unlink(sock_path);
 	if (bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(listen_fd, 64)) {
 		close(listen_fd);

@@ -267,7 +267,10 @@ Test(hw_setters, golden_xrc_inline_terminator_srq_next)
 	cr_expect_eq(RF_WQE_BBS(12), 3);
 }
 
-/* The type-2 bind WQE body libmlx5 builds (FORMATS.md 4.8), byte by byte. */
+/*
+ * The type-2 bind WQE body libmlx5 builds (rdma-core providers/mlx5/qp.c,
+ * set_umr_control_seg() and set_umr_mkey_seg()), byte by byte.
+ */
 Test(hw_setters, golden_umr_bind)
 {
 	struct rf_wqe_umr_ctrl_seg u;

@@ -292,7 +292,7 @@ Test(dev_scatter, cqe128_scatter64)
 /*
  * Requester side: with sq_sig_all the kernel enables it on RC QPs, so a
  * small READ and an atomic complete with their data in the CQE (64-byte
- * CQEs: rdma-core 44 mis-copies 128-byte ones, see FORMATS.md 8.6).
+ * CQEs: rdma-core 44 mis-copies 128-byte ones, fixed by rdma-core PR #1743).
  */
 Test(dev_scatter, requester_read_atomic_sig_all)
 {

@@ -184,7 +184,7 @@ Test(mem, pd_in_other_context_is_rejected)
 
 /*
  * A window bound to an MR keeps it registered.  The bind is executed by
- * the device model (a UMR WQE on the QP), so this needs part 2 linked in.
+ * the device model (a UMR WQE on the QP), so this needs the device model linked in.
  */
 Test(mem, dereg_busy_while_mw_bound)
 {

@@ -1,24 +1,27 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * dev.h - internals of the emulated HCA's device model (emu/dev_*.c).
+ * device.h - internals of the emulated HCA's device model (this folder; the
+ * wire below it is wire/).
  *
  * The model is one engine thread per process (one process is one host).  It
  * plays the part of every mlx5 device the process opened:
  *
- *   dev_thread.c  the engine loop: doorbell/BlueFlame watching, scheduling,
- *                 idle back-off, lifecycle (emu_dev_ctx_init/fini)
- *   dev_obj.c     per-object state behind the emu_dev_* hooks
- *   dev_sq.c      requester: WQE parsing, packetisation, in-order completion
- *   dev_rc.c      reliability: PSNs, ACK/NAK, retransmission, RNR back-off
- *   dev_resp.c    responder: executes request packets against local memory
- *   dev_rq.c      receive WQEs: RQ ring, SRQ linked list, RQ flush
- *   dev_cqe.c     CQE writing, overrun, arming and completion events
- *   dev_mem.c     protection: lkey/rkey/MW checks, scatter/gather copies, UMR
- *   dev_wire.c    the fabric: in-process loopback ring and Unix datagram wire
- *   dev_fault.c   fault injection (RFEMU_DROP, RFEMU_CORRUPT, ...)
+ *   engine.c   the engine loop: doorbell/BlueFlame watching, scheduling,
+ *              idle back-off, lifecycle (emu_dev_ctx_init/fini)
+ *   obj.c      per-object state behind the emu_dev_* hooks
+ *   sq.c       requester: WQE parsing, packetisation, in-order completion
+ *   rc.c       reliability: PSNs, ACK/NAK, retransmission, RNR back-off
+ *   resp.c     responder: executes request packets against local memory
+ *   rq.c       receive WQEs: RQ ring, SRQ linked list, RQ flush
+ *   cqe.c      CQE writing, overrun, arming and completion events
+ *   mem.c      protection: lkey/rkey/MW checks, scatter/gather copies, UMR
+ *
+ * It implements the hooks kernel/kernel.h declares and uses the kernel's
+ * objects; it sends packets through wire/, which hands every packet that
+ * arrives to dev_resp_packet().
  *
  * Every packet - even one between two QPs of the same process - goes through
- * dev_wire, so loopback and inter-process traffic run the same transport code
+ * the wire, so loopback and inter-process traffic run the same transport code
  * and fault injection applies to both.
  *
  * Locking: the engine holds emu_lock for a whole iteration (a batch of
@@ -26,8 +29,8 @@
  * held too, so hook and engine never run concurrently; all dev_* state is
  * protected by emu_lock unless a comment says otherwise.
  */
-#ifndef RDMAFAST_EMU_DEV_H
-#define RDMAFAST_EMU_DEV_H
+#ifndef RDMAFAST_EMU_DEVICE_H
+#define RDMAFAST_EMU_DEVICE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -37,21 +40,12 @@
 #include <rdmafast/hw/wqe.h>
 #include <rdmafast/hw/cqe.h>
 
-#include "kernel/emu.h"
-
-#define DEV_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-#define DEV_UNLIKELY(x)		__builtin_expect(!!(x), 0)
-#define DEV_LIKELY(x)		__builtin_expect(!!(x), 1)
+#include "kernel/kernel.h"
+#include "wire/wire.h"
 
 /* ------------------------------------------------------------------------ */
 /* Tunables                                                                 */
 
-/*
- * Payload bytes per wire packet.  Not the IB path MTU (which only limits UD
- * here): a large MTU keeps the per-packet cost of the socket wire low while
- * still exercising segmentation, PSN ranges and partial retransmission.
- */
-#define DEV_WIRE_MTU		(32u * 1024)
 #define DEV_UD_MAX_MSG		4096u	/* UD messages are bounded by the path MTU */
 #define DEV_MAX_SGE		64	/* a WQE holds at most 63 DS */
 #define DEV_MAX_PKTS_INFLIGHT	512	/* per QP, unacknowledged request packets */
@@ -59,7 +53,7 @@
 #define DEV_ATOMIC_REPLAY	16	/* responder cache of atomic results */
 
 /*
- * A UD message must fit the port's active MTU, which part 1 answers as 4096
+ * A UD message must fit the port's active MTU, which the kernel answers as 4096
  * on InfiniBand and 1024 on RoCE (a 1500-byte Ethernet MTU); larger ones
  * fail locally with a length error, as on the HCA.
  */
@@ -120,82 +114,6 @@ struct dev_sgl {
 /* Copy between a flat buffer and an SGL at a byte offset into the SGL. */
 void dev_sgl_copy_out(const struct dev_sgl *sgl, uint64_t off, void *dst, uint32_t len);
 void dev_sgl_copy_in(const struct dev_sgl *sgl, uint64_t off, const void *src, uint32_t len);
-
-/* ------------------------------------------------------------------------ */
-/* Packets                                                                  */
-
-enum dev_op {
-	/* requests, requester -> responder */
-	DOP_SEND = 1,
-	DOP_SEND_IMM,
-	DOP_SEND_INV,
-	DOP_WRITE,
-	DOP_WRITE_IMM,
-	DOP_READ,
-	DOP_CS,		/* IB compare-and-swap, 8 bytes */
-	DOP_FA,		/* IB fetch-and-add, 8 bytes */
-	DOP_MCS,	/* masked compare-and-swap, 4 or 8 bytes */
-	DOP_MFA,	/* masked fetch-and-add, 4 or 8 bytes */
-	/* responses, responder -> requester */
-	DOP_READ_RESP,
-	DOP_ATOMIC_RESP,
-	DOP_ACK,
-	DOP_NAK,
-};
-
-enum {
-	DPKT_FIRST	= 1 << 0,
-	DPKT_LAST	= 1 << 1,
-	DPKT_SE		= 1 << 2,	/* solicited event */
-	DPKT_GRH	= 1 << 3,	/* sgid/dgid/flow/tclass/hop are valid */
-	DPKT_CRC	= 1 << 4,	/* crc covers the packet: verify it */
-};
-
-/* NAK codes, in the spirit of the AETH syndrome */
-enum {
-	DNAK_SEQ = 1,		/* PSN sequence error: go back to psn */
-	DNAK_RNR,		/* receiver not ready: retry after rnr_timer */
-	DNAK_INV_REQ,		/* -> REMOTE_INVAL_REQ_ERR */
-	DNAK_REM_ACCESS,	/* -> REMOTE_ACCESS_ERR */
-	DNAK_REM_OP,		/* -> REMOTE_OP_ERR */
-};
-
-/*
- * Header of every packet.  Host byte order: both ends run on this machine.
- * Request packets of one message share raddr/rkey/dma_len (the RETH) and
- * carry their own offset, so any packet can be placed on its own.
- */
-struct dev_pkt {
-	uint32_t		size;		/* header + payload */
-	uint8_t			op;		/* enum dev_op */
-	uint8_t			flags;		/* DPKT_* */
-	uint8_t			opmod;		/* masked atomics: 8 | log2(size) - 2 */
-	uint8_t			sl;
-	uint32_t		src_qpn;
-	uint32_t		dst_qpn;
-	uint32_t		psn;
-	uint8_t			nak;		/* DNAK_* */
-	uint8_t			rnr_timer;	/* DNAK_RNR: the responder's min_rnr_timer */
-	uint16_t		slid;
-	uint16_t		pkey_index;
-	uint8_t			hop_limit;
-	uint8_t			tclass;
-	uint32_t		imm;		/* raw, as in the WQE (network order) */
-	uint32_t		xrc_srqn;
-	uint32_t		qkey;
-	uint32_t		flow_label;
-	uint32_t		rkey;
-	uint64_t		raddr;
-	uint32_t		dma_len;	/* whole message */
-	uint32_t		offset;		/* of this payload within the message */
-	uint32_t		len;		/* payload bytes after the header */
-	uint32_t		pad;
-	uint64_t		atomic[4];	/* swap|add, compare, swap_mask, compare_mask */
-	uint8_t			sgid[16];
-	uint8_t			dgid[16];
-	uint64_t		crc;		/* DPKT_CRC: hash of everything after it */
-	uint8_t			payload[];
-};
 
 /* ------------------------------------------------------------------------ */
 /* Per-object device state                                                  */
@@ -308,7 +226,7 @@ struct dev_ctx {
 };
 
 /* ------------------------------------------------------------------------ */
-/* Engine (dev_thread.c)                                                    */
+/* Engine (engine.c)                                                        */
 
 struct dev_engine {
 	struct dev_ctx		*ctxs;
@@ -323,7 +241,6 @@ struct dev_engine {
 	unsigned		nqps;
 	unsigned		timers;		/* QPs with a deadline or rnr wait */
 	uint64_t		wqes;		/* statistics */
-	uint64_t		pkts_tx, pkts_rx, pkts_dropped;
 };
 
 extern struct dev_engine dev_eng;
@@ -334,7 +251,7 @@ void dev_qp_set_busy(struct dev_qp *dq);
 uint64_t dev_now_ns(void);
 
 /* ------------------------------------------------------------------------ */
-/* Objects (dev_obj.c)                                                      */
+/* Objects (obj.c)                                                          */
 
 static inline struct dev_qp *dev_qp_of(const struct emu_qp *qp)
 {
@@ -355,7 +272,7 @@ static inline struct dev_srq *dev_srq_of(const struct emu_srq *srq)
 void dev_qp_fatal(struct dev_qp *dq, enum ibv_event_type ev);
 
 /* ------------------------------------------------------------------------ */
-/* CQEs and events (dev_cqe.c)                                              */
+/* CQEs and events (cqe.c)                                                  */
 
 struct dev_cqe {
 	uint8_t			opcode;		/* RF_CQE_* */
@@ -395,7 +312,7 @@ void dev_cq_check_arms(struct dev_cq *dcq);
 void dev_cq_resize(struct dev_cq *dcq);
 
 /* ------------------------------------------------------------------------ */
-/* Memory protection (dev_mem.c)                                            */
+/* Memory protection (mem.c)                                                */
 
 /* Resolve [va, va+len) through an lkey of pd with the given IBV_ACCESS_* need. */
 uint8_t *dev_lkey_ptr(uint32_t lkey, uint64_t va, uint64_t len,
@@ -417,7 +334,7 @@ uint8_t dev_umr_execute(struct dev_qp *dq, const uint8_t *sq, uint32_t qsize,
 int dev_invalidate_rkey(struct emu_qp *qp, const struct emu_pd *pd, uint32_t rkey);
 
 /* ------------------------------------------------------------------------ */
-/* Requester (dev_sq.c) and reliability (dev_rc.c)                          */
+/* Requester (sq.c) and reliability (rc.c)                                  */
 
 void dev_sq_process(struct dev_qp *dq);		/* parse, emit, complete */
 void dev_sq_flush(struct dev_qp *dq);		/* QP in ERR: flush everything */
@@ -433,7 +350,7 @@ uint64_t dev_rnr_delay_ns(uint8_t timer);
 void dev_rc_read_resp_scatter(struct dev_qp *dq, struct dev_ent *e, const struct dev_pkt *p);
 
 /* ------------------------------------------------------------------------ */
-/* Responder (dev_resp.c) and receive queues (dev_rq.c)                     */
+/* Responder (resp.c) and receive queues (rq.c)                            */
 
 void dev_resp_packet(const struct dev_pkt *p);
 void dev_resp_flush_acks(void);
@@ -453,41 +370,4 @@ void dev_rq_locate(struct dev_qp *dq, struct emu_srq *srq, uint32_t idx,
 void dev_rq_flush(struct dev_qp *dq);
 void dev_srq_check_limit(struct emu_srq *srq);
 
-/* ------------------------------------------------------------------------ */
-/* The wire (dev_wire.c) and fault injection (dev_fault.c)                  */
-
-int dev_wire_open(void);
-void dev_wire_close(void);
-/* An fd that polls readable when a socket has a packet (the idle engine sleeps on it). */
-int dev_wire_wait_fd(void);
-/* When the first delayed packet is due (ns), 0 if none. */
-uint64_t dev_wire_next_due(void);
-/*
- * Reserve room for a packet to dst_qpn's host; NULL when the path is
- * congested (local ring full).  Fill it, then dev_wire_send().
- */
-struct dev_pkt *dev_wire_alloc(uint32_t payload);
-void dev_wire_send(struct dev_pkt *p);
-/*
- * Deliver queued packets (loopback ring, delayed, and the sockets if asked:
- * that costs a syscall); returns count.
- */
-unsigned dev_wire_poll(bool sockets);
-bool dev_wire_local_room(uint32_t payload);
-
-struct dev_fault {
-	double			drop;		/* RFEMU_DROP: probability per packet */
-	double			corrupt;	/* RFEMU_CORRUPT */
-	uint32_t		delay_us;	/* RFEMU_DELAY_US: added latency */
-	double			delay_frac;	/* RFEMU_DELAY_FRAC: share delayed (1) */
-	double			force_rnr;	/* RFEMU_FORCE_RNR */
-	double			force_rae;	/* RFEMU_FORCE_REMOTE_ACCESS_ERR */
-	bool			any;
-};
-
-extern struct dev_fault dev_fault;
-void dev_fault_load(void);
-bool dev_fault_hit(double p);
-uint64_t dev_hash(const void *p, size_t n);
-
-#endif /* RDMAFAST_EMU_DEV_H */
+#endif /* RDMAFAST_EMU_DEVICE_H */

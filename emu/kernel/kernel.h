@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * emu.h - the object model of the emulated mlx5 HCA, shared by its two halves.
+ * kernel.h - the object model of the emulated mlx5 HCA: what the fake uverbs
+ * kernel (this folder) offers the layers above it.
  *
- * Part 1, the fake uverbs kernel (emu/preload.c, emu/cmd_*.c, ...), answers the
- * commands that the unmodified libibverbs + libmlx5 write to the command fd and
- * keeps the resulting objects here.  Part 2, the device model (emu/dev_*.c),
- * executes the work those objects describe: it reads WQEs and doorbell records
- * from process memory, writes CQEs and raises events.
+ * The kernel answers the commands that the unmodified libibverbs + libmlx5
+ * write to the command fd (interpose/ hands them over) and keeps the
+ * resulting objects here.  The device model (device/) executes the work
+ * those objects describe: it reads WQEs and doorbell records from process
+ * memory, writes CQEs and raises events.
  *
  * One process is one host.  Everything below lives in that process; the
  * subnet's shared state (host identity, XRC domains) lives in a per-user
@@ -28,12 +29,13 @@
  *
  * HOOKS
  *   The emu_dev_* functions at the end of this file are the device model's
- *   entry points.  Part 1 provides weak no-op definitions (emu/hooks.c), so it
- *   links and runs alone; part 2 overrides them with strong definitions in its
- *   emu/dev_*.c files.  Do not define them anywhere else.
+ *   entry points.  The kernel provides weak no-op definitions (hooks.c), so
+ *   it links and runs alone (make EMU_NO_DEV=1); device/ overrides them with
+ *   strong definitions.  Do not define them anywhere else.  The kernel thus
+ *   calls into the device without depending on it: the device sits above.
  */
-#ifndef RDMAFAST_EMU_EMU_H
-#define RDMAFAST_EMU_EMU_H
+#ifndef RDMAFAST_EMU_KERNEL_H
+#define RDMAFAST_EMU_KERNEL_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -43,25 +45,18 @@
 
 #include <infiniband/verbs.h>
 
+#include "base/base.h"
+#include "subnet/subnet.h"
+
 /* ------------------------------------------------------------------------ */
 /* Limits and fixed answers                                                  */
 
-#define EMU_MAX_DEVS		4	/* mlx5_0 .. mlx5_3 per host */
-#define EMU_MAX_PORTS		2	/* ports per device */
-#define EMU_MAX_HOSTS		1023	/* live processes on one subnet */
 #define EMU_PAGE_SIZE		4096u	/* mlx5 adapter page == UAR size */
 
 /*
- * Object numbers (QPN, CQN, SRQN, PDN, mkey index) are subnet-unique:
- * host_id << EMU_NUM_IDX_BITS | per-host index.  The device model can
- * therefore route by QPN alone, and XRC target QPs opened from another
- * process are found by QPN.
+ * UAR layout answered in GET_CONTEXT: the static bfreg scheme of the kernel's
+ * drivers/infiniband/hw/mlx5/main.c, as rdma-core providers/mlx5/mlx5.c maps it.
  */
-#define EMU_NUM_IDX_BITS	14
-#define EMU_NUM_IDX_MASK	((1u << EMU_NUM_IDX_BITS) - 1)
-#define EMU_NUM_HOST(n)		(((n) & 0xffffffu) >> EMU_NUM_IDX_BITS)
-
-/* UAR layout answered in GET_CONTEXT (static bfreg scheme, EMULATOR.md §3). */
 #define EMU_BF_REG_SIZE		512u
 #define EMU_BF_OFFSET		0x800u
 #define EMU_BFREGS_PER_UAR	4u	/* slots per UAR page, 2 of them usable */
@@ -78,40 +73,6 @@ enum emu_mmap_cmd {
 	EMU_MMAP_CMD_COUNT	= 8,
 };
 #define EMU_CMDFD_SIZE	((size_t)EMU_MMAP_CMD_COUNT * 256 * EMU_PAGE_SIZE)
-
-/* ------------------------------------------------------------------------ */
-/* Host identity and configuration (emu/subnet.c, emu/config.c)             */
-
-struct emu_port_id {
-	uint16_t		lid;		/* IB only; 0 on Ethernet */
-	uint8_t			mac[6];		/* Ethernet only */
-	unsigned		num_gids;
-	union ibv_gid		gid[2];		/* [0] link-local, [1] IPv4-mapped (RoCE) */
-};
-
-struct emu_dev_id {
-	uint64_t		node_guid;	/* host byte order */
-	struct emu_port_id	port[EMU_MAX_PORTS];
-};
-
-struct emu_config {
-	unsigned		num_devs;	/* RFEMU_DEVICES, 1..EMU_MAX_DEVS */
-	unsigned		num_ports;	/* RFEMU_PORTS, 1..EMU_MAX_PORTS */
-	uint8_t			link_layer;	/* IBV_LINK_LAYER_INFINIBAND or _ETHERNET */
-	uint32_t		vendor_part_id;	/* RFEMU_PART_ID, default 0x101b (CX-6) */
-	char			fw_ver[32];	/* RFEMU_FW_VER */
-	char			board_id[32];	/* RFEMU_BOARD_ID */
-	uint64_t		sys_image_guid;
-
-	unsigned		host_id;	/* 1..EMU_MAX_HOSTS, from the subnet */
-	struct emu_dev_id	dev[EMU_MAX_DEVS];
-};
-
-/* Filled once at load time; read-only afterwards, no lock needed. */
-extern struct emu_config emu_cfg;
-
-/* Per-user directory that holds the subnet's shared state. */
-const char *emu_subnet_dir(void);
 
 /* ------------------------------------------------------------------------ */
 /* Objects                                                                  */
@@ -229,33 +190,6 @@ struct emu_cq {
 struct emu_srq;
 struct emu_xrcd;
 
-/* The attributes ibv_modify_qp sets; kept exactly as the kernel stores them. */
-struct emu_qp_attr {
-	enum ibv_qp_state	state;
-	enum ibv_mtu		path_mtu;
-	uint32_t		qkey;
-	uint32_t		rq_psn;
-	uint32_t		sq_psn;
-	uint32_t		dest_qp_num;
-	uint32_t		qp_access_flags;
-	uint16_t		pkey_index;
-	uint8_t			port_num;
-	uint8_t			max_rd_atomic;
-	uint8_t			max_dest_rd_atomic;
-	uint8_t			min_rnr_timer;
-	uint8_t			timeout;
-	uint8_t			retry_cnt;
-	uint8_t			rnr_retry;
-	uint8_t			en_sqd_async_notify;
-	uint8_t			path_mig_state;
-	struct ibv_ah_attr	ah;		/* primary path: dlid, sl, grh.dgid, sgid_index, port */
-	struct ibv_ah_attr	alt_ah;
-	uint16_t		alt_pkey_index;
-	uint8_t			alt_port_num;
-	uint8_t			alt_timeout;
-	uint32_t		rate_limit;
-};
-
 struct emu_qp {
 	struct emu_obj		obj;
 	uint32_t		qpn;
@@ -372,7 +306,19 @@ struct emu_ctx {
 };
 
 /* ------------------------------------------------------------------------ */
-/* Services part 1 offers to part 2                                         */
+/* Services to interpose/: the command fd and its descriptors (objects.c)   */
+
+struct emu_ctx *emu_ctx_create(unsigned dev_index);	/* returns the cmd fd owner */
+struct emu_ctx *emu_ctx_by_fd_locked(int fd);
+bool emu_fd_is_cmd(int fd);
+bool emu_fd_is_watched(int fd);
+void emu_fd_closed(int fd);		/* a close() of any fd, lock not held */
+void emu_release_all(void);		/* at exit */
+/* One command written to ctx's command fd (dispatch.c); 0 or a positive errno. */
+int emu_cmd_dispatch(struct emu_ctx *ctx, const void *buf, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* Services to device/                                                      */
 
 void emu_lock_acquire(void);
 void emu_lock_release(void);
@@ -441,7 +387,7 @@ void emu_qp_set_state_locked(struct emu_qp *qp, enum ibv_qp_state state);
 void emu_cq_finish_resize_locked(struct emu_cq *cq, uint32_t pi);
 
 /* ------------------------------------------------------------------------ */
-/* Hooks the device model implements (weak no-ops in emu/hooks.c)           */
+/* Hooks the device model implements (weak no-ops in hooks.c)               */
 
 /*
  * Called when GET_CONTEXT completes (lock held).  A non-zero return (an
@@ -477,4 +423,4 @@ void emu_dev_mw_dealloc(struct emu_mw *mw);
 /* Before an MR is freed (a cached key must be forgotten). */
 void emu_dev_mr_dereg(struct emu_mr *mr);
 
-#endif /* RDMAFAST_EMU_EMU_H */
+#endif /* RDMAFAST_EMU_KERNEL_H */
