@@ -5,6 +5,7 @@
 #   make            build the emulated HCA, the examples and the tests
 #   make test       install missing Debian packages, then run every test
 #   make check      clang static analyzer over the whole build (zero reports)
+#   make check-layout  emu/'s folders include and link each other as a DAG (part of make test)
 #   make install    headers, rdmafast.pc, the emulator (PREFIX, DESTDIR)
 #   make uninstall  remove what install put there
 #   make deps       install (as root) or name the missing Debian packages
@@ -33,7 +34,7 @@ VERSION := $(shell sed -n 's/^\#define RF_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-
 HEADERS := $(sort $(wildcard include/rdmafast/*.h include/rdmafast/hw/*.h))
 
 .PHONY: all test check install uninstall clean deps deps-aarch64 check-headers unit-bins \
-        unit-test e2e-test examples run bench test-aarch64
+        unit-test e2e-test examples run bench test-aarch64 check-layout
 all:
 
 # ---------------------------------------------------------------------------
@@ -197,7 +198,7 @@ test-aarch64: deps-aarch64 $(AARCH64_TEST)
 
 # ---------------------------------------------------------------------------
 test: deps
-	@$(MAKE) --no-print-directory check-headers unit-test emu-test e2e-test
+	@$(MAKE) --no-print-directory check-headers check-layout unit-test emu-test e2e-test
 
 # scan-build re-runs the whole build from scratch with the analyzer as CC.
 check: deps

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
-# The emulated mlx5 HCA, part 1: the fake uverbs kernel (librfemu.so, an
-# LD_PRELOAD library) and its launcher (rfemu).  Included by the top Makefile,
+# The emulated mlx5 HCA: librfemu.so (an LD_PRELOAD library: the fake uverbs
+# kernel and the device model) and its launcher rfemu.  Included by the top Makefile,
 # which defines BUILD, CC, CFLAGS, WARN, PREFIX, LIBDIR, BINDIR, DESTDIR.
 
 EMU_LIB      := $(BUILD)/librfemu.so
@@ -28,7 +28,7 @@ EMU_TEST_HELPERS := $(BUILD)/tests/emu/kernel/helper_peer
 EMU_TEST_TIMEOUT ?= 300
 CRITERION_FLAGS = $(shell pkg-config --cflags --libs criterion 2>/dev/null || echo -lcriterion)
 
-.PHONY: emu emu-test install-emu uninstall-emu
+.PHONY: emu emu-test check-layout install-emu uninstall-emu
 all: emu
 emu: $(EMU_LIB) $(EMU_LAUNCHER)
 
@@ -60,6 +60,12 @@ emu-test: emu $(EMU_TEST_BINS) $(EMU_TEST_HELPERS)
 		RFEMU_TEST_HELPER_DIR=$(BUILD)/tests/emu/kernel \
 		timeout $(EMU_TEST_TIMEOUT) $(EMU_LAUNCHER) -- $$t --jobs 1 || fail=1; \
 	done; exit $$fail
+
+# The folders of emu/ depend on each other as a DAG, in #includes and in
+# symbols (tools/check-layout.sh); the checker first proves it sees cycles.
+check-layout: $(EMU_LIB_OBJS)
+	@tools/check-layout.sh --self-test
+	@CC="$(CC)" tools/check-layout.sh emu $(EMU_LIB_OBJS)
 
 install-emu: emu
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(EMU_LIBDIR)
