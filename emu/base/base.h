@@ -16,13 +16,13 @@
 
 #define EMU_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-
 /* ------------------------------------------------------------------------ */
 /* Limits                                                                   */
 
 #define EMU_MAX_DEVS		4	/* mlx5_0 .. mlx5_3 per host */
 #define EMU_MAX_PORTS		2	/* ports per device */
 #define EMU_MAX_HOSTS		1023	/* live processes on one subnet */
+
 /*
  * Object numbers (QPN, CQN, SRQN, PDN, mkey index) are subnet-unique:
  * host_id << EMU_NUM_IDX_BITS | per-host index.  The device model can
@@ -72,9 +72,10 @@ extern int emu_debug;
 			fprintf(stderr, "rfemu: " __VA_ARGS__);	\
 	} while (0)
 
-
-/* config.c: fills emu_cfg from the RFEMU_* variables (the host's identity
- * is the subnet's, subnet/subnet.c). */
+/*
+ * config.c: fills emu_cfg from the RFEMU_* variables (the host's identity
+ * is the subnet's, subnet/subnet.c).
+ */
 void emu_config_load(void);
 
 /*

@@ -18,10 +18,10 @@
 const char *emu_subnet_dir(void);
 
 /*
- * The attributes of a QP.  Defined here, not with the QP in kernel/,
- * because the subnet stores those of XRC target QPs for other processes.
+ * The attributes ibv_modify_qp sets, kept exactly as the kernel stores them.
+ * Defined here, not with the QP in kernel/, because the subnet stores those
+ * of XRC target QPs for other processes.
  */
-/* The attributes ibv_modify_qp sets; kept exactly as the kernel stores them. */
 struct emu_qp_attr {
 	enum ibv_qp_state	state;
 	enum ibv_mtu		path_mtu;

@@ -26,6 +26,7 @@
  * still exercising segmentation, PSN ranges and partial retransmission.
  */
 #define DEV_WIRE_MTU		(32u * 1024)
+
 /* ------------------------------------------------------------------------ */
 /* Packets                                                                  */
 
