@@ -106,8 +106,11 @@ include_edges() {
 		echo "$from $from -"
 		sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" |
 		while read -r h; do
-			to=$(include_folder "$f" "$h") || exit 1
-			[ -n "$to" ] && echo "$from $to ${f#"$src"/}:#include\"$h\""
+			if to=$(include_folder "$f" "$h"); then
+				[ -z "$to" ] || echo "$from $to ${f#"$src"/}:#include\"$h\""
+			else
+				echo "! unresolved"	# include_folder said which
+			fi
 		done
 	done
 }
@@ -145,8 +148,9 @@ run() {
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 	st=0
-	include_edges > "$tmp/inc" || st=1
-	check_graph includes < "$tmp/inc" || st=1
+	include_edges > "$tmp/inc"
+	grep -q '^!' "$tmp/inc" && st=1
+	grep -v '^!' "$tmp/inc" | check_graph includes || st=1
 	link_edges "$tmp" "$@" > "$tmp/link"
 	check_graph links < "$tmp/link" || st=1
 	rm -rf "$tmp"; trap - EXIT
