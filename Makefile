@@ -5,6 +5,7 @@
 #   make            build the emulated HCA, the examples and the tests
 #   make test       install missing Debian packages, then run every test
 #   make check      clang static analyzer over the whole build (zero reports)
+#   make check-layout  emu/'s folders include and link each other as a DAG (part of make test)
 #   make install    headers, rdmafast.pc, the emulator (PREFIX, DESTDIR)
 #   make uninstall  remove what install put there
 #   make deps       install (as root) or name the missing Debian packages
@@ -33,7 +34,7 @@ VERSION := $(shell sed -n 's/^\#define RF_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-
 HEADERS := $(sort $(wildcard include/rdmafast/*.h include/rdmafast/hw/*.h))
 
 .PHONY: all test check install uninstall clean deps deps-aarch64 check-headers unit-bins \
-        unit-test e2e-test examples run bench test-aarch64
+        unit-test e2e-test examples run bench test-aarch64 check-layout
 all:
 
 # ---------------------------------------------------------------------------
@@ -70,18 +71,18 @@ VERBS_LIBS  := -libverbs -lmlx5
 VERBS_CPPFLAGS := -D_DEFAULT_SOURCE
 
 # ---------------------------------------------------------------------------
-# Unit tests: every tests/test_*.c linked into one Criterion binary, built
+# Unit tests: every tests/unit/test_*.c linked into one Criterion binary, built
 # three ways (-O2, -O0, and -O1 with AddressSanitizer + UBSan) because
 # results must not depend on optimisation and the sanitizers see what -O2
 # hides.
-UNIT_SRCS := $(sort $(wildcard tests/test_*.c))
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(BUILD)/tests/O2/rftest $(BUILD)/tests/O0/rftest $(BUILD)/tests/san/rftest
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 $(BUILD)/tests/O2/rftest: TFLAGS := -O2 -g
 $(BUILD)/tests/O0/rftest: TFLAGS := -O0 -g
 $(BUILD)/tests/san/rftest: TFLAGS := $(SAN_FLAGS)
-$(UNIT_BINS): $(UNIT_SRCS) $(HEADERS) tests/rftest.h
+$(UNIT_BINS): $(UNIT_SRCS) $(HEADERS) tests/unit/rftest.h
 	@mkdir -p $(@D)
 	$(CC) -std=c11 $(TFLAGS) $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) $(CRIT_CFLAGS) \
 	    -o $@ $(UNIT_SRCS) $(CRIT_LIBS) $(VERBS_LIBS)
@@ -169,9 +170,9 @@ bench: $(BENCH_BIN) $(BUILD)/bench/emu_model $(if $(filter hw,$(RF_DEVICE)),,emu
 
 # ---------------------------------------------------------------------------
 # The same headers and unit tests on arm64 (not part of make test): each
-# public header alone as C11 with -pedantic, then every tests/test_*.c
+# public header alone as C11 with -pedantic, then every tests/unit/test_*.c
 # cross-built and run under qemu-user. Criterion's runner cannot start under
-# qemu-user, so tests/cross/ stands in for it (one process, tests in turn;
+# qemu-user, so tests/unit/cross/ stands in for it (one process, tests in turn;
 # its assertion macros ignore the message arguments, hence
 # -Wno-unused-parameter). No arm64 libraries are needed: the tests use only
 # mlx5dv.h's inline setters, whose headers are architecture-independent.
@@ -179,8 +180,8 @@ AARCH64      := aarch64-linux-gnu
 AARCH64_DIR  := $(BUILD)/cross/aarch64
 AARCH64_TEST := $(AARCH64_DIR)/rftest
 
-$(AARCH64_TEST): $(UNIT_SRCS) $(HEADERS) tests/rftest.h tests/cross/main.c \
-                 tests/cross/criterion/criterion.h
+$(AARCH64_TEST): $(UNIT_SRCS) $(HEADERS) tests/unit/rftest.h tests/unit/cross/main.c \
+                 tests/unit/cross/criterion/criterion.h
 	@mkdir -p $(@D)/inc
 	@ln -sfn /usr/include/infiniband $(@D)/inc/infiniband
 	@ln -sfn /usr/include/rdma $(@D)/inc/rdma
@@ -189,15 +190,15 @@ $(AARCH64_TEST): $(UNIT_SRCS) $(HEADERS) tests/rftest.h tests/cross/main.c \
 	    $(AARCH64)-gcc -std=c11 $(WARN) -pedantic $(RF_CPPFLAGS) -fsyntax-only \
 	        -idirafter $(@D)/inc -x c - || exit 1; \
 	done
-	$(AARCH64)-gcc -std=c11 -O2 -g $(WARN) -Wno-unused-parameter $(RF_CPPFLAGS) -Itests/cross \
-	    $(VERBS_CPPFLAGS) -idirafter $(@D)/inc -o $@ $(UNIT_SRCS) tests/cross/main.c
+	$(AARCH64)-gcc -std=c11 -O2 -g $(WARN) -Wno-unused-parameter $(RF_CPPFLAGS) -Itests/unit/cross \
+	    $(VERBS_CPPFLAGS) -idirafter $(@D)/inc -o $@ $(UNIT_SRCS) tests/unit/cross/main.c
 
 test-aarch64: deps-aarch64 $(AARCH64_TEST)
 	timeout 600 qemu-aarch64 -L /usr/$(AARCH64) $(AARCH64_TEST)
 
 # ---------------------------------------------------------------------------
 test: deps
-	@$(MAKE) --no-print-directory check-headers unit-test emu-test e2e-test
+	@$(MAKE) --no-print-directory check-headers check-layout unit-test emu-test e2e-test
 
 # scan-build re-runs the whole build from scratch with the analyzer as CC.
 check: deps

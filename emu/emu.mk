@@ -1,50 +1,55 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
-# The emulated mlx5 HCA, part 1: the fake uverbs kernel (librfemu.so, an
-# LD_PRELOAD library) and its launcher (rfemu).  Included by the top Makefile,
+# The emulated mlx5 HCA: librfemu.so (an LD_PRELOAD library: the fake uverbs
+# kernel and the device model) and its launcher rfemu.  Included by the top Makefile,
 # which defines BUILD, CC, CFLAGS, WARN, PREFIX, LIBDIR, BINDIR, DESTDIR.
 
 EMU_LIB      := $(BUILD)/librfemu.so
 EMU_LAUNCHER := $(BUILD)/rfemu
 EMU_LIBDIR   := $(LIBDIR)/rdmafast
 
-EMU_SRCS     := $(wildcard emu/*.c)
-EMU_LIB_SRCS := $(filter-out emu/rfemu.c,$(EMU_SRCS))
-# EMU_NO_DEV=1 builds part 1 alone, with the weak no-op device (emu/hooks.c)
-ifeq ($(EMU_NO_DEV),1)
-EMU_LIB_SRCS := $(filter-out emu/dev_%.c,$(EMU_LIB_SRCS))
-endif
+# One folder per layer (emu/README.md).  The device model is the folders
+# device/ and wire/; EMU_NO_DEV=1 builds the rest alone, with the weak no-op
+# device of emu/kernel/hooks.c.
+EMU_KERNEL_DIRS := base subnet kernel interpose
+EMU_DEVICE_DIRS := wire device
+EMU_LIB_DIRS := $(EMU_KERNEL_DIRS) $(if $(filter 1,$(EMU_NO_DEV)),,$(EMU_DEVICE_DIRS))
+EMU_LIB_SRCS := $(foreach d,$(EMU_LIB_DIRS),$(sort $(wildcard emu/$(d)/*.c)))
+EMU_HDRS     := $(wildcard emu/*/*.h)
 EMU_LIB_OBJS := $(patsubst emu/%.c,$(BUILD)/emu/%.o,$(EMU_LIB_SRCS))
-EMU_CFLAGS   := -std=gnu11 $(WARN) $(RF_CPPFLAGS) -D_GNU_SOURCE -fPIC -fvisibility=default
+EMU_CFLAGS   := -std=gnu11 $(WARN) $(RF_CPPFLAGS) -Iemu -D_GNU_SOURCE -fPIC -fvisibility=default
 
-EMU_TEST_SRCS := $(wildcard tests/emu/*.c)
-EMU_TEST_BINS := $(patsubst tests/emu/%.c,$(BUILD)/tests/emu/%,$(filter-out tests/emu/helper_%.c,$(EMU_TEST_SRCS)))
-EMU_TEST_HELPERS := $(patsubst tests/emu/%.c,$(BUILD)/tests/emu/%,$(filter tests/emu/helper_%.c,$(EMU_TEST_SRCS)))
+# tests/emu/ mirrors emu/: kernel/ tests the fake kernel's commands and
+# rules, device/ the device model; tests/emu/emu_test.h serves both.
+EMU_TEST_DIRS := kernel device
+EMU_TEST_SRCS := $(foreach d,$(EMU_TEST_DIRS),$(sort $(wildcard tests/emu/$(d)/*.c)))
+EMU_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(filter-out %/helper_peer.c,$(EMU_TEST_SRCS)))
+EMU_TEST_HELPERS := $(BUILD)/tests/emu/kernel/helper_peer
 EMU_TEST_TIMEOUT ?= 300
 CRITERION_FLAGS = $(shell pkg-config --cflags --libs criterion 2>/dev/null || echo -lcriterion)
 
-.PHONY: emu emu-test install-emu uninstall-emu
+.PHONY: emu emu-test check-layout install-emu uninstall-emu
 all: emu
 emu: $(EMU_LIB) $(EMU_LAUNCHER)
 
-$(BUILD)/emu/%.o: emu/%.c emu/emu.h emu/internal.h
+$(BUILD)/emu/%.o: emu/%.c $(EMU_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(EMU_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(EMU_LIB): $(EMU_LIB_OBJS)
 	$(CC) $(CFLAGS) -shared -Wl,-z,defs -o $@ $^ -ldl -lpthread
 
-$(EMU_LAUNCHER): emu/rfemu.c
+$(EMU_LAUNCHER): emu/launcher/rfemu.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) \
 		-DRFEMU_LIB_DEFAULT='"$(EMU_LIBDIR)/librfemu.so"' -o $@ $<
 
-$(BUILD)/tests/emu/%: tests/emu/%.c tests/emu/emu_test.h
+$(BUILD)/tests/emu/%: tests/emu/%.c tests/emu/emu_test.h $(wildcard tests/emu/*/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -Iemu -o $@ $< \
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -Itests/emu -o $@ $< \
 		$(CRITERION_FLAGS) -libverbs -lmlx5 -lpthread
 
-$(BUILD)/tests/emu/helper_%: tests/emu/helper_%.c
+$(EMU_TEST_HELPERS): $(BUILD)/tests/emu/%: tests/emu/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -o $@ $< -libverbs
 
@@ -52,9 +57,15 @@ $(BUILD)/tests/emu/helper_%: tests/emu/helper_%.c
 emu-test: emu $(EMU_TEST_BINS) $(EMU_TEST_HELPERS)
 	@fail=0; for t in $(EMU_TEST_BINS); do \
 		echo "== $$t"; \
-		RFEMU_TEST_HELPER_DIR=$(BUILD)/tests/emu \
+		RFEMU_TEST_HELPER_DIR=$(BUILD)/tests/emu/kernel \
 		timeout $(EMU_TEST_TIMEOUT) $(EMU_LAUNCHER) -- $$t --jobs 1 || fail=1; \
 	done; exit $$fail
+
+# The folders of emu/ depend on each other as a DAG, in #includes and in
+# symbols (tools/check-layout.sh); the checker first proves it sees cycles.
+check-layout: $(EMU_LIB_OBJS)
+	@tools/check-layout.sh --self-test
+	@CC="$(CC)" tools/check-layout.sh emu $(EMU_LIB_OBJS)
 
 install-emu: emu
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(EMU_LIBDIR)

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * base.h - what every layer of the emulated HCA uses: this host's
+ * configuration and identity, diagnostics, and the C library's own entry
+ * points (libc.c) for the code that must bypass interpose/.
+ *
+ * The bottom folder: it includes no other folder of emu/.
+ */
+#ifndef RDMAFAST_EMU_BASE_H
+#define RDMAFAST_EMU_BASE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <infiniband/verbs.h>
+
+#define EMU_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* ------------------------------------------------------------------------ */
+/* Limits                                                                   */
+
+#define EMU_MAX_DEVS		4	/* mlx5_0 .. mlx5_3 per host */
+#define EMU_MAX_PORTS		2	/* ports per device */
+#define EMU_MAX_HOSTS		1023	/* live processes on one subnet */
+
+/*
+ * Object numbers (QPN, CQN, SRQN, PDN, mkey index) are subnet-unique:
+ * host_id << EMU_NUM_IDX_BITS | per-host index.  The device model can
+ * therefore route by QPN alone, and XRC target QPs opened from another
+ * process are found by QPN.
+ */
+#define EMU_NUM_IDX_BITS	14
+#define EMU_NUM_IDX_MASK	((1u << EMU_NUM_IDX_BITS) - 1)
+#define EMU_NUM_HOST(n)		(((n) & 0xffffffu) >> EMU_NUM_IDX_BITS)
+
+/* ------------------------------------------------------------------------ */
+/* Host identity and configuration (config.c; identities from subnet/)      */
+
+struct emu_port_id {
+	uint16_t		lid;		/* IB only; 0 on Ethernet */
+	uint8_t			mac[6];		/* Ethernet only */
+	unsigned		num_gids;
+	union ibv_gid		gid[2];		/* [0] link-local, [1] IPv4-mapped (RoCE) */
+};
+
+struct emu_dev_id {
+	uint64_t		node_guid;	/* host byte order */
+	struct emu_port_id	port[EMU_MAX_PORTS];
+};
+
+struct emu_config {
+	unsigned		num_devs;	/* RFEMU_DEVICES, 1..EMU_MAX_DEVS */
+	unsigned		num_ports;	/* RFEMU_PORTS, 1..EMU_MAX_PORTS */
+	uint8_t			link_layer;	/* IBV_LINK_LAYER_INFINIBAND or _ETHERNET */
+	uint32_t		vendor_part_id;	/* RFEMU_PART_ID, default 0x101b (CX-6) */
+	char			fw_ver[32];	/* RFEMU_FW_VER */
+	char			board_id[32];	/* RFEMU_BOARD_ID */
+	uint64_t		sys_image_guid;
+
+	unsigned		host_id;	/* 1..EMU_MAX_HOSTS, from the subnet */
+	struct emu_dev_id	dev[EMU_MAX_DEVS];
+};
+
+/* Filled once at load time; read-only afterwards, no lock needed. */
+extern struct emu_config emu_cfg;
+
+/* Diagnostics go to stderr only when RFEMU_DEBUG is set. */
+extern int emu_debug;
+#define emu_dbg(...)							\
+	do {								\
+		if (emu_debug)						\
+			fprintf(stderr, "rfemu: " __VA_ARGS__);	\
+	} while (0)
+
+/*
+ * config.c: fills emu_cfg from the RFEMU_* variables (the host's identity
+ * is the subnet's, subnet/subnet.c).
+ */
+void emu_config_load(void);
+
+/*
+ * libc.c: the C library's close(), past the interposer.  The kernel closes
+ * its own descriptors with it so that interpose/'s close() does not treat
+ * them as the application's.
+ */
+int emu_real_close(int fd);
+
+#endif /* RDMAFAST_EMU_BASE_H */

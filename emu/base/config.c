@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * config.c - the emulated HCA's options, read from the environment once at
+ * load time.  The launcher (launcher/rfemu.c) turns its flags into these variables,
+ * so a program started with LD_PRELOAD by hand behaves the same.
+ *
+ *   RFEMU_DEVICES     number of mlx5 devices per host (1..4, default 1)
+ *   RFEMU_PORTS       ports per device (1..2, default 1)
+ *   RFEMU_LINK_LAYER  "ib" (default) or "eth" (RoCE v2)
+ *   RFEMU_PART_ID     PCI device id / vendor_part_id (default 0x101b, CX-6)
+ *   RFEMU_FW_VER      firmware version string
+ *   RFEMU_BOARD_ID    board id string
+ *   RFEMU_STATE_DIR   where the subnet's shared state lives (see subnet/subnet.c)
+ *   RFEMU_DEBUG       non-zero: trace commands on stderr
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base.h"
+
+struct emu_config emu_cfg;
+int emu_debug;
+
+static unsigned long env_ulong(const char *name, unsigned long def,
+			       unsigned long min, unsigned long max)
+{
+	const char *s = getenv(name);
+	unsigned long v;
+	char *end;
+
+	if (!s || !*s)
+		return def;
+	v = strtoul(s, &end, 0);
+	if (*end || v < min || v > max) {
+		fprintf(stderr, "rfemu: ignoring %s=%s (want %lu..%lu)\n",
+			name, s, min, max);
+		return def;
+	}
+	return v;
+}
+
+static void env_str(const char *name, const char *def, char *dst, size_t len)
+{
+	const char *s = getenv(name);
+
+	snprintf(dst, len, "%s", s && *s ? s : def);
+}
+
+void emu_config_load(void)
+{
+	const char *ll = getenv("RFEMU_LINK_LAYER");
+
+	emu_debug = (int)env_ulong("RFEMU_DEBUG", 0, 0, 9);
+	emu_cfg.num_devs = (unsigned)env_ulong("RFEMU_DEVICES", 1, 1, EMU_MAX_DEVS);
+	emu_cfg.num_ports = (unsigned)env_ulong("RFEMU_PORTS", 1, 1, EMU_MAX_PORTS);
+	emu_cfg.vendor_part_id = (uint32_t)env_ulong("RFEMU_PART_ID", 0x101b, 1, 0xffff);
+	env_str("RFEMU_FW_VER", "20.35.1012", emu_cfg.fw_ver, sizeof(emu_cfg.fw_ver));
+	env_str("RFEMU_BOARD_ID", "RFEMU_0000000001", emu_cfg.board_id,
+		sizeof(emu_cfg.board_id));
+
+	emu_cfg.link_layer = IBV_LINK_LAYER_INFINIBAND;
+	if (ll && (!strcasecmp(ll, "eth") || !strcasecmp(ll, "ethernet") ||
+		   !strcasecmp(ll, "roce")))
+		emu_cfg.link_layer = IBV_LINK_LAYER_ETHERNET;
+	else if (ll && *ll && strcasecmp(ll, "ib") && strcasecmp(ll, "infiniband"))
+		fprintf(stderr, "rfemu: ignoring RFEMU_LINK_LAYER=%s\n", ll);
+}

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * cqe.c - writing CQEs, CQ overrun, arming and completion events.
+ *
+ * A CQE is written in two steps, as the HCA's DMA does: the body first, then
+ * (after a release fence) the op_own byte that hands the entry to software.
+ * libmlx5 checks ownership on op_own alone and reads the body only after its
+ * own load barrier, so this order is what makes a half-written CQE invisible.
+ */
+#include <stdatomic.h>
+
+#include "device.h"
+
+static uint8_t *cqe_slot(const struct emu_cq *cq, uint32_t idx)
+{
+	return (uint8_t *)(uintptr_t)cq->buf +
+	       (size_t)(idx & (cq->cqe_cnt - 1)) * cq->cqe_size;
+}
+
+/* Fire the arm if a CQE beyond the arm's consumer index may wake it. */
+static void cq_try_fire(struct dev_cq *dcq, bool wakes_solicited)
+{
+	struct emu_cq *cq = dcq->cq;
+
+	if (!cq->armed)
+		return;
+	if (cq->armed_solicited && !wakes_solicited)
+		return;
+	dcq->fired_sn = (uint8_t)cq->arm_sn;
+	emu_post_comp_event_locked(cq);	/* clears cq->armed */
+	cq->armed = false;
+}
+
+void dev_cq_write(struct emu_cq *cq, const struct dev_cqe *c)
+{
+	struct dev_cq *dcq = dev_cq_of(cq);
+	struct rf_cqe64 *e;
+	uint32_t ci, pi;
+	uint8_t *slot;
+	uint8_t fmt = 0;
+	bool err;
+
+	if (DEV_UNLIKELY(!dcq || dcq->overrun))
+		return;
+	pi = dcq->pi;
+	/*
+	 * Overrun: the consumer index in the doorbell record says how far
+	 * software has read.  A CQ created with IGNORE_OVERRUN trusts software.
+	 */
+	if (!(cq->flags & IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN)) {
+		ci = dev_be32((const void *)(uintptr_t)cq->dbrec) & 0xffffff;
+		if (DEV_UNLIKELY(((pi - ci) & 0xffffff) >= cq->cqe_cnt)) {
+			dcq->overrun = true;
+			emu_post_async_event_locked(cq->obj.ctx, &cq->obj, 0,
+						    IBV_EVENT_CQ_ERR);
+			return;
+		}
+	}
+
+	slot = cqe_slot(cq, pi);
+	e = (struct rf_cqe64 *)(slot + cq->cqe_size - 64);
+	err = c->opcode == RF_CQE_REQ_ERR || c->opcode == RF_CQE_RESP_ERR;
+
+	/* Body: every byte, so stale data from the last lap never leaks. */
+	memset(e, 0, 56);
+	if (cq->cqe_size == 128)
+		memset(slot, 0, 64);
+	if (err) {
+		struct rf_err_cqe *x = (struct rf_err_cqe *)e;
+
+		x->srqn = htobe32(c->uidx & 0xffffff);
+		x->vendor_err_synd = c->vendor;
+		x->syndrome = c->syndrome;
+		x->s_wqe_opcode_qpn = htobe32((uint32_t)c->wqe_op << 24 |
+					      (c->qpn & 0xffffff));
+	} else {
+		e->slid = htobe16(c->slid);
+		e->flags_rqpn = htobe32((uint32_t)(c->g & 3) << 28 |
+					(uint32_t)(c->sl & 0xf) << 24 |
+					(c->rqpn & 0xffffff));
+		e->srqn_uidx = htobe32(c->uidx & 0xffffff);
+		e->imm_inval_pkey = c->imm;
+		e->byte_cnt = htobe32(c->byte_cnt);
+		e->timestamp = htobe64(dev_eng.now);
+		e->sop_drop_qpn = htobe32((uint32_t)c->wqe_op << 24 |
+					  (c->qpn & 0xffffff));
+	}
+	e->wqe_counter = htobe16(c->wqe_counter);
+	e->signature = 0;
+	/*
+	 * Scatter-to-CQE: 32 bytes of data replace the first half of the
+	 * CQE64 (the fields there, SLID, flags_rqpn ..., are lost, as on a
+	 * ConnectX); 64 bytes go into the first half of a 128-byte entry.
+	 */
+	if (c->scat_len && !err) {
+		if (c->scat_max == 64 && cq->cqe_size == 128) {
+			memcpy(slot, c->scat, c->scat_len);
+			fmt = RF_INLINE_SCATTER_64;
+		} else if (c->scat_len <= 32) {
+			memset(e, 0, 32);
+			memcpy(e, c->scat, c->scat_len);
+			fmt = RF_INLINE_SCATTER_32;
+		}
+	}
+
+	/* Release: the body is visible before ownership changes hands. */
+	atomic_thread_fence(memory_order_release);
+	*(volatile uint8_t *)&e->op_own =
+		(uint8_t)(c->opcode << 4 | fmt | (c->se ? RF_CQE_SE_MASK : 0) |
+			  ((pi / cq->cqe_cnt) & 1));
+	dcq->pi = pi + 1;
+
+	/*
+	 * Arms: "next completion" fires on any CQE, "solicited" on a CQE of a
+	 * solicited message or on an error (IB spec o11-?, and what mlx5 does).
+	 */
+	if (c->se || err)
+		dcq->last_event_pi = dcq->pi;
+	if (c->opcode != RF_CQE_RESIZE_CQ)
+		cq_try_fire(dcq, c->se || err);
+}
+
+/*
+ * An arm request: sn<<28 | cmd | ci.  A request whose sn equals the sn of
+ * the arm that already fired is stale (it raced with the event and libmlx5
+ * has not yet counted that event); hardware drops it, so do we.
+ */
+void dev_cq_arm_doorbell(struct dev_cq *dcq, uint32_t word)
+{
+	struct emu_cq *cq = dcq->cq;
+	uint8_t sn = (word >> 28) & 3;
+	bool sol = (word & (1u << 24)) != 0;
+	uint32_t ci = word & 0xffffff;
+
+	dcq->last_arm_word = word;
+	if (dcq->overrun || sn == dcq->fired_sn)
+		return;
+	if (cq->armed && cq->arm_sn == sn && (!sol || cq->armed_solicited) &&
+	    cq->armed_solicited == sol)
+		return;		/* the same request seen twice */
+	/* a pending "next completion" arm is not weakened to "solicited" */
+	if (cq->armed && !cq->armed_solicited)
+		sol = false;
+	cq->armed = true;
+	cq->armed_solicited = sol;
+	cq->arm_sn = sn;
+
+	/* CQEs already written beyond ci fire the arm at once. */
+	if (sol) {
+		if (dev_psn_diff(dcq->last_event_pi & 0xffffff, ci) > 0)
+			cq_try_fire(dcq, true);
+	} else if (dev_psn_diff(dcq->pi & 0xffffff, ci) > 0) {
+		cq_try_fire(dcq, false);
+	}
+}
+
+/*
+ * The arm doorbell register is shared by every CQ on the UAR page, so a
+ * second arm can overwrite the first before the engine looks.  The doorbell
+ * record holds each CQ's last arm word as well: re-reading it after any arm
+ * doorbell on the page recovers the overwritten ones.
+ */
+void dev_cq_check_arms(struct dev_cq *dcq)
+{
+	uint32_t word = dev_be32((const uint8_t *)(uintptr_t)dcq->cq->dbrec + 4);
+
+	/*
+	 * Only a changed word is a new request: a never-armed CQ's record
+	 * reads 0, which is also a valid first arm, and only the doorbell
+	 * itself (it names the CQN) can tell the two apart.
+	 */
+	if (word == dcq->last_arm_word)
+		return;
+	dcq->last_arm_word = word;
+	dev_cq_arm_doorbell(dcq, word);
+}
+
+/*
+ * RESIZE_CQ: libmlx5 copies the unpolled CQEs into the new ring up to a
+ * RESIZE CQE it expects in the old one; the kernel (kernel/cq.c) writes
+ * that marker at our producer index and switches rings.  The marker takes
+ * one index.
+ */
+void dev_cq_resize(struct dev_cq *dcq)
+{
+	emu_cq_finish_resize_locked(dcq->cq, dcq->pi);
+	dcq->pi++;
+}

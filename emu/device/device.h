@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * device.h - internals of the emulated HCA's device model (this folder; the
+ * wire below it is wire/).
+ *
+ * The model is one engine thread per process (one process is one host).  It
+ * plays the part of every mlx5 device the process opened:
+ *
+ *   engine.c   the engine loop: doorbell/BlueFlame watching, scheduling,
+ *              idle back-off, lifecycle (emu_dev_ctx_init/fini)
+ *   obj.c      per-object state behind the emu_dev_* hooks
+ *   sq.c       requester: WQE parsing, packetisation, in-order completion
+ *   rc.c       reliability: PSNs, ACK/NAK, retransmission, RNR back-off
+ *   resp.c     responder: executes request packets against local memory
+ *   rq.c       receive WQEs: RQ ring, SRQ linked list, RQ flush
+ *   cqe.c      CQE writing, overrun, arming and completion events
+ *   mem.c      protection: lkey/rkey/MW checks, scatter/gather copies, UMR
+ *
+ * It implements the hooks kernel/kernel.h declares and uses the kernel's
+ * objects; it sends packets through wire/, which hands every packet that
+ * arrives to dev_resp_packet().
+ *
+ * Every packet - even one between two QPs of the same process - goes through
+ * the wire, so loopback and inter-process traffic run the same transport code
+ * and fault injection applies to both.
+ *
+ * Locking: the engine holds emu_lock for a whole iteration (a batch of
+ * doorbells, packets and timers), never per WQE.  Hooks run with emu_lock
+ * held too, so hook and engine never run concurrently; all dev_* state is
+ * protected by emu_lock unless a comment says otherwise.
+ */
+#ifndef RDMAFAST_EMU_DEVICE_H
+#define RDMAFAST_EMU_DEVICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <endian.h>
+
+#include <rdmafast/hw/wqe.h>
+#include <rdmafast/hw/cqe.h>
+
+#include "kernel/kernel.h"
+#include "wire/wire.h"
+
+/* ------------------------------------------------------------------------ */
+/* Tunables                                                                 */
+
+#define DEV_UD_MAX_MSG		4096u	/* UD messages are bounded by the path MTU */
+#define DEV_MAX_SGE		64	/* a WQE holds at most 63 DS */
+#define DEV_MAX_PKTS_INFLIGHT	512	/* per QP, unacknowledged request packets */
+#define DEV_MAX_WQE_PER_ROUND	512	/* per QP per engine iteration (fairness) */
+#define DEV_ATOMIC_REPLAY	16	/* responder cache of atomic results */
+
+/*
+ * A UD message must fit the port's active MTU, which the kernel answers as 4096
+ * on InfiniBand and 1024 on RoCE (a 1500-byte Ethernet MTU); larger ones
+ * fail locally with a length error, as on the HCA.
+ */
+static inline uint32_t dev_ud_max_msg(void)
+{
+	return emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET ? 1024u : DEV_UD_MAX_MSG;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Byte order helpers                                                       */
+
+static inline uint32_t dev_be32(const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return be32toh(v);
+}
+
+static inline uint16_t dev_be16(const void *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return be16toh(v);
+}
+
+static inline uint64_t dev_be64(const void *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return be64toh(v);
+}
+
+/* PSNs are 24-bit serial numbers: a - b as a signed distance. */
+static inline int32_t dev_psn_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)((a - b) << 8) >> 8;
+}
+
+#define DEV_PSN_MASK 0xffffffu
+
+/* ------------------------------------------------------------------------ */
+/* Scatter/gather lists resolved to process addresses                       */
+
+struct dev_sge {
+	uint8_t			*ptr;
+	uint32_t		len;
+};
+
+struct dev_sgl {
+	unsigned		n;
+	uint64_t		total;
+	struct dev_sge		e[DEV_MAX_SGE];
+};
+
+/* Copy between a flat buffer and an SGL at a byte offset into the SGL. */
+void dev_sgl_copy_out(const struct dev_sgl *sgl, uint64_t off, void *dst, uint32_t len);
+void dev_sgl_copy_in(const struct dev_sgl *sgl, uint64_t off, const void *src, uint32_t len);
+
+/* ------------------------------------------------------------------------ */
+/* Per-object device state                                                  */
+
+struct dev_ctx;
+
+struct dev_cq {
+	struct emu_cq		*cq;
+	uint32_t		pi;		/* CQEs written (free running) */
+	uint32_t		last_event_pi;	/* pi after the last CQE that may wake a solicited arm */
+	uint32_t		last_arm_word;	/* dbrec[1] as last seen */
+	uint8_t			fired_sn;	/* sn of the last arm that fired; 0xff: none */
+	bool			overrun;	/* CQ in error: no more CQEs */
+	struct dev_cq		*next_on_uar;	/* CQs sharing a UAR page (arm doorbell) */
+};
+
+/* One issued-but-not-completed send WQE. */
+struct dev_ent {
+	uint32_t		wqe;		/* BB counter of the WQE's first BB */
+	uint32_t		psn;		/* first PSN it uses */
+	uint32_t		npkt;		/* PSNs it uses */
+	uint32_t		sent;		/* request packets emitted so far */
+	uint32_t		resp_next;	/* READ: next response packet expected */
+	uint32_t		byte_len;	/* byte_cnt of its CQE */
+	uint8_t			op;		/* WQE opcode */
+	uint8_t			state;		/* DENT_* */
+	uint8_t			syndrome;	/* 0 or RF_CQE_SYNDROME_* */
+	uint8_t			flags;		/* DENTF_* */
+};
+
+enum { DENT_NEW, DENT_SENT, DENT_DONE };
+enum {
+	DENTF_SIGNALED	= 1 << 0,
+	DENTF_RESP	= 1 << 1,	/* READ/atomic: completes on its response */
+	DENTF_FENCE	= 1 << 2,	/* waits for earlier READ/atomic */
+	DENTF_LOCAL	= 1 << 3,	/* NOP/UMR: executed by the requester alone */
+	DENTF_SCAT	= 1 << 4,	/* its response data waits in dev_qp.scat for the CQE */
+};
+
+struct dev_qp {
+	struct emu_qp		*qp;
+	struct dev_ctx		*dctx;
+	struct dev_qp		*next;		/* engine list of all QPs */
+	struct dev_qp		*next_on_bf;	/* QPs sharing the bfreg */
+	uint32_t		qpn;
+
+	/* ---- requester ---- */
+	uint32_t		sq_limit;	/* dbrec[1] seen at the last doorbell */
+	uint32_t		sq_next;	/* next BB to parse (16 bits significant) */
+	bool			sq_rung;	/* a doorbell arrived: parse up to sq_limit */
+	struct dev_ent		*ent;		/* ring of sq_wqe_cnt entries */
+	uint8_t			(*scat)[64];	/* requester scatter-to-CQE: data per entry */
+	uint32_t		ent_mask;
+	uint32_t		ent_head;	/* oldest not completed */
+	uint32_t		ent_emit;	/* next to (re)emit */
+	uint32_t		ent_tail;	/* next free */
+	uint32_t		next_psn;
+	uint32_t		pkts_out;	/* request packets not yet acknowledged */
+	uint64_t		deadline;	/* retransmit timer (ns), 0 = off */
+	uint64_t		rnr_until;	/* no emission before this (ns) */
+	int			retry_left;
+	int			rnr_left;
+	bool			sq_error;	/* an error CQE is due: flush after it */
+
+	/* ---- responder ---- */
+	uint32_t		epsn;
+	uint32_t		rq_ci;		/* RQ WQEs consumed */
+	bool			recv_busy;	/* a multi-packet SEND holds a receive */
+	uint8_t			*recv_wqe;
+	uint32_t		recv_idx;
+	struct emu_srq		*recv_srq;
+	bool			uc_drop;	/* UC: drop until the next FIRST */
+	bool			nak_sent;	/* one sequence NAK per gap */
+	bool			ack_pending;
+	uint32_t		ack_psn;
+	uint32_t		ack_dst;	/* requester QPN */
+	struct dev_qp		*next_ack;
+	struct {
+		uint32_t	psn;
+		uint64_t	orig;
+		bool		valid;
+	} replay[DEV_ATOMIC_REPLAY];
+	unsigned		replay_next;
+
+	bool			flush_rq;	/* QP in ERR: flush posted receives */
+	bool			last_wqe_sent;	/* IBV_EVENT_QP_LAST_WQE_REACHED posted */
+	bool			busy;		/* on the engine's work list */
+	struct dev_qp		*next_busy;
+};
+
+struct dev_srq {
+	struct emu_srq		*srq;
+	uint32_t		head;		/* next WQE index the device takes */
+	uint32_t		taken;		/* WQEs consumed (16 bits significant) */
+};
+
+/* A doorbell location: one 8-byte word of a UAR page in our view. */
+struct dev_watch {
+	_Atomic uint64_t	*addr;
+	struct dev_ctx		*dctx;
+	uint32_t		index;		/* bfreg, or UAR page for CQ arms */
+	bool			is_cq;
+};
+
+struct dev_ctx {
+	struct emu_ctx		*ctx;
+	struct dev_ctx		*next;
+	struct dev_qp		*bf_qps[EMU_MAX_UARS * EMU_BFREGS_PER_UAR];	/* by bfreg */
+	struct dev_cq		*uar_cqs[EMU_MAX_UARS];			/* by UAR page */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Engine (engine.c)                                                        */
+
+struct dev_engine {
+	struct dev_ctx		*ctxs;
+	struct dev_qp		*qps;
+	struct dev_qp		*busy;		/* QPs with SQ work this iteration */
+	struct dev_qp		*acks;		/* QPs with a coalesced ACK due */
+	struct dev_watch	*watch;
+	unsigned		nwatch;
+	unsigned		watch_cap;
+	bool			watch_dirty;
+	uint64_t		now;		/* ns, CLOCK_MONOTONIC, per iteration */
+	unsigned		nqps;
+	unsigned		timers;		/* QPs with a deadline or rnr wait */
+	uint64_t		wqes;		/* statistics */
+};
+
+extern struct dev_engine dev_eng;
+
+void dev_kick(void);			/* wake the engine (any thread) */
+void dev_watch_rebuild_locked(void);
+void dev_qp_set_busy(struct dev_qp *dq);
+uint64_t dev_now_ns(void);
+
+/* ------------------------------------------------------------------------ */
+/* Objects (obj.c)                                                          */
+
+static inline struct dev_qp *dev_qp_of(const struct emu_qp *qp)
+{
+	return (struct dev_qp *)qp->dev_priv;
+}
+
+static inline struct dev_cq *dev_cq_of(const struct emu_cq *cq)
+{
+	return cq ? (struct dev_cq *)cq->dev_priv : NULL;
+}
+
+static inline struct dev_srq *dev_srq_of(const struct emu_srq *srq)
+{
+	return (struct dev_srq *)srq->dev_priv;
+}
+
+/* Move a QP to ERR from the device side and post the async event (or 0). */
+void dev_qp_fatal(struct dev_qp *dq, enum ibv_event_type ev);
+
+/* ------------------------------------------------------------------------ */
+/* CQEs and events (cqe.c)                                                  */
+
+struct dev_cqe {
+	uint8_t			opcode;		/* RF_CQE_* */
+	uint8_t			wqe_op;		/* requester: WQE opcode */
+	uint8_t			syndrome;	/* error CQEs */
+	uint8_t			vendor;
+	bool			se;
+	uint8_t			g;		/* RF_CQE_GRH_* */
+	uint8_t			sl;
+	uint16_t		slid;
+	uint16_t		wqe_counter;
+	uint32_t		qpn;
+	uint32_t		uidx;		/* srqn_uidx */
+	uint32_t		rqpn;		/* remote QPN */
+	uint32_t		byte_cnt;
+	uint32_t		imm;		/* raw: immediate (network order), rkey, or pkey index */
+	/*
+	 * Scatter-to-CQE: scat_len (> 0) bytes at scat go into the CQE, not
+	 * to memory; scat_max (32 or 64) is the QP's setting and picks the
+	 * format (RF_INLINE_SCATTER_32: the CQE64 itself, _64: the 64 bytes
+	 * before it, 128-byte CQEs only).
+	 */
+	const void		*scat;
+	uint8_t			scat_len;
+	uint8_t			scat_max;
+};
+
+/* May a message of len bytes on a QP with this setting go into the CQE of cq? */
+static inline bool dev_scat_fits(uint8_t scat_max, const struct emu_cq *cq, uint64_t len)
+{
+	return scat_max && len && len <= scat_max && (scat_max == 32 || cq->cqe_size == 128);
+}
+
+void dev_cq_write(struct emu_cq *cq, const struct dev_cqe *c);
+void dev_cq_arm_doorbell(struct dev_cq *dcq, uint32_t arm_word);
+void dev_cq_check_arms(struct dev_cq *dcq);
+void dev_cq_resize(struct dev_cq *dcq);
+
+/* ------------------------------------------------------------------------ */
+/* Memory protection (mem.c)                                                */
+
+/* Resolve [va, va+len) through an lkey of pd with the given IBV_ACCESS_* need. */
+uint8_t *dev_lkey_ptr(uint32_t lkey, uint64_t va, uint64_t len,
+		      const struct emu_pd *pd, uint32_t need);
+/*
+ * Resolve an rkey for a responder QP (type-2 MWs are bound to one QP).
+ * Returns NULL on any violation.
+ */
+uint8_t *dev_rkey_ptr(uint32_t rkey, uint64_t va, uint64_t len,
+		      const struct emu_pd *pd, const struct emu_qp *qp, uint32_t need);
+/* Data segments at seg[0..nseg) of a WQE (wrapping in [base, base+qsize)). */
+int dev_sgl_from_dsegs(struct dev_sgl *sgl, const uint8_t *base, uint32_t qsize,
+		       uint32_t off, unsigned nseg, const struct emu_pd *pd,
+		       uint32_t need, bool recv);
+/* Memory-window bind / local invalidate from a UMR WQE; 0 or a syndrome. */
+uint8_t dev_umr_execute(struct dev_qp *dq, const uint8_t *sq, uint32_t qsize,
+			uint32_t off, uint32_t imm_key, uint8_t *wc_op);
+/* Send-with-invalidate / local invalidate of an rkey on qp; 0 on success. */
+int dev_invalidate_rkey(struct emu_qp *qp, const struct emu_pd *pd, uint32_t rkey);
+
+/* ------------------------------------------------------------------------ */
+/* Requester (sq.c) and reliability (rc.c)                                  */
+
+void dev_sq_process(struct dev_qp *dq);		/* parse, emit, complete */
+void dev_sq_flush(struct dev_qp *dq);		/* QP in ERR: flush everything */
+void dev_sq_reset(struct dev_qp *dq);
+void dev_sq_complete(struct dev_qp *dq);
+
+void dev_rc_on_response(struct dev_qp *dq, const struct dev_pkt *p);
+void dev_rc_timers(void);
+uint64_t dev_rc_next_deadline(void);	/* earliest retransmit/RNR time (ns), 0: none */
+void dev_rc_rewind(struct dev_qp *dq, uint32_t psn);
+uint64_t dev_rc_timeout_ns(uint8_t timeout);
+uint64_t dev_rnr_delay_ns(uint8_t timer);
+void dev_rc_read_resp_scatter(struct dev_qp *dq, struct dev_ent *e, const struct dev_pkt *p);
+
+/* ------------------------------------------------------------------------ */
+/* Responder (resp.c) and receive queues (rq.c)                            */
+
+void dev_resp_packet(const struct dev_pkt *p);
+void dev_resp_flush_acks(void);
+
+struct dev_rwqe {
+	uint8_t			*wqe;		/* first data segment */
+	uint32_t		nseg;		/* data segment slots */
+	uint32_t		idx;		/* CQE wqe_counter */
+	struct emu_srq		*srq;		/* NULL: the QP's RQ */
+};
+
+/* Take the next receive WQE from the QP's RQ or from srq; false when empty. */
+bool dev_rq_take(struct dev_qp *dq, struct emu_srq *srq, struct dev_rwqe *r);
+/* Re-locate a receive WQE already taken (multi-packet messages). */
+void dev_rq_locate(struct dev_qp *dq, struct emu_srq *srq, uint32_t idx,
+		   struct dev_rwqe *r);
+void dev_rq_flush(struct dev_qp *dq);
+void dev_srq_check_limit(struct emu_srq *srq);
+
+#endif /* RDMAFAST_EMU_DEVICE_H */

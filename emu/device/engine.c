@@ -1,0 +1,526 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * engine.c - the engine: one thread per process that plays the HCA.
+ *
+ * Doorbells.  A doorbell or BlueFlame write is an ordinary store into the
+ * UAR pages (the memfd that libmlx5 mmaps; ctx->map is our view of it).  The
+ * engine watches the first 8 bytes of both halves of every bfreg in use and
+ * the CQ arm register (UAR + 0x20), in both the regular and the non-cached
+ * mapping, and consumes a doorbell by exchanging the word with 0.  A
+ * doorbell is never 0 (its DS or CQN is non-zero).  Only then does it read
+ * the doorbell record: like the HCA, it executes nothing that was not rung.
+ * The SQ is always read from queue memory; the BlueFlame copy is just a
+ * doorbell here (libmlx5 writes the WQE to the queue as well).
+ *
+ * Idling.  A doorbell is a plain store: nothing can wake a sleeping
+ * engine when one is rung, so the engine must look, and how often it looks
+ * is the trade between doorbell latency and idle CPU.  Packets from other
+ * hosts and commands (a QP moved to ERR, say) do wake it at once: it sleeps
+ * in ppoll() on the wire's epoll set and a kick eventfd.  After the last
+ * activity (a doorbell, packet or completion) the engine
+ *
+ *   1. spins for RFEMU_SPIN_US (20 us), yielding between looks, but only
+ *      while the CPU is not contended: a sched_yield() that took long means
+ *      another thread (typically a busy-polling application) wanted this
+ *      CPU, and spinning would then steal its time slices; the engine stops
+ *      spinning for the next 100 ms;
+ *   2. naps RFEMU_NAP_US (50 us) at a time for RFEMU_HOT_MS (100 ms): while
+ *      traffic is recent a doorbell waits at most one nap;
+ *   3. then doubles its sleep up to RFEMU_IDLE_MAX_US (1000 us), the
+ *      worst-case doorbell latency of a device idle for longer than that.
+ *
+ * Timers (retransmit, RNR wait, delayed packets) cut any sleep short.  A
+ * thread that wakes from a short sleep has a claim on the CPU that a
+ * spinning one has lost: the scheduler usually lets it preempt a
+ * busy-polling application, so naps, not spinning, keep latency low when
+ * there are fewer cores than busy threads.  Naps much shorter than 50 us
+ * measured worse on 2 cores: the engine then uses enough CPU to lose that
+ * claim.  The engine also asks for a short scheduler slice (sched_setattr
+ * runtime 100 us, honoured by EEVDF kernels >= 6.12), which helps its
+ * wake-ups preempt an application that has just started its own slice.
+ * An idle wake-up costs 5-15 us of CPU on the 2-core VM this was measured
+ * on: 0.5-1.5% of a CPU at the 1 ms default, tens of percent during the
+ * hot window.  Looking at the sockets costs a syscall, so a wake-up by
+ * timeout (no packet) skips them.
+ *
+ * RFEMU_DEVICE=off never starts the engine: the fake kernel works as usual
+ * but nothing rung is executed and no CQE is written. Benchmarks of the
+ * data path use it to play the device themselves, with no second thread
+ * touching the queues.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "device.h"
+
+struct dev_engine dev_eng;
+
+static pthread_t engine_thread;
+static bool engine_running;
+static atomic_bool engine_stop;
+static int kick_fd = -1;
+static unsigned nctx;
+/* defaults: see "Idling" above and emu/README.md */
+static uint64_t spin_ns = 20000;
+static uint64_t nap_ns = 50000;
+static uint64_t hot_ns = 100000000;
+static uint64_t idle_max_ns = 1000000;
+
+uint64_t dev_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void dev_kick(void)
+{
+	uint64_t one = 1;
+
+	if (kick_fd >= 0 && write(kick_fd, &one, sizeof(one)) < 0) {
+		/* counter saturated: the engine is awake anyway */
+	}
+}
+
+void dev_qp_set_busy(struct dev_qp *dq)
+{
+	if (dq->busy)
+		return;
+	dq->busy = true;
+	dq->next_busy = dev_eng.busy;
+	dev_eng.busy = dq;
+}
+
+/* ---- doorbell watching ---------------------------------------------------- */
+
+static void watch_add(_Atomic uint64_t *addr, struct dev_ctx *dctx,
+		      uint32_t index, bool is_cq)
+{
+	if (dev_eng.nwatch == dev_eng.watch_cap) {
+		unsigned cap = dev_eng.watch_cap ? dev_eng.watch_cap * 2 : 64;
+		struct dev_watch *w = realloc(dev_eng.watch, cap * sizeof(*w));
+
+		if (!w)
+			return;
+		dev_eng.watch = w;
+		dev_eng.watch_cap = cap;
+	}
+	dev_eng.watch[dev_eng.nwatch++] = (struct dev_watch){ addr, dctx, index, is_cq };
+}
+
+void dev_watch_rebuild_locked(void)
+{
+	static const enum emu_mmap_cmd views[] = { EMU_MMAP_REGULAR, EMU_MMAP_NC };
+
+	dev_eng.nwatch = 0;
+	for (struct dev_ctx *dc = dev_eng.ctxs; dc; dc = dc->next) {
+		for (uint32_t b = 0; b < DEV_ARRAY_SIZE(dc->bf_qps); b++) {
+			if (!dc->bf_qps[b])
+				continue;
+			for (unsigned v = 0; v < 2; v++)
+				for (unsigned half = 0; half < 2; half++)
+					watch_add((_Atomic uint64_t *)(emu_bfreg_addr(dc->ctx, views[v], b) +
+								       half * EMU_BF_REG_SIZE / 2),
+						  dc, b, false);
+		}
+		for (uint32_t u = 0; u < EMU_MAX_UARS; u++) {
+			if (!dc->uar_cqs[u])
+				continue;
+			for (unsigned v = 0; v < 2; v++)
+				watch_add((_Atomic uint64_t *)(emu_uar_page(dc->ctx, views[v], u) +
+							       EMU_CQ_DB_OFFSET),
+					  dc, u, true);
+		}
+	}
+	dev_eng.watch_dirty = false;
+}
+
+static void sq_doorbell(struct dev_ctx *dc, uint32_t bfreg)
+{
+	/*
+	 * The doorbell names one QP (its ctrl segment's QPN), but a shared
+	 * bfreg can have a second doorbell overwrite the first before we look;
+	 * every QP on the register re-reads its record instead.  A QP that
+	 * only updated its record never reaches here unless a neighbour rang.
+	 */
+	for (struct dev_qp *dq = dc->bf_qps[bfreg]; dq; dq = dq->next_on_bf) {
+		uint32_t lim = dev_be32((const uint8_t *)(uintptr_t)dq->qp->dbrec + 4) & 0xffff;
+
+		if (lim != (dq->sq_next & 0xffff) || dq->sq_rung) {
+			dq->sq_limit = lim;
+			dq->sq_rung = true;
+			dev_qp_set_busy(dq);
+		}
+	}
+}
+
+static void cq_doorbell(struct dev_ctx *dc, uint32_t uar, uint64_t v)
+{
+	uint32_t word = be32toh((uint32_t)v);
+	uint32_t cqn = be32toh((uint32_t)(v >> 32)) & 0xffffff;
+	struct emu_cq *cq = emu_cq_by_cqn_locked(cqn);
+	struct dev_cq *dcq = dev_cq_of(cq);
+
+	if (dcq)
+		dev_cq_arm_doorbell(dcq, word);
+	for (struct dev_cq *o = dc->uar_cqs[uar]; o; o = o->next_on_uar)
+		if (o != dcq)
+			dev_cq_check_arms(o);
+}
+
+static unsigned scan_doorbells(void)
+{
+	unsigned hits = 0;
+
+	for (unsigned i = 0; i < dev_eng.nwatch; i++) {
+		struct dev_watch *w = &dev_eng.watch[i];
+		uint64_t v;
+
+		if (DEV_LIKELY(!atomic_load_explicit(w->addr, memory_order_relaxed)))
+			continue;
+		v = atomic_exchange_explicit(w->addr, 0, memory_order_acquire);
+		if (!v)
+			continue;
+		hits++;
+		if (w->is_cq)
+			cq_doorbell(w->dctx, w->index, v);
+		else
+			sq_doorbell(w->dctx, w->index);
+	}
+	return hits;
+}
+
+/* ---- the loop -------------------------------------------------------------- */
+
+static unsigned run_busy(void)
+{
+	unsigned n = 0;
+	struct dev_qp *list = dev_eng.busy;
+
+	dev_eng.busy = NULL;
+	while (list) {
+		struct dev_qp *dq = list;
+
+		list = dq->next_busy;
+		dq->busy = false;
+		if (dq->flush_rq && dq->qp->attr.state == IBV_QPS_ERR)
+			dev_rq_flush(dq);
+		dev_sq_process(dq);
+		/*
+		 * Still work but nothing in flight that would bring us back
+		 * (the parse budget ran out, or the loopback ring was full):
+		 * look again in the next round.
+		 */
+		if (dq->qp->attr.state == IBV_QPS_RTS && !dq->rnr_until &&
+		    (dq->sq_rung || (dq->ent_emit != dq->ent_tail && !dq->pkts_out)))
+			dev_qp_set_busy(dq);
+		n++;
+	}
+	return n;
+}
+
+/* Receives posted to a QP in ERR after the flush: no doorbell tells us. */
+static void slow_tasks(void)
+{
+	for (struct dev_qp *dq = dev_eng.qps; dq; dq = dq->next)
+		if (dq->qp->attr.state == IBV_QPS_ERR) {
+			dev_rq_flush(dq);
+			if (dq->sq_rung)
+				dev_qp_set_busy(dq);
+		}
+}
+
+static unsigned iterate(bool sockets)
+{
+	unsigned work = 0;
+
+	if (dev_eng.watch_dirty)
+		dev_watch_rebuild_locked();
+	work += scan_doorbells();
+	for (unsigned round = 0; round < 16; round++) {
+		unsigned n = 0;
+
+		if (dev_eng.busy)
+			n += run_busy();
+		/* the sockets cost a syscall: once per iteration is enough */
+		n += dev_wire_poll(sockets && round == 0);
+		dev_resp_flush_acks();
+		n += dev_wire_poll(false);
+		if (dev_eng.timers)
+			dev_rc_timers();
+		work += n;
+		if (!n && !dev_eng.busy)
+			break;
+	}
+	return work;
+}
+
+/* Sleep up to ns; true if a socket may have a packet. */
+static bool idle_wait(uint64_t ns)
+{
+	struct pollfd fds[2];
+	unsigned n = 0;
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+
+	fds[n++] = (struct pollfd){ .fd = kick_fd, .events = POLLIN };
+	if (dev_wire_wait_fd() >= 0)
+		fds[n++] = (struct pollfd){ .fd = dev_wire_wait_fd(), .events = POLLIN };
+	if (ppoll(fds, n, &ts, NULL) <= 0)
+		return false;	/* timed out: only doorbells can have changed */
+	if (fds[0].revents & POLLIN) {
+		uint64_t v;
+
+		if (read(kick_fd, &v, sizeof(v)) < 0) {
+			/* nothing to drain */
+		}
+	}
+	return n > 1 && fds[1].revents;
+}
+
+/*
+ * A short scheduler slice (EEVDF, Linux >= 6.12: sched_attr.sched_runtime
+ * of a SCHED_OTHER thread is its slice) lets the waking engine preempt a
+ * busy-polling thread at once instead of after that thread's slice.  Best
+ * effort: older kernels ignore or refuse it.
+ */
+static void engine_short_slice(void)
+{
+	/*
+	 * The kernel's struct sched_attr, version 0 (48 bytes); glibc 2.36 has
+	 * no wrapper, and <linux/sched/types.h> clashes with <sched.h>.
+	 */
+	struct {
+		uint32_t size, sched_policy;
+		uint64_t sched_flags;
+		int32_t sched_nice;
+		uint32_t sched_priority;
+		uint64_t sched_runtime, sched_deadline, sched_period;
+	} a = {
+		.size = sizeof(a),
+		.sched_policy = SCHED_OTHER,
+		.sched_runtime = 100000,
+	};
+
+	if (syscall(SYS_sched_setattr, 0, &a, 0)) {
+		/* not supported here: the default slice it is */
+	}
+}
+
+/*
+ * RFEMU_SCHED_FIFO=1 runs the engine as a real-time thread (if permitted):
+ * a doorbell or packet then preempts a busy-polling application thread at
+ * once.  It never spins in that mode (it would starve the application on
+ * its core); it naps instead.
+ */
+static void engine_sched_setup(void)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	const char *fifo = getenv("RFEMU_SCHED_FIFO");
+
+	if (fifo && atoi(fifo) &&
+	    !pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp)) {
+		spin_ns = 0;
+		return;
+	}
+	engine_short_slice();
+}
+
+/* How long to sleep after `idle` ns without activity; 0 = spin on. */
+struct idle_state {
+	uint64_t	backoff;	/* current sleep once the hot window is over */
+	uint64_t	no_spin_until;	/* contended CPU: no spinning before this */
+};
+
+static uint64_t idle_sleep_ns(struct idle_state *st, uint64_t now, uint64_t idle)
+{
+	uint64_t sleep, due;
+
+	if (idle < spin_ns && now >= st->no_spin_until)
+		return 0;
+	if (idle < hot_ns) {
+		sleep = nap_ns;
+		st->backoff = nap_ns;
+	} else {
+		sleep = st->backoff;
+		st->backoff = st->backoff * 2 > idle_max_ns ? idle_max_ns : st->backoff * 2;
+	}
+	/* timers (retransmit, RNR, delayed packets) bound the sleep */
+	due = dev_rc_next_deadline();
+	if (dev_wire_next_due() && (!due || dev_wire_next_due() < due))
+		due = dev_wire_next_due();
+	if (due)
+		sleep = due <= now ? 1000 : (due - now < sleep ? due - now : sleep);
+	return sleep ? sleep : 1000;
+}
+
+/*
+ * Yield while spinning.  If the yield took long, another thread used this
+ * CPU: we compete with it, and spinning would only queue us behind its
+ * slices.  Nap instead for a while (naps preempt, see the header).
+ */
+static void spin_yield(struct idle_state *st)
+{
+	uint64_t t0 = dev_now_ns(), t1;
+
+	sched_yield();
+	t1 = dev_now_ns();
+	if (t1 - t0 > 20000)
+		st->no_spin_until = t1 + 100000000;
+}
+
+static void *engine_main(void *arg)
+{
+	struct idle_state st = { .backoff = 0 };
+	uint64_t last_work, last_slow = 0;
+	bool sockets = true;	/* look at the sockets in the next iteration */
+	sigset_t all;
+
+	(void)arg;
+	/* signals belong to the application's threads */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	/* short sleeps must stay short: the default 50 us slack would dominate */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	engine_sched_setup();
+	st.backoff = nap_ns;
+
+	last_work = dev_now_ns();
+	while (!atomic_load_explicit(&engine_stop, memory_order_relaxed)) {
+		unsigned work;
+		uint64_t now, sleep;
+
+		emu_lock_acquire();
+		now = dev_eng.now = dev_now_ns();
+		work = iterate(sockets);
+		sockets = true;
+		if (now - last_slow > 1000000) {
+			slow_tasks();
+			last_slow = now;
+		}
+		if (dev_eng.busy)
+			work++;
+		if (work) {
+			emu_lock_release();
+			last_work = now;
+			continue;
+		}
+		sleep = idle_sleep_ns(&st, now, now - last_work);
+		emu_lock_release();
+		if (!sleep)
+			spin_yield(&st);
+		else
+			sockets = idle_wait(sleep);
+	}
+	return NULL;
+}
+
+/* A duration from the environment in `unit` ns, else def_ns. */
+static uint64_t env_ns(const char *name, uint64_t unit, uint64_t def_ns)
+{
+	const char *s = getenv(name);
+
+	return s && *s ? strtoull(s, NULL, 0) * unit : def_ns;
+}
+
+/* ---- lifecycle ------------------------------------------------------------ */
+
+static bool device_off(void)
+{
+	const char *s = getenv("RFEMU_DEVICE");
+
+	return s && !strcmp(s, "off");
+}
+
+int emu_dev_ctx_init(struct emu_ctx *ctx)
+{
+	struct dev_ctx *dc = calloc(1, sizeof(*dc));
+	int err;
+
+	if (!dc)
+		return ENOMEM;
+	dc->ctx = ctx;
+	if (!engine_running && !device_off()) {
+		dev_fault_load();
+		spin_ns = env_ns("RFEMU_SPIN_US", 1000, 20000);
+		nap_ns = env_ns("RFEMU_NAP_US", 1000, 50000);
+		hot_ns = env_ns("RFEMU_HOT_MS", 1000000, 100000000);
+		idle_max_ns = env_ns("RFEMU_IDLE_MAX_US", 1000, 1000000);
+		if (nap_ns < 1000)
+			nap_ns = 1000;
+		if (idle_max_ns < nap_ns)
+			idle_max_ns = nap_ns;
+		err = dev_wire_open(dev_resp_packet, &dev_eng.now);
+		if (err) {
+			free(dc);
+			return err;
+		}
+		kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		atomic_store(&engine_stop, false);
+		err = pthread_create(&engine_thread, NULL, engine_main, NULL);
+		if (err) {
+			dev_wire_close();
+			if (kick_fd >= 0)
+				close(kick_fd);
+			kick_fd = -1;
+			free(dc);
+			return err;
+		}
+		engine_running = true;
+	}
+	dc->next = dev_eng.ctxs;
+	dev_eng.ctxs = dc;
+	ctx->dev_priv = dc;
+	nctx++;
+	dev_eng.watch_dirty = true;
+	return 0;
+}
+
+void emu_dev_ctx_fini(struct emu_ctx *ctx)
+{
+	struct dev_ctx *dc = ctx->dev_priv;
+	bool last;
+
+	emu_lock_acquire();
+	if (dc) {
+		for (struct dev_ctx **pp = &dev_eng.ctxs; *pp; pp = &(*pp)->next)
+			if (*pp == dc) {
+				*pp = dc->next;
+				break;
+			}
+		ctx->dev_priv = NULL;
+		free(dc);
+		nctx--;
+		dev_eng.watch_dirty = true;
+	}
+	last = engine_running && nctx == 0;
+	if (last)
+		engine_running = false;
+	emu_lock_release();
+	if (!last)
+		return;
+
+	atomic_store(&engine_stop, true);
+	dev_kick();
+	pthread_join(engine_thread, NULL);
+	emu_lock_acquire();
+	dev_wire_close();
+	free(dev_eng.watch);
+	dev_eng.watch = NULL;
+	dev_eng.nwatch = dev_eng.watch_cap = 0;
+	emu_lock_release();
+	close(kick_fd);
+	kick_fd = -1;
+}

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * mem.c - memory protection and data movement.
+ *
+ * Every access the device makes to process memory is resolved here, through
+ * a key, exactly as the HCA's memory translation does: the key must exist
+ * (including its variant byte), belong to the QP's protection domain, grant
+ * the access and cover the whole range.  Anything else yields NULL and the
+ * caller turns that into the error the transport prescribes; the target
+ * memory is never touched by a failing operation because every range is
+ * checked before the first byte moves.
+ */
+#include "device.h"
+
+/* [va, va+len) inside [base, base+size), without overflow. */
+static bool in_range(uint64_t va, uint64_t len, uint64_t base, uint64_t size)
+{
+	return va >= base && len <= size && va - base <= size - len;
+}
+
+uint8_t *dev_lkey_ptr(uint32_t lkey, uint64_t va, uint64_t len,
+		      const struct emu_pd *pd, uint32_t need)
+{
+	struct emu_mr *mr = emu_mr_by_lkey_locked(lkey);
+
+	if (DEV_UNLIKELY(!mr || mr->pd != pd))
+		return NULL;
+	/* local read is always allowed; everything else must be granted */
+	if (DEV_UNLIKELY((mr->access & need) != need))
+		return NULL;
+	if (DEV_UNLIKELY(!in_range(va, len, mr->iova, mr->length)))
+		return NULL;
+	return (uint8_t *)(uintptr_t)(mr->addr + (va - mr->iova));
+}
+
+uint8_t *dev_rkey_ptr(uint32_t rkey, uint64_t va, uint64_t len,
+		      const struct emu_pd *pd, const struct emu_qp *qp, uint32_t need)
+{
+	struct emu_mr *mr = emu_mr_by_rkey_locked(rkey);
+	struct emu_mw *mw;
+	uint64_t iova;
+
+	if (mr) {
+		if (mr->pd != pd || (mr->access & need) != need ||
+		    !in_range(va, len, mr->iova, mr->length))
+			return NULL;
+		return (uint8_t *)(uintptr_t)(mr->addr + (va - mr->iova));
+	}
+	/* A memory window: the rkey carries its current tag. */
+	mw = emu_mw_by_rkey_locked(rkey);
+	if (!mw || !mw->mr || mw->pd != pd || (mw->access & need) != need)
+		return NULL;
+	if (mw->type == IBV_MW_TYPE_2 && mw->qp != qp)
+		return NULL;
+	if (mw->access & IBV_ACCESS_ZERO_BASED) {
+		if (!in_range(va, len, 0, mw->length))
+			return NULL;
+		iova = mw->addr + va;
+	} else {
+		if (!in_range(va, len, mw->addr, mw->length))
+			return NULL;
+		iova = va;
+	}
+	mr = mw->mr;
+	if (!in_range(iova, len, mr->iova, mr->length))
+		return NULL;
+	return (uint8_t *)(uintptr_t)(mr->addr + (iova - mr->iova));
+}
+
+/*
+ * Walk bytes [off, off + len) of the gather/scatter list: copy them out to
+ * `out`, or in from `in` (exactly one is set).
+ */
+static void sgl_copy(const struct dev_sgl *sgl, uint64_t off, uint8_t *out,
+		     const uint8_t *in, uint32_t len)
+{
+	for (unsigned i = 0; i < sgl->n && len; i++) {
+		const struct dev_sge *e = &sgl->e[i];
+		uint32_t n;
+
+		if (off >= e->len) {
+			off -= e->len;
+			continue;
+		}
+		n = e->len - (uint32_t)off;
+		if (n > len)
+			n = len;
+		if (out) {
+			memcpy(out, e->ptr + off, n);
+			out += n;
+		} else {
+			memcpy(e->ptr + off, in, n);
+			in += n;
+		}
+		len -= n;
+		off = 0;
+	}
+}
+
+void dev_sgl_copy_out(const struct dev_sgl *sgl, uint64_t off, void *dst, uint32_t len)
+{
+	sgl_copy(sgl, off, dst, NULL, len);
+}
+
+void dev_sgl_copy_in(const struct dev_sgl *sgl, uint64_t off, const void *src, uint32_t len)
+{
+	sgl_copy(sgl, off, NULL, src, len);
+}
+
+/*
+ * Data segments (and, on the send side, inline segments) starting at byte
+ * off of a queue of qsize bytes.  Inline payload is a byte stream that may
+ * wrap anywhere; pointer segments are 16-byte aligned and never split.
+ * Returns 0, or -1 on a protection violation.
+ */
+int dev_sgl_from_dsegs(struct dev_sgl *sgl, const uint8_t *base, uint32_t qsize,
+		       uint32_t off, unsigned nseg, const struct emu_pd *pd,
+		       uint32_t need, bool recv)
+{
+	uint32_t mask = qsize - 1;
+
+	sgl->n = 0;
+	sgl->total = 0;
+	while (nseg) {
+		const uint8_t *seg = base + (off & mask);
+		uint32_t bc = dev_be32(seg);
+
+		if (!recv && (bc & RF_INLINE_SEG)) {
+			uint32_t len = bc & RF_INLINE_MAX_LEN;
+			uint32_t start = (off + 4) & mask;
+			uint32_t first = qsize - start < len ? qsize - start : len;
+			unsigned used = (4 + len + 15) / 16;
+
+			if (len) {
+				sgl->e[sgl->n++] = (struct dev_sge){ (uint8_t *)base + start, first };
+				if (first < len)
+					sgl->e[sgl->n++] = (struct dev_sge){ (uint8_t *)base, len - first };
+				sgl->total += len;
+			}
+			if (used > nseg)
+				used = nseg;
+			nseg -= used;
+			off += used * 16;
+			continue;
+		}
+		{
+			uint32_t lkey = dev_be32(seg + 4);
+			uint64_t addr = dev_be64(seg + 8);
+			uint8_t *p;
+
+			if (recv && lkey == RF_INVALID_LKEY)
+				break;
+			/* a zero-length entry moves nothing and needs no key */
+			if (bc) {
+				p = dev_lkey_ptr(lkey, addr, bc, pd, need);
+				if (!p)
+					return -1;
+				if (sgl->n == DEV_MAX_SGE)
+					return -1;
+				sgl->e[sgl->n++] = (struct dev_sge){ p, bc };
+				sgl->total += bc;
+			}
+		}
+		nseg--;
+		off += 16;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Memory windows: UMR WQEs as libmlx5 builds them (FORMATS §4.8)           */
+
+enum {
+	UMR_FLAG_CHECK_FREE	= 1 << 5,
+	UMR_FLAG_CHECK_QPN	= 1 << 3,
+	MKC_FREE		= 1 << 6,
+	MKC_ATOMIC		= 1 << 6,
+	MKC_REMOTE_WRITE	= 1 << 5,
+	MKC_REMOTE_READ		= 1 << 4,
+	MKC_LOCAL_WRITE		= 1 << 3,
+};
+
+int dev_invalidate_rkey(struct emu_qp *qp, const struct emu_pd *pd, uint32_t rkey)
+{
+	struct emu_mw *mw = emu_mw_by_rkey_locked(rkey);
+
+	/*
+	 * Only a bound type-2 window of the PD may be invalidated; a remote
+	 * invalidation (qp != NULL) must also arrive on the QP it is bound to.
+	 */
+	if (!mw || mw->type != IBV_MW_TYPE_2 || !mw->mr || mw->pd != pd ||
+	    (qp && mw->qp != qp))
+		return -1;
+	emu_mw_unbind_locked(mw);
+	return 0;
+}
+
+/*
+ * ctrl(16) | UMR ctrl(48) | mkey context(64) | [KLM block(64)], each may
+ * start at the queue's beginning after a wrap (they are BB aligned).
+ * imm_key is the ctrl segment's imm: the key being modified.
+ */
+uint8_t dev_umr_execute(struct dev_qp *dq, const uint8_t *sq, uint32_t qsize,
+			uint32_t off, uint32_t imm_key, uint8_t *wc_op)
+{
+	struct emu_qp *qp = dq->qp;
+	uint32_t mask = qsize - 1;
+	const uint8_t *uctrl = sq + ((off + 16) & mask);
+	const uint8_t *mkc = sq + ((off + 64) & mask);
+	const uint8_t *klm = sq + ((off + 128) & mask);
+	uint8_t flags = uctrl[0];
+	uint16_t klm_oct = dev_be16(uctrl + 4);
+	uint32_t qpn_mkey = dev_be32(mkc + 4);
+	uint8_t acc = mkc[2];
+	struct emu_mw *mw;
+	struct emu_mr *mr;
+	uint64_t start, len, kaddr;
+	uint32_t klm_len, klm_key, access = 0;
+
+	if (mkc[0] & MKC_FREE) {
+		/* unbind (type 1, length 0) or local invalidate (type 2) */
+		mw = emu_mw_by_rkey_locked(imm_key);
+		*wc_op = IBV_WC_LOCAL_INV;
+		if (!mw || mw->pd != qp->pd)
+			return RF_CQE_SYNDROME_MW_BIND_ERR;
+		if (flags & UMR_FLAG_CHECK_QPN) {
+			if (dev_invalidate_rkey(NULL, qp->pd, imm_key))
+				return RF_CQE_SYNDROME_MW_BIND_ERR;
+			return 0;
+		}
+		*wc_op = IBV_WC_BIND_MW;
+		emu_mw_unbind_locked(mw);
+		return 0;
+	}
+
+	*wc_op = IBV_WC_BIND_MW;
+	mw = emu_mw_by_rkey_locked(imm_key);
+	if (!mw || mw->pd != qp->pd)
+		return RF_CQE_SYNDROME_MW_BIND_ERR;
+	/* type 2 may only be bound while free; its QPN is the binding QP */
+	if ((flags & UMR_FLAG_CHECK_FREE) && mw->mr)
+		return RF_CQE_SYNDROME_MW_BIND_ERR;
+	if (mw->type == IBV_MW_TYPE_2 && (qpn_mkey >> 8) != dq->qpn)
+		return RF_CQE_SYNDROME_MW_BIND_ERR;
+	if (klm_oct == 0)
+		return RF_CQE_SYNDROME_MW_BIND_ERR;
+	start = dev_be64(mkc + 16);
+	len = dev_be64(mkc + 24);
+	klm_len = dev_be32(klm);
+	klm_key = dev_be32(klm + 4);
+	kaddr = dev_be64(klm + 8);
+	mr = emu_mr_by_lkey_locked(klm_key);
+	if (!mr || mr->pd != qp->pd || !(mr->access & IBV_ACCESS_MW_BIND))
+		return RF_CQE_SYNDROME_MW_BIND_ERR;
+	if (klm_len != len || !in_range(kaddr, len, mr->iova, mr->length))
+		return RF_CQE_SYNDROME_MW_BIND_ERR;
+	if (acc & MKC_REMOTE_READ)
+		access |= IBV_ACCESS_REMOTE_READ;
+	if (acc & MKC_REMOTE_WRITE)
+		access |= IBV_ACCESS_REMOTE_WRITE;
+	if (acc & MKC_ATOMIC)
+		access |= IBV_ACCESS_REMOTE_ATOMIC;
+	if (acc & MKC_LOCAL_WRITE)
+		access |= IBV_ACCESS_LOCAL_WRITE;
+	/* remote write and atomic through a window need a locally writable MR */
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(mr->access & IBV_ACCESS_LOCAL_WRITE))
+		return RF_CQE_SYNDROME_MW_BIND_ERR;
+	/* zero based: the mkey starts at 0 while the KLM names the real base */
+	if (start == 0 && kaddr != 0)
+		access |= IBV_ACCESS_ZERO_BASED;
+	emu_mw_bind_locked(mw, mr, mw->type == IBV_MW_TYPE_2 ? qp : NULL,
+			   kaddr, len, access, qpn_mkey & 0xff);
+	return 0;
+}

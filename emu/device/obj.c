@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * obj.c - the device's per-object state, kept in step with the command
+ * path through the emu_dev_* hooks (all called with emu_lock held).
+ */
+#include <stdlib.h>
+
+#include "device.h"
+
+static struct dev_ctx *dctx_of(const struct emu_obj *o)
+{
+	return (struct dev_ctx *)o->ctx->dev_priv;
+}
+
+/* ---- CQ ------------------------------------------------------------------- */
+
+void emu_dev_cq_created(struct emu_cq *cq)
+{
+	struct dev_ctx *dc = dctx_of(&cq->obj);
+	struct dev_cq *dcq = calloc(1, sizeof(*dcq));
+
+	if (!dcq || !dc) {
+		free(dcq);
+		return;		/* a CQ the device cannot serve stays silent */
+	}
+	dcq->cq = cq;
+	dcq->fired_sn = 0xff;
+	cq->dev_priv = dcq;
+	if (cq->uar_page < EMU_MAX_UARS) {
+		dcq->next_on_uar = dc->uar_cqs[cq->uar_page];
+		dc->uar_cqs[cq->uar_page] = dcq;
+	}
+	dev_eng.watch_dirty = true;
+}
+
+void emu_dev_cq_resized(struct emu_cq *cq)
+{
+	struct dev_cq *dcq = dev_cq_of(cq);
+
+	if (dcq)
+		dev_cq_resize(dcq);
+	else
+		emu_cq_finish_resize_locked(cq, dev_be32((const void *)(uintptr_t)cq->dbrec) & 0xffffff);
+}
+
+void emu_dev_cq_destroyed(struct emu_cq *cq)
+{
+	struct dev_cq *dcq = dev_cq_of(cq);
+	struct dev_ctx *dc = dctx_of(&cq->obj);
+
+	if (!dcq)
+		return;
+	if (dc && cq->uar_page < EMU_MAX_UARS)
+		for (struct dev_cq **pp = &dc->uar_cqs[cq->uar_page]; *pp; pp = &(*pp)->next_on_uar)
+			if (*pp == dcq) {
+				*pp = dcq->next_on_uar;
+				break;
+			}
+	cq->dev_priv = NULL;
+	free(dcq);
+	dev_eng.watch_dirty = true;
+}
+
+/* ---- QP ------------------------------------------------------------------- */
+
+static bool qp_has_sq(const struct emu_qp *qp)
+{
+	return qp->type != IBV_QPT_XRC_RECV && qp->sq_wqe_cnt && !qp->opened;
+}
+
+void emu_dev_qp_created(struct emu_qp *qp)
+{
+	struct dev_ctx *dc = dctx_of(&qp->obj);
+	struct dev_qp *dq;
+	uint32_t n = qp->sq_wqe_cnt ? qp->sq_wqe_cnt : 1;
+
+	if (qp->opened || !dc)
+		return;		/* a handle on another host's XRC target QP */
+	dq = calloc(1, sizeof(*dq));
+	if (!dq)
+		return;
+	dq->ent = calloc(n, sizeof(*dq->ent));
+	/* only QPs with requester scatter-to-CQE hold response data for CQEs */
+	if (qp->scat_req)
+		dq->scat = calloc(n, sizeof(*dq->scat));
+	if (!dq->ent || (qp->scat_req && !dq->scat)) {
+		free(dq->ent);
+		free(dq->scat);
+		free(dq);
+		return;
+	}
+	dq->ent_mask = n - 1;
+	dq->qp = qp;
+	dq->qpn = qp->qpn;
+	dq->dctx = dc;
+	qp->dev_priv = dq;
+	dq->next = dev_eng.qps;
+	dev_eng.qps = dq;
+	dev_eng.nqps++;
+	if (qp_has_sq(qp) && qp->bfreg < DEV_ARRAY_SIZE(dc->bf_qps)) {
+		dq->next_on_bf = dc->bf_qps[qp->bfreg];
+		dc->bf_qps[qp->bfreg] = dq;
+		dev_eng.watch_dirty = true;
+	}
+}
+
+void dev_qp_fatal(struct dev_qp *dq, enum ibv_event_type ev)
+{
+	struct emu_qp *qp = dq->qp;
+
+	if (qp->attr.state != IBV_QPS_ERR)
+		emu_qp_set_state_locked(qp, IBV_QPS_ERR);
+	if (ev)
+		emu_post_async_event_locked(qp->obj.ctx, &qp->obj, 0, ev);
+}
+
+void emu_dev_qp_modified(struct emu_qp *qp, enum ibv_qp_state old, uint32_t mask)
+{
+	struct dev_qp *dq = dev_qp_of(qp);
+	enum ibv_qp_state st = qp->attr.state;
+
+	if (!dq)
+		return;
+	if (st == IBV_QPS_RESET) {
+		dev_sq_reset(dq);
+		return;
+	}
+	if (mask & IBV_QP_RQ_PSN)
+		dq->epsn = qp->attr.rq_psn & DEV_PSN_MASK;
+	if (mask & IBV_QP_SQ_PSN)
+		dq->next_psn = qp->attr.sq_psn & DEV_PSN_MASK;
+	if (mask & IBV_QP_RETRY_CNT || (st == IBV_QPS_RTS && old != IBV_QPS_RTS))
+		dq->retry_left = qp->attr.retry_cnt;
+	if (mask & IBV_QP_RNR_RETRY || (st == IBV_QPS_RTS && old != IBV_QPS_RTS))
+		dq->rnr_left = qp->attr.rnr_retry;
+	if (st == IBV_QPS_ERR && old != IBV_QPS_ERR) {
+		/* flush from the engine, in order with the CQEs it writes */
+		dq->flush_rq = true;
+		dq->recv_busy = false;
+		dev_qp_set_busy(dq);
+		dev_kick();
+	} else if (st == IBV_QPS_RTS && dq->sq_rung) {
+		/* WQEs rung before RTS run now */
+		dev_qp_set_busy(dq);
+		dev_kick();
+	}
+}
+
+static void unlink_qp(struct dev_qp **head, struct dev_qp *dq, size_t link_off)
+{
+	for (struct dev_qp **pp = head; *pp;
+	     pp = (struct dev_qp **)((uint8_t *)*pp + link_off))
+		if (*pp == dq) {
+			*pp = *(struct dev_qp **)((uint8_t *)dq + link_off);
+			return;
+		}
+}
+
+void emu_dev_qp_destroyed(struct emu_qp *qp)
+{
+	struct dev_qp *dq = dev_qp_of(qp);
+	struct dev_ctx *dc = dq ? dq->dctx : NULL;
+
+	if (!dq)
+		return;
+	if (dq->deadline)
+		dev_eng.timers--;
+	if (dq->rnr_until)
+		dev_eng.timers--;
+	unlink_qp(&dev_eng.qps, dq, offsetof(struct dev_qp, next));
+	if (dq->busy)
+		unlink_qp(&dev_eng.busy, dq, offsetof(struct dev_qp, next_busy));
+	if (dq->ack_pending)
+		unlink_qp(&dev_eng.acks, dq, offsetof(struct dev_qp, next_ack));
+	if (dc && qp_has_sq(qp) && qp->bfreg < DEV_ARRAY_SIZE(dc->bf_qps)) {
+		unlink_qp(&dc->bf_qps[qp->bfreg], dq, offsetof(struct dev_qp, next_on_bf));
+		dev_eng.watch_dirty = true;
+	}
+	dev_eng.nqps--;
+	qp->dev_priv = NULL;
+	free(dq->ent);
+	free(dq->scat);
+	free(dq);
+}
+
+/* ---- SRQ ------------------------------------------------------------------ */
+
+void emu_dev_srq_created(struct emu_srq *srq)
+{
+	struct dev_srq *ds = calloc(1, sizeof(*ds));
+
+	if (!ds)
+		return;
+	ds->srq = srq;
+	srq->dev_priv = ds;
+}
+
+void emu_dev_srq_modified(struct emu_srq *srq, uint32_t mask)
+{
+	if (!srq->dev_priv)
+		return;
+	if (mask & IBV_SRQ_LIMIT) {
+		srq->limit_armed = srq->limit != 0;
+		dev_srq_check_limit(srq);
+	}
+}
+
+void emu_dev_srq_destroyed(struct emu_srq *srq)
+{
+	free(srq->dev_priv);
+	srq->dev_priv = NULL;
+}

@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rc.c - reliability of RC and XRC: acknowledgements, NAKs, the
+ * transport retry timer and RNR back-off, as IBA chapter 9.7 describes.
+ *
+ * Go-back-N: the responder accepts only the expected PSN; a gap earns one
+ * sequence NAK; duplicates are re-acknowledged (READs and atomics are
+ * answered again, atomics from a replay cache so they are not re-executed).
+ * The requester retransmits from the first unacknowledged PSN when the
+ * timer (4.096 us * 2^timeout) expires, at most retry_cnt times, and after
+ * an RNR NAK waits the responder's min_rnr_timer, at most rnr_retry times
+ * (7 = forever).  A NAK or a response also acknowledges every earlier PSN.
+ */
+#include "device.h"
+
+uint64_t dev_rc_timeout_ns(uint8_t timeout)
+{
+	return timeout ? 4096ull << (timeout > 31 ? 31 : timeout) : 0;
+}
+
+/* IBA table 45, in units of 10 us; code 0 is the longest. */
+static const uint16_t rnr_10us[32] = {
+	0 /* 655.36 ms, below */, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48,
+	64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096,
+	6144, 8192, 12288, 16384, 24576, 32768, 49152,
+};
+
+uint64_t dev_rnr_delay_ns(uint8_t timer)
+{
+	uint64_t u = timer ? rnr_10us[timer & 31] : 65536;
+
+	return u * 10000;
+}
+
+static void arm_timer(struct dev_qp *dq)
+{
+	uint64_t t = dev_rc_timeout_ns(dq->qp->attr.timeout);
+	bool waiting = false;
+
+	for (uint32_t i = dq->ent_head; i != dq->ent_emit; i++)
+		if (dq->ent[i & dq->ent_mask].state == DENT_SENT) {
+			waiting = true;
+			break;
+		}
+	if (waiting && t) {
+		if (!dq->deadline)
+			dev_eng.timers++;
+		dq->deadline = dev_eng.now + t;
+	} else if (dq->deadline) {
+		dq->deadline = 0;
+		dev_eng.timers--;
+	}
+}
+
+void dev_rc_rewind(struct dev_qp *dq, uint32_t psn)
+{
+	uint32_t i;
+
+	for (i = dq->ent_head; i != dq->ent_emit; i++) {
+		struct dev_ent *e = &dq->ent[i & dq->ent_mask];
+		int32_t d;
+
+		if (e->flags & DENTF_LOCAL || e->state == DENT_DONE)
+			continue;
+		d = dev_psn_diff(psn, e->psn);
+		if (d < 0 || (uint32_t)d < e->npkt) {
+			/* READs restart whole; other messages from the PSN on */
+			e->sent = (e->flags & DENTF_RESP) || d < 0 ? 0 : (uint32_t)d;
+			e->resp_next = 0;
+			e->state = DENT_NEW;
+			break;
+		}
+	}
+	if (i == dq->ent_emit)
+		return;
+	dq->ent_emit = i;
+	for (i++; i != dq->ent_tail; i++) {
+		struct dev_ent *e = &dq->ent[i & dq->ent_mask];
+
+		if (e->flags & DENTF_LOCAL || e->state == DENT_DONE)
+			continue;
+		e->sent = 0;
+		e->resp_next = 0;
+		e->state = DENT_NEW;
+	}
+	dq->pkts_out = 0;
+	dev_qp_set_busy(dq);
+}
+
+/*
+ * Everything up to and including psn has arrived.  A READ/atomic inside
+ * that range without its response lost the response: ask again.
+ */
+static void ack_upto(struct dev_qp *dq, uint32_t psn)
+{
+	for (uint32_t i = dq->ent_head; i != dq->ent_emit; i++) {
+		struct dev_ent *e = &dq->ent[i & dq->ent_mask];
+
+		if (e->state == DENT_DONE)
+			continue;
+		if (dev_psn_diff(psn, e->psn + e->npkt - 1) < 0) {
+			if ((e->flags & DENTF_RESP) && dev_psn_diff(psn, e->psn) >= 0)
+				dev_rc_rewind(dq, e->psn);
+			return;
+		}
+		if (e->flags & DENTF_RESP) {
+			dev_rc_rewind(dq, e->psn);
+			return;
+		}
+		e->state = DENT_DONE;
+		dq->pkts_out -= dq->pkts_out < e->npkt ? dq->pkts_out : e->npkt;
+	}
+}
+
+static struct dev_ent *ent_of_psn(struct dev_qp *dq, uint32_t psn)
+{
+	for (uint32_t i = dq->ent_head; i != dq->ent_emit; i++) {
+		struct dev_ent *e = &dq->ent[i & dq->ent_mask];
+		int32_t d;
+
+		if (e->flags & DENTF_LOCAL)
+			continue;
+		d = dev_psn_diff(psn, e->psn);
+		if (d >= 0 && (uint32_t)d < e->npkt)
+			return e;
+	}
+	return NULL;
+}
+
+static uint8_t nak_syndrome(uint8_t nak)
+{
+	switch (nak) {
+	case DNAK_INV_REQ:	return RF_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR;
+	case DNAK_REM_ACCESS:	return RF_CQE_SYNDROME_REMOTE_ACCESS_ERR;
+	default:		return RF_CQE_SYNDROME_REMOTE_OP_ERR;
+	}
+}
+
+void dev_rc_on_response(struct dev_qp *dq, const struct dev_pkt *p)
+{
+	struct emu_qp *qp = dq->qp;
+	struct dev_ent *e;
+
+	if (qp->attr.state != IBV_QPS_RTS && qp->attr.state != IBV_QPS_SQD)
+		return;
+
+	switch (p->op) {
+	case DOP_ACK:
+		ack_upto(dq, p->psn);
+		break;
+	case DOP_READ_RESP:
+	case DOP_ATOMIC_RESP:
+		e = ent_of_psn(dq, p->psn);
+		if (!e || !(e->flags & DENTF_RESP) || e->state != DENT_SENT)
+			break;		/* a late duplicate */
+		ack_upto(dq, (e->psn - 1) & DEV_PSN_MASK);
+		if ((uint32_t)dev_psn_diff(p->psn, e->psn) != e->resp_next)
+			break;		/* a gap: the timer re-reads */
+		dev_rc_read_resp_scatter(dq, e, p);
+		e->resp_next++;
+		if (e->syndrome || (p->flags & DPKT_LAST) || e->resp_next == e->npkt) {
+			e->state = DENT_DONE;
+			if (dq->pkts_out)
+				dq->pkts_out--;
+		}
+		break;
+	case DOP_NAK:
+		ack_upto(dq, (p->psn - 1) & DEV_PSN_MASK);
+		e = ent_of_psn(dq, p->psn);
+		if (!e || e->state == DENT_DONE)
+			break;
+		if (p->nak == DNAK_SEQ) {
+			dev_rc_rewind(dq, p->psn);
+		} else if (p->nak == DNAK_RNR) {
+			if (qp->attr.rnr_retry != 7 && dq->rnr_left-- <= 0) {
+				e->syndrome = RF_CQE_SYNDROME_RNR_RETRY_EXC_ERR;
+				e->state = DENT_DONE;
+				break;
+			}
+			dev_rc_rewind(dq, p->psn);
+			if (!dq->rnr_until)
+				dev_eng.timers++;
+			dq->rnr_until = dev_eng.now + dev_rnr_delay_ns(p->rnr_timer);
+		} else {
+			e->syndrome = nak_syndrome(p->nak);
+			e->state = DENT_DONE;
+		}
+		break;
+	default:
+		return;
+	}
+	/* progress resets the retry budget (IBA o9-?: per unacknowledged PSN) */
+	dq->retry_left = qp->attr.retry_cnt;
+	if (p->op != DOP_NAK || p->nak != DNAK_RNR)
+		dq->rnr_left = qp->attr.rnr_retry;
+	arm_timer(dq);
+	dev_qp_set_busy(dq);
+}
+
+static void timer_expired(struct dev_qp *dq)
+{
+	struct dev_ent *e = NULL;
+
+	for (uint32_t i = dq->ent_head; i != dq->ent_emit; i++) {
+		struct dev_ent *x = &dq->ent[i & dq->ent_mask];
+
+		if (x->state == DENT_SENT) {
+			e = x;
+			break;
+		}
+	}
+	dq->deadline = 0;
+	dev_eng.timers--;
+	if (!e)
+		return;
+	if (dq->retry_left-- <= 0) {
+		e->syndrome = RF_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR;
+		e->state = DENT_DONE;
+		dev_qp_set_busy(dq);
+		return;
+	}
+	/* go back N: from the first PSN not known to have arrived */
+	dev_rc_rewind(dq, e->psn);
+	dq->deadline = dev_eng.now + dev_rc_timeout_ns(dq->qp->attr.timeout);
+	dev_eng.timers++;
+}
+
+void dev_rc_timers(void)
+{
+	for (struct dev_qp *dq = dev_eng.qps; dq; dq = dq->next) {
+		if (dq->rnr_until && dev_eng.now >= dq->rnr_until)
+			dev_qp_set_busy(dq);	/* sq_emit clears it */
+		if (dq->deadline && dev_eng.now >= dq->deadline)
+			timer_expired(dq);
+	}
+}
+
+/* The idle engine sleeps no longer than this. */
+uint64_t dev_rc_next_deadline(void)
+{
+	uint64_t t = 0;
+
+	if (!dev_eng.timers)
+		return 0;
+	for (struct dev_qp *dq = dev_eng.qps; dq; dq = dq->next) {
+		if (dq->rnr_until && (!t || dq->rnr_until < t))
+			t = dq->rnr_until;
+		if (dq->deadline && (!t || dq->deadline < t))
+			t = dq->deadline;
+	}
+	return t;
+}

@@ -1,0 +1,671 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * resp.c - the responder: executes request packets on this host.
+ *
+ * Order of checks for every request, as IBA 9.7.5 orders them: the QP must
+ * be able to receive (RTR or later), the PSN must be the expected one
+ * (reliable transports), the QP must permit the operation, then keys and
+ * bounds are checked for the whole message before a byte is written.
+ * Reliable transports answer every outcome (ACK, RNR NAK, error NAK, READ
+ * or atomic response); UC and UD drop silently what they cannot take.
+ */
+#include "device.h"
+
+/* ---- responses ----------------------------------------------------------- */
+
+static struct dev_pkt *resp_alloc(const struct dev_qp *dq, const struct dev_pkt *req,
+				  uint8_t op, uint32_t psn, uint32_t payload)
+{
+	struct dev_pkt *r = dev_wire_alloc(payload);
+
+	if (!r)
+		return NULL;
+	r->op = op;
+	r->flags = 0;
+	r->src_qpn = dq->qpn;
+	r->dst_qpn = req->src_qpn;
+	r->psn = psn & DEV_PSN_MASK;
+	r->len = payload;
+	r->offset = 0;
+	return r;
+}
+
+static void send_nak(struct dev_qp *dq, const struct dev_pkt *req, uint8_t nak)
+{
+	struct dev_pkt *r = resp_alloc(dq, req, DOP_NAK, req->psn, 0);
+
+	if (!r)
+		return;
+	r->nak = nak;
+	r->rnr_timer = dq->qp->attr.min_rnr_timer;
+	dev_wire_send(r);
+}
+
+static void queue_ack(struct dev_qp *dq, const struct dev_pkt *req, uint32_t psn)
+{
+	dq->ack_psn = psn & DEV_PSN_MASK;
+	dq->ack_dst = req->src_qpn;
+	if (!dq->ack_pending) {
+		dq->ack_pending = true;
+		dq->next_ack = dev_eng.acks;
+		dev_eng.acks = dq;
+	}
+}
+
+/* Coalesced ACKs: one per QP per batch of packets, as HCAs coalesce them. */
+void dev_resp_flush_acks(void)
+{
+	while (dev_eng.acks) {
+		struct dev_qp *dq = dev_eng.acks;
+		struct dev_pkt *r;
+
+		dev_eng.acks = dq->next_ack;
+		dq->ack_pending = false;
+		r = dev_wire_alloc(0);
+		if (!r)
+			continue;	/* lost like a dropped ACK: the requester retries */
+		r->op = DOP_ACK;
+		r->flags = 0;
+		r->src_qpn = dq->qpn;
+		r->dst_qpn = dq->ack_dst;
+		r->psn = dq->ack_psn;
+		r->len = 0;
+		dev_wire_send(r);
+	}
+}
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static bool qp_can_receive(const struct emu_qp *qp)
+{
+	return qp->attr.state == IBV_QPS_RTR || qp->attr.state == IBV_QPS_RTS ||
+	       qp->attr.state == IBV_QPS_SQD || qp->attr.state == IBV_QPS_SQE;
+}
+
+/* A responder error that takes the QP down (reliable transports). */
+static void resp_fatal(struct dev_qp *dq, const struct dev_pkt *req, uint8_t nak,
+		       enum ibv_event_type ev, bool reliable)
+{
+	if (reliable)
+		send_nak(dq, req, nak);
+	dev_qp_fatal(dq, ev);
+}
+
+static void recv_error_cqe(struct dev_qp *dq, const struct dev_rwqe *r,
+			   struct emu_cq *cq, uint32_t uidx, uint8_t syndrome)
+{
+	struct dev_cqe c = {
+		.opcode = RF_CQE_RESP_ERR,
+		.syndrome = syndrome,
+		.wqe_counter = (uint16_t)r->idx,
+		.qpn = dq->qpn,
+		.uidx = uidx,
+	};
+
+	dev_cq_write(cq, &c);
+}
+
+/* IPv4 header checksum (RFC 791). */
+static uint16_t ip_csum(const uint8_t *h)
+{
+	uint32_t s = 0;
+
+	for (int i = 0; i < 20; i += 2)
+		s += (uint32_t)h[i] << 8 | h[i + 1];
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+static bool gid_is_v4mapped(const uint8_t *g)
+{
+	static const uint8_t pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	return !memcmp(g, pfx, 12);
+}
+
+/* The 40 bytes a UD receive buffer starts with (GRH or, RoCE v2/IPv4, IP). */
+static void build_grh(const struct dev_pkt *p, uint8_t *g, uint8_t *cqe_sl)
+{
+	bool roce = emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET;
+
+	memset(g, 0, 40);
+	if (roce && gid_is_v4mapped(p->sgid) && gid_is_v4mapped(p->dgid)) {
+		uint8_t *ip = g + 20;
+		uint16_t tot = (uint16_t)(20 + 8 + 12 + 8 + p->len + 4);
+
+		ip[0] = 0x45;
+		ip[1] = p->tclass;
+		ip[2] = tot >> 8;
+		ip[3] = tot & 0xff;
+		ip[6] = 0x40;			/* don't fragment */
+		ip[8] = p->hop_limit;
+		ip[9] = 17;			/* UDP */
+		memcpy(ip + 12, p->sgid + 12, 4);
+		memcpy(ip + 16, p->dgid + 12, 4);
+		{
+			uint16_t cs = ip_csum(ip);
+
+			ip[10] = cs >> 8;
+			ip[11] = cs & 0xff;
+		}
+		*cqe_sl = 0x8 | 0x2;		/* UDP, L3 IPv4 */
+		return;
+	}
+	{
+		uint32_t w0 = htobe32(6u << 28 | (uint32_t)p->tclass << 20 |
+				      (p->flow_label & 0xfffff));
+		uint16_t plen = htobe16((uint16_t)(p->len + (roce ? 8 + 12 + 8 + 4 : 12 + 8 + 4)));
+
+		memcpy(g, &w0, 4);
+		memcpy(g + 4, &plen, 2);
+		g[6] = roce ? 17 : 0x1b;	/* UDP, or IBA's next header */
+		g[7] = p->hop_limit;
+		memcpy(g + 8, p->sgid, 16);
+		memcpy(g + 24, p->dgid, 16);
+		if (roce)
+			*cqe_sl = 0x8 | 0x1;	/* UDP, L3 IPv6 */
+	}
+}
+
+/* ---- UD ------------------------------------------------------------------ */
+
+static void resp_ud(struct dev_qp *dq, const struct dev_pkt *p)
+{
+	struct emu_qp *qp = dq->qp;
+	const struct emu_pd *pd = qp->srq ? qp->srq->pd : qp->pd;
+	struct dev_rwqe r;
+	struct dev_sgl sgl;
+	uint32_t uidx = qp->uidx;
+	uint8_t sl = p->sl;
+
+	if (p->op != DOP_SEND && p->op != DOP_SEND_IMM)
+		return;
+	if (p->qkey != qp->attr.qkey)
+		return;		/* Q_Key violation: silently dropped (IBA 10.2.4) */
+	if (!qp->recv_cq || !dev_rq_take(dq, qp->srq, &r))
+		return;		/* no receive posted: UD drops */
+	if (dev_sgl_from_dsegs(&sgl, r.wqe, r.nseg * 16, 0, r.nseg, pd,
+			       IBV_ACCESS_LOCAL_WRITE, true)) {
+		recv_error_cqe(dq, &r, qp->recv_cq, uidx, RF_CQE_SYNDROME_LOCAL_PROT_ERR);
+		dev_qp_fatal(dq, 0);
+		return;
+	}
+	if (sgl.total < 40ull + p->len) {
+		recv_error_cqe(dq, &r, qp->recv_cq, uidx, RF_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+		return;
+	}
+	if (p->flags & DPKT_GRH) {
+		uint8_t g[40];
+
+		build_grh(p, g, &sl);
+		dev_sgl_copy_in(&sgl, 0, g, 40);
+	}
+	dev_sgl_copy_in(&sgl, 40, p->payload, p->len);
+	{
+		struct dev_cqe c = {
+			.opcode = p->op == DOP_SEND_IMM ? RF_CQE_RESP_SEND_IMM : RF_CQE_RESP_SEND,
+			.se = (p->flags & DPKT_SE) != 0,
+			.g = (p->flags & DPKT_GRH) ? RF_CQE_GRH_IN_BUF : RF_CQE_GRH_NONE,
+			.sl = sl,
+			.slid = p->slid,
+			.wqe_counter = (uint16_t)r.idx,
+			.qpn = dq->qpn,
+			.uidx = uidx,
+			.rqpn = p->src_qpn,
+			.byte_cnt = p->len + 40,
+			.imm = p->op == DOP_SEND_IMM ? p->imm : htobe32(qp->attr.pkey_index),
+		};
+
+		dev_cq_write(qp->recv_cq, &c);
+	}
+}
+
+/* ---- connected transports ------------------------------------------------- */
+
+struct resp_env {
+	struct dev_qp		*dq;
+	struct emu_qp		*qp;
+	const struct emu_pd	*pd;		/* QP's, or the XRC SRQ's */
+	struct emu_srq		*srq;		/* receives come from here (or RQ) */
+	struct emu_cq		*cq;
+	uint32_t		uidx;
+	bool			reliable;
+};
+
+/* Take a receive WQE for a message: 0, or DNAK_RNR (none, or RNR forced). */
+static int take_recv(struct resp_env *v, struct dev_rwqe *r)
+{
+	if (dev_fault.force_rnr > 0 && v->reliable && dev_fault_hit(dev_fault.force_rnr))
+		return DNAK_RNR;
+	if (!v->cq || !dev_rq_take(v->dq, v->srq, r))
+		return DNAK_RNR;
+	return 0;
+}
+
+/* The receive CQE of a connected-transport message that consumed WQE idx. */
+static struct dev_cqe resp_cqe(const struct resp_env *v, const struct dev_pkt *p,
+			       uint32_t idx, uint8_t opcode)
+{
+	struct dev_cqe c = {
+		.opcode = opcode,
+		.se = (p->flags & DPKT_SE) != 0,
+		.sl = p->sl,
+		.slid = p->slid,
+		.wqe_counter = (uint16_t)idx,
+		.qpn = v->dq->qpn,
+		.uidx = v->uidx,
+		.rqpn = p->src_qpn,
+		.byte_cnt = p->dma_len,
+	};
+
+	return c;
+}
+
+static bool resp_env_init(struct resp_env *v, struct dev_qp *dq, const struct dev_pkt *p)
+{
+	struct emu_qp *qp = dq->qp;
+
+	v->dq = dq;
+	v->qp = qp;
+	v->reliable = qp->type != IBV_QPT_UC;
+	if (qp->type == IBV_QPT_XRC_RECV) {
+		struct emu_srq *srq = emu_srq_by_srqn_locked(p->xrc_srqn);
+
+		/* the SRQ must be an XRC SRQ of the target QP's domain */
+		if (!srq || srq->type != IBV_SRQT_XRC || srq->xrcd != qp->xrcd ||
+		    !srq->dev_priv)
+			return false;
+		v->srq = srq;
+		v->pd = srq->pd;
+		v->cq = srq->cq;
+		v->uidx = srq->uidx;
+		return true;
+	}
+	v->srq = qp->srq;
+	v->pd = qp->pd;
+	v->cq = qp->recv_cq;
+	v->uidx = qp->uidx;
+	return true;
+}
+
+/* SEND, SEND_IMM, SEND_INV; returns a DNAK_* or 0. */
+static int resp_send(struct resp_env *v, const struct dev_pkt *p)
+{
+	struct dev_qp *dq = v->dq;
+	struct dev_rwqe r;
+	struct dev_sgl sgl;
+	bool scat;
+
+	if (p->flags & DPKT_FIRST || !dq->recv_busy) {
+		if (!(p->flags & DPKT_FIRST))
+			return DNAK_INV_REQ;	/* middle without a start */
+		if (!dq->recv_busy) {
+			if (take_recv(v, &r))
+				return DNAK_RNR;
+			dq->recv_busy = true;
+			dq->recv_idx = r.idx;
+			dq->recv_srq = r.srq;
+		}
+	}
+	dev_rq_locate(dq, dq->recv_srq, dq->recv_idx, &r);
+	if (dev_sgl_from_dsegs(&sgl, r.wqe, r.nseg * 16, 0, r.nseg, v->pd,
+			       IBV_ACCESS_LOCAL_WRITE, true)) {
+		dq->recv_busy = false;
+		recv_error_cqe(dq, &r, v->cq, v->uidx, RF_CQE_SYNDROME_LOCAL_PROT_ERR);
+		return DNAK_REM_OP;
+	}
+	if ((uint64_t)p->offset + p->len > sgl.total || p->dma_len > sgl.total) {
+		dq->recv_busy = false;
+		recv_error_cqe(dq, &r, v->cq, v->uidx, RF_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+		return DNAK_INV_REQ;
+	}
+	/*
+	 * Scatter-to-CQE: a whole small message goes into the CQE and the
+	 * receive buffer stays untouched; libmlx5 copies it out when polled.
+	 */
+	scat = (p->flags & DPKT_FIRST) && (p->flags & DPKT_LAST) &&
+	       dev_scat_fits(v->qp->scat_res, v->cq, p->dma_len);
+	if (!scat)
+		dev_sgl_copy_in(&sgl, p->offset, p->payload, p->len);
+	if (p->flags & DPKT_LAST) {
+		struct dev_cqe c = resp_cqe(v, p, r.idx, RF_CQE_RESP_SEND);
+
+		if (scat) {
+			c.scat = p->payload;
+			c.scat_len = (uint8_t)p->len;
+			c.scat_max = v->qp->scat_res;
+		}
+		if (p->op == DOP_SEND_IMM) {
+			c.opcode = RF_CQE_RESP_SEND_IMM;
+			c.imm = p->imm;
+		} else if (p->op == DOP_SEND_INV) {
+			c.opcode = RF_CQE_RESP_SEND_INV;
+			c.imm = p->imm;		/* BE32 rkey, as the WQE carried it */
+			if (dev_invalidate_rkey(v->qp, v->pd, be32toh(p->imm))) {
+				dq->recv_busy = false;
+				recv_error_cqe(dq, &r, v->cq, v->uidx,
+					       RF_CQE_SYNDROME_LOCAL_PROT_ERR);
+				return DNAK_INV_REQ;
+			}
+		}
+		dq->recv_busy = false;
+		dev_cq_write(v->cq, &c);
+	}
+	return 0;
+}
+
+static bool force_rae(void)
+{
+	return dev_fault.force_rae > 0 && dev_fault_hit(dev_fault.force_rae);
+}
+
+/* RDMA WRITE (with immediate); returns a DNAK_* or 0. */
+static int resp_write(struct resp_env *v, const struct dev_pkt *p)
+{
+	uint8_t *dst = NULL;
+	struct dev_rwqe r;
+
+	if (!(v->qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE))
+		return DNAK_INV_REQ;
+	if (!p->dma_len && p->len)
+		return DNAK_INV_REQ;	/* payload beyond the message length */
+	if (p->dma_len) {
+		if (p->flags & DPKT_FIRST && force_rae())
+			return DNAK_REM_ACCESS;
+		dst = dev_rkey_ptr(p->rkey, p->raddr, p->dma_len, v->pd, v->qp,
+				   IBV_ACCESS_REMOTE_WRITE);
+		if (!dst || (uint64_t)p->offset + p->len > p->dma_len)
+			return DNAK_REM_ACCESS;
+	}
+	if (p->op == DOP_WRITE_IMM && (p->flags & DPKT_LAST)) {
+		/* the immediate consumes a receive: take it before placing data */
+		if (take_recv(v, &r))
+			return DNAK_RNR;
+	}
+	if (p->len && dst)
+		memcpy(dst + p->offset, p->payload, p->len);
+	if (p->op == DOP_WRITE_IMM && (p->flags & DPKT_LAST)) {
+		struct dev_cqe c = resp_cqe(v, p, r.idx, RF_CQE_RESP_WR_IMM);
+
+		c.imm = p->imm;
+		dev_cq_write(v->cq, &c);
+	}
+	return 0;
+}
+
+static uint32_t read_npkt(uint32_t len)
+{
+	return len ? (len + DEV_WIRE_MTU - 1) / DEV_WIRE_MTU : 1;
+}
+
+/* RDMA READ: validate, then stream the responses.  A DNAK_* or 0. */
+static int resp_read(struct resp_env *v, const struct dev_pkt *p)
+{
+	const uint8_t *src = NULL;
+	uint32_t n = read_npkt(p->dma_len);
+
+	if (!(v->qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ))
+		return DNAK_INV_REQ;
+	if (p->dma_len) {
+		if (force_rae())
+			return DNAK_REM_ACCESS;
+		src = dev_rkey_ptr(p->rkey, p->raddr, p->dma_len, v->pd, v->qp,
+				   IBV_ACCESS_REMOTE_READ);
+		if (!src)
+			return DNAK_REM_ACCESS;
+	}
+	if (!dev_wire_local_room(p->dma_len + n * sizeof(struct dev_pkt)))
+		return -1;	/* no room for the responses now: act as if lost */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t off = i * DEV_WIRE_MTU;
+		uint32_t len = p->dma_len - off < DEV_WIRE_MTU ? p->dma_len - off : DEV_WIRE_MTU;
+		struct dev_pkt *r;
+
+		if (!p->dma_len)
+			len = 0;
+		r = resp_alloc(v->dq, p, DOP_READ_RESP, p->psn + i, len);
+		if (!r)
+			return -1;
+		r->offset = off;
+		if (i == 0)
+			r->flags |= DPKT_FIRST;
+		if (i == n - 1)
+			r->flags |= DPKT_LAST;
+		if (len)
+			memcpy(r->payload, src + off, len);
+		dev_wire_send(r);
+	}
+	return 0;
+}
+
+/* Field-wise addition: a set boundary bit stops the carry out of that bit. */
+static uint64_t masked_add(uint64_t x, uint64_t y, uint64_t boundary)
+{
+	while (y) {
+		uint64_t c = (x & y) & ~boundary;
+
+		x ^= y;
+		y = c << 1;
+	}
+	return x;
+}
+
+static uint64_t do_atomic(const struct dev_pkt *p, uint8_t *ptr)
+{
+	if (p->dma_len == 4) {
+		uint32_t *a = (uint32_t *)ptr, old, nv;
+
+		old = __atomic_load_n(a, __ATOMIC_RELAXED);
+		do {
+			if (p->op == DOP_MCS) {
+				if ((old ^ (uint32_t)p->atomic[1]) & (uint32_t)p->atomic[3])
+					return old;
+				nv = (old & ~(uint32_t)p->atomic[2]) |
+				     ((uint32_t)p->atomic[0] & (uint32_t)p->atomic[2]);
+			} else {
+				nv = (uint32_t)masked_add(old, (uint32_t)p->atomic[0],
+							  (uint32_t)p->atomic[1] | 0xffffffff00000000ull);
+			}
+		} while (!__atomic_compare_exchange_n(a, &old, nv, false,
+						      __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+		return old;
+	}
+	{
+		uint64_t *a = (uint64_t *)ptr, old, nv;
+
+		if (p->op == DOP_FA)
+			return __atomic_fetch_add(a, p->atomic[0], __ATOMIC_SEQ_CST);
+		if (p->op == DOP_CS) {
+			old = p->atomic[1];
+			__atomic_compare_exchange_n(a, &old, p->atomic[0], false,
+						    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+			return old;
+		}
+		old = __atomic_load_n(a, __ATOMIC_RELAXED);
+		do {
+			if (p->op == DOP_MCS) {
+				if ((old ^ p->atomic[1]) & p->atomic[3])
+					return old;
+				nv = (old & ~p->atomic[2]) | (p->atomic[0] & p->atomic[2]);
+			} else {
+				nv = masked_add(old, p->atomic[0], p->atomic[1]);
+			}
+		} while (!__atomic_compare_exchange_n(a, &old, nv, false,
+						      __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+		return old;
+	}
+}
+
+static int send_atomic_resp(struct dev_qp *dq, const struct dev_pkt *p, uint64_t orig)
+{
+	struct dev_pkt *r = resp_alloc(dq, p, DOP_ATOMIC_RESP, p->psn, 0);
+
+	if (!r)
+		return -1;
+	r->flags = DPKT_FIRST | DPKT_LAST;
+	r->atomic[0] = orig;
+	dev_wire_send(r);
+	return 0;
+}
+
+static int resp_atomic(struct resp_env *v, const struct dev_pkt *p)
+{
+	struct dev_qp *dq = v->dq;
+	uint8_t *ptr;
+	uint64_t orig;
+
+	if (!(v->qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC))
+		return DNAK_INV_REQ;
+	if ((p->dma_len != 8 && p->dma_len != 4) || (p->raddr & (p->dma_len - 1)))
+		return DNAK_INV_REQ;		/* misaligned atomic (IBA o9-?) */
+	if (force_rae())
+		return DNAK_REM_ACCESS;
+	ptr = dev_rkey_ptr(p->rkey, p->raddr, p->dma_len, v->pd, v->qp,
+			   IBV_ACCESS_REMOTE_ATOMIC);
+	if (!ptr)
+		return DNAK_REM_ACCESS;
+	if (!dev_wire_local_room(sizeof(struct dev_pkt)))
+		return -1;
+	orig = do_atomic(p, ptr);
+	dq->replay[dq->replay_next].psn = p->psn;
+	dq->replay[dq->replay_next].orig = orig;
+	dq->replay[dq->replay_next].valid = true;
+	dq->replay_next = (dq->replay_next + 1) % DEV_ATOMIC_REPLAY;
+	return send_atomic_resp(dq, p, orig);
+}
+
+/* A retransmitted request that was executed already. */
+static void resp_duplicate(struct resp_env *v, const struct dev_pkt *p)
+{
+	struct dev_qp *dq = v->dq;
+
+	switch (p->op) {
+	case DOP_READ:
+		resp_read(v, p);	/* reads are repeatable */
+		return;
+	case DOP_CS:
+	case DOP_FA:
+	case DOP_MCS:
+	case DOP_MFA:
+		for (unsigned i = 0; i < DEV_ATOMIC_REPLAY; i++)
+			if (dq->replay[i].valid && dq->replay[i].psn == p->psn) {
+				send_atomic_resp(dq, p, dq->replay[i].orig);
+				return;
+			}
+		return;
+	default:
+		queue_ack(dq, p, (dq->epsn - 1) & DEV_PSN_MASK);
+		return;
+	}
+}
+
+static uint32_t req_npkt(const struct dev_pkt *p)
+{
+	return p->op == DOP_READ ? read_npkt(p->dma_len) : 1;
+}
+
+static void resp_connected(struct dev_qp *dq, const struct dev_pkt *p)
+{
+	struct resp_env v;
+	int32_t d = dev_psn_diff(p->psn, dq->epsn);
+	int rc;
+
+	if (!resp_env_init(&v, dq, p)) {
+		/* XRC: no such SRQ in the target's domain */
+		resp_fatal(dq, p, DNAK_INV_REQ, IBV_EVENT_QP_REQ_ERR, true);
+		return;
+	}
+	if (v.reliable) {
+		if (d < 0) {
+			resp_duplicate(&v, p);
+			return;
+		}
+		if (d > 0) {
+			if (!dq->nak_sent) {
+				struct dev_pkt q = *p;
+
+				dq->nak_sent = true;
+				q.psn = dq->epsn;
+				send_nak(dq, &q, DNAK_SEQ);
+			}
+			return;
+		}
+	} else if (d != 0 || dq->uc_drop) {
+		/* UC: a lost packet loses the message; resynchronise on a FIRST */
+		if (!(p->flags & DPKT_FIRST)) {
+			dq->uc_drop = true;
+			return;
+		}
+		dq->uc_drop = false;
+		dq->recv_busy = false;
+		dq->epsn = p->psn;
+	}
+
+	switch (p->op) {
+	case DOP_SEND:
+	case DOP_SEND_IMM:
+	case DOP_SEND_INV:
+		rc = resp_send(&v, p);
+		break;
+	case DOP_WRITE:
+	case DOP_WRITE_IMM:
+		rc = resp_write(&v, p);
+		break;
+	case DOP_READ:
+		rc = v.reliable ? resp_read(&v, p) : DNAK_INV_REQ;
+		break;
+	default:
+		rc = v.reliable ? resp_atomic(&v, p) : DNAK_INV_REQ;
+		break;
+	}
+	if (rc < 0)
+		return;		/* no room to answer: the requester retransmits */
+	if (rc == DNAK_RNR) {
+		if (v.reliable)
+			send_nak(dq, p, DNAK_RNR);
+		return;		/* UC: the message is lost */
+	}
+	if (rc) {
+		if (!v.reliable) {
+			dq->uc_drop = true;
+			return;
+		}
+		resp_fatal(dq, p, (uint8_t)rc,
+			   rc == DNAK_REM_ACCESS ? IBV_EVENT_QP_ACCESS_ERR :
+			   rc == DNAK_INV_REQ ? IBV_EVENT_QP_REQ_ERR : 0, true);
+		return;
+	}
+	dq->nak_sent = false;
+	dq->epsn = (dq->epsn + req_npkt(p)) & DEV_PSN_MASK;
+	if (v.reliable && p->op != DOP_READ && p->op < DOP_CS)
+		queue_ack(dq, p, p->psn);
+}
+
+void dev_resp_packet(const struct dev_pkt *p)
+{
+	struct emu_qp *qp = emu_qp_by_qpn_locked(p->dst_qpn);
+	struct dev_qp *dq;
+
+	if (!qp || !(dq = dev_qp_of(qp)) || qp->opened)
+		return;		/* no such QP on this host: dropped */
+	if (p->op >= DOP_READ_RESP) {
+		if (qp->type == IBV_QPT_RC || qp->type == IBV_QPT_XRC_SEND)
+			dev_rc_on_response(dq, p);
+		return;
+	}
+	if (!qp_can_receive(qp))
+		return;
+	switch (qp->type) {
+	case IBV_QPT_UD:
+		resp_ud(dq, p);
+		break;
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_XRC_RECV:
+		resp_connected(dq, p);
+		break;
+	default:
+		break;
+	}
+}

@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * preload.c - the only place that interposes libc.  What it answers follows
+ * rdma-core: device discovery by netlink, else sysfs (libibverbs/ibdev_nl.c,
+ * init.c, sysfs.c), and the write() command path once ioctl() fails with
+ * ENOTTY (libibverbs/cmd_fallback.c).
+ *
+ *   open("/dev/infiniband/uverbsN")   a new context; the fd is a memfd
+ *   stat/fstat/access of that path/fd  a character device 231:192+N
+ *   open/fopen/stat("/sys/class/infiniband...")  redirected to our tree
+ *   write(cmd fd)                      a uverbs command (kernel/: objects.c, dispatch.c)
+ *   ioctl(cmd fd)                      ENOTTY: libibverbs falls back to write()
+ *   close(cmd fd / event fds)          releases the context / the channel
+ *   socket(AF_NETLINK, NETLINK_RDMA)   EPROTONOSUPPORT: forces sysfs discovery
+ *
+ * mmap is deliberately NOT interposed: the UAR mmaps land in the memfd,
+ * which works even when middleware patches libc's mmap at run time.
+ * Everything else passes straight to the next definition (RTLD_NEXT).
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/netlink.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "interpose.h"
+#include "kernel/kernel.h"
+#include "subnet/subnet.h"
+
+#ifndef NETLINK_RDMA
+#define NETLINK_RDMA 20
+#endif
+
+/* Resolve the next definition once; the first call may come from our own
+ * constructor, so resolution is lazy and idempotent. */
+#define REAL(ret, name, ...)						\
+	static ret (*real_##name)(__VA_ARGS__);				\
+	static ret (*get_##name(void))(__VA_ARGS__)			\
+	{								\
+		if (!real_##name)					\
+			real_##name = (ret(*)(__VA_ARGS__))dlsym(RTLD_NEXT, #name); \
+		return real_##name;					\
+	}
+
+REAL(int, open, const char *, int, ...)
+REAL(int, open64, const char *, int, ...)
+REAL(int, openat, int, const char *, int, ...)
+REAL(int, openat64, int, const char *, int, ...)
+REAL(int, __open_2, const char *, int)
+REAL(int, __open64_2, const char *, int)
+REAL(FILE *, fopen, const char *, const char *)
+REAL(FILE *, fopen64, const char *, const char *)
+REAL(int, stat, const char *, struct stat *)
+REAL(int, lstat, const char *, struct stat *)
+REAL(int, fstat, int, struct stat *)
+REAL(int, fstatat, int, const char *, struct stat *, int)
+REAL(int, stat64, const char *, struct stat64 *)
+REAL(int, lstat64, const char *, struct stat64 *)
+REAL(int, fstat64, int, struct stat64 *)
+REAL(int, fstatat64, int, const char *, struct stat64 *, int)
+REAL(int, access, const char *, int)
+REAL(ssize_t, write, int, const void *, size_t)
+REAL(int, ioctl, int, unsigned long, ...)
+REAL(int, socket, int, int, int)
+
+/* ------------------------------------------------------------------------ */
+/* Path classification                                                       */
+
+/* "/dev/infiniband/uverbsN" with N an emulated device: N, else -1. */
+static int cdev_index(const char *path)
+{
+	static const char pfx[] = EMU_CDEV_DIR "/uverbs";
+	char *end;
+	unsigned long n;
+
+	if (!path || strncmp(path, pfx, sizeof(pfx) - 1))
+		return -1;
+	path += sizeof(pfx) - 1;
+	if (!*path)
+		return -1;
+	n = strtoul(path, &end, 10);
+	if (*end || n >= emu_cfg.num_devs || !emu_cfg.host_id)
+		return -1;
+	return (int)n;
+}
+
+/* Rewrite /sys/class/infiniband{,_verbs}/... into our tree; NULL if not. */
+static const char *sysfs_redirect(const char *path, char *buf, size_t len)
+{
+	static const char pfx[] = "/sys/class/infiniband";
+
+	if (!path || strncmp(path, pfx, sizeof(pfx) - 1) || !emu_cfg.host_id)
+		return NULL;
+	if (snprintf(buf, len, "%s%s", emu_sysfs_root(), path + 4) >= (int)len)
+		return NULL;
+	return buf;
+}
+
+static void fake_cdev_stat(struct stat *st, int idx)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFCHR | 0666;
+	st->st_rdev = makedev(EMU_UVERBS_MAJOR, EMU_UVERBS_MINOR0 + (unsigned)idx);
+	st->st_nlink = 1;
+	st->st_blksize = 4096;
+	st->st_ino = 1000 + (ino_t)idx;
+}
+
+static void fake_cdev_stat64(struct stat64 *st, int idx)
+{
+	struct stat s;
+
+	fake_cdev_stat(&s, idx);
+	memset(st, 0, sizeof(*st));
+	st->st_mode = s.st_mode;
+	st->st_rdev = s.st_rdev;
+	st->st_nlink = s.st_nlink;
+	st->st_blksize = s.st_blksize;
+	st->st_ino = s.st_ino;
+}
+
+static int cmd_fd_index(int fd)
+{
+	struct emu_ctx *ctx;
+	int idx = -1;
+
+	if (!emu_fd_is_cmd(fd))
+		return -1;
+	emu_lock_acquire();
+	ctx = emu_ctx_by_fd_locked(fd);
+	if (ctx)
+		idx = (int)ctx->dev_index;
+	emu_lock_release();
+	return idx;
+}
+
+/* open() of the char device: a fresh context whose fd is the memfd. */
+static int open_cdev(int idx, int flags)
+{
+	struct emu_ctx *ctx;
+
+	if ((flags & O_ACCMODE) != O_RDWR) {
+		errno = EACCES;
+		return -1;
+	}
+	ctx = emu_ctx_create((unsigned)idx);
+	if (!ctx)
+		return -1;
+	if (!(flags & O_CLOEXEC))
+		fcntl(ctx->cmd_fd, F_SETFD, 0);
+	emu_dbg("open uverbs%d -> fd %d\n", idx, ctx->cmd_fd);
+	return ctx->cmd_fd;
+}
+
+static mode_t open_mode(int flags, va_list ap)
+{
+	return (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* open family                                                               */
+
+#define OPEN_BODY(realfn, ...)						\
+	char buf[PATH_MAX];						\
+	const char *alt;						\
+	int idx = cdev_index(path);					\
+									\
+	if (idx >= 0)							\
+		return open_cdev(idx, flags);				\
+	alt = sysfs_redirect(path, buf, sizeof(buf));			\
+	return realfn(alt ? alt : path, __VA_ARGS__)
+
+int open(const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t mode;
+
+	va_start(ap, flags);
+	mode = open_mode(flags, ap);
+	va_end(ap);
+	OPEN_BODY(get_open(), flags, mode);
+}
+
+int open64(const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t mode;
+
+	va_start(ap, flags);
+	mode = open_mode(flags, ap);
+	va_end(ap);
+	OPEN_BODY(get_open64(), flags, mode);
+}
+
+int __open_2(const char *path, int flags)
+{
+	OPEN_BODY(get___open_2(), flags);
+}
+
+int __open64_2(const char *path, int flags)
+{
+	OPEN_BODY(get___open64_2(), flags);
+}
+
+/* openat and openat64 differ only in the libc function they forward to. */
+#define OPENAT_BODY(realfn)						\
+	va_list ap;							\
+	mode_t mode;							\
+	char buf[PATH_MAX];						\
+	const char *alt;						\
+	int idx = cdev_index(path);					\
+									\
+	va_start(ap, flags);						\
+	mode = open_mode(flags, ap);					\
+	va_end(ap);							\
+	if (idx >= 0)							\
+		return open_cdev(idx, flags);				\
+	alt = sysfs_redirect(path, buf, sizeof(buf));			\
+	return realfn(dirfd, alt ? alt : path, flags, mode)
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+	OPENAT_BODY(get_openat());
+}
+
+int openat64(int dirfd, const char *path, int flags, ...)
+{
+	OPENAT_BODY(get_openat64());
+}
+
+FILE *fopen(const char *path, const char *mode)
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+
+	return get_fopen()(alt ? alt : path, mode);
+}
+
+FILE *fopen64(const char *path, const char *mode)
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+
+	return get_fopen64()(alt ? alt : path, mode);
+}
+
+/* ------------------------------------------------------------------------ */
+/* stat family: present the memfd and the device node as the char device    */
+
+#define STAT_PATH_BODY(realfn, fake, ...)				\
+	char buf[PATH_MAX];						\
+	const char *alt;						\
+	int idx = cdev_index(path);					\
+									\
+	if (idx >= 0) {							\
+		fake(st, idx);						\
+		return 0;						\
+	}								\
+	alt = sysfs_redirect(path, buf, sizeof(buf));			\
+	return realfn(__VA_ARGS__)
+
+int stat(const char *path, struct stat *st)
+{
+	STAT_PATH_BODY(get_stat(), fake_cdev_stat, alt ? alt : path, st);
+}
+
+int lstat(const char *path, struct stat *st)
+{
+	STAT_PATH_BODY(get_lstat(), fake_cdev_stat, alt ? alt : path, st);
+}
+
+int fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+	if (!*path && (flags & AT_EMPTY_PATH)) {
+		int idx = cmd_fd_index(dirfd);
+
+		if (idx >= 0) {
+			fake_cdev_stat(st, idx);
+			return 0;
+		}
+	}
+	STAT_PATH_BODY(get_fstatat(), fake_cdev_stat, dirfd, alt ? alt : path, st,
+		       flags);
+}
+
+int stat64(const char *path, struct stat64 *st)
+{
+	STAT_PATH_BODY(get_stat64(), fake_cdev_stat64, alt ? alt : path, st);
+}
+
+int lstat64(const char *path, struct stat64 *st)
+{
+	STAT_PATH_BODY(get_lstat64(), fake_cdev_stat64, alt ? alt : path, st);
+}
+
+int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
+{
+	STAT_PATH_BODY(get_fstatat64(), fake_cdev_stat64, dirfd, alt ? alt : path,
+		       st, flags);
+}
+
+int fstat(int fd, struct stat *st)
+{
+	int idx = cmd_fd_index(fd);
+
+	if (idx >= 0) {
+		fake_cdev_stat(st, idx);
+		return 0;
+	}
+	return get_fstat()(fd, st);
+}
+
+int fstat64(int fd, struct stat64 *st)
+{
+	int idx = cmd_fd_index(fd);
+
+	if (idx >= 0) {
+		fake_cdev_stat64(st, idx);
+		return 0;
+	}
+	return get_fstat64()(fd, st);
+}
+
+int access(const char *path, int mode)
+{
+	char buf[PATH_MAX];
+	const char *alt;
+
+	if (cdev_index(path) >= 0)
+		return 0;	/* crw-rw-rw- */
+	alt = sysfs_redirect(path, buf, sizeof(buf));
+	return get_access()(alt ? alt : path, mode);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The command interface                                                     */
+
+ssize_t write(int fd, const void *buf, size_t len)
+{
+	struct emu_ctx *ctx;
+	int ret = EBADF;
+
+	if (!emu_fd_is_cmd(fd))
+		return get_write()(fd, buf, len);
+	emu_lock_acquire();
+	ctx = emu_ctx_by_fd_locked(fd);
+	if (ctx)
+		ret = emu_cmd_dispatch(ctx, buf, len);
+	emu_lock_release();
+	if (ret) {
+		errno = ret;
+		return -1;
+	}
+	return (ssize_t)len;
+}
+
+/*
+ * Every ioctl on the command fd fails with ENOTTY.  libibverbs then marks
+ * the ioctl interface unsupported and sends all commands through write();
+ * any other errno would be a hard failure (rdma-core
+ * libibverbs/cmd_fallback.c: ENOTTY at the probe means no ioctl at all).
+ */
+int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (emu_fd_is_cmd(fd)) {
+		errno = ENOTTY;
+		return -1;
+	}
+	return get_ioctl()(fd, req, arg);
+}
+
+int close(int fd)
+{
+	if (emu_fd_is_cmd(fd) || emu_fd_is_watched(fd))
+		emu_fd_closed(fd);
+	return emu_real_close(fd);
+}
+
+int socket(int domain, int type, int protocol)
+{
+	if (domain == AF_NETLINK && protocol == NETLINK_RDMA) {
+		errno = EPROTONOSUPPORT;
+		return -1;
+	}
+	return get_socket()(domain, type, protocol);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Load and exit                                                             */
+
+__attribute__((constructor))
+static void emu_init(void)
+{
+	int ret;
+
+	emu_config_load();
+	ret = emu_subnet_join();
+	if (!ret)
+		ret = emu_sysfs_build();
+	if (ret) {
+		fprintf(stderr, "rfemu: cannot set up the emulated HCA: %s\n",
+			strerror(ret));
+		emu_cfg.host_id = 0;	/* pass everything through */
+		return;
+	}
+	emu_dbg("host %u, %u device(s), sysfs at %s\n", emu_cfg.host_id,
+		emu_cfg.num_devs, emu_sysfs_root());
+}
+
+__attribute__((destructor))
+static void emu_exit(void)
+{
+	if (!emu_cfg.host_id)
+		return;
+	emu_release_all();
+	emu_sysfs_remove();
+}

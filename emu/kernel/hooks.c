@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * hooks.c - weak defaults for the device-model hooks declared in kernel.h.
+ *
+ * With no device model linked in, the emulated HCA is a NIC that never
+ * executes anything: these keep the kernel self-contained.  The strong
+ * definitions in emu/device/ replace them at link time.
+ */
+#include <endian.h>
+
+#include "internal.h"
+
+#define WEAK __attribute__((weak))
+
+WEAK int emu_dev_ctx_init(struct emu_ctx *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+WEAK void emu_dev_ctx_fini(struct emu_ctx *ctx)
+{
+	(void)ctx;
+}
+
+WEAK void emu_dev_cq_created(struct emu_cq *cq)
+{
+	(void)cq;
+}
+
+/* Nothing was produced beyond what the process consumed: pi = set_ci. */
+WEAK void emu_dev_cq_resized(struct emu_cq *cq)
+{
+	const volatile uint32_t *db = (const volatile uint32_t *)(uintptr_t)cq->dbrec;
+
+	emu_cq_finish_resize_locked(cq, be32toh(db[0]) & 0xffffff);
+}
+
+WEAK void emu_dev_cq_destroyed(struct emu_cq *cq)
+{
+	(void)cq;
+}
+
+WEAK void emu_dev_qp_created(struct emu_qp *qp)
+{
+	(void)qp;
+}
+
+WEAK void emu_dev_qp_modified(struct emu_qp *qp, enum ibv_qp_state old,
+			      uint32_t attr_mask)
+{
+	(void)attr_mask;
+	/* IB spec 10.8.3: an SRQ-attached QP in error reports its last WQE */
+	if (qp->srq && qp->attr.state == IBV_QPS_ERR && old != IBV_QPS_ERR)
+		emu_post_async_event_locked(qp->obj.ctx, &qp->obj, 0,
+					    IBV_EVENT_QP_LAST_WQE_REACHED);
+}
+
+WEAK void emu_dev_qp_destroyed(struct emu_qp *qp)
+{
+	(void)qp;
+}
+
+WEAK void emu_dev_srq_created(struct emu_srq *srq)
+{
+	(void)srq;
+}
+
+WEAK void emu_dev_srq_modified(struct emu_srq *srq, uint32_t attr_mask)
+{
+	(void)srq;
+	(void)attr_mask;
+}
+
+WEAK void emu_dev_srq_destroyed(struct emu_srq *srq)
+{
+	(void)srq;
+}
+
+WEAK void emu_dev_mw_dealloc(struct emu_mw *mw)
+{
+	(void)mw;
+}
+
+WEAK void emu_dev_mr_dereg(struct emu_mr *mr)
+{
+	(void)mr;
+}

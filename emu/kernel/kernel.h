@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * kernel.h - the object model of the emulated mlx5 HCA: what the fake uverbs
+ * kernel (this folder) offers the layers above it.
+ *
+ * The kernel answers the commands that the unmodified libibverbs + libmlx5
+ * write to the command fd (interpose/ hands them over) and keeps the
+ * resulting objects here.  The device model (device/) executes the work
+ * those objects describe: it reads WQEs and doorbell records from process
+ * memory, writes CQEs and raises events.
+ *
+ * One process is one host.  Everything below lives in that process; the
+ * subnet's shared state (host identity, XRC domains) lives in a per-user
+ * runtime directory, see emu_subnet_dir().
+ *
+ * LOCKING RULE
+ *   emu_lock (a process-wide mutex) protects every table and every object
+ *   field written by the command path.  Command handlers hold it for the whole
+ *   command, including while they call the emu_dev_* hooks.  A device-model
+ *   thread takes it (emu_lock_acquire/emu_lock_release) around any lookup and
+ *   around any use of an object it did not get from a hook.  Objects are freed
+ *   only with the lock held and only after their *_destroyed hook has run, so a
+ *   pointer obtained under the lock stays valid until the lock is dropped, or
+ *   until the matching destroy hook if the model keeps it in its own state.
+ *   Functions whose name ends in _locked require the caller to hold the lock.
+ *   Hooks must not block for long and must not call back into the command
+ *   path; the one exception is emu_dev_ctx_fini(), called WITHOUT the lock so
+ *   the model may join its threads there.
+ *
+ * HOOKS
+ *   The emu_dev_* functions at the end of this file are the device model's
+ *   entry points.  The kernel provides weak no-op definitions (hooks.c), so
+ *   it links and runs alone (make EMU_NO_DEV=1); device/ overrides them with
+ *   strong definitions.  Do not define them anywhere else.  The kernel thus
+ *   calls into the device without depending on it: the device sits above.
+ */
+#ifndef RDMAFAST_EMU_KERNEL_H
+#define RDMAFAST_EMU_KERNEL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <infiniband/verbs.h>
+
+#include "base/base.h"
+#include "subnet/subnet.h"
+
+/* ------------------------------------------------------------------------ */
+/* Limits and fixed answers                                                  */
+
+#define EMU_PAGE_SIZE		4096u	/* mlx5 adapter page == UAR size */
+
+/*
+ * UAR layout answered in GET_CONTEXT: the static bfreg scheme of the kernel's
+ * drivers/infiniband/hw/mlx5/main.c, as rdma-core providers/mlx5/mlx5.c maps it.
+ */
+#define EMU_BF_REG_SIZE		512u
+#define EMU_BF_OFFSET		0x800u
+#define EMU_BFREGS_PER_UAR	4u	/* slots per UAR page, 2 of them usable */
+#define EMU_CQ_DB_OFFSET	0x20u	/* CQ arm doorbell inside a UAR page */
+#define EMU_MAX_UARS		256u	/* mmap idx is 8 bits */
+
+/*
+ * The command fd is a sparse memfd covering every mlx5 mmap offset
+ * ((cmd << 8 | idx) * 4096).  libmlx5 mmaps it directly, no interposition.
+ */
+enum emu_mmap_cmd {
+	EMU_MMAP_REGULAR	= 0,	/* UAR page idx, write-combining */
+	EMU_MMAP_NC		= 3,	/* same UAR, non-cached (MLX5_SHUT_UP_BF) */
+	EMU_MMAP_CMD_COUNT	= 8,
+};
+#define EMU_CMDFD_SIZE	((size_t)EMU_MMAP_CMD_COUNT * 256 * EMU_PAGE_SIZE)
+
+/* ------------------------------------------------------------------------ */
+/* Objects                                                                  */
+
+enum emu_obj_type {
+	EMU_OBJ_PD,
+	EMU_OBJ_MR,
+	EMU_OBJ_MW,
+	EMU_OBJ_CQ,
+	EMU_OBJ_QP,
+	EMU_OBJ_SRQ,
+	EMU_OBJ_AH,
+	EMU_OBJ_XRCD,
+	EMU_OBJ_TYPE_COUNT
+};
+
+struct emu_ctx;
+
+/* Common header: what the kernel's ib_uobject carries. */
+struct emu_obj {
+	enum emu_obj_type	type;
+	uint32_t		handle;		/* uverbs handle, index in ctx->objs */
+	uint64_t		user_handle;	/* echoed in events */
+	struct emu_ctx		*ctx;
+	unsigned		usecnt;		/* dependants; destroy is EBUSY while > 0 */
+	/*
+	 * The process destroyed its handle but the object lives on for other
+	 * handles (an XRC target QP still opened with ibv_open_qp): it is no
+	 * longer reachable by handle, but still by number.
+	 */
+	bool			detached;
+};
+
+/*
+ * Event queue behind a file descriptor (completion channel or async fd).
+ * A SOCK_SEQPACKET socketpair: the process reads user_fd, we write dev_fd.
+ */
+struct emu_evq {
+	int			user_fd;
+	int			dev_fd;
+};
+
+struct emu_channel {
+	struct emu_evq		evq;
+	struct emu_ctx		*ctx;
+	unsigned		usecnt;		/* CQs bound to it */
+	struct emu_channel	*next;
+};
+
+struct emu_pd {
+	struct emu_obj		obj;
+	uint32_t		pdn;
+};
+
+struct emu_mr {
+	struct emu_obj		obj;
+	struct emu_pd		*pd;
+	uint32_t		lkey;
+	uint32_t		rkey;
+	uint64_t		addr;		/* process VA of the buffer (start) */
+	uint64_t		iova;		/* address the keys are used with */
+	uint64_t		length;
+	uint32_t		access;		/* IBV_ACCESS_* */
+	unsigned		mw_bound;	/* MWs bound to this MR (see emu_mw_bind_locked) */
+};
+
+struct emu_qp;
+
+struct emu_mw {
+	struct emu_obj		obj;
+	struct emu_pd		*pd;
+	enum ibv_mw_type	type;
+	uint32_t		rkey;		/* current key; the model updates the tag on bind */
+	/* binding, set by the device model through emu_mw_bind_locked() */
+	struct emu_mr		*mr;		/* NULL when unbound */
+	struct emu_qp		*qp;		/* type 2: QP it is bound to */
+	uint64_t		addr;
+	uint64_t		length;
+	uint32_t		access;
+};
+
+struct emu_cq {
+	struct emu_obj		obj;
+	uint32_t		cqn;
+	uint64_t		buf;		/* user VA of the CQE ring */
+	uint64_t		dbrec;		/* user VA: [0] set_ci, [1] arm word (BE32) */
+	uint32_t		cqe_cnt;	/* entries in the ring, power of two */
+	uint32_t		cqe_size;	/* 64 or 128 */
+	uint32_t		flags;		/* IB_UVERBS_CQ_FLAGS_* from the ex command */
+	uint8_t			cqe_comp_en;
+	uint16_t		uar_page;	/* UAR index the CQ rings (0, static scheme) */
+	uint8_t			*uar;		/* that UAR page, our view (emu_uar_page) */
+	struct emu_channel	*channel;	/* may be NULL */
+	uint32_t		comp_vector;
+
+	/*
+	 * Arm state.  The model reads the arm word from dbrec[1] (or the UAR
+	 * doorbell) and keeps its decoding here; emu_post_comp_event_locked()
+	 * clears `armed`.
+	 */
+	bool			armed;
+	bool			armed_solicited;
+	uint32_t		arm_sn;
+
+	/* RESIZE_CQ: the new ring, valid only during emu_dev_cq_resized() */
+	uint64_t		resize_buf;
+	uint32_t		resize_cqe_cnt;
+	uint32_t		resize_cqe_size;
+
+	unsigned		comp_events;	/* delivered to the channel */
+	unsigned		async_events;	/* delivered to the async fd */
+	void			*dev_priv;	/* device model's per-CQ state */
+};
+
+struct emu_srq;
+struct emu_xrcd;
+
+struct emu_qp {
+	struct emu_obj		obj;
+	uint32_t		qpn;
+	enum ibv_qp_type	type;		/* IBV_QPT_RC/UC/UD/XRC_SEND/XRC_RECV */
+	struct emu_pd		*pd;		/* NULL for XRC_RECV */
+	struct emu_cq		*send_cq;	/* NULL for XRC_RECV */
+	struct emu_cq		*recv_cq;	/* NULL for XRC_SEND/XRC_RECV */
+	struct emu_srq		*srq;
+	struct emu_xrcd		*xrcd;		/* XRC_RECV only */
+	uint32_t		uidx;		/* mlx5 user index: CQE srqn_uidx (cqe v1) */
+	bool			sq_sig_all;
+	uint32_t		create_flags;
+	uint32_t		mlx5_flags;	/* MLX5_QP_FLAG_* of the CREATE_QP driver request */
+	/*
+	 * Scatter-to-CQE as the kernel's mlx5 driver programs it into the QP
+	 * context at creation (cs_res, cs_req): 0 = off, else the most bytes
+	 * that go into the CQE instead of memory, 32 (64-byte CQEs, data in
+	 * the CQE64) or 64 (128-byte CQEs, data in the first half).
+	 */
+	uint8_t			scat_res;	/* receives of SENDs */
+	uint8_t			scat_req;	/* READ / atomic responses */
+
+	/* mlx5 queue memory, user VAs from the CREATE_QP driver request */
+	uint64_t		buf;		/* RQ at buf, SQ at buf + sq_offset */
+	uint64_t		dbrec;		/* [0] RQ counter, [1] SQ counter (BE32) */
+	uint32_t		sq_wqe_cnt;	/* WQEBBs (64 B each) */
+	uint64_t		sq_buf;		/* = buf + rq_wqe_cnt << rq_wqe_shift */
+	uint32_t		rq_wqe_cnt;
+	uint32_t		rq_wqe_shift;	/* RQ stride = 1 << rq_wqe_shift */
+	uint64_t		rq_buf;		/* = buf */
+
+	/* doorbell: bfreg index from CREATE_QP and where it sits in our view */
+	uint32_t		bfreg;		/* 0 = no BlueFlame, shared */
+	uint8_t			*bf_reg;	/* emu_bfreg_addr(ctx, bfreg) */
+
+	/* caps as answered */
+	struct ibv_qp_cap	cap;
+
+	struct emu_qp_attr	attr;
+
+	/* ibv_open_qp handle on an XRC target QP that lives in another process */
+	bool			opened;
+
+	unsigned		async_events;
+	void			*dev_priv;	/* device model's per-QP state */
+};
+
+struct emu_srq {
+	struct emu_obj		obj;
+	uint32_t		srqn;
+	enum ibv_srq_type	type;		/* IBV_SRQT_BASIC or IBV_SRQT_XRC */
+	struct emu_pd		*pd;
+	struct emu_xrcd		*xrcd;		/* XRC only */
+	struct emu_cq		*cq;		/* XRC only: where receives complete */
+	uint32_t		uidx;		/* mlx5 user index (XRC SRQ, cqe v1) */
+	uint64_t		buf;
+	uint64_t		dbrec;		/* [0] BE32 posted-WQE counter */
+	uint32_t		wqe_cnt;	/* max_wr + 1 rounded up to a power of two */
+	uint32_t		wqe_shift;	/* stride = 1 << wqe_shift */
+	uint32_t		max_wr;
+	uint32_t		max_sge;
+	uint32_t		limit;		/* srq_limit; armed when non-zero */
+	bool			limit_armed;	/* the model fires IBV_EVENT_SRQ_LIMIT_REACHED once */
+	unsigned		async_events;
+	void			*dev_priv;
+};
+
+struct emu_ah {
+	struct emu_obj		obj;
+	struct emu_pd		*pd;
+	struct ibv_ah_attr	attr;
+};
+
+struct emu_xrcd {
+	struct emu_obj		obj;
+	uint32_t		xrcdn;		/* subnet-wide: same inode, same number */
+	dev_t			dev;		/* inode it is bound to, if any */
+	ino_t			ino;
+	bool			has_inode;
+};
+
+/* Multicast attachments (ATTACH_MCAST) are kept per QP by the core. */
+struct emu_mcast {
+	struct emu_qp		*qp;
+	union ibv_gid		gid;
+	uint16_t		lid;
+	struct emu_mcast	*next;
+};
+
+/*
+ * One opened uverbs device (one open() of /dev/infiniband/uverbsN, which
+ * libibverbs turns into one ibv_context).
+ */
+struct emu_ctx {
+	int			cmd_fd;		/* the memfd libibverbs writes commands to */
+	unsigned		dev_index;	/* N of mlx5_N */
+	bool			have_context;	/* GET_CONTEXT succeeded */
+	struct emu_evq		async;		/* GET_CONTEXT's async fd */
+
+	/* our own MAP_SHARED view of the whole command fd (EMU_CMDFD_SIZE) */
+	uint8_t			*map;
+	uint32_t		num_uars;	/* UAR pages libmlx5 maps */
+	uint32_t		tot_bfregs;	/* usable bfregs, 2 per UAR */
+	uint32_t		low_lat_bfregs;	/* the last ones: one QP each */
+	uint16_t		bfreg_users[2 * EMU_MAX_UARS]; /* QPs per usable bfreg */
+
+	struct emu_obj		**objs;		/* handle table */
+	uint32_t		nobjs;
+	struct emu_channel	*channels;
+	struct emu_mcast	*mcast;
+
+	void			*dev_priv;	/* device model's per-context state */
+	struct emu_ctx		*next;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Services to interpose/: the command fd and its descriptors (objects.c)   */
+
+struct emu_ctx *emu_ctx_create(unsigned dev_index);	/* returns the cmd fd owner */
+struct emu_ctx *emu_ctx_by_fd_locked(int fd);
+bool emu_fd_is_cmd(int fd);
+bool emu_fd_is_watched(int fd);
+void emu_fd_closed(int fd);		/* a close() of any fd, lock not held */
+void emu_release_all(void);		/* at exit */
+/* One command written to ctx's command fd (dispatch.c); 0 or a positive errno. */
+int emu_cmd_dispatch(struct emu_ctx *ctx, const void *buf, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* Services to device/                                                      */
+
+void emu_lock_acquire(void);
+void emu_lock_release(void);
+bool emu_lock_held(void);	/* by the calling thread; for assertions */
+
+/* UAR page idx as mapped by libmlx5 with mmap cmd (REGULAR or NC). */
+static inline uint8_t *emu_uar_page(const struct emu_ctx *ctx,
+				    enum emu_mmap_cmd cmd, uint32_t idx)
+{
+	return ctx->map + (((size_t)cmd << 8) | idx) * EMU_PAGE_SIZE;
+}
+
+/* Start of bfreg i's register (both halves: bf_reg_size/2 each). */
+static inline uint8_t *emu_bfreg_addr(const struct emu_ctx *ctx,
+				      enum emu_mmap_cmd cmd, uint32_t bfreg)
+{
+	return emu_uar_page(ctx, cmd, bfreg / EMU_BFREGS_PER_UAR) +
+	       EMU_BF_OFFSET + (bfreg % EMU_BFREGS_PER_UAR) * EMU_BF_REG_SIZE;
+}
+
+/* Host-wide lookups by number or key (any context of this process). */
+struct emu_qp *emu_qp_by_qpn_locked(uint32_t qpn);
+struct emu_cq *emu_cq_by_cqn_locked(uint32_t cqn);
+struct emu_srq *emu_srq_by_srqn_locked(uint32_t srqn);
+struct emu_mr *emu_mr_by_lkey_locked(uint32_t lkey);
+struct emu_mr *emu_mr_by_rkey_locked(uint32_t rkey);
+struct emu_mw *emu_mw_by_rkey_locked(uint32_t rkey);
+struct emu_ctx *emu_ctx_first_locked(void);	/* iterate with ->next */
+
+/*
+ * Memory-window binding.  The model validates the bind WQE, then calls this;
+ * it records the binding and bumps mr->mw_bound so DEREG_MR fails with
+ * EBUSY.  new_rkey carries the tag the bind WQE asked for.
+ */
+void emu_mw_bind_locked(struct emu_mw *mw, struct emu_mr *mr, struct emu_qp *qp,
+			uint64_t addr, uint64_t length, uint32_t access,
+			uint32_t new_rkey);
+void emu_mw_unbind_locked(struct emu_mw *mw);
+
+/*
+ * Events, in the kernel's formats.  comp: one ib_uverbs_comp_event_desc
+ * with the CQ's user_handle on its completion channel (none if it has no
+ * channel); clears cq->armed.  async: one ib_uverbs_async_event_desc on the
+ * context's async fd; element is the object's user_handle (or the port number
+ * for port events, obj == NULL).  Both are non-blocking and never raise
+ * SIGPIPE.
+ */
+void emu_post_comp_event_locked(struct emu_cq *cq);
+void emu_post_async_event_locked(struct emu_ctx *ctx, struct emu_obj *obj,
+				 uint64_t port_or_zero, enum ibv_event_type type);
+
+/*
+ * Move a QP to a new state from the device side (e.g. to IBV_QPS_ERR on a
+ * transport error, or SQE), running the qp_modified hook.  Posting
+ * IBV_EVENT_QP_FATAL etc. is the caller's choice.
+ */
+void emu_qp_set_state_locked(struct emu_qp *qp, enum ibv_qp_state state);
+
+/*
+ * Finish a CQ resize as the hardware does: write a RESIZE_CQ CQE (opcode 5)
+ * into the OLD ring at producer index pi, where libmlx5 looks for it to copy
+ * the outstanding CQEs, then switch buf/cqe_cnt/cqe_size to the resize_*
+ * values.  The device model calls it from emu_dev_cq_resized() with its
+ * producer index; the weak default uses the consumer index in dbrec[0].
+ */
+void emu_cq_finish_resize_locked(struct emu_cq *cq, uint32_t pi);
+
+/* ------------------------------------------------------------------------ */
+/* Hooks the device model implements (weak no-ops in hooks.c)               */
+
+/*
+ * Called when GET_CONTEXT completes (lock held).  A non-zero return (an
+ * errno) fails ibv_open_device.  The model typically allocates ctx->dev_priv
+ * and starts its thread here.
+ */
+int emu_dev_ctx_init(struct emu_ctx *ctx);
+/* Called after every object of ctx was destroyed; lock NOT held. */
+void emu_dev_ctx_fini(struct emu_ctx *ctx);
+
+void emu_dev_cq_created(struct emu_cq *cq);
+/* resize_* hold the new ring; must call emu_cq_finish_resize_locked(). */
+void emu_dev_cq_resized(struct emu_cq *cq);
+void emu_dev_cq_destroyed(struct emu_cq *cq);
+
+void emu_dev_qp_created(struct emu_qp *qp);
+/*
+ * After the attributes were applied; old is the state before the command.
+ * The weak default raises IBV_EVENT_QP_LAST_WQE_REACHED when a QP with an
+ * SRQ enters ERR (nothing is in flight without a device); a device model
+ * should do the same once its in-flight receives are flushed.
+ */
+void emu_dev_qp_modified(struct emu_qp *qp, enum ibv_qp_state old,
+			 uint32_t attr_mask);
+void emu_dev_qp_destroyed(struct emu_qp *qp);
+
+void emu_dev_srq_created(struct emu_srq *srq);
+void emu_dev_srq_modified(struct emu_srq *srq, uint32_t attr_mask);
+void emu_dev_srq_destroyed(struct emu_srq *srq);
+
+/* Before the MW is unbound and freed. */
+void emu_dev_mw_dealloc(struct emu_mw *mw);
+/* Before an MR is freed (a cached key must be forgotten). */
+void emu_dev_mr_dereg(struct emu_mr *mr);
+
+#endif /* RDMAFAST_EMU_KERNEL_H */

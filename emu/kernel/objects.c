@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * objects.c - the process-wide state of the fake kernel: the lock, the open
+ * contexts, per-context handle tables, subnet-unique object numbers, and
+ * the services kernel.h promises the device model.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static pthread_mutex_t emu_mutex = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(pthread_t) emu_owner;
+static _Atomic bool emu_owned;
+static struct emu_ctx *ctx_list;
+
+/*
+ * One bit per fd that is a command fd, so write()/ioctl()/close() on the
+ * process's other fds take the fast path without the lock.
+ */
+#define FD_BITS_MAX	65536
+static _Atomic unsigned long fd_bits[FD_BITS_MAX / (8 * sizeof(unsigned long))];
+/* ... and one per event fd we handed out, whose close() we must notice */
+static _Atomic unsigned long watch_bits[FD_BITS_MAX / (8 * sizeof(unsigned long))];
+#define FD_WORD(fd)	((unsigned)(fd) / (8 * sizeof(unsigned long)))
+#define FD_MASK(fd)	(1UL << ((unsigned)(fd) % (8 * sizeof(unsigned long))))
+
+void emu_lock_acquire(void)
+{
+	pthread_mutex_lock(&emu_mutex);
+	atomic_store(&emu_owner, pthread_self());
+	atomic_store(&emu_owned, true);
+}
+
+void emu_lock_release(void)
+{
+	atomic_store(&emu_owned, false);
+	pthread_mutex_unlock(&emu_mutex);
+}
+
+bool emu_lock_held(void)
+{
+	return atomic_load(&emu_owned) &&
+	       pthread_equal(atomic_load(&emu_owner), pthread_self());
+}
+
+bool emu_fd_is_cmd(int fd)
+{
+	if (fd < 0 || fd >= FD_BITS_MAX)
+		return false;
+	return atomic_load_explicit(&fd_bits[FD_WORD(fd)], memory_order_relaxed) &
+	       FD_MASK(fd);
+}
+
+void emu_fd_watch(int fd, bool on)
+{
+	if (fd < 0 || fd >= FD_BITS_MAX)
+		return;
+	if (on)
+		atomic_fetch_or(&watch_bits[FD_WORD(fd)], FD_MASK(fd));
+	else
+		atomic_fetch_and(&watch_bits[FD_WORD(fd)], ~FD_MASK(fd));
+}
+
+bool emu_fd_is_watched(int fd)
+{
+	if (fd < 0 || fd >= FD_BITS_MAX)
+		return false;
+	return atomic_load_explicit(&watch_bits[FD_WORD(fd)], memory_order_relaxed) &
+	       FD_MASK(fd);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Contexts                                                                  */
+
+struct emu_ctx *emu_ctx_create(unsigned dev_index)
+{
+	struct emu_ctx *ctx = calloc(1, sizeof(*ctx));
+	int fd;
+
+	if (!ctx)
+		return NULL;
+	/*
+	 * The command fd is a sparse memfd covering all mlx5 mmap offsets:
+	 * libmlx5's mmap() of a UAR hits the file directly and our own
+	 * mapping below sees the same pages, with no mmap interposition.
+	 */
+	fd = memfd_create("rfemu-uverbs", MFD_CLOEXEC);
+	if (fd < 0)
+		goto err_free;
+	if (fd >= FD_BITS_MAX) {
+		errno = EMFILE;
+		goto err_close;
+	}
+	if (ftruncate(fd, (off_t)EMU_CMDFD_SIZE))
+		goto err_close;
+	ctx->map = mmap(NULL, EMU_CMDFD_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+			fd, 0);
+	if (ctx->map == MAP_FAILED)
+		goto err_close;
+	ctx->cmd_fd = fd;
+	ctx->dev_index = dev_index;
+	ctx->async.user_fd = -1;
+	ctx->async.dev_fd = -1;
+
+	emu_lock_acquire();
+	ctx->next = ctx_list;
+	ctx_list = ctx;
+	atomic_fetch_or(&fd_bits[FD_WORD(fd)], FD_MASK(fd));
+	emu_lock_release();
+	return ctx;
+
+err_close:
+	emu_real_close(fd);
+err_free:
+	free(ctx);
+	return NULL;
+}
+
+struct emu_ctx *emu_ctx_by_fd_locked(int fd)
+{
+	for (struct emu_ctx *c = ctx_list; c; c = c->next)
+		if (c->cmd_fd == fd)
+			return c;
+	return NULL;
+}
+
+struct emu_ctx *emu_ctx_first_locked(void)
+{
+	return ctx_list;
+}
+
+/*
+ * Tear down everything the context owns, in dependency order, as the
+ * kernel does when the uverbs file is released: objects that point at
+ * others go first, so every usecnt drops to zero on its own.
+ */
+static const enum emu_obj_type teardown_order[] = {
+	EMU_OBJ_AH, EMU_OBJ_MW, EMU_OBJ_QP, EMU_OBJ_SRQ, EMU_OBJ_CQ,
+	EMU_OBJ_MR, EMU_OBJ_PD, EMU_OBJ_XRCD,
+};
+
+static void obj_destroy_locked(struct emu_obj *o)
+{
+	switch (o->type) {
+	case EMU_OBJ_AH:   emu_ah_destroy_locked((struct emu_ah *)o); break;
+	case EMU_OBJ_MW:   emu_mw_destroy_locked((struct emu_mw *)o); break;
+	case EMU_OBJ_QP:   emu_qp_destroy_locked((struct emu_qp *)o); break;
+	case EMU_OBJ_SRQ:  emu_srq_destroy_locked((struct emu_srq *)o); break;
+	case EMU_OBJ_CQ:   emu_cq_destroy_locked((struct emu_cq *)o); break;
+	case EMU_OBJ_MR:   emu_mr_destroy_locked((struct emu_mr *)o); break;
+	case EMU_OBJ_PD:   emu_pd_destroy_locked((struct emu_pd *)o); break;
+	case EMU_OBJ_XRCD: emu_xrcd_destroy_locked((struct emu_xrcd *)o); break;
+	case EMU_OBJ_TYPE_COUNT: break;
+	}
+}
+
+void emu_ctx_destroy_locked(struct emu_ctx *ctx)
+{
+	struct emu_ctx **pp;
+
+	for (size_t t = 0; t < EMU_ARRAY_SIZE(teardown_order); t++)
+		for (uint32_t h = 0; h < ctx->nobjs; h++)
+			if (ctx->objs[h] && ctx->objs[h]->type == teardown_order[t])
+				obj_destroy_locked(ctx->objs[h]);
+	while (ctx->channels) {
+		struct emu_channel *ch = ctx->channels;
+
+		ctx->channels = ch->next;
+		emu_evq_close(&ch->evq);
+		free(ch);
+	}
+	for (pp = &ctx_list; *pp; pp = &(*pp)->next)
+		if (*pp == ctx) {
+			*pp = ctx->next;
+			break;
+		}
+	atomic_fetch_and(&fd_bits[FD_WORD(ctx->cmd_fd)], ~FD_MASK(ctx->cmd_fd));
+
+	emu_lock_release();
+	if (ctx->have_context)
+		emu_dev_ctx_fini(ctx);
+	emu_lock_acquire();
+
+	emu_evq_close(&ctx->async);
+	munmap(ctx->map, EMU_CMDFD_SIZE);
+	free(ctx->objs);
+	free(ctx);
+}
+
+/* A close() of some fd: the command fd, a channel, or the async fd. */
+void emu_fd_closed(int fd)
+{
+	emu_lock_acquire();
+	for (struct emu_ctx *c = ctx_list; c; c = c->next) {
+		if (c->cmd_fd == fd) {
+			emu_ctx_destroy_locked(c);
+			break;
+		}
+		if (c->async.user_fd == fd) {
+			/* the process closed its end; later events are dropped */
+			emu_fd_watch(fd, false);
+			emu_real_close(c->async.dev_fd);
+			c->async.dev_fd = -1;
+			c->async.user_fd = -1;
+			break;
+		}
+		struct emu_channel *ch = emu_channel_by_fd_locked(c, fd);
+
+		if (ch) {
+			emu_fd_watch(fd, false);
+			ch->evq.user_fd = -1;
+			emu_channel_put_locked(ch);
+			break;
+		}
+	}
+	emu_lock_release();
+}
+
+/* Process exit: release what the process did not (valgrind stays clean). */
+void emu_release_all(void)
+{
+	emu_lock_acquire();
+	while (ctx_list) {
+		struct emu_ctx *c = ctx_list;
+		int fd = c->cmd_fd;
+
+		emu_ctx_destroy_locked(c);
+		emu_real_close(fd);
+	}
+	emu_lock_release();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Handle table                                                              */
+
+void *emu_obj_alloc(struct emu_ctx *ctx, enum emu_obj_type type, size_t size,
+		    uint64_t user_handle)
+{
+	struct emu_obj *o;
+	uint32_t h;
+
+	for (h = 0; h < ctx->nobjs && ctx->objs[h]; h++)
+		;
+	if (h == ctx->nobjs) {
+		uint32_t n = ctx->nobjs ? ctx->nobjs * 2 : 64;
+		struct emu_obj **t = realloc(ctx->objs, n * sizeof(*t));
+
+		if (!t)
+			return NULL;
+		memset(t + ctx->nobjs, 0, (n - ctx->nobjs) * sizeof(*t));
+		ctx->objs = t;
+		ctx->nobjs = n;
+	}
+	o = calloc(1, size);
+	if (!o)
+		return NULL;
+	o->type = type;
+	o->handle = h;
+	o->user_handle = user_handle;
+	o->ctx = ctx;
+	ctx->objs[h] = o;
+	return o;
+}
+
+void emu_obj_free_locked(struct emu_obj *o)
+{
+	o->ctx->objs[o->handle] = NULL;
+	free(o);
+}
+
+void *emu_obj_get_locked(struct emu_ctx *ctx, uint32_t handle,
+			 enum emu_obj_type type)
+{
+	if (handle >= ctx->nobjs || !ctx->objs[handle] ||
+	    ctx->objs[handle]->type != type || ctx->objs[handle]->detached)
+		return NULL;
+	return ctx->objs[handle];
+}
+
+/* ------------------------------------------------------------------------ */
+/* Subnet-unique numbers: host_id << EMU_NUM_IDX_BITS | index               */
+
+struct num_space {
+	void		**slot;		/* EMU_NUM_IDX_MASK + 1 entries */
+	uint32_t	next;		/* rotate, so numbers are not reused at once */
+};
+
+static struct num_space num_spaces[EMU_NUM_KIND_COUNT];
+
+int emu_num_alloc_locked(enum emu_num_kind kind, void *obj, uint32_t *num)
+{
+	struct num_space *s = &num_spaces[kind];
+
+	if (!s->slot) {
+		s->slot = calloc(EMU_NUM_IDX_MASK + 1, sizeof(void *));
+		if (!s->slot)
+			return ENOMEM;
+	}
+	for (uint32_t i = 0; i < EMU_NUM_IDX_MASK; i++) {
+		/* index 0 is never used, so no number has a zero low part */
+		uint32_t idx = (s->next + i) % EMU_NUM_IDX_MASK + 1;
+
+		if (s->slot[idx])
+			continue;
+		s->slot[idx] = obj;
+		s->next = idx;
+		*num = (emu_cfg.host_id << EMU_NUM_IDX_BITS) | idx;
+		return 0;
+	}
+	return ENOMEM;
+}
+
+void emu_num_free_locked(enum emu_num_kind kind, uint32_t num)
+{
+	if (num_spaces[kind].slot)
+		num_spaces[kind].slot[num & EMU_NUM_IDX_MASK] = NULL;
+}
+
+void *emu_num_lookup_locked(enum emu_num_kind kind, uint32_t num)
+{
+	if (!num_spaces[kind].slot || EMU_NUM_HOST(num) != emu_cfg.host_id)
+		return NULL;
+	return num_spaces[kind].slot[num & EMU_NUM_IDX_MASK];
+}
+
+static void num_spaces_free(void) __attribute__((destructor(200)));
+static void num_spaces_free(void)
+{
+	for (int k = 0; k < EMU_NUM_KIND_COUNT; k++) {
+		free(num_spaces[k].slot);
+		num_spaces[k].slot = NULL;
+	}
+}
+
+struct emu_qp *emu_qp_by_qpn_locked(uint32_t qpn)
+{
+	return emu_num_lookup_locked(EMU_NUM_QP, qpn);
+}
+
+struct emu_cq *emu_cq_by_cqn_locked(uint32_t cqn)
+{
+	return emu_num_lookup_locked(EMU_NUM_CQ, cqn);
+}
+
+struct emu_srq *emu_srq_by_srqn_locked(uint32_t srqn)
+{
+	return emu_num_lookup_locked(EMU_NUM_SRQ, srqn);
+}
+
+/* mkeys: index in bits 31..8, a variant ("key") byte in 7..0 */
+static struct emu_obj *mkey_lookup(uint32_t key)
+{
+	return emu_num_lookup_locked(EMU_NUM_MKEY, key >> 8);
+}
+
+struct emu_mr *emu_mr_by_lkey_locked(uint32_t lkey)
+{
+	struct emu_obj *o = mkey_lookup(lkey);
+	struct emu_mr *mr = (struct emu_mr *)o;
+
+	return o && o->type == EMU_OBJ_MR && mr->lkey == lkey ? mr : NULL;
+}
+
+struct emu_mr *emu_mr_by_rkey_locked(uint32_t rkey)
+{
+	struct emu_obj *o = mkey_lookup(rkey);
+	struct emu_mr *mr = (struct emu_mr *)o;
+
+	return o && o->type == EMU_OBJ_MR && mr->rkey == rkey ? mr : NULL;
+}
+
+struct emu_mw *emu_mw_by_rkey_locked(uint32_t rkey)
+{
+	struct emu_obj *o = mkey_lookup(rkey);
+	struct emu_mw *mw = (struct emu_mw *)o;
+
+	return o && o->type == EMU_OBJ_MW && mw->rkey == rkey ? mw : NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Services for the device model                                             */
+
+void emu_mw_bind_locked(struct emu_mw *mw, struct emu_mr *mr, struct emu_qp *qp,
+			uint64_t addr, uint64_t length, uint32_t access,
+			uint32_t new_rkey)
+{
+	emu_mw_unbind_locked(mw);
+	mw->mr = mr;
+	mw->qp = qp;
+	mw->addr = addr;
+	mw->length = length;
+	mw->access = access;
+	/* only the variant byte is the consumer's to choose */
+	mw->rkey = (mw->rkey & ~0xffu) | (new_rkey & 0xffu);
+	if (mr)
+		mr->mw_bound++;
+}
+
+void emu_mw_unbind_locked(struct emu_mw *mw)
+{
+	if (mw->mr)
+		mw->mr->mw_bound--;
+	mw->mr = NULL;
+	mw->qp = NULL;
+	mw->addr = 0;
+	mw->length = 0;
+	mw->access = 0;
+}
+
+void emu_qp_set_state_locked(struct emu_qp *qp, enum ibv_qp_state state)
+{
+	enum ibv_qp_state old = qp->attr.state;
+
+	qp->attr.state = state;
+	emu_dev_qp_modified(qp, old, IBV_QP_STATE);
+}

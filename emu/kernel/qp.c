@@ -1,0 +1,712 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * qp.c - queue pairs: create (legacy and extended), open (XRC target
+ * QPs of other processes), query, modify, destroy, multicast attach.
+ *
+ * libmlx5 allocates the send/receive rings and the doorbell record itself
+ * and passes them in the mlx5 part of CREATE_QP, together with the ring
+ * sizes and its user index (cqe_version 1).  We answer with a QPN and the
+ * blue-flame register (bfreg) it should ring.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/mlx5-abi.h>
+
+#include "internal.h"
+
+#define EMU_MAX_WR		(1u << 15)
+#define EMU_MAX_SGE		30
+#define EMU_MAX_INLINE		512
+#define EMU_MAX_RD_ATOM		16
+#define EMU_USER_INDEX_MASK	0xffffffu
+
+/* ---- bfreg allocation, as mlx5's static scheme ---------------------------
+ * Usable ("net") bfreg n lives in UAR n/2, slot n%2; libmlx5 numbers slots
+ * 4 per UAR ("gross"), so the answer is 4*(n/2) + n%2.  Net 0 has no
+ * BlueFlame and is shared by everyone; the last low_lat_bfregs are given to
+ * one QP each; the rest are shared, least-used first.
+ */
+static uint32_t bfreg_gross(uint32_t net)
+{
+	return net / 2 * EMU_BFREGS_PER_UAR + net % 2;
+}
+
+static uint32_t bfreg_alloc(struct emu_ctx *ctx)
+{
+	uint32_t tot = ctx->tot_bfregs, low = ctx->low_lat_bfregs;
+	uint32_t best = 0;
+
+	for (uint32_t n = tot - low; n < tot; n++)
+		if (!ctx->bfreg_users[n]) {
+			best = n;
+			goto out;
+		}
+	for (uint32_t n = 1; n < tot - low; n++)
+		if (!best || ctx->bfreg_users[n] < ctx->bfreg_users[best])
+			best = n;
+out:
+	ctx->bfreg_users[best]++;
+	return best;
+}
+
+static void bfreg_free(struct emu_ctx *ctx, uint32_t gross)
+{
+	uint32_t net = gross / EMU_BFREGS_PER_UAR * 2 + gross % EMU_BFREGS_PER_UAR;
+
+	if (net < 2 * EMU_MAX_UARS && ctx->bfreg_users[net])
+		ctx->bfreg_users[net]--;
+}
+
+/* ---- create -------------------------------------------------------------- */
+
+struct create_args {
+	uint64_t	user_handle;
+	uint32_t	pd_handle, send_cq_handle, recv_cq_handle, srq_handle;
+	struct ibv_qp_cap cap;
+	uint8_t		sq_sig_all, qp_type, is_srq;
+	uint32_t	create_flags;
+};
+
+static int check_caps(const struct ibv_qp_cap *cap)
+{
+	if (cap->max_send_wr > EMU_MAX_WR || cap->max_recv_wr > EMU_MAX_WR ||
+	    cap->max_send_sge > EMU_MAX_SGE || cap->max_recv_sge > EMU_MAX_SGE ||
+	    cap->max_inline_data > EMU_MAX_INLINE)
+		return EINVAL;
+	return 0;
+}
+
+static bool is_pow2(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/*
+ * Scatter-to-CQE, by the rule of the kernel's mlx5 driver (qp.c, create
+ * of a user QP): libmlx5 asks for it on every QP (MLX5_QP_FLAG_SCATTER_CQE
+ * unless MLX5_SCATTER_TO_CQE=0 or MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE).
+ * The responder side applies to RC and UC, sized by the receive CQ's CQE;
+ * the requester side to RC only, and only if every WQE is signaled
+ * (sq_sig_all) or the QP was created with MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE:
+ * an unsignaled READ has no CQE to carry its data.  Sized by the send CQ.
+ */
+static void scatter_to_cqe_config(struct emu_qp *qp)
+{
+	qp->scat_res = qp->scat_req = 0;
+	if (!(qp->mlx5_flags & MLX5_QP_FLAG_SCATTER_CQE))
+		return;
+	if ((qp->type == IBV_QPT_RC || qp->type == IBV_QPT_UC) && qp->recv_cq)
+		qp->scat_res = qp->recv_cq->cqe_size == 128 ? 64 : 32;
+	if (qp->type == IBV_QPT_RC && qp->send_cq &&
+	    (qp->sq_sig_all || (qp->mlx5_flags & MLX5_QP_FLAG_ALLOW_SCATTER_CQE)))
+		qp->scat_req = qp->send_cq->cqe_size == 128 ? 64 : 32;
+}
+
+static int create_qp(struct emu_cmd *c, const struct create_args *a,
+		     struct ib_uverbs_create_qp_resp *resp)
+{
+	struct emu_ctx *ctx = c->ctx;
+	struct mlx5_ib_create_qp req = {};
+	struct mlx5_ib_create_qp_resp drv = {};
+	struct emu_pd *pd = NULL;
+	struct emu_cq *scq = NULL, *rcq = NULL;
+	struct emu_srq *srq = NULL;
+	struct emu_xrcd *xrcd = NULL;
+	struct ibv_qp_cap cap = a->cap;
+	enum ibv_qp_type type = a->qp_type;
+	struct emu_qp *qp;
+	int ret;
+
+	switch (type) {
+	case IBV_QPT_RC: case IBV_QPT_UC: case IBV_QPT_UD:
+	case IBV_QPT_XRC_SEND: case IBV_QPT_XRC_RECV:
+		break;
+	case IBV_QPT_RAW_PACKET:
+		return EPERM;	/* needs CAP_NET_RAW and a netdev */
+	default:
+		return EOPNOTSUPP;
+	}
+
+	if (type == IBV_QPT_XRC_RECV) {
+		/* the target's "PD handle" names its XRC domain */
+		xrcd = emu_obj_get_locked(ctx, a->pd_handle, EMU_OBJ_XRCD);
+		if (!xrcd)
+			return EINVAL;
+		memset(&cap, 0, sizeof(cap));
+	} else {
+		if (type == IBV_QPT_XRC_SEND) {
+			cap.max_recv_wr = 0;
+			cap.max_recv_sge = 0;
+		} else {
+			if (a->is_srq) {
+				srq = emu_obj_get_locked(ctx, a->srq_handle, EMU_OBJ_SRQ);
+				if (!srq || srq->type != IBV_SRQT_BASIC)
+					return EINVAL;
+			}
+			rcq = emu_obj_get_locked(ctx, a->recv_cq_handle, EMU_OBJ_CQ);
+			if (!rcq)
+				return EINVAL;
+		}
+		scq = emu_obj_get_locked(ctx, a->send_cq_handle, EMU_OBJ_CQ);
+		pd = emu_obj_get_locked(ctx, a->pd_handle, EMU_OBJ_PD);
+		if (!scq || !pd)
+			return EINVAL;
+	}
+	if ((ret = check_caps(&cap)))
+		return ret;
+	/* only the create flags this device implements */
+	if (a->create_flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)
+		return EINVAL;
+
+	/* ---- the mlx5 part ---- */
+	if (c->drv_in_len < offsetof(struct mlx5_ib_create_qp, uidx) + sizeof(req.uidx))
+		return EINVAL;	/* cqe_version 1 needs the user index */
+	memcpy(&req, c->drv_in, c->drv_in_len < sizeof(req) ? c->drv_in_len : sizeof(req));
+	if (req.flags & ~(uint32_t)(MLX5_QP_FLAG_SIGNATURE | MLX5_QP_FLAG_SCATTER_CQE |
+				    MLX5_QP_FLAG_ALLOW_SCATTER_CQE))
+		return EINVAL;	/* DC, TIR, dynamic UAR ... not on this device */
+	if (req.uidx > EMU_USER_INDEX_MASK)
+		return EINVAL;
+	if (type != IBV_QPT_XRC_RECV) {
+		if (req.sq_wqe_count && !is_pow2(req.sq_wqe_count))
+			return EINVAL;
+		if (req.sq_wqe_count > EMU_MAX_WR || req.rq_wqe_count > EMU_MAX_WR)
+			return EINVAL;
+		if (req.rq_wqe_count && !is_pow2(req.rq_wqe_count))
+			return EINVAL;
+		if (req.rq_wqe_shift > 31 || (srq && req.rq_wqe_count))
+			return EINVAL;
+		if (!req.buf_addr || !req.db_addr)
+			return EFAULT;
+	}
+
+	qp = emu_obj_alloc(ctx, EMU_OBJ_QP, sizeof(*qp), a->user_handle);
+	if (!qp)
+		return ENOMEM;
+	ret = emu_num_alloc_locked(EMU_NUM_QP, qp, &qp->qpn);
+	if (ret) {
+		emu_obj_free_locked(&qp->obj);
+		return ret;
+	}
+	qp->type = type;
+	qp->pd = pd;
+	qp->send_cq = scq;
+	qp->recv_cq = rcq;
+	qp->srq = srq;
+	qp->xrcd = xrcd;
+	qp->uidx = req.uidx;
+	qp->sq_sig_all = a->sq_sig_all;
+	qp->create_flags = a->create_flags;
+	qp->mlx5_flags = req.flags;
+	scatter_to_cqe_config(qp);
+	qp->buf = req.buf_addr;
+	qp->dbrec = req.db_addr;
+	qp->rq_wqe_cnt = req.rq_wqe_count;
+	qp->rq_wqe_shift = req.rq_wqe_shift;
+	qp->rq_buf = req.buf_addr;
+	qp->sq_wqe_cnt = req.sq_wqe_count;
+	qp->sq_buf = req.buf_addr + ((uint64_t)req.rq_wqe_count << req.rq_wqe_shift);
+	qp->cap = cap;
+	qp->attr.state = IBV_QPS_RESET;
+	/* XRC targets send nothing: the shared no-BlueFlame register */
+	qp->bfreg = type == IBV_QPT_XRC_RECV ? 0 : bfreg_gross(bfreg_alloc(ctx));
+	if (type == IBV_QPT_XRC_RECV)
+		ctx->bfreg_users[0]++;
+	qp->bf_reg = emu_bfreg_addr(ctx, EMU_MMAP_REGULAR, qp->bfreg);
+
+	if (pd) pd->obj.usecnt++;
+	if (scq) scq->obj.usecnt++;
+	if (rcq) rcq->obj.usecnt++;
+	if (srq) srq->obj.usecnt++;
+	if (xrcd) {
+		xrcd->obj.usecnt++;
+		emu_subnet_tgt_publish(xrcd->xrcdn, qp->qpn, &qp->attr);
+	}
+	emu_dev_qp_created(qp);
+
+	resp->qp_handle = qp->obj.handle;
+	resp->qpn = qp->qpn;
+	resp->max_send_wr = cap.max_send_wr;
+	resp->max_recv_wr = cap.max_recv_wr;
+	resp->max_send_sge = cap.max_send_sge;
+	resp->max_recv_sge = cap.max_recv_sge;
+	resp->max_inline_data = cap.max_inline_data;
+	drv.bfreg_index = qp->bfreg;
+	memcpy(c->drv_out, &drv, c->drv_out_len < sizeof(drv) ? c->drv_out_len : sizeof(drv));
+	return 0;
+}
+
+int emu_cmd_create_qp(struct emu_cmd *c)
+{
+	const struct ib_uverbs_create_qp *cmd = c->in;
+	struct create_args a = {
+		.user_handle = cmd->user_handle,
+		.pd_handle = cmd->pd_handle,
+		.send_cq_handle = cmd->send_cq_handle,
+		.recv_cq_handle = cmd->recv_cq_handle,
+		.srq_handle = cmd->srq_handle,
+		.cap = {
+			.max_send_wr = cmd->max_send_wr,
+			.max_recv_wr = cmd->max_recv_wr,
+			.max_send_sge = cmd->max_send_sge,
+			.max_recv_sge = cmd->max_recv_sge,
+			.max_inline_data = cmd->max_inline_data,
+		},
+		.sq_sig_all = cmd->sq_sig_all,
+		.qp_type = cmd->qp_type,
+		.is_srq = cmd->is_srq,
+	};
+
+	return create_qp(c, &a, c->out);
+}
+
+int emu_cmd_create_qp_ex(struct emu_cmd *c)
+{
+	const struct ib_uverbs_ex_create_qp *cmd = c->in;
+	struct ib_uverbs_ex_create_qp_resp *resp = c->out;
+	struct create_args a = {
+		.user_handle = cmd->user_handle,
+		.pd_handle = cmd->pd_handle,
+		.send_cq_handle = cmd->send_cq_handle,
+		.recv_cq_handle = cmd->recv_cq_handle,
+		.srq_handle = cmd->srq_handle,
+		.cap = {
+			.max_send_wr = cmd->max_send_wr,
+			.max_recv_wr = cmd->max_recv_wr,
+			.max_send_sge = cmd->max_send_sge,
+			.max_recv_sge = cmd->max_recv_sge,
+			.max_inline_data = cmd->max_inline_data,
+		},
+		.sq_sig_all = cmd->sq_sig_all,
+		.qp_type = cmd->qp_type,
+		.is_srq = cmd->is_srq,
+		.create_flags = cmd->create_flags,
+	};
+	int ret;
+
+	if (cmd->comp_mask & ~(uint32_t)IB_UVERBS_CREATE_QP_SUP_COMP_MASK)
+		return EINVAL;
+	if (cmd->comp_mask & IB_UVERBS_CREATE_QP_MASK_IND_TABLE)
+		return EOPNOTSUPP;	/* no RSS on this device */
+	ret = create_qp(c, &a, &resp->base);
+	if (!ret)
+		resp->response_length = (uint32_t)(c->out_len < sizeof(*resp) ?
+						   c->out_len : sizeof(*resp));
+	return ret;
+}
+
+/* ---- open (XRC target QP by number) ------------------------------------ */
+
+int emu_cmd_open_qp(struct emu_cmd *c)
+{
+	const struct ib_uverbs_open_qp *cmd = c->in;
+	struct ib_uverbs_create_qp_resp *resp = c->out;
+	struct emu_qp_attr attr;
+	struct emu_xrcd *xrcd;
+	struct emu_qp *qp, *local;
+	int ret;
+
+	xrcd = emu_obj_get_locked(c->ctx, cmd->pd_handle, EMU_OBJ_XRCD);
+	if (!xrcd)
+		return EINVAL;
+	if (cmd->qp_type != IBV_QPT_XRC_RECV)
+		return EINVAL;
+	/* the QP must be a target QP of this very domain */
+	local = emu_qp_by_qpn_locked(cmd->qpn);
+	if (local && !local->opened) {
+		if (local->type != IBV_QPT_XRC_RECV || local->xrcd->xrcdn != xrcd->xrcdn)
+			return EINVAL;
+		attr = local->attr;
+	} else {
+		ret = emu_subnet_tgt_lookup(xrcd->xrcdn, cmd->qpn, &attr);
+		if (ret)
+			return ret;
+	}
+
+	qp = emu_obj_alloc(c->ctx, EMU_OBJ_QP, sizeof(*qp), cmd->user_handle);
+	if (!qp)
+		return ENOMEM;
+	qp->qpn = cmd->qpn;
+	qp->type = IBV_QPT_XRC_RECV;
+	qp->xrcd = xrcd;
+	qp->opened = true;
+	qp->attr = attr;
+	qp->bf_reg = emu_bfreg_addr(c->ctx, EMU_MMAP_REGULAR, 0);
+	xrcd->obj.usecnt++;
+	if (local && !local->opened)
+		local->obj.usecnt++;
+
+	resp->qp_handle = qp->obj.handle;
+	resp->qpn = qp->qpn;
+	return 0;
+}
+
+/* ---- query --------------------------------------------------------------- */
+
+static void dest_from_ah(struct ib_uverbs_qp_dest *d, const struct ibv_ah_attr *a)
+{
+	memcpy(d->dgid, a->grh.dgid.raw, 16);
+	d->flow_label = a->grh.flow_label;
+	d->dlid = a->dlid;
+	d->sgid_index = a->grh.sgid_index;
+	d->hop_limit = a->grh.hop_limit;
+	d->traffic_class = a->grh.traffic_class;
+	d->sl = a->sl;
+	d->src_path_bits = a->src_path_bits;
+	d->static_rate = a->static_rate;
+	d->is_global = a->is_global;
+	d->port_num = a->port_num;
+}
+
+static void ah_from_dest(struct ibv_ah_attr *a, const struct ib_uverbs_qp_dest *d)
+{
+	memset(a, 0, sizeof(*a));
+	memcpy(a->grh.dgid.raw, d->dgid, 16);
+	a->grh.flow_label = d->flow_label;
+	a->dlid = d->dlid;
+	a->grh.sgid_index = d->sgid_index;
+	a->grh.hop_limit = d->hop_limit;
+	a->grh.traffic_class = d->traffic_class;
+	a->sl = d->sl;
+	a->src_path_bits = d->src_path_bits;
+	a->static_rate = d->static_rate;
+	a->is_global = d->is_global;
+	a->port_num = d->port_num;
+}
+
+int emu_cmd_query_qp(struct emu_cmd *c)
+{
+	const struct ib_uverbs_query_qp *cmd = c->in;
+	struct ib_uverbs_query_qp_resp *r = c->out;
+	struct emu_qp *qp = emu_obj_get_locked(c->ctx, cmd->qp_handle, EMU_OBJ_QP);
+	struct emu_qp_attr a;
+
+	if (!qp)
+		return EINVAL;
+	a = qp->attr;
+	if (qp->opened) {
+		/* the QP itself lives elsewhere: read its current attributes */
+		struct emu_qp *local = emu_qp_by_qpn_locked(qp->qpn);
+
+		if (local && !local->opened)
+			a = local->attr;
+		else if (emu_subnet_tgt_lookup(qp->xrcd->xrcdn, qp->qpn, &a))
+			a = qp->attr;
+	}
+	dest_from_ah(&r->dest, &a.ah);
+	dest_from_ah(&r->alt_dest, &a.alt_ah);
+	r->max_send_wr = qp->cap.max_send_wr;
+	r->max_recv_wr = qp->cap.max_recv_wr;
+	r->max_send_sge = qp->cap.max_send_sge;
+	r->max_recv_sge = qp->cap.max_recv_sge;
+	r->max_inline_data = qp->cap.max_inline_data;
+	r->qkey = a.qkey;
+	r->rq_psn = a.rq_psn;
+	r->sq_psn = a.sq_psn;
+	r->dest_qp_num = a.dest_qp_num;
+	r->qp_access_flags = a.qp_access_flags;
+	r->pkey_index = a.pkey_index;
+	r->alt_pkey_index = a.alt_pkey_index;
+	r->qp_state = (uint8_t)a.state;
+	r->cur_qp_state = (uint8_t)a.state;
+	r->path_mtu = (uint8_t)a.path_mtu;
+	r->path_mig_state = a.path_mig_state;
+	r->sq_draining = 0;
+	r->max_rd_atomic = a.max_rd_atomic;
+	r->max_dest_rd_atomic = a.max_dest_rd_atomic;
+	r->min_rnr_timer = a.min_rnr_timer;
+	r->port_num = a.port_num;
+	r->timeout = a.timeout;
+	r->retry_cnt = a.retry_cnt;
+	r->rnr_retry = a.rnr_retry;
+	r->alt_port_num = a.alt_port_num;
+	r->alt_timeout = a.alt_timeout;
+	r->sq_sig_all = qp->sq_sig_all;
+	return 0;
+}
+
+/* ---- modify -------------------------------------------------------------- */
+
+#define EMU_QP_ATTR_ALL ((uint32_t)(IBV_QP_RATE_LIMIT << 1) - 1)
+
+static int check_av(const struct emu_ctx *ctx, const struct ib_uverbs_qp_dest *d)
+{
+	const struct emu_port_id *port;
+
+	if (!emu_port_valid(ctx, d->port_num))
+		return EINVAL;
+	port = &emu_cfg.dev[ctx->dev_index].port[d->port_num - 1];
+	/* RoCE has no LIDs: the path must be a GRH */
+	if (emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET && !d->is_global)
+		return EINVAL;
+	if (d->is_global && d->sgid_index >= port->num_gids)
+		return EINVAL;
+	return 0;
+}
+
+static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
+		     uint32_t rate_limit)
+{
+	struct emu_qp *qp = emu_obj_get_locked(c->ctx, cmd->qp_handle, EMU_OBJ_QP);
+	uint32_t mask = cmd->attr_mask;
+	enum ibv_qp_state cur, next, old;
+	struct emu_qp_attr *a;
+	int ret;
+
+	if (!qp)
+		return EINVAL;
+	if (qp->opened)
+		return EOPNOTSUPP;	/* see README: only the owner modifies */
+	if (mask & ~EMU_QP_ATTR_ALL)
+		return EOPNOTSUPP;
+	if (((mask & IBV_QP_CUR_STATE) && cmd->cur_qp_state > IBV_QPS_ERR) ||
+	    ((mask & IBV_QP_STATE) && cmd->qp_state > IBV_QPS_ERR))
+		return EINVAL;
+	if ((mask & IBV_QP_PORT) && !emu_port_valid(c->ctx, cmd->port_num))
+		return EINVAL;
+	if (mask & IBV_QP_AV) {
+		if ((ret = check_av(c->ctx, &cmd->dest)))
+			return ret;
+		/* the path's port is the QP's port */
+		if ((mask & IBV_QP_PORT) && cmd->port_num != cmd->dest.port_num)
+			return EINVAL;
+	}
+	if ((mask & IBV_QP_ALT_PATH) &&
+	    (check_av(c->ctx, &cmd->alt_dest) ||
+	     !emu_port_valid(c->ctx, cmd->alt_port_num)))
+		return EINVAL;
+
+	cur = (mask & IBV_QP_CUR_STATE) ? cmd->cur_qp_state : qp->attr.state;
+	next = (mask & IBV_QP_STATE) ? cmd->qp_state : cur;
+	/* the asserted current state must be the real one */
+	if (cur != qp->attr.state && !(cur == IBV_QPS_RTS && qp->attr.state == IBV_QPS_SQE))
+		return EINVAL;
+	if (!emu_modify_qp_is_ok(cur, next, qp->type, mask))
+		return EINVAL;
+
+	if ((mask & IBV_QP_PKEY_INDEX) && cmd->pkey_index >= 1)
+		return EINVAL;	/* a one-entry P_Key table */
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && cmd->max_rd_atomic > EMU_MAX_RD_ATOM)
+		return EINVAL;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && cmd->max_dest_rd_atomic > EMU_MAX_RD_ATOM)
+		return EINVAL;
+	if ((mask & IBV_QP_PATH_MTU) &&
+	    (cmd->path_mtu < IBV_MTU_256 || cmd->path_mtu > IBV_MTU_4096))
+		return EINVAL;
+	if ((mask & IBV_QP_PATH_MIG_STATE) && cmd->path_mig_state > IBV_MIG_ARMED)
+		return EINVAL;
+	/* RESET to RESET changes nothing (mlx5 skips the firmware command) */
+	if (cur == IBV_QPS_RESET && next == IBV_QPS_RESET)
+		return 0;
+
+	a = &qp->attr;
+	old = a->state;
+	if (mask & IBV_QP_PKEY_INDEX)	a->pkey_index = cmd->pkey_index;
+	if (mask & IBV_QP_PORT)		a->port_num = cmd->port_num;
+	if (mask & IBV_QP_QKEY)		a->qkey = cmd->qkey;
+	if (mask & IBV_QP_ACCESS_FLAGS)	a->qp_access_flags = cmd->qp_access_flags;
+	if (mask & IBV_QP_AV) {
+		ah_from_dest(&a->ah, &cmd->dest);
+		a->port_num = cmd->dest.port_num;
+	}
+	if (mask & IBV_QP_PATH_MTU)	a->path_mtu = cmd->path_mtu;
+	if (mask & IBV_QP_DEST_QPN)	a->dest_qp_num = cmd->dest_qp_num & 0xffffff;
+	if (mask & IBV_QP_RQ_PSN)	a->rq_psn = cmd->rq_psn & 0xffffff;
+	if (mask & IBV_QP_SQ_PSN)	a->sq_psn = cmd->sq_psn & 0xffffff;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) a->max_dest_rd_atomic = cmd->max_dest_rd_atomic;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC) a->max_rd_atomic = cmd->max_rd_atomic;
+	if (mask & IBV_QP_MIN_RNR_TIMER) a->min_rnr_timer = cmd->min_rnr_timer & 0x1f;
+	if (mask & IBV_QP_TIMEOUT)	a->timeout = cmd->timeout & 0x1f;
+	if (mask & IBV_QP_RETRY_CNT)	a->retry_cnt = cmd->retry_cnt & 7;
+	if (mask & IBV_QP_RNR_RETRY)	a->rnr_retry = cmd->rnr_retry & 7;
+	if (mask & IBV_QP_PATH_MIG_STATE) a->path_mig_state = cmd->path_mig_state;
+	if (mask & IBV_QP_EN_SQD_ASYNC_NOTIFY) a->en_sqd_async_notify = cmd->en_sqd_async_notify;
+	if (mask & IBV_QP_ALT_PATH) {
+		ah_from_dest(&a->alt_ah, &cmd->alt_dest);
+		a->alt_pkey_index = cmd->alt_pkey_index;
+		a->alt_port_num = cmd->alt_port_num;
+		a->alt_timeout = cmd->alt_timeout;
+	}
+	if (mask & IBV_QP_RATE_LIMIT)	a->rate_limit = rate_limit;
+	a->state = next;
+	if (next == IBV_QPS_RESET) {
+		/* RESET forgets the connection, as a fresh QP */
+		struct emu_qp_attr fresh = { .state = IBV_QPS_RESET };
+		*a = fresh;
+	}
+	if (qp->type == IBV_QPT_XRC_RECV)
+		emu_subnet_tgt_publish(qp->xrcd->xrcdn, qp->qpn, a);
+	emu_dev_qp_modified(qp, old, mask);
+	return 0;
+}
+
+int emu_cmd_modify_qp(struct emu_cmd *c)
+{
+	const struct ib_uverbs_modify_qp *cmd = c->in;
+
+	/* the legacy command cannot carry a rate limit */
+	if (cmd->attr_mask & IBV_QP_RATE_LIMIT)
+		return EOPNOTSUPP;
+	return modify_qp(c, cmd, 0);
+}
+
+int emu_cmd_modify_qp_ex(struct emu_cmd *c)
+{
+	const struct ib_uverbs_ex_modify_qp *cmd = c->in;
+	struct ib_uverbs_ex_modify_qp_resp *resp = c->out;
+	int ret;
+
+	if (cmd->reserved)
+		return EINVAL;
+	if ((cmd->base.attr_mask & IBV_QP_RATE_LIMIT) && cmd->rate_limit)
+		return EOPNOTSUPP;	/* no packet pacing */
+	ret = modify_qp(c, &cmd->base, cmd->rate_limit);
+	if (!ret)
+		resp->response_length = (uint32_t)(c->out_len < sizeof(*resp) ?
+						   c->out_len : sizeof(*resp));
+	return ret;
+}
+
+/* ---- destroy ------------------------------------------------------------ */
+
+static void mcast_drop_qp(struct emu_qp *qp)
+{
+	struct emu_mcast **pp = &qp->obj.ctx->mcast;
+
+	while (*pp) {
+		struct emu_mcast *m = *pp;
+
+		if (m->qp == qp) {
+			*pp = m->next;
+			free(m);
+		} else {
+			pp = &m->next;
+		}
+	}
+}
+
+static bool qp_has_mcast(const struct emu_qp *qp)
+{
+	for (struct emu_mcast *m = qp->obj.ctx->mcast; m; m = m->next)
+		if (m->qp == qp)
+			return true;
+	return false;
+}
+
+void emu_qp_destroy_locked(struct emu_qp *qp)
+{
+	struct emu_ctx *ctx = qp->obj.ctx;
+
+	if (qp->opened) {
+		struct emu_qp *local = emu_qp_by_qpn_locked(qp->qpn);
+
+		qp->xrcd->obj.usecnt--;
+		emu_obj_free_locked(&qp->obj);
+		/* the last handle on a target QP whose creator let go of it */
+		if (local && !local->opened && local->obj.usecnt &&
+		    !--local->obj.usecnt && local->obj.detached)
+			emu_qp_destroy_locked(local);
+		return;
+	}
+	emu_dev_qp_destroyed(qp);
+	mcast_drop_qp(qp);
+	bfreg_free(ctx, qp->bfreg);
+	if (qp->pd) qp->pd->obj.usecnt--;
+	if (qp->send_cq) qp->send_cq->obj.usecnt--;
+	if (qp->recv_cq) qp->recv_cq->obj.usecnt--;
+	if (qp->srq) qp->srq->obj.usecnt--;
+	if (qp->xrcd) {
+		emu_subnet_tgt_unpublish(qp->qpn);
+		qp->xrcd->obj.usecnt--;
+	}
+	emu_num_free_locked(EMU_NUM_QP, qp->qpn);
+	emu_obj_free_locked(&qp->obj);
+}
+
+int emu_cmd_destroy_qp(struct emu_cmd *c)
+{
+	const struct ib_uverbs_destroy_qp *cmd = c->in;
+	struct ib_uverbs_destroy_qp_resp *resp = c->out;
+	struct emu_qp *qp = emu_obj_get_locked(c->ctx, cmd->qp_handle, EMU_OBJ_QP);
+
+	if (!qp)
+		return EINVAL;
+	if (qp_has_mcast(qp))
+		return EBUSY;	/* attached multicast groups keep it */
+	resp->events_reported = qp->async_events -
+		emu_evq_reclaim_async(&c->ctx->async, qp->obj.user_handle);
+	/*
+	 * The creator's handle on an XRC target QP is one handle among those
+	 * ibv_open_qp() made: the QP itself lives until the last one closes.
+	 */
+	if (qp->obj.usecnt) {
+		qp->obj.detached = true;
+		return 0;
+	}
+	emu_qp_destroy_locked(qp);
+	return 0;
+}
+
+/* ---- multicast ----------------------------------------------------------- */
+
+static int mcast_check(struct emu_cmd *c, const uint8_t *gid, uint16_t mlid,
+		       uint32_t qp_handle, struct emu_qp **qpp)
+{
+	struct emu_qp *qp = emu_obj_get_locked(c->ctx, qp_handle, EMU_OBJ_QP);
+
+	if (!qp || qp->opened)
+		return EINVAL;
+	/* multicast is a UD service, to a multicast GID (ff00::/8) */
+	if (qp->type != IBV_QPT_UD || gid[0] != 0xff)
+		return EINVAL;
+	if (emu_cfg.link_layer == IBV_LINK_LAYER_INFINIBAND &&
+	    (mlid < 0xc000 || mlid == 0xffff))
+		return EINVAL;
+	*qpp = qp;
+	return 0;
+}
+
+int emu_cmd_attach_mcast(struct emu_cmd *c)
+{
+	const struct ib_uverbs_attach_mcast *cmd = c->in;
+	struct emu_mcast *m;
+	struct emu_qp *qp;
+	int ret = mcast_check(c, cmd->gid, cmd->mlid, cmd->qp_handle, &qp);
+
+	if (ret)
+		return ret;
+	for (m = c->ctx->mcast; m; m = m->next)
+		if (m->qp == qp && m->lid == cmd->mlid && !memcmp(m->gid.raw, cmd->gid, 16))
+			return 0;	/* attaching twice is a no-op */
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return ENOMEM;
+	m->qp = qp;
+	m->lid = cmd->mlid;
+	memcpy(m->gid.raw, cmd->gid, 16);
+	m->next = c->ctx->mcast;
+	c->ctx->mcast = m;
+	return 0;
+}
+
+int emu_cmd_detach_mcast(struct emu_cmd *c)
+{
+	const struct ib_uverbs_detach_mcast *cmd = c->in;
+	struct emu_mcast **pp;
+	struct emu_qp *qp;
+	int ret = mcast_check(c, cmd->gid, cmd->mlid, cmd->qp_handle, &qp);
+
+	if (ret)
+		return ret;
+	for (pp = &c->ctx->mcast; *pp; pp = &(*pp)->next) {
+		struct emu_mcast *m = *pp;
+
+		if (m->qp == qp && m->lid == cmd->mlid && !memcmp(m->gid.raw, cmd->gid, 16)) {
+			*pp = m->next;
+			free(m);
+			return 0;
+		}
+	}
+	return EINVAL;
+}

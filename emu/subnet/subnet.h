@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * subnet.h - the state the processes of one user share (subnet.c): host
+ * slots and identities, XRC domains by inode, and the XRC target QPs other
+ * processes may open.
+ */
+#ifndef RDMAFAST_EMU_SUBNET_H
+#define RDMAFAST_EMU_SUBNET_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <infiniband/verbs.h>
+
+#include "base/base.h"
+
+/* Per-user directory that holds the subnet's shared state. */
+const char *emu_subnet_dir(void);
+
+/*
+ * The attributes ibv_modify_qp sets, kept exactly as the kernel stores them.
+ * Defined here, not with the QP in kernel/, because the subnet stores those
+ * of XRC target QPs for other processes.
+ */
+struct emu_qp_attr {
+	enum ibv_qp_state	state;
+	enum ibv_mtu		path_mtu;
+	uint32_t		qkey;
+	uint32_t		rq_psn;
+	uint32_t		sq_psn;
+	uint32_t		dest_qp_num;
+	uint32_t		qp_access_flags;
+	uint16_t		pkey_index;
+	uint8_t			port_num;
+	uint8_t			max_rd_atomic;
+	uint8_t			max_dest_rd_atomic;
+	uint8_t			min_rnr_timer;
+	uint8_t			timeout;
+	uint8_t			retry_cnt;
+	uint8_t			rnr_retry;
+	uint8_t			en_sqd_async_notify;
+	uint8_t			path_mig_state;
+	struct ibv_ah_attr	ah;		/* primary path: dlid, sl, grh.dgid, sgid_index, port */
+	struct ibv_ah_attr	alt_ah;
+	uint16_t		alt_pkey_index;
+	uint8_t			alt_port_num;
+	uint8_t			alt_timeout;
+	uint32_t		rate_limit;
+};
+
+int emu_subnet_join(void);		/* sets emu_cfg.host_id and identities */
+/* XRC domain registry keyed by inode: see subnet.c for the semantics. */
+int emu_subnet_xrcd_open(dev_t dev, ino_t ino, uint32_t oflags, uint32_t *xrcdn);
+void emu_subnet_xrcd_close(uint32_t xrcdn);
+uint32_t emu_subnet_xrcd_anon(void);
+/* XRC target QPs, so that another process can ibv_open_qp() them. */
+int emu_subnet_tgt_publish(uint32_t xrcdn, uint32_t qpn, const struct emu_qp_attr *attr);
+void emu_subnet_tgt_unpublish(uint32_t qpn);
+int emu_subnet_tgt_lookup(uint32_t xrcdn, uint32_t qpn, struct emu_qp_attr *attr);
+
+#endif /* RDMAFAST_EMU_SUBNET_H */

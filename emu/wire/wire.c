@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * wire.c - the fabric between QPs.
+ *
+ * Routing is by destination QPN: QPNs are subnet-unique and carry the host
+ * id (EMU_NUM_HOST), as a LID or GID would name the port.  Two paths:
+ *
+ *   loopback   packets to a QP of this process go through a byte ring in
+ *              memory, drained by the engine in the same iteration; no
+ *              syscall, no allocation
+ *   wire       packets to another host go over a Unix SOCK_SEQPACKET
+ *              connection to that host's listener, <subnet dir>/wire.<id>,
+ *              opened on first use and kept; SEQPACKET keeps packet
+ *              boundaries and, unlike unconnected datagrams, is not limited
+ *              to net.unix.max_dgram_qlen packets in flight
+ *
+ * Sends never block: a full socket drops the packet, as a congested link
+ * would, and the reliable transport retransmits.  Fault injection
+ * (fault.c) sits at the transmit side of both paths.
+ *
+ * Receiving: the listener and every connection sit in one level-triggered
+ * epoll set.  The engine asks it once per iteration (one syscall, however
+ * many connections) and reads only the sockets it reports; the idle engine
+ * sleeps on the epoll fd itself, so a packet wakes it at once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "subnet/subnet.h"
+#include "wire.h"
+
+#define RING_SIZE	(16u << 20)
+#define PKT_ALIGN	8u
+#define MAX_PKT		(sizeof(struct dev_pkt) + DEV_WIRE_MTU)
+#define MAX_CONNS	64
+
+static uint8_t *ring;
+static uint64_t ring_wr, ring_rd;	/* byte counters, positions mod RING_SIZE */
+static struct dev_pkt *staged;		/* allocated, not yet sent */
+static uint8_t *rx_buf;
+
+static int listen_fd = -1;
+static int ep_fd = -1;			/* epoll set: listener + connections */
+static int conn_fd[MAX_CONNS];
+static unsigned nconns;
+static int *peer_fd;			/* by host id: connection used to send */
+static char sock_path[PATH_MAX];
+
+struct delayed {
+	struct delayed		*next;
+	uint64_t		due;
+	struct dev_pkt		pkt;	/* followed by the payload */
+};
+static struct delayed *delayed_head, **delayed_tail = &delayed_head;
+
+struct dev_wire_stats dev_wire_stats;
+static void (*wire_deliver)(const struct dev_pkt *p);
+static const uint64_t *wire_now;
+
+static uint32_t pkt_bytes(uint32_t payload)
+{
+	return ((uint32_t)sizeof(struct dev_pkt) + payload + PKT_ALIGN - 1) & ~(PKT_ALIGN - 1);
+}
+
+static bool dst_local(uint32_t qpn)
+{
+	return EMU_NUM_HOST(qpn) == emu_cfg.host_id;
+}
+
+/* The check value: every byte of header and payload but itself. */
+static uint64_t pkt_crc(const struct dev_pkt *p)
+{
+	return dev_hash(p, offsetof(struct dev_pkt, crc)) * 31 ^
+	       dev_hash(p->payload, p->len);
+}
+
+/* ---- loopback ring ------------------------------------------------------- */
+
+/* Contiguous room for n bytes at the write position, skipping the tail end. */
+static uint8_t *ring_reserve(uint32_t n)
+{
+	uint32_t pos = (uint32_t)(ring_wr % RING_SIZE);
+	uint64_t need = n;
+
+	if (pos + n > RING_SIZE)
+		need += RING_SIZE - pos;	/* the tail end is skipped */
+	if (ring_wr + need - ring_rd > RING_SIZE)
+		return NULL;
+	if (pos + n > RING_SIZE)
+		return ring;
+	return ring + pos;
+}
+
+static void ring_commit(const uint8_t *at, uint32_t n)
+{
+	uint32_t pos = (uint32_t)(ring_wr % RING_SIZE);
+
+	if (at != ring + pos) {
+		/* mark the skipped tail end: a zero size means "wrap" */
+		memset(ring + pos, 0, sizeof(uint32_t));
+		ring_wr += RING_SIZE - pos;
+	}
+	ring_wr += n;
+}
+
+bool dev_wire_local_room(uint32_t payload)
+{
+	return ring_wr + payload + 2 * MAX_PKT - ring_rd <= RING_SIZE;
+}
+
+/* ---- packet transmit ------------------------------------------------------ */
+
+struct dev_pkt *dev_wire_alloc(uint32_t payload)
+{
+	uint32_t n = pkt_bytes(payload);
+	struct dev_pkt *p;
+
+	/*
+	 * Stage in the ring (where a local packet will stay); the destination
+	 * is known only at send time, when a remote packet moves out.
+	 */
+	p = (struct dev_pkt *)ring_reserve(n);
+	if (!p)
+		return NULL;
+	memset(p, 0, offsetof(struct dev_pkt, payload));
+	p->size = (uint32_t)sizeof(struct dev_pkt) + payload;
+	p->len = payload;
+	staged = p;
+	return p;
+}
+
+static int conn_add(int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	if (nconns == MAX_CONNS || epoll_ctl(ep_fd, EPOLL_CTL_ADD, fd, &ev)) {
+		close(fd);
+		return -1;
+	}
+	conn_fd[nconns++] = fd;
+	return fd;
+}
+
+static void conn_drop(int fd)
+{
+	for (unsigned i = 0; i < nconns; i++)
+		if (conn_fd[i] == fd) {
+			conn_fd[i] = conn_fd[--nconns];
+			break;
+		}
+	for (unsigned h = 0; h <= EMU_MAX_HOSTS; h++)
+		if (peer_fd[h] == fd)
+			peer_fd[h] = -1;
+	close(fd);
+}
+
+static int host_fd(unsigned host)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, sz = 4 << 20;
+
+	if (host == 0 || host > EMU_MAX_HOSTS)
+		return -1;
+	if (peer_fd[host] >= 0)
+		return peer_fd[host];
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/wire.%u",
+			     emu_subnet_dir(), host) >= sizeof(sa.sun_path))
+		return -1;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;	/* no such host: the packet is lost */
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	if (conn_add(fd) < 0)
+		return -1;
+	peer_fd[host] = fd;
+	return fd;
+}
+
+static void transmit(struct dev_pkt *p, bool in_ring)
+{
+	uint32_t n = pkt_bytes(p->len);
+
+	dev_wire_stats.pkts_tx++;
+	if (dst_local(p->dst_qpn)) {
+		if (in_ring) {
+			ring_commit((uint8_t *)p, n);
+		} else {
+			uint8_t *d = ring_reserve(n);
+
+			if (!d) {
+				dev_wire_stats.pkts_dropped++;
+				return;
+			}
+			memcpy(d, p, p->size);
+			ring_commit(d, n);
+		}
+		return;
+	}
+	{
+		int fd = host_fd(EMU_NUM_HOST(p->dst_qpn));
+
+		if (fd < 0 || send(fd, p, p->size, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+			if (fd >= 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != ENOBUFS)
+				conn_drop(fd);
+			dev_wire_stats.pkts_dropped++;
+		}
+	}
+}
+
+/*
+ * Faults happen "on the wire", after the sender computed the packet's
+ * check value: a corrupted packet arrives and fails the receiver's check,
+ * as an ICRC error would.
+ */
+void dev_wire_send(struct dev_pkt *p)
+{
+	staged = NULL;
+	if (DEV_UNLIKELY(dev_fault.any)) {
+		if (dev_fault.drop > 0 && dev_fault_hit(dev_fault.drop)) {
+			dev_wire_stats.pkts_dropped++;
+			return;
+		}
+		if (dev_fault.corrupt > 0) {
+			p->flags |= DPKT_CRC;
+			p->crc = pkt_crc(p);
+			if (dev_fault_hit(dev_fault.corrupt)) {
+				/* flip one bit after the check value */
+				uint32_t span = p->size - (uint32_t)offsetof(struct dev_pkt, payload);
+
+				if (span)
+					p->payload[(uint32_t)dev_hash(&p->psn, 4) % span] ^= 0x10;
+				else
+					p->psn ^= 0x100;
+			}
+		}
+		if (dev_fault.delay_us && dev_fault_hit(dev_fault.delay_frac)) {
+			struct delayed *d = malloc(sizeof(*d) + p->len);
+
+			if (d) {
+				memcpy(&d->pkt, p, p->size);
+				d->due = *wire_now + (uint64_t)dev_fault.delay_us * 1000;
+				d->next = NULL;
+				*delayed_tail = d;
+				delayed_tail = &d->next;
+				return;
+			}
+		}
+	}
+	transmit(p, true);
+}
+
+/* ---- receive -------------------------------------------------------------- */
+
+static void deliver(const struct dev_pkt *p, uint32_t got)
+{
+	if (got < sizeof(*p) || p->size != got ||
+	    p->size != sizeof(*p) + p->len)
+		return;
+	if ((p->flags & DPKT_CRC) && p->crc != pkt_crc(p)) {
+		dev_wire_stats.pkts_dropped++;
+		return;		/* ICRC error: silently discarded */
+	}
+	dev_wire_stats.pkts_rx++;
+	wire_deliver(p);
+}
+
+static unsigned poll_ring(unsigned budget)
+{
+	unsigned n = 0;
+
+	while (ring_rd != ring_wr && n < budget) {
+		uint32_t pos = (uint32_t)(ring_rd % RING_SIZE);
+		struct dev_pkt *p = (struct dev_pkt *)(ring + pos);
+		uint32_t sz;
+
+		if (pos + sizeof(uint32_t) > RING_SIZE || p->size == 0) {
+			ring_rd += RING_SIZE - pos;
+			continue;
+		}
+		sz = pkt_bytes(p->len);
+		/* responses are appended behind; p stays put until ring_rd moves */
+		deliver(p, p->size);
+		ring_rd += sz;
+		n++;
+	}
+	return n;
+}
+
+static bool conn_known(int fd)
+{
+	for (unsigned i = 0; i < nconns; i++)
+		if (conn_fd[i] == fd)
+			return true;
+	return false;
+}
+
+/* Read one connection until it is empty or the budget is spent. */
+static unsigned poll_conn(int fd, unsigned budget)
+{
+	unsigned n = 0;
+
+	while (n < budget) {
+		ssize_t got = recv(fd, rx_buf, MAX_PKT, MSG_DONTWAIT);
+
+		if (got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+				 errno != EINTR)) {
+			conn_drop(fd);
+			break;
+		}
+		if (got < 0)
+			break;
+		/* answer over the connection the peer opened, if we have none */
+		if ((size_t)got >= sizeof(struct dev_pkt)) {
+			unsigned h = EMU_NUM_HOST(((struct dev_pkt *)rx_buf)->src_qpn);
+
+			if (h && h <= EMU_MAX_HOSTS && peer_fd[h] < 0)
+				peer_fd[h] = fd;
+		}
+		deliver((struct dev_pkt *)rx_buf, (uint32_t)got);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * One epoll_wait(0) tells which sockets have something; a socket left with
+ * data (budget spent) stays ready and is reported again next time.
+ */
+static unsigned poll_sockets(unsigned budget)
+{
+	struct epoll_event ev[16];
+	unsigned n = 0;
+	int k = epoll_wait(ep_fd, ev, (int)DEV_ARRAY_SIZE(ev), 0);
+
+	for (int i = 0; i < k && n < budget; i++) {
+		int fd = ev[i].data.fd;
+
+		if (fd == listen_fd) {
+			for (;;) {
+				int c = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+				if (c < 0)
+					break;
+				conn_add(c);
+			}
+			continue;
+		}
+		/* dropped by an earlier event of this batch: the number may be reused */
+		if (conn_known(fd))
+			n += poll_conn(fd, budget - n);
+	}
+	return n;
+}
+
+static unsigned poll_delayed(void)
+{
+	unsigned n = 0;
+
+	while (delayed_head && delayed_head->due <= *wire_now) {
+		struct delayed *d = delayed_head;
+
+		delayed_head = d->next;
+		if (!delayed_head)
+			delayed_tail = &delayed_head;
+		transmit(&d->pkt, false);
+		free(d);
+		n++;
+	}
+	return n;
+}
+
+uint64_t dev_wire_next_due(void)
+{
+	return delayed_head ? delayed_head->due : 0;
+}
+
+unsigned dev_wire_poll(bool sockets)
+{
+	unsigned n = 0;
+
+	if (delayed_head)
+		n += poll_delayed();
+	n += poll_ring(4096);
+	if (sockets && ep_fd >= 0)
+		n += poll_sockets(256);
+	return n;
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+
+int dev_wire_wait_fd(void)
+{
+	return ep_fd;
+}
+
+int dev_wire_open(void (*deliver)(const struct dev_pkt *p), const uint64_t *now)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int sz = 4 << 20;
+
+	wire_deliver = deliver;
+	wire_now = now;
+	ring = malloc(RING_SIZE);
+	rx_buf = malloc(MAX_PKT);
+	peer_fd = malloc(sizeof(int) * (EMU_MAX_HOSTS + 1));
+	if (!ring || !rx_buf || !peer_fd) {
+		dev_wire_close();
+		return ENOMEM;
+	}
+	for (unsigned h = 0; h <= EMU_MAX_HOSTS; h++)
+		peer_fd[h] = -1;
+	ring_wr = ring_rd = 0;
+	nconns = 0;
+	ep_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (ep_fd < 0) {
+		int err = errno;
+
+		dev_wire_close();
+		return err;
+	}
+
+	if ((size_t)snprintf(sock_path, sizeof(sock_path), "%s/wire.%u",
+			     emu_subnet_dir(), emu_cfg.host_id) >= sizeof(sa.sun_path))
+		return 0;	/* no wire: this host is alone, loopback still works */
+	strcpy(sa.sun_path, sock_path);
+	listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (listen_fd < 0)
+		return 0;
+	setsockopt(listen_fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	/* our host slot is ours alone (subnet/subnet.c's lock): a stale socket is dead */
+	unlink(sock_path);
+	if (bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(listen_fd, 64)) {
+		close(listen_fd);
+		listen_fd = -1;
+		sock_path[0] = 0;
+		return 0;
+	}
+	{
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = listen_fd };
+
+		if (epoll_ctl(ep_fd, EPOLL_CTL_ADD, listen_fd, &ev)) {
+			close(listen_fd);
+			listen_fd = -1;
+			unlink(sock_path);
+			sock_path[0] = 0;
+		}
+	}
+	return 0;
+}
+
+void dev_wire_close(void)
+{
+	while (nconns)
+		close(conn_fd[--nconns]);
+	if (listen_fd >= 0) {
+		close(listen_fd);
+		listen_fd = -1;
+	}
+	if (sock_path[0]) {
+		unlink(sock_path);
+		sock_path[0] = 0;
+	}
+	if (ep_fd >= 0) {
+		close(ep_fd);
+		ep_fd = -1;
+	}
+	while (delayed_head) {
+		struct delayed *d = delayed_head;
+
+		delayed_head = d->next;
+		free(d);
+	}
+	delayed_tail = &delayed_head;
+	free(ring);
+	free(rx_buf);
+	free(peer_fd);
+	ring = rx_buf = NULL;
+	peer_fd = NULL;
+	(void)staged;
+}
