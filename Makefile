@@ -30,7 +30,8 @@ RF_CPPFLAGS := -Iinclude
 VERSION := $(shell sed -n 's/^\#define RF_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' \
                  include/rdmafast/version.h | paste -sd.)
 
-HEADERS := $(sort $(wildcard include/rdmafast/*.h include/rdmafast/hw/*.h))
+HEADERS := $(sort $(wildcard include/rdmafast/*.h include/rdmafast/hw/*.h \
+                               include/rdmafast/detail/*.h))
 
 .PHONY: all test check install uninstall clean deps deps-aarch64 check-headers unit-bins \
         unit-test e2e-test examples run bench test-aarch64
@@ -208,9 +209,11 @@ check: deps
 
 # ---------------------------------------------------------------------------
 install: install-emu
-	install -d $(DESTDIR)$(INCLUDEDIR)/rdmafast/hw $(DESTDIR)$(PKGCONFIGDIR)
+	install -d $(DESTDIR)$(INCLUDEDIR)/rdmafast/hw $(DESTDIR)$(INCLUDEDIR)/rdmafast/detail \
+	    $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 644 $(wildcard include/rdmafast/*.h) $(DESTDIR)$(INCLUDEDIR)/rdmafast/
 	install -m 644 $(wildcard include/rdmafast/hw/*.h) $(DESTDIR)$(INCLUDEDIR)/rdmafast/hw/
+	install -m 644 $(wildcard include/rdmafast/detail/*.h) $(DESTDIR)$(INCLUDEDIR)/rdmafast/detail/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    -e 's|@VERSION@|$(VERSION)|' rdmafast.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/rdmafast.pc
 
