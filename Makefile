@@ -115,6 +115,14 @@ $(BUILD)/hdrcheck/%.ok: include/%.h $(HEADERS)
 
 check-headers: $(HDR_STAMPS)
 
+# The include graph of the public headers: no cycle, rq.h/srq.h/mad.h free
+# of the send queue and the CQ, hw/ free of everything but hw/ (the rules
+# are in the script, which first proves that each of them can fail).
+.PHONY: check-includes
+check-includes:
+	@sh tools/check-includes.sh --self-test
+	sh tools/check-includes.sh include
+
 # ---------------------------------------------------------------------------
 # End-to-end tests: rdmafast driving real libibverbs/libmlx5 queues, on the
 # emulated HCA by default (RF_DEVICE=hw runs them on a real ConnectX).
@@ -198,7 +206,7 @@ test-aarch64: deps-aarch64 $(AARCH64_TEST)
 
 # ---------------------------------------------------------------------------
 test: deps
-	@$(MAKE) --no-print-directory check-headers unit-test emu-test e2e-test
+	@$(MAKE) --no-print-directory check-headers check-includes unit-test emu-test e2e-test
 
 # scan-build re-runs the whole build from scratch with the analyzer as CC.
 check: deps
