@@ -21,7 +21,8 @@
  *	sq_atomic.h  compare-and-swap, fetch-and-add, the masked atomics
  *	sq_mw.h      memory windows: type-2 bind, local invalidate
  *	sq_ud.h      UD sends
- *	sq_batch.h   work requests in the ibv_post_send shape, and lists of them
+ *	sq_wr.h      a work request in the ibv_send_wr shape, whatever its opcode
+ *	sq_batch.h   work requests posted one at a time or as a list
  *
  * Space is counted in 64-byte basic blocks (BB), not in work requests: a
  * WQE takes 1 to 16 BBs. Each committed WQE records, in two side tables

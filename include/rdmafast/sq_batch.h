@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * rdmafast/sq_batch.h - work requests in the ibv_post_send shape: one struct
- * per WQE, whatever its opcode, posted one at a time or as a list that
- * rings once. A switch on the opcode picks the one-call post: for the
- * hot path, call that post directly.
+ * rdmafast/sq_batch.h - work requests (struct rf_sq_wr, sq_wr.h) posted one
+ * at a time or as a list that rings once, the shape of ibv_post_send(). A
+ * switch on the opcode picks the one-call post: on a hot path, call that
+ * post directly.
  */
 #ifndef RDMAFAST_SQ_BATCH_H
 #define RDMAFAST_SQ_BATCH_H
@@ -16,48 +16,14 @@
 #include <rdmafast/hw/wqe.h>
 #include <rdmafast/types.h>
 #include <rdmafast/sq.h>
+#include <rdmafast/sq_wr.h>
 #include <rdmafast/sq_slots.h>
 #include <rdmafast/sq_data.h>
 #include <rdmafast/sq_atomic.h>
 #include <rdmafast/detail/sq_data.h>
+#include <rdmafast/detail/sq_batch.h>
 
 RF_BEGIN_DECLS
-
-enum rf_wr_opcode {
-	RF_WR_SEND = 0,
-	RF_WR_SEND_IMM,
-	RF_WR_SEND_INV,
-	RF_WR_WRITE,
-	RF_WR_WRITE_IMM,
-	RF_WR_READ,
-	RF_WR_CAS,		/* 8 bytes: compare_add = compare, swap */
-	RF_WR_FAA,		/* 8 bytes: compare_add = add */
-	RF_WR_MASKED_CS32,	/* compare_add/compare_mask, swap/swap_mask */
-	RF_WR_MASKED_CS64,
-	RF_WR_MASKED_FA32,	/* compare_add = add, swap_mask = field boundary */
-	RF_WR_MASKED_FA64,
-	RF_WR_NOP,
-};
-
-/*
- * One work request for rf_sq_post_batch(). Atomics use sg_list[0] as the
- * result buffer.
- */
-struct rf_sq_wr {
-	uint64_t wr_id;
-	const struct rf_sge *sg_list;
-	uint32_t num_sge;
-	uint32_t opcode;	/* enum rf_wr_opcode */
-	uint32_t flags;		/* RF_SEND_* | RF_SEND_INLINE */
-	__be32   imm;		/* SEND_IMM / WRITE_IMM */
-	uint32_t rkey;
-	uint32_t inv_rkey;	/* SEND_INV */
-	uint64_t remote_addr;
-	uint64_t compare_add;
-	uint64_t swap;
-	uint64_t compare_mask;
-	uint64_t swap_mask;
-};
 
 /* Post one work request; the generic (switching) path. */
 static inline int rf_sq_post_wr(struct rf_sq *sq, const struct rf_sq_wr *wr)
@@ -68,15 +34,11 @@ static inline int rf_sq_post_wr(struct rf_sq *sq, const struct rf_sq_wr *wr)
 
 	switch (wr->opcode) {
 	case RF_WR_SEND:
-		return inl ? rf__sq_post_gather_inline(sq, RF_OPCODE_SEND, wr->imm, 0,
-								     wr->rkey, wr->remote_addr, s,
-								     wr->num_sge, fl, wr->wr_id)
+		return inl ? rf__sq_post_wr_inline(sq, wr, RF_OPCODE_SEND, 0)
 			   : rf__sq_post_sg(sq, RF_OPCODE_SEND, 0, 0, 0, 0, s,
 					    wr->num_sge, fl, wr->wr_id);
 	case RF_WR_SEND_IMM:
-		return inl ? rf__sq_post_gather_inline(sq, RF_OPCODE_SEND_IMM, wr->imm, 0,
-								     wr->rkey, wr->remote_addr, s,
-								     wr->num_sge, fl, wr->wr_id)
+		return inl ? rf__sq_post_wr_inline(sq, wr, RF_OPCODE_SEND_IMM, 0)
 			   : rf__sq_post_sg(sq, RF_OPCODE_SEND_IMM, wr->imm, 0, 0, 0,
 					    s, wr->num_sge, fl, wr->wr_id);
 	case RF_WR_SEND_INV:
@@ -84,16 +46,12 @@ static inline int rf_sq_post_wr(struct rf_sq *sq, const struct rf_sq_wr *wr)
 				      rf_htobe32(wr->inv_rkey), 0, 0, 0, s,
 				      wr->num_sge, fl, wr->wr_id);
 	case RF_WR_WRITE:
-		return inl ? rf__sq_post_gather_inline(sq, RF_OPCODE_RDMA_WRITE, wr->imm, 1,
-								     wr->rkey, wr->remote_addr, s,
-								     wr->num_sge, fl, wr->wr_id)
+		return inl ? rf__sq_post_wr_inline(sq, wr, RF_OPCODE_RDMA_WRITE, 1)
 			   : rf__sq_post_sg(sq, RF_OPCODE_RDMA_WRITE, 0, 1, wr->rkey,
 					    wr->remote_addr, s, wr->num_sge, fl,
 					    wr->wr_id);
 	case RF_WR_WRITE_IMM:
-		return inl ? rf__sq_post_gather_inline(sq, RF_OPCODE_RDMA_WRITE_IMM, wr->imm, 1,
-								     wr->rkey, wr->remote_addr, s,
-								     wr->num_sge, fl, wr->wr_id)
+		return inl ? rf__sq_post_wr_inline(sq, wr, RF_OPCODE_RDMA_WRITE_IMM, 1)
 			   : rf__sq_post_sg(sq, RF_OPCODE_RDMA_WRITE_IMM, wr->imm, 1,
 					    wr->rkey, wr->remote_addr, s,
 					    wr->num_sge, fl, wr->wr_id);

@@ -39,7 +39,7 @@ enum {
  */
 #define RF_SEND_RING 0x20000U
 
-/* Flag of struct rf_sq_wr only (sq_batch.h): copy the gather list into the WQE. */
+/* Flag of struct rf_sq_wr only (sq_wr.h): copy the gather list into the WQE. */
 #define RF_SEND_INLINE 0x10000U
 
 /* ---- A gather/scatter entry: same layout as struct ibv_sge ------------- */

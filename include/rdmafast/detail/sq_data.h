@@ -208,35 +208,6 @@ RF_INLINE int rf__sq_post_sg(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 	return 0;
 }
 
-
-/*
- * The inline form of a gather list (rf_sq_post_wr() with RF_SEND_INLINE):
- * the entries copied into a stack buffer, then an inline post of it.
- */
-static inline int rf__sq_post_gather_inline(struct rf_sq *sq, uint8_t opcode, __be32 imm,
-					    int has_raddr, uint32_t rkey, uint64_t raddr,
-					    const struct rf_sge *sg, uint32_t n,
-					    uint32_t flags, uint64_t wr_id)
-{
-	uint8_t buf[RF_INLINE_MAX_LEN];
-	uint32_t i, len = 0;
-
-	/* check the total before reading any of it */
-	for (i = 0; i < n; i++) {
-		if (sg[i].length > sq->max_inline - len ||
-		    sg[i].length > sizeof(buf) - len)
-			return -EINVAL;
-		len += sg[i].length;
-	}
-	for (i = 0, len = 0; i < n; i++) {
-		__builtin_memcpy(buf + len, (const void *)(uintptr_t)sg[i].addr,
-				 sg[i].length);
-		len += sg[i].length;
-	}
-	return rf__sq_post_inline(sq, opcode, imm, has_raddr, rkey, raddr, buf, len,
-				  flags, wr_id);
-}
-
 RF_END_DECLS
 
 #endif /* RDMAFAST_DETAIL_SQ_DATA_H */
