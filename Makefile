@@ -31,7 +31,8 @@ RF_CPPFLAGS := -Iinclude
 VERSION := $(shell sed -n 's/^\#define RF_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' \
                  include/rdmafast/version.h | paste -sd.)
 
-HEADERS := $(sort $(wildcard include/rdmafast/*.h include/rdmafast/hw/*.h))
+HEADERS := $(sort $(wildcard include/rdmafast/*.h include/rdmafast/hw/*.h \
+                               include/rdmafast/detail/*.h))
 
 .PHONY: all test check install uninstall clean deps deps-aarch64 check-headers unit-bins \
         unit-test e2e-test examples run bench test-aarch64 check-layout
@@ -114,6 +115,14 @@ $(BUILD)/hdrcheck/%.ok: include/%.h $(HEADERS)
 	@touch $@
 
 check-headers: $(HDR_STAMPS)
+
+# The include graph of the public headers: no cycle, rq.h/srq.h/mad.h free
+# of the send queue and the CQ, hw/ free of everything but hw/ (the rules
+# are in the script, which first proves that each of them can fail).
+.PHONY: check-includes
+check-includes:
+	@sh tools/check-includes.sh --self-test
+	sh tools/check-includes.sh include
 
 # ---------------------------------------------------------------------------
 # End-to-end tests: rdmafast driving real libibverbs/libmlx5 queues, on the
@@ -198,7 +207,7 @@ test-aarch64: deps-aarch64 $(AARCH64_TEST)
 
 # ---------------------------------------------------------------------------
 test: deps
-	@$(MAKE) --no-print-directory check-headers check-layout unit-test emu-test e2e-test
+	@$(MAKE) --no-print-directory check-headers check-includes check-layout unit-test emu-test e2e-test
 
 # scan-build re-runs the whole build from scratch with the analyzer as CC.
 check: deps
@@ -209,9 +218,11 @@ check: deps
 
 # ---------------------------------------------------------------------------
 install: install-emu
-	install -d $(DESTDIR)$(INCLUDEDIR)/rdmafast/hw $(DESTDIR)$(PKGCONFIGDIR)
+	install -d $(DESTDIR)$(INCLUDEDIR)/rdmafast/hw $(DESTDIR)$(INCLUDEDIR)/rdmafast/detail \
+	    $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 644 $(wildcard include/rdmafast/*.h) $(DESTDIR)$(INCLUDEDIR)/rdmafast/
 	install -m 644 $(wildcard include/rdmafast/hw/*.h) $(DESTDIR)$(INCLUDEDIR)/rdmafast/hw/
+	install -m 644 $(wildcard include/rdmafast/detail/*.h) $(DESTDIR)$(INCLUDEDIR)/rdmafast/detail/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    -e 's|@VERSION@|$(VERSION)|' rdmafast.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/rdmafast.pc
 

@@ -38,7 +38,7 @@
 
 #include <rdmafast/compiler.h>
 #include <rdmafast/hw/endian.h>
-#include <rdmafast/cq.h>	/* struct rf_wc */
+#include <rdmafast/types.h>	/* struct rf_wc */
 
 RF_BEGIN_DECLS
 

@@ -30,7 +30,7 @@
 #include <rdmafast/hw/barrier.h>
 #include <rdmafast/hw/doorbell.h>
 #include <rdmafast/hw/wqe.h>
-#include <rdmafast/sq.h>	/* struct rf_sge */
+#include <rdmafast/types.h>	/* struct rf_sge */
 
 RF_BEGIN_DECLS
 

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * rdmafast/cq.h in host memory, with CQEs written the way the device
- * writes them: ownership across laps (64- and 128-byte entries), decoding
- * of requester, responder and error CQEs, retirement of SQ basic blocks
- * through selective signaling, RQ and SRQ returns, stale QPNs,
- * scatter-to-CQE copies, the consumer-index record and the arm doorbell.
+ * The CQ (rdmafast/cq.h, cq_poll.h) in host memory, with CQEs written the
+ * way the device writes them: ownership across laps (64- and 128-byte
+ * entries), decoding of requester, responder and error CQEs, retirement of
+ * SQ basic blocks through selective signaling, RQ and SRQ returns, stale
+ * QPNs, scatter-to-CQE copies, the consumer-index record and the arm
+ * doorbell.
  */
 #include <errno.h>
 #include <stdint.h>

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * rdmafast/sq.h in host memory: the bytes of every WQE kind, decoded field
- * by field; space accounting in basic blocks (full queue, nothing written);
- * inline and SGE limits; NOP padding at the queue end; three laps and the
- * 16-bit WQE index wrap; BlueFlame versus doorbell rings; batches.
+ * The send queue (rdmafast/sq*.h) in host memory: the bytes of every WQE
+ * kind, decoded field by field; space accounting in basic blocks (full
+ * queue, nothing written); inline and SGE limits; NOP padding at the queue
+ * end; three laps and the 16-bit WQE index wrap; BlueFlame versus doorbell
+ * rings; batches.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -697,10 +698,10 @@ Test(sq, post_with_ring_flag)
 
 /*
  * A one-BB post with RF_SEND_RING writes BlueFlame from the registers it
- * built the WQE in (sq.h, rf__sq_end_bb()): the register half gets the
- * WQE's len bytes and zeros from byte `zeros` (0: not checked), whatever
- * stale bytes the queue holds past the WQE (0xa5 at first, then older
- * WQEs).
+ * built the WQE in (detail/sq_post.h, rf__sq_end_bb()): the register half
+ * gets the WQE's len bytes and zeros from byte `zeros` (0: not checked),
+ * whatever stale bytes the queue holds past the WQE (0xa5 at first, then
+ * older WQEs).
  */
 static void check_bf_from_registers(struct rft_sq *t, const uint8_t *half,
 				    unsigned len, unsigned zeros)
@@ -766,8 +767,8 @@ Test(sq, one_bb_wqes_ring_from_registers)
  * matches, from its opcode (after the WQE index) to the end of the
  * payload, the one a variable length builds segment by segment; the
  * register gets zeros right after the payload. -O0 has no constant
- * lengths, and only x86 writes payloads from registers (sq.h): elsewhere
- * both copy, and the register then carries stale bytes.
+ * lengths, and only x86 writes payloads from registers (detail/wqe_regs.h):
+ * elsewhere both copy, and the register then carries stale bytes.
  */
 #if defined(__OPTIMIZE__) && RF__INLINE_FROM_REGS
 #define INL_ZEROS(end) (end)

@@ -34,7 +34,6 @@
 #include <rdmafast/compiler.h>
 #include <rdmafast/hw/endian.h>
 #include <rdmafast/hw/barrier.h>
-#include <rdmafast/hw/wqe.h>
 
 RF_BEGIN_DECLS
 
@@ -191,63 +190,6 @@ RF_INLINE void rf_ring_bf(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
 	rf_dbrec_set(sq_dbrec, pi);
 	rf_wc_start();		/* dbrec store before BlueFlame MMIO stores */
 	rf_bf_copy(cur, wqe, nbb);
-	rf_wc_flush();		/* BF stores out before the other half is used */
-	rf__bf_toggle(bf, cur);
-}
-
-/*
- * Zeros from byte o (a constant) to the end of a 64-byte BlueFlame block,
- * in stores of 1, 2, 4 and 8 bytes up to 16-byte alignment and of 16
- * after: every byte of the block is written, so the write-combining
- * buffer goes out as one 64-byte burst.
- */
-RF_INLINE void rf__bf_zero_tail(volatile uint8_t *d, unsigned o)
-{
-	const rf__v16 zero = {0, 0};
-
-	if ((o & 1) && o < 64)
-		d[o++] = 0;
-	if ((o & 2) && o < 64) {
-		*(volatile rf__u16u *)(d + o) = 0;
-		o += 2;
-	}
-	if ((o & 4) && o < 64) {
-		*(volatile rf__u32u *)(d + o) = 0;
-		o += 4;
-	}
-	if ((o & 8) && o < 64) {
-		*(volatile rf__u64u *)(d + o) = 0;
-		o += 8;
-	}
-	if (o < 64)
-		*(volatile rf__v16 *)(d + o) = zero;
-	if (o + 16 < 64)
-		*(volatile rf__v16 *)(d + o + 16) = zero;
-	if (o + 32 < 64)
-		*(volatile rf__v16 *)(d + o + 32) = zero;
-}
-
-/*
- * rf_ring_bf_bb - rf_ring_bf() for a one-BB WQE built in registers (hw/wqe.h,
- * struct rf_wqe_bb): the BlueFlame stores write words 0..n-1 of bb, then,
- * with inl, an inline segment of inl payload bytes at word n
- * (rf_wqe_bb_inline()), then zeros. The WQE is not read back from the queue.
- * n and inl are constants at every call site.
- */
-RF_INLINE void rf_ring_bf_bb(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
-			     const struct rf_wqe_bb *bb, unsigned n, uint32_t inl)
-{
-	uint8_t *cur = bf->cur;
-	volatile uint64_t *d = (volatile uint64_t *)cur;
-	unsigned o = 8 * n;
-
-	rf_dma_wmb();		/* WQE stores before dbrec store */
-	rf_dbrec_set(sq_dbrec, pi);
-	rf_wc_start();		/* dbrec store before BlueFlame MMIO stores */
-	RF__BB_STORE(d, bb->q, n);
-	if (inl)
-		o = rf_wqe_bb_store_inline(cur, bb, n, inl);
-	rf__bf_zero_tail(cur, o);
 	rf_wc_flush();		/* BF stores out before the other half is used */
 	rf__bf_toggle(bf, cur);
 }

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rdmafast/cq_poll.h - completions decoded: struct rf_wc records, and the
+ * WQEs they complete retired.
+ *
+ *	n = rf_cq_poll(cq, wc, max);   up to max records; retires SQ/RQ/SRQ
+ *	                               slots; updates the CI once
+ *
+ * rf_cq_poll() maps a CQE to its queue by QPN through a small table of
+ * attached QPs (rf_cq_attach()) with the last match cached, which makes the
+ * usual one or two QPs per CQ a single compare. Successful requester CQEs
+ * have a faster path still: one compare of the CQE's last 8 bytes (op_own:
+ * owned, requester, normal format; sop_drop_qpn: the last requester CQE's
+ * QP and WQE opcode) replaces the ownership test, the QPN lookup and the
+ * opcode decoding (struct rf_cq, want). Requester CQEs retire SQ
+ * basic blocks through the SQ's side table (one CQE retires every earlier
+ * unsignaled WQE, rdmafast/sq.h); responder CQEs return the RQ slot's
+ * wr_id or put the SRQ WQE back on the free list. CQEs for QPNs that are
+ * not attached (a destroyed QP: libmlx5 stops cleaning a CQ once
+ * mlx5dv_init_obj() made it DV-owned) are consumed and counted in
+ * cq->nstale, never returned.
+ *
+ * Scatter-to-CQE: small receives (<= 32 bytes with 64-byte CQEs, <= 64
+ * with 128-byte ones) and, on QPs created with sq_sig_all or
+ * MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE, small READ/atomic responses may
+ * arrive inside the CQE instead of the buffer. rf_cq_poll() copies them to
+ * where the WQE pointed (slow path, only for such CQEs). rf_cq_peek() users
+ * must do it themselves (rf_cqe_format()). Buffers the CPU cannot write
+ * (GPU memory) need scatter-to-CQE disabled at QP creation: rdmafast's
+ * rf_qp_create_ibv() does that by default (rdmafast/verbs.h).
+ *
+ * Not supported: compressed CQEs (create CQs without compression; such a
+ * CQE is reported as RF_WC_GENERAL_ERR), CQ resize, tag matching.
+ */
+#ifndef RDMAFAST_CQ_POLL_H
+#define RDMAFAST_CQ_POLL_H
+
+#include <stdint.h>
+
+#include <rdmafast/compiler.h>
+#include <rdmafast/hw/cqe.h>
+#include <rdmafast/types.h>
+#include <rdmafast/cq.h>
+#include <rdmafast/detail/cq_decode.h>
+#include <rdmafast/detail/cq_poll.h>
+
+RF_BEGIN_DECLS
+
+/*
+ * rf_cq_decode - turn the CQE that rf_cq_peek() returned into *wc and
+ * retire its WQE(s). Returns 1, or 0 when the CQE carried no work
+ * completion (stale QPN, SIG_ERR); either way the caller then advances
+ * past it.
+ */
+RF_INLINE int rf_cq_decode(struct rf_cq *cq, struct rf_cqe64 *cqe, struct rf_wc *wc)
+{
+	return rf__cq_decode(cq, cqe, cqe->op_own, wc);
+}
+
+/*
+ * rf_cq_poll - decode up to n completions into wc[0..), retire the WQEs
+ * they complete, and update the CQ's consumer index once. Returns how many
+ * records were written (0 when the CQ is empty). Error CQEs are records
+ * like any other (wc->status != RF_WC_SUCCESS).
+ *
+ * The fast path is a successful requester CQE in the normal format whose
+ * sop_drop_qpn word equals the cached one: its tail word, counter and
+ * signature masked off, equals cq->want, so one 8-byte load, an XOR and a
+ * test establish ownership, the kind of CQE, the QP and the WQE opcode,
+ * and the counter comes from the same register. Such CQEs are taken in
+ * runs bounded once by the buffer end and n (rf__cq_run()); unless the
+ * WQE opcode is a READ or an atomic, nothing else is read from them. The
+ * send queue's consumer index is written once, after the loop, for the
+ * last CQE retired this way (every earlier WQE is retired with it).
+ * Everything else goes through rf_cq_decode().
+ */
+RF_INLINE int rf_cq_poll(struct rf_cq *cq, struct rf_wc *wc, int n)
+{
+	struct rf__cq_batch b;
+	union rf__wc_view *w = (union rf__wc_view *)wc, *wend, *stop;
+
+	if (RF_UNLIKELY(n <= 0))
+		return 0;
+	b.p = cq->cur;
+	b.step = cq->cqe_size;
+	b.left = cq->left;
+	b.done = RF__CQ_NONE;
+	rf__cq_batch_load(&b, cq);
+	if (b.left == 0)
+		__builtin_unreachable();	/* rf_cq.left; lets n = 1 fold */
+	wend = w + n;
+	/*
+	 * The usual call: n fast-path CQEs short of the buffer end. It ends
+	 * on its own copy of the bookkeeping, where the count is n and a slot
+	 * to retire is known to exist.
+	 */
+	stop = rf__cq_stop(&b, w, wend);
+	w = b.len ? rf__cq_run(&b, w, stop, 1) : rf__cq_run(&b, w, stop, 0);
+	b.left -= (uint32_t)(w - (union rf__wc_view *)wc);
+	if (RF_LIKELY(w == wend && b.left != 0)) {
+		rf__cq_poll_end(cq, &b, (uint32_t)n);
+		return n;
+	}
+	b.used = (uint32_t)(w - (union rf__wc_view *)wc);
+	w = rf__cq_poll_more(cq, &b, w, stop, wend);
+	if (!b.used)
+		return 0;
+	rf__cq_poll_end(cq, &b, b.used);
+	return (int)(w - (union rf__wc_view *)wc);
+}
+
+RF_END_DECLS
+
+#endif /* RDMAFAST_CQ_POLL_H */

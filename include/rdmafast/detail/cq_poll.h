@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rdmafast/detail/cq_poll.h - the batch loop of rf_cq_poll(): runs of
+ * fast-path CQEs, the rest one by one, the consumer index published once.
+ *
+ * Private: this is rdmafast's machinery, not its API. Users include
+ * <rdmafast/rdmafast.h> and never this file; names, arguments and
+ * layout here change without notice.
+ */
+#ifndef RDMAFAST_DETAIL_CQ_POLL_H
+#define RDMAFAST_DETAIL_CQ_POLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdmafast/compiler.h>
+#include <rdmafast/hw/endian.h>
+#include <rdmafast/hw/barrier.h>
+#include <rdmafast/hw/cqe.h>
+#include <rdmafast/types.h>
+#include <rdmafast/sq.h>
+#include <rdmafast/cq.h>
+#include <rdmafast/detail/cq.h>
+#include <rdmafast/detail/sq_slots.h>
+#include <rdmafast/detail/cq_decode.h>
+
+RF_BEGIN_DECLS
+
+/*
+ * The state of one rf_cq_poll() call. The cursor, want and what the fast
+ * path reads per CQE are copied out of the CQ once: the record stores may
+ * alias the CQ's fields (and rf_dma_rmb() is a memory clobber), so reading
+ * them through cq would reload each one per CQE. They are copied again
+ * only after the slow path, which may refill them.
+ */
+struct rf__cq_batch {
+	uint8_t  *p;		/* cq->cur */
+	uint64_t  want;
+	const struct rf__sq_wr_id *wr_id;
+	uint32_t  mask;
+	uint32_t  len;		/* cq->req_len */
+	/* the slot retired last (pointer-sized: it indexes), or RF__CQ_NONE */
+	size_t    done;
+	rf__v8u16 rec;
+	size_t    step;
+	uint32_t  left;		/* cq->left */
+	uint32_t  used;		/* CQEs consumed */
+};
+
+#define RF__CQ_NONE (~(size_t)0)	/* no slot: masks are below 0x8000 */
+
+RF_INLINE void rf__cq_batch_load(struct rf__cq_batch *b, const struct rf_cq *cq)
+{
+	b->want = cq->want;
+	b->wr_id = cq->req_wr_id;
+	b->mask = cq->req_mask;
+	b->len = cq->req_len;
+	b->rec = cq->req_rec;
+}
+
+/*
+ * Write the records of fast-path CQEs from b->p on, stopping at stop (the
+ * caller bounds it by the buffer end) or before the first CQE that is not
+ * one. Returns where the records end. len (a constant: b->len, tested by
+ * the caller once per run) says whether the records carry byte_len; when
+ * they do not, nothing but the tail word is read from the CQE.
+ */
+RF_INLINE union rf__wc_view *rf__cq_run(struct rf__cq_batch *b, union rf__wc_view *w,
+					union rf__wc_view *stop, int len)
+{
+	do {
+		struct rf_cqe64 *cqe = (struct rf_cqe64 *)b->p;
+		/* one load: op_own comes with the fields it vouches for */
+		uint64_t x = *(volatile const rf__cqe_tail_t *)&cqe->sop_drop_qpn ^ b->want;
+		uint32_t counter;
+
+		/* the counter and signature bits of want are 0: x keeps them */
+		if (RF_UNLIKELY(x & RF__CQE_TAIL_MATCH))
+			break;
+		counter = rf__cqe_tail_counter(x);
+		w->v.rec = b->rec;
+		w->wc.wqe_counter = (uint16_t)counter;
+		b->done = counter & b->mask;
+		w->v.wr_id = b->wr_id[b->done].v;
+		if (len) {
+			rf_dma_rmb();	/* owner byte before byte_cnt */
+			w->v.byte_len = rf_be32toh(cqe->byte_cnt);
+		}
+		b->p += b->step;
+	} while (++w != stop);
+	return w;
+}
+
+/*
+ * Where a run from w may stop: n records, or the buffer end. (<=, not <:
+ * with left >= 1 the compilers then know that a run for one record stops
+ * at wend and drop its loop.)
+ */
+RF_INLINE union rf__wc_view *rf__cq_stop(const struct rf__cq_batch *b, union rf__wc_view *w,
+					 union rf__wc_view *wend)
+{
+	return (size_t)(wend - w) <= b->left ? wend : w + b->left;
+}
+
+/*
+ * After a run that ended early or at the buffer end: stop at a hardware
+ * owned CQE, decode one that is not fast-path, wrap, run again.
+ */
+RF_INLINE union rf__wc_view *rf__cq_poll_more(struct rf_cq *cq, struct rf__cq_batch *b,
+					      union rf__wc_view *w, union rf__wc_view *stop,
+					      union rf__wc_view *wend)
+{
+	for (;;) {
+		union rf__wc_view *w0;
+
+		if (w != stop) {
+			/* read again rather than kept from the run: one load on
+			 * this path instead of a register (or spill) on the fast one */
+			struct rf_cqe64 *cqe = (struct rf_cqe64 *)b->p;
+			uint64_t t = *(volatile const rf__cqe_tail_t *)&cqe->sop_drop_qpn;
+
+			if ((t ^ b->want) & RF__CQE_TAIL_OWNER)
+				break;	/* hardware owned: nothing more */
+			rf_dma_rmb();	/* owner byte before the CQE body */
+			if (b->done != RF__CQ_NONE) {
+				rf__sq_retire_slot(cq->req_sq, b->done);
+				b->done = RF__CQ_NONE;
+			}
+			w += rf__cq_decode(cq, cqe, cqe->op_own, &w->wc);
+			rf__cq_batch_load(b, cq);
+			b->p += b->step;
+			b->used++;
+			b->left--;
+		}
+		if (b->left == 0) {
+			b->p = cq->buf;
+			b->left = cq->cqe_cnt;
+			b->want ^= RF__CQE_TAIL_OWNER;
+			cq->want ^= RF__CQE_TAIL_OWNER;
+		}
+		if (w == wend)
+			break;
+		stop = rf__cq_stop(b, w, wend);
+		w0 = w;
+		w = b->len ? rf__cq_run(b, w, stop, 1) : rf__cq_run(b, w, stop, 0);
+		b->used += (uint32_t)(w - w0);
+		b->left -= (uint32_t)(w - w0);
+	}
+	return w;
+}
+
+/*
+ * Retire the last fast-path slot and publish the cursor and the consumer
+ * index after consuming used CQEs.
+ */
+RF_INLINE void rf__cq_poll_end(struct rf_cq *cq, const struct rf__cq_batch *b, uint32_t used)
+{
+	uint32_t ci = cq->ci + used;
+
+	if (b->done != RF__CQ_NONE)
+		rf__sq_retire_slot(cq->req_sq, b->done);
+	cq->ci = ci;
+	cq->cur = b->p;
+	cq->left = b->left;
+	rf_cq_update_ci(cq);
+}
+
+RF_END_DECLS
+
+#endif /* RDMAFAST_DETAIL_CQ_POLL_H */

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rdmafast/detail/sq.h - the send queue's encodings: the side-table entries,
+ * the control segment as the two 8-byte words the posts store, the mask
+ * of the post flags that are control-segment bits, the DS of a data body.
+ *
+ * Private: this is rdmafast's machinery, not its API. Users include
+ * <rdmafast/rdmafast.h> and never this file; names, arguments and
+ * layout here change without notice.
+ */
+#ifndef RDMAFAST_DETAIL_SQ_H
+#define RDMAFAST_DETAIL_SQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdmafast/compiler.h>
+#include <rdmafast/hw/endian.h>
+#include <rdmafast/hw/wqe.h>
+
+RF_BEGIN_DECLS
+
+#define RF__SEND_FM  0xffU	/* the post flags that go into fm_ce_se */
+
+/* DS of a one-data-segment body: none for length 0 (0 would mean 2 GiB). */
+#define RF__DS_DATA(len) ((uint32_t)((len) != 0))
+
+/*
+ * Side-table entries (struct rf_sq). Wrapped in structs so that the
+ * compiler knows a store to one does not alias an rf_sq field of the same
+ * integer type: after a plain uint64_t or uint32_t array store it reloads
+ * the queue's fields, in a burst of posts once per WQE.
+ */
+struct rf__sq_wr_id { uint64_t v; };
+struct rf__sq_end { uint32_t v; };
+
+/*
+ * ctrl bytes 8..15 with fm_ce_se = fm (and the rest 0), as the 8-byte word
+ * stored: fm is byte 11.
+ */
+RF_INLINE uint64_t rf__sq_fm_bits(uint32_t fm)
+{
+#if RF_LITTLE_ENDIAN
+	return (uint64_t)fm << 24;
+#else
+	return (uint64_t)fm << 32;
+#endif
+}
+
+/*
+ * ctrl bytes 0..7 as the 8-byte word stored: opmod_idx_opcode (opmod, the
+ * WQE index pi & 0xffff, opcode), then qpn_ds plus ds_add DS units. A post
+ * adds rf__sq_ctrl_lo(0, pi, opcode, opmod, ds) to sq->ctrl_lo: with the
+ * opcode, opmod and DS constant, that is the index swapped into place
+ * (three instructions) and one add. Adding is exact: the parts do not
+ * overlap and the DS byte never carries (at most 63).
+ */
+RF_INLINE uint64_t rf__sq_ctrl_lo(__be32 qpn_ds, uint32_t pi, uint8_t opcode,
+				  uint8_t opmod, uint32_t ds_add)
+{
+#if RF_LITTLE_ENDIAN
+	uint64_t idx = pi & 0xffffU;	/* bytes 1..2 once swapped from 5..6 */
+
+	return ((uint64_t)(RF_FORCE uint32_t)qpn_ds << 32) +
+	       (((uint64_t)ds_add << 56) | ((uint32_t)opcode << 24) | opmod) +
+	       __builtin_bswap64(idx << 40);
+#else
+	return (RF_FORCE uint32_t)qpn_ds + ds_add +
+	       ((uint64_t)(((uint32_t)opmod << 24) | ((uint32_t)(uint16_t)pi << 8) |
+			   opcode) << 32);
+#endif
+}
+
+/*
+ * The control segment as the posts store it: bytes 0..7 (opmod_idx_opcode,
+ * qpn_ds) and 8..15 (signature 0, DCI id 0, fm_ce_se, imm), one 8-byte
+ * store each.
+ * Stores go through this union rather than memcpy: a memcpy store may
+ * alias anything, which made the compiler reload every rf_sq field after
+ * it (and in a batch, in every iteration); a union member store only
+ * aliases what the union contains, and reads through struct
+ * rf_wqe_ctrl_seg stay ordered with it because that struct is a member.
+ */
+union rf__ctrl_view {
+	struct rf_wqe_ctrl_seg seg;
+	struct {
+		uint64_t lo;	/* rf__sq_ctrl_lo() */
+		uint64_t hi;	/* rf__sq_ctrl_hi() */
+	} q;
+	uint64_t bb[8];	/* a WQE built in registers (rf__sq_end_bb()) */
+};
+
+/* Bytes 8..15 of a control segment: rf__sq_fm_bits() and imm (bytes 12..15). */
+RF_INLINE uint64_t rf__sq_ctrl_hi(uint64_t fm_bits, __be32 imm)
+{
+#if RF_LITTLE_ENDIAN
+	return ((uint64_t)(RF_FORCE uint32_t)imm << 32) | fm_bits;
+#else
+	return fm_bits | (RF_FORCE uint32_t)imm;
+#endif
+}
+
+/* Fill a control segment as rf_set_ctrl_seg() does, in two stores. */
+RF_INLINE void rf__sq_set_ctrl(struct rf_wqe_ctrl_seg *c, uint32_t pi, uint8_t opcode,
+			       uint8_t opmod, __be32 qpn_ds, uint64_t fm_bits, __be32 imm)
+{
+	union rf__ctrl_view *v = (union rf__ctrl_view *)c;
+
+	v->q.lo = rf__sq_ctrl_lo(qpn_ds, pi, opcode, opmod, 0);
+	v->q.hi = rf__sq_ctrl_hi(fm_bits, imm);
+}
+
+RF_END_DECLS
+
+#endif /* RDMAFAST_DETAIL_SQ_H */

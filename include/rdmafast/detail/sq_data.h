@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rdmafast/detail/sq_data.h - the builders behind the data posts of
+ * sq_data.h: one SGE in one basic block, inline payload, SGE lists.
+ *
+ * Private: this is rdmafast's machinery, not its API. Users include
+ * <rdmafast/rdmafast.h> and never this file; names, arguments and
+ * layout here change without notice.
+ */
+#ifndef RDMAFAST_DETAIL_SQ_DATA_H
+#define RDMAFAST_DETAIL_SQ_DATA_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdmafast/compiler.h>
+#include <rdmafast/hw/endian.h>
+#include <rdmafast/hw/wqe.h>
+#include <rdmafast/types.h>
+#include <rdmafast/sq.h>
+#include <rdmafast/detail/sq.h>
+#include <rdmafast/detail/copy.h>
+#include <rdmafast/detail/wqe_regs.h>
+#include <rdmafast/detail/sq_post.h>
+
+RF_BEGIN_DECLS
+
+/*
+ * The one-BB posts with one SGE, ctrl [xrc] body, where bb holds the body
+ * in words 2..n-1 (RDMA: raddr and data segments; SEND: the data segment):
+ * at most 4 DS with the XRC segment, so always one BB. tseg is a constant
+ * (rf__sq_post_bb1() tests the queue once). RC/UC stores bb as it is and
+ * may ring from it; XRC stores its words after the XRC segment.
+ */
+RF_INLINE int rf__sq_post_bb1_t(struct rf_sq *sq, int tseg, uint8_t opcode, __be32 imm,
+				struct rf_wqe_bb *bb, unsigned n, uint32_t ds_body,
+				uint32_t flags, uint64_t wr_id)
+{
+	struct rf__sq_wqe w;
+	int rc = rf__sq_open(sq, &w, 1, flags, tseg);
+
+	if (RF_UNLIKELY(rc))
+		return rc;
+	if (!tseg) {
+		rf__sq_end_bb(sq, &w, bb, n, 0, opcode, ds_body, imm, wr_id);
+	} else {
+		RF__BB_STORE(((union rf__ctrl_view *)w.body)->bb, bb->q + 2, n - 2);
+		rf__sq_end(sq, &w, opcode, 0, ds_body, imm, wr_id);
+	}
+	return 0;
+}
+
+/*
+ * bb is built by the caller before the branch on the queue kind, so that
+ * a loop of posts builds its loop-invariant words once for both copies.
+ */
+RF_INLINE int rf__sq_post_bb1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
+			      struct rf_wqe_bb *bb, unsigned n, uint32_t ds_body,
+			      uint32_t flags, uint64_t wr_id)
+{
+	if (RF_LIKELY(!rf__sq_tseg_for(sq, opcode)))
+		return rf__sq_post_bb1_t(sq, 0, opcode, imm, bb, n, ds_body, flags, wr_id);
+	return rf__sq_post_bb1_t(sq, 1, opcode, imm, bb, n, ds_body, flags, wr_id);
+}
+
+/* ctrl [xrc] raddr data: WRITE, WRITE_IMM, READ. */
+RF_INLINE int rf__sq_post_rdma1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
+				uint32_t lkey, uint64_t laddr, uint32_t len,
+				uint32_t rkey, uint64_t raddr, uint32_t flags,
+				uint64_t wr_id)
+{
+	struct rf_wqe_bb bb;
+
+	rf_wqe_bb_raddr(&bb, 2, raddr, rkey);
+	rf_wqe_bb_data(&bb, 4, len, lkey, laddr);
+	return rf__sq_post_bb1(sq, opcode, imm, &bb, 6, 1 + RF__DS_DATA(len), flags, wr_id);
+}
+
+/* ctrl [xrc] data: the SEND family on RC/UC/XRC. */
+RF_INLINE int rf__sq_post_send1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
+				uint32_t lkey, uint64_t laddr, uint32_t len,
+				uint32_t flags, uint64_t wr_id)
+{
+	struct rf_wqe_bb bb;
+
+	rf_wqe_bb_data(&bb, 2, len, lkey, laddr);
+	return rf__sq_post_bb1(sq, opcode, imm, &bb, 4, RF__DS_DATA(len), flags, wr_id);
+}
+
+/*
+ * Inline posts with a constant tseg (see rf__sq_post_bb1_t()). The
+ * remote address and key come swapped: swapped once in the caller before
+ * the branch on tseg, a loop of posts swaps them once, outside the loop
+ * (swapped in each branch, gcc swaps them again in every post).
+ */
+RF_INLINE int rf__sq_post_inline_t(struct rf_sq *sq, int tseg, uint8_t opcode,
+				   __be32 imm, int has_raddr, __be32 rkey,
+				   __be64 raddr, const void *data, uint32_t len,
+				   uint32_t flags, uint64_t wr_id)
+{
+	/* on RC/UC (tseg 0) the sizes below fold for a constant len */
+	uint32_t tds = tseg ? sq->tseg_ds : 0;
+	uint32_t body, nbb;
+	struct rf__sq_wqe w;
+	uint8_t *p;
+	int rc;
+
+	/* libmlx5 and UCX leave an empty inline segment out of the WQE */
+	body = (has_raddr ? 1 : 0) + (len ? RF_INLINE_DS(len) : 0);
+	if (RF_UNLIKELY(1 + tds + body > RF_WQE_MAX_DS))
+		return -EINVAL;
+	nbb = (1 + tds + body + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB;
+	rc = rf__sq_open(sq, &w, nbb, flags, tseg);
+	if (RF_UNLIKELY(rc))
+		return rc;
+	/* RC/UC, a constant length, one BB: built in registers */
+	if (RF__INLINE_FROM_REGS && !tseg && __builtin_constant_p(len) && len &&
+	    16 * (1 + has_raddr) + 4 + len <= RF_SEND_WQE_BB) {
+		struct rf_wqe_bb bb;
+		unsigned i = 2;
+
+		if (has_raddr) {
+			bb.q[2] = (RF_FORCE uint64_t)raddr;
+			bb.q[3] = rf_wqe_word(rkey, 0);
+			i = 4;
+		}
+		rf_wqe_bb_inline(&bb, data, len);
+		rf__sq_end_bb(sq, &w, &bb, i, len, opcode, body, imm, wr_id);
+		return 0;
+	}
+	p = (uint8_t *)w.body;
+	if (has_raddr) {
+		struct rf_wqe_raddr_seg *r = (struct rf_wqe_raddr_seg *)p;
+
+		r->raddr = raddr;
+		r->rkey = rkey;
+		r->reserved = 0;
+		p += sizeof(*r);
+	}
+	if (len) {
+		rf_set_inline_hdr((struct rf_wqe_inline_seg *)p, len);
+		rf__copy_inline(p + sizeof(struct rf_wqe_inline_seg),
+				(const uint8_t *)data, len);
+	}
+	rf__sq_end(sq, &w, opcode, 0, body, imm, wr_id);
+	return 0;
+}
+
+/*
+ * Inline posts: ctrl [xrc] [raddr] inline(4 + len). has_raddr is a
+ * constant at every call site.
+ */
+RF_INLINE int rf__sq_post_inline(struct rf_sq *sq, uint8_t opcode, __be32 imm,
+				 int has_raddr, uint32_t rkey, uint64_t raddr,
+				 const void *data, uint32_t len, uint32_t flags,
+				 uint64_t wr_id)
+{
+	__be32 rkey_be = rf_htobe32(rkey);
+	__be64 raddr_be = rf_htobe64(raddr);
+
+	if (RF_LIKELY(len < sq->inline_rc_lim))
+		return rf__sq_post_inline_t(sq, 0, opcode, imm, has_raddr, rkey_be,
+					    raddr_be, data, len, flags, wr_id);
+	/* RC/UC over max_inline, or any queue over it */
+	if (RF_UNLIKELY(!sq->tseg_ds || len > sq->max_inline))
+		return -EINVAL;
+	return rf__sq_post_inline_t(sq, 1, opcode, imm, has_raddr, rkey_be,
+				    raddr_be, data, len, flags, wr_id);
+}
+
+/*
+ * Scatter/gather posts: ctrl [xrc] [raddr] data x n, without the
+ * zero-length entries (a data segment of length 0 means 2 GiB).
+ */
+RF_INLINE int rf__sq_post_sg(struct rf_sq *sq, uint8_t opcode, __be32 imm,
+			     int has_raddr, uint32_t rkey, uint64_t raddr,
+			     const struct rf_sge *sg, uint32_t n, uint32_t flags,
+			     uint64_t wr_id)
+{
+	uint32_t i, body, nbb;
+	struct rf__sq_wqe w;
+	struct rf_wqe_data_seg *d;
+	uint8_t *p;
+	int rc;
+
+	if (RF_UNLIKELY(n > sq->max_sge))
+		return -EINVAL;
+	body = has_raddr ? 1 : 0;
+	for (i = 0; i < n; i++)
+		body += sg[i].length != 0;
+	if (RF_UNLIKELY(1 + sq->tseg_ds + body > RF_WQE_MAX_DS))
+		return -EINVAL;
+	nbb = (1 + sq->tseg_ds + body + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB;
+	rc = rf__sq_open(sq, &w, nbb, flags, rf__sq_tseg_for(sq, opcode) != 0);
+	if (RF_UNLIKELY(rc))
+		return rc;
+	p = (uint8_t *)w.body;
+	if (has_raddr) {
+		rf_set_raddr_seg((struct rf_wqe_raddr_seg *)p, raddr, rkey);
+		p += sizeof(struct rf_wqe_raddr_seg);
+	}
+	d = (struct rf_wqe_data_seg *)p;
+	for (i = 0; i < n; i++)
+		if (sg[i].length)
+			rf_set_data_seg(d++, sg[i].length, sg[i].lkey, sg[i].addr);
+	rf__sq_end(sq, &w, opcode, 0, body, imm, wr_id);
+	return 0;
+}
+
+RF_END_DECLS
+
+#endif /* RDMAFAST_DETAIL_SQ_DATA_H */

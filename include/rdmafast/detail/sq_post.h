@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rdmafast/detail/sq_post.h - the frame every one-call post shares: open a
+ * WQE (room, padding, the transport segment), close it (control segment,
+ * side tables, the ring that RF_SEND_RING asks for).
+ *
+ * Private: this is rdmafast's machinery, not its API. Users include
+ * <rdmafast/rdmafast.h> and never this file; names, arguments and
+ * layout here change without notice.
+ */
+#ifndef RDMAFAST_DETAIL_SQ_POST_H
+#define RDMAFAST_DETAIL_SQ_POST_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdmafast/compiler.h>
+#include <rdmafast/hw/endian.h>
+#include <rdmafast/hw/doorbell.h>
+#include <rdmafast/hw/wqe.h>
+#include <rdmafast/types.h>
+#include <rdmafast/sq.h>
+#include <rdmafast/detail/sq.h>
+#include <rdmafast/detail/sq_slots.h>
+#include <rdmafast/detail/wqe_regs.h>
+
+RF_BEGIN_DECLS
+
+/*
+ * A WQE being built by a one-call post, kept in registers. The one-call
+ * posts read everything they need from *sq first (rf__sq_open()), then
+ * write the segments, then the control segment, the side table and the
+ * queue state last (rf__sq_end()). In that order no rf_sq field has to be
+ * loaded again after a WQE store, and rf_sq_ring() right after a post
+ * gets pi from the store the compiler just made.
+ */
+struct rf__sq_wqe {
+	struct rf_wqe_ctrl_seg *c;
+	uint8_t *body;		/* after ctrl and transport segment */
+	struct rf__sq_wr_id *wr_id;	/* sq->wr_id */
+	struct rf__sq_end   *wqe_end;	/* sq->wqe_end */
+	size_t   idx;		/* pi & wqe_mask (pointer-sized: it indexes) */
+	uint32_t pi;
+	uint32_t nbb;
+	uint64_t ctrl_lo;	/* sq->ctrl_lo: qpn_ds with ctrl and transport DS */
+	uint64_t fm_bits;	/* sq->ctrl_hi | rf__sq_fm_bits(flags) */
+	int      ring;		/* RF_SEND_RING (a constant at most call sites) */
+};
+
+/*
+ * The field a post of this opcode (a constant) tests to take the RC path
+ * (0) or the one with a transport segment: rd_tseg for READ and the
+ * atomics, which UC does not have, tseg_ds for the rest.
+ */
+RF_INLINE uint8_t rf__sq_tseg_for(const struct rf_sq *sq, uint8_t opcode)
+{
+	return rf_opcode_fetches(opcode) ? sq->rd_tseg : sq->tseg_ds;
+}
+
+/*
+ * Claim nbb BBs for a one-call post: 0 with *w filled, padding done and,
+ * with tseg, the transport segment written; -ENOSPC when the queue has no
+ * room, -EINVAL for tseg on a queue other than XRC, nothing written and
+ * nothing moved either way. tseg is 0 for a queue without a transport
+ * segment (RC/UC; the caller tested rf__sq_tseg_for(), so the body offset
+ * is a constant) or 1: XRC. What else arrives with tseg is refused here,
+ * for every one-call post: UD, whose address vector their body cannot
+ * follow (UD sends go through rf_sq_post_ud_send()), and UC for READ and
+ * the atomics (rd_tseg).
+ *
+ * Every field is loaded before the room test, unconditionally: a loop of
+ * posts (a burst before one ring) then loads them once, outside the loop.
+ * Loaded after the test, they sit in a block the loop may exit before, and
+ * compilers do not hoist loads out of such blocks, so each post reloaded
+ * half a dozen fields.
+ */
+RF_INLINE int rf__sq_open(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb,
+			  uint32_t flags, int tseg)
+{
+	uint32_t pi = sq->pi, mask = sq->wqe_mask;
+	uint8_t *buf = sq->buf;
+
+	if (tseg && RF_UNLIKELY(sq->kind != RF_QP_XRC))
+		return -EINVAL;
+	w->wr_id = sq->wr_id;
+	w->wqe_end = sq->wqe_end;
+	w->ctrl_lo = sq->ctrl_lo;
+	w->fm_bits = sq->ctrl_hi | rf__sq_fm_bits(flags & RF__SEND_FM);
+	w->ring = (flags & RF_SEND_RING) != 0;
+	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+		return -ENOSPC;
+	if (RF_UNLIKELY(rf__sq_pad_need(sq, nbb))) {
+		w->c = rf__sq_begin(sq, nbb);	/* pads: pi moved */
+		pi = sq->pi;
+	} else {
+		w->c = (struct rf_wqe_ctrl_seg *)(buf + ((size_t)(pi & mask) << RF_SEND_WQE_SHIFT));
+	}
+	w->idx = pi & mask;
+	w->pi = pi;
+	w->nbb = nbb;
+	if (tseg) {
+		*(struct rf_wqe_xrc_seg *)(w->c + 1) = sq->xrc;
+		w->body = (uint8_t *)w->c + sq->tseg_off;
+	} else {
+		w->body = (uint8_t *)(w->c + 1);
+	}
+	return 0;
+}
+
+/*
+ * Write the control segment, record the WQE, advance pi; ds_body
+ * excludes ctrl and transport. With bb, the WQE is one BB built in
+ * registers: words 2..n-1 of bb hold its body, then with inl an inline
+ * segment of inl payload bytes at word n; the control segment goes to
+ * words 0 and 1 before it is all stored to the queue, and a BlueFlame ring
+ * writes the register from bb too (rf_ring_bf_bb()). bb, n and inl are
+ * constants at every call site.
+ */
+RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
+			    struct rf_wqe_bb *bb, unsigned n, uint32_t inl,
+			    uint8_t opcode, uint8_t opmod, uint32_t ds_body,
+			    __be32 imm, uint64_t wr_id)
+{
+	union rf__ctrl_view *v = (union rf__ctrl_view *)w->c;
+	/* sq->ctrl_lo carries qpn_ds: add the rest (rf__sq_ctrl_lo()) */
+	uint64_t lo = w->ctrl_lo + rf__sq_ctrl_lo(0, w->pi, opcode, opmod, ds_body);
+	uint64_t hi = rf__sq_ctrl_hi(w->fm_bits, imm);
+
+	if (bb) {
+		bb->q[0] = lo;
+		bb->q[1] = hi;
+		RF__BB_STORE(v->bb, bb->q, n);
+		if (inl)
+			rf_wqe_bb_store_inline((uint8_t *)w->c, bb, n, inl);
+	} else {
+		v->q.lo = lo;
+		v->q.hi = hi;
+	}
+	w->wr_id[w->idx].v = wr_id;
+	w->wqe_end[w->idx].v = w->pi + w->nbb;
+	sq->pi = w->pi + w->nbb;
+	/*
+	 * RF_SEND_RING (a constant): alone since the last ring and small
+	 * enough, the WQE goes out by BlueFlame here, from what the post
+	 * holds; anything else is rf_sq_ring()'s to decide.
+	 */
+	if (w->ring && RF_LIKELY(w->pi == sq->bf_pi && (w->nbb == 1 || w->nbb <= sq->bf_bbs))) {
+		if (bb)
+			rf_ring_bf_bb(sq->dbrec, &sq->bf, w->pi + 1, bb, n, inl);
+		else
+			rf_ring_bf(sq->dbrec, &sq->bf, w->pi + w->nbb, w->c, w->nbb);
+		sq->bf_pi = w->pi + w->nbb;	/* no_bf is 0 here */
+		return;
+	}
+	/* earlier WQEs wait too, no BlueFlame, or too big: this WQE's doorbell */
+	if (w->ring) {
+		rf_ring_db(sq->dbrec, &sq->bf, w->pi + w->nbb, w->c);
+		sq->bf_pi = w->pi + w->nbb + sq->no_bf;
+	}
+}
+
+/* rf__sq_close() for a WQE written to the queue segment by segment. */
+RF_INLINE void rf__sq_end(struct rf_sq *sq, const struct rf__sq_wqe *w, uint8_t opcode,
+			  uint8_t opmod, uint32_t ds_body, __be32 imm, uint64_t wr_id)
+{
+	rf__sq_close(sq, w, NULL, 0, 0, opcode, opmod, ds_body, imm, wr_id);
+}
+
+/*
+ * rf__sq_close() for a one-BB WQE built in bb: words 0..n-1, then with inl
+ * an inline segment of inl payload bytes at word n.
+ */
+RF_INLINE void rf__sq_end_bb(struct rf_sq *sq, const struct rf__sq_wqe *w,
+			     struct rf_wqe_bb *bb, unsigned n, uint32_t inl,
+			     uint8_t opcode, uint32_t ds_body, __be32 imm, uint64_t wr_id)
+{
+	rf__sq_close(sq, w, bb, n, inl, opcode, 0, ds_body, imm, wr_id);
+}
+
+RF_END_DECLS
+
+#endif /* RDMAFAST_DETAIL_SQ_POST_H */

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rdmafast/detail/wqe_regs.h - a one-BB WQE built in registers: stored to the
+ * send queue and written to the BlueFlame register from the same
+ * registers, never read back from the queue (why: rdmafast(7), BLUEFLAME
+ * FROM REGISTERS).
+ *
+ * struct rf_wqe_bb holds the WQE as the eight 8-byte words it is stored
+ * as, in memory order. The rf_wqe_bb_* encoders fill the words of one
+ * segment at word index i (even: a segment starts on 16 bytes) with the
+ * bytes the matching rf_set_*_seg() of hw/wqe.h writes, reserved bytes
+ * zero.
+ *
+ * Private: this is rdmafast's machinery, not its API. Users include
+ * <rdmafast/rdmafast.h> and never this file; names, arguments and
+ * layout here change without notice.
+ */
+#ifndef RDMAFAST_DETAIL_WQE_REGS_H
+#define RDMAFAST_DETAIL_WQE_REGS_H
+
+#include <stdint.h>
+
+#include <rdmafast/compiler.h>
+#include <rdmafast/hw/endian.h>
+#include <rdmafast/hw/barrier.h>
+#include <rdmafast/hw/doorbell.h>
+#include <rdmafast/hw/wqe.h>
+
+RF_BEGIN_DECLS
+
+/*
+ * x86 write-combining memory takes the unaligned stores of an inline
+ * payload written from registers; elsewhere such a WQE is copied out of
+ * the queue in aligned 16-byte moves instead (rdmafast(7), BLUEFLAME FROM
+ * REGISTERS).
+ */
+#if defined(__x86_64__) || defined(__i386__)
+#define RF__INLINE_FROM_REGS 1
+#else
+#define RF__INLINE_FROM_REGS 0
+#endif
+
+/* Inline payload chunks: unaligned, allowed to alias anything. */
+typedef long long rf__v16u __attribute__((vector_size(16), may_alias, aligned(1)));
+typedef long long rf__v16r __attribute__((vector_size(16)));
+typedef uint64_t rf__u64u __attribute__((may_alias, aligned(1)));
+typedef uint32_t rf__u32u __attribute__((may_alias, aligned(1)));
+typedef uint16_t rf__u16u __attribute__((may_alias, aligned(1)));
+
+struct rf_wqe_bb {
+	uint64_t q[8];
+	/*
+	 * An inline payload of constant length after the words (at most 44
+	 * bytes: rf_wqe_bb_inline()), in the chunks it is copied in.
+	 */
+	rf__v16r v16[2];
+	uint64_t v8;
+	uint32_t v4;
+	uint16_t v2;
+	uint8_t  v1;
+};
+
+/*
+ * Store words 0..n-1 of q to dst (2 <= n <= 8; dst may be volatile: the
+ * BlueFlame register), straight-line for a constant n, where a loop left
+ * to gcc -O2 stays a loop and puts q in memory.
+ */
+#define RF__BB_STORE(dst, q, n)					\
+	do {							\
+		(dst)[0] = (q)[0];				\
+		(dst)[1] = (q)[1];				\
+		if ((n) > 2) (dst)[2] = (q)[2];			\
+		if ((n) > 3) (dst)[3] = (q)[3];			\
+		if ((n) > 4) (dst)[4] = (q)[4];			\
+		if ((n) > 5) (dst)[5] = (q)[5];			\
+		if ((n) > 6) (dst)[6] = (q)[6];			\
+		if ((n) > 7) (dst)[7] = (q)[7];			\
+	} while (0)
+
+/* The word whose bytes in memory are a's, then b's. */
+RF_INLINE uint64_t rf_wqe_word(__be32 a, __be32 b)
+{
+#if RF_LITTLE_ENDIAN
+	return ((uint64_t)(RF_FORCE uint32_t)b << 32) | (RF_FORCE uint32_t)a;
+#else
+	return ((uint64_t)(RF_FORCE uint32_t)a << 32) | (RF_FORCE uint32_t)b;
+#endif
+}
+
+/* The word holding v as eight big-endian bytes. */
+RF_INLINE uint64_t rf_wqe_word_be64(uint64_t v)
+{
+	return (RF_FORCE uint64_t)rf_htobe64(v);
+}
+
+RF_INLINE void rf_wqe_bb_raddr(struct rf_wqe_bb *bb, unsigned i, uint64_t raddr,
+			       uint32_t rkey)
+{
+	bb->q[i] = rf_wqe_word_be64(raddr);
+	bb->q[i + 1] = rf_wqe_word(rf_htobe32(rkey), 0);
+}
+
+RF_INLINE void rf_wqe_bb_data(struct rf_wqe_bb *bb, unsigned i, uint32_t length,
+			      uint32_t lkey, uint64_t addr)
+{
+	bb->q[i] = rf_wqe_word(rf_htobe32(length), rf_htobe32(lkey));
+	bb->q[i + 1] = rf_wqe_word_be64(addr);
+}
+
+RF_INLINE void rf_wqe_bb_atomic(struct rf_wqe_bb *bb, unsigned i, uint64_t swap_add,
+				uint64_t compare)
+{
+	bb->q[i] = rf_wqe_word_be64(swap_add);
+	bb->q[i + 1] = rf_wqe_word_be64(compare);
+}
+
+/*
+ * The payload of a one-BB WQE's inline segment, of constant length len
+ * (1..44), loaded into bb in chunks of 16, 8, 4, 2 and 1 bytes, the way
+ * rf_wqe_bb_store_inline() stores it, to the queue and to BlueFlame alike.
+ * For a constant len every test here folds away.
+ */
+RF_INLINE void rf_wqe_bb_inline(struct rf_wqe_bb *bb, const void *data, uint32_t len)
+{
+	const uint8_t *p = (const uint8_t *)data;
+
+	if (len >= 16)
+		bb->v16[0] = *(const rf__v16u *)p;
+	if (len >= 32)
+		bb->v16[1] = *(const rf__v16u *)(p + 16);
+	p += len & ~15U;
+	if (len & 8) {
+		__builtin_memcpy(&bb->v8, p, 8);
+		p += 8;
+	}
+	if (len & 4) {
+		__builtin_memcpy(&bb->v4, p, 4);
+		p += 4;
+	}
+	if (len & 2) {
+		__builtin_memcpy(&bb->v2, p, 2);
+		p += 2;
+	}
+	if (len & 1)
+		bb->v1 = *p;
+}
+
+/*
+ * Store an inline segment at word i of dst: its header, then the payload
+ * rf_wqe_bb_inline() loaded. dst is the WQE or the BlueFlame register
+ * (volatile, so also MMIO-safe; in ascending address order). Returns the
+ * byte offset after the payload.
+ */
+RF_INLINE unsigned rf_wqe_bb_store_inline(volatile uint8_t *dst, const struct rf_wqe_bb *bb,
+					  unsigned i, uint32_t len)
+{
+	unsigned o = 8 * i + 4;
+	__be32 hdr = rf_htobe32(RF_INLINE_SEG | len);
+
+	*(volatile __be32 *)(dst + 8 * i) = hdr;
+	if (len >= 16)
+		*(volatile rf__v16u *)(dst + o) = bb->v16[0];
+	if (len >= 32)
+		*(volatile rf__v16u *)(dst + o + 16) = bb->v16[1];
+	o += len & ~15U;
+	if (len & 8) {
+		*(volatile rf__u64u *)(dst + o) = bb->v8;
+		o += 8;
+	}
+	if (len & 4) {
+		*(volatile rf__u32u *)(dst + o) = bb->v4;
+		o += 4;
+	}
+	if (len & 2) {
+		*(volatile rf__u16u *)(dst + o) = bb->v2;
+		o += 2;
+	}
+	if (len & 1)
+		dst[o++] = bb->v1;
+	return o;
+}
+
+/*
+ * Zeros from byte o (a constant) to the end of a 64-byte BlueFlame block,
+ * in stores of 1, 2, 4 and 8 bytes up to 16-byte alignment and of 16
+ * after: every byte of the block is written, so the write-combining
+ * buffer goes out as one 64-byte burst.
+ */
+RF_INLINE void rf__bf_zero_tail(volatile uint8_t *d, unsigned o)
+{
+	const rf__v16 zero = {0, 0};
+
+	if ((o & 1) && o < 64)
+		d[o++] = 0;
+	if ((o & 2) && o < 64) {
+		*(volatile rf__u16u *)(d + o) = 0;
+		o += 2;
+	}
+	if ((o & 4) && o < 64) {
+		*(volatile rf__u32u *)(d + o) = 0;
+		o += 4;
+	}
+	if ((o & 8) && o < 64) {
+		*(volatile rf__u64u *)(d + o) = 0;
+		o += 8;
+	}
+	if (o < 64)
+		*(volatile rf__v16 *)(d + o) = zero;
+	if (o + 16 < 64)
+		*(volatile rf__v16 *)(d + o + 16) = zero;
+	if (o + 32 < 64)
+		*(volatile rf__v16 *)(d + o + 32) = zero;
+}
+
+/*
+ * rf_ring_bf_bb - rf_ring_bf() (hw/doorbell.h) for a one-BB WQE built in
+ * registers (struct rf_wqe_bb): the BlueFlame stores write words 0..n-1 of bb, then,
+ * with inl, an inline segment of inl payload bytes at word n
+ * (rf_wqe_bb_inline()), then zeros. The WQE is not read back from the queue.
+ * n and inl are constants at every call site.
+ */
+RF_INLINE void rf_ring_bf_bb(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
+			     const struct rf_wqe_bb *bb, unsigned n, uint32_t inl)
+{
+	uint8_t *cur = bf->cur;
+	volatile uint64_t *d = (volatile uint64_t *)cur;
+	unsigned o = 8 * n;
+
+	rf_dma_wmb();		/* WQE stores before dbrec store */
+	rf_dbrec_set(sq_dbrec, pi);
+	rf_wc_start();		/* dbrec store before BlueFlame MMIO stores */
+	RF__BB_STORE(d, bb->q, n);
+	if (inl)
+		o = rf_wqe_bb_store_inline(cur, bb, n, inl);
+	rf__bf_zero_tail(cur, o);
+	rf_wc_flush();		/* BF stores out before the other half is used */
+	rf__bf_toggle(bf, cur);
+}
+
+RF_END_DECLS
+
+#endif /* RDMAFAST_DETAIL_WQE_REGS_H */
