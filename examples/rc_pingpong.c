@@ -9,7 +9,8 @@
  *
  * Every message carries a pattern derived from the iteration, checked on
  * arrival. Only every 16th send is signaled: one CQE retires the earlier
- * WQEs too (rdmafast/sq.h), so the send side costs almost no CQ traffic.
+ * WQEs too (QUEUE SIZING in rdmafast(7)), so the send side costs almost
+ * no CQ traffic.
  *
  *   server:  rc_pingpong [-d dev] [-p port] [-g gid_idx]
  *   client:  rc_pingpong [options] 127.0.0.1
