@@ -260,7 +260,8 @@ check: deps
 	rm -rf $(BUILD)/scan
 	scan-build --status-bugs -o $(BUILD)/scan-report \
 	    $(MAKE) --no-print-directory BUILD=$(BUILD)/scan all \
-	        $(BUILD)/scan/tests/O0/rftest $(if $(E2E_SRCS),$(BUILD)/scan/tests/e2e/rfe2e)
+	        $(BUILD)/scan/tests/O0/rftest $(if $(E2E_SRCS),$(BUILD)/scan/tests/e2e/rfe2e) \
+	        $(BUILD)/scan/readme/example
 
 # ---------------------------------------------------------------------------
 install: install-emu install-man
