@@ -177,8 +177,9 @@ readme-test: $(README_EX) $(if $(filter hw,$(RF_DEVICE)),,emu)
 # its pages) rendered to build/man/NAME.SECTION. pandoc 2.17 writes fonts
 # mandoc does not know (\f[C], \f[V]) and a .PP after each heading, which
 # mandoc -T lint reports; the sed and awk below write the same page in
-# plain man(7). Every name in a page's NAME line gets a one-line .so page,
-# so that man rf_sq_post_write finds rf_sq_post(3).
+# plain man(7), with .nh so that no identifier is hyphenated. Every name in
+# a page's NAME line gets a one-line .so page at install time, so that
+# man rf_sq_post_write finds rf_sq_post(3).
 MAN_SRCS  := $(sort $(wildcard man/*.md))
 MAN_PAGES := $(patsubst man/%.md,$(BUILD)/man/%,$(MAN_SRCS))
 MAN_DATE  := $(shell d=$$(git log -1 --format=%cs -- man 2>/dev/null); echo $${d:-$$(date +%F)})
@@ -187,7 +188,7 @@ $(BUILD)/man/%: man/%.md
 	@mkdir -p $(@D)
 	pandoc -s -f markdown -t man -M date="$(MAN_DATE)" -M footer="rdmafast $(VERSION)" \
 	    -M header="rdmafast" $< | \
-	    sed -e 's/\\f\[[CV]\]/\\f[CR]/g' -e 's/\\f\[V\([BI]\)\]/\\f[C\1]/g' | \
+	    sed -e 's/\\f\[[CV]\]/\\f[CR]/g' -e 's/\\f\[V\([BI]\)\]/\\f[C\1]/g' -e 's/^\.hy$$/.nh/' | \
 	    awk 'prev ~ /^\.S[HS] / && $$0 == ".PP" { next } { print; prev = $$0 }' > $@
 
 man: $(MAN_PAGES)
