@@ -6,10 +6,11 @@
 #   make test       install missing Debian packages, then run every test
 #   make check      clang static analyzer over the whole build (zero reports)
 #   make check-layout  emu/'s folders include and link each other as a DAG (part of make test)
-#   make install    headers, rdmafast.pc, the emulator (PREFIX, DESTDIR)
+#   make install    headers, rdmafast.pc, man pages, the emulator (PREFIX, DESTDIR)
 #   make uninstall  remove what install put there
 #   make deps       install (as root) or name the missing Debian packages
-#   make run        the two-process showcase on the emulated HCA
+#   make run        install missing Debian packages, then the two-process showcase
+#   make man        render the manual pages (man/*.md) into build/man/
 #   make bench      rdmafast against libmlx5: build/bench/report.{json,svg}
 #   make test-aarch64  the headers and unit tests built for arm64, run under qemu
 #   make clean      remove build/
@@ -19,6 +20,7 @@ INCLUDEDIR   ?= $(PREFIX)/include
 LIBDIR       ?= $(PREFIX)/lib
 BINDIR       ?= $(PREFIX)/bin
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+MANDIR       ?= $(PREFIX)/share/man
 
 BUILD       := build
 CC          ?= cc
@@ -35,14 +37,16 @@ HEADERS := $(sort $(wildcard include/rdmafast/*.h include/rdmafast/hw/*.h \
                                include/rdmafast/detail/*.h))
 
 .PHONY: all test check install uninstall clean deps deps-aarch64 check-headers unit-bins \
-        unit-test e2e-test examples run bench test-aarch64 check-layout
+        unit-test e2e-test examples run bench test-aarch64 check-layout man man-test readme-test \
+        install-man uninstall-man
 all:
 
 # ---------------------------------------------------------------------------
 # Dependencies. The list is what a fresh Debian 12 needs; deps installs what
 # dpkg does not show as installed, as root, or says what to run otherwise.
 DEPS_PKGS := make gcc g++ clang clang-tools pkg-config valgrind \
-             libibverbs-dev ibverbs-providers ibverbs-utils libcriterion-dev
+             libibverbs-dev ibverbs-providers ibverbs-utils libcriterion-dev \
+             pandoc mandoc
 # only for make test-aarch64
 DEPS_AARCH64_PKGS := gcc-aarch64-linux-gnu qemu-user
 
@@ -151,9 +155,62 @@ $(BUILD)/examples/%: examples/%.c $(HEADERS) $(wildcard examples/*.h)
 examples: $(EXAMPLE_BINS)
 all: examples
 
-# The showcase: two processes on the emulated HCA (examples/run.sh).
-run: all
+# The showcase: two processes on the emulated HCA (examples/run.sh). The
+# first command of a newcomer: it installs what it needs, as make test does.
+run: deps
+	@$(MAKE) --no-print-directory all
 	@RF_BUILD=$(BUILD) sh examples/run.sh
+
+# The README's complete example, cut out between its marker comments,
+# built as a user would build it (strict C11, no feature macros) and run
+# as its two processes on the emulated HCA.
+README_EX := $(BUILD)/readme/example
+
+$(README_EX): README.md $(HEADERS)
+	@mkdir -p $(@D)
+	sed -n '/^<!-- example: begin -->$$/,/^<!-- example: end -->$$/p' README.md | \
+	    sed '/^<!--/d; /^```/d' > $@.c
+	@test -s $@.c || { echo "readme-test: no example between the markers in README.md"; exit 1; }
+	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(RF_CPPFLAGS) -o $@ $@.c $(VERBS_LIBS)
+
+readme-test: $(README_EX) $(if $(filter hw,$(RF_DEVICE)),,emu)
+	@port=$$(( 30000 + $$$$ % 20000 )); \
+	timeout 60 $(RF_RUN) $(README_EX) $$port & spid=$$!; \
+	timeout 60 $(RF_RUN) $(README_EX) $$port 127.0.0.1; crc=$$?; \
+	wait $$spid; src=$$?; \
+	if [ $$src -ne 0 ] || [ $$crc -ne 0 ]; then \
+	    echo "readme-test: the README example failed (server $$src, client $$crc)"; exit 1; \
+	fi; echo "readme-test: the README example builds and runs"
+
+# ---------------------------------------------------------------------------
+# Manual pages: man/NAME.SECTION.md (pandoc markdown, as rdma-core writes
+# its pages) rendered to build/man/NAME.SECTION. pandoc 2.17 writes fonts
+# mandoc does not know (\f[C], \f[V]) and a .PP after each heading, which
+# mandoc -T lint reports; the sed and awk below write the same page in
+# plain man(7), with .nh so that no identifier is hyphenated. Every name in
+# a page's NAME line gets a one-line .so page at install time, so that
+# man rf_sq_post_write finds rf_sq_post(3).
+MAN_SRCS  := $(sort $(wildcard man/*.md))
+MAN_PAGES := $(patsubst man/%.md,$(BUILD)/man/%,$(MAN_SRCS))
+MAN_DATE  := $(shell d=$$(git log -1 --format=%cs -- man 2>/dev/null); echo $${d:-$$(date +%F)})
+
+$(BUILD)/man/%: man/%.md
+	@mkdir -p $(@D)
+	pandoc -s -f markdown -t man -M date="$(MAN_DATE)" -M footer="rdmafast $(VERSION)" \
+	    -M header="rdmafast" $< | \
+	    sed -e 's/\\f\[[CV]\]/\\f[CR]/g' -e 's/\\f\[V\([BI]\)\]/\\f[C\1]/g' -e 's/^\.hy$$/.nh/' | \
+	    awk 'prev ~ /^\.S[HS] / && $$0 == ".PP" { next } { print; prev = $$0 }' > $@
+
+man: $(MAN_PAGES)
+
+man-test: $(MAN_PAGES)
+	mandoc -T lint -W warning $(MAN_PAGES)
+	@for p in $(MAN_PAGES); do \
+	    out=$$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l $$p 2>&1 >/dev/null); \
+	    if [ -n "$$out" ]; then echo "$$p: $$out"; exit 1; fi; \
+	done
+	@echo "man-test: $(words $(MAN_PAGES)) pages render without warnings"
+all: man
 
 # ---------------------------------------------------------------------------
 # Benchmark: rdmafast against libmlx5 in one run (bench/rfbench.c). On the
@@ -207,17 +264,19 @@ test-aarch64: deps-aarch64 $(AARCH64_TEST)
 
 # ---------------------------------------------------------------------------
 test: deps
-	@$(MAKE) --no-print-directory check-headers check-includes check-layout unit-test emu-test e2e-test
+	@$(MAKE) --no-print-directory check-headers check-includes check-layout unit-test emu-test e2e-test \
+	    man-test readme-test
 
 # scan-build re-runs the whole build from scratch with the analyzer as CC.
 check: deps
 	rm -rf $(BUILD)/scan
 	scan-build --status-bugs -o $(BUILD)/scan-report \
 	    $(MAKE) --no-print-directory BUILD=$(BUILD)/scan all \
-	        $(BUILD)/scan/tests/O0/rftest $(if $(E2E_SRCS),$(BUILD)/scan/tests/e2e/rfe2e)
+	        $(BUILD)/scan/tests/O0/rftest $(if $(E2E_SRCS),$(BUILD)/scan/tests/e2e/rfe2e) \
+	        $(BUILD)/scan/readme/example
 
 # ---------------------------------------------------------------------------
-install: install-emu
+install: install-emu install-man
 	install -d $(DESTDIR)$(INCLUDEDIR)/rdmafast/hw $(DESTDIR)$(INCLUDEDIR)/rdmafast/detail \
 	    $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 644 $(wildcard include/rdmafast/*.h) $(DESTDIR)$(INCLUDEDIR)/rdmafast/
@@ -226,9 +285,31 @@ install: install-emu
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    -e 's|@VERSION@|$(VERSION)|' rdmafast.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/rdmafast.pc
 
-uninstall: uninstall-emu
+uninstall: uninstall-emu uninstall-man
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/rdmafast
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/rdmafast.pc
+
+# Each page into man<section>/, and beside it a .so page for every other
+# name it documents.
+install-man: $(MAN_PAGES)
+	@for src in $(MAN_SRCS); do \
+	    page=$$(basename $$src .md); sec=$${page##*.}; name=$${page%.*}; \
+	    d=$(DESTDIR)$(MANDIR)/man$$sec; install -d $$d; \
+	    echo "install -m 644 $(BUILD)/man/$$page $$d/"; \
+	    install -m 644 $(BUILD)/man/$$page $$d/ || exit 1; \
+	    for n in $$(sed -n '/^# NAME/,/^# /{/^[a-z_]/{s/ *\\* *-.*//;s/,/ /g;p;q}}' $$src); do \
+	        [ "$$n" = "$$name" ] || echo ".so man$$sec/$$page" > $$d/$$n.$$sec || exit 1; \
+	    done; \
+	done
+
+uninstall-man:
+	@for src in $(MAN_SRCS); do \
+	    page=$$(basename $$src .md); sec=$${page##*.}; d=$(DESTDIR)$(MANDIR)/man$$sec; \
+	    for n in $$(sed -n '/^# NAME/,/^# /{/^[a-z_]/{s/ *\\* *-.*//;s/,/ /g;p;q}}' $$src); do \
+	        rm -f $$d/$$n.$$sec; \
+	    done; \
+	    rm -f $$d/$$page; \
+	done
 
 clean:
 	rm -rf $(BUILD)

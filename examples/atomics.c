@@ -24,12 +24,22 @@
  *   server:  atomics [-d dev] [-p port] [-g gid_idx]
  *   client:  atomics [options] 127.0.0.1      options: --iters N
  */
-#include "common.h"
+#include "cli.h"
+
+#define EX_CHECK(expr, what)                                                     \
+	do {                                                                     \
+		int ex_ret_ = (expr);                                            \
+		if (ex_ret_) {                                                   \
+			fprintf(stderr, "%s: %s\n", what,                       \
+				strerror(ex_ret_ < 0 ? -ex_ret_ : ex_ret_));     \
+			return -1;                                               \
+		}                                                                \
+	} while (0)
 
 enum { WINDOW = 16, RESULTS = 64 };	/* result slots at buf + RESULTS */
 
 struct at {
-	struct ex_ctx x;
+	struct rf_ep x;
 	struct rf_qp lq, lq2;	/* server only: loopback pair lq -> lq2 */
 	struct rf_qp *qp;	/* the QP this side posts atomics on */
 	uint64_t counter_addr, probe_addr;
@@ -60,7 +70,7 @@ static long wait_one(struct at *a)
 {
 	struct rf_wc wc;
 
-	if (ex_wait_wc(&a->x, &wc))
+	if (rf_ep_wait(&a->x, &wc, 0))
 		return -1;
 	if (wc.status != RF_WC_SUCCESS) {
 		fprintf(stderr, "atomic failed: status %u vendor %#x\n", wc.status, wc.vendor_err);
@@ -97,11 +107,10 @@ static int loopback_setup(struct at *a, const struct ex_opts *o)
 	p1.lid = pa.lid;
 	p2.qpn = a->lq2.qpn;
 	p2.lid = pa.lid;
-	if (o->gid_index >= 0) {
-		EX_CHECK(ibv_query_gid(a->x.ctx, (uint8_t)o->ib_port, o->gid_index, &p1.gid),
-			 "ibv_query_gid");
-		p2.gid = p1.gid;
-	}
+	/* used only where a GRH is sent (RoCE) */
+	EX_CHECK(ibv_query_gid(a->x.ctx, (uint8_t)o->ib_port, o->gid_index, &p1.gid),
+		 "ibv_query_gid");
+	p2.gid = p1.gid;
 	EX_CHECK(rf_qp_connect_ibv(&a->lq, &ca, &p2), "loopback connect");
 	EX_CHECK(rf_qp_connect_ibv(&a->lq2, &ca, &p1), "loopback connect");
 	return 0;
@@ -201,7 +210,7 @@ static int phase_cas(struct at *a, long iters)
 
 int main(int argc, char **argv)
 {
-	struct ex_opts o = { NULL, 18517, -1, 1, NULL, 500, 8, 0, 0, 0, 0, NULL };
+	struct ex_opts o = { NULL, 18517, 0, 1, NULL, 500, 8, 0, 0, 0, 0, NULL };
 	struct at a;
 	uint64_t my_sum = 0, peer_sum = 0, want, wire;
 	volatile uint64_t *counter;
@@ -210,10 +219,8 @@ int main(int argc, char **argv)
 	if (ex_parse(&o, argc, argv, ""))
 		return 2;
 	memset(&a, 0, sizeof(a));
-	if (ex_setup(&a.x, &o, 4096, 64, 0)) {
-		ex_teardown(&a.x);
+	if (ex_start(&a.x, &o, 4096, 64, 0))
 		return 1;
-	}
 	counter = (volatile uint64_t *)a.x.buf;	/* meaningful on the server */
 	if (o.host) {
 		a.qp = &a.x.qp;
@@ -222,7 +229,7 @@ int main(int argc, char **argv)
 		a.rkey = a.x.peer.rkey;
 	} else {
 		if (loopback_setup(&a, &o)) {
-			ex_teardown(&a.x);
+			rf_ep_close(&a.x);
 			return 1;
 		}
 		a.qp = &a.lq;
@@ -232,18 +239,18 @@ int main(int argc, char **argv)
 		counter[0] = 0;
 		counter[1] = 0x0102;	/* the probe word */
 	}
-	ret = ex_sync(a.x.sock, 'I');		/* counter initialized */
+	ret = rf_tcp_sync(a.x.sock, 'I', 0);		/* counter initialized */
 	if (!ret)
 		ret = probe(&a);
 	if (!ret)
-		ret = ex_sync(a.x.sock, '1');
+		ret = rf_tcp_sync(a.x.sock, '1', 0);
 	if (!ret)
 		ret = phase_faa(&a, o.iters, &my_sum);
 	if (!ret) {	/* exchange ticket sums: together 0 + 1 + ... + 2n-1 */
 		wire = htobe64(my_sum);
-		ret = ex_xfer(a.x.sock, &wire, 8, 0);
+		ret = rf_tcp_xfer(a.x.sock, &wire, 8, 0, 0);
 		if (!ret)
-			ret = ex_xfer(a.x.sock, &wire, 8, 1);
+			ret = rf_tcp_xfer(a.x.sock, &wire, 8, 1, 0);
 		peer_sum = be64toh(wire);
 		want = (uint64_t)o.iters * (2 * (uint64_t)o.iters - 1);
 		if (!ret && my_sum + peer_sum != want) {
@@ -253,7 +260,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!ret)
-		ret = ex_sync(a.x.sock, '2');
+		ret = rf_tcp_sync(a.x.sock, '2', 0);
 	if (!ret && !o.host && *counter != 2 * (uint64_t)o.iters) {
 		fprintf(stderr, "after fetch-and-add: counter %llu, want %llu\n",
 			(unsigned long long)*counter, 2 * (unsigned long long)o.iters);
@@ -261,11 +268,11 @@ int main(int argc, char **argv)
 	}
 	/* nobody starts phase 2 before the server has checked phase 1 */
 	if (!ret)
-		ret = ex_sync(a.x.sock, 'C');
+		ret = rf_tcp_sync(a.x.sock, 'C', 0);
 	if (!ret)
 		ret = phase_cas(&a, o.iters);
 	if (!ret)
-		ret = ex_sync(a.x.sock, '3');
+		ret = rf_tcp_sync(a.x.sock, '3', 0);
 	if (!ret && !o.host && *counter != 4 * (uint64_t)o.iters) {
 		fprintf(stderr, "after compare-and-swap: counter %llu, want %llu\n",
 			(unsigned long long)*counter, 4 * (unsigned long long)o.iters);
@@ -275,9 +282,9 @@ int main(int argc, char **argv)
 	if (!ret) {
 		uint8_t ok = a.errors ? 0 : 1, peer_ok = 0;
 
-		ret = ex_xfer(a.x.sock, &ok, 1, 0);
+		ret = rf_tcp_xfer(a.x.sock, &ok, 1, 0, 0);
 		if (!ret)
-			ret = ex_xfer(a.x.sock, &peer_ok, 1, 1);
+			ret = rf_tcp_xfer(a.x.sock, &peer_ok, 1, 1, 0);
 		if (!ret && !peer_ok)
 			a.errors++;
 	}
@@ -296,6 +303,6 @@ int main(int argc, char **argv)
 		rf_qp_destroy_ibv(&a.lq);
 		rf_qp_destroy_ibv(&a.lq2);
 	}
-	ex_teardown(&a.x);
+	rf_ep_close(&a.x);
 	return !ret && !a.errors ? 0 : 1;
 }

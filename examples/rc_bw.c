@@ -19,7 +19,7 @@
  * Each message has its own pattern; after the run the side that received
  * data checks the last message in every slot. Exits 0 only if all match.
  */
-#include "common.h"
+#include "cli.h"
 
 enum { SLOTS = 64 };
 
@@ -29,7 +29,7 @@ static uint8_t pattern(long msg, long j)
 }
 
 struct bw {
-	struct ex_ctx x;
+	struct rf_ep x;
 	const struct ex_opts *o;
 	uint32_t size, slot;	/* message size, slot stride (>= 1) */
 	long errors;
@@ -100,7 +100,7 @@ static int stream(struct bw *b, int write, long *usec)
 		}
 		/* otherwise reap completions: each one ends a batch */
 		{
-			long end = ex_now_us() + EX_TIMEOUT_MS * 1000L;
+			long end = ex_now_us() + RF_TCP_TIMEOUT_MS * 1000L;
 			int n;
 
 			while ((n = rf_cq_poll(&b->x.cq, wc, 16)) == 0)
@@ -131,7 +131,7 @@ static void report(const char *what, struct bw *b, long usec)
 
 int main(int argc, char **argv)
 {
-	struct ex_opts o = { NULL, 18516, -1, 1, NULL, 10000, 4096, 0, 0, 16, 0, "both" };
+	struct ex_opts o = { NULL, 18516, 0, 1, NULL, 10000, 4096, 0, 0, 16, 0, "both" };
 	struct bw b;
 	int do_write, do_read, ret = 0;
 	long usec;
@@ -150,13 +150,11 @@ int main(int argc, char **argv)
 	b.o = &o;
 	b.size = (uint32_t)o.size;
 	b.slot = b.size ? b.size : 1;
-	if (ex_setup(&b.x, &o, 2 * SLOTS * (size_t)b.slot, 256, 0)) {
-		ex_teardown(&b.x);
+	if (ex_start(&b.x, &o, 2 * SLOTS * (size_t)b.slot, 256, 0))
 		return 1;
-	}
 	if (b.x.qp.sq.bb_max < (uint32_t)o.batch) {
 		fprintf(stderr, "batch larger than the send queue\n");
-		ex_teardown(&b.x);
+		rf_ep_close(&b.x);
 		return 1;
 	}
 	printf("%s: QP %#x <-> %#x, SQ %u BBs, BlueFlame %s\n", o.host ? "client" : "server",
@@ -169,7 +167,7 @@ int main(int argc, char **argv)
 				report("WRITE", &b, usec);
 		}
 		if (!ret)
-			ret = ex_sync(b.x.sock, 'W');	/* all writes landed */
+			ret = rf_tcp_sync(b.x.sock, 'W', 0);	/* all writes landed */
 		if (!ret && !o.host)
 			check_slots(&b, b.x.buf, "WRITE target");
 	}
@@ -179,7 +177,7 @@ int main(int argc, char **argv)
 				if (m >= 0)
 					for (uint32_t j = 0; j < b.size; j++)
 						b.x.buf[(m % SLOTS) * b.slot + j] = pattern(m, j);
-		ret = ex_sync(b.x.sock, 'P');		/* pattern in place */
+		ret = rf_tcp_sync(b.x.sock, 'P', 0);		/* pattern in place */
 		if (!ret && o.host) {
 			ret = stream(&b, 0, &usec);
 			if (!ret) {
@@ -188,12 +186,12 @@ int main(int argc, char **argv)
 			}
 		}
 		if (!ret)
-			ret = ex_sync(b.x.sock, 'D');
+			ret = rf_tcp_sync(b.x.sock, 'D', 0);
 	}
 	if (ret)
 		fprintf(stderr, "%s\n", strerror(-ret));
 	printf("  %s (%ld bad slots)\n", !ret && !b.errors ? "all checks passed" : "FAILED",
 	       b.errors);
-	ex_teardown(&b.x);
+	rf_ep_close(&b.x);
 	return !ret && !b.errors ? 0 : 1;
 }

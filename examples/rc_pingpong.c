@@ -9,7 +9,8 @@
  *
  * Every message carries a pattern derived from the iteration, checked on
  * arrival. Only every 16th send is signaled: one CQE retires the earlier
- * WQEs too (rdmafast/sq.h), so the send side costs almost no CQ traffic.
+ * WQEs too (QUEUE SIZING in rdmafast(7)), so the send side costs almost
+ * no CQ traffic.
  *
  *   server:  rc_pingpong [-d dev] [-p port] [-g gid_idx]
  *   client:  rc_pingpong [options] 127.0.0.1
@@ -17,7 +18,7 @@
  *
  * Exits 0 only when every message arrived intact.
  */
-#include "common.h"
+#include "cli.h"
 
 enum { RX_DEPTH = 32, SIGNAL_EVERY = 16 };
 
@@ -27,7 +28,7 @@ static uint8_t pattern(long iter, long j, int side)
 }
 
 struct pp {
-	struct ex_ctx x;
+	struct rf_ep x;
 	const struct ex_opts *o;
 	uint32_t size;
 	int server;
@@ -90,7 +91,7 @@ static int pong(struct pp *p, long i, int with_write)
 	int ret;
 
 	for (;;) {
-		ret = ex_wait_wc(&p->x, &wc);
+		ret = rf_ep_wait(&p->x, &wc, 0);
 		if (ret)
 			return ret;
 		if (wc.status != RF_WC_SUCCESS) {
@@ -146,12 +147,12 @@ static int run(struct pp *p, int with_write, double *usec)
 		}
 	}
 	*usec = (double)(ex_now_us() - t0) / (double)p->o->iters / 2.0;
-	return ex_sync(p->x.sock, with_write ? 'W' : 'S');
+	return rf_tcp_sync(p->x.sock, with_write ? 'W' : 'S', 0);
 }
 
 int main(int argc, char **argv)
 {
-	struct ex_opts o = { NULL, 18515, -1, 1, NULL, 1000, 64, 0, 0, 0, 0, NULL };
+	struct ex_opts o = { NULL, 18515, 0, 1, NULL, 1000, 64, 0, 0, 0, 0, NULL };
 	struct pp p;
 	double lat_write = 0, lat_send = 0;
 	size_t need;
@@ -166,14 +167,12 @@ int main(int argc, char **argv)
 	p.size = (uint32_t)o.size;
 	p.server = o.host == NULL;
 	need = 2 * (size_t)(p.size ? p.size : 1) + RX_DEPTH * (size_t)(p.size ? p.size : 1);
-	if (ex_setup(&p.x, &o, need, 128, o.use_inline ? p.size + 16 : 0)) {
-		ex_teardown(&p.x);
+	if (ex_start(&p.x, &o, need, 128, o.use_inline ? p.size + 16 : 0))
 		return 1;
-	}
 	if (o.use_inline && p.size > p.x.qp.sq.max_inline) {
 		fprintf(stderr, "--inline: %u bytes exceed the QP's max_inline_data %u\n",
 			p.size, p.x.qp.sq.max_inline);
-		ex_teardown(&p.x);
+		rf_ep_close(&p.x);
 		return 1;
 	}
 	p.rx_area = p.x.buf;
@@ -183,12 +182,12 @@ int main(int argc, char **argv)
 		ret = post_recv(&p, s);
 		if (ret) {
 			fprintf(stderr, "posting receives: %s\n", strerror(-ret));
-			ex_teardown(&p.x);
+			rf_ep_close(&p.x);
 			return 1;
 		}
 	}
 	rf_rq_ring(&p.x.qp.rq);
-	ret = ex_sync(p.x.sock, 'G');	/* receives posted on both sides */
+	ret = rf_tcp_sync(p.x.sock, 'G', 0);	/* receives posted on both sides */
 	if (!ret)
 		ret = run(&p, 1, &lat_write);
 	if (!ret)
@@ -204,6 +203,6 @@ int main(int argc, char **argv)
 	printf("  %s (%ld bad messages, %llu stale CQEs)\n",
 	       !ret && !p.errors ? "all checks passed" : "FAILED", p.errors,
 	       (unsigned long long)p.x.cq.nstale);
-	ex_teardown(&p.x);
+	rf_ep_close(&p.x);
 	return !ret && !p.errors ? 0 : 1;
 }

@@ -13,20 +13,13 @@
  *	rf_qp_connect_ibv(&qp, &local, &remote);   RESET -> INIT -> RTR -> RTS
  *	...data path: sq.h, rq.h, cq.h...
  *	rf_qp_destroy_ibv(&qp);
+ *	rf_cq_destroy_ibv(&cq, ibcq);
  *
- * Rules that follow from taking queues over (FORMATS.md section 9):
- *  - Never mix ibv_post_send/ibv_post_recv/ibv_post_srq_recv with rdmafast
- *    posting on the same queue, nor ibv_poll_cq/ibv_req_notify_cq with
- *    rdmafast polling on the same CQ: neither side sees the other's
- *    indexes. Arm with rf_cq_arm(), and after ibv_get_cq_event() call
- *    rf_cq_event_ack() (rf_cq_get_event_ibv() does both).
- *  - Take queues over before anything is posted or completed on them.
- *  - A QP whose bfreg has no BlueFlame (bf.size 0) rings with the 8-byte
- *    doorbell; rf_sq_ring() chooses by itself.
- *  - BlueFlame registers may be shared between QPs of one context
- *    ("medium" bfregs, which libmlx5 protects with a lock); rdmafast takes
- *    no lock. Give each posting thread its own context, or create QPs in a
- *    parent domain with a thread domain, which gets a dedicated bfreg.
+ * A queue taken over belongs to rdmafast: never post or poll it through
+ * verbs as well, and take it over before anything was posted to or
+ * completed on it. These rules, threading and BlueFlame sharing are
+ * explained in rdmafast(7) (sections DO NOT MIX and THREADING); this
+ * header's functions in rf_verbs(3).
  *
  * Errors are 0 or a negative errno; a device that mlx5dv does not drive
  * gives -EPROTONOSUPPORT.
@@ -167,6 +160,25 @@ static inline RF_COLD int rf_cq_create_ibv(struct rf_cq *cq, struct ibv_cq **out
 }
 
 /*
+ * rf_cq_destroy_ibv - destroy the verbs CQ behind cq, as ibv_destroy_cq(),
+ * once no QP is attached to cq (rf_cq_detach() each first: -EBUSY
+ * otherwise, with nothing destroyed). The verbs layer refuses too, with
+ * -EBUSY, while a QP that uses the CQ still exists. After 0, cq is dead:
+ * initialize it again before any use. Returns 0 or -errno.
+ */
+static inline RF_COLD int rf_cq_destroy_ibv(struct rf_cq *cq, struct ibv_cq *ibcq)
+{
+	int ret;
+
+	if (cq->nqp)
+		return -EBUSY;
+	ret = rf__ibv_err(ibv_destroy_cq(ibcq));
+	if (!ret)
+		cq->dbrec = NULL;	/* what rf_cq_init() refuses: a dead CQ */
+	return ret;
+}
+
+/*
  * rf_cq_get_event_ibv - wait for the next event on channel (blocking, as
  * ibv_get_cq_event()), acknowledge it to verbs and count it for the
  * CQ's arm sequence. Re-arm with rf_cq_arm() afterwards, then poll.
@@ -273,7 +285,9 @@ struct rf_qp_init_attr {
 	 * IBV_QP_EX_WITH_* operations to size the WQEs for; 0 means every
 	 * RC operation rdmafast posts except memory-window bind and local
 	 * invalidate, whose 192-byte WQEs would otherwise set the size of
-	 * every slot (FORMATS.md section 1).
+	 * every slot (rdma-core providers/mlx5/verbs.c, _sq_overhead(),
+	 * sizes every WQE for the largest operation send_ops_flags allows,
+	 * and assumes the window operations when none are given).
 	 */
 	uint64_t send_ops_flags;
 	int sig_all;			/* every WQE signaled */
@@ -472,10 +486,27 @@ struct rf_qp_peer {
 	union ibv_gid gid;	/* used when the connection is global */
 };
 
-/* The local side of a connection. Zeros give sensible defaults. */
+/* Whether a connection carries a GRH (rf_qp_conn_attr.grh). */
+enum rf_qp_grh {
+	RF_GRH_AUTO   = 0,	/* exactly when the port is RoCE (Ethernet), which needs it */
+	RF_GRH_ALWAYS = 1,	/* also on InfiniBand (routing between subnets) */
+	RF_GRH_NEVER  = 2,
+};
+
+/*
+ * The local side of a connection. A zeroed struct is a working RC
+ * connection on port 1, on InfiniBand (no GRH) as on RoCE (a GRH from
+ * GID 0); each field's 0 is the default named beside it.
+ */
 struct rf_qp_conn_attr {
 	uint8_t   port;		/* 0: 1 */
-	int       gid_index;	/* < 0: no GRH (IB within a subnet) */
+	/*
+	 * The source GID of the GRH, when there is one (0: GID 0). A
+	 * negative index means no GRH, as RF_GRH_NEVER (kept for callers
+	 * written before grh existed).
+	 */
+	int       gid_index;
+	uint32_t  grh;		/* enum rf_qp_grh; 0: RF_GRH_AUTO */
 	enum ibv_mtu mtu;	/* 0: the port's active MTU */
 	uint32_t  psn;		/* our first PSN */
 	uint8_t   sl;
@@ -488,6 +519,15 @@ struct rf_qp_conn_attr {
 	int       access;		/* 0: local write, remote read/write/atomic */
 	uint32_t  qkey;			/* UD */
 };
+
+/* Whether the connection described by l sends a GRH on a port like pa. */
+static inline RF_COLD int rf__qp_grh(const struct rf_qp_conn_attr *l,
+				     const struct ibv_port_attr *pa)
+{
+	if (l->gid_index < 0 || l->grh == RF_GRH_NEVER)
+		return 0;
+	return l->grh == RF_GRH_ALWAYS || pa->link_layer == IBV_LINK_LAYER_ETHERNET;
+}
 
 /*
  * rf_qp_connect_ibv - move the QP RESET -> INIT -> RTR -> RTS toward peer
@@ -536,7 +576,7 @@ static inline RF_COLD int rf_qp_connect_ibv(struct rf_qp *qp, const struct rf_qp
 		at.ah_attr.dlid = peer->lid;
 		at.ah_attr.sl = l->sl;
 		at.ah_attr.port_num = port;
-		if (l->gid_index >= 0) {
+		if (rf__qp_grh(l, &pa)) {
 			at.ah_attr.is_global = 1;
 			at.ah_attr.grh.dgid = peer->gid;
 			at.ah_attr.grh.sgid_index = (uint8_t)l->gid_index;

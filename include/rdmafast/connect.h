@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rdmafast/connect.h - what every two-process program needs before its
+ * data path: a TCP side channel on which the two sides exchange QP
+ * details, and one RC endpoint (device, PD, registered buffer, CQ and QP
+ * taken over by rdmafast) brought up and connected through it.
+ *
+ *	struct rf_ep_attr a = ...;            zeros: defaults, see below
+ *	struct rf_ep ep;
+ *	ret = rf_ep_open(&ep, &a);            device, PD, buffer, CQ, QP
+ *	ret = rf_ep_connect(&ep, host, port); host NULL: serve, else connect
+ *	...data path on ep.qp.sq, ep.qp.rq, ep.cq; ep.peer is the other side...
+ *	rf_ep_close(&ep);
+ *
+ * Like rdma-core's ibv_rc_pingpong, one side serves (waits for one peer
+ * on a TCP port) and the other connects to it. Every wait is bounded.
+ * Everything here is control path and returns 0 or -errno; on failure
+ * ep.failed names the step that failed, for the message.
+ *
+ * The address to connect to is numeric (IPv4 or IPv6): name lookup,
+ * getaddrinfo(), is a POSIX declaration that glibc hides under -std=c11,
+ * and this header compiles in every mode; resolve a name yourself and
+ * pass the address. Link with -libverbs -lmlx5 (it includes verbs.h).
+ * Manual: rf_verbs(3).
+ */
+#ifndef RDMAFAST_CONNECT_H
+#define RDMAFAST_CONNECT_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <rdmafast/verbs.h>
+
+RF_BEGIN_DECLS
+
+/* How long any one wait of this header lasts when the caller gives 0. */
+#define RF_TCP_TIMEOUT_MS 30000
+
+/* ---- The TCP side channel ---------------------------------------------- */
+
+/* Milliseconds on the C11 clock (timespec_get: no POSIX clock needed). */
+static inline RF_COLD long long rf__tcp_now_ms(void)
+{
+	struct timespec ts;
+
+	if (timespec_get(&ts, TIME_UTC) != TIME_UTC)
+		return 0;
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Wait until fd is ready for events, at most ms: 0 or -ETIMEDOUT/-errno. */
+static inline RF_COLD int rf_tcp_wait(int fd, short events, int ms)
+{
+	struct pollfd p;
+	int r;
+
+	p.fd = fd;
+	p.events = events;
+	p.revents = 0;
+	r = poll(&p, 1, ms);
+	return r == 1 ? 0 : r == 0 ? -ETIMEDOUT : -errno;
+}
+
+/*
+ * rf_tcp_serve - listen on TCP port (every address, IPv6 and IPv4),
+ * accept one peer within ms (0: RF_TCP_TIMEOUT_MS) and stop listening.
+ * Returns the connected socket or -errno.
+ */
+static inline RF_COLD int rf_tcp_serve(uint16_t port, int ms)
+{
+	struct sockaddr_in6 a6;
+	struct sockaddr_in a4;
+	int one = 1, zero = 0, lfd, fd, ret, v6;
+
+	memset(&a6, 0, sizeof(a6));
+	a6.sin6_family = AF_INET6;
+	a6.sin6_port = htons(port);
+	a6.sin6_addr = in6addr_any;
+	memset(&a4, 0, sizeof(a4));
+	a4.sin_family = AF_INET;
+	a4.sin_port = htons(port);
+	a4.sin_addr.s_addr = htonl(INADDR_ANY);
+
+	/* one dual-stack socket; IPv4 alone where IPv6 is off */
+	lfd = socket(AF_INET6, SOCK_STREAM, 0);
+	if (lfd >= 0 && setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero))) {
+		close(lfd);
+		lfd = -1;
+	}
+	v6 = lfd >= 0;
+	if (!v6)
+		lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (lfd < 0)
+		return -errno;
+	if (setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    (v6 ? bind(lfd, (struct sockaddr *)&a6, sizeof(a6)) :
+		  bind(lfd, (struct sockaddr *)&a4, sizeof(a4))) ||
+	    listen(lfd, 1)) {
+		ret = -errno;
+		close(lfd);
+		return ret;
+	}
+	ret = rf_tcp_wait(lfd, POLLIN, ms ? ms : RF_TCP_TIMEOUT_MS);
+	fd = ret ? -1 : accept(lfd, NULL, NULL);
+	if (!ret && fd < 0)
+		ret = -errno;
+	close(lfd);
+	return ret ? ret : fd;
+}
+
+/*
+ * rf_tcp_connect - connect to the numeric address addr (IPv4 or IPv6),
+ * TCP port, retrying while the server is not listening yet, for at most
+ * ms (0: RF_TCP_TIMEOUT_MS). Returns the connected socket, -EINVAL for an
+ * address that is not numeric, or -ETIMEDOUT/-errno.
+ */
+static inline RF_COLD int rf_tcp_connect(const char *addr, uint16_t port, int ms)
+{
+	long long end = rf__tcp_now_ms() + (ms ? ms : RF_TCP_TIMEOUT_MS);
+	struct sockaddr_in6 a6;
+	struct sockaddr_in a4;
+	struct sockaddr *sa;
+	socklen_t len;
+	int fd, family;
+
+	memset(&a6, 0, sizeof(a6));
+	memset(&a4, 0, sizeof(a4));
+	if (inet_pton(AF_INET, addr, &a4.sin_addr) == 1) {
+		a4.sin_family = AF_INET;
+		a4.sin_port = htons(port);
+		family = AF_INET;
+		sa = (struct sockaddr *)&a4;
+		len = sizeof(a4);
+	} else if (inet_pton(AF_INET6, addr, &a6.sin6_addr) == 1) {
+		a6.sin6_family = AF_INET6;
+		a6.sin6_port = htons(port);
+		family = AF_INET6;
+		sa = (struct sockaddr *)&a6;
+		len = sizeof(a6);
+	} else {
+		return -EINVAL;
+	}
+	for (;;) {
+		fd = socket(family, SOCK_STREAM, 0);
+		if (fd < 0)
+			return -errno;
+		if (!connect(fd, sa, len))
+			return fd;
+		close(fd);
+		if (rf__tcp_now_ms() > end)
+			return -ETIMEDOUT;
+		poll(NULL, 0, 50);	/* the server may not be listening yet */
+	}
+}
+
+/*
+ * rf_tcp_xfer - send (receive 0) or receive exactly n bytes, each wait at
+ * most ms (0: RF_TCP_TIMEOUT_MS). 0, -ECONNRESET when the peer closed,
+ * -ETIMEDOUT or -errno.
+ */
+static inline RF_COLD int rf_tcp_xfer(int fd, void *buf, size_t n, int receive, int ms)
+{
+	uint8_t *p = (uint8_t *)buf;
+
+	while (n) {
+		ssize_t k;
+		int ret = rf_tcp_wait(fd, receive ? POLLIN : POLLOUT,
+				      ms ? ms : RF_TCP_TIMEOUT_MS);
+
+		if (ret)
+			return ret;
+		k = receive ? recv(fd, p, n, 0) : send(fd, p, n, MSG_NOSIGNAL);
+		if (k <= 0)
+			return k == 0 ? -ECONNRESET : -errno;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/*
+ * rf_tcp_sync - a barrier between the two sides: each sends tag and waits
+ * for the other's. -EPROTO if the other side sent another tag (the two
+ * programs are at different steps).
+ */
+static inline RF_COLD int rf_tcp_sync(int fd, uint8_t tag, int ms)
+{
+	uint8_t r = 0;
+	int ret = rf_tcp_xfer(fd, &tag, 1, 0, ms);
+
+	if (!ret)
+		ret = rf_tcp_xfer(fd, &r, 1, 1, ms);
+	if (!ret && r != tag)
+		ret = -EPROTO;
+	return ret;
+}
+
+/*
+ * What each side tells the other: where its QP is (rf_qp_peer's fields)
+ * and one registered buffer the peer may access. Sent in network order.
+ */
+struct rf_ep_info {
+	uint32_t qpn;
+	uint32_t psn;
+	uint32_t lid;
+	uint32_t rkey;
+	uint64_t addr;
+	uint64_t size;
+	uint8_t  gid[16];
+};
+
+/* The wire form of struct rf_ep_info: every field big-endian. */
+struct rf__ep_wire {
+	__be32  qpn;
+	__be32  psn;
+	__be32  lid;
+	__be32  rkey;
+	__be64  addr;
+	__be64  size;
+	uint8_t gid[16];
+};
+
+/* rf_ep_exchange - send mine, receive theirs (each wait at most ms). */
+static inline RF_COLD int rf_ep_exchange(int fd, const struct rf_ep_info *mine,
+					 struct rf_ep_info *theirs, int ms)
+{
+	struct rf__ep_wire w, r;
+	int ret;
+
+	w.qpn = rf_htobe32(mine->qpn);
+	w.psn = rf_htobe32(mine->psn);
+	w.lid = rf_htobe32(mine->lid);
+	w.rkey = rf_htobe32(mine->rkey);
+	w.addr = rf_htobe64(mine->addr);
+	w.size = rf_htobe64(mine->size);
+	memcpy(w.gid, mine->gid, sizeof(w.gid));
+	ret = rf_tcp_xfer(fd, &w, sizeof(w), 0, ms);
+	if (!ret)
+		ret = rf_tcp_xfer(fd, &r, sizeof(r), 1, ms);
+	if (ret)
+		return ret;
+	theirs->qpn = rf_be32toh(r.qpn);
+	theirs->psn = rf_be32toh(r.psn);
+	theirs->lid = rf_be32toh(r.lid);
+	theirs->rkey = rf_be32toh(r.rkey);
+	theirs->addr = rf_be64toh(r.addr);
+	theirs->size = rf_be64toh(r.size);
+	memcpy(theirs->gid, r.gid, sizeof(r.gid));
+	return 0;
+}
+
+/* ---- One RC endpoint ---------------------------------------------------- */
+
+/* What rf_ep_open() builds. Zeros are the defaults named beside each. */
+struct rf_ep_attr {
+	const char *dev;	/* RDMA device name; NULL: the first */
+	uint8_t  port;		/* HCA port; 0: 1 */
+	int      gid_index;	/* as rf_qp_conn_attr: the GRH's source GID */
+	uint32_t grh;		/* as rf_qp_conn_attr: enum rf_qp_grh */
+	size_t   buf_size;	/* the registered buffer; at least 4096 */
+	uint32_t max_wr;	/* send and receive WQEs; 0: 64 */
+	uint32_t max_inline;	/* inline payload bytes; 0: none */
+	int      ncqe;		/* CQ entries; 0: 2 * max_wr + 16 */
+	int      events;	/* nonzero: a completion channel for the CQ */
+};
+
+/*
+ * struct rf_ep - one side of an RC connection. buf (buf_size bytes,
+ * page-aligned, zeroed) is registered as mr with local write and remote
+ * read, write and atomic access; ch is NULL without events. After
+ * rf_ep_connect(), peer describes the other side and sock stays open for
+ * rf_tcp_sync() and rf_tcp_xfer().
+ */
+struct rf_ep {
+	struct ibv_context      *ctx;
+	struct ibv_pd           *pd;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq           *ibcq;
+	struct rf_cq             cq;
+	struct rf_qp             qp;
+	uint8_t                 *buf;
+	size_t                   buf_size;
+	struct ibv_mr           *mr;
+	uint8_t                  port;
+	int                      gid_index;
+	uint32_t                 grh;
+	struct rf_ep_info        peer;
+	int                      sock;
+	const char              *failed;	/* the step that failed, or NULL */
+};
+
+/* Record the failing step; returns ret (a -errno). */
+static inline RF_COLD int rf__ep_fail(struct rf_ep *e, const char *what, int ret)
+{
+	e->failed = what;
+	return ret < 0 ? ret : -EIO;
+}
+
+/* -errno of a verbs call that returned NULL. */
+static inline RF_COLD int rf__ep_errno(void)
+{
+	return errno ? -errno : -ENOMEM;
+}
+
+/*
+ * rf_ep_close - release everything rf_ep_open() and rf_ep_connect() made,
+ * whatever step they reached.
+ */
+static inline RF_COLD void rf_ep_close(struct rf_ep *e)
+{
+	if (e->sock >= 0)
+		close(e->sock);
+	if (e->qp.ibqp) {
+		rf_cq_detach(&e->cq, e->qp.qpn);
+		rf_qp_destroy_ibv(&e->qp);
+	}
+	if (e->ibcq)
+		rf_cq_destroy_ibv(&e->cq, e->ibcq);
+	if (e->ch)
+		ibv_destroy_comp_channel(e->ch);
+	if (e->mr)
+		ibv_dereg_mr(e->mr);
+	free(e->buf);
+	if (e->pd)
+		ibv_dealloc_pd(e->pd);
+	if (e->ctx)
+		ibv_close_device(e->ctx);
+	memset(e, 0, sizeof(*e));
+	e->sock = -1;
+}
+
+/* Open the device named dev (NULL: the first). */
+static inline RF_COLD struct ibv_context *rf__ep_open_dev(const char *dev, int *err)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	int n = 0, i;
+
+	list = ibv_get_device_list(&n);
+	*err = -ENODEV;
+	if (!list)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (!dev || !strcmp(ibv_get_device_name(list[i]), dev)) {
+			ctx = ibv_open_device(list[i]);
+			*err = ctx ? 0 : rf__ep_errno();
+			break;
+		}
+	}
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+/*
+ * rf_ep_open - open the device, allocate a PD, register the buffer,
+ * create the CQ (with its channel when events) and an RC QP, take both
+ * over and attach the QP to the CQ. Returns 0 or -errno (-ENODEV: no such
+ * device; on the emulated HCA, run under rfemu(1)), after which
+ * everything made so far is released and ep.failed says what failed.
+ */
+static inline RF_COLD int rf_ep_open(struct rf_ep *e, const struct rf_ep_attr *a)
+{
+	struct rf_qp_init_attr qa;
+	uint32_t max_wr = a->max_wr ? a->max_wr : 64;
+	int ret;
+
+	memset(e, 0, sizeof(*e));
+	e->sock = -1;
+	e->port = a->port ? a->port : 1;
+	e->gid_index = a->gid_index;
+	e->grh = a->grh;
+	e->ctx = rf__ep_open_dev(a->dev, &ret);
+	if (!e->ctx)
+		return rf__ep_fail(e, "opening the RDMA device", ret);
+	ret = rf_device_check_ibv(e->ctx);
+	if (ret)
+		goto fail_ret;
+	e->pd = ibv_alloc_pd(e->ctx);
+	if (!e->pd)
+		goto fail_errno;
+	e->buf_size = a->buf_size < 4096 ? 4096 : (a->buf_size + 4095) & ~(size_t)4095;
+	e->buf = (uint8_t *)aligned_alloc(4096, e->buf_size);
+	if (!e->buf)
+		goto fail_errno;
+	memset(e->buf, 0, e->buf_size);
+	e->mr = ibv_reg_mr(e->pd, e->buf, e->buf_size,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	if (!e->mr)
+		goto fail_errno;
+	if (a->events) {
+		e->ch = ibv_create_comp_channel(e->ctx);
+		if (!e->ch)
+			goto fail_errno;
+	}
+	ret = rf_cq_create_ibv(&e->cq, &e->ibcq, e->ctx,
+			       a->ncqe ? a->ncqe : (int)(2 * max_wr + 16), e->ch, 0);
+	if (ret)
+		goto fail_ret;
+	memset(&qa, 0, sizeof(qa));
+	qa.pd = e->pd;
+	qa.send_cq = e->ibcq;
+	qa.recv_cq = e->ibcq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.max_send_wr = max_wr;
+	qa.max_recv_wr = max_wr;
+	qa.max_inline_data = a->max_inline;
+	ret = rf_qp_create_ibv(&e->qp, &qa);
+	if (!ret)
+		ret = rf_cq_attach(&e->cq, e->qp.qpn, &e->qp.sq, &e->qp.rq, NULL);
+	if (ret)
+		goto fail_ret;
+	return 0;
+
+fail_errno:
+	ret = rf__ep_errno();
+fail_ret:
+	rf_ep_close(e);
+	return rf__ep_fail(e, "setting up the device (PD, buffer, CQ, QP)", ret);
+}
+
+/*
+ * rf_ep_connect - serve (host NULL: wait for one peer on TCP port) or
+ * connect to host:port; exchange rf_ep_info (a random first PSN, the
+ * LID, the GID when a GRH is sent, the buffer's address, size and rkey);
+ * move the QP to RTS toward the peer (rf_qp_connect_ibv()); and wait
+ * until both QPs are ready to receive. Each wait lasts at most
+ * RF_TCP_TIMEOUT_MS. Returns 0 or -errno; the endpoint stays open either
+ * way (rf_ep_close()).
+ */
+static inline RF_COLD int rf_ep_connect(struct rf_ep *e, const char *host, uint16_t port)
+{
+	struct rf_qp_conn_attr ca;
+	struct rf_qp_peer peer;
+	struct rf_ep_info me;
+	struct ibv_port_attr pa;
+	int ret;
+
+	memset(&pa, 0, sizeof(pa));
+	ret = rf__ibv_err(ibv_query_port(e->ctx, e->port, &pa));
+	if (ret)
+		return rf__ep_fail(e, "ibv_query_port", ret);
+	memset(&ca, 0, sizeof(ca));
+	ca.port = e->port;
+	ca.gid_index = e->gid_index;
+	ca.grh = e->grh;
+	memset(&me, 0, sizeof(me));
+	me.qpn = e->qp.qpn;
+	me.psn = ((uint32_t)getpid() * 2654435761U ^ (uint32_t)time(NULL)) & 0xffffff;
+	me.lid = pa.lid;
+	me.rkey = e->mr->rkey;
+	me.addr = (uint64_t)(uintptr_t)e->buf;
+	me.size = e->buf_size;
+	if (rf__qp_grh(&ca, &pa)) {
+		union ibv_gid g;
+
+		ret = rf__ibv_err(ibv_query_gid(e->ctx, e->port, e->gid_index, &g));
+		if (ret)
+			return rf__ep_fail(e, "ibv_query_gid", ret);
+		memcpy(me.gid, g.raw, sizeof(me.gid));
+	}
+	e->sock = host ? rf_tcp_connect(host, port, 0) : rf_tcp_serve(port, 0);
+	if (e->sock < 0)
+		return rf__ep_fail(e, host ? "connecting to the server" : "waiting for a client",
+				   e->sock);
+	ret = rf_ep_exchange(e->sock, &me, &e->peer, 0);
+	if (ret)
+		return rf__ep_fail(e, "exchanging QP details", ret);
+	ca.psn = me.psn;
+	memset(&peer, 0, sizeof(peer));
+	peer.qpn = e->peer.qpn;
+	peer.psn = e->peer.psn;
+	peer.lid = (uint16_t)e->peer.lid;
+	memcpy(peer.gid.raw, e->peer.gid, sizeof(peer.gid.raw));
+	ret = rf_qp_connect_ibv(&e->qp, &ca, &peer);
+	if (ret)
+		return rf__ep_fail(e, "connecting the QP", ret);
+	/* both QPs must be ready to receive before either side sends */
+	ret = rf_tcp_sync(e->sock, 'R', 0);
+	return ret ? rf__ep_fail(e, "waiting for the peer's QP", ret) : 0;
+}
+
+/*
+ * rf_ep_wait - poll the endpoint's CQ until one record arrives and return
+ * it in *wc (0), or -ETIMEDOUT after ms (0: RF_TCP_TIMEOUT_MS). With a
+ * completion channel it sleeps there between polls: arm, poll once more
+ * (a CQE that arrived before the arm raises no event), wait for the
+ * event (rf_cq_arm(3)).
+ */
+static inline RF_COLD int rf_ep_wait(struct rf_ep *e, struct rf_wc *wc, int ms)
+{
+	int limit = ms ? ms : RF_TCP_TIMEOUT_MS;
+	long long end = rf__tcp_now_ms() + limit;
+
+	for (;;) {
+		int ret;
+
+		if (rf_cq_poll(&e->cq, wc, 1))
+			return 0;
+		if (rf__tcp_now_ms() > end)
+			return -ETIMEDOUT;
+		if (!e->ch)
+			continue;
+		rf_cq_arm(&e->cq, 0);
+		if (rf_cq_poll(&e->cq, wc, 1))
+			return 0;
+		ret = rf_tcp_wait(e->ch->fd, POLLIN, limit);
+		if (!ret)
+			ret = rf_cq_get_event_ibv(&e->cq, e->ch);
+		if (ret)
+			return ret;
+	}
+}
+
+RF_END_DECLS
+
+#endif /* RDMAFAST_CONNECT_H */

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The verbs glue's own promises: a zeroed rf_qp_conn_attr is a working
+ * connection (a GRH exactly where the port needs one), and
+ * rf_cq_destroy_ibv() refuses a CQ that still routes a QP.
+ */
+#include "e2e.h"
+
+/* Connect a's QP to b's and back with a zeroed conn attr (but the PSNs). */
+static void connect_zeroed(struct e2e *e, struct rf_qp *a, struct rf_qp *b)
+{
+	struct rf_qp_conn_attr ca;
+	struct rf_qp_peer pa, pb;
+
+	memset(&pa, 0, sizeof(pa));
+	memset(&pb, 0, sizeof(pb));
+	pa.qpn = a->qpn;
+	pa.psn = 0x10;
+	pa.lid = e->port.lid;
+	pb.qpn = b->qpn;
+	pb.psn = 0x20;
+	pb.lid = e->port.lid;
+	cr_assert_eq(ibv_query_gid(e->ctx, 1, 0, &pa.gid), 0);
+	pb.gid = pa.gid;
+	memset(&ca, 0, sizeof(ca));
+	ca.psn = pa.psn;
+	cr_assert_eq(rf_qp_connect_ibv(a, &ca, &pb), 0);
+	ca.psn = pb.psn;
+	cr_assert_eq(rf_qp_connect_ibv(b, &ca, &pa), 0);
+}
+
+static int qp_is_global(struct rf_qp *qp)
+{
+	struct ibv_qp_attr at;
+	struct ibv_qp_init_attr ia;
+
+	cr_assert_eq(ibv_query_qp(qp->ibqp, &at, IBV_QP_AV, &ia), 0);
+	return at.ah_attr.is_global;
+}
+
+Test(e2e_verbs, zeroed_conn_attr_grh_only_where_the_port_needs_it)
+{
+	struct e2e_opts o = { 0 };
+	struct e2e e;
+	struct rf_qp qa, qb;
+	struct rf_qp_init_attr ia;
+	struct rf_wc wc;
+	int eth;
+
+	e2e_open(&e, &o);
+	eth = e.port.link_layer == IBV_LINK_LAYER_ETHERNET;
+	memset(&ia, 0, sizeof(ia));
+	ia.pd = e.pd;
+	ia.send_cq = e.a.ibcq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.max_send_wr = 16;
+	ia.max_recv_wr = 16;
+	cr_assert_eq(rf_qp_create_ibv(&qa, &ia), 0);
+	ia.send_cq = e.b.ibcq;
+	cr_assert_eq(rf_qp_create_ibv(&qb, &ia), 0);
+	cr_assert_eq(rf_cq_attach(&e.a.cq, qa.qpn, &qa.sq, &qa.rq, NULL), 0);
+	connect_zeroed(&e, &qa, &qb);
+	cr_assert_eq(qp_is_global(&qa), eth, "GRH %d on a %s port", qp_is_global(&qa),
+		     eth ? "RoCE" : "InfiniBand");
+	cr_assert_eq(qp_is_global(&qb), eth);
+
+	/* and the connection carries data */
+	memcpy(e.a.buf, "zeroed", 6);
+	cr_assert_eq(rf_sq_post_write(&qa.sq, e.a.mr->lkey, e2e_addr(&e.a, 0), 6, e.b.mr->rkey,
+				      e2e_addr(&e.b, 0), RF_SEND_SIGNALED | RF_SEND_RING, 7), 0);
+	e2e_wait(&e.a.cq, &wc, 1);
+	cr_assert_eq(wc.status, RF_WC_SUCCESS, "status %u", wc.status);
+	cr_assert_eq(wc.wr_id, 7);
+	cr_assert_eq(memcmp(e.b.buf, "zeroed", 6), 0);
+
+	rf_cq_detach(&e.a.cq, qa.qpn);
+	rf_qp_destroy_ibv(&qa);
+	rf_qp_destroy_ibv(&qb);
+	e2e_close(&e);
+}
+
+Test(e2e_verbs, grh_never_and_always)
+{
+	struct e2e_opts o = { 0 };
+	struct e2e e;
+	struct rf_qp qa, qb;
+	struct rf_qp_init_attr ia;
+	struct rf_qp_conn_attr ca;
+	struct rf_qp_peer p;
+
+	e2e_open(&e, &o);
+	memset(&ia, 0, sizeof(ia));
+	ia.pd = e.pd;
+	ia.send_cq = e.a.ibcq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.max_send_wr = 16;
+	ia.max_recv_wr = 16;
+	cr_assert_eq(rf_qp_create_ibv(&qa, &ia), 0);
+	cr_assert_eq(rf_qp_create_ibv(&qb, &ia), 0);
+	memset(&p, 0, sizeof(p));
+	p.lid = e.port.lid;
+	cr_assert_eq(ibv_query_gid(e.ctx, 1, 0, &p.gid), 0);
+	memset(&ca, 0, sizeof(ca));
+	ca.grh = RF_GRH_ALWAYS;
+	p.qpn = qb.qpn;
+	cr_assert_eq(rf_qp_connect_ibv(&qa, &ca, &p), 0);
+	cr_assert_eq(qp_is_global(&qa), 1);
+	if (e.port.link_layer != IBV_LINK_LAYER_ETHERNET) {
+		ca.grh = RF_GRH_NEVER;
+		p.qpn = qa.qpn;
+		cr_assert_eq(rf_qp_connect_ibv(&qb, &ca, &p), 0);
+		cr_assert_eq(qp_is_global(&qb), 0);
+	}
+	rf_qp_destroy_ibv(&qa);
+	rf_qp_destroy_ibv(&qb);
+	e2e_close(&e);
+}
+
+Test(e2e_verbs, cq_destroy_refuses_while_a_qp_is_attached_or_alive)
+{
+	struct e2e_opts o = { 0 };
+	struct e2e e;
+	struct rf_cq cq;
+	struct ibv_cq *ibcq = NULL;
+	struct rf_qp qp;
+	struct rf_qp_init_attr ia;
+
+	e2e_open(&e, &o);
+	memset(&cq, 0, sizeof(cq));	/* the analyzer cannot see that a failed assert ends the test */
+	cr_assert_eq(rf_cq_create_ibv(&cq, &ibcq, e.ctx, 64, NULL, 0), 0);
+	memset(&ia, 0, sizeof(ia));
+	ia.pd = e.pd;
+	ia.send_cq = ibcq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.max_send_wr = 16;
+	ia.max_recv_wr = 16;
+	cr_assert_eq(rf_qp_create_ibv(&qp, &ia), 0);
+	cr_assert_eq(rf_cq_attach(&cq, qp.qpn, &qp.sq, &qp.rq, NULL), 0);
+
+	/* the verbs layer refuses while the QP exists */
+	cr_assert_eq(rf_cq_detach(&cq, qp.qpn), 0);
+	cr_assert_eq(rf_cq_destroy_ibv(&cq, ibcq), -EBUSY, "the QP still uses it");
+	/* rdmafast refuses while a QP is attached, even one already destroyed */
+	cr_assert_eq(rf_cq_attach(&cq, qp.qpn, &qp.sq, &qp.rq, NULL), 0);
+	cr_assert_eq(rf_qp_destroy_ibv(&qp), 0);
+	cr_assert_eq(rf_cq_destroy_ibv(&cq, ibcq), -EBUSY, "still attached");
+	cr_assert_eq(rf_cq_detach(&cq, qp.qpn), 0);
+	cr_assert_eq(rf_cq_destroy_ibv(&cq, ibcq), 0);
+	cr_assert_null(cq.dbrec, "a destroyed CQ is marked dead");
+	e2e_close(&e);
+}
