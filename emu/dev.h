@@ -38,6 +38,8 @@
 #include <rdmafast/hw/cqe.h>
 
 #include "emu.h"
+#include "dev_pkt.h"
+#include "dev_stats.h"
 
 #define DEV_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define DEV_UNLIKELY(x)		__builtin_expect(!!(x), 0)
@@ -56,7 +58,13 @@
 #define DEV_MAX_SGE		64	/* a WQE holds at most 63 DS */
 #define DEV_MAX_PKTS_INFLIGHT	512	/* per QP, unacknowledged request packets */
 #define DEV_MAX_WQE_PER_ROUND	512	/* per QP per engine iteration (fairness) */
-#define DEV_ATOMIC_REPLAY	16	/* responder cache of atomic results */
+/*
+ * Responder resources for READ and atomic requests, one per request, kept
+ * after the answer as the cache that answers duplicates (atomics are never
+ * executed twice): as many as the device's max_qp_rd_atom (cmd_ctx.c), so
+ * every request a requester may still retry has its entry.
+ */
+#define DEV_ATOMIC_REPLAY	16
 
 /*
  * A UD message must fit the port's active MTU, which part 1 answers as 4096
@@ -121,81 +129,7 @@ struct dev_sgl {
 void dev_sgl_copy_out(const struct dev_sgl *sgl, uint64_t off, void *dst, uint32_t len);
 void dev_sgl_copy_in(const struct dev_sgl *sgl, uint64_t off, const void *src, uint32_t len);
 
-/* ------------------------------------------------------------------------ */
-/* Packets                                                                  */
-
-enum dev_op {
-	/* requests, requester -> responder */
-	DOP_SEND = 1,
-	DOP_SEND_IMM,
-	DOP_SEND_INV,
-	DOP_WRITE,
-	DOP_WRITE_IMM,
-	DOP_READ,
-	DOP_CS,		/* IB compare-and-swap, 8 bytes */
-	DOP_FA,		/* IB fetch-and-add, 8 bytes */
-	DOP_MCS,	/* masked compare-and-swap, 4 or 8 bytes */
-	DOP_MFA,	/* masked fetch-and-add, 4 or 8 bytes */
-	/* responses, responder -> requester */
-	DOP_READ_RESP,
-	DOP_ATOMIC_RESP,
-	DOP_ACK,
-	DOP_NAK,
-};
-
-enum {
-	DPKT_FIRST	= 1 << 0,
-	DPKT_LAST	= 1 << 1,
-	DPKT_SE		= 1 << 2,	/* solicited event */
-	DPKT_GRH	= 1 << 3,	/* sgid/dgid/flow/tclass/hop are valid */
-	DPKT_CRC	= 1 << 4,	/* crc covers the packet: verify it */
-};
-
-/* NAK codes, in the spirit of the AETH syndrome */
-enum {
-	DNAK_SEQ = 1,		/* PSN sequence error: go back to psn */
-	DNAK_RNR,		/* receiver not ready: retry after rnr_timer */
-	DNAK_INV_REQ,		/* -> REMOTE_INVAL_REQ_ERR */
-	DNAK_REM_ACCESS,	/* -> REMOTE_ACCESS_ERR */
-	DNAK_REM_OP,		/* -> REMOTE_OP_ERR */
-};
-
-/*
- * Header of every packet.  Host byte order: both ends run on this machine.
- * Request packets of one message share raddr/rkey/dma_len (the RETH) and
- * carry their own offset, so any packet can be placed on its own.
- */
-struct dev_pkt {
-	uint32_t		size;		/* header + payload */
-	uint8_t			op;		/* enum dev_op */
-	uint8_t			flags;		/* DPKT_* */
-	uint8_t			opmod;		/* masked atomics: 8 | log2(size) - 2 */
-	uint8_t			sl;
-	uint32_t		src_qpn;
-	uint32_t		dst_qpn;
-	uint32_t		psn;
-	uint8_t			nak;		/* DNAK_* */
-	uint8_t			rnr_timer;	/* DNAK_RNR: the responder's min_rnr_timer */
-	uint16_t		slid;
-	uint16_t		pkey_index;
-	uint8_t			hop_limit;
-	uint8_t			tclass;
-	uint32_t		imm;		/* raw, as in the WQE (network order) */
-	uint32_t		xrc_srqn;
-	uint32_t		qkey;
-	uint32_t		flow_label;
-	uint32_t		rkey;
-	uint64_t		raddr;
-	uint32_t		dma_len;	/* whole message */
-	uint32_t		offset;		/* of this payload within the message */
-	uint32_t		len;		/* payload bytes after the header */
-	uint32_t		pad;
-	uint64_t		atomic[4];	/* swap|add, compare, swap_mask, compare_mask */
-	uint8_t			sgid[16];
-	uint8_t			dgid[16];
-	uint64_t		crc;		/* DPKT_CRC: hash of everything after it */
-	uint8_t			payload[];
-};
+/* Packets: dev_pkt.h (the wire format) */
 
 /* ------------------------------------------------------------------------ */
 /* Per-object device state                                                  */
@@ -275,7 +209,9 @@ struct dev_qp {
 	struct dev_qp		*next_ack;
 	struct {
 		uint32_t	psn;
-		uint64_t	orig;
+		uint64_t	orig;		/* atomics: the value answered */
+		uint64_t	ticket;		/* dev_wire_ticket() of the answer's last packet */
+		uint8_t		op;		/* DOP_READ or an atomic */
 		bool		valid;
 	} replay[DEV_ATOMIC_REPLAY];
 	unsigned		replay_next;
@@ -323,7 +259,7 @@ struct dev_engine {
 	unsigned		nqps;
 	unsigned		timers;		/* QPs with a deadline or rnr wait */
 	uint64_t		wqes;		/* statistics */
-	uint64_t		pkts_tx, pkts_rx, pkts_dropped;
+	struct rfemu_dev_stats	stats;
 };
 
 extern struct dev_engine dev_eng;
@@ -349,6 +285,29 @@ static inline struct dev_cq *dev_cq_of(const struct emu_cq *cq)
 static inline struct dev_srq *dev_srq_of(const struct emu_srq *srq)
 {
 	return (struct dev_srq *)srq->dev_priv;
+}
+
+/* The port a QP's packets leave from. */
+static inline const struct emu_port_id *dev_qp_port(const struct emu_qp *qp)
+{
+	unsigned port = qp->attr.port_num ? qp->attr.port_num : 1;
+
+	return &emu_cfg.dev[qp->obj.ctx->dev_index].port[(port - 1) % EMU_MAX_PORTS];
+}
+
+/*
+ * READ/atomic requests a QP may have outstanding for a max_rd_atomic or
+ * max_dest_rd_atomic of n: mlx5 programs log2 rounded up (the kernel's
+ * mlx5_ib qp.c, fls(n - 1) into log_sra_max / log_rra_max), so 0 and 1
+ * allow one, 5 allows eight.
+ */
+static inline unsigned dev_rd_atomic_limit(uint8_t n)
+{
+	unsigned lg = 0;
+
+	while (n > 1 && (1u << lg) < n)
+		lg++;
+	return 1u << lg;
 }
 
 /* Move a QP to ERR from the device side and post the async event (or 0). */
@@ -431,12 +390,16 @@ void dev_rc_rewind(struct dev_qp *dq, uint32_t psn);
 uint64_t dev_rc_timeout_ns(uint8_t timeout);
 uint64_t dev_rnr_delay_ns(uint8_t timer);
 void dev_rc_read_resp_scatter(struct dev_qp *dq, struct dev_ent *e, const struct dev_pkt *p);
+/* May another READ/atomic go out, within the QP's max_rd_atomic? */
+bool dev_rc_rd_slot(const struct dev_qp *dq);
 
 /* ------------------------------------------------------------------------ */
 /* Responder (dev_resp.c) and receive queues (dev_rq.c)                     */
 
 void dev_resp_packet(const struct dev_pkt *p);
 void dev_resp_flush_acks(void);
+/* A connected QP's packet: SLID and (global path or RoCE) GRH from its AV. */
+void dev_path_stamp(const struct emu_qp *qp, struct dev_pkt *p);
 
 struct dev_rwqe {
 	uint8_t			*wqe;		/* first data segment */
@@ -463,8 +426,9 @@ int dev_wire_wait_fd(void);
 /* When the first delayed packet is due (ns), 0 if none. */
 uint64_t dev_wire_next_due(void);
 /*
- * Reserve room for a packet to dst_qpn's host; NULL when the path is
- * congested (local ring full).  Fill it, then dev_wire_send().
+ * Room for a packet of payload bytes (at most DEV_WIRE_MTU; else NULL):
+ * in the loopback ring where a local packet stays, else a staging buffer.
+ * Fill it, then dev_wire_send() before the next dev_wire_alloc().
  */
 struct dev_pkt *dev_wire_alloc(uint32_t payload);
 void dev_wire_send(struct dev_pkt *p);
@@ -473,7 +437,20 @@ void dev_wire_send(struct dev_pkt *p);
  * that costs a syscall); returns count.
  */
 unsigned dev_wire_poll(bool sockets);
-bool dev_wire_local_room(uint32_t payload);
+/*
+ * May a requester send to dst_qpn's host now?  False while that link's
+ * backlog is long (backpressure); the wire wakes the QP when it drains.
+ * Responses never ask: they always go (into the backlog if need be).
+ */
+bool dev_wire_room(uint32_t dst_qpn);
+/*
+ * Every packet sent to a host gets the next number of that host's link;
+ * dev_wire_ticket() is the number of the last one, and dev_wire_left() says
+ * whether packet `ticket` has left (or was lost): it is no longer waiting in
+ * this host's backlog.
+ */
+uint64_t dev_wire_ticket(uint32_t dst_qpn);
+bool dev_wire_left(uint32_t dst_qpn, uint64_t ticket);
 
 struct dev_fault {
 	double			drop;		/* RFEMU_DROP: probability per packet */

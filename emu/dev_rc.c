@@ -112,6 +112,25 @@ static void ack_upto(struct dev_qp *dq, uint32_t psn)
 	}
 }
 
+/*
+ * The requester's READ/atomic limit (IBA 9.5, max_rd_atomic; mlx5's
+ * log_sra_max): requests sent whose responses have not all arrived.
+ */
+bool dev_rc_rd_slot(const struct dev_qp *dq)
+{
+	unsigned n = 0, max = dev_rd_atomic_limit(dq->qp->attr.max_rd_atomic);
+
+	for (uint32_t i = dq->ent_head; i != dq->ent_emit; i++) {
+		const struct dev_ent *e = &dq->ent[i & dq->ent_mask];
+
+		if ((e->flags & DENTF_RESP) && e->state == DENT_SENT)
+			n++;
+	}
+	if (n > dev_eng.stats.rd_outstanding_max)
+		dev_eng.stats.rd_outstanding_max = n;
+	return n < max;
+}
+
 static struct dev_ent *ent_of_psn(struct dev_qp *dq, uint32_t psn)
 {
 	for (uint32_t i = dq->ent_head; i != dq->ent_emit; i++) {

@@ -39,14 +39,14 @@ $(EMU_LAUNCHER): emu/rfemu.c
 	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) \
 		-DRFEMU_LIB_DEFAULT='"$(EMU_LIBDIR)/librfemu.so"' -o $@ $<
 
-$(BUILD)/tests/emu/%: tests/emu/%.c tests/emu/emu_test.h
+$(BUILD)/tests/emu/%: tests/emu/%.c $(wildcard tests/emu/*.h) $(wildcard emu/dev_*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -Iemu -o $@ $< \
 		$(CRITERION_FLAGS) -libverbs -lmlx5 -lpthread
 
-$(BUILD)/tests/emu/helper_%: tests/emu/helper_%.c
+$(BUILD)/tests/emu/helper_%: tests/emu/helper_%.c $(wildcard emu/dev_*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -o $@ $< -libverbs
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -Iemu -o $@ $< -libverbs
 
 # Each test binary runs under the launcher, bounded; any failure fails the target.
 emu-test: emu $(EMU_TEST_BINS) $(EMU_TEST_HELPERS)
