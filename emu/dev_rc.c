@@ -64,9 +64,13 @@ void dev_rc_rewind(struct dev_qp *dq, uint32_t psn)
 			continue;
 		d = dev_psn_diff(psn, e->psn);
 		if (d < 0 || (uint32_t)d < e->npkt) {
-			/* READs restart whole; other messages from the PSN on */
+			/*
+			 * READs are asked for whole again, other messages
+			 * resent from the PSN on.  A READ keeps the responses
+			 * it has: the rest may still come from the first
+			 * answer, or from the second, whichever arrives.
+			 */
 			e->sent = (e->flags & DENTF_RESP) || d < 0 ? 0 : (uint32_t)d;
-			e->resp_next = 0;
 			e->state = DENT_NEW;
 			break;
 		}
@@ -80,7 +84,6 @@ void dev_rc_rewind(struct dev_qp *dq, uint32_t psn)
 		if (e->flags & DENTF_LOCAL || e->state == DENT_DONE)
 			continue;
 		e->sent = 0;
-		e->resp_next = 0;
 		e->state = DENT_NEW;
 	}
 	dq->pkts_out = 0;

@@ -642,7 +642,18 @@ static void resp_duplicate(struct resp_env *v, const struct dev_pkt *p)
 
 	switch (p->op) {
 	case DOP_READ:
-		resp_read(v, p);	/* reads are repeatable */
+		/*
+		 * Reads are repeatable, but one whose first answer still
+		 * waits in this host's backlog is answered by that: a second
+		 * copy behind it would only feed a storm of retransmissions
+		 * on a slow link.
+		 */
+		for (unsigned i = 0; i < DEV_ATOMIC_REPLAY; i++)
+			if (dq->replay[i].valid && dq->replay[i].psn == p->psn &&
+			    dq->replay[i].op == DOP_READ &&
+			    !dev_wire_left(p->src_qpn, dq->replay[i].ticket))
+				return;
+		resp_read(v, p);
 		return;
 	case DOP_CS:
 	case DOP_FA:
