@@ -263,12 +263,12 @@ static void device_still_works(struct side *s)
 }
 
 /*
- * The peer is SIGKILLed in the middle of a stream of 1 MiB WRITEs: the
- * survivor's QP completes the outstanding WQEs in bounded time, the first
- * with RETRY_EXC_ERR and the rest flushed, and the QP is in ERR.  Then its
- * device serves a loopback pair and a new peer as before.
+ * The peer is SIGKILLed in the middle of a stream of 1 MiB WRITEs or READs:
+ * the survivor's QP completes the outstanding WQEs in bounded time, the
+ * first with RETRY_EXC_ERR and the rest flushed, and the QP is in ERR.
+ * Then its device serves a loopback pair and a new peer as before.
  */
-Test(dev_wire, peer_killed_mid_transfer)
+static void peer_killed(enum ibv_wr_opcode op)
 {
 	enum { SZ = 8 * MIB, CHUNK = MIB, WIN = 16 };
 	struct side s;
@@ -286,13 +286,15 @@ Test(dev_wire, peer_killed_mid_transfer)
 		int got;
 
 		while (posted - done < WIN) {
-			post_rdma(&s, IBV_WR_RDMA_WRITE, posted, (posted % 8) * CHUNK,
-				  (posted % 8) * CHUNK, CHUNK);
+			post_rdma(&s, op, posted, (posted % 8) * CHUNK, (posted % 8) * CHUNK,
+				  CHUNK);
 			posted++;
 		}
 		got = dt_poll(s.cq, wc, 1, 10000);
 		cr_assert_eq(got, 1);
-		cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+		cr_assert_eq(wc[0].status, IBV_WC_SUCCESS, "wr %llu of %llu: status %d",
+			     (unsigned long long)wc[0].wr_id, (unsigned long long)posted,
+			     wc[0].status);
 		done++;
 	}
 	cr_assert_eq(kill(peer.pid, SIGKILL), 0);
@@ -337,4 +339,14 @@ Test(dev_wire, peer_killed_mid_transfer)
 	cr_assert(!memcmp(s.buf, s.buf + CHUNK, CHUNK));
 	cr_assert_eq(wt_peer_end(&peer), 0);
 	side_close(&s);
+}
+
+Test(dev_wire, peer_killed_mid_writes)
+{
+	peer_killed(IBV_WR_RDMA_WRITE);
+}
+
+Test(dev_wire, peer_killed_mid_reads)
+{
+	peer_killed(IBV_WR_RDMA_READ);
 }
