@@ -102,8 +102,8 @@ static int wire_socket(uint16_t lid)
 }
 
 /* An 8-byte RDMA WRITE of `evil` from src_qpn at slid to t->qp[1] at va. */
-static void forge_write(int fd, struct dt *t, uint32_t src_qpn, uint16_t slid,
-			uint32_t psn, uint64_t va)
+static void forge_write_grh(int fd, struct dt *t, uint32_t src_qpn, uint16_t slid,
+			    uint32_t psn, uint64_t va, const union ibv_gid *sgid)
 {
 	union {
 		struct dev_pkt	p;
@@ -122,8 +122,18 @@ static void forge_write(int fd, struct dt *t, uint32_t src_qpn, uint16_t slid,
 	u.p.raddr = va;
 	u.p.dma_len = 8;
 	u.p.len = 8;
+	if (sgid) {
+		u.p.flags |= DPKT_GRH;
+		memcpy(u.p.sgid, sgid->raw, 16);
+	}
 	memcpy(u.raw + sizeof(struct dev_pkt), evil, 8);
 	cr_assert_eq(send(fd, &u, sizeof(u.raw), 0), (ssize_t)sizeof(u.raw));
+}
+
+static void forge_write(int fd, struct dt *t, uint32_t src_qpn, uint16_t slid,
+			uint32_t psn, uint64_t va)
+{
+	forge_write_grh(fd, t, src_qpn, slid, psn, va, NULL);
 }
 
 /* The expected PSN, the right rkey, a forged source: dropped, counted. */
@@ -235,6 +245,71 @@ Test(dev_spoof, forged_response_dropped)
 	forge_nak(fd, &t, t.qp[1]->qp_num);
 	wc = dt_poll1(t.cq[0]);
 	cr_assert_eq(wc.status, IBV_WC_REM_ACCESS_ERR, "status %d", wc.status);
+	close(fd);
+	dt_teardown(&t);
+}
+
+/*
+ * A global path (GRH): the source GID must be the path's DGID too.  The
+ * right QPN and LID with another SGID, or with no GRH at all, are dropped;
+ * the genuine peer, whose packets carry its GID, goes on working.
+ */
+Test(dev_spoof, forged_gid_dropped)
+{
+	struct dt t;
+	struct ibv_port_attr pa;
+	union ibv_gid gid, other;
+	struct wt_conn c = { .max_rd_atomic = 1, .max_dest_rd_atomic = 1, .timeout = 14,
+			     .retry_cnt = 7, .dgid = &gid };
+	struct rfemu_dev_stats before;
+	struct ibv_wc wc;
+	uint64_t va;
+	int fd;
+
+	/* dt_setup's pair, then two QPs of our own on a global path */
+	dt_setup(&t);
+	cr_assert_eq(ibv_query_port(t.ctx, 1, &pa), 0);
+	cr_assert_eq(ibv_query_gid(t.ctx, 1, 0, &gid), 0);
+	for (int i = 0; i < 2; i++)
+		cr_expect_eq(ibv_destroy_qp(t.qp[i]), 0);
+	for (int i = 0; i < 2; i++)
+		t.qp[i] = wt_create_qp(t.pd, t.cq[i], 16);
+	for (int i = 0; i < 2; i++) {
+		c.dqpn = t.qp[!i]->qp_num;
+		c.dlid = t.lid;
+		cr_assert_eq(wt_connect(t.qp[i], &c), 0, "connect: %s", strerror(errno));
+	}
+	other = gid;
+	other.raw[15] ^= 0x40;
+	fd = wire_socket(t.lid);
+	va = (uintptr_t)t.buf[1];
+	before = wt_stats();
+	forge_write_grh(fd, &t, t.qp[0]->qp_num, t.lid, 0x100, va, &other);
+	forge_write(fd, &t, t.qp[0]->qp_num, t.lid, 0x100, va + 8);
+	for (int i = 0; i < 200 && wt_stats().drop_source < before.drop_source + 2; i++)
+		usleep(5000);
+	cr_assert(zero(t.buf[1], DT_BUF), "a forged WRITE landed");
+	cr_assert_eq(wt_stats().drop_source, before.drop_source + 2);
+
+	memcpy(t.buf[0], "GLOBAL!!", 8);
+	{
+		struct ibv_sge s = { (uintptr_t)t.buf[0], 8, t.mr[0]->lkey };
+		struct ibv_send_wr wr = {
+			.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { va + 64, t.mr[1]->rkey },
+		};
+
+		dt_post(t.qp[0], &wr);
+		wc = dt_poll1(t.cq[0]);
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+		cr_assert(!memcmp(t.buf[1] + 64, "GLOBAL!!", 8));
+	}
+	/* control: the forged packet with the true SGID lands */
+	forge_write_grh(fd, &t, t.qp[0]->qp_num, t.lid, 0x101, va + 128, &gid);
+	for (int i = 0; i < 200 && memcmp(t.buf[1] + 128, evil, 8); i++)
+		usleep(5000);
+	cr_assert(!memcmp(t.buf[1] + 128, evil, 8), "a well-formed packet from A was lost");
 	close(fd);
 	dt_teardown(&t);
 }

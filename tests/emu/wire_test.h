@@ -32,6 +32,7 @@ struct wt_conn {
 	uint8_t		max_dest_rd_atomic;
 	uint8_t		timeout;
 	uint8_t		retry_cnt;
+	const union ibv_gid *dgid;	/* non-NULL: a global path (GRH), SGID index 0 */
 };
 
 /* RESET -> RTS for an RC QP, every remote access allowed. */
@@ -54,6 +55,11 @@ static inline int wt_connect(struct ibv_qp *qp, const struct wt_conn *c)
 	a.rq_psn = 0x100;
 	a.ah_attr.dlid = c->dlid;
 	a.ah_attr.port_num = 1;
+	if (c->dgid) {
+		a.ah_attr.is_global = 1;
+		a.ah_attr.grh.dgid = *c->dgid;
+		a.ah_attr.grh.hop_limit = 1;
+	}
 	a.max_dest_rd_atomic = c->max_dest_rd_atomic;
 	a.min_rnr_timer = 1;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
