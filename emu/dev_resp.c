@@ -593,7 +593,7 @@ static int send_atomic_resp(struct dev_qp *dq, const struct dev_pkt *p, uint64_t
 
 	if (!r)
 		return -1;
-	r->flags = DPKT_FIRST | DPKT_LAST;
+	r->flags |= DPKT_FIRST | DPKT_LAST;	/* keep the GRH flag of the stamp */
 	r->atomic[0] = orig;
 	dev_wire_send(r);
 	return 0;

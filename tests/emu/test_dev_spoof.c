@@ -305,8 +305,24 @@ Test(dev_spoof, forged_gid_dropped)
 		cr_assert_eq(wc.status, IBV_WC_SUCCESS);
 		cr_assert(!memcmp(t.buf[1] + 64, "GLOBAL!!", 8));
 	}
-	/* control: the forged packet with the true SGID lands */
-	forge_write_grh(fd, &t, t.qp[0]->qp_num, t.lid, 0x101, va + 128, &gid);
+	/* responses carry the GRH as well: READ and atomic answers are taken */
+	{
+		struct ibv_sge s = { (uintptr_t)t.buf[0] + 8, 8, t.mr[0]->lkey };
+		struct ibv_send_wr wr[2] = {
+			{ .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+			  .wr.rdma = { va + 64, t.mr[1]->rkey }, .next = &wr[1] },
+			{ .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+			  .send_flags = IBV_SEND_SIGNALED,
+			  .wr.atomic = { va + 256, 5, 0, t.mr[1]->rkey } },
+		};
+
+		dt_post(t.qp[0], wr);
+		wc = dt_poll1(t.cq[0]);
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "status %d", wc.status);
+		cr_assert_eq(*(uint64_t *)(t.buf[1] + 256), 5);
+	}
+	/* control: the forged packet with the true SGID lands (the WRITE, READ and atomic used 3 PSNs) */
+	forge_write_grh(fd, &t, t.qp[0]->qp_num, t.lid, 0x103, va + 128, &gid);
 	for (int i = 0; i < 200 && memcmp(t.buf[1] + 128, evil, 8); i++)
 		usleep(5000);
 	cr_assert(!memcmp(t.buf[1] + 128, evil, 8), "a well-formed packet from A was lost");
