@@ -116,7 +116,7 @@ static void ack_upto(struct dev_qp *dq, uint32_t psn)
 }
 
 /*
- * The requester's READ/atomic limit (IBA 9.5, max_rd_atomic; mlx5's
+ * The requester's READ/atomic limit (max_rd_atomic, the initiator depth; mlx5's
  * log_sra_max): requests sent whose responses have not all arrived.
  */
 bool dev_rc_rd_slot(const struct dev_qp *dq)

@@ -550,7 +550,7 @@ static uint64_t do_atomic(const struct dev_pkt *p, uint8_t *ptr)
 }
 
 /*
- * Responder resources (IBA 9.7.5.1.x; max_dest_rd_atomic): a READ or
+ * Responder resources (IBA vol. 1 chapter 9.7; max_dest_rd_atomic): a READ or
  * atomic holds one until its answer has left this host.  Entries stay as
  * the replay cache after that, oldest overwritten first.
  */

@@ -219,10 +219,10 @@ static void link_watch_out(const struct link *l, bool on)
 }
 
 /*
- * Put p on link l now: 1 done, 0 no room (try later), -1 the link is gone
+ * Put p on the link to host now: 1 done, 0 no room (try later), -1 the link is gone
  * (no such host, or the peer closed: the packet is lost).
  */
-static int link_push(struct link *l, unsigned host, const struct dev_pkt *p, bool in_ring)
+static int link_push(unsigned host, const struct dev_pkt *p, bool in_ring)
 {
 	uint32_t n = pkt_bytes(p->len);
 	int fd;
@@ -245,7 +245,6 @@ static int link_push(struct link *l, unsigned host, const struct dev_pkt *p, boo
 	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == EINTR)
 		return 0;
 	conn_drop(fd);
-	(void)l;
 	return -1;
 }
 
@@ -297,7 +296,7 @@ static unsigned link_flush(struct link *l, unsigned host)
 
 	while (l->head) {
 		struct queued *q = l->head;
-		int r = link_push(l, host, &q->pkt, false);
+		int r = link_push(host, &q->pkt, false);
 
 		if (r < 0) {
 			link_discard(l);
@@ -374,7 +373,7 @@ static void transmit(struct dev_pkt *p, bool in_ring)
 	l->seq_in++;
 	/* behind a backlog it waits its turn: the link keeps the order */
 	if (!l->head) {
-		r = link_push(l, h, p, in_ring && (uint8_t *)p != scratch);
+		r = link_push(h, p, in_ring && (uint8_t *)p != scratch);
 		if (r != 0) {
 			l->seq_out = l->seq_in;		/* gone: sent, or lost */
 			if (r < 0)
