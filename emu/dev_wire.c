@@ -334,16 +334,20 @@ static void wake_room_waiters(void)
 static unsigned flush_links(void)
 {
 	unsigned n = 0, left = nbacklogged;
+	bool room = false;
 
 	for (unsigned h = 1; h <= EMU_MAX_HOSTS && left; h++) {
 		struct link *l = &links[h];
+		unsigned moved;
 
 		if (!l->head)
 			continue;
 		left--;
-		n += link_flush(l, h);
+		moved = link_flush(l, h);
+		n += moved;
+		room |= moved && l->bytes < LINK_ROOM;
 	}
-	if (n && room_waiters)
+	if (room && room_waiters)
 		wake_room_waiters();
 	return n;
 }
