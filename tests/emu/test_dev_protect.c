@@ -9,7 +9,8 @@
  * attack expects the requester's error CQE (REM_ACCESS_ERR for a key,
  * bound, PD or MR access violation, REM_INV_REQ_ERR when the QP itself does
  * not allow the operation), both QPs in ERR, and the responder's async
- * event.  Spoofed sources are test_dev_spoof.c; window invalidation,
+ * event.  XRC: an SRQ of another domain, or no SRQ, is an invalid request.
+ * Spoofed sources are test_dev_spoof.c; window invalidation,
  * send-with-invalidate and re-registration are test_dev_misc.c and
  * test_dev_rc.c.
  */
@@ -328,4 +329,147 @@ Test(dev_protect_ud, wrong_qkey, .timeout = 30)
 	cr_assert_eq(wc.byte_len, 40 + 64);
 	cr_assert_eq(ibv_destroy_ah(ah), 0);
 	dt_teardown(&u);
+}
+
+/* ---- XRC ------------------------------------------------------------------- */
+
+static struct ibv_srq *xrc_srq(struct ibv_xrcd *x, struct ibv_cq *cq)
+{
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 16, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_XRCD |
+			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD,
+		.srq_type = IBV_SRQT_XRC, .xrcd = x, .cq = cq, .pd = t.pd,
+	};
+	struct ibv_srq *srq = ibv_create_srq_ex(t.ctx, &sa);
+	struct ibv_sge s = { (uintptr_t)t.buf[1], 256, t.mr[1]->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 5, .sg_list = &s, .num_sge = 1 }, *bad;
+
+	cr_assert(srq, "xrc srq: %s", strerror(errno));
+	cr_assert_eq(ibv_post_srq_recv(srq, &wr, &bad), 0);
+	return srq;
+}
+
+/* An XRC initiator or target QP to RTS (target: RTR), PSNs matching. */
+static void xrc_connect(struct ibv_qp *qp, uint32_t dest_qpn)
+{
+	bool tgt = qp->qp_type == IBV_QPT_XRC_RECV;
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+	};
+
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				   IBV_QP_ACCESS_FLAGS), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dest_qpn;
+	a.rq_psn = 0x321;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 1;
+	a.ah_attr.dlid = t.lid;
+	a.ah_attr.port_num = 1;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				   (tgt ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0)),
+		     0, "RTR: %s", strerror(errno));
+	if (tgt)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0x321;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				   IBV_QP_MAX_QP_RD_ATOMIC), 0, "RTS: %s", strerror(errno));
+}
+
+static struct ibv_xrcd *private_xrcd(void)
+{
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+	struct ibv_xrcd *x = ibv_open_xrcd(t.ctx, &xa);
+
+	cr_assert(x, "open_xrcd: %s", strerror(errno));
+	return x;
+}
+
+/*
+ * The SRQ an XRC SEND names must be an XRC SRQ of the target QP's domain:
+ * one of another domain, or a number that is no SRQ, is refused (invalid
+ * request, the target QP to ERR) and its receives stay untouched.
+ */
+static void xrc_wrong_srq(bool other_domain)
+{
+	struct ibv_xrcd *x1 = private_xrcd(), *x2 = private_xrcd();
+	struct ibv_cq *cq2 = ibv_create_cq(t.ctx, 16, NULL, NULL, 0);
+	struct ibv_srq *s1 = xrc_srq(x1, t.cq[1]), *s2 = xrc_srq(x2, cq2);
+	struct ibv_qp_init_attr_ex ra = {
+		.qp_type = IBV_QPT_XRC_RECV, .comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = x1,
+	};
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_XRC_SEND, .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = t.pd,
+		.send_cq = t.cq[0], .recv_cq = t.cq[0],
+		.cap = { .max_send_wr = 16, .max_send_sge = 1 },
+	};
+	struct ibv_qp *tgt = ibv_create_qp_ex(t.ctx, &ra), *ini = ibv_create_qp_ex(t.ctx, &ia);
+	struct ibv_sge s = { (uintptr_t)t.buf[0], 64, t.mr[0]->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	uint32_t n1, n2;
+	uint64_t sum;
+	struct ibv_wc wc;
+
+	cr_assert(cq2 && tgt && ini, "%s", strerror(errno));
+	cr_assert_eq(ibv_get_srq_num(s1, &n1), 0);
+	cr_assert_eq(ibv_get_srq_num(s2, &n2), 0);
+	xrc_connect(tgt, ini->qp_num);
+	xrc_connect(ini, tgt->qp_num);
+
+	/* the control: the domain's own SRQ receives */
+	memset(t.buf[0], 0x3c, 64);
+	wr.qp_type.xrc.remote_srqn = n1;
+	dt_post(ini, &wr);
+	wc = dt_poll1(t.cq[0]);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	wc = dt_poll1(t.cq[1]);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	cr_assert_eq(wc.byte_len, 64);
+
+	memset(t.buf[1], 0x11, DT_BUF);
+	sum = checksum(t.buf[1], DT_BUF);
+	wr.qp_type.xrc.remote_srqn = other_domain ? n2 : (n2 | 0x3fff) + 0x77;
+	dt_post(ini, &wr);
+	wc = dt_poll1(t.cq[0]);
+	cr_assert_eq(wc.status, IBV_WC_REM_INV_REQ_ERR, "%s", ibv_wc_status_str(wc.status));
+	dt_poll_none(cq2, 100);
+	cr_assert_eq(checksum(t.buf[1], DT_BUF), sum, "a receive of the other SRQ was used");
+	cr_assert_eq(wt_qp_state(ini), IBV_QPS_ERR);
+	cr_assert_eq(wt_qp_state(tgt), IBV_QPS_ERR);
+
+	cr_expect_eq(ibv_destroy_qp(ini), 0);
+	cr_expect_eq(ibv_destroy_qp(tgt), 0);
+	cr_expect_eq(ibv_destroy_srq(s1), 0);
+	cr_expect_eq(ibv_destroy_srq(s2), 0);
+	cr_expect_eq(ibv_destroy_cq(cq2), 0);
+	cr_expect_eq(ibv_close_xrcd(x1), 0);
+	cr_expect_eq(ibv_close_xrcd(x2), 0);
+}
+
+Test(dev_protect, xrc_srq_of_another_domain)
+{
+	xrc_wrong_srq(true);
+}
+
+Test(dev_protect, xrc_srq_number_unknown)
+{
+	xrc_wrong_srq(false);
 }
