@@ -14,7 +14,10 @@
  *   dev_rq.c      receive WQEs: RQ ring, SRQ linked list, RQ flush
  *   dev_cqe.c     CQE writing, overrun, arming and completion events
  *   dev_mem.c     protection: lkey/rkey/MW checks, scatter/gather copies, UMR
- *   dev_wire.c    the fabric: in-process loopback ring and Unix datagram wire
+ *   dev_wire.c    the fabric: in-process loopback ring and Unix SEQPACKET
+ *                 wire, lossless (per-link backlogs, backpressure)
+ *   dev_pkt.h     the packet format on that fabric
+ *   dev_stats.c   rfemu_dev_stats(): packet counters (dev_stats.h)
  *   dev_fault.c   fault injection (RFEMU_DROP, RFEMU_CORRUPT, ...)
  *
  * Every packet - even one between two QPs of the same process - goes through
