@@ -23,8 +23,10 @@ EMU_CFLAGS   := -std=gnu11 $(WARN) $(RF_CPPFLAGS) -Iemu -D_GNU_SOURCE -fPIC -fvi
 # rules, device/ the device model; tests/emu/emu_test.h serves both.
 EMU_TEST_DIRS := kernel device
 EMU_TEST_SRCS := $(foreach d,$(EMU_TEST_DIRS),$(sort $(wildcard tests/emu/$(d)/*.c)))
-EMU_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(filter-out %/helper_peer.c,$(EMU_TEST_SRCS)))
-EMU_TEST_HELPERS := $(BUILD)/tests/emu/kernel/helper_peer
+# helper_*.c: programs the tests start as other hosts, built beside them
+EMU_TEST_HELPER_SRCS := $(foreach d,$(EMU_TEST_DIRS),$(wildcard tests/emu/$(d)/helper_*.c))
+EMU_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(filter-out $(EMU_TEST_HELPER_SRCS),$(EMU_TEST_SRCS)))
+EMU_TEST_HELPERS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(EMU_TEST_HELPER_SRCS))
 EMU_TEST_TIMEOUT ?= 300
 CRITERION_FLAGS = $(shell pkg-config --cflags --libs criterion 2>/dev/null || echo -lcriterion)
 
@@ -44,20 +46,21 @@ $(EMU_LAUNCHER): emu/launcher/rfemu.c
 	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) \
 		-DRFEMU_LIB_DEFAULT='"$(EMU_LIBDIR)/librfemu.so"' -o $@ $<
 
-$(BUILD)/tests/emu/%: tests/emu/%.c tests/emu/emu_test.h $(wildcard tests/emu/*/*.h)
+# Tests and helpers may include emu/'s wire/packet.h and wire/stats.h, which
+# depend on nothing else: a test forges packets and reads the counters.
+$(BUILD)/tests/emu/%: tests/emu/%.c tests/emu/emu_test.h $(wildcard tests/emu/*/*.h) $(EMU_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -Itests/emu -o $@ $< \
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -Itests/emu -Iemu -o $@ $< \
 		$(CRITERION_FLAGS) -libverbs -lmlx5 -lpthread
 
-$(EMU_TEST_HELPERS): $(BUILD)/tests/emu/%: tests/emu/%.c
+$(EMU_TEST_HELPERS): $(BUILD)/tests/emu/%: tests/emu/%.c $(EMU_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -o $@ $< -libverbs
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -Iemu -o $@ $< -libverbs
 
 # Each test binary runs under the launcher, bounded; any failure fails the target.
 emu-test: emu $(EMU_TEST_BINS) $(EMU_TEST_HELPERS)
 	@fail=0; for t in $(EMU_TEST_BINS); do \
 		echo "== $$t"; \
-		RFEMU_TEST_HELPER_DIR=$(BUILD)/tests/emu/kernel \
 		timeout $(EMU_TEST_TIMEOUT) $(EMU_LAUNCHER) -- $$t --jobs 1 || fail=1; \
 	done; exit $$fail
 

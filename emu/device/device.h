@@ -50,7 +50,13 @@
 #define DEV_MAX_SGE		64	/* a WQE holds at most 63 DS */
 #define DEV_MAX_PKTS_INFLIGHT	512	/* per QP, unacknowledged request packets */
 #define DEV_MAX_WQE_PER_ROUND	512	/* per QP per engine iteration (fairness) */
-#define DEV_ATOMIC_REPLAY	16	/* responder cache of atomic results */
+/*
+ * Responder resources for READ and atomic requests, one per request, kept
+ * after the answer as the cache that answers duplicates (atomics are never
+ * executed twice): as many as the device's max_qp_rd_atom (kernel/ctx.c), so
+ * every request a requester may still retry has its entry.
+ */
+#define DEV_ATOMIC_REPLAY	16
 
 /*
  * A UD message must fit the port's active MTU, which the kernel answers as 4096
@@ -193,7 +199,9 @@ struct dev_qp {
 	struct dev_qp		*next_ack;
 	struct {
 		uint32_t	psn;
-		uint64_t	orig;
+		uint64_t	orig;		/* atomics: the value answered */
+		uint64_t	ticket;		/* dev_wire_ticket() of the answer's last packet */
+		uint8_t		op;		/* DOP_READ or an atomic */
 		bool		valid;
 	} replay[DEV_ATOMIC_REPLAY];
 	unsigned		replay_next;
@@ -266,6 +274,29 @@ static inline struct dev_cq *dev_cq_of(const struct emu_cq *cq)
 static inline struct dev_srq *dev_srq_of(const struct emu_srq *srq)
 {
 	return (struct dev_srq *)srq->dev_priv;
+}
+
+/* The port a QP's packets leave from. */
+static inline const struct emu_port_id *dev_qp_port(const struct emu_qp *qp)
+{
+	unsigned port = qp->attr.port_num ? qp->attr.port_num : 1;
+
+	return &emu_cfg.dev[qp->obj.ctx->dev_index].port[(port - 1) % EMU_MAX_PORTS];
+}
+
+/*
+ * READ/atomic requests a QP may have outstanding for a max_rd_atomic or
+ * max_dest_rd_atomic of n: mlx5 programs log2 rounded up (the kernel's
+ * mlx5_ib qp.c, fls(n - 1) into log_sra_max / log_rra_max), so 0 and 1
+ * allow one, 5 allows eight.
+ */
+static inline unsigned dev_rd_atomic_limit(uint8_t n)
+{
+	unsigned lg = 0;
+
+	while (n > 1 && (1u << lg) < n)
+		lg++;
+	return 1u << lg;
 }
 
 /* Move a QP to ERR from the device side and post the async event (or 0). */
@@ -348,12 +379,16 @@ void dev_rc_rewind(struct dev_qp *dq, uint32_t psn);
 uint64_t dev_rc_timeout_ns(uint8_t timeout);
 uint64_t dev_rnr_delay_ns(uint8_t timer);
 void dev_rc_read_resp_scatter(struct dev_qp *dq, struct dev_ent *e, const struct dev_pkt *p);
+/* May another READ/atomic go out, within the QP's max_rd_atomic? */
+bool dev_rc_rd_slot(const struct dev_qp *dq);
 
 /* ------------------------------------------------------------------------ */
 /* Responder (resp.c) and receive queues (rq.c)                            */
 
 void dev_resp_packet(const struct dev_pkt *p);
 void dev_resp_flush_acks(void);
+/* A connected QP's packet: SLID and (global path or RoCE) GRH from its AV. */
+void dev_path_stamp(const struct emu_qp *qp, struct dev_pkt *p);
 
 struct dev_rwqe {
 	uint8_t			*wqe;		/* first data segment */

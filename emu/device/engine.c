@@ -444,6 +444,20 @@ static bool device_off(void)
 	return s && !strcmp(s, "off");
 }
 
+
+/* Requesters held back by a full link may go on (the wire's room callback). */
+static void dev_wire_room_wake(void)
+{
+	for (struct dev_qp *dq = dev_eng.qps; dq; dq = dq->next)
+		if (dq->ent_emit != dq->ent_tail || dq->sq_rung)
+			dev_qp_set_busy(dq);
+}
+
+static const struct dev_wire_ops dev_wire_ops = {
+	.deliver	= dev_resp_packet,
+	.room		= dev_wire_room_wake,
+};
+
 int emu_dev_ctx_init(struct emu_ctx *ctx)
 {
 	struct dev_ctx *dc = calloc(1, sizeof(*dc));
@@ -462,7 +476,7 @@ int emu_dev_ctx_init(struct emu_ctx *ctx)
 			nap_ns = 1000;
 		if (idle_max_ns < nap_ns)
 			idle_max_ns = nap_ns;
-		err = dev_wire_open(dev_resp_packet, &dev_eng.now);
+		err = dev_wire_open(&dev_wire_ops, &dev_eng.now);
 		if (err) {
 			free(dc);
 			return err;

@@ -64,9 +64,13 @@ void dev_rc_rewind(struct dev_qp *dq, uint32_t psn)
 			continue;
 		d = dev_psn_diff(psn, e->psn);
 		if (d < 0 || (uint32_t)d < e->npkt) {
-			/* READs restart whole; other messages from the PSN on */
+			/*
+			 * READs are asked for whole again, other messages
+			 * resent from the PSN on.  A READ keeps the responses
+			 * it has: the rest may still come from the first
+			 * answer, or from the second, whichever arrives.
+			 */
 			e->sent = (e->flags & DENTF_RESP) || d < 0 ? 0 : (uint32_t)d;
-			e->resp_next = 0;
 			e->state = DENT_NEW;
 			break;
 		}
@@ -80,7 +84,6 @@ void dev_rc_rewind(struct dev_qp *dq, uint32_t psn)
 		if (e->flags & DENTF_LOCAL || e->state == DENT_DONE)
 			continue;
 		e->sent = 0;
-		e->resp_next = 0;
 		e->state = DENT_NEW;
 	}
 	dq->pkts_out = 0;
@@ -110,6 +113,25 @@ static void ack_upto(struct dev_qp *dq, uint32_t psn)
 		e->state = DENT_DONE;
 		dq->pkts_out -= dq->pkts_out < e->npkt ? dq->pkts_out : e->npkt;
 	}
+}
+
+/*
+ * The requester's READ/atomic limit (max_rd_atomic, the initiator depth; mlx5's
+ * log_sra_max): requests sent whose responses have not all arrived.
+ */
+bool dev_rc_rd_slot(const struct dev_qp *dq)
+{
+	unsigned n = 0, max = dev_rd_atomic_limit(dq->qp->attr.max_rd_atomic);
+
+	for (uint32_t i = dq->ent_head; i != dq->ent_emit; i++) {
+		const struct dev_ent *e = &dq->ent[i & dq->ent_mask];
+
+		if ((e->flags & DENTF_RESP) && e->state == DENT_SENT)
+			n++;
+	}
+	if (n > dev_wire_stats.rd_outstanding_max)
+		dev_wire_stats.rd_outstanding_max = n;
+	return n < max;
 }
 
 static struct dev_ent *ent_of_psn(struct dev_qp *dq, uint32_t psn)

@@ -3,7 +3,9 @@
  * resp.c - the responder: executes request packets on this host.
  *
  * Order of checks for every request, as IBA 9.7.5 orders them: the QP must
- * be able to receive (RTR or later), the PSN must be the expected one
+ * be able to receive (RTR or later), a connected QP takes packets only from
+ * its remote QP at its path's address (anything else is silently dropped,
+ * as the HCA drops invalid packets, IBA 9.6), the PSN must be the expected one
  * (reliable transports), the QP must permit the operation, then keys and
  * bounds are checked for the whole message before a byte is written.
  * Reliable transports answer every outcome (ACK, RNR NAK, error NAK, READ
@@ -27,6 +29,7 @@ static struct dev_pkt *resp_alloc(const struct dev_qp *dq, const struct dev_pkt 
 	r->psn = psn & DEV_PSN_MASK;
 	r->len = payload;
 	r->offset = 0;
+	dev_path_stamp(dq->qp, r);
 	return r;
 }
 
@@ -70,8 +73,55 @@ void dev_resp_flush_acks(void)
 		r->dst_qpn = dq->ack_dst;
 		r->psn = dq->ack_psn;
 		r->len = 0;
+		dev_path_stamp(dq->qp, r);
 		dev_wire_send(r);
 	}
+}
+
+/* ---- source of connected-transport packets -------------------------------- */
+
+static bool roce(void)
+{
+	return emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET;
+}
+
+void dev_path_stamp(const struct emu_qp *qp, struct dev_pkt *p)
+{
+	const struct ibv_ah_attr *ah = &qp->attr.ah;
+	const struct emu_port_id *port = dev_qp_port(qp);
+	unsigned sgid = ah->grh.sgid_index < port->num_gids ? ah->grh.sgid_index : 0;
+
+	p->slid = port->lid;
+	if (!roce() && !ah->is_global)
+		return;
+	p->flags |= DPKT_GRH;
+	p->flow_label = ah->grh.flow_label;
+	p->tclass = ah->grh.traffic_class;
+	p->hop_limit = ah->grh.hop_limit;
+	memcpy(p->sgid, port->gid[sgid].raw, 16);
+	memcpy(p->dgid, ah->grh.dgid.raw, 16);
+}
+
+/*
+ * Is p from the QP this RC/UC/XRC QP is connected to?  Its source QPN must
+ * be the QP's remote QPN and its source address the one the QP's path
+ * names: the SLID on InfiniBand, the SGID when the path is global (always on
+ * RoCE, where LIDs do not exist).  A packet failing this is invalid for the
+ * QP and silently dropped (IBA vol. 1, 9.6: header validation precedes any
+ * response), so a third party can neither inject requests nor forge
+ * acknowledgements.
+ */
+static bool from_peer(const struct emu_qp *qp, const struct dev_pkt *p)
+{
+	const struct ibv_ah_attr *ah = &qp->attr.ah;
+
+	if (p->src_qpn != qp->attr.dest_qp_num)
+		return false;
+	if (!roce() && p->slid != ah->dlid)
+		return false;
+	if (roce() || ah->is_global)
+		return (p->flags & DPKT_GRH) && !memcmp(p->sgid, ah->grh.dgid.raw, 16);
+	return true;
 }
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -181,8 +231,10 @@ static void resp_ud(struct dev_qp *dq, const struct dev_pkt *p)
 
 	if (p->op != DOP_SEND && p->op != DOP_SEND_IMM)
 		return;
-	if (p->qkey != qp->attr.qkey)
+	if (p->qkey != qp->attr.qkey) {
+		dev_wire_stats.drop_qkey++;
 		return;		/* Q_Key violation: silently dropped (IBA 10.2.4) */
+	}
 	if (!qp->recv_cq || !dev_rq_take(dq, qp->srq, &r))
 		return;		/* no receive posted: UD drops */
 	if (dev_sgl_from_dsegs(&sgl, r.wqe, r.nseg * 16, 0, r.nseg, pd,
@@ -415,8 +467,7 @@ static int resp_read(struct resp_env *v, const struct dev_pkt *p)
 		if (!src)
 			return DNAK_REM_ACCESS;
 	}
-	if (!dev_wire_local_room(p->dma_len + n * sizeof(struct dev_pkt)))
-		return -1;	/* no room for the responses now: act as if lost */
+	/* the wire takes every response: a full link queues them, in order */
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t off = i * DEV_WIRE_MTU;
 		uint32_t len = p->dma_len - off < DEV_WIRE_MTU ? p->dma_len - off : DEV_WIRE_MTU;
@@ -438,6 +489,7 @@ static int resp_read(struct resp_env *v, const struct dev_pkt *p)
 	}
 	return 0;
 }
+
 
 /* Field-wise addition: a set boundary bit stops the carry out of that bit. */
 static uint64_t masked_add(uint64_t x, uint64_t y, uint64_t boundary)
@@ -497,13 +549,51 @@ static uint64_t do_atomic(const struct dev_pkt *p, uint8_t *ptr)
 	}
 }
 
+/*
+ * Responder resources (IBA vol. 1 chapter 9.7; max_dest_rd_atomic): a READ or
+ * atomic holds one until its answer has left this host.  Entries stay as
+ * the replay cache after that, oldest overwritten first.
+ */
+static unsigned rd_in_flight(const struct dev_qp *dq)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < DEV_ATOMIC_REPLAY; i++)
+		if (dq->replay[i].valid &&
+		    !dev_wire_left(dq->qp->attr.dest_qp_num, dq->replay[i].ticket))
+			n++;
+	return n;
+}
+
+/*
+ * A requester that has more READ/atomics outstanding than the responder
+ * has resources breaks the contract of max_rd_atomic <= the peer's
+ * max_dest_rd_atomic: NAK invalid request.
+ */
+static bool rd_admit(const struct dev_qp *dq)
+{
+	return rd_in_flight(dq) < dev_rd_atomic_limit(dq->qp->attr.max_dest_rd_atomic);
+}
+
+static void rd_record(struct dev_qp *dq, const struct dev_pkt *p, uint64_t orig)
+{
+	__typeof__(dq->replay[0]) *r = &dq->replay[dq->replay_next];
+
+	r->psn = p->psn;
+	r->op = p->op;
+	r->orig = orig;
+	r->ticket = dev_wire_ticket(p->src_qpn);
+	r->valid = true;
+	dq->replay_next = (dq->replay_next + 1) % DEV_ATOMIC_REPLAY;
+}
+
 static int send_atomic_resp(struct dev_qp *dq, const struct dev_pkt *p, uint64_t orig)
 {
 	struct dev_pkt *r = resp_alloc(dq, p, DOP_ATOMIC_RESP, p->psn, 0);
 
 	if (!r)
 		return -1;
-	r->flags = DPKT_FIRST | DPKT_LAST;
+	r->flags |= DPKT_FIRST | DPKT_LAST;	/* keep the GRH flag of the stamp */
 	r->atomic[0] = orig;
 	dev_wire_send(r);
 	return 0;
@@ -525,14 +615,24 @@ static int resp_atomic(struct resp_env *v, const struct dev_pkt *p)
 			   IBV_ACCESS_REMOTE_ATOMIC);
 	if (!ptr)
 		return DNAK_REM_ACCESS;
-	if (!dev_wire_local_room(sizeof(struct dev_pkt)))
-		return -1;
 	orig = do_atomic(p, ptr);
-	dq->replay[dq->replay_next].psn = p->psn;
-	dq->replay[dq->replay_next].orig = orig;
-	dq->replay[dq->replay_next].valid = true;
-	dq->replay_next = (dq->replay_next + 1) % DEV_ATOMIC_REPLAY;
-	return send_atomic_resp(dq, p, orig);
+	if (send_atomic_resp(dq, p, orig))
+		return -1;
+	rd_record(dq, p, orig);
+	return 0;
+}
+
+/* A first READ (not a duplicate): it takes a responder resource. */
+static int resp_read_new(struct resp_env *v, const struct dev_pkt *p)
+{
+	int rc;
+
+	if (!rd_admit(v->dq))
+		return DNAK_INV_REQ;
+	rc = resp_read(v, p);
+	if (!rc)
+		rd_record(v->dq, p, 0);
+	return rc;
 }
 
 /* A retransmitted request that was executed already. */
@@ -542,14 +642,26 @@ static void resp_duplicate(struct resp_env *v, const struct dev_pkt *p)
 
 	switch (p->op) {
 	case DOP_READ:
-		resp_read(v, p);	/* reads are repeatable */
+		/*
+		 * Reads are repeatable, but one whose first answer still
+		 * waits in this host's backlog is answered by that: a second
+		 * copy behind it would only feed a storm of retransmissions
+		 * on a slow link.
+		 */
+		for (unsigned i = 0; i < DEV_ATOMIC_REPLAY; i++)
+			if (dq->replay[i].valid && dq->replay[i].psn == p->psn &&
+			    dq->replay[i].op == DOP_READ &&
+			    !dev_wire_left(p->src_qpn, dq->replay[i].ticket))
+				return;
+		resp_read(v, p);
 		return;
 	case DOP_CS:
 	case DOP_FA:
 	case DOP_MCS:
 	case DOP_MFA:
 		for (unsigned i = 0; i < DEV_ATOMIC_REPLAY; i++)
-			if (dq->replay[i].valid && dq->replay[i].psn == p->psn) {
+			if (dq->replay[i].valid && dq->replay[i].psn == p->psn &&
+			    dq->replay[i].op == p->op) {
 				send_atomic_resp(dq, p, dq->replay[i].orig);
 				return;
 			}
@@ -613,10 +725,10 @@ static void resp_connected(struct dev_qp *dq, const struct dev_pkt *p)
 		rc = resp_write(&v, p);
 		break;
 	case DOP_READ:
-		rc = v.reliable ? resp_read(&v, p) : DNAK_INV_REQ;
+		rc = v.reliable ? resp_read_new(&v, p) : DNAK_INV_REQ;
 		break;
 	default:
-		rc = v.reliable ? resp_atomic(&v, p) : DNAK_INV_REQ;
+		rc = !v.reliable || !rd_admit(dq) ? DNAK_INV_REQ : resp_atomic(&v, p);
 		break;
 	}
 	if (rc < 0)
@@ -650,12 +762,21 @@ void dev_resp_packet(const struct dev_pkt *p)
 	if (!qp || !(dq = dev_qp_of(qp)) || qp->opened)
 		return;		/* no such QP on this host: dropped */
 	if (p->op >= DOP_READ_RESP) {
-		if (qp->type == IBV_QPT_RC || qp->type == IBV_QPT_XRC_SEND)
-			dev_rc_on_response(dq, p);
+		if (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_XRC_SEND)
+			return;
+		if (!from_peer(qp, p)) {
+			dev_wire_stats.drop_source++;
+			return;
+		}
+		dev_rc_on_response(dq, p);
 		return;
 	}
 	if (!qp_can_receive(qp))
 		return;
+	if (qp->type != IBV_QPT_UD && !from_peer(qp, p)) {
+		dev_wire_stats.drop_source++;
+		return;
+	}
 	switch (qp->type) {
 	case IBV_QPT_UD:
 		resp_ud(dq, p);

@@ -348,6 +348,8 @@ static bool emit_entry(struct dev_qp *dq, struct dev_ent *e)
 
 		if (len > DEV_WIRE_MTU)
 			len = DEV_WIRE_MTU;
+		if (!dev_wire_room(dst))
+			return false;	/* the link is backed up: wait for room */
 		p = dev_wire_alloc(len);
 		if (!p)
 			return false;
@@ -380,6 +382,8 @@ static bool emit_entry(struct dev_qp *dq, struct dev_ent *e)
 			p->qkey = (w.qkey & 0x80000000u) ? qp->attr.qkey : w.qkey;
 			p->sl = w.av[12] & 0xf;
 			fill_grh(qp, p, w.av);
+		} else {
+			dev_path_stamp(qp, p);
 		}
 		if (len)
 			dev_sgl_copy_out(&sgl, offset, p->payload, len);
@@ -448,6 +452,9 @@ static void sq_emit(struct dev_qp *dq)
 		}
 		if (reliable && dq->pkts_out &&
 		    dq->pkts_out + (e->npkt - e->sent) > DEV_MAX_PKTS_INFLIGHT)
+			return;
+		/* max_rd_atomic: later WQEs wait behind a READ/atomic in order */
+		if (reliable && (e->flags & DENTF_RESP) && !dev_rc_rd_slot(dq))
 			return;
 		if (!emit_entry(dq, e))
 			return;

@@ -14,9 +14,16 @@
  *              boundaries and, unlike unconnected datagrams, is not limited
  *              to net.unix.max_dgram_qlen packets in flight
  *
- * Sends never block: a full socket drops the packet, as a congested link
- * would, and the reliable transport retransmits.  Fault injection
- * (fault.c) sits at the transmit side of both paths.
+ * The fabric is lossless, as InfiniBand's credit-based link-level flow
+ * control makes it (IBA vol. 1, 7.9): a packet that finds the loopback ring
+ * or the peer's socket full waits in that link's backlog, in order, and
+ * leaves as soon as there is room (EPOLLOUT wakes the engine).  Requesters
+ * stop emitting to a link whose backlog passes LINK_ROOM (dev_wire_room),
+ * so the backlog is bounded by what responders must answer; sends never
+ * block the engine.  Only fault injection (fault.c, at the transmit side
+ * of both paths), a peer that is gone, or a link that made no progress for
+ * LINK_HOQ_LIFE_NS (IBA's head-of-queue lifetime: a stalled link discards)
+ * loses packets.
  *
  * Receiving: the listener and every connection sit in one level-triggered
  * epoll set.  The engine asks it once per iteration (one syscall, however
@@ -41,17 +48,46 @@
 #define MAX_PKT		(sizeof(struct dev_pkt) + DEV_WIRE_MTU)
 #define MAX_CONNS	64
 
+/* Requesters hold back while a link has this much waiting. */
+#define LINK_ROOM		(1u << 20)
+/* Past this a link's backlog drops (a requester ignoring dev_wire_room). */
+#define LINK_BACKLOG_MAX	(256ull << 20)
+/* A link that moved nothing for this long is stalled: its backlog is discarded. */
+#define LINK_HOQ_LIFE_NS	(2000ull * 1000 * 1000)
+
 static uint8_t *ring;
 static uint64_t ring_wr, ring_rd;	/* byte counters, positions mod RING_SIZE */
-static struct dev_pkt *staged;		/* allocated, not yet sent */
+static uint8_t *scratch;		/* staging when the ring is full */
 static uint8_t *rx_buf;
 
 static int listen_fd = -1;
 static int ep_fd = -1;			/* epoll set: listener + connections */
 static int conn_fd[MAX_CONNS];
 static unsigned nconns;
-static int *peer_fd;			/* by host id: connection used to send */
 static char sock_path[PATH_MAX];
+
+/* A packet waiting for room on its link. */
+struct queued {
+	struct queued		*next;
+	uint64_t		seq;	/* the link's number for it */
+	struct dev_pkt		pkt;	/* followed by the payload */
+};
+
+/*
+ * The path to one host: to ourselves the loopback ring, to another host
+ * the connection to its listener (fd, opened on first use).
+ */
+struct link {
+	int			fd;
+	struct queued		*head, **tail;
+	uint64_t		bytes;		/* waiting in the backlog */
+	uint64_t		progress;	/* ns: the backlog last moved */
+	uint64_t		seq_in;		/* packets given to the link */
+	uint64_t		seq_out;	/* ... of which left: the last one's number */
+};
+static struct link *links;		/* by host id, 0..EMU_MAX_HOSTS */
+static unsigned nbacklogged;		/* links with a backlog */
+static bool room_waiters;		/* a requester held back: wake it on room */
 
 struct delayed {
 	struct delayed		*next;
@@ -60,18 +96,13 @@ struct delayed {
 };
 static struct delayed *delayed_head, **delayed_tail = &delayed_head;
 
-struct dev_wire_stats dev_wire_stats;
-static void (*wire_deliver)(const struct dev_pkt *p);
+struct rfemu_dev_stats dev_wire_stats;
+static const struct dev_wire_ops *wire_ops;
 static const uint64_t *wire_now;
 
 static uint32_t pkt_bytes(uint32_t payload)
 {
 	return ((uint32_t)sizeof(struct dev_pkt) + payload + PKT_ALIGN - 1) & ~(PKT_ALIGN - 1);
-}
-
-static bool dst_local(uint32_t qpn)
-{
-	return EMU_NUM_HOST(qpn) == emu_cfg.host_id;
 }
 
 /* The check value: every byte of header and payload but itself. */
@@ -110,11 +141,6 @@ static void ring_commit(const uint8_t *at, uint32_t n)
 	ring_wr += n;
 }
 
-bool dev_wire_local_room(uint32_t payload)
-{
-	return ring_wr + payload + 2 * MAX_PKT - ring_rd <= RING_SIZE;
-}
-
 /* ---- packet transmit ------------------------------------------------------ */
 
 struct dev_pkt *dev_wire_alloc(uint32_t payload)
@@ -126,13 +152,14 @@ struct dev_pkt *dev_wire_alloc(uint32_t payload)
 	 * Stage in the ring (where a local packet will stay); the destination
 	 * is known only at send time, when a remote packet moves out.
 	 */
+	if (payload > DEV_WIRE_MTU)
+		return NULL;
 	p = (struct dev_pkt *)ring_reserve(n);
 	if (!p)
-		return NULL;
+		p = (struct dev_pkt *)scratch;	/* sent from there into a backlog */
 	memset(p, 0, offsetof(struct dev_pkt, payload));
 	p->size = (uint32_t)sizeof(struct dev_pkt) + payload;
 	p->len = payload;
-	staged = p;
 	return p;
 }
 
@@ -156,8 +183,8 @@ static void conn_drop(int fd)
 			break;
 		}
 	for (unsigned h = 0; h <= EMU_MAX_HOSTS; h++)
-		if (peer_fd[h] == fd)
-			peer_fd[h] = -1;
+		if (links[h].fd == fd)
+			links[h].fd = -1;
 	close(fd);
 }
 
@@ -168,8 +195,8 @@ static int host_fd(unsigned host)
 
 	if (host == 0 || host > EMU_MAX_HOSTS)
 		return -1;
-	if (peer_fd[host] >= 0)
-		return peer_fd[host];
+	if (links[host].fd >= 0)
+		return links[host].fd;
 	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/wire.%u",
 			     emu_subnet_dir(), host) >= sizeof(sa.sun_path))
 		return -1;
@@ -184,40 +211,199 @@ static int host_fd(unsigned host)
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	if (conn_add(fd) < 0)
 		return -1;
-	peer_fd[host] = fd;
+	links[host].fd = fd;
 	return fd;
+}
+
+static void link_watch_out(const struct link *l, bool on)
+{
+	struct epoll_event ev = { .events = EPOLLIN | (on ? EPOLLOUT : 0), .data.fd = l->fd };
+
+	if (l->fd >= 0)
+		epoll_ctl(ep_fd, EPOLL_CTL_MOD, l->fd, &ev);
+}
+
+/*
+ * Put p on the link to host now: 1 done, 0 no room (try later), -1 the link is gone
+ * (no such host, or the peer closed: the packet is lost).
+ */
+static int link_push(unsigned host, const struct dev_pkt *p, bool in_ring)
+{
+	uint32_t n = pkt_bytes(p->len);
+	int fd;
+
+	if (host == emu_cfg.host_id) {
+		uint8_t *d = in_ring ? (uint8_t *)p : ring_reserve(n);
+
+		if (!d)
+			return 0;
+		if (d != (const uint8_t *)p)
+			memcpy(d, p, p->size);
+		ring_commit(d, n);
+		return 1;
+	}
+	fd = host_fd(host);
+	if (fd < 0)
+		return -1;
+	if (send(fd, p, p->size, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
+		return 1;
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == EINTR)
+		return 0;
+	conn_drop(fd);
+	return -1;
+}
+
+static void link_discard(struct link *l)
+{
+	while (l->head) {
+		struct queued *q = l->head;
+
+		l->head = q->next;
+		free(q);
+		dev_wire_stats.drop_link++;
+	}
+	l->tail = &l->head;
+	l->bytes = 0;
+	l->seq_out = l->seq_in;
+	nbacklogged--;
+	link_watch_out(l, false);
+}
+
+static void enqueue(struct link *l, const struct dev_pkt *p)
+{
+	struct queued *q;
+
+	if (l->bytes + p->size > LINK_BACKLOG_MAX ||
+	    !(q = malloc(offsetof(struct queued, pkt) + p->size))) {
+		dev_wire_stats.drop_link++;
+		return;
+	}
+	memcpy(&q->pkt, p, p->size);
+	q->seq = l->seq_in;
+	q->next = NULL;
+	if (!l->head) {
+		l->progress = *wire_now;
+		nbacklogged++;
+		link_watch_out(l, true);
+	}
+	*l->tail = q;
+	l->tail = &q->next;
+	l->bytes += p->size;
+	if (l->bytes > dev_wire_stats.backlog_max)
+		dev_wire_stats.backlog_max = l->bytes;
+	dev_wire_stats.deferred++;
+}
+
+/* Move link l's backlog out while there is room; returns packets moved. */
+static unsigned link_flush(struct link *l, unsigned host)
+{
+	unsigned n = 0;
+
+	while (l->head) {
+		struct queued *q = l->head;
+		int r = link_push(host, &q->pkt, false);
+
+		if (r < 0) {
+			link_discard(l);
+			break;
+		}
+		if (r == 0) {
+			if (*wire_now - l->progress > LINK_HOQ_LIFE_NS)
+				link_discard(l);
+			break;
+		}
+		l->head = q->next;
+		l->bytes -= q->pkt.size;
+		l->seq_out = q->seq;
+		free(q);
+		l->progress = *wire_now;
+		n++;
+		if (!l->head) {
+			l->tail = &l->head;
+			nbacklogged--;
+			link_watch_out(l, false);
+		}
+	}
+	return n;
+}
+
+/* Requesters held back by a full link may go on. */
+static void wake_room_waiters(void)
+{
+	room_waiters = false;
+	wire_ops->room();
+}
+
+static unsigned flush_links(void)
+{
+	unsigned n = 0, left = nbacklogged;
+	bool room = false;
+
+	for (unsigned h = 1; h <= EMU_MAX_HOSTS && left; h++) {
+		struct link *l = &links[h];
+		unsigned moved;
+
+		if (!l->head)
+			continue;
+		left--;
+		moved = link_flush(l, h);
+		n += moved;
+		room |= moved && l->bytes < LINK_ROOM;
+	}
+	if (room && room_waiters)
+		wake_room_waiters();
+	return n;
+}
+
+bool dev_wire_room(uint32_t dst_qpn)
+{
+	unsigned h = EMU_NUM_HOST(dst_qpn);
+
+	if (h == 0 || h > EMU_MAX_HOSTS || links[h].bytes < LINK_ROOM)
+		return true;
+	room_waiters = true;
+	return false;
 }
 
 static void transmit(struct dev_pkt *p, bool in_ring)
 {
-	uint32_t n = pkt_bytes(p->len);
+	unsigned h = EMU_NUM_HOST(p->dst_qpn);
+	struct link *l;
+	int r;
 
 	dev_wire_stats.pkts_tx++;
-	if (dst_local(p->dst_qpn)) {
-		if (in_ring) {
-			ring_commit((uint8_t *)p, n);
-		} else {
-			uint8_t *d = ring_reserve(n);
-
-			if (!d) {
-				dev_wire_stats.pkts_dropped++;
-				return;
-			}
-			memcpy(d, p, p->size);
-			ring_commit(d, n);
-		}
+	if (h == 0 || h > EMU_MAX_HOSTS) {
+		dev_wire_stats.drop_link++;
 		return;
 	}
-	{
-		int fd = host_fd(EMU_NUM_HOST(p->dst_qpn));
-
-		if (fd < 0 || send(fd, p, p->size, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
-			if (fd >= 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
-			    errno != ENOBUFS)
-				conn_drop(fd);
-			dev_wire_stats.pkts_dropped++;
+	l = &links[h];
+	l->seq_in++;
+	/* behind a backlog it waits its turn: the link keeps the order */
+	if (!l->head) {
+		r = link_push(h, p, in_ring && (uint8_t *)p != scratch);
+		if (r != 0) {
+			l->seq_out = l->seq_in;		/* gone: sent, or lost */
+			if (r < 0)
+				dev_wire_stats.drop_link++;
+			return;
 		}
 	}
+	enqueue(l, p);
+}
+
+uint64_t dev_wire_ticket(uint32_t dst_qpn)
+{
+	unsigned h = EMU_NUM_HOST(dst_qpn);
+
+	return h && h <= EMU_MAX_HOSTS ? links[h].seq_in : 0;
+}
+
+bool dev_wire_left(uint32_t dst_qpn, uint64_t ticket)
+{
+	unsigned h = EMU_NUM_HOST(dst_qpn);
+
+	/* an empty backlog holds nothing; a lost packet counts as gone */
+	return h == 0 || h > EMU_MAX_HOSTS || !links[h].head || ticket <= links[h].seq_out;
 }
 
 /*
@@ -227,10 +413,9 @@ static void transmit(struct dev_pkt *p, bool in_ring)
  */
 void dev_wire_send(struct dev_pkt *p)
 {
-	staged = NULL;
 	if (DEV_UNLIKELY(dev_fault.any)) {
 		if (dev_fault.drop > 0 && dev_fault_hit(dev_fault.drop)) {
-			dev_wire_stats.pkts_dropped++;
+			dev_wire_stats.drop_fault++;
 			return;
 		}
 		if (dev_fault.corrupt > 0) {
@@ -270,11 +455,11 @@ static void deliver(const struct dev_pkt *p, uint32_t got)
 	    p->size != sizeof(*p) + p->len)
 		return;
 	if ((p->flags & DPKT_CRC) && p->crc != pkt_crc(p)) {
-		dev_wire_stats.pkts_dropped++;
+		dev_wire_stats.drop_fault++;
 		return;		/* ICRC error: silently discarded */
 	}
 	dev_wire_stats.pkts_rx++;
-	wire_deliver(p);
+	wire_ops->deliver(p);
 }
 
 static unsigned poll_ring(unsigned budget)
@@ -322,13 +507,11 @@ static unsigned poll_conn(int fd, unsigned budget)
 		}
 		if (got < 0)
 			break;
-		/* answer over the connection the peer opened, if we have none */
-		if ((size_t)got >= sizeof(struct dev_pkt)) {
-			unsigned h = EMU_NUM_HOST(((struct dev_pkt *)rx_buf)->src_qpn);
-
-			if (h && h <= EMU_MAX_HOSTS && peer_fd[h] < 0)
-				peer_fd[h] = fd;
-		}
+		/*
+		 * Answers go over our own connection to the peer's listener,
+		 * never back over this one: a packet's claimed source must not
+		 * decide where another host's traffic is routed.
+		 */
 		deliver((struct dev_pkt *)rx_buf, (uint32_t)got);
 		n++;
 	}
@@ -358,6 +541,9 @@ static unsigned poll_sockets(unsigned budget)
 			}
 			continue;
 		}
+		/* room to send only: the backlog moves in flush_links() */
+		if (!(ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+			continue;
 		/* dropped by an earlier event of this batch: the number may be reused */
 		if (conn_known(fd))
 			n += poll_conn(fd, budget - n);
@@ -391,6 +577,8 @@ unsigned dev_wire_poll(bool sockets)
 {
 	unsigned n = 0;
 
+	if (nbacklogged)
+		n += flush_links();
 	if (delayed_head)
 		n += poll_delayed();
 	n += poll_ring(4096);
@@ -406,22 +594,27 @@ int dev_wire_wait_fd(void)
 	return ep_fd;
 }
 
-int dev_wire_open(void (*deliver)(const struct dev_pkt *p), const uint64_t *now)
+int dev_wire_open(const struct dev_wire_ops *ops, const uint64_t *now)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int sz = 4 << 20;
 
-	wire_deliver = deliver;
+	wire_ops = ops;
 	wire_now = now;
 	ring = malloc(RING_SIZE);
 	rx_buf = malloc(MAX_PKT);
-	peer_fd = malloc(sizeof(int) * (EMU_MAX_HOSTS + 1));
-	if (!ring || !rx_buf || !peer_fd) {
+	scratch = malloc(pkt_bytes(DEV_WIRE_MTU));
+	links = calloc(EMU_MAX_HOSTS + 1, sizeof(*links));
+	if (!ring || !rx_buf || !scratch || !links) {
 		dev_wire_close();
 		return ENOMEM;
 	}
-	for (unsigned h = 0; h <= EMU_MAX_HOSTS; h++)
-		peer_fd[h] = -1;
+	for (unsigned h = 0; h <= EMU_MAX_HOSTS; h++) {
+		links[h].fd = -1;
+		links[h].tail = &links[h].head;
+	}
+	nbacklogged = 0;
+	room_waiters = false;
 	ring_wr = ring_rd = 0;
 	nconns = 0;
 	ep_fd = epoll_create1(EPOLL_CLOEXEC);
@@ -484,10 +677,18 @@ void dev_wire_close(void)
 		free(d);
 	}
 	delayed_tail = &delayed_head;
+	for (unsigned h = 0; links && h <= EMU_MAX_HOSTS; h++)
+		while (links[h].head) {
+			struct queued *q = links[h].head;
+
+			links[h].head = q->next;
+			free(q);
+		}
+	nbacklogged = 0;
 	free(ring);
 	free(rx_buf);
-	free(peer_fd);
-	ring = rx_buf = NULL;
-	peer_fd = NULL;
-	(void)staged;
+	free(scratch);
+	free(links);
+	ring = rx_buf = scratch = NULL;
+	links = NULL;
 }

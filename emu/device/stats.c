@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * stats.c - rfemu_dev_stats(): the wire's and the device's packet counters
+ * (wire/stats.h), read under emu_lock.
+ */
+#include <string.h>
+
+#include "device.h"
+
+int rfemu_dev_stats(struct rfemu_dev_stats *out, size_t size)
+{
+	struct rfemu_dev_stats s;
+
+	emu_lock_acquire();
+	s = dev_wire_stats;
+	emu_lock_release();
+	memcpy(out, &s, size < sizeof(s) ? size : sizeof(s));
+	return 0;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * packet.h - the packet format of the emulated fabric (wire.c).
+ *
+ * One header per packet, in host byte order (every host runs on this
+ * machine), followed by the payload.  It stands for the IBA headers a real
+ * packet carries: LRH (SL, SLID), GRH (SGID, DGID, flow label, traffic
+ * class, hop limit), BTH (opcode, destination QP, PSN, solicited event),
+ * DETH (Q_Key, source QP), RETH, AtomicETH, AETH (NAK codes), ImmDt/IETH and
+ * XRCETH.  A header of its own (no rdmafast or device-model types) so that
+ * tests and fuzz targets can build packets and write them to a host's wire
+ * socket as a hostile peer would.
+ */
+#ifndef RDMAFAST_EMU_WIRE_PACKET_H
+#define RDMAFAST_EMU_WIRE_PACKET_H
+
+#include <stdint.h>
+
+
+enum dev_op {
+	/* requests, requester -> responder */
+	DOP_SEND = 1,
+	DOP_SEND_IMM,
+	DOP_SEND_INV,
+	DOP_WRITE,
+	DOP_WRITE_IMM,
+	DOP_READ,
+	DOP_CS,		/* IB compare-and-swap, 8 bytes */
+	DOP_FA,		/* IB fetch-and-add, 8 bytes */
+	DOP_MCS,	/* masked compare-and-swap, 4 or 8 bytes */
+	DOP_MFA,	/* masked fetch-and-add, 4 or 8 bytes */
+	/* responses, responder -> requester */
+	DOP_READ_RESP,
+	DOP_ATOMIC_RESP,
+	DOP_ACK,
+	DOP_NAK,
+};
+
+enum {
+	DPKT_FIRST	= 1 << 0,
+	DPKT_LAST	= 1 << 1,
+	DPKT_SE		= 1 << 2,	/* solicited event */
+	DPKT_GRH	= 1 << 3,	/* sgid/dgid/flow/tclass/hop are valid */
+	DPKT_CRC	= 1 << 4,	/* crc covers the packet: verify it */
+};
+
+/* NAK codes, in the spirit of the AETH syndrome */
+enum {
+	DNAK_SEQ = 1,		/* PSN sequence error: go back to psn */
+	DNAK_RNR,		/* receiver not ready: retry after rnr_timer */
+	DNAK_INV_REQ,		/* -> REMOTE_INVAL_REQ_ERR */
+	DNAK_REM_ACCESS,	/* -> REMOTE_ACCESS_ERR */
+	DNAK_REM_OP,		/* -> REMOTE_OP_ERR */
+};
+
+/*
+ * Header of every packet.  Host byte order: both ends run on this machine.
+ * Request packets of one message share raddr/rkey/dma_len (the RETH) and
+ * carry their own offset, so any packet can be placed on its own.
+ */
+struct dev_pkt {
+	uint32_t		size;		/* header + payload */
+	uint8_t			op;		/* enum dev_op */
+	uint8_t			flags;		/* DPKT_* */
+	uint8_t			opmod;		/* masked atomics: 8 | log2(size) - 2 */
+	uint8_t			sl;
+	uint32_t		src_qpn;
+	uint32_t		dst_qpn;
+	uint32_t		psn;
+	uint8_t			nak;		/* DNAK_* */
+	uint8_t			rnr_timer;	/* DNAK_RNR: the responder's min_rnr_timer */
+	uint16_t		slid;
+	uint16_t		pkey_index;
+	uint8_t			hop_limit;
+	uint8_t			tclass;
+	uint32_t		imm;		/* raw, as in the WQE (network order) */
+	uint32_t		xrc_srqn;
+	uint32_t		qkey;
+	uint32_t		flow_label;
+	uint32_t		rkey;
+	uint64_t		raddr;
+	uint32_t		dma_len;	/* whole message */
+	uint32_t		offset;		/* of this payload within the message */
+	uint32_t		len;		/* payload bytes after the header */
+	uint32_t		pad;
+	uint64_t		atomic[4];	/* swap|add, compare, swap_mask, compare_mask */
+	uint8_t			sgid[16];
+	uint8_t			dgid[16];
+	uint64_t		crc;		/* DPKT_CRC: hash of everything after it */
+	uint8_t			payload[];
+};
+
+#endif /* RDMAFAST_EMU_WIRE_PACKET_H */

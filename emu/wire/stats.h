@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * stats.h - the packet counters of the wire and the device model, for tests
+ * and debugging (device/stats.c reads them).
+ *
+ * librfemu.so exports rfemu_dev_stats(); a program running under the
+ * emulator finds it with dlsym(RTLD_DEFAULT, "rfemu_dev_stats") (it is not
+ * linked against the library, which is preloaded).  The counters cover the
+ * whole process (one host) since its first device was opened.
+ */
+#ifndef RDMAFAST_EMU_WIRE_STATS_H
+#define RDMAFAST_EMU_WIRE_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rfemu_dev_stats {
+	uint64_t	pkts_tx;	/* packets handed to the fabric */
+	uint64_t	pkts_rx;	/* packets that passed the check value */
+	uint64_t	drop_fault;	/* lost to RFEMU_DROP or RFEMU_CORRUPT */
+	uint64_t	drop_link;	/* lost otherwise: no such host, peer gone, stalled link */
+	uint64_t	deferred;	/* found the link full and waited (backpressure) */
+	uint64_t	drop_source;	/* not from the connected peer's QPN/LID/GID */
+	uint64_t	drop_qkey;	/* UD: Q_Key mismatch */
+	uint64_t	backlog_max;	/* most bytes ever waiting for one link */
+	uint64_t	rd_outstanding_max;	/* most READ/atomics one QP had unanswered */
+};
+
+/* Copy min(size, sizeof) bytes of the counters to out; returns 0. */
+typedef int rfemu_dev_stats_fn(struct rfemu_dev_stats *out, size_t size);
+rfemu_dev_stats_fn rfemu_dev_stats;
+
+#endif /* RDMAFAST_EMU_WIRE_STATS_H */
