@@ -121,9 +121,10 @@ struct rf_sq {
 	uint8_t   tseg_ds;	/* DS of the transport segment: 0 RC/UC, 1 XRC, 3 UD */
 	uint8_t   kind;		/* enum rf_qp_kind */
 	/*
-	 * tseg_ds, but 1 on UC: what READ and the atomics test instead, so
-	 * that on UC, which has neither, they leave the RC path for
-	 * rf__sq_open(), which refuses them, at no cost to the RC path.
+	 * tseg_ds, but 1 on UC: what READ, the atomics and SEND with
+	 * invalidate test instead, so that on UC, which has none of them,
+	 * they leave the RC path for rf__sq_open(), which refuses them, at
+	 * no cost to the RC path.
 	 */
 	uint8_t   rd_tseg;
 	uint32_t  tseg_off;	/* 16 + 16 * tseg_ds: where the body starts */

@@ -43,6 +43,7 @@ RF_INLINE uint32_t rf_mw_inc_rkey(uint32_t rkey)
  * this QP only, with key new_rkey (same index, new tag) and access
  * RF_MKEY_ACCESS_* bits (verbs.h: rf_mw_access_ibv()). The MR must allow
  * binding (IBV_ACCESS_MW_BIND). 3 BBs, plus 1 for the fence NOP.
+ * -EINVAL on a UD queue: windows are bound to connected QPs (IBA 10.6.7).
  */
 static inline int rf_sq_post_bind_mw(struct rf_sq *sq, uint32_t mw_rkey, uint32_t new_rkey,
 				     uint32_t lkey, uint64_t addr, uint64_t len,
@@ -53,7 +54,8 @@ static inline int rf_sq_post_bind_mw(struct rf_sq *sq, uint32_t mw_rkey, uint32_
 	struct rf_wqe_mkey_context_seg *m;
 	struct rf_wqe_umr_klm_seg *k;
 
-	if (RF_UNLIKELY(len > 0x80000000ULL || (new_rkey >> 8) != (mw_rkey >> 8)))
+	if (RF_UNLIKELY(len > 0x80000000ULL || (new_rkey >> 8) != (mw_rkey >> 8) ||
+			sq->kind == RF_QP_UD))
 		return -EINVAL;
 	/* the bind (3 BBs) and the fence NOP, possibly after padding */
 	if (RF_UNLIKELY(sq->limit - sq->pi < rf__sq_pad_need(sq, 3) + 3 + 1))
@@ -81,7 +83,7 @@ static inline int rf_sq_post_bind_mw(struct rf_sq *sq, uint32_t mw_rkey, uint32_
 /*
  * rf_sq_post_local_inv - invalidate rkey (a memory window's, or a
  * memory key's) locally; remote access with it fails afterwards. 2 BBs,
- * plus 1 for the fence NOP.
+ * plus 1 for the fence NOP. -EINVAL on a UD queue, as for the bind.
  */
 static inline int rf_sq_post_local_inv(struct rf_sq *sq, uint32_t rkey, uint32_t flags,
 				       uint64_t wr_id)
@@ -89,6 +91,8 @@ static inline int rf_sq_post_local_inv(struct rf_sq *sq, uint32_t rkey, uint32_t
 	struct rf_wqe_ctrl_seg *c;
 	struct rf_wqe_umr_ctrl_seg *u;
 
+	if (RF_UNLIKELY(sq->kind == RF_QP_UD))
+		return -EINVAL;
 	if (RF_UNLIKELY(sq->limit - sq->pi < rf__sq_pad_need(sq, 2) + 2 + 1))
 		return -ENOSPC;
 	c = rf__sq_begin(sq, 2);

@@ -24,7 +24,8 @@ RF_BEGIN_DECLS
  * rf_sq_post_ud_send - UD SEND: ctrl, the address vector of an address
  * handle (mlx5dv_ah.av, 48 bytes) completed with the remote QPN and Q_Key,
  * then one data segment or, when data is non-NULL, inline payload.
- * The queue must be a UD queue.
+ * -EINVAL on any other queue, nothing written: there the address vector
+ * would be read as the segments of a connected WQE.
  */
 RF_INLINE int rf_sq_post_ud_send(struct rf_sq *sq, const struct rf_wqe_av *av,
 				 uint32_t remote_qpn, uint32_t qkey,
@@ -36,7 +37,8 @@ RF_INLINE int rf_sq_post_ud_send(struct rf_sq *sq, const struct rf_wqe_av *av,
 	struct rf_wqe_ctrl_seg *c;
 	uint8_t *p;
 
-	RF_ASSERT(sq->kind == RF_QP_UD);
+	if (RF_UNLIKELY(sq->kind != RF_QP_UD))
+		return -EINVAL;
 	if (data) {
 		if (RF_UNLIKELY(len > sq->max_inline))
 			return -EINVAL;

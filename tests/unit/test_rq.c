@@ -55,6 +55,26 @@ Test(rq, post_list_terminator_and_ring)
 	free(t.buf);
 }
 
+/*
+ * A zero-length one-buffer receive writes no scatter entry (byte_count 0
+ * is 2 GiB to mlx5): the invalid lkey, as rf_rq_post() does by skipping it.
+ */
+Test(rq, post_one_zero_length_is_a_terminator)
+{
+	struct rft_rq t;
+	const struct rf_wqe_data_seg *d;
+
+	cr_assert_eq(rft_rq_init(&t, 64), 0);
+	cr_assert_eq(rf_rq_post_one(&t.rq, 7, 0x1000, 0, 21), 0);
+	d = (const struct rf_wqe_data_seg *)t.buf;
+	cr_assert_eq(d[0].byte_count, 0);
+	cr_assert_eq(rf_be32toh(d[0].lkey), RF_INVALID_LKEY);
+	cr_assert_eq(rf_rq_post_one(&t.rq, 7, 0x1000, 16, 22), 0);
+	seg_is((const struct rf_wqe_data_seg *)(t.buf + 64), 16, 7, 0x1000);
+	cr_assert_eq(t.rq.head, 2);
+	free(t.buf);
+}
+
 Test(rq, full_and_wrap)
 {
 	struct rft_rq t;

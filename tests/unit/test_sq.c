@@ -1027,22 +1027,51 @@ Test(sq, ud_send)
 		cr_assert_eq(rf_sq_post_batch(&t.sq, &wr, 1, &err), 0);
 		cr_assert_eq(err, -EINVAL);
 	}
+	/* no memory windows on a datagram queue */
+	cr_assert_eq(rf_sq_post_bind_mw(&t.sq, 0x100, 0x101, 1, 0x1000, 64, 0, 0, 3), -EINVAL);
+	cr_assert_eq(rf_sq_post_local_inv(&t.sq, 0x100, RF_SEND_RING, 3), -EINVAL);
 	cr_assert_eq(t.sq.pi, 4);
 	for (unsigned i = 4 * 64; i < 16 * 64; i++)
 		cr_assert_eq(t.buf[i], 0xa5, "byte %u written", i);
 	rft_sq_fini(&t);
 }
 
+/* The UD send on a connected queue: refused, nothing written. */
+Test(sq, ud_send_refused_on_connected_queues)
+{
+	static const uint32_t kinds[] = { RF_QP_RC, RF_QP_UC, RF_QP_XRC };
+	const uint8_t mac[6] = { 0 }, gid[16] = { 0 };
+	uint8_t data[8] = { 0 };
+	struct rf_wqe_av av;
+
+	rf_set_av(&av, 0, 0, 0, 0x12, 0, 0x77, mac, 5, 64, 0, gid);
+	for (unsigned k = 0; k < 3; k++) {
+		struct rft_sq t;
+
+		cr_assert_eq(rft_sq_init(&t, kinds[k], 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
+		memset(t.buf, 0xa5, 16 * 64);
+		cr_assert_eq(rf_sq_post_ud_send(&t.sq, &av, 0x4321, 7, NULL, 1, 0x10, 64,
+						0, 0, RF_SEND_RING, 1), -EINVAL);
+		cr_assert_eq(rf_sq_post_ud_send(&t.sq, &av, 0x4321, 7, data, 0, 0, 8,
+						0, 0, 0, 2), -EINVAL);
+		cr_assert_eq(t.sq.pi, 0);
+		cr_assert_eq(t.dbrec[RF_SND_DBR], 0);
+		for (unsigned i = 0; i < 16 * 64; i++)
+			cr_assert_eq(t.buf[i], 0xa5, "kind %u: byte %u written", kinds[k], i);
+		rft_sq_fini(&t);
+	}
+}
+
 /*
- * UC has no READ and no atomics: every such post is refused with nothing
- * written (the device would fail the WQE and take the QP to error), while
- * writes and sends still take the RC path.
+ * UC has no READ, no atomics and no SEND with invalidate: every such post
+ * is refused with nothing written (the device would fail the WQE and take
+ * the QP to error), while writes and sends still take the RC path.
  */
 Test(sq, uc_refuses_read_and_atomics)
 {
 	struct rft_sq t;
 	struct rf_sge sg = { 0x10, 8, 1 };
-	struct rf_sq_wr wr[2];
+	struct rf_sq_wr wr[3];
 	int err = 0;
 
 	cr_assert_eq(rft_sq_init(&t, RF_QP_UC, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
@@ -1057,10 +1086,12 @@ Test(sq, uc_refuses_read_and_atomics)
 		     -EINVAL);
 	cr_assert_eq(rf_sq_post_masked_fa32(&t.sq, 1, 0x10, 2, 0x20, 1, 2, 0, 3), -EINVAL);
 	cr_assert_eq(rf_sq_post_masked_fa64(&t.sq, 1, 0x10, 2, 0x20, 1, 2, 0, 3), -EINVAL);
+	cr_assert_eq(rf_sq_post_send_inv(&t.sq, 1, 0x10, 8, 0x100, RF_SEND_RING, 3), -EINVAL);
 	memset(wr, 0, sizeof(wr));
 	wr[0].opcode = RF_WR_READ;
 	wr[1].opcode = RF_WR_FAA;
-	for (int i = 0; i < 2; i++) {
+	wr[2].opcode = RF_WR_SEND_INV;
+	for (int i = 0; i < 3; i++) {
 		wr[i].sg_list = &sg;
 		wr[i].num_sge = 1;
 		cr_assert_eq(rf_sq_post_batch(&t.sq, &wr[i], 1, &err), 0);

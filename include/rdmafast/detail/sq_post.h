@@ -50,12 +50,14 @@ struct rf__sq_wqe {
 
 /*
  * The field a post of this opcode (a constant) tests to take the RC path
- * (0) or the one with a transport segment: rd_tseg for READ and the
- * atomics, which UC does not have, tseg_ds for the rest.
+ * (0) or the one with a transport segment: rd_tseg for what UC does not
+ * have (READ, the atomics, SEND with invalidate: IBA 9.7.3, no UC opcode
+ * for them), tseg_ds for the rest.
  */
 RF_INLINE uint8_t rf__sq_tseg_for(const struct rf_sq *sq, uint8_t opcode)
 {
-	return rf_opcode_fetches(opcode) ? sq->rd_tseg : sq->tseg_ds;
+	return rf_opcode_fetches(opcode) || opcode == RF_OPCODE_SEND_INVAL ?
+	       sq->rd_tseg : sq->tseg_ds;
 }
 
 /*
