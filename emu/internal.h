@@ -50,6 +50,8 @@ const char *emu_sysfs_root(void);
 
 /* ---- preload.c: the real libc functions -------------------------------- */
 int emu_real_close(int fd);
+/* fstat() as the kernel sees fd: a command fd is the uverbs character device */
+int emu_fd_stat_locked(int fd, struct stat *st);
 
 /* ---- core.c: contexts, handles, numbers -------------------------------- */
 struct emu_ctx *emu_ctx_create(unsigned dev_index);	/* returns the cmd fd owner */

@@ -13,6 +13,12 @@
  * mmap is deliberately NOT interposed: the UAR mmaps land in the memfd,
  * which works even when middleware patches libc's mmap at run time.
  * Everything else passes straight to the next definition (RTLD_NEXT).
+ *
+ * A call made while this thread holds emu_lock comes from the library
+ * itself (the fake kernel or the device model): it goes straight to libc.
+ * The interposers that look at our tables take the lock, which is not
+ * recursive, so anything else would deadlock (ibv_open_xrcd() on the
+ * command fd did, through fstat()).
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -132,7 +138,7 @@ static int cmd_fd_index(int fd)
 	struct emu_ctx *ctx;
 	int idx = -1;
 
-	if (!emu_fd_is_cmd(fd))
+	if (!emu_fd_is_cmd(fd) || emu_lock_held())
 		return -1;
 	emu_lock_acquire();
 	ctx = emu_ctx_by_fd_locked(fd);
@@ -140,6 +146,17 @@ static int cmd_fd_index(int fd)
 		idx = (int)ctx->dev_index;
 	emu_lock_release();
 	return idx;
+}
+
+int emu_fd_stat_locked(int fd, struct stat *st)
+{
+	struct emu_ctx *ctx = emu_fd_is_cmd(fd) ? emu_ctx_by_fd_locked(fd) : NULL;
+
+	if (ctx) {
+		fake_cdev_stat(st, (int)ctx->dev_index);
+		return 0;
+	}
+	return get_fstat()(fd, st);
 }
 
 /* open() of the char device: a fresh context whose fd is the memfd. */
@@ -348,7 +365,7 @@ ssize_t write(int fd, const void *buf, size_t len)
 	struct emu_ctx *ctx;
 	int ret = EBADF;
 
-	if (!emu_fd_is_cmd(fd))
+	if (!emu_fd_is_cmd(fd) || emu_lock_held())
 		return get_write()(fd, buf, len);
 	emu_lock_acquire();
 	ctx = emu_ctx_by_fd_locked(fd);
@@ -375,7 +392,7 @@ int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	if (emu_fd_is_cmd(fd)) {
+	if (emu_fd_is_cmd(fd) && !emu_lock_held()) {
 		errno = ENOTTY;
 		return -1;
 	}
@@ -384,7 +401,7 @@ int ioctl(int fd, unsigned long req, ...)
 
 int close(int fd)
 {
-	if (emu_fd_is_cmd(fd) || emu_fd_is_watched(fd))
+	if ((emu_fd_is_cmd(fd) || emu_fd_is_watched(fd)) && !emu_lock_held())
 		emu_fd_closed(fd);
 	return get_close()(fd);
 }
