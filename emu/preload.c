@@ -370,7 +370,7 @@ ssize_t write(int fd, const void *buf, size_t len)
 	emu_lock_acquire();
 	ctx = emu_ctx_by_fd_locked(fd);
 	if (ctx)
-		ret = emu_cmd_dispatch(ctx, buf, len);
+		ret = emu_cmd_dispatch(ctx, (uint64_t)(uintptr_t)buf, len);
 	emu_lock_release();
 	if (ret) {
 		errno = ret;
