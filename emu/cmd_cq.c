@@ -120,8 +120,14 @@ static int create_cq(struct emu_cmd *c, uint64_t user_handle, uint32_t cqe,
 	if ((req.flags & MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX) &&
 	    req.uar_page_index >= c->ctx->num_uars)
 		return EINVAL;
-	if (!req.buf_addr || !req.db_addr)
-		return EFAULT;
+	/*
+	 * Pinned as mlx5's create_cq_user() does: the ring with
+	 * IB_ACCESS_LOCAL_WRITE (the device writes CQEs there), the doorbell
+	 * record's page without FOLL_WRITE (mlx5_ib_db_map_user()).
+	 */
+	if ((ret = emu_umem_check(req.buf_addr, (uint64_t)entries * req.cqe_size, true)) ||
+	    (ret = emu_umem_check(req.db_addr, 8, false)))
+		return ret;
 
 	cq = emu_obj_alloc(c->ctx, EMU_OBJ_CQ, sizeof(*cq), user_handle);
 	if (!cq)
@@ -205,6 +211,7 @@ int emu_cmd_resize_cq(struct emu_cmd *c)
 	struct mlx5_ib_resize_cq req = {};
 	struct emu_cq *cq;
 	uint32_t entries;
+	int ret;
 
 	cq = emu_obj_get_locked(c->ctx, cmd->cq_handle, EMU_OBJ_CQ);
 	if (!cq)
@@ -223,8 +230,10 @@ int emu_cmd_resize_cq(struct emu_cmd *c)
 	/* same size: nothing to do, libmlx5 does not swap buffers either */
 	if (entries == cq->cqe_cnt)
 		return 0;
-	if (!req.buf_addr)
-		return EFAULT;
+	/* the new ring is pinned as the first (resize_user()) */
+	ret = emu_umem_check(req.buf_addr, (uint64_t)entries * req.cqe_size, true);
+	if (ret)
+		return ret;
 	cq->resize_buf = req.buf_addr;
 	cq->resize_cqe_cnt = entries;
 	cq->resize_cqe_size = req.cqe_size;

@@ -177,7 +177,17 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 			return EINVAL;
 		if (req.rq_wqe_shift > 31 || (srq && req.rq_wqe_count))
 			return EINVAL;
-		if (!req.buf_addr || !req.db_addr)
+		/*
+		 * Pinned as mlx5's create_user_qp() does: the RQ then the SQ
+		 * (64-byte basic blocks), and the doorbell record's page.
+		 */
+		uint64_t size = ((uint64_t)req.rq_wqe_count << req.rq_wqe_shift) +
+				((uint64_t)req.sq_wqe_count << 6);
+
+		if ((ret = emu_umem_check(req.buf_addr, size, false)) ||
+		    (ret = emu_umem_check(req.db_addr, 8, false)))
+			return ret;
+		if (!req.buf_addr)
 			return EFAULT;
 	}
 

@@ -252,3 +252,257 @@ Test(kin, extended_sizes)
 	c.ex.response = 16;
 	cr_assert_eq(cmd_write(&c, len), EFAULT);
 }
+
+/* ---- pinning the queues ------------------------------------------------ */
+
+struct create_cq_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_cq core;
+	struct mlx5_ib_create_cq drv;
+};
+
+struct create_cq_resp {
+	struct ib_uverbs_create_cq_resp core;
+	struct mlx5_ib_create_cq_resp drv;
+};
+
+/* a CQ of 8 CQEs (512 bytes of ring); 0 or the errno */
+static int create_cq_raw(void *buf, void *db)
+{
+	struct create_cq_resp r;
+	struct create_cq_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_CQ, sizeof(c), sizeof(r)),
+		.core = { .response = (uintptr_t)&r, .cqe = 7, .comp_channel = -1 },
+		.drv = { .buf_addr = (uintptr_t)buf, .db_addr = (uintptr_t)db, .cqe_size = 64 },
+	};
+	int ret = cmd_write(&c, sizeof(c));
+
+	if (!ret) {
+		struct {
+			struct ib_uverbs_cmd_hdr hdr;
+			struct ib_uverbs_destroy_cq core;
+		} d = {
+			.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_CQ, sizeof(d),
+				   sizeof(struct ib_uverbs_destroy_cq_resp)),
+			.core = { .response = (uintptr_t)&r, .cq_handle = r.core.cq_handle },
+		};
+
+		cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+	}
+	return ret;
+}
+
+Test(kin, create_cq_pins_its_ring)
+{
+	uint8_t *p = pages();
+
+	cr_assert_eq(create_cq_raw(p, p + 2048), 0, "%s", strerror(errno));
+	cr_assert_eq(create_cq_raw(p + 4096, p + 2048), EFAULT, "read-only ring");
+	cr_assert_eq(create_cq_raw(p + 8192, p + 2048), EFAULT, "PROT_NONE ring");
+	cr_assert_eq(create_cq_raw(p + 12288, p + 2048), EFAULT, "unmapped ring");
+	cr_assert_eq(create_cq_raw(p + 4096 - 256, p + 2048), EFAULT, "ring past the end");
+	cr_assert_eq(create_cq_raw(p, p + 8192), EFAULT, "PROT_NONE doorbell");
+	cr_assert_eq(create_cq_raw(p, p + 12288), EFAULT, "unmapped doorbell");
+	cr_assert_eq(create_cq_raw(p, (void *)64), EFAULT, "wild doorbell");
+	/* the kernel maps the doorbell page without FOLL_WRITE */
+	cr_assert_eq(create_cq_raw(p, p + 4096), 0);
+	pages_free(p);
+}
+
+struct create_qp_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_qp core;
+	struct mlx5_ib_create_qp drv;
+};
+
+struct create_qp_resp {
+	struct ib_uverbs_create_qp_resp core;
+	struct mlx5_ib_create_qp_resp drv;
+};
+
+/* an RC QP with 16 send and 16 receive WQEs of 64 bytes: 2 KiB of ring */
+static int create_qp_raw(void *buf, void *db)
+{
+	struct create_qp_resp r;
+	struct create_qp_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_QP, sizeof(c), sizeof(r)),
+		.core = {
+			.response = (uintptr_t)&r, .pd_handle = pd->handle,
+			.send_cq_handle = cq->handle, .recv_cq_handle = cq->handle,
+			.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			.max_recv_sge = 1, .qp_type = IBV_QPT_RC,
+		},
+		.drv = {
+			.buf_addr = (uintptr_t)buf, .db_addr = (uintptr_t)db,
+			.sq_wqe_count = 16, .rq_wqe_count = 16, .rq_wqe_shift = 6,
+		},
+	};
+	int ret = cmd_write(&c, sizeof(c));
+
+	if (!ret) {
+		struct {
+			struct ib_uverbs_cmd_hdr hdr;
+			struct ib_uverbs_destroy_qp core;
+		} d = {
+			.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_QP, sizeof(d),
+				   sizeof(struct ib_uverbs_destroy_qp_resp)),
+			.core = { .response = (uintptr_t)&r, .qp_handle = r.core.qp_handle },
+		};
+
+		cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+	}
+	return ret;
+}
+
+Test(kin, create_qp_pins_its_rings)
+{
+	uint8_t *p = pages();
+
+	cr_assert_eq(create_qp_raw(p, p + 3072), 0, "%s", strerror(errno));
+	/* the device only reads the rings: read-only is what the kernel takes */
+	cr_assert_eq(create_qp_raw(p + 4096, p + 3072), 0);
+	cr_assert_eq(create_qp_raw(p + 8192, p + 3072), EFAULT, "PROT_NONE rings");
+	cr_assert_eq(create_qp_raw(p + 12288, p + 3072), EFAULT, "unmapped rings");
+	cr_assert_eq(create_qp_raw(p + 4096 + 3072, p + 3072), EFAULT, "SQ past the end");
+	cr_assert_eq(create_qp_raw(p, p + 12288), EFAULT, "unmapped doorbell");
+	cr_assert_eq(create_qp_raw(p, (void *)8), EFAULT, "wild doorbell");
+	pages_free(p);
+}
+
+struct create_srq_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_srq core;
+	struct mlx5_ib_create_srq drv;
+};
+
+struct create_srq_resp {
+	struct ib_uverbs_create_srq_resp core;
+	struct mlx5_ib_create_srq_resp drv;
+};
+
+/* 16 WQEs of 32 bytes: 512 bytes of ring */
+static int create_srq_raw(void *buf, void *db)
+{
+	struct create_srq_resp r;
+	struct create_srq_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_SRQ, sizeof(c), sizeof(r)),
+		.core = { .response = (uintptr_t)&r, .pd_handle = pd->handle,
+			  .max_wr = 15, .max_sge = 1 },
+		.drv = { .buf_addr = (uintptr_t)buf, .db_addr = (uintptr_t)db },
+	};
+	int ret = cmd_write(&c, sizeof(c));
+
+	if (!ret) {
+		struct {
+			struct ib_uverbs_cmd_hdr hdr;
+			struct ib_uverbs_destroy_srq core;
+		} d = {
+			.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_SRQ, sizeof(d),
+				   sizeof(struct ib_uverbs_destroy_srq_resp)),
+			.core = { .response = (uintptr_t)&r, .srq_handle = r.core.srq_handle },
+		};
+
+		cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+	}
+	return ret;
+}
+
+Test(kin, create_srq_pins_its_ring)
+{
+	uint8_t *p = pages();
+
+	cr_assert_eq(create_srq_raw(p, p + 2048), 0, "%s", strerror(errno));
+	cr_assert_eq(create_srq_raw(p + 8192, p + 2048), EFAULT, "PROT_NONE ring");
+	cr_assert_eq(create_srq_raw(p + 12288, p + 2048), EFAULT, "unmapped ring");
+	cr_assert_eq(create_srq_raw(p + 8192 - 256, p + 2048), EFAULT, "ring past the end");
+	cr_assert_eq(create_srq_raw(p, p + 12288), EFAULT, "unmapped doorbell");
+	pages_free(p);
+}
+
+/* ---- memory registration: get_user_pages(FOLL_WRITE) -------------------- */
+
+Test(kin, reg_mr_needs_writable_pages_for_write_access)
+{
+	uint8_t *p = pages();
+	const int writes[] = { IBV_ACCESS_LOCAL_WRITE,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
+			       IBV_ACCESS_MW_BIND };
+	struct ibv_mr *mr;
+
+	for (size_t i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
+		errno = 0;
+		cr_assert_null(ibv_reg_mr(pd, p + 4096, 4096, writes[i]), "access %#x", writes[i]);
+		cr_assert_eq(errno, EFAULT, "access %#x", writes[i]);
+		/* a range that only starts writable */
+		errno = 0;
+		cr_assert_null(ibv_reg_mr(pd, p, 8192, writes[i]));
+		cr_assert_eq(errno, EFAULT);
+	}
+	/* read-only access to read-only pages is what they are for */
+	mr = ibv_reg_mr(pd, p + 4096, 4096, IBV_ACCESS_REMOTE_READ);
+	cr_assert(mr, "%s", strerror(errno));
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	/* PROT_NONE pages cannot be pinned at all */
+	errno = 0;
+	cr_assert_null(ibv_reg_mr(pd, p + 8192, 4096, IBV_ACCESS_REMOTE_READ));
+	cr_assert_eq(errno, EFAULT);
+	pages_free(p);
+}
+
+Test(kin, rereg_mr_needs_writable_pages_for_write_access)
+{
+	uint8_t *p = pages();
+	struct ibv_mr *mr = ibv_reg_mr(pd, p + 4096, 4096, IBV_ACCESS_REMOTE_READ);
+
+	cr_assert(mr, "%s", strerror(errno));
+	errno = 0;
+	cr_assert_eq(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				  IBV_ACCESS_LOCAL_WRITE), IBV_REREG_MR_ERR_CMD);
+	cr_assert_eq(errno, EFAULT);
+	cr_assert_eq(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, p, 4096, 0), 0);
+	cr_assert_eq(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				  IBV_ACCESS_LOCAL_WRITE), 0, "%s", strerror(errno));
+	/* moving a writable MR onto read-only or PROT_NONE pages */
+	errno = 0;
+	cr_assert_eq(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, p + 4096,
+				  4096, 0), IBV_REREG_MR_ERR_CMD);
+	cr_assert_eq(errno, EFAULT);
+	errno = 0;
+	cr_assert_eq(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION |
+				  IBV_REREG_MR_CHANGE_ACCESS, NULL, p + 8192, 4096,
+				  IBV_ACCESS_REMOTE_READ), IBV_REREG_MR_ERR_CMD);
+	cr_assert_eq(errno, EFAULT);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	pages_free(p);
+}
+
+struct resize_cq_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_resize_cq core;
+	struct mlx5_ib_resize_cq drv;
+};
+
+Test(kin, resize_cq_pins_the_new_ring)
+{
+	uint8_t *p = pages();
+	struct ib_uverbs_resize_cq_resp r;
+	struct resize_cq_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_RESIZE_CQ, sizeof(c), sizeof(r)),
+		.core = { .response = (uintptr_t)&r, .cq_handle = cq->handle, .cqe = 63 },
+		.drv = { .cqe_size = 64 },
+	};
+
+	/* 64 CQEs of 64 bytes: one page */
+	c.drv.buf_addr = (uintptr_t)(p + 4096);
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EFAULT, "read-only ring");
+	c.drv.buf_addr = (uintptr_t)(p + 8192);
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EFAULT, "PROT_NONE ring");
+	c.drv.buf_addr = (uintptr_t)(p + 12288);
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EFAULT, "unmapped ring");
+	c.drv.buf_addr = (uintptr_t)(p + 2048);
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EFAULT, "ring past the end");
+	/* the CQ is as it was */
+	cr_assert_eq(ibv_resize_cq(cq, 16), 0, "%s", strerror(errno));
+	pages_free(p);
+}
