@@ -230,6 +230,13 @@ int emu_cmd_resize_cq(struct emu_cmd *c)
 	/* same size: nothing to do, libmlx5 does not swap buffers either */
 	if (entries == cq->cqe_cnt)
 		return 0;
+	/*
+	 * The firmware refuses a ring too small for the CQEs the CQ holds
+	 * (MODIFY_CQ fails and mlx5_ib_resize_cq() returns its EINVAL): they
+	 * are what libmlx5 copies into the new ring.
+	 */
+	if (emu_dev_cq_held(cq) > entries - 1)
+		return EINVAL;
 	/* the new ring is pinned as the first (resize_user()) */
 	ret = emu_umem_check(req.buf_addr, (uint64_t)entries * req.cqe_size, true);
 	if (ret)

@@ -43,6 +43,15 @@ void emu_dev_cq_resized(struct emu_cq *cq)
 		emu_cq_finish_resize_locked(cq, dev_be32((const void *)(uintptr_t)cq->dbrec) & 0xffffff);
 }
 
+uint32_t emu_dev_cq_held(const struct emu_cq *cq)
+{
+	const struct dev_cq *dcq = dev_cq_of(cq);
+
+	if (!dcq)
+		return 0;
+	return (dcq->pi - dev_be32((const void *)(uintptr_t)cq->dbrec)) & 0xffffff;
+}
+
 void emu_dev_cq_destroyed(struct emu_cq *cq)
 {
 	struct dev_cq *dcq = dev_cq_of(cq);

@@ -456,6 +456,8 @@ void emu_dev_cq_created(struct emu_cq *cq);
 /* resize_* hold the new ring; must call emu_cq_finish_resize_locked(). */
 void emu_dev_cq_resized(struct emu_cq *cq);
 void emu_dev_cq_destroyed(struct emu_cq *cq);
+/* CQEs written and not yet consumed (consumer index in dbrec[0]) */
+uint32_t emu_dev_cq_held(const struct emu_cq *cq);
 
 void emu_dev_qp_created(struct emu_qp *qp);
 /*

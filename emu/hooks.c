@@ -41,6 +41,13 @@ WEAK void emu_dev_cq_destroyed(struct emu_cq *cq)
 	(void)cq;
 }
 
+/* Without a device nothing writes CQEs. */
+WEAK uint32_t emu_dev_cq_held(const struct emu_cq *cq)
+{
+	(void)cq;
+	return 0;
+}
+
 WEAK void emu_dev_qp_created(struct emu_qp *qp)
 {
 	(void)qp;

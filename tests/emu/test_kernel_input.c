@@ -506,3 +506,57 @@ Test(kin, resize_cq_pins_the_new_ring)
 	cr_assert_eq(ibv_resize_cq(cq, 16), 0, "%s", strerror(errno));
 	pages_free(p);
 }
+
+/* ---- RESIZE_CQ ------------------------------------------------------------ */
+
+/* Wait until the device has written CQE n of a CQ on its first lap. */
+static void wait_cqe(struct ibv_cq *c, unsigned n)
+{
+	struct mlx5dv_cq dv;
+	struct mlx5dv_obj o = { .cq = { .in = c, .out = &dv } };
+	uint64_t end = dt_now_ms() + 5000;
+
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_CQ), 0);
+	for (;;) {
+		volatile uint8_t *op_own = (uint8_t *)dv.buf + (n + 1) * dv.cqe_size - 1;
+
+		if (*op_own >> 4 != MLX5_CQE_INVALID)
+			return;
+		cr_assert_lt(dt_now_ms(), end, "CQE %u never came", n);
+		usleep(1000);
+	}
+}
+
+/* mlx5 firmware refuses a ring smaller than the CQEs waiting in it */
+Test(kin, resize_cq_below_what_it_holds)
+{
+	struct dt t;
+	struct ibv_sge s;
+	struct ibv_send_wr wr = {
+		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_wc wc[10];
+
+	dt_setup(&t);
+	s = (struct ibv_sge){ (uintptr_t)t.buf[0], 8, t.mr[0]->lkey };
+	wr.wr.rdma.remote_addr = (uintptr_t)t.buf[1];
+	wr.wr.rdma.rkey = t.mr[1]->rkey;
+	for (int i = 0; i < 10; i++) {
+		wr.wr_id = (uint64_t)i;
+		dt_post(t.qp[0], &wr);
+	}
+	wait_cqe(t.cq[0], 9);
+	errno = 0;
+	cr_assert_eq(ibv_resize_cq(t.cq[0], 4), EINVAL, "10 CQEs into a ring of 8");
+	cr_assert_eq(ibv_resize_cq(t.cq[0], 10), 0, "%s", strerror(errno));
+	cr_assert_eq(t.cq[0]->cqe, 15);
+	cr_assert_eq(dt_poll(t.cq[0], wc, 10, 2000), 10);
+	for (int i = 0; i < 10; i++) {
+		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+		cr_assert_eq(wc[i].wr_id, (uint64_t)i);
+	}
+	/* consumed: now it may shrink */
+	cr_assert_eq(ibv_resize_cq(t.cq[0], 2), 0, "%s", strerror(errno));
+	dt_teardown(&t);
+}
