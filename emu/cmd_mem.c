@@ -177,8 +177,10 @@ int emu_cmd_rereg_mr(struct emu_cmd *c)
 	uint32_t access;
 	int ret;
 
-	if (!cmd->flags || (cmd->flags & ~all))
+	if (!cmd->flags)
 		return EINVAL;
+	if (cmd->flags & ~all)
+		return EOPNOTSUPP;	/* as ib_uverbs_rereg_mr() */
 	if ((cmd->flags & IBV_REREG_MR_CHANGE_TRANSLATION) &&
 	    (cmd->start & (uint64_t)(psz - 1)) != (cmd->hca_va & (uint64_t)(psz - 1)))
 		return EINVAL;

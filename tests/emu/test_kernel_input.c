@@ -560,3 +560,197 @@ Test(kin, resize_cq_below_what_it_holds)
 	cr_assert_eq(ibv_resize_cq(t.cq[0], 2), 0, "%s", strerror(errno));
 	dt_teardown(&t);
 }
+
+/* ---- what else the kernel refuses ---------------------------------------- */
+
+Test(kin, create_qp_types_the_kernel_does_not_know)
+{
+	uint8_t *p = pages();
+	struct create_qp_resp r;
+	struct create_qp_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_QP, sizeof(c), sizeof(r)),
+		.core = {
+			.response = (uintptr_t)&r, .pd_handle = pd->handle,
+			.send_cq_handle = cq->handle, .recv_cq_handle = cq->handle,
+			.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			.max_recv_sge = 1, .qp_type = 0x50,
+		},
+		.drv = {
+			.buf_addr = (uintptr_t)p, .db_addr = (uintptr_t)(p + 3072),
+			.sq_wqe_count = 16, .rq_wqe_count = 16, .rq_wqe_shift = 6,
+		},
+	};
+
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EINVAL);
+	c.core.qp_type = IBV_QPT_DRIVER;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EOPNOTSUPP, "no DC");
+	pages_free(p);
+}
+
+struct create_qp_ex_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_ex_cmd_hdr ex;
+	struct ib_uverbs_ex_create_qp core;
+	struct mlx5_ib_create_qp drv;
+};
+
+Test(kin, create_qp_ex_reserved_field)
+{
+	uint8_t *p = pages();
+	struct {
+		struct ib_uverbs_ex_create_qp_resp core;
+		struct mlx5_ib_create_qp_resp drv;
+	} r;
+	struct create_qp_ex_cmd c = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_CREATE_QP,
+			.in_words = sizeof(c.core) / 8, .out_words = sizeof(r.core) / 8,
+		},
+		.ex = {
+			.response = (uintptr_t)&r, .provider_in_words = sizeof(c.drv) / 8,
+			.provider_out_words = sizeof(r.drv) / 8,
+		},
+		.core = {
+			.pd_handle = pd->handle, .send_cq_handle = cq->handle,
+			.recv_cq_handle = cq->handle, .max_send_wr = 16, .max_recv_wr = 16,
+			.max_send_sge = 1, .max_recv_sge = 1, .qp_type = IBV_QPT_RC,
+			.reserved = 1,
+		},
+		.drv = {
+			.buf_addr = (uintptr_t)p, .db_addr = (uintptr_t)(p + 3072),
+			.sq_wqe_count = 16, .rq_wqe_count = 16, .rq_wqe_shift = 6,
+		},
+	};
+
+	cr_assert_eq(sizeof(c.drv) % 8, 0);
+	cr_assert_eq(sizeof(r.drv) % 8, 0);
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EINVAL);
+	pages_free(p);
+}
+
+Test(kin, privileged_qkey)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x80010000 };
+	const int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+
+	cr_assert(qp, "%s", strerror(errno));
+	cr_assert_eq(ibv_modify_qp(qp, &a, mask), EPERM, "the GSI's Q_Key");
+	a.qkey = 0x7fffffff;
+	cr_assert_eq(ibv_modify_qp(qp, &a, mask), 0);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+}
+
+Test(kin, rereg_mr_unknown_flags)
+{
+	static char buf[4096] __attribute__((aligned(4096)));
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	struct ib_uverbs_rereg_mr_resp r;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_rereg_mr core;
+	} c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_REREG_MR, sizeof(c), sizeof(r)),
+		.core = { .response = (uintptr_t)&r, .mr_handle = mr->handle,
+			  .flags = IBV_REREG_MR_CHANGE_ACCESS | 1u << 5,
+			  .access_flags = IBV_ACCESS_LOCAL_WRITE },
+	};
+
+	cr_assert(mr);
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EOPNOTSUPP);
+	c.core.flags = 0;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EINVAL);
+	c.core.flags = IBV_REREG_MR_CHANGE_ACCESS;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), 0);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+}
+
+/*
+ * Rules that need two ports: this binary again, with RFEMU_PORTS=2, running
+ * only the kin2 suite (whose tests skip on a one-port device).
+ */
+Test(kin, two_port_rules, .timeout = 60)
+{
+	int status;
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		setenv("RFEMU_PORTS", "2", 1);
+		/* a fresh Criterion runner, not one of this runner's workers */
+		unsetenv("BXFI_MAP");
+		execl("/proc/self/exe", "test_kernel_input", "--filter", "kin2/*",
+		      "--jobs", "1", (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+}
+
+static struct ibv_context *ctx2;
+
+static void setup2(void)
+{
+	struct ibv_device_attr da;
+
+	ctx2 = et_open();
+	cr_assert_eq(ibv_query_device(ctx2, &da), 0);
+	if (da.phys_port_cnt < 2) {
+		ibv_close_device(ctx2);
+		cr_skip_test("one port: run by kin::two_port_rules");
+	}
+}
+
+static void teardown2(void)
+{
+	cr_assert_eq(ibv_close_device(ctx2), 0);
+}
+
+TestSuite(kin2, .init = setup2, .fini = teardown2);
+
+/* modify_qp() in uverbs_cmd.c: the path's port is the QP's */
+Test(kin2, path_port_is_the_qp_port)
+{
+	struct ibv_pd *pd2 = ibv_alloc_pd(ctx2);
+	struct ibv_cq *cq2 = ibv_create_cq(ctx2, 16, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq2, .recv_cq = cq2, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	const int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	const int rts = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+
+	cr_assert(pd2 && cq2);
+	qp = ibv_create_qp(pd2, &ia);
+	cr_assert(qp, "%s", strerror(errno));
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				   IBV_QP_ACCESS_FLAGS), 0);
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = qp->qp_num,
+		.max_dest_rd_atomic = 1, .min_rnr_timer = 12,
+		.ah_attr = { .dlid = 1, .port_num = 2 },
+	};
+	cr_assert_eq(ibv_modify_qp(qp, &a, rtr), EINVAL, "RTR on another port than INIT's");
+	a.ah_attr.port_num = 1;
+	cr_assert_eq(ibv_modify_qp(qp, &a, rtr), 0, "%s", strerror(errno));
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+		.max_rd_atomic = 1, .alt_port_num = 1, .alt_timeout = 14,
+		.alt_ah_attr = { .dlid = 2, .port_num = 2 },
+	};
+	cr_assert_eq(ibv_modify_qp(qp, &a, rts | IBV_QP_ALT_PATH), EINVAL,
+		     "alternate port and path disagree");
+	a.alt_port_num = 2;
+	cr_assert_eq(ibv_modify_qp(qp, &a, rts | IBV_QP_ALT_PATH), 0, "%s", strerror(errno));
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	cr_assert_eq(ibv_destroy_cq(cq2), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd2), 0);
+}
