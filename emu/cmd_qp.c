@@ -171,7 +171,11 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 		return EINVAL;	/* DC, TIR, dynamic UAR ... not on this device */
 	if (req.uidx > EMU_USER_INDEX_MASK)
 		return EINVAL;
-	if (type != IBV_QPT_XRC_RECV) {
+	if (type == IBV_QPT_XRC_RECV) {
+		/* the kernel creates target QPs itself: no user rings to take */
+		req.buf_addr = req.db_addr = 0;
+		req.sq_wqe_count = req.rq_wqe_count = req.rq_wqe_shift = 0;
+	} else {
 		if (req.sq_wqe_count && !is_pow2(req.sq_wqe_count))
 			return EINVAL;
 		if (req.sq_wqe_count > EMU_MAX_WR || req.rq_wqe_count > EMU_MAX_WR)
