@@ -11,6 +11,7 @@
 #   make run        the two-process showcase on the emulated HCA
 #   make bench      rdmafast against libmlx5: build/bench/report.{json,svg}
 #   make test-aarch64  the headers and unit tests built for arm64, run under qemu
+#   make fuzz       the libFuzzer targets, FUZZ_SECONDS each (fuzz/fuzz.mk)
 #   make clean      remove build/
 
 PREFIX       ?= /usr/local
@@ -222,3 +223,4 @@ clean:
 	rm -rf $(BUILD)
 
 include emu/emu.mk
+include fuzz/fuzz.mk
