@@ -185,17 +185,21 @@ int emu_cmd_create_cq_ex(struct emu_cmd *c)
 	return ret;
 }
 
+/*
+ * The RESIZE CQE goes into pages the device pinned; if the process has
+ * unmapped them since, nobody can see it, and nothing faults: the writes
+ * are copy_to_user()s, the body first and op_own last (two copies, in that
+ * order, as the hardware orders them).
+ */
 void emu_cq_finish_resize_locked(struct emu_cq *cq, uint32_t pi)
 {
-	uint8_t *cqe = (uint8_t *)(uintptr_t)cq->buf +
-		       (size_t)(pi & (cq->cqe_cnt - 1)) * cq->cqe_size;
-	uint8_t *cqe64 = cqe + cq->cqe_size - 64;
-	uint8_t owner = (uint8_t)((pi / cq->cqe_cnt) & 1);
+	uint64_t cqe64 = cq->buf + (uint64_t)(pi & (cq->cqe_cnt - 1)) * cq->cqe_size +
+			 cq->cqe_size - 64;
+	uint8_t body[63] = {0};
+	uint8_t op_own = (uint8_t)(CQE_OPCODE_RESIZE << 4 | ((pi / cq->cqe_cnt) & 1));
 
-	memset(cqe64, 0, 63);
-	/* op_own is the last byte; store it last, as the hardware does */
-	__atomic_store_n(&cqe64[63], (uint8_t)(CQE_OPCODE_RESIZE << 4 | owner),
-			 __ATOMIC_RELEASE);
+	if (!emu_copy_to_user(cqe64, body, sizeof(body)))
+		emu_copy_to_user(cqe64 + 63, &op_own, 1);
 	cq->buf = cq->resize_buf;
 	cq->cqe_cnt = cq->resize_cqe_cnt;
 	cq->cqe_size = cq->resize_cqe_size;

@@ -378,6 +378,20 @@ void emu_lock_acquire(void);
 void emu_lock_release(void);
 bool emu_lock_held(void);	/* by the calling thread; for assertions */
 
+/*
+ * User memory as the kernel reaches it (user_mem.c): 0, or EFAULT where
+ * copy_from_user()/copy_to_user() would fault; nothing faults here, the
+ * lock may be held. For memory the application may unmap or protect
+ * after it was pinned.
+ */
+int emu_copy_from_user(void *dst, uint64_t src, size_t len);
+int emu_copy_to_user(uint64_t dst, const void *src, size_t len);
+/*
+ * ib_umem_get()'s test: [addr, addr + len) mapped without a hole, readable,
+ * and writable if `write` (FOLL_WRITE); 0, EFAULT or ENOMEM.
+ */
+int emu_umem_check(uint64_t addr, uint64_t len, bool write);
+
 /* UAR page idx as mapped by libmlx5 with mmap cmd (REGULAR or NC). */
 static inline uint8_t *emu_uar_page(const struct emu_ctx *ctx,
 				    enum emu_mmap_cmd cmd, uint32_t idx)

@@ -31,9 +31,11 @@ WEAK void emu_dev_cq_created(struct emu_cq *cq)
 /* Nothing was produced beyond what the process consumed: pi = set_ci. */
 WEAK void emu_dev_cq_resized(struct emu_cq *cq)
 {
-	const volatile uint32_t *db = (const volatile uint32_t *)(uintptr_t)cq->dbrec;
+	uint32_t ci = 0;
 
-	emu_cq_finish_resize_locked(cq, be32toh(db[0]) & 0xffffff);
+	/* the record may have been unmapped since it was pinned: then 0 */
+	emu_copy_from_user(&ci, cq->dbrec, sizeof(ci));
+	emu_cq_finish_resize_locked(cq, be32toh(ci) & 0xffffff);
 }
 
 WEAK void emu_dev_cq_destroyed(struct emu_cq *cq)

@@ -53,15 +53,7 @@ int emu_real_close(int fd);
 /* fstat() as the kernel sees fd: a command fd is the uverbs character device */
 int emu_fd_stat_locked(int fd, struct stat *st);
 
-/* ---- user_mem.c: user memory as copy_*_user and ib_umem_get reach it ---- */
-/* 0, or EFAULT where the kernel's copy would fault (nothing faults here) */
-int emu_copy_from_user(void *dst, uint64_t src, size_t len);
-int emu_copy_to_user(uint64_t dst, const void *src, size_t len);
-/*
- * ib_umem_get(): [addr, addr + len) mapped without a hole, readable, and
- * writable if `write` (FOLL_WRITE); 0, EFAULT or ENOMEM.
- */
-int emu_umem_check(uint64_t addr, uint64_t len, bool write);
+/* ---- user_mem.c: see emu.h (emu_copy_*_user, emu_umem_check) ---------- */
 
 /* ---- core.c: contexts, handles, numbers -------------------------------- */
 struct emu_ctx *emu_ctx_create(unsigned dev_index);	/* returns the cmd fd owner */

@@ -507,6 +507,46 @@ Test(kin, resize_cq_pins_the_new_ring)
 	pages_free(p);
 }
 
+/*
+ * The RESIZE CQE goes into the old ring, which the kernel keeps pinned: a
+ * process that unmapped it meanwhile sees nothing, and nothing faults.
+ */
+Test(kin, resize_cq_after_its_ring_was_unmapped)
+{
+	uint8_t *p = pages();
+	uint8_t *ring = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct create_cq_resp r;
+	struct create_cq_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_CQ, sizeof(c), sizeof(r)),
+		.core = { .response = (uintptr_t)&r, .cqe = 7, .comp_channel = -1 },
+		.drv = { .buf_addr = (uintptr_t)ring, .db_addr = (uintptr_t)(p + 2048), .cqe_size = 64 },
+	};
+	struct ib_uverbs_resize_cq_resp rr;
+	struct resize_cq_cmd rc = {
+		.hdr = HDR(IB_USER_VERBS_CMD_RESIZE_CQ, sizeof(rc), sizeof(rr)),
+		.core = { .response = (uintptr_t)&rr, .cqe = 63 },
+		.drv = { .buf_addr = (uintptr_t)p, .cqe_size = 64 },
+	};
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_destroy_cq core;
+	} d = {
+		.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_CQ, sizeof(d),
+			   sizeof(struct ib_uverbs_destroy_cq_resp)),
+		.core = { .response = (uintptr_t)&r },
+	};
+
+	cr_assert_neq(ring, MAP_FAILED);
+	cr_assert_eq(cmd_write(&c, sizeof(c)), 0, "%s", strerror(errno));
+	cr_assert_eq(munmap(ring, 4096), 0);
+	rc.core.cq_handle = r.core.cq_handle;
+	cr_assert_eq(cmd_write(&rc, sizeof(rc)), 0);
+	cr_assert_eq(rr.cqe, 63);
+	d.core.cq_handle = r.core.cq_handle;
+	cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+	pages_free(p);
+}
+
 /* ---- RESIZE_CQ ------------------------------------------------------------ */
 
 /* Wait until the device has written CQE n of a CQ on its first lap. */
