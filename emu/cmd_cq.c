@@ -96,10 +96,11 @@ static int create_cq(struct emu_cmd *c, uint64_t user_handle, uint32_t cqe,
 
 	if (comp_vector >= EMU_NUM_COMP_VECTORS)
 		return EINVAL;
+	/* not a completion channel of this context: lookup_get_fd_uobject()'s EBADF */
 	if (channel_fd >= 0) {
 		ch = emu_channel_by_fd_locked(c->ctx, channel_fd);
 		if (!ch)
-			return EINVAL;
+			return EBADF;
 	}
 	/* mlx5: one entry is kept free, the ring is a power of two */
 	if (cqe < 1 || cqe > (1u << EMU_MAX_CQE_LOG) - 1)

@@ -794,3 +794,25 @@ Test(kin2, path_port_is_the_qp_port)
 	cr_assert_eq(ibv_destroy_cq(cq2), 0);
 	cr_assert_eq(ibv_dealloc_pd(pd2), 0);
 }
+
+/* a channel fd that is not a completion channel of this context is EBADF */
+Test(kin, create_cq_with_a_foreign_channel)
+{
+	struct ibv_context *other = et_open();
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(other), *mine;
+	struct ibv_cq *c;
+
+	cr_assert(ch);
+	errno = 0;
+	cr_assert_null(ibv_create_cq(ctx, 4, NULL, ch, 0));
+	cr_assert_eq(errno, EBADF, "another context's channel: %s", strerror(errno));
+	mine = ibv_create_comp_channel(ctx);
+	cr_assert(mine);
+	c = ibv_create_cq(ctx, 4, NULL, mine, 0);
+	cr_assert(c, "%s", strerror(errno));
+	cr_assert_eq(ibv_destroy_cq(c), 0);
+	cr_assert_eq(ibv_destroy_comp_channel(mine), 0);
+	cr_assert_eq(ibv_destroy_comp_channel(ch), 0);
+	cr_assert_eq(ibv_close_device(other), 0);
+}
+
