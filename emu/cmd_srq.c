@@ -75,6 +75,12 @@ static int create_srq(struct emu_cmd *c, const struct srq_args *a,
 	memcpy(&req, c->drv_in, c->drv_in_len < sizeof(req) ? c->drv_in_len : sizeof(req));
 	if (c->drv_in_len < offsetof(struct mlx5_ib_create_srq, uidx) + sizeof(req.uidx))
 		return EINVAL;
+	/* create_srq_user() in mlx5's srq.c: reserved and trailing bytes zero */
+	if (req.reserved0 || req.reserved1)
+		return EINVAL;
+	for (size_t i = sizeof(req); i < c->drv_in_len; i++)
+		if (((const uint8_t *)c->drv_in)[i])
+			return EINVAL;
 	if (req.flags & ~(uint32_t)MLX5_SRQ_FLAG_SIGNATURE)
 		return EINVAL;
 	if (req.uidx > EMU_USER_INDEX_MASK)

@@ -816,3 +816,87 @@ Test(kin, create_cq_with_a_foreign_channel)
 	cr_assert_eq(ibv_close_device(other), 0);
 }
 
+
+struct get_context_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_get_context core;
+	struct mlx5_ib_alloc_ucontext_req_v2 drv;
+};
+
+/* mlx5_ib_alloc_ucontext(): request sizes, flags, reserved fields */
+Test(kin, get_context_driver_request)
+{
+	int fd = open("/dev/infiniband/uverbs0", O_RDWR | O_CLOEXEC);
+	struct {
+		struct ib_uverbs_get_context_resp core;
+		struct mlx5_ib_alloc_ucontext_resp drv;
+	} r;
+	struct get_context_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_GET_CONTEXT, sizeof(c), sizeof(r)),
+		.core.response = (uintptr_t)&r,
+		.drv = { .total_num_bfregs = 4, .num_low_latency_bfregs = 1, .max_cqe_version = 1 },
+	};
+	const size_t v0 = sizeof(c.hdr) + sizeof(c.core) + sizeof(struct mlx5_ib_alloc_ucontext_req);
+	ssize_t n;
+
+	cr_assert_geq(fd, 0, "%s", strerror(errno));
+	c.drv.flags = 1;
+	cr_assert_eq(write(fd, &c, sizeof(c)), -1);
+	cr_assert_eq(errno, EOPNOTSUPP, "DEVX: %s", strerror(errno));
+	c.drv.flags = 0;
+	c.drv.reserved1 = 1;
+	cr_assert_eq(write(fd, &c, sizeof(c)), -1);
+	cr_assert_eq(errno, EOPNOTSUPP, "reserved: %s", strerror(errno));
+	c.drv.reserved1 = 0;
+	c.drv.comp_mask = 1;
+	cr_assert_eq(write(fd, &c, sizeof(c)), -1);
+	cr_assert_eq(errno, EOPNOTSUPP, "comp_mask: %s", strerror(errno));
+	c.drv.comp_mask = 0;
+	/* between the v0 and the v2 request */
+	c.hdr.in_words = (uint16_t)((v0 + 4) / 4);
+	cr_assert_eq(write(fd, &c, v0 + 4), -1);
+	cr_assert_eq(errno, EINVAL);
+	c.hdr.in_words = sizeof(c) / 4;
+	n = write(fd, &c, sizeof(c));
+	cr_assert_eq(n, (ssize_t)sizeof(c), "%s", strerror(errno));
+	cr_assert_eq(close(fd), 0);
+	cr_assert_eq(close((int)r.core.async_fd), 0);
+}
+
+Test(kin, create_srq_reserved_fields)
+{
+	uint8_t *p = pages();
+	struct create_srq_resp r;
+	struct {
+		struct create_srq_cmd c;
+		uint64_t more;
+	} x = {
+		.c = {
+			.hdr = HDR(IB_USER_VERBS_CMD_CREATE_SRQ, sizeof(struct create_srq_cmd), sizeof(r)),
+			.core = { .response = (uintptr_t)&r, .pd_handle = pd->handle,
+				  .max_wr = 15, .max_sge = 1 },
+			.drv = { .buf_addr = (uintptr_t)p, .db_addr = (uintptr_t)(p + 2048),
+				 .reserved1 = 1 },
+		},
+	};
+
+	cr_assert_eq(cmd_write(&x.c, sizeof(x.c)), EINVAL, "reserved1");
+	x.c.drv.reserved1 = 0;
+	x.c.hdr.in_words = sizeof(x) / 4;
+	x.more = 1;
+	cr_assert_eq(cmd_write(&x, sizeof(x)), EINVAL, "non-zero bytes past the request");
+	x.more = 0;
+	cr_assert_eq(cmd_write(&x, sizeof(x)), 0, "%s", strerror(errno));
+
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_destroy_srq core;
+	} d = {
+		.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_SRQ, sizeof(d),
+			   sizeof(struct ib_uverbs_destroy_srq_resp)),
+		.core = { .response = (uintptr_t)&r, .srq_handle = r.core.srq_handle },
+	};
+
+	cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+	pages_free(p);
+}
