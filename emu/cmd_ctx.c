@@ -57,7 +57,8 @@ int emu_cmd_get_context(struct emu_cmd *c)
 		return EOPNOTSUPP;
 
 	/*
-	 * Static bfreg scheme (EMULATOR.md §3): round the request up to whole
+	 * The static bfreg scheme of mlx5 (calc_total_bfregs() in the kernel's
+	 * drivers/infiniband/hw/mlx5/main.c): round the request up to whole
 	 * UARs of 2 usable bfregs; the low-latency ones must leave bfreg 0.
 	 */
 	total = (req.total_num_bfregs + 1) & ~1u;

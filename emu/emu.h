@@ -61,7 +61,7 @@
 #define EMU_NUM_IDX_MASK	((1u << EMU_NUM_IDX_BITS) - 1)
 #define EMU_NUM_HOST(n)		(((n) & 0xffffffu) >> EMU_NUM_IDX_BITS)
 
-/* UAR layout answered in GET_CONTEXT (static bfreg scheme, EMULATOR.md §3). */
+/* UAR layout answered in GET_CONTEXT (mlx5's static bfreg scheme). */
 #define EMU_BF_REG_SIZE		512u
 #define EMU_BF_OFFSET		0x800u
 #define EMU_BFREGS_PER_UAR	4u	/* slots per UAR page, 2 of them usable */

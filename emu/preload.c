@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * preload.c - the only place that interposes libc (EMULATOR.md §1, §2, §5).
+ * preload.c - the only place that interposes libc (emu/README.md, "How it works").
  *
  *   open("/dev/infiniband/uverbsN")   a new context; the fd is a memfd
  *   stat/fstat/access of that path/fd  a character device 231:192+N
@@ -382,7 +382,7 @@ ssize_t write(int fd, const void *buf, size_t len)
 /*
  * Every ioctl on the command fd fails with ENOTTY.  libibverbs then marks
  * the ioctl interface unsupported and sends all commands through write();
- * any other errno would be a hard failure (EMULATOR.md §2).
+ * any other errno would be a hard failure (rdma-core, libibverbs/cmd_fallback.c).
  */
 int ioctl(int fd, unsigned long req, ...)
 {
