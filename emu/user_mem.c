@@ -20,6 +20,7 @@
  * without a hole, each readable, and writable when the device writes.
  */
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -27,8 +28,8 @@
 
 #include "internal.h"
 
-/* 1: process_vm_* work here; 0: not yet known; -1: use the maps */
-static int vm_rw_ok;
+/* 0: try process_vm_*; -1: they are forbidden here, use the maps */
+static _Atomic int vm_rw_ok;
 
 static bool range_ok(uint64_t addr, size_t len)
 {
@@ -122,19 +123,17 @@ static int vm_copy(void *local, uint64_t remote, size_t len, bool to_user)
 		return 0;
 	if (!range_ok(remote, len))
 		return EFAULT;
-	if (vm_rw_ok >= 0) {
+	if (atomic_load_explicit(&vm_rw_ok, memory_order_relaxed) >= 0) {
 		n = to_user ? process_vm_writev(getpid(), &l, 1, &r, 1, 0)
 			    : process_vm_readv(getpid(), &l, 1, &r, 1, 0);
-		if (n == (ssize_t)len) {
-			vm_rw_ok = 1;
+		if (n == (ssize_t)len)
 			return 0;
-		}
 		/* a partial copy stopped at a page it could not reach */
 		if (n >= 0 || errno == EFAULT)
 			return EFAULT;
 		if (errno != EPERM && errno != ENOSYS)
 			return errno;
-		vm_rw_ok = -1;
+		atomic_store_explicit(&vm_rw_ok, -1, memory_order_relaxed);
 	}
 	if (emu_umem_check(remote, len, to_user))
 		return EFAULT;

@@ -6,8 +6,10 @@
  * the mlx5 driver.  Commands are written raw on the context's command fd,
  * after libibverbs opened it, so every field is ours to break.
  */
+#define _GNU_SOURCE		/* process_vm_readv() */
 #include <stddef.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 
 #include <rdma/ib_user_verbs.h>
 #include <rdma/mlx5-abi.h>
@@ -900,3 +902,76 @@ Test(kin, create_srq_reserved_fields)
 	cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
 	pages_free(p);
 }
+
+/*
+ * Where seccomp forbids process_vm_readv/writev (containers without
+ * CAP_SYS_PTRACE), /proc/self/maps decides: the same answers. A forked
+ * child installs such a filter and exits with the number of the first
+ * check that failed.
+ */
+#if defined(__x86_64__) || defined(__aarch64__)
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+static int forbid_process_vm(void)
+{
+#ifdef __x86_64__
+	const uint32_t arch = AUDIT_ARCH_X86_64;
+#else
+	const uint32_t arch = AUDIT_ARCH_AARCH64;
+#endif
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+Test(kin, without_process_vm_calls)
+{
+	uint8_t *p = pages();
+	int status;
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct alloc_pd_resp r;
+		uint32_t h = 0;
+		uint8_t b;
+		struct iovec l = { &b, 1 }, rv = { &b, 1 };
+
+		if (forbid_process_vm())
+			_exit(10);
+		if (process_vm_readv(getpid(), &l, 1, &rv, 1, 0) != -1 || errno != EPERM)
+			_exit(11);
+		if (cmd_write((void *)8, 16) != EFAULT)
+			_exit(1);
+		if (alloc_pd_raw((uintptr_t)(p + 4096), NULL) != EFAULT)
+			_exit(2);
+		if (alloc_pd_raw((uintptr_t)(p + 8192), NULL) != EFAULT)
+			_exit(3);
+		if (alloc_pd_raw((uintptr_t)&r, &h) != 0)
+			_exit(4);
+		dealloc_pd_raw(h);
+		if (ibv_reg_mr(pd, p + 4096, 4096, IBV_ACCESS_LOCAL_WRITE) || errno != EFAULT)
+			_exit(5);
+		_exit(0);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status), "status %#x", status);
+	cr_assert_eq(WEXITSTATUS(status), 0, "check %d failed", WEXITSTATUS(status));
+	pages_free(p);
+}
+#endif
