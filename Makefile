@@ -13,6 +13,7 @@
 #   make man        render the manual pages (man/*.md) into build/man/
 #   make bench      rdmafast against libmlx5: build/bench/report.{json,svg}
 #   make test-aarch64  the headers and unit tests built for arm64, run under qemu
+#   make fuzz       the libFuzzer targets, FUZZ_SECONDS each (fuzz/fuzz.mk)
 #   make clean      remove build/
 
 PREFIX       ?= /usr/local
@@ -315,3 +316,4 @@ clean:
 	rm -rf $(BUILD)
 
 include emu/emu.mk
+include fuzz/fuzz.mk

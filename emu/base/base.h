@@ -84,5 +84,8 @@ void emu_config_load(void);
  * them as the application's.
  */
 int emu_real_close(int fd);
+/* fstat() past the interposer: for the kernel's own view of an fd */
+struct stat;
+int emu_real_fstat(int fd, struct stat *st);
 
 #endif /* RDMAFAST_EMU_BASE_H */

@@ -7,6 +7,7 @@
  * depending on the layer above it.
  */
 #include <dlfcn.h>
+#include <sys/stat.h>
 
 #include "base.h"
 
@@ -18,4 +19,13 @@ int emu_real_close(int fd)
 	if (!real_close)
 		real_close = (int (*)(int))dlsym(RTLD_NEXT, "close");
 	return real_close(fd);
+}
+
+int emu_real_fstat(int fd, struct stat *st)
+{
+	static int (*real_fstat)(int, struct stat *);
+
+	if (!real_fstat)
+		real_fstat = (int (*)(int, struct stat *))dlsym(RTLD_NEXT, "fstat");
+	return real_fstat(fd, st);
 }

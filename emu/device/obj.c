@@ -43,6 +43,18 @@ void emu_dev_cq_resized(struct emu_cq *cq)
 		emu_cq_finish_resize_locked(cq, dev_be32((const void *)(uintptr_t)cq->dbrec) & 0xffffff);
 }
 
+uint32_t emu_dev_cq_held(const struct emu_cq *cq)
+{
+	const struct dev_cq *dcq = dev_cq_of(cq);
+	uint8_t ci[4] = {0};
+
+	if (!dcq)
+		return 0;
+	/* the record may have been unmapped since it was pinned: then 0 */
+	emu_copy_from_user(ci, cq->dbrec, sizeof(ci));
+	return (dcq->pi - dev_be32(ci)) & 0xffffff;
+}
+
 void emu_dev_cq_destroyed(struct emu_cq *cq)
 {
 	struct dev_cq *dcq = dev_cq_of(cq);

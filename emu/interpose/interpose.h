@@ -9,9 +9,7 @@
 
 #include "base/base.h"
 
-/* The fake character device: the real uverbs major, minors from 192. */
-#define EMU_UVERBS_MAJOR	231
-#define EMU_UVERBS_MINOR0	192
+/* Where the fake character devices are (kernel.h has their numbers). */
 #define EMU_CDEV_DIR		"/dev/infiniband"
 
 /* sysfs.c: the fake sysfs tree libibverbs discovers devices from */

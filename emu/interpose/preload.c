@@ -16,6 +16,12 @@
  * mmap is deliberately NOT interposed: the UAR mmaps land in the memfd,
  * which works even when middleware patches libc's mmap at run time.
  * Everything else passes straight to the next definition (RTLD_NEXT).
+ *
+ * A call made while this thread holds emu_lock comes from the library
+ * itself (the fake kernel or the device model): it goes straight to libc.
+ * The interposers that look at our tables take the lock, which is not
+ * recursive, so anything else would deadlock (ibv_open_xrcd() on the
+ * command fd did, through fstat()).
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -105,12 +111,7 @@ static const char *sysfs_redirect(const char *path, char *buf, size_t len)
 
 static void fake_cdev_stat(struct stat *st, int idx)
 {
-	memset(st, 0, sizeof(*st));
-	st->st_mode = S_IFCHR | 0666;
-	st->st_rdev = makedev(EMU_UVERBS_MAJOR, EMU_UVERBS_MINOR0 + (unsigned)idx);
-	st->st_nlink = 1;
-	st->st_blksize = 4096;
-	st->st_ino = 1000 + (ino_t)idx;
+	emu_cdev_stat(st, (unsigned)idx);
 }
 
 static void fake_cdev_stat64(struct stat64 *st, int idx)
@@ -131,7 +132,7 @@ static int cmd_fd_index(int fd)
 	struct emu_ctx *ctx;
 	int idx = -1;
 
-	if (!emu_fd_is_cmd(fd))
+	if (!emu_fd_is_cmd(fd) || emu_lock_held())
 		return -1;
 	emu_lock_acquire();
 	ctx = emu_ctx_by_fd_locked(fd);
@@ -347,12 +348,12 @@ ssize_t write(int fd, const void *buf, size_t len)
 	struct emu_ctx *ctx;
 	int ret = EBADF;
 
-	if (!emu_fd_is_cmd(fd))
+	if (!emu_fd_is_cmd(fd) || emu_lock_held())
 		return get_write()(fd, buf, len);
 	emu_lock_acquire();
 	ctx = emu_ctx_by_fd_locked(fd);
 	if (ctx)
-		ret = emu_cmd_dispatch(ctx, buf, len);
+		ret = emu_cmd_dispatch(ctx, (uint64_t)(uintptr_t)buf, len);
 	emu_lock_release();
 	if (ret) {
 		errno = ret;
@@ -375,7 +376,7 @@ int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	if (emu_fd_is_cmd(fd)) {
+	if (emu_fd_is_cmd(fd) && !emu_lock_held()) {
 		errno = ENOTTY;
 		return -1;
 	}
@@ -384,7 +385,7 @@ int ioctl(int fd, unsigned long req, ...)
 
 int close(int fd)
 {
-	if (emu_fd_is_cmd(fd) || emu_fd_is_watched(fd))
+	if ((emu_fd_is_cmd(fd) || emu_fd_is_watched(fd)) && !emu_lock_held())
 		emu_fd_closed(fd);
 	return emu_real_close(fd);
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "interpose.h"
+#include "kernel/kernel.h"
 #include "subnet/subnet.h"
 
 static char sysfs_root[PATH_MAX + 8];	/* .../host-<id>/sys */

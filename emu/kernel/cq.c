@@ -96,10 +96,11 @@ static int create_cq(struct emu_cmd *c, uint64_t user_handle, uint32_t cqe,
 
 	if (comp_vector >= EMU_NUM_COMP_VECTORS)
 		return EINVAL;
+	/* not a completion channel of this context: lookup_get_fd_uobject()'s EBADF */
 	if (channel_fd >= 0) {
 		ch = emu_channel_by_fd_locked(c->ctx, channel_fd);
 		if (!ch)
-			return EINVAL;
+			return EBADF;
 	}
 	/* mlx5: one entry is kept free, the ring is a power of two */
 	if (cqe < 1 || cqe > (1u << EMU_MAX_CQE_LOG) - 1)
@@ -120,8 +121,14 @@ static int create_cq(struct emu_cmd *c, uint64_t user_handle, uint32_t cqe,
 	if ((req.flags & MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX) &&
 	    req.uar_page_index >= c->ctx->num_uars)
 		return EINVAL;
-	if (!req.buf_addr || !req.db_addr)
-		return EFAULT;
+	/*
+	 * Pinned as mlx5's create_cq_user() does: the ring with
+	 * IB_ACCESS_LOCAL_WRITE (the device writes CQEs there), the doorbell
+	 * record's page without FOLL_WRITE (mlx5_ib_db_map_user()).
+	 */
+	if ((ret = emu_umem_check(req.buf_addr, (uint64_t)entries * req.cqe_size, true)) ||
+	    (ret = emu_umem_check(req.db_addr, 8, false)))
+		return ret;
 
 	cq = emu_obj_alloc(c->ctx, EMU_OBJ_CQ, sizeof(*cq), user_handle);
 	if (!cq)
@@ -179,17 +186,21 @@ int emu_cmd_create_cq_ex(struct emu_cmd *c)
 	return ret;
 }
 
+/*
+ * The RESIZE CQE goes into pages the device pinned; if the process has
+ * unmapped them since, nobody can see it, and nothing faults: the writes
+ * are copy_to_user()s, the body first and op_own last (two copies, in that
+ * order, as the hardware orders them).
+ */
 void emu_cq_finish_resize_locked(struct emu_cq *cq, uint32_t pi)
 {
-	uint8_t *cqe = (uint8_t *)(uintptr_t)cq->buf +
-		       (size_t)(pi & (cq->cqe_cnt - 1)) * cq->cqe_size;
-	uint8_t *cqe64 = cqe + cq->cqe_size - 64;
-	uint8_t owner = (uint8_t)((pi / cq->cqe_cnt) & 1);
+	uint64_t cqe64 = cq->buf + (uint64_t)(pi & (cq->cqe_cnt - 1)) * cq->cqe_size +
+			 cq->cqe_size - 64;
+	uint8_t body[63] = {0};
+	uint8_t op_own = (uint8_t)(CQE_OPCODE_RESIZE << 4 | ((pi / cq->cqe_cnt) & 1));
 
-	memset(cqe64, 0, 63);
-	/* op_own is the last byte; store it last, as the hardware does */
-	__atomic_store_n(&cqe64[63], (uint8_t)(CQE_OPCODE_RESIZE << 4 | owner),
-			 __ATOMIC_RELEASE);
+	if (!emu_copy_to_user(cqe64, body, sizeof(body)))
+		emu_copy_to_user(cqe64 + 63, &op_own, 1);
 	cq->buf = cq->resize_buf;
 	cq->cqe_cnt = cq->resize_cqe_cnt;
 	cq->cqe_size = cq->resize_cqe_size;
@@ -205,6 +216,7 @@ int emu_cmd_resize_cq(struct emu_cmd *c)
 	struct mlx5_ib_resize_cq req = {};
 	struct emu_cq *cq;
 	uint32_t entries;
+	int ret;
 
 	cq = emu_obj_get_locked(c->ctx, cmd->cq_handle, EMU_OBJ_CQ);
 	if (!cq)
@@ -223,8 +235,17 @@ int emu_cmd_resize_cq(struct emu_cmd *c)
 	/* same size: nothing to do, libmlx5 does not swap buffers either */
 	if (entries == cq->cqe_cnt)
 		return 0;
-	if (!req.buf_addr)
-		return EFAULT;
+	/*
+	 * The firmware refuses a ring too small for the CQEs the CQ holds
+	 * (MODIFY_CQ fails and mlx5_ib_resize_cq() returns its EINVAL): they
+	 * are what libmlx5 copies into the new ring.
+	 */
+	if (emu_dev_cq_held(cq) > entries - 1)
+		return EINVAL;
+	/* the new ring is pinned as the first (resize_user()) */
+	ret = emu_umem_check(req.buf_addr, (uint64_t)entries * req.cqe_size, true);
+	if (ret)
+		return ret;
 	cq->resize_buf = req.buf_addr;
 	cq->resize_cqe_cnt = entries;
 	cq->resize_cqe_size = req.cqe_size;

@@ -6,6 +6,7 @@
  * the emulator can number (EMU_NUM_IDX_MASK objects of each kind per host).
  */
 #include <endian.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,9 +44,17 @@ int emu_cmd_get_context(struct emu_cmd *c)
 	/* one ucontext per open file */
 	if (ctx->have_context)
 		return EINVAL;
-	memcpy(&req, c->drv_in, min_sz(c->drv_in_len, sizeof(req)));
-	if (c->drv_in_len < sizeof(struct mlx5_ib_alloc_ucontext_req))
+	/*
+	 * mlx5_ib_alloc_ucontext(): the v0 request exactly, or v2 at least up
+	 * to max_cqe_version; unknown flags (DEVX has no capability here),
+	 * comp_mask and reserved fields are EOPNOTSUPP.
+	 */
+	if (c->drv_in_len != sizeof(struct mlx5_ib_alloc_ucontext_req) &&
+	    c->drv_in_len < offsetof(struct mlx5_ib_alloc_ucontext_req_v2, max_cqe_version))
 		return EINVAL;
+	memcpy(&req, c->drv_in, min_sz(c->drv_in_len, sizeof(req)));
+	if (req.flags || req.comp_mask || req.reserved0 || req.reserved1 || req.reserved2)
+		return EOPNOTSUPP;
 
 	/*
 	 * Static bfreg scheme (rdma-core providers/mlx5/mlx5.c, the kernel's
@@ -59,8 +68,6 @@ int emu_cmd_get_context(struct emu_cmd *c)
 		return ENOMEM;
 	if (req.num_low_latency_bfregs > total - 1)
 		return EINVAL;
-	if (req.flags || req.comp_mask)
-		return EINVAL;	/* no DEVX, no extras on this device */
 
 	ret = emu_evq_open(&ctx->async);
 	if (ret)

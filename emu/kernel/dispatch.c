@@ -16,6 +16,7 @@
  * zeros, and the part of the response buffer we do not fill is cleared,
  * as the kernel does.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,10 +26,14 @@ struct cmd_desc {
 	int		(*fn)(struct emu_cmd *c);
 	uint16_t	in;		/* core request size */
 	uint16_t	out;		/* core response size, 0: none */
+	/* the kernel's req_size/resp_size: shorter is ENOSPC */
+	uint16_t	in_min;
+	uint16_t	out_min;
 };
 
 #define CMD(num, handler, req, resp)					\
-	[IB_USER_VERBS_CMD_##num] = { handler, sizeof(struct req), resp }
+	[IB_USER_VERBS_CMD_##num] = { handler, sizeof(struct req), resp,	\
+				      sizeof(struct req), resp }
 
 static const struct cmd_desc legacy_cmds[] = {
 	CMD(GET_CONTEXT, emu_cmd_get_context, ib_uverbs_get_context,
@@ -85,18 +90,27 @@ static const struct cmd_desc legacy_cmds[] = {
 	    sizeof(struct ib_uverbs_create_qp_resp)),
 };
 
-#define EXCMD(num, handler, req, resp)					\
-	[IB_USER_VERBS_EX_CMD_##num] = { handler, sizeof(struct req), sizeof(struct resp) }
+#define END(type, member)	(offsetof(struct type, member) +		\
+				 sizeof(((struct type *)0)->member))
+
+/*
+ * Extended requests and responses may be shorter than the structures, down
+ * to the last member the kernel requires (UAPI_DEF_WRITE_IO_EX in
+ * drivers/infiniband/core/uverbs_cmd.c); the rest reads as zeros.
+ */
+#define EXCMD(num, handler, req, req_last, resp, resp_last)		\
+	[IB_USER_VERBS_EX_CMD_##num] = { handler, sizeof(struct req),	\
+		sizeof(struct resp), END(req, req_last), END(resp, resp_last) }
 
 static const struct cmd_desc ex_cmds[] = {
 	EXCMD(QUERY_DEVICE, emu_cmd_query_device_ex, ib_uverbs_ex_query_device,
-	      ib_uverbs_ex_query_device_resp),
-	EXCMD(CREATE_CQ, emu_cmd_create_cq_ex, ib_uverbs_ex_create_cq,
-	      ib_uverbs_ex_create_cq_resp),
-	EXCMD(CREATE_QP, emu_cmd_create_qp_ex, ib_uverbs_ex_create_qp,
-	      ib_uverbs_ex_create_qp_resp),
-	EXCMD(MODIFY_QP, emu_cmd_modify_qp_ex, ib_uverbs_ex_modify_qp,
-	      ib_uverbs_ex_modify_qp_resp),
+	      reserved, ib_uverbs_ex_query_device_resp, response_length),
+	EXCMD(CREATE_CQ, emu_cmd_create_cq_ex, ib_uverbs_ex_create_cq, reserved,
+	      ib_uverbs_ex_create_cq_resp, response_length),
+	EXCMD(CREATE_QP, emu_cmd_create_qp_ex, ib_uverbs_ex_create_qp, comp_mask,
+	      ib_uverbs_ex_create_qp_resp, response_length),
+	EXCMD(MODIFY_QP, emu_cmd_modify_qp_ex, ib_uverbs_ex_modify_qp, base,
+	      ib_uverbs_ex_modify_qp_resp, response_length),
 };
 
 static int run(struct emu_ctx *ctx, const struct cmd_desc *d, bool extended,
@@ -110,6 +124,15 @@ static int run(struct emu_ctx *ctx, const struct cmd_desc *d, bool extended,
 	uint8_t *inbuf, *outbuf, *drvbuf;
 	int ret;
 
+	/*
+	 * The kernel would fail copy_to_user() of the response after the
+	 * handler and roll the new object back; refusing a response buffer
+	 * that is not writable before the handler runs has the same outcome.
+	 */
+	if (resp_core_len + resp_drv_len &&
+	    emu_umem_check(resp, resp_core_len + resp_drv_len, true))
+		return EFAULT;
+
 	/* what the kernel calls "uverbs_request": a short request reads as zeros */
 	inbuf = calloc(1, in_size + drv_len + 8);
 	outbuf = calloc(1, out_size + 8);
@@ -120,6 +143,12 @@ static int run(struct emu_ctx *ctx, const struct cmd_desc *d, bool extended,
 	}
 	memcpy(inbuf, core, core_len);
 	memcpy(inbuf + in_size, drv, drv_len);
+	/* a longer request than we know is fine only if the extra is zeros */
+	for (size_t i = d->in; i < core_len; i++)
+		if (core[i]) {
+			ret = EOPNOTSUPP;
+			goto out;
+		}
 	c.in = inbuf;
 	c.in_len = core_len;
 	c.drv_in = inbuf + in_size;
@@ -129,23 +158,15 @@ static int run(struct emu_ctx *ctx, const struct cmd_desc *d, bool extended,
 	c.drv_out = drvbuf;
 	c.drv_out_len = resp_drv_len;
 
-	/* the kernel's copy_to_user() of the response would fault */
-	if (d->out && resp_core_len + resp_drv_len && !resp) {
-		ret = EFAULT;
-		goto out;
-	}
 	if (!ctx->have_context && d->fn != emu_cmd_get_context) {
 		ret = EINVAL;	/* no ucontext yet */
 		goto out;
 	}
 	ret = d->fn(&c);
-	if (!ret && d->out && resp) {
-		uint8_t *u = (uint8_t *)(uintptr_t)resp;
-
-		/* the core part is cut to what the caller has room for */
-		memcpy(u, outbuf, resp_core_len);
-		memcpy(u + resp_core_len, drvbuf, resp_drv_len);
-	}
+	/* the core part is cut to what the caller has room for */
+	if (!ret && (emu_copy_to_user(resp, outbuf, resp_core_len) ||
+		     emu_copy_to_user(resp + resp_core_len, drvbuf, resp_drv_len)))
+		ret = EFAULT;
 out:
 	free(inbuf);
 	free(outbuf);
@@ -153,66 +174,115 @@ out:
 	return ret;
 }
 
-int emu_cmd_dispatch(struct emu_ctx *ctx, const void *buf, size_t len)
+/* verify_hdr() of drivers/infiniband/core/uverbs_main.c, legacy commands */
+static int check_legacy(const struct ib_uverbs_cmd_hdr *hdr, size_t len,
+			const struct cmd_desc *d)
 {
-	const uint8_t *p = buf;
+	if ((size_t)hdr->in_words * 4 != len)
+		return EINVAL;
+	if (len < sizeof(*hdr) + d->in_min)
+		return ENOSPC;
+	if ((size_t)hdr->out_words * 4 < d->out_min)
+		return ENOSPC;
+	return 0;
+}
+
+/* ... and extended ones: sizes in 8-byte units, without the headers */
+static int check_ex(const struct ib_uverbs_cmd_hdr *hdr,
+		    const struct ib_uverbs_ex_cmd_hdr *ex, size_t len,
+		    const struct cmd_desc *d)
+{
+	if (((size_t)hdr->in_words + ex->provider_in_words) * 8 !=
+	    len - sizeof(*hdr) - sizeof(*ex))
+		return EINVAL;
+	if ((size_t)hdr->in_words * 8 < d->in_min)
+		return ENOSPC;
+	if (ex->cmd_hdr_reserved)
+		return EINVAL;
+	if (!ex->response)
+		return hdr->out_words || ex->provider_out_words ? EINVAL : 0;
+	if (!hdr->out_words && !ex->provider_out_words)
+		return EINVAL;
+	if ((size_t)hdr->out_words * 8 < d->out_min)
+		return ENOSPC;
+	return 0;
+}
+
+/*
+ * write() on the command fd.  `ubuf` is the caller's buffer, which we read
+ * only by copying, as the kernel does: a bad pointer is EFAULT, not a crash.
+ * The sizes are 16-bit word counts, so a whole command is at most about
+ * 1 MiB and is copied in one go once the header has vouched for its length.
+ */
+int emu_cmd_dispatch(struct emu_ctx *ctx, uint64_t ubuf, size_t len)
+{
 	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_ex_cmd_hdr ex;
 	const struct cmd_desc *d;
+	size_t hdr_len, body_len;
+	uint8_t *body;
 	uint32_t num;
+	bool extended;
+	int ret;
 
 	if (len < sizeof(hdr))
 		return EINVAL;
-	memcpy(&hdr, p, sizeof(hdr));
-	num = hdr.command & IB_USER_VERBS_CMD_COMMAND_MASK;
+	if (emu_copy_from_user(&hdr, ubuf, sizeof(hdr)))
+		return EFAULT;
 	if (hdr.command & ~(IB_USER_VERBS_CMD_COMMAND_MASK |
 			    IB_USER_VERBS_CMD_FLAG_EXTENDED))
 		return EINVAL;
-
-	if (!(hdr.command & IB_USER_VERBS_CMD_FLAG_EXTENDED)) {
-		uint64_t resp = 0;
-		size_t out_len = (size_t)hdr.out_words * 4;
-
-		if ((size_t)hdr.in_words * 4 != len)
+	num = hdr.command & IB_USER_VERBS_CMD_COMMAND_MASK;
+	extended = hdr.command & IB_USER_VERBS_CMD_FLAG_EXTENDED;
+	if (extended ? num >= EMU_ARRAY_SIZE(ex_cmds) || !ex_cmds[num].fn
+		     : num >= EMU_ARRAY_SIZE(legacy_cmds) || !legacy_cmds[num].fn)
+		return EOPNOTSUPP;
+	d = extended ? &ex_cmds[num] : &legacy_cmds[num];
+	if (extended) {
+		if (len < sizeof(hdr) + sizeof(ex))
 			return EINVAL;
-		if (num >= EMU_ARRAY_SIZE(legacy_cmds) || !legacy_cmds[num].fn)
-			return EOPNOTSUPP;
-		d = &legacy_cmds[num];
-		emu_dbg("cmd %u in %zu out %zu\n", num, len, out_len);
-		p += sizeof(hdr);
-		len -= sizeof(hdr);
-		if (len < d->in)
-			return EINVAL;
-		if (d->out) {
-			if (out_len < d->out)
-				return ENOSPC;
-			memcpy(&resp, p, sizeof(resp));
-		} else {
-			out_len = 0;
-		}
-		return run(ctx, d, false, p, d->in, p + d->in, len - d->in, resp,
-			   d->out, out_len - d->out);
+		if (emu_copy_from_user(&ex, ubuf + sizeof(hdr), sizeof(ex)))
+			return EFAULT;
+		ret = check_ex(&hdr, &ex, len, d);
+		hdr_len = sizeof(hdr) + sizeof(ex);
+	} else {
+		ret = check_legacy(&hdr, len, d);
+		hdr_len = sizeof(hdr);
+	}
+	if (ret)
+		return ret;
+
+	body_len = len - hdr_len;
+	body = malloc(body_len + 1);
+	if (!body)
+		return ENOMEM;
+	if (emu_copy_from_user(body, ubuf + hdr_len, body_len)) {
+		free(body);
+		return EFAULT;
 	}
 
-	struct ib_uverbs_ex_cmd_hdr ex;
-	size_t core_in, drv_in, core_out, drv_out;
+	if (!extended) {
+		size_t out_len = (size_t)hdr.out_words * 4;
+		uint64_t resp = 0;
 
-	if (len < sizeof(hdr) + sizeof(ex))
-		return EINVAL;
-	memcpy(&ex, p + sizeof(hdr), sizeof(ex));
-	core_in = (size_t)hdr.in_words * 8;
-	drv_in = (size_t)ex.provider_in_words * 8;
-	core_out = (size_t)hdr.out_words * 8;
-	drv_out = (size_t)ex.provider_out_words * 8;
-	if (core_in + drv_in != len - sizeof(hdr) - sizeof(ex) || ex.cmd_hdr_reserved)
-		return EINVAL;
-	if (num >= EMU_ARRAY_SIZE(ex_cmds) || !ex_cmds[num].fn)
-		return EOPNOTSUPP;
-	d = &ex_cmds[num];
-	emu_dbg("ex cmd %u in %zu+%zu out %zu+%zu\n", num, core_in, drv_in,
-		core_out, drv_out);
-	if (!ex.response && (core_out || drv_out))
-		return EFAULT;
-	p += sizeof(hdr) + sizeof(ex);
-	return run(ctx, d, true, p, core_in, p + core_in, drv_in, ex.response,
-		   core_out, drv_out);
+		emu_dbg("cmd %u in %zu out %zu\n", num, len, out_len);
+		/* the response address is the first member of such requests */
+		if (d->out)
+			memcpy(&resp, body, sizeof(resp));
+		else
+			out_len = 0;
+		ret = run(ctx, d, false, body, d->in, body + d->in, body_len - d->in,
+			  resp, d->out, out_len - d->out);
+	} else {
+		size_t core_in = (size_t)hdr.in_words * 8;
+
+		emu_dbg("ex cmd %u in %zu+%u out %u+%u\n", num, core_in,
+			ex.provider_in_words * 8, hdr.out_words * 8,
+			ex.provider_out_words * 8);
+		ret = run(ctx, d, true, body, core_in, body + core_in,
+			  body_len - core_in, ex.response, (size_t)hdr.out_words * 8,
+			  (size_t)ex.provider_out_words * 8);
+	}
+	free(body);
+	return ret;
 }

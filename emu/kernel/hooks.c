@@ -31,14 +31,23 @@ WEAK void emu_dev_cq_created(struct emu_cq *cq)
 /* Nothing was produced beyond what the process consumed: pi = set_ci. */
 WEAK void emu_dev_cq_resized(struct emu_cq *cq)
 {
-	const volatile uint32_t *db = (const volatile uint32_t *)(uintptr_t)cq->dbrec;
+	uint32_t ci = 0;
 
-	emu_cq_finish_resize_locked(cq, be32toh(db[0]) & 0xffffff);
+	/* the record may have been unmapped since it was pinned: then 0 */
+	emu_copy_from_user(&ci, cq->dbrec, sizeof(ci));
+	emu_cq_finish_resize_locked(cq, be32toh(ci) & 0xffffff);
 }
 
 WEAK void emu_dev_cq_destroyed(struct emu_cq *cq)
 {
 	(void)cq;
+}
+
+/* Without a device nothing writes CQEs. */
+WEAK uint32_t emu_dev_cq_held(const struct emu_cq *cq)
+{
+	(void)cq;
+	return 0;
 }
 
 WEAK void emu_dev_qp_created(struct emu_qp *qp)

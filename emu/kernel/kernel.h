@@ -315,7 +315,19 @@ bool emu_fd_is_watched(int fd);
 void emu_fd_closed(int fd);		/* a close() of any fd, lock not held */
 void emu_release_all(void);		/* at exit */
 /* One command written to ctx's command fd (dispatch.c); 0 or a positive errno. */
-int emu_cmd_dispatch(struct emu_ctx *ctx, const void *buf, size_t len);
+/* buf is the user's address, read only through emu_copy_from_user() */
+int emu_cmd_dispatch(struct emu_ctx *ctx, uint64_t buf, size_t len);
+
+/*
+ * The command fd as the kernel presents it: the uverbs character device,
+ * the real major, minors from 192 (sysfs "dev" says the same).
+ */
+#define EMU_UVERBS_MAJOR	231
+#define EMU_UVERBS_MINOR0	192
+struct stat;
+void emu_cdev_stat(struct stat *st, unsigned dev_index);
+/* fstat() as the kernel sees fd, with the lock held: a command fd is the device */
+int emu_fd_stat_locked(int fd, struct stat *st);
 
 /* ------------------------------------------------------------------------ */
 /* Services to device/                                                      */
@@ -323,6 +335,20 @@ int emu_cmd_dispatch(struct emu_ctx *ctx, const void *buf, size_t len);
 void emu_lock_acquire(void);
 void emu_lock_release(void);
 bool emu_lock_held(void);	/* by the calling thread; for assertions */
+
+/*
+ * User memory as the kernel reaches it (user_mem.c): 0, or EFAULT where
+ * copy_from_user()/copy_to_user() would fault; nothing faults here, the
+ * lock may be held. For memory the application may unmap or protect
+ * after it was pinned.
+ */
+int emu_copy_from_user(void *dst, uint64_t src, size_t len);
+int emu_copy_to_user(uint64_t dst, const void *src, size_t len);
+/*
+ * ib_umem_get()'s test: [addr, addr + len) mapped without a hole, readable,
+ * and writable if `write` (FOLL_WRITE); 0, EFAULT or ENOMEM.
+ */
+int emu_umem_check(uint64_t addr, uint64_t len, bool write);
 
 /* UAR page idx as mapped by libmlx5 with mmap cmd (REGULAR or NC). */
 static inline uint8_t *emu_uar_page(const struct emu_ctx *ctx,
@@ -402,6 +428,8 @@ void emu_dev_cq_created(struct emu_cq *cq);
 /* resize_* hold the new ring; must call emu_cq_finish_resize_locked(). */
 void emu_dev_cq_resized(struct emu_cq *cq);
 void emu_dev_cq_destroyed(struct emu_cq *cq);
+/* CQEs written and not yet consumed (consumer index in dbrec[0]) */
+uint32_t emu_dev_cq_held(const struct emu_cq *cq);
 
 void emu_dev_qp_created(struct emu_qp *qp);
 /*

@@ -8,7 +8,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <rdma/mlx5-abi.h>
@@ -97,28 +96,19 @@ static int check_mr_access(uint32_t access)
 }
 
 /*
- * The range of a registration: EINVAL when empty or wrapping; and, as the
- * kernel pins the pages and fails with EFAULT when part of the range is
- * not mapped, EFAULT then (mincore() tells without touching memory).
+ * The range of a registration: EINVAL when empty or wrapping; then pinned
+ * as ib_umem_get() pins it: every page mapped and readable, and writable
+ * (FOLL_WRITE) when the access flags let anything write it, by the
+ * kernel's ib_access_writable(); EFAULT otherwise.
  */
-static int check_range(uint64_t start, uint64_t length)
+static int check_range(uint64_t start, uint64_t length, uint32_t access)
 {
-	long psz = sysconf(_SC_PAGESIZE);
-	uint64_t first = start & ~(uint64_t)(psz - 1);
-	uint64_t end = start + length;
-	unsigned char vec[256];
+	const uint32_t writable = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				  IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND;
 
-	if (!length || end < start)
+	if (!length || start + length < start)
 		return EINVAL;
-	for (uint64_t a = first; a < end; a += sizeof(vec) * (uint64_t)psz) {
-		uint64_t len = end - a;
-
-		if (len > sizeof(vec) * (uint64_t)psz)
-			len = sizeof(vec) * (uint64_t)psz;
-		if (mincore((void *)(uintptr_t)a, (size_t)len, vec))
-			return EFAULT;
-	}
-	return 0;
+	return emu_umem_check(start, length, access & writable);
 }
 
 int emu_cmd_reg_mr(struct emu_cmd *c)
@@ -140,7 +130,7 @@ int emu_cmd_reg_mr(struct emu_cmd *c)
 	pd = emu_obj_get_locked(c->ctx, cmd->pd_handle, EMU_OBJ_PD);
 	if (!pd)
 		return EINVAL;
-	ret = check_range(cmd->start, cmd->length);
+	ret = check_range(cmd->start, cmd->length, cmd->access_flags);
 	if (ret)
 		return ret;
 
@@ -187,8 +177,10 @@ int emu_cmd_rereg_mr(struct emu_cmd *c)
 	uint32_t access;
 	int ret;
 
-	if (!cmd->flags || (cmd->flags & ~all))
+	if (!cmd->flags)
 		return EINVAL;
+	if (cmd->flags & ~all)
+		return EOPNOTSUPP;	/* as ib_uverbs_rereg_mr() */
 	if ((cmd->flags & IBV_REREG_MR_CHANGE_TRANSLATION) &&
 	    (cmd->start & (uint64_t)(psz - 1)) != (cmd->hca_va & (uint64_t)(psz - 1)))
 		return EINVAL;
@@ -204,8 +196,12 @@ int emu_cmd_rereg_mr(struct emu_cmd *c)
 		if (!pd)
 			return EINVAL;
 	}
-	if (cmd->flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
-		ret = check_range(cmd->start, cmd->length);
+	/* the kernel pins again when the range or the access changes */
+	if (cmd->flags & (IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS)) {
+		bool moved = cmd->flags & IBV_REREG_MR_CHANGE_TRANSLATION;
+
+		ret = check_range(moved ? cmd->start : mr->addr,
+				  moved ? cmd->length : mr->length, access);
 		if (ret)
 			return ret;
 	}

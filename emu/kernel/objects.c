@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -418,4 +420,25 @@ void emu_qp_set_state_locked(struct emu_qp *qp, enum ibv_qp_state state)
 
 	qp->attr.state = state;
 	emu_dev_qp_modified(qp, old, IBV_QP_STATE);
+}
+
+void emu_cdev_stat(struct stat *st, unsigned dev_index)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFCHR | 0666;
+	st->st_rdev = makedev(EMU_UVERBS_MAJOR, EMU_UVERBS_MINOR0 + dev_index);
+	st->st_nlink = 1;
+	st->st_blksize = 4096;
+	st->st_ino = 1000 + (ino_t)dev_index;
+}
+
+int emu_fd_stat_locked(int fd, struct stat *st)
+{
+	struct emu_ctx *ctx = emu_fd_is_cmd(fd) ? emu_ctx_by_fd_locked(fd) : NULL;
+
+	if (ctx) {
+		emu_cdev_stat(st, ctx->dev_index);
+		return 0;
+	}
+	return emu_real_fstat(fd, st);
 }

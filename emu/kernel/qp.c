@@ -118,14 +118,17 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	struct emu_qp *qp;
 	int ret;
 
+	/* the types create_qp() in uverbs_cmd.c knows; others are EINVAL */
 	switch (type) {
 	case IBV_QPT_RC: case IBV_QPT_UC: case IBV_QPT_UD:
 	case IBV_QPT_XRC_SEND: case IBV_QPT_XRC_RECV:
 		break;
 	case IBV_QPT_RAW_PACKET:
 		return EPERM;	/* needs CAP_NET_RAW and a netdev */
+	case IBV_QPT_DRIVER:
+		return EOPNOTSUPP;	/* DC: not on this device */
 	default:
-		return EOPNOTSUPP;
+		return EINVAL;
 	}
 
 	if (type == IBV_QPT_XRC_RECV) {
@@ -168,7 +171,11 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 		return EINVAL;	/* DC, TIR, dynamic UAR ... not on this device */
 	if (req.uidx > EMU_USER_INDEX_MASK)
 		return EINVAL;
-	if (type != IBV_QPT_XRC_RECV) {
+	if (type == IBV_QPT_XRC_RECV) {
+		/* the kernel creates target QPs itself: no user rings to take */
+		req.buf_addr = req.db_addr = 0;
+		req.sq_wqe_count = req.rq_wqe_count = req.rq_wqe_shift = 0;
+	} else {
 		if (req.sq_wqe_count && !is_pow2(req.sq_wqe_count))
 			return EINVAL;
 		if (req.sq_wqe_count > EMU_MAX_WR || req.rq_wqe_count > EMU_MAX_WR)
@@ -177,7 +184,17 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 			return EINVAL;
 		if (req.rq_wqe_shift > 31 || (srq && req.rq_wqe_count))
 			return EINVAL;
-		if (!req.buf_addr || !req.db_addr)
+		/*
+		 * Pinned as mlx5's create_user_qp() does: the RQ then the SQ
+		 * (64-byte basic blocks), and the doorbell record's page.
+		 */
+		uint64_t size = ((uint64_t)req.rq_wqe_count << req.rq_wqe_shift) +
+				((uint64_t)req.sq_wqe_count << 6);
+
+		if ((ret = emu_umem_check(req.buf_addr, size, false)) ||
+		    (ret = emu_umem_check(req.db_addr, 8, false)))
+			return ret;
+		if (!req.buf_addr)
 			return EFAULT;
 	}
 
@@ -285,7 +302,7 @@ int emu_cmd_create_qp_ex(struct emu_cmd *c)
 	};
 	int ret;
 
-	if (cmd->comp_mask & ~(uint32_t)IB_UVERBS_CREATE_QP_SUP_COMP_MASK)
+	if ((cmd->comp_mask & ~(uint32_t)IB_UVERBS_CREATE_QP_SUP_COMP_MASK) || cmd->reserved)
 		return EINVAL;
 	if (cmd->comp_mask & IB_UVERBS_CREATE_QP_MASK_IND_TABLE)
 		return EOPNOTSUPP;	/* no RSS on this device */
@@ -468,14 +485,31 @@ static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 	if (mask & IBV_QP_AV) {
 		if ((ret = check_av(c->ctx, &cmd->dest)))
 			return ret;
-		/* the path's port is the QP's port */
-		if ((mask & IBV_QP_PORT) && cmd->port_num != cmd->dest.port_num)
+		/*
+		 * The path's port is the QP's port (modify_qp() in
+		 * uverbs_cmd.c): into RTR, the one RST->INIT set; otherwise
+		 * the one given beside it.
+		 */
+		if ((mask & IBV_QP_STATE) && cmd->qp_state == IBV_QPS_RTR) {
+			if (cmd->dest.port_num != qp->attr.port_num)
+				return EINVAL;
+		} else if ((mask & IBV_QP_PORT) && cmd->port_num != cmd->dest.port_num) {
 			return EINVAL;
+		}
 	}
 	if ((mask & IBV_QP_ALT_PATH) &&
 	    (check_av(c->ctx, &cmd->alt_dest) ||
-	     !emu_port_valid(c->ctx, cmd->alt_port_num)))
+	     !emu_port_valid(c->ctx, cmd->alt_port_num) ||
+	     cmd->alt_port_num != cmd->alt_dest.port_num))
 		return EINVAL;
+
+	/*
+	 * A Q_Key with the top bit set is reserved for privileged users (the
+	 * GSI's 0x80010000): the kernel refuses it unless the administrator
+	 * allowed it (rdma_nl_get_privileged_qkey(), off by default).
+	 */
+	if ((mask & IBV_QP_QKEY) && (cmd->qkey & 0x80000000u))
+		return EPERM;
 
 	cur = (mask & IBV_QP_CUR_STATE) ? cmd->cur_qp_state : qp->attr.state;
 	next = (mask & IBV_QP_STATE) ? cmd->qp_state : cur;

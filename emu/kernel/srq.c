@@ -75,12 +75,24 @@ static int create_srq(struct emu_cmd *c, const struct srq_args *a,
 	memcpy(&req, c->drv_in, c->drv_in_len < sizeof(req) ? c->drv_in_len : sizeof(req));
 	if (c->drv_in_len < offsetof(struct mlx5_ib_create_srq, uidx) + sizeof(req.uidx))
 		return EINVAL;
+	/* create_srq_user() in mlx5's srq.c: reserved and trailing bytes zero */
+	if (req.reserved0 || req.reserved1)
+		return EINVAL;
+	for (size_t i = sizeof(req); i < c->drv_in_len; i++)
+		if (((const uint8_t *)c->drv_in)[i])
+			return EINVAL;
 	if (req.flags & ~(uint32_t)MLX5_SRQ_FLAG_SIGNATURE)
 		return EINVAL;
 	if (req.uidx > EMU_USER_INDEX_MASK)
 		return EINVAL;
-	if (!req.buf_addr || !req.db_addr)
-		return EFAULT;
+	/* pinned as mlx5's create_srq_user() does: the ring, the doorbell page */
+	desc = roundup_pow2(16 + 16 * (a->max_sge ? a->max_sge : 1));
+	if (desc < 32)
+		desc = 32;
+	if ((ret = emu_umem_check(req.buf_addr,
+				  (uint64_t)roundup_pow2(a->max_wr + 1) * desc, false)) ||
+	    (ret = emu_umem_check(req.db_addr, 4, false)))
+		return ret;
 
 	srq = emu_obj_alloc(ctx, EMU_OBJ_SRQ, sizeof(*srq), a->user_handle);
 	if (!srq)
@@ -90,9 +102,6 @@ static int create_srq(struct emu_cmd *c, const struct srq_args *a,
 		emu_obj_free_locked(&srq->obj);
 		return ret;
 	}
-	desc = roundup_pow2(16 + 16 * (a->max_sge ? a->max_sge : 1));
-	if (desc < 32)
-		desc = 32;
 	srq->type = a->srq_type;
 	srq->pd = pd;
 	srq->xrcd = xrcd;

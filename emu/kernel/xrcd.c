@@ -22,7 +22,8 @@ int emu_cmd_open_xrcd(struct emu_cmd *c)
 	int ret;
 
 	if (has_inode) {
-		if (fstat((int)cmd->fd, &st))
+		/* our fstat() would take the lock we hold */
+		if (emu_fd_stat_locked((int)cmd->fd, &st))
 			return EBADF;
 		ret = emu_subnet_xrcd_open(st.st_dev, st.st_ino, cmd->oflags, &xrcdn);
 		if (ret)

@@ -1,0 +1,977 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The fake kernel against careless or hostile input: bad pointers and
+ * lengths on the command fd, buffers the kernel could not pin, the
+ * refusals of drivers/infiniband/core/uverbs_main.c (verify_hdr) and of
+ * the mlx5 driver.  Commands are written raw on the context's command fd,
+ * after libibverbs opened it, so every field is ours to break.
+ */
+#define _GNU_SOURCE		/* process_vm_readv() */
+#include <stddef.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+
+#include <rdma/ib_user_verbs.h>
+#include <rdma/mlx5-abi.h>
+
+#include "device/dev_test.h"
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+
+static void setup(void)
+{
+	ctx = et_open();
+	pd = ibv_alloc_pd(ctx);
+	cr_assert(pd);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	cr_assert(cq);
+}
+
+static void teardown(void)
+{
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
+TestSuite(kin, .init = setup, .fini = teardown);
+
+/* write() a command; 0 or the errno */
+static int cmd_write(const void *buf, size_t len)
+{
+	ssize_t n = write(ctx->cmd_fd, buf, len);
+
+	if (n < 0)
+		return errno;
+	cr_assert_eq((size_t)n, len);
+	return 0;
+}
+
+/* Pages: [0] read-write, [1] read-only, [2] PROT_NONE, [3] unmapped. */
+static uint8_t *pages(void)
+{
+	uint8_t *p = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	cr_assert_neq(p, MAP_FAILED);
+	cr_assert_eq(mprotect(p + 4096, 4096, PROT_READ), 0);
+	cr_assert_eq(mprotect(p + 8192, 4096, PROT_NONE), 0);
+	cr_assert_eq(munmap(p + 12288, 4096), 0);
+	return p;
+}
+
+static void pages_free(uint8_t *p)
+{
+	munmap(p, 3 * 4096);
+}
+
+#define HDR(cmd, in, out)						\
+	((struct ib_uverbs_cmd_hdr){ .command = (cmd),			\
+		.in_words = (uint16_t)((in) / 4), .out_words = (uint16_t)((out) / 4) })
+
+struct alloc_pd_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_alloc_pd core;
+};
+
+struct alloc_pd_resp {
+	struct ib_uverbs_alloc_pd_resp core;
+	struct mlx5_ib_alloc_pd_resp drv;
+};
+
+static int alloc_pd_raw(uint64_t resp_addr, uint32_t *handle)
+{
+	struct alloc_pd_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_ALLOC_PD, sizeof(c), sizeof(struct alloc_pd_resp)),
+		.core.response = resp_addr,
+	};
+	int ret = cmd_write(&c, sizeof(c));
+
+	if (!ret && handle)
+		*handle = ((struct alloc_pd_resp *)(uintptr_t)resp_addr)->core.pd_handle;
+	return ret;
+}
+
+static void dealloc_pd_raw(uint32_t handle)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_dealloc_pd core;
+	} c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_DEALLOC_PD, sizeof(c), 0),
+		.core.pd_handle = handle,
+	};
+
+	cr_assert_eq(cmd_write(&c, sizeof(c)), 0);
+}
+
+/* ---- the lock: a command that stats the command fd itself ---------------- */
+
+/* emu_cmd_open_xrcd() called the interposed fstat(), which takes the lock */
+Test(kin, open_xrcd_on_the_command_fd, .timeout = 20)
+{
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = ctx->cmd_fd,
+		.oflags = O_CREAT,
+	};
+	struct ibv_xrcd *x = ibv_open_xrcd(ctx, &xa), *y;
+
+	cr_assert(x, "ibv_open_xrcd: %s", strerror(errno));
+	/* the uverbs inode names one domain, as a file would */
+	xa.oflags = 0;
+	y = ibv_open_xrcd(ctx, &xa);
+	cr_assert(y, "second open: %s", strerror(errno));
+	cr_assert_eq(ibv_close_xrcd(y), 0);
+	cr_assert_eq(ibv_close_xrcd(x), 0);
+}
+
+/* ---- copy_from_user / copy_to_user ------------------------------------- */
+
+Test(kin, header_at_a_wild_address)
+{
+	cr_assert_eq(cmd_write((void *)8, 16), EFAULT);
+	cr_assert_eq(cmd_write((void *)-4096L, 16), EFAULT);
+}
+
+Test(kin, command_running_into_an_unreadable_page)
+{
+	uint8_t *q = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *at = q + 4096 - sizeof(struct ib_uverbs_cmd_hdr);
+	struct alloc_pd_resp r;
+	struct alloc_pd_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_ALLOC_PD, sizeof(c), sizeof(r)),
+		.core.response = (uintptr_t)&r,
+	};
+
+	/* the header readable, the request behind it PROT_NONE */
+	cr_assert_neq(q, MAP_FAILED);
+	memcpy(at, &c, sizeof(c));
+	cr_assert_eq(mprotect(q + 4096, 4096, PROT_NONE), 0);
+	cr_assert_eq(write(ctx->cmd_fd, at, sizeof(c)), -1);
+	cr_assert_eq(errno, EFAULT);
+	/* a read-only command is fine: the kernel only reads it */
+	cr_assert_eq(mprotect(q, 8192, PROT_READ), 0);
+	cr_assert_eq(write(ctx->cmd_fd, at, sizeof(c)), (ssize_t)sizeof(c),
+		     "%s", strerror(errno));
+	dealloc_pd_raw(r.core.pd_handle);
+	munmap(q, 8192);
+}
+
+Test(kin, response_that_cannot_be_written)
+{
+	uint8_t *p = pages();
+	struct alloc_pd_resp r;
+	uint32_t h = 0;
+
+	cr_assert_eq(alloc_pd_raw(8, NULL), EFAULT);
+	cr_assert_eq(alloc_pd_raw((uintptr_t)(p + 4096), NULL), EFAULT, "read-only");
+	cr_assert_eq(alloc_pd_raw((uintptr_t)(p + 8192), NULL), EFAULT, "PROT_NONE");
+	cr_assert_eq(alloc_pd_raw((uintptr_t)(p + 12288), NULL), EFAULT, "unmapped");
+	/* the driver part running past the writable page */
+	cr_assert_eq(alloc_pd_raw((uintptr_t)(p + 4096 - sizeof(r.core)), NULL), EFAULT);
+	/* nothing was left behind: the PD table is as before */
+	cr_assert_eq(alloc_pd_raw((uintptr_t)&r, &h), 0);
+	dealloc_pd_raw(h);
+	pages_free(p);
+}
+
+/* ---- verify_hdr() -------------------------------------------------------- */
+
+Test(kin, legacy_sizes)
+{
+	struct alloc_pd_resp r;
+	struct alloc_pd_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_ALLOC_PD, sizeof(c), sizeof(r)),
+		.core.response = (uintptr_t)&r,
+	};
+
+	cr_assert_eq(cmd_write(&c, 7), EINVAL, "shorter than a header");
+	c.hdr.in_words++;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EINVAL, "in_words is not the length");
+	c.hdr.in_words = sizeof(c.hdr) / 4;
+	cr_assert_eq(cmd_write(&c, sizeof(c.hdr)), ENOSPC, "no request");
+	c.hdr.in_words = sizeof(c) / 4;
+	c.hdr.out_words = 0;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), ENOSPC, "response too small");
+	c.hdr.command = 200;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EOPNOTSUPP);
+	c.hdr.command = 1u << 20;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EINVAL, "unknown flag");
+}
+
+struct query_device_ex_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_ex_cmd_hdr ex;
+	struct ib_uverbs_ex_query_device core;
+	uint64_t more;
+};
+
+Test(kin, extended_sizes)
+{
+	struct ib_uverbs_ex_query_device_resp r;
+	struct query_device_ex_cmd c = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_FLAG_EXTENDED |
+				   IB_USER_VERBS_EX_CMD_QUERY_DEVICE,
+			.in_words = sizeof(c.core) / 8,
+			.out_words = sizeof(r) / 8,
+		},
+		.ex.response = (uintptr_t)&r,
+	};
+	size_t len = offsetof(struct query_device_ex_cmd, more);
+
+	cr_assert_eq(cmd_write(&c, len), 0, "%s", strerror(errno));
+	/* the short response the kernel accepts: up to response_length */
+	c.hdr.out_words = (offsetof(struct ib_uverbs_ex_query_device_resp, response_length) + 4) / 8;
+	cr_assert_eq(cmd_write(&c, len), 0);
+	c.hdr.out_words--;
+	cr_assert_eq(cmd_write(&c, len), ENOSPC);
+	c.hdr.out_words = sizeof(r) / 8;
+	/* a response size without an address, and an address without a size */
+	c.ex.response = 0;
+	cr_assert_eq(cmd_write(&c, len), EINVAL);
+	c.ex.response = (uintptr_t)&r;
+	c.hdr.out_words = 0;
+	cr_assert_eq(cmd_write(&c, len), EINVAL);
+	c.hdr.out_words = sizeof(r) / 8;
+	c.ex.cmd_hdr_reserved = 1;
+	cr_assert_eq(cmd_write(&c, len), EINVAL);
+	c.ex.cmd_hdr_reserved = 0;
+	/* a request shorter than the kernel needs, and a longer one */
+	c.hdr.in_words = 0;
+	cr_assert_eq(cmd_write(&c, len - sizeof(c.core)), ENOSPC);
+	c.hdr.in_words = sizeof(c.core) / 8 + 1;
+	c.more = 0;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), 0, "zeros past the request are fine");
+	c.more = 1;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EOPNOTSUPP, "unknown non-zero fields");
+	/* the response pointer is wild */
+	c.hdr.in_words = sizeof(c.core) / 8;
+	c.ex.response = 16;
+	cr_assert_eq(cmd_write(&c, len), EFAULT);
+}
+
+/* ---- pinning the queues ------------------------------------------------ */
+
+struct create_cq_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_cq core;
+	struct mlx5_ib_create_cq drv;
+};
+
+struct create_cq_resp {
+	struct ib_uverbs_create_cq_resp core;
+	struct mlx5_ib_create_cq_resp drv;
+};
+
+/* a CQ of 8 CQEs (512 bytes of ring); 0 or the errno */
+static int create_cq_raw(void *buf, void *db)
+{
+	struct create_cq_resp r;
+	struct create_cq_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_CQ, sizeof(c), sizeof(r)),
+		.core = { .response = (uintptr_t)&r, .cqe = 7, .comp_channel = -1 },
+		.drv = { .buf_addr = (uintptr_t)buf, .db_addr = (uintptr_t)db, .cqe_size = 64 },
+	};
+	int ret = cmd_write(&c, sizeof(c));
+
+	if (!ret) {
+		struct {
+			struct ib_uverbs_cmd_hdr hdr;
+			struct ib_uverbs_destroy_cq core;
+		} d = {
+			.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_CQ, sizeof(d),
+				   sizeof(struct ib_uverbs_destroy_cq_resp)),
+			.core = { .response = (uintptr_t)&r, .cq_handle = r.core.cq_handle },
+		};
+
+		cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+	}
+	return ret;
+}
+
+Test(kin, create_cq_pins_its_ring)
+{
+	uint8_t *p = pages();
+
+	cr_assert_eq(create_cq_raw(p, p + 2048), 0, "%s", strerror(errno));
+	cr_assert_eq(create_cq_raw(p + 4096, p + 2048), EFAULT, "read-only ring");
+	cr_assert_eq(create_cq_raw(p + 8192, p + 2048), EFAULT, "PROT_NONE ring");
+	cr_assert_eq(create_cq_raw(p + 12288, p + 2048), EFAULT, "unmapped ring");
+	cr_assert_eq(create_cq_raw(p + 4096 - 256, p + 2048), EFAULT, "ring past the end");
+	cr_assert_eq(create_cq_raw(p, p + 8192), EFAULT, "PROT_NONE doorbell");
+	cr_assert_eq(create_cq_raw(p, p + 12288), EFAULT, "unmapped doorbell");
+	cr_assert_eq(create_cq_raw(p, (void *)64), EFAULT, "wild doorbell");
+	/* the kernel maps the doorbell page without FOLL_WRITE */
+	cr_assert_eq(create_cq_raw(p, p + 4096), 0);
+	pages_free(p);
+}
+
+struct create_qp_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_qp core;
+	struct mlx5_ib_create_qp drv;
+};
+
+struct create_qp_resp {
+	struct ib_uverbs_create_qp_resp core;
+	struct mlx5_ib_create_qp_resp drv;
+};
+
+/* an RC QP with 16 send and 16 receive WQEs of 64 bytes: 2 KiB of ring */
+static int create_qp_raw(void *buf, void *db)
+{
+	struct create_qp_resp r;
+	struct create_qp_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_QP, sizeof(c), sizeof(r)),
+		.core = {
+			.response = (uintptr_t)&r, .pd_handle = pd->handle,
+			.send_cq_handle = cq->handle, .recv_cq_handle = cq->handle,
+			.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			.max_recv_sge = 1, .qp_type = IBV_QPT_RC,
+		},
+		.drv = {
+			.buf_addr = (uintptr_t)buf, .db_addr = (uintptr_t)db,
+			.sq_wqe_count = 16, .rq_wqe_count = 16, .rq_wqe_shift = 6,
+		},
+	};
+	int ret = cmd_write(&c, sizeof(c));
+
+	if (!ret) {
+		struct {
+			struct ib_uverbs_cmd_hdr hdr;
+			struct ib_uverbs_destroy_qp core;
+		} d = {
+			.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_QP, sizeof(d),
+				   sizeof(struct ib_uverbs_destroy_qp_resp)),
+			.core = { .response = (uintptr_t)&r, .qp_handle = r.core.qp_handle },
+		};
+
+		cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+	}
+	return ret;
+}
+
+Test(kin, create_qp_pins_its_rings)
+{
+	uint8_t *p = pages();
+
+	cr_assert_eq(create_qp_raw(p, p + 3072), 0, "%s", strerror(errno));
+	/* the device only reads the rings: read-only is what the kernel takes */
+	cr_assert_eq(create_qp_raw(p + 4096, p + 3072), 0);
+	cr_assert_eq(create_qp_raw(p + 8192, p + 3072), EFAULT, "PROT_NONE rings");
+	cr_assert_eq(create_qp_raw(p + 12288, p + 3072), EFAULT, "unmapped rings");
+	cr_assert_eq(create_qp_raw(p + 4096 + 3072, p + 3072), EFAULT, "SQ past the end");
+	cr_assert_eq(create_qp_raw(p, p + 12288), EFAULT, "unmapped doorbell");
+	cr_assert_eq(create_qp_raw(p, (void *)8), EFAULT, "wild doorbell");
+	pages_free(p);
+}
+
+struct create_srq_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_srq core;
+	struct mlx5_ib_create_srq drv;
+};
+
+struct create_srq_resp {
+	struct ib_uverbs_create_srq_resp core;
+	struct mlx5_ib_create_srq_resp drv;
+};
+
+/* 16 WQEs of 32 bytes: 512 bytes of ring */
+static int create_srq_raw(void *buf, void *db)
+{
+	struct create_srq_resp r;
+	struct create_srq_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_SRQ, sizeof(c), sizeof(r)),
+		.core = { .response = (uintptr_t)&r, .pd_handle = pd->handle,
+			  .max_wr = 15, .max_sge = 1 },
+		.drv = { .buf_addr = (uintptr_t)buf, .db_addr = (uintptr_t)db },
+	};
+	int ret = cmd_write(&c, sizeof(c));
+
+	if (!ret) {
+		struct {
+			struct ib_uverbs_cmd_hdr hdr;
+			struct ib_uverbs_destroy_srq core;
+		} d = {
+			.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_SRQ, sizeof(d),
+				   sizeof(struct ib_uverbs_destroy_srq_resp)),
+			.core = { .response = (uintptr_t)&r, .srq_handle = r.core.srq_handle },
+		};
+
+		cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+	}
+	return ret;
+}
+
+Test(kin, create_srq_pins_its_ring)
+{
+	uint8_t *p = pages();
+
+	cr_assert_eq(create_srq_raw(p, p + 2048), 0, "%s", strerror(errno));
+	cr_assert_eq(create_srq_raw(p + 8192, p + 2048), EFAULT, "PROT_NONE ring");
+	cr_assert_eq(create_srq_raw(p + 12288, p + 2048), EFAULT, "unmapped ring");
+	cr_assert_eq(create_srq_raw(p + 8192 - 256, p + 2048), EFAULT, "ring past the end");
+	cr_assert_eq(create_srq_raw(p, p + 12288), EFAULT, "unmapped doorbell");
+	pages_free(p);
+}
+
+/* ---- memory registration: get_user_pages(FOLL_WRITE) -------------------- */
+
+Test(kin, reg_mr_needs_writable_pages_for_write_access)
+{
+	uint8_t *p = pages();
+	const int writes[] = { IBV_ACCESS_LOCAL_WRITE,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC,
+			       IBV_ACCESS_MW_BIND };
+	struct ibv_mr *mr;
+
+	for (size_t i = 0; i < sizeof(writes) / sizeof(writes[0]); i++) {
+		errno = 0;
+		cr_assert_null(ibv_reg_mr(pd, p + 4096, 4096, writes[i]), "access %#x", writes[i]);
+		cr_assert_eq(errno, EFAULT, "access %#x", writes[i]);
+		/* a range that only starts writable */
+		errno = 0;
+		cr_assert_null(ibv_reg_mr(pd, p, 8192, writes[i]));
+		cr_assert_eq(errno, EFAULT);
+	}
+	/* read-only access to read-only pages is what they are for */
+	mr = ibv_reg_mr(pd, p + 4096, 4096, IBV_ACCESS_REMOTE_READ);
+	cr_assert(mr, "%s", strerror(errno));
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	/* PROT_NONE pages cannot be pinned at all */
+	errno = 0;
+	cr_assert_null(ibv_reg_mr(pd, p + 8192, 4096, IBV_ACCESS_REMOTE_READ));
+	cr_assert_eq(errno, EFAULT);
+	pages_free(p);
+}
+
+Test(kin, rereg_mr_needs_writable_pages_for_write_access)
+{
+	uint8_t *p = pages();
+	struct ibv_mr *mr = ibv_reg_mr(pd, p + 4096, 4096, IBV_ACCESS_REMOTE_READ);
+
+	cr_assert(mr, "%s", strerror(errno));
+	errno = 0;
+	cr_assert_eq(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				  IBV_ACCESS_LOCAL_WRITE), IBV_REREG_MR_ERR_CMD);
+	cr_assert_eq(errno, EFAULT);
+	cr_assert_eq(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, p, 4096, 0), 0);
+	cr_assert_eq(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				  IBV_ACCESS_LOCAL_WRITE), 0, "%s", strerror(errno));
+	/* moving a writable MR onto read-only or PROT_NONE pages */
+	errno = 0;
+	cr_assert_eq(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, p + 4096,
+				  4096, 0), IBV_REREG_MR_ERR_CMD);
+	cr_assert_eq(errno, EFAULT);
+	errno = 0;
+	cr_assert_eq(ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION |
+				  IBV_REREG_MR_CHANGE_ACCESS, NULL, p + 8192, 4096,
+				  IBV_ACCESS_REMOTE_READ), IBV_REREG_MR_ERR_CMD);
+	cr_assert_eq(errno, EFAULT);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	pages_free(p);
+}
+
+struct resize_cq_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_resize_cq core;
+	struct mlx5_ib_resize_cq drv;
+};
+
+Test(kin, resize_cq_pins_the_new_ring)
+{
+	uint8_t *p = pages();
+	struct ib_uverbs_resize_cq_resp r;
+	struct resize_cq_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_RESIZE_CQ, sizeof(c), sizeof(r)),
+		.core = { .response = (uintptr_t)&r, .cq_handle = cq->handle, .cqe = 63 },
+		.drv = { .cqe_size = 64 },
+	};
+
+	/* 64 CQEs of 64 bytes: one page */
+	c.drv.buf_addr = (uintptr_t)(p + 4096);
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EFAULT, "read-only ring");
+	c.drv.buf_addr = (uintptr_t)(p + 8192);
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EFAULT, "PROT_NONE ring");
+	c.drv.buf_addr = (uintptr_t)(p + 12288);
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EFAULT, "unmapped ring");
+	c.drv.buf_addr = (uintptr_t)(p + 2048);
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EFAULT, "ring past the end");
+	/* the CQ is as it was */
+	cr_assert_eq(ibv_resize_cq(cq, 16), 0, "%s", strerror(errno));
+	pages_free(p);
+}
+
+/*
+ * The RESIZE CQE goes into the old ring, which the kernel keeps pinned: a
+ * process that unmapped it meanwhile sees nothing, and nothing faults.
+ */
+Test(kin, resize_cq_after_its_ring_was_unmapped)
+{
+	uint8_t *p = pages();
+	uint8_t *ring = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct create_cq_resp r;
+	struct create_cq_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_CQ, sizeof(c), sizeof(r)),
+		.core = { .response = (uintptr_t)&r, .cqe = 7, .comp_channel = -1 },
+		.drv = { .buf_addr = (uintptr_t)ring, .db_addr = (uintptr_t)(p + 2048), .cqe_size = 64 },
+	};
+	struct ib_uverbs_resize_cq_resp rr;
+	struct resize_cq_cmd rc = {
+		.hdr = HDR(IB_USER_VERBS_CMD_RESIZE_CQ, sizeof(rc), sizeof(rr)),
+		.core = { .response = (uintptr_t)&rr, .cqe = 63 },
+		.drv = { .buf_addr = (uintptr_t)p, .cqe_size = 64 },
+	};
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_destroy_cq core;
+	} d = {
+		.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_CQ, sizeof(d),
+			   sizeof(struct ib_uverbs_destroy_cq_resp)),
+		.core = { .response = (uintptr_t)&r },
+	};
+
+	cr_assert_neq(ring, MAP_FAILED);
+	cr_assert_eq(cmd_write(&c, sizeof(c)), 0, "%s", strerror(errno));
+	cr_assert_eq(munmap(ring, 4096), 0);
+	rc.core.cq_handle = r.core.cq_handle;
+	cr_assert_eq(cmd_write(&rc, sizeof(rc)), 0);
+	cr_assert_eq(rr.cqe, 63);
+	d.core.cq_handle = r.core.cq_handle;
+	cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+	pages_free(p);
+}
+
+/* ---- RESIZE_CQ ------------------------------------------------------------ */
+
+/* Wait until the device has written CQE n of a CQ on its first lap. */
+static void wait_cqe(struct ibv_cq *c, unsigned n)
+{
+	struct mlx5dv_cq dv;
+	struct mlx5dv_obj o = { .cq = { .in = c, .out = &dv } };
+	uint64_t end = dt_now_ms() + 5000;
+
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_CQ), 0);
+	for (;;) {
+		volatile uint8_t *op_own = (uint8_t *)dv.buf + (n + 1) * dv.cqe_size - 1;
+
+		if (*op_own >> 4 != MLX5_CQE_INVALID)
+			return;
+		cr_assert_lt(dt_now_ms(), end, "CQE %u never came", n);
+		usleep(1000);
+	}
+}
+
+/* mlx5 firmware refuses a ring smaller than the CQEs waiting in it */
+Test(kin, resize_cq_below_what_it_holds)
+{
+	struct dt t;
+	struct ibv_sge s;
+	struct ibv_send_wr wr = {
+		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_wc wc[10];
+
+	dt_setup(&t);
+	s = (struct ibv_sge){ (uintptr_t)t.buf[0], 8, t.mr[0]->lkey };
+	wr.wr.rdma.remote_addr = (uintptr_t)t.buf[1];
+	wr.wr.rdma.rkey = t.mr[1]->rkey;
+	for (int i = 0; i < 10; i++) {
+		wr.wr_id = (uint64_t)i;
+		dt_post(t.qp[0], &wr);
+	}
+	wait_cqe(t.cq[0], 9);
+	errno = 0;
+	cr_assert_eq(ibv_resize_cq(t.cq[0], 4), EINVAL, "10 CQEs into a ring of 8");
+	cr_assert_eq(ibv_resize_cq(t.cq[0], 10), 0, "%s", strerror(errno));
+	cr_assert_eq(t.cq[0]->cqe, 15);
+	cr_assert_eq(dt_poll(t.cq[0], wc, 10, 2000), 10);
+	for (int i = 0; i < 10; i++) {
+		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+		cr_assert_eq(wc[i].wr_id, (uint64_t)i);
+	}
+	/* consumed: now it may shrink */
+	cr_assert_eq(ibv_resize_cq(t.cq[0], 2), 0, "%s", strerror(errno));
+	dt_teardown(&t);
+}
+
+/* ---- what else the kernel refuses ---------------------------------------- */
+
+Test(kin, create_qp_types_the_kernel_does_not_know)
+{
+	uint8_t *p = pages();
+	struct create_qp_resp r;
+	struct create_qp_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_QP, sizeof(c), sizeof(r)),
+		.core = {
+			.response = (uintptr_t)&r, .pd_handle = pd->handle,
+			.send_cq_handle = cq->handle, .recv_cq_handle = cq->handle,
+			.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			.max_recv_sge = 1, .qp_type = 0x50,
+		},
+		.drv = {
+			.buf_addr = (uintptr_t)p, .db_addr = (uintptr_t)(p + 3072),
+			.sq_wqe_count = 16, .rq_wqe_count = 16, .rq_wqe_shift = 6,
+		},
+	};
+
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EINVAL);
+	c.core.qp_type = IBV_QPT_DRIVER;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EOPNOTSUPP, "no DC");
+	pages_free(p);
+}
+
+struct create_qp_ex_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_ex_cmd_hdr ex;
+	struct ib_uverbs_ex_create_qp core;
+	struct mlx5_ib_create_qp drv;
+};
+
+Test(kin, create_qp_ex_reserved_field)
+{
+	uint8_t *p = pages();
+	struct {
+		struct ib_uverbs_ex_create_qp_resp core;
+		struct mlx5_ib_create_qp_resp drv;
+	} r;
+	struct create_qp_ex_cmd c = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_CREATE_QP,
+			.in_words = sizeof(c.core) / 8, .out_words = sizeof(r.core) / 8,
+		},
+		.ex = {
+			.response = (uintptr_t)&r, .provider_in_words = sizeof(c.drv) / 8,
+			.provider_out_words = sizeof(r.drv) / 8,
+		},
+		.core = {
+			.pd_handle = pd->handle, .send_cq_handle = cq->handle,
+			.recv_cq_handle = cq->handle, .max_send_wr = 16, .max_recv_wr = 16,
+			.max_send_sge = 1, .max_recv_sge = 1, .qp_type = IBV_QPT_RC,
+			.reserved = 1,
+		},
+		.drv = {
+			.buf_addr = (uintptr_t)p, .db_addr = (uintptr_t)(p + 3072),
+			.sq_wqe_count = 16, .rq_wqe_count = 16, .rq_wqe_shift = 6,
+		},
+	};
+
+	cr_assert_eq(sizeof(c.drv) % 8, 0);
+	cr_assert_eq(sizeof(r.drv) % 8, 0);
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EINVAL);
+	pages_free(p);
+}
+
+Test(kin, privileged_qkey)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 0x80010000 };
+	const int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+
+	cr_assert(qp, "%s", strerror(errno));
+	cr_assert_eq(ibv_modify_qp(qp, &a, mask), EPERM, "the GSI's Q_Key");
+	a.qkey = 0x7fffffff;
+	cr_assert_eq(ibv_modify_qp(qp, &a, mask), 0);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+}
+
+Test(kin, rereg_mr_unknown_flags)
+{
+	static char buf[4096] __attribute__((aligned(4096)));
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	struct ib_uverbs_rereg_mr_resp r;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_rereg_mr core;
+	} c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_REREG_MR, sizeof(c), sizeof(r)),
+		.core = { .response = (uintptr_t)&r, .mr_handle = mr->handle,
+			  .flags = IBV_REREG_MR_CHANGE_ACCESS | 1u << 5,
+			  .access_flags = IBV_ACCESS_LOCAL_WRITE },
+	};
+
+	cr_assert(mr);
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EOPNOTSUPP);
+	c.core.flags = 0;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EINVAL);
+	c.core.flags = IBV_REREG_MR_CHANGE_ACCESS;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), 0);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+}
+
+/*
+ * Rules that need two ports: this binary again, with RFEMU_PORTS=2, running
+ * only the kin2 suite (whose tests skip on a one-port device).
+ */
+Test(kin, two_port_rules, .timeout = 60)
+{
+	int status;
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		setenv("RFEMU_PORTS", "2", 1);
+		/* a fresh Criterion runner, not one of this runner's workers */
+		unsetenv("BXFI_MAP");
+		execl("/proc/self/exe", "test_kernel_input", "--filter", "kin2/*",
+		      "--jobs", "1", (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+}
+
+static struct ibv_context *ctx2;
+
+static void setup2(void)
+{
+	struct ibv_device_attr da;
+
+	ctx2 = et_open();
+	cr_assert_eq(ibv_query_device(ctx2, &da), 0);
+	if (da.phys_port_cnt < 2) {
+		ibv_close_device(ctx2);
+		cr_skip_test("one port: run by kin::two_port_rules");
+	}
+}
+
+static void teardown2(void)
+{
+	cr_assert_eq(ibv_close_device(ctx2), 0);
+}
+
+TestSuite(kin2, .init = setup2, .fini = teardown2);
+
+/* modify_qp() in uverbs_cmd.c: the path's port is the QP's */
+Test(kin2, path_port_is_the_qp_port)
+{
+	struct ibv_pd *pd2 = ibv_alloc_pd(ctx2);
+	struct ibv_cq *cq2 = ibv_create_cq(ctx2, 16, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq2, .recv_cq = cq2, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	const int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	const int rts = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+
+	cr_assert(pd2 && cq2);
+	qp = ibv_create_qp(pd2, &ia);
+	cr_assert(qp, "%s", strerror(errno));
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				   IBV_QP_ACCESS_FLAGS), 0);
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = qp->qp_num,
+		.max_dest_rd_atomic = 1, .min_rnr_timer = 12,
+		.ah_attr = { .dlid = 1, .port_num = 2 },
+	};
+	cr_assert_eq(ibv_modify_qp(qp, &a, rtr), EINVAL, "RTR on another port than INIT's");
+	a.ah_attr.port_num = 1;
+	cr_assert_eq(ibv_modify_qp(qp, &a, rtr), 0, "%s", strerror(errno));
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+		.max_rd_atomic = 1, .alt_port_num = 1, .alt_timeout = 14,
+		.alt_ah_attr = { .dlid = 2, .port_num = 2 },
+	};
+	cr_assert_eq(ibv_modify_qp(qp, &a, rts | IBV_QP_ALT_PATH), EINVAL,
+		     "alternate port and path disagree");
+	a.alt_port_num = 2;
+	cr_assert_eq(ibv_modify_qp(qp, &a, rts | IBV_QP_ALT_PATH), 0, "%s", strerror(errno));
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	cr_assert_eq(ibv_destroy_cq(cq2), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd2), 0);
+}
+
+/* a channel fd that is not a completion channel of this context is EBADF */
+Test(kin, create_cq_with_a_foreign_channel)
+{
+	struct ibv_context *other = et_open();
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(other), *mine;
+	struct ibv_cq *c;
+
+	cr_assert(ch);
+	errno = 0;
+	cr_assert_null(ibv_create_cq(ctx, 4, NULL, ch, 0));
+	cr_assert_eq(errno, EBADF, "another context's channel: %s", strerror(errno));
+	mine = ibv_create_comp_channel(ctx);
+	cr_assert(mine);
+	c = ibv_create_cq(ctx, 4, NULL, mine, 0);
+	cr_assert(c, "%s", strerror(errno));
+	cr_assert_eq(ibv_destroy_cq(c), 0);
+	cr_assert_eq(ibv_destroy_comp_channel(mine), 0);
+	cr_assert_eq(ibv_destroy_comp_channel(ch), 0);
+	cr_assert_eq(ibv_close_device(other), 0);
+}
+
+
+struct get_context_cmd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_get_context core;
+	struct mlx5_ib_alloc_ucontext_req_v2 drv;
+};
+
+/* mlx5_ib_alloc_ucontext(): request sizes, flags, reserved fields */
+Test(kin, get_context_driver_request)
+{
+	int fd = open("/dev/infiniband/uverbs0", O_RDWR | O_CLOEXEC);
+	struct {
+		struct ib_uverbs_get_context_resp core;
+		struct mlx5_ib_alloc_ucontext_resp drv;
+	} r;
+	struct get_context_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_GET_CONTEXT, sizeof(c), sizeof(r)),
+		.core.response = (uintptr_t)&r,
+		.drv = { .total_num_bfregs = 4, .num_low_latency_bfregs = 1, .max_cqe_version = 1 },
+	};
+	const size_t v0 = sizeof(c.hdr) + sizeof(c.core) + sizeof(struct mlx5_ib_alloc_ucontext_req);
+	ssize_t n;
+
+	cr_assert_geq(fd, 0, "%s", strerror(errno));
+	c.drv.flags = 1;
+	cr_assert_eq(write(fd, &c, sizeof(c)), -1);
+	cr_assert_eq(errno, EOPNOTSUPP, "DEVX: %s", strerror(errno));
+	c.drv.flags = 0;
+	c.drv.reserved1 = 1;
+	cr_assert_eq(write(fd, &c, sizeof(c)), -1);
+	cr_assert_eq(errno, EOPNOTSUPP, "reserved: %s", strerror(errno));
+	c.drv.reserved1 = 0;
+	c.drv.comp_mask = 1;
+	cr_assert_eq(write(fd, &c, sizeof(c)), -1);
+	cr_assert_eq(errno, EOPNOTSUPP, "comp_mask: %s", strerror(errno));
+	c.drv.comp_mask = 0;
+	/* between the v0 and the v2 request */
+	c.hdr.in_words = (uint16_t)((v0 + 4) / 4);
+	cr_assert_eq(write(fd, &c, v0 + 4), -1);
+	cr_assert_eq(errno, EINVAL);
+	c.hdr.in_words = sizeof(c) / 4;
+	n = write(fd, &c, sizeof(c));
+	cr_assert_eq(n, (ssize_t)sizeof(c), "%s", strerror(errno));
+	cr_assert_eq(close(fd), 0);
+	cr_assert_eq(close((int)r.core.async_fd), 0);
+}
+
+Test(kin, create_srq_reserved_fields)
+{
+	uint8_t *p = pages();
+	struct create_srq_resp r;
+	struct {
+		struct create_srq_cmd c;
+		uint64_t more;
+	} x = {
+		.c = {
+			.hdr = HDR(IB_USER_VERBS_CMD_CREATE_SRQ, sizeof(struct create_srq_cmd), sizeof(r)),
+			.core = { .response = (uintptr_t)&r, .pd_handle = pd->handle,
+				  .max_wr = 15, .max_sge = 1 },
+			.drv = { .buf_addr = (uintptr_t)p, .db_addr = (uintptr_t)(p + 2048),
+				 .reserved1 = 1 },
+		},
+	};
+
+	cr_assert_eq(cmd_write(&x.c, sizeof(x.c)), EINVAL, "reserved1");
+	x.c.drv.reserved1 = 0;
+	x.c.hdr.in_words = sizeof(x) / 4;
+	x.more = 1;
+	cr_assert_eq(cmd_write(&x, sizeof(x)), EINVAL, "non-zero bytes past the request");
+	x.more = 0;
+	cr_assert_eq(cmd_write(&x, sizeof(x)), 0, "%s", strerror(errno));
+
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_destroy_srq core;
+	} d = {
+		.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_SRQ, sizeof(d),
+			   sizeof(struct ib_uverbs_destroy_srq_resp)),
+		.core = { .response = (uintptr_t)&r, .srq_handle = r.core.srq_handle },
+	};
+
+	cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+	pages_free(p);
+}
+
+/*
+ * Where seccomp forbids process_vm_readv/writev (containers without
+ * CAP_SYS_PTRACE), /proc/self/maps decides: the same answers. A forked
+ * child installs such a filter and exits with the number of the first
+ * check that failed.
+ */
+#if defined(__x86_64__) || defined(__aarch64__)
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+static int forbid_process_vm(void)
+{
+#ifdef __x86_64__
+	const uint32_t arch = AUDIT_ARCH_X86_64;
+#else
+	const uint32_t arch = AUDIT_ARCH_AARCH64;
+#endif
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+Test(kin, without_process_vm_calls)
+{
+	uint8_t *p = pages();
+	int status;
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct alloc_pd_resp r;
+		uint32_t h = 0;
+		uint8_t b;
+		struct iovec l = { &b, 1 }, rv = { &b, 1 };
+
+		if (forbid_process_vm())
+			_exit(10);
+		if (process_vm_readv(getpid(), &l, 1, &rv, 1, 0) != -1 || errno != EPERM)
+			_exit(11);
+		if (cmd_write((void *)8, 16) != EFAULT)
+			_exit(1);
+		if (alloc_pd_raw((uintptr_t)(p + 4096), NULL) != EFAULT)
+			_exit(2);
+		if (alloc_pd_raw((uintptr_t)(p + 8192), NULL) != EFAULT)
+			_exit(3);
+		if (alloc_pd_raw((uintptr_t)&r, &h) != 0)
+			_exit(4);
+		dealloc_pd_raw(h);
+		if (ibv_reg_mr(pd, p + 4096, 4096, IBV_ACCESS_LOCAL_WRITE) || errno != EFAULT)
+			_exit(5);
+		_exit(0);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status), "status %#x", status);
+	cr_assert_eq(WEXITSTATUS(status), 0, "check %d failed", WEXITSTATUS(status));
+	pages_free(p);
+}
+#endif
