@@ -131,7 +131,7 @@ RF_INLINE int rf_rq_post_one(struct rf_rq *rq, uint32_t lkey, uint64_t addr,
 	 * byte_count 0 would mean 2 GiB to the device (PRM, data segment),
 	 * so the invalid lkey makes the entry the list's terminator.
 	 */
-	rf_set_data_seg(d, len, len ? lkey : RF_INVALID_LKEY, addr);
+	rf_set_data_seg(d, len, len ? lkey : (uint32_t)RF_INVALID_LKEY, addr);
 	if (rq->max_sge > 1)
 		rf_set_recv_terminator(d + 1);
 	rq->wr_id[rq->head & rq->wqe_mask] = wr_id;
