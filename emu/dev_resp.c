@@ -195,13 +195,21 @@ static void resp_ud(struct dev_qp *dq, const struct dev_pkt *p)
 		recv_error_cqe(dq, &r, qp->recv_cq, uidx, RF_CQE_SYNDROME_LOCAL_LENGTH_ERR);
 		return;
 	}
-	if (p->flags & DPKT_GRH) {
+	{
 		uint8_t g[40];
+		bool ok = true;
 
-		build_grh(p, g, &sl);
-		dev_sgl_copy_in(&sgl, 0, g, 40);
+		if (p->flags & DPKT_GRH) {
+			build_grh(p, g, &sl);
+			ok = dev_sgl_copy_in(&sgl, 0, g, 40);
+		}
+		if (!ok || !dev_sgl_copy_in(&sgl, 40, p->payload, p->len)) {
+			/* the receive buffer's pages went away */
+			recv_error_cqe(dq, &r, qp->recv_cq, uidx, RF_CQE_SYNDROME_LOCAL_PROT_ERR);
+			dev_qp_fatal(dq, 0);
+			return;
+		}
 	}
-	dev_sgl_copy_in(&sgl, 40, p->payload, p->len);
 	{
 		struct dev_cqe c = {
 			.opcode = p->op == DOP_SEND_IMM ? RF_CQE_RESP_SEND_IMM : RF_CQE_RESP_SEND,
@@ -326,8 +334,12 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 	 */
 	scat = (p->flags & DPKT_FIRST) && (p->flags & DPKT_LAST) &&
 	       dev_scat_fits(v->qp->scat_res, v->cq, p->dma_len);
-	if (!scat)
-		dev_sgl_copy_in(&sgl, p->offset, p->payload, p->len);
+	if (!scat && !dev_sgl_copy_in(&sgl, p->offset, p->payload, p->len)) {
+		/* the receive buffer's pages went away: as a bad receive lkey */
+		dq->recv_busy = false;
+		recv_error_cqe(dq, &r, v->cq, v->uidx, RF_CQE_SYNDROME_LOCAL_PROT_ERR);
+		return DNAK_REM_OP;
+	}
 	if (p->flags & DPKT_LAST) {
 		struct dev_cqe c = resp_cqe(v, p, r.idx, RF_CQE_RESP_SEND);
 
@@ -383,8 +395,16 @@ static int resp_write(struct resp_env *v, const struct dev_pkt *p)
 		if (take_recv(v, &r))
 			return DNAK_RNR;
 	}
-	if (p->len && dst)
-		memcpy(dst + p->offset, p->payload, p->len);
+	if (p->len && dst && !dev_copy(dst + p->offset, p->payload, p->len)) {
+		/*
+		 * The target pages went away (unmapped, or not writable): a
+		 * remote access error for the requester; a receive already
+		 * taken for the immediate completes with a local access error.
+		 */
+		if (p->op == DOP_WRITE_IMM && (p->flags & DPKT_LAST))
+			recv_error_cqe(v->dq, &r, v->cq, v->uidx, RF_CQE_SYNDROME_LOCAL_ACCESS_ERR);
+		return DNAK_REM_ACCESS;
+	}
 	if (p->op == DOP_WRITE_IMM && (p->flags & DPKT_LAST)) {
 		struct dev_cqe c = resp_cqe(v, p, r.idx, RF_CQE_RESP_WR_IMM);
 
@@ -432,8 +452,8 @@ static int resp_read(struct resp_env *v, const struct dev_pkt *p)
 			r->flags |= DPKT_FIRST;
 		if (i == n - 1)
 			r->flags |= DPKT_LAST;
-		if (len)
-			memcpy(r->payload, src + off, len);
+		if (len && !dev_copy(r->payload, src + off, len))
+			return DNAK_REM_ACCESS;	/* source unmapped: r is never sent */
 		dev_wire_send(r);
 	}
 	return 0;
@@ -497,6 +517,19 @@ static uint64_t do_atomic(const struct dev_pkt *p, uint8_t *ptr)
 	}
 }
 
+struct atomic_call {
+	const struct dev_pkt	*p;
+	uint8_t			*ptr;
+	uint64_t		orig;
+};
+
+static void atomic_call(void *arg)
+{
+	struct atomic_call *a = arg;
+
+	a->orig = do_atomic(a->p, a->ptr);
+}
+
 static int send_atomic_resp(struct dev_qp *dq, const struct dev_pkt *p, uint64_t orig)
 {
 	struct dev_pkt *r = resp_alloc(dq, p, DOP_ATOMIC_RESP, p->psn, 0);
@@ -527,7 +560,14 @@ static int resp_atomic(struct resp_env *v, const struct dev_pkt *p)
 		return DNAK_REM_ACCESS;
 	if (!dev_wire_local_room(sizeof(struct dev_pkt)))
 		return -1;
-	orig = do_atomic(p, ptr);
+	{
+		struct atomic_call a = { p, ptr, 0 };
+
+		/* the target page went away, or is read-only: remote access error */
+		if (!dev_guard_call(atomic_call, &a))
+			return DNAK_REM_ACCESS;
+		orig = a.orig;
+	}
 	dq->replay[dq->replay_next].psn = p->psn;
 	dq->replay[dq->replay_next].orig = orig;
 	dq->replay[dq->replay_next].valid = true;
