@@ -439,14 +439,18 @@ uint8_t *dev_lkey_ptr(uint32_t lkey, uint64_t va, uint64_t len,
 uint8_t *dev_rkey_ptr(uint32_t rkey, uint64_t va, uint64_t len,
 		      const struct emu_pd *pd, const struct emu_qp *qp, uint32_t need);
 /*
- * Data segments at seg[0..nseg) of a WQE (wrapping in [base, base+qsize)):
- * 0, DEV_SGL_PROT (a key, bound or access violation) or DEV_SGL_LEN (an
- * inline segment longer than the DS left for it, too many entries).
+ * Gather list of a send WQE's data/inline segments seg[0..nseg) (wrapping
+ * in [base, base+qsize)), and scatter list of a receive WQE for a message
+ * of msg_len bytes: 0, DEV_SGL_PROT (a key, bound or access violation) or
+ * DEV_SGL_LEN (an inline segment longer than the DS left for it, too many
+ * entries).
  */
 enum { DEV_SGL_PROT = -1, DEV_SGL_LEN = -2 };
 int dev_sgl_from_dsegs(struct dev_sgl *sgl, const uint8_t *base, uint32_t qsize,
-		       uint32_t off, unsigned nseg, const struct emu_pd *pd,
-		       uint32_t need, bool recv);
+		       uint32_t off, unsigned nseg, const struct emu_pd *pd, uint32_t need);
+struct dev_rwqe;
+int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
+		      const struct emu_pd *pd, uint64_t msg_len);
 /*
  * Memory-window bind / local invalidate from a UMR WQE of wqe_len bytes
  * (what its DS cover); 0 or a syndrome.

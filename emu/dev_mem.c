@@ -113,23 +113,16 @@ bool dev_sgl_copy_in(const struct dev_sgl *sgl, uint64_t off, const void *src, u
 }
 
 /*
- * Data segments (and, on the send side, inline segments) starting at byte
- * off of a queue of qsize bytes; callers pass a copy of the WQE taken
- * through the fault guard, so nothing here reads application memory.
- * Inline payload is a byte stream that may wrap anywhere; pointer segments
- * are 16-byte aligned and never split.  nseg is what the WQE's DS leave for
- * data: an inline segment whose byte count needs more than that is a
- * length error (its bytes would come from beyond the WQE).
- *
- * Receive byte count 0 means 2^31 bytes (PRM, data segment: "a value of 0
- * means 2GB"), and the list ends at the first entry with lkey
- * MLX5_INVALID_LKEY (0x100), the terminator libmlx5 writes after the SGEs
- * it posts - it skips zero-length SGEs instead of posting them.  A send
- * gather entry of 0 bytes moves nothing.
+ * Gather list of a send WQE: data and inline segments starting at byte off
+ * of a WQE copy of qsize bytes (the caller fetched it through the fault
+ * guard, so nothing here reads application memory).  Inline payload is a
+ * byte stream; pointer segments are 16-byte aligned.  nseg is what the
+ * WQE's DS leave for data: an inline segment whose byte count needs more
+ * than that is a length error (its bytes would come from beyond the WQE).
+ * A gather entry of 0 bytes moves nothing and needs no key.
  */
 int dev_sgl_from_dsegs(struct dev_sgl *sgl, const uint8_t *base, uint32_t qsize,
-		       uint32_t off, unsigned nseg, const struct emu_pd *pd,
-		       uint32_t need, bool recv)
+		       uint32_t off, unsigned nseg, const struct emu_pd *pd, uint32_t need)
 {
 	uint32_t mask = qsize - 1;
 
@@ -139,7 +132,7 @@ int dev_sgl_from_dsegs(struct dev_sgl *sgl, const uint8_t *base, uint32_t qsize,
 		const uint8_t *seg = base + (off & mask);
 		uint32_t bc = dev_be32(seg);
 
-		if (!recv && (bc & RF_INLINE_SEG)) {
+		if (bc & RF_INLINE_SEG) {
 			uint32_t len = bc & ~RF_INLINE_SEG;
 			uint32_t start = (off + 4) & mask;
 			uint32_t first;
@@ -161,29 +154,53 @@ int dev_sgl_from_dsegs(struct dev_sgl *sgl, const uint8_t *base, uint32_t qsize,
 			off += (uint32_t)used * 16;
 			continue;
 		}
-		{
-			uint32_t lkey = dev_be32(seg + 4);
-			uint64_t addr = dev_be64(seg + 8);
-			uint64_t len = bc;
-			uint8_t *p;
+		if (bc) {
+			uint8_t *p = dev_lkey_ptr(dev_be32(seg + 4), dev_be64(seg + 8), bc, pd, need);
 
-			if (recv && lkey == RF_INVALID_LKEY)
-				break;
-			if (recv && !bc)
-				len = 1ull << 31;
-			/* a zero-length gather entry moves nothing and needs no key */
-			if (len) {
-				p = dev_lkey_ptr(lkey, addr, len, pd, need);
-				if (!p)
-					return DEV_SGL_PROT;
-				if (sgl->n == DEV_MAX_SGE)
-					return DEV_SGL_LEN;
-				sgl->e[sgl->n++] = (struct dev_sge){ p, (uint32_t)len };
-				sgl->total += len;
-			}
+			if (!p)
+				return DEV_SGL_PROT;
+			if (sgl->n == DEV_MAX_SGE)
+				return DEV_SGL_LEN;
+			sgl->e[sgl->n++] = (struct dev_sge){ p, bc };
+			sgl->total += bc;
 		}
 		nseg--;
 		off += 16;
+	}
+	return 0;
+}
+
+/*
+ * Scatter list of a receive WQE (its data segments, fetched into r->buf)
+ * for a message of msg_len bytes.  As a ConnectX scatters, entries are
+ * taken in order and only as far as the message reaches: an entry the
+ * message does not need is neither used nor checked, so a WQE with unused
+ * slots (zeroed, or left over) takes a message that fits the ones before.
+ * An entry that is used must have a valid key covering all of it.
+ *
+ * Byte count 0 means 2^31 bytes (PRM, data segment: "a value of 0 means
+ * 2GB"), and the list ends at the first entry with lkey MLX5_INVALID_LKEY
+ * (0x100), the terminator libmlx5 writes after the SGEs it posts - it skips
+ * zero-length SGEs rather than post them.
+ */
+int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
+		      const struct emu_pd *pd, uint64_t msg_len)
+{
+	sgl->n = 0;
+	sgl->total = 0;
+	for (uint32_t i = 0; i < r->nseg && sgl->total < msg_len; i++) {
+		const uint8_t *seg = r->wqe + 16 * i;
+		uint32_t bc = dev_be32(seg), lkey = dev_be32(seg + 4);
+		uint64_t len = bc ? bc : 1ull << 31;
+		uint8_t *p;
+
+		if (lkey == RF_INVALID_LKEY)
+			break;
+		p = dev_lkey_ptr(lkey, dev_be64(seg + 8), len, pd, IBV_ACCESS_LOCAL_WRITE);
+		if (!p)
+			return DEV_SGL_PROT;
+		sgl->e[sgl->n++] = (struct dev_sge){ p, (uint32_t)len };
+		sgl->total += len;
 	}
 	return 0;
 }

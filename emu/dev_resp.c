@@ -185,8 +185,7 @@ static void resp_ud(struct dev_qp *dq, const struct dev_pkt *p)
 		return;		/* Q_Key violation: silently dropped (IBA 10.2.4) */
 	if (!qp->recv_cq || !dev_rq_take(dq, qp->srq, &r))
 		return;		/* no receive posted: UD drops */
-	if (dev_sgl_from_dsegs(&sgl, r.wqe, r.nseg * 16, 0, r.nseg, pd,
-			       IBV_ACCESS_LOCAL_WRITE, true)) {
+	if (dev_sgl_from_recv(&sgl, &r, pd, 40ull + p->len)) {
 		recv_error_cqe(dq, &r, qp->recv_cq, uidx, RF_CQE_SYNDROME_LOCAL_PROT_ERR);
 		dev_qp_fatal(dq, 0);
 		return;
@@ -317,8 +316,7 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 		}
 	}
 	dev_rq_locate(dq, dq->recv_srq, dq->recv_idx, &r);
-	if (dev_sgl_from_dsegs(&sgl, r.wqe, r.nseg * 16, 0, r.nseg, v->pd,
-			       IBV_ACCESS_LOCAL_WRITE, true)) {
+	if (dev_sgl_from_recv(&sgl, &r, v->pd, p->dma_len)) {
 		dq->recv_busy = false;
 		recv_error_cqe(dq, &r, v->cq, v->uidx, RF_CQE_SYNDROME_LOCAL_PROT_ERR);
 		return DNAK_REM_OP;

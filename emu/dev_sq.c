@@ -123,7 +123,8 @@ static bool wqe_parse(const struct dev_qp *dq, uint32_t bb, struct dev_wqe *w)
 	w->len = 0;
 	w->nseg = 0;
 	w->data_off = cur;
-	if (!sq_fetch(qp, off, w->buf, 16))
+	/* the first WQEBB in one copy (BB aligned, so it never wraps) */
+	if (!dev_copy(w->buf, sq_base(qp) + off, RF_SEND_WQE_BB))
 		return false;
 	word0 = dev_be32(b);
 	w->opcode = word0 & 0xff;
@@ -135,7 +136,9 @@ static bool wqe_parse(const struct dev_qp *dq, uint32_t bb, struct dev_wqe *w)
 	w->len = w->ds * 16u;
 	if (!w->ds || w->nbb > qp->sq_wqe_cnt)
 		return false;
-	if (w->len > 16 && !sq_fetch(qp, (off + 16) & (sq_size(qp) - 1), w->buf + 16, w->len - 16))
+	if (w->len > RF_SEND_WQE_BB &&
+	    !sq_fetch(qp, (off + RF_SEND_WQE_BB) & (sq_size(qp) - 1), w->buf + RF_SEND_WQE_BB,
+		      w->len - RF_SEND_WQE_BB))
 		return false;
 	if (w->opcode == RF_OPCODE_NOP || w->opcode == RF_OPCODE_UMR)
 		return true;
@@ -208,7 +211,7 @@ static int wqe_sgl(const struct dev_qp *dq, const struct dev_wqe *w,
 		   struct dev_sgl *sgl, uint32_t need)
 {
 	return dev_sgl_from_dsegs(sgl, w->buf, WQE_MAX_BYTES, w->data_off,
-				  w->nseg, dq->qp->pd, need, false);
+				  w->nseg, dq->qp->pd, need);
 }
 
 static enum dev_op wqe_dev_op(uint8_t opcode)
@@ -257,8 +260,11 @@ static bool qp_reliable(const struct emu_qp *qp)
 	return qp->type == IBV_QPT_RC || qp->type == IBV_QPT_XRC_SEND;
 }
 
-/* Parse one WQE into a new entry: local checks only. */
-static void sq_parse_one(struct dev_qp *dq)
+/*
+ * Parse one WQE into a new entry: local checks only.  False, and nothing
+ * consumed, when the WQE spans more than the `avail` BBs rung so far.
+ */
+static bool sq_parse_one(struct dev_qp *dq, uint32_t avail)
 {
 	struct emu_qp *qp = dq->qp;
 	struct dev_ent *e = &dq->ent[dq->ent_tail & dq->ent_mask];
@@ -267,6 +273,8 @@ static void sq_parse_one(struct dev_qp *dq)
 	uint32_t need = 0;
 	bool ok = wqe_parse(dq, dq->sq_next, &w);
 
+	if (w.nbb > avail)
+		return false;
 	memset(e, 0, sizeof(*e));
 	e->wqe = dq->sq_next;
 	e->op = w.opcode;
@@ -289,7 +297,7 @@ static void sq_parse_one(struct dev_qp *dq)
 	}
 	if (w.opcode == RF_OPCODE_NOP || w.opcode == RF_OPCODE_UMR) {
 		e->flags |= DENTF_LOCAL;
-		return;
+		return true;
 	}
 	if (w.opcode == RF_OPCODE_RDMA_READ || op_is_atomic(w.opcode)) {
 		need = IBV_ACCESS_LOCAL_WRITE;
@@ -326,9 +334,10 @@ static void sq_parse_one(struct dev_qp *dq)
 	}
 	e->psn = dq->next_psn;
 	dq->next_psn = (dq->next_psn + e->npkt) & DEV_PSN_MASK;
-	return;
+	return true;
 fail:
 	e->state = DENT_DONE;
+	return true;
 }
 
 /* Our LID, for the packets' SLID. */
@@ -608,8 +617,6 @@ static void sq_parse(struct dev_qp *dq)
 
 	while (dq->sq_rung && budget--) {
 		int32_t avail = dev_db_avail(dq->sq_limit, dq->sq_next, dq->qp->sq_wqe_cnt);
-		uint32_t nbb;
-		uint8_t op;
 
 		if (avail < 0) {
 			sq_bad_doorbell(dq);
@@ -621,12 +628,10 @@ static void sq_parse(struct dev_qp *dq)
 		}
 		if (dq->ent_tail - dq->ent_head > dq->ent_mask)
 			break;	/* every BB is in flight: impossible for sane software */
-		nbb = wqe_nbb(dq->qp, dq->sq_next, &op);
-		if (nbb > (uint32_t)avail) {
+		if (!sq_parse_one(dq, (uint32_t)avail)) {
 			dq->sq_rung = false;	/* the record ends inside this WQE: wait */
 			break;
 		}
-		sq_parse_one(dq);
 	}
 }
 

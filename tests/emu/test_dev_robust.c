@@ -590,3 +590,43 @@ Test(dev_robust, libmlx5_zero_length_sge_and_terminator)
 	cr_assert_eq(wc.status, IBV_WC_LOC_LEN_ERR, "status %d", wc.status);
 	cr_assert_eq(wc.vendor_err, 0x69);
 }
+
+/*
+ * The device scatters into receive entries in order and only as far as the
+ * message reaches: a slot after the ones a message needs is never checked
+ * (rdmafast leaves unused slots zeroed), one the message reaches must be
+ * valid - a zeroed slot is 2^31 bytes under lkey 0.
+ */
+Test(dev_robust, receive_entries_checked_as_far_as_used)
+{
+	struct mlx5dv_qp dv = { .comp_mask = 0 };
+	struct mlx5dv_obj o = { .qp = { .in = t.qp[1], .out = &dv } };
+	struct mlx5_wqe_data_seg *d;
+	struct ibv_sge s = { (uintptr_t)t.buf[0], 64, t.mr[0]->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_wc wc;
+
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_QP), 0);
+	cr_assert_geq(dv.rq.stride, 32);
+	for (uint32_t i = 0; i < 2; i++) {
+		d = (void *)((uint8_t *)dv.rq.buf + (size_t)i * dv.rq.stride);
+		memset(d, 0, dv.rq.stride);
+		mlx5dv_set_data_seg(d, 64, t.mr[1]->lkey, (uintptr_t)t.buf[1] + 4096 * i);
+	}
+	atomic_thread_fence(memory_order_release);
+	dv.dbrec[MLX5_RCV_DBR] = htobe32(2);
+	memset(t.buf[0], 0x42, 128);
+	wc = post1(&wr);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "fits the first entry: status %d", wc.status);
+	wc = dt_poll1(t.cq[1]);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "status %d", wc.status);
+	cr_assert_eq(t.buf[1][63], 0x42);
+	s.length = 65;		/* reaches the zeroed second slot */
+	wc = post1(&wr);
+	cr_assert_eq(wc.status, IBV_WC_REM_OP_ERR, "status %d", wc.status);
+	wc = dt_poll1(t.cq[1]);
+	cr_assert_eq(wc.status, IBV_WC_LOC_PROT_ERR, "status %d", wc.status);
+	cr_assert_eq(t.buf[1][4096], 0, "nothing placed by a failed receive");
+}
