@@ -373,8 +373,10 @@ static bool force_rae(void)
 /* RDMA WRITE (with immediate); returns a DNAK_* or 0. */
 static int resp_write(struct resp_env *v, const struct dev_pkt *p)
 {
+	bool imm_last = p->op == DOP_WRITE_IMM && (p->flags & DPKT_LAST);
 	uint8_t *dst = NULL;
 	struct dev_rwqe r;
+	uint32_t ridx = 0;
 
 	if (!(v->qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE))
 		return DNAK_INV_REQ;
@@ -388,10 +390,11 @@ static int resp_write(struct resp_env *v, const struct dev_pkt *p)
 		if (!dst || (uint64_t)p->offset + p->len > p->dma_len)
 			return DNAK_REM_ACCESS;
 	}
-	if (p->op == DOP_WRITE_IMM && (p->flags & DPKT_LAST)) {
+	if (imm_last) {
 		/* the immediate consumes a receive: take it before placing data */
 		if (take_recv(v, &r))
 			return DNAK_RNR;
+		ridx = r.idx;
 	}
 	if (p->len && dst && !dev_copy(dst + p->offset, p->payload, p->len)) {
 		/*
@@ -399,12 +402,12 @@ static int resp_write(struct resp_env *v, const struct dev_pkt *p)
 		 * remote access error for the requester; a receive already
 		 * taken for the immediate completes with a local access error.
 		 */
-		if (p->op == DOP_WRITE_IMM && (p->flags & DPKT_LAST))
+		if (imm_last)
 			recv_error_cqe(v->dq, &r, v->cq, v->uidx, RF_CQE_SYNDROME_LOCAL_ACCESS_ERR);
 		return DNAK_REM_ACCESS;
 	}
-	if (p->op == DOP_WRITE_IMM && (p->flags & DPKT_LAST)) {
-		struct dev_cqe c = resp_cqe(v, p, r.idx, RF_CQE_RESP_WR_IMM);
+	if (imm_last) {
+		struct dev_cqe c = resp_cqe(v, p, ridx, RF_CQE_RESP_WR_IMM);
 
 		c.imm = p->imm;
 		dev_cq_write(v->cq, &c);
