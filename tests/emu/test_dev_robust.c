@@ -630,3 +630,52 @@ Test(dev_robust, receive_entries_checked_as_far_as_used)
 	cr_assert_eq(wc.status, IBV_WC_LOC_PROT_ERR, "status %d", wc.status);
 	cr_assert_eq(t.buf[1][4096], 0, "nothing placed by a failed receive");
 }
+
+/* An RQ doorbell record far ahead of what was consumed: QP_FATAL, no stale receives. */
+Test(dev_robust, rq_dbrec_beyond_the_queue_size_fails_the_qp)
+{
+	struct mlx5dv_qp dv = { .comp_mask = 0 };
+	struct mlx5dv_obj o = { .qp = { .in = t.qp[1], .out = &dv } };
+	struct ibv_sge s = { (uintptr_t)t.buf[0], 8, t.mr[0]->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	};
+
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_QP), 0);
+	dv.dbrec[MLX5_RCV_DBR] = htobe32(dv.rq.wqe_cnt + 3);
+	dt_post(t.qp[0], &wr);
+	dt_expect_async(t.ctx, IBV_EVENT_QP_FATAL, 5000);
+	cr_assert_eq(qp_state(t.qp[1]), IBV_QPS_ERR);
+	dt_poll_none(t.cq[1], 100);
+}
+
+/* The same for an SRQ: IBV_EVENT_SRQ_ERR, and it hands out no receive. */
+Test(dev_robust, srq_dbrec_beyond_the_queue_size_fails_the_srq)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(t.pd, &sa);
+	struct mlx5dv_srq dsrq = { .comp_mask = 0 };
+	struct mlx5dv_obj o = { .srq = { .in = srq, .out = &dsrq } };
+	struct dt_qp_opts opt = { .type = IBV_QPT_RC, .rnr_retry = 7, .retry_cnt = 7,
+				  .timeout = 14, .srq = srq };
+	struct ibv_qp *rq_qp, *sq_qp;
+	struct ibv_sge s = { (uintptr_t)t.buf[0], 8, t.mr[0]->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	};
+
+	cr_assert(srq);
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_SRQ), 0);
+	rq_qp = dt_create_qp(&t, 1, &opt);
+	opt.srq = NULL;
+	sq_qp = dt_create_qp(&t, 0, &opt);
+	cr_assert_eq(dt_connect(rq_qp, sq_qp->qp_num, t.lid, &opt), 0);
+	cr_assert_eq(dt_connect(sq_qp, rq_qp->qp_num, t.lid, &opt), 0);
+	*dsrq.dbrec = htobe32(dsrq.tail + 100);
+	dt_post(sq_qp, &wr);
+	dt_expect_async(t.ctx, IBV_EVENT_SRQ_ERR, 5000);
+	dt_poll_none(t.cq[1], 100);
+	cr_assert_eq(ibv_destroy_qp(sq_qp), 0);
+	cr_assert_eq(ibv_destroy_qp(rq_qp), 0);
+	cr_assert_eq(ibv_destroy_srq(srq), 0);
+}
