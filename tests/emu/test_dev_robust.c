@@ -679,3 +679,30 @@ Test(dev_robust, srq_dbrec_beyond_the_queue_size_fails_the_srq)
 	cr_assert_eq(ibv_destroy_qp(rq_qp), 0);
 	cr_assert_eq(ibv_destroy_srq(srq), 0);
 }
+
+/* An SQ whose pages became inaccessible: the WQE cannot be fetched, LOC_QP_OP_ERR. */
+Test(dev_robust, sq_buffer_inaccessible)
+{
+	struct raw_sq r;
+	uintptr_t lo, hi;
+	struct ibv_wc wc;
+
+	raw_init(&r, t.qp[0]);
+	raw_write_inline(&r, 0, (uintptr_t)t.buf[1], t.mr[1]->rkey, 8, 8, 0xee);
+	lo = (uintptr_t)r.dv.sq.buf & ~(uintptr_t)4095;
+	hi = ((uintptr_t)r.dv.sq.buf + (size_t)r.dv.sq.wqe_cnt * 64 + 4095) & ~(uintptr_t)4095;
+	{
+		uint64_t db;
+
+		memcpy(&db, raw_bb(&r, 0), 8);
+		cr_assert_eq(mprotect((void *)lo, hi - lo, PROT_NONE), 0);
+		r.dv.dbrec[MLX5_SND_DBR] = htobe32(1);
+		atomic_thread_fence(memory_order_seq_cst);
+		*(volatile uint64_t *)r.dv.bf.reg = db;
+	}
+	wc = dt_poll1(t.cq[0]);
+	cr_assert_eq(mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE), 0);
+	cr_assert_eq(wc.status, IBV_WC_LOC_QP_OP_ERR, "status %d", wc.status);
+	cr_assert_eq(t.buf[1][0], 0);
+	cr_assert_eq(qp_state(t.qp[0]), IBV_QPS_ERR);
+}
