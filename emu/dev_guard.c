@@ -30,6 +30,7 @@
 #include <signal.h>
 #include <setjmp.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "dev.h"
@@ -41,7 +42,7 @@
 #define GUARD_TLS __thread __attribute__((tls_model("initial-exec")))
 
 static GUARD_TLS sigjmp_buf *volatile guard_env;
-static GUARD_TLS volatile int chaining;
+static GUARD_TLS volatile uintptr_t chain_frame;	/* our frame while we chain */
 static struct sigaction prev_act[2];	/* SIGSEGV, SIGBUS */
 static bool installed;
 
@@ -54,6 +55,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 {
 	sigjmp_buf *env = guard_env;
 	const struct sigaction *p = &prev_act[sig_slot(sig)];
+	volatile char here;
 
 	if (env) {
 		guard_env = NULL;
@@ -61,20 +63,23 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	}
 	/*
 	 * Not a device access.  A handler that chains back to us (it saved
-	 * ours as its "previous" one) must not loop: the second time round,
-	 * fall back to the default action.
+	 * ours as its "previous" one and calls it) must not loop: entered
+	 * again below our own chaining frame, fall back to the default
+	 * action.  A frame that handler left by longjmp is stale, and a new
+	 * fault finds itself above it (stacks grow down).
 	 */
-	if (chaining || (!(p->sa_flags & SA_SIGINFO) &&
-			 (p->sa_handler == SIG_DFL || p->sa_handler == SIG_IGN))) {
+	if ((chain_frame && (uintptr_t)&here < chain_frame) ||
+	    (!(p->sa_flags & SA_SIGINFO) &&
+	     (p->sa_handler == SIG_DFL || p->sa_handler == SIG_IGN))) {
 		signal(sig, SIG_DFL);
 		return;		/* the faulting instruction runs again and dies */
 	}
-	chaining = 1;
+	chain_frame = (uintptr_t)&here;
 	if (p->sa_flags & SA_SIGINFO)
 		p->sa_sigaction(sig, si, uc);
 	else
 		p->sa_handler(sig);
-	chaining = 0;
+	chain_frame = 0;
 }
 
 static bool ours(const struct sigaction *a)
