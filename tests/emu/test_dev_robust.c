@@ -757,3 +757,51 @@ Test(dev_robust, application_segv_handler_installed_later)
 	cr_assert_eq(ibv_dereg_mr(mr), 0);
 	munmap(hole, 4096);
 }
+
+/*
+ * RDMA write with immediate into pages that went away: REM_ACCESS_ERR for
+ * the requester; the receive the immediate took completes with a local
+ * access error (0x11, vendor 0x6a), the one error IBA defines for exactly this.
+ */
+Test(dev_robust, write_imm_into_unmapped_mr)
+{
+	uint8_t *p;
+	struct ibv_mr *mr = doomed_mr(&p, -1);
+	struct ibv_sge s = { (uintptr_t)t.buf[0], 64, t.mr[0]->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+		.send_flags = IBV_SEND_SIGNALED, .imm_data = htobe32(7),
+		.wr.rdma = { (uintptr_t)p, mr->rkey },
+	};
+	struct ibv_wc wc;
+
+	dt_post_recv(t.qp[1], 9, t.buf[1], 64, t.mr[1]->lkey);
+	wc = post1(&wr);
+	cr_assert_eq(wc.status, IBV_WC_REM_ACCESS_ERR, "requester: status %d", wc.status);
+	wc = dt_poll1(t.cq[1]);
+	cr_assert_eq(wc.status, IBV_WC_LOC_ACCESS_ERR, "responder: status %d", wc.status);
+	cr_assert_eq(wc.vendor_err, 0x6a);
+	cr_assert_eq(wc.wr_id, 9);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+}
+
+/* A memory-window bind beyond its MR: MW_BIND_ERR (0x06, vendor 0x6b). */
+Test(dev_robust, vendor_syndrome_mw_bind)
+{
+	struct ibv_mw *mw = ibv_alloc_mw(t.pd, IBV_MW_TYPE_1);
+	struct ibv_mw_bind bind = {
+		.wr_id = 3, .send_flags = IBV_SEND_SIGNALED,
+		.bind_info = {
+			.mr = t.mr[0], .addr = (uintptr_t)t.buf[0], .length = 2 * DT_BUF,
+			.mw_access_flags = IBV_ACCESS_REMOTE_READ,
+		},
+	};
+	struct ibv_wc wc;
+
+	cr_assert(mw);
+	cr_assert_eq(ibv_bind_mw(t.qp[0], mw, &bind), 0);
+	wc = dt_poll1(t.cq[0]);
+	cr_assert_eq(wc.status, IBV_WC_MW_BIND_ERR, "status %d", wc.status);
+	cr_assert_eq(wc.vendor_err, 0x6b);
+	cr_assert_eq(ibv_dealloc_mw(mw), 0);
+}
