@@ -109,6 +109,7 @@ static inline int32_t dev_psn_diff(uint32_t a, uint32_t b)
 struct dev_sge {
 	uint8_t			*ptr;
 	uint32_t		len;
+	bool			local;		/* inline data in the device's WQE copy: cannot fault */
 };
 
 struct dev_sgl {

@@ -88,7 +88,9 @@ static bool sgl_copy(const struct dev_sgl *sgl, uint64_t off, uint8_t *out,
 		if (n > len)
 			n = len;
 		if (out) {
-			if (DEV_UNLIKELY(!dev_copy(out, e->ptr + off, n)))
+			if (e->local)
+				memcpy(out, e->ptr + off, n);
+			else if (DEV_UNLIKELY(!dev_copy(out, e->ptr + off, n)))
 				return false;
 			out += n;
 		} else {
@@ -145,9 +147,9 @@ int dev_sgl_from_dsegs(struct dev_sgl *sgl, const uint8_t *base, uint32_t qsize,
 				return DEV_SGL_PROT;
 			first = qsize - start < len ? qsize - start : len;
 			if (len) {
-				sgl->e[sgl->n++] = (struct dev_sge){ (uint8_t *)base + start, first };
+				sgl->e[sgl->n++] = (struct dev_sge){ (uint8_t *)base + start, first, true };
 				if (first < len)
-					sgl->e[sgl->n++] = (struct dev_sge){ (uint8_t *)base, len - first };
+					sgl->e[sgl->n++] = (struct dev_sge){ (uint8_t *)base, len - first, true };
 				sgl->total += len;
 			}
 			nseg -= (unsigned)used;
@@ -161,7 +163,7 @@ int dev_sgl_from_dsegs(struct dev_sgl *sgl, const uint8_t *base, uint32_t qsize,
 				return DEV_SGL_PROT;
 			if (sgl->n == DEV_MAX_SGE)
 				return DEV_SGL_LEN;
-			sgl->e[sgl->n++] = (struct dev_sge){ p, bc };
+			sgl->e[sgl->n++] = (struct dev_sge){ p, bc, false };
 			sgl->total += bc;
 		}
 		nseg--;
@@ -199,7 +201,7 @@ int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 		p = dev_lkey_ptr(lkey, dev_be64(seg + 8), len, pd, IBV_ACCESS_LOCAL_WRITE);
 		if (!p)
 			return DEV_SGL_PROT;
-		sgl->e[sgl->n++] = (struct dev_sge){ p, (uint32_t)len };
+		sgl->e[sgl->n++] = (struct dev_sge){ p, (uint32_t)len, false };
 		sgl->total += len;
 	}
 	return 0;
