@@ -109,6 +109,7 @@ static inline int32_t dev_psn_diff(uint32_t a, uint32_t b)
 struct dev_sge {
 	uint8_t			*ptr;
 	uint32_t		len;
+	bool			local;		/* inline data in the device's WQE copy: cannot fault */
 };
 
 struct dev_sgl {
@@ -117,9 +118,24 @@ struct dev_sgl {
 	struct dev_sge		e[DEV_MAX_SGE];
 };
 
-/* Copy between a flat buffer and an SGL at a byte offset into the SGL. */
-void dev_sgl_copy_out(const struct dev_sgl *sgl, uint64_t off, void *dst, uint32_t len);
-void dev_sgl_copy_in(const struct dev_sgl *sgl, uint64_t off, const void *src, uint32_t len);
+/*
+ * Copy between a flat buffer and an SGL at a byte offset into the SGL;
+ * false if application memory faulted (guard.c).
+ */
+bool dev_sgl_copy_out(const struct dev_sgl *sgl, uint64_t off, void *dst, uint32_t len);
+bool dev_sgl_copy_in(const struct dev_sgl *sgl, uint64_t off, const void *src, uint32_t len);
+
+/* ------------------------------------------------------------------------ */
+/* Fault-safe access to application memory (guard.c)                    */
+
+void dev_guard_init(void);		/* install the fault handler */
+void dev_guard_check(void);		/* put it back if the application replaced it */
+void dev_guard_fini(void);
+/* memcpy that returns false instead of faulting on either side */
+bool dev_copy(void *dst, const void *src, size_t n);
+/* fn(arg) with faults turned into a false return (atomics) */
+bool dev_guard_call(void (*fn)(void *), void *arg);
+bool dev_load_be32(const void *p, uint32_t *v);
 
 /* ------------------------------------------------------------------------ */
 /* Per-object device state                                                  */
@@ -216,6 +232,7 @@ struct dev_srq {
 	struct emu_srq		*srq;
 	uint32_t		head;		/* next WQE index the device takes */
 	uint32_t		taken;		/* WQEs consumed (16 bits significant) */
+	bool			failed;		/* IBV_EVENT_SRQ_ERR raised: takes nothing */
 };
 
 /* A doorbell location: one 8-byte word of a UAR page in our view. */
@@ -301,6 +318,18 @@ static inline unsigned dev_rd_atomic_limit(uint8_t n)
 
 /* Move a QP to ERR from the device side and post the async event (or 0). */
 void dev_qp_fatal(struct dev_qp *dq, enum ibv_event_type ev);
+/*
+ * How many WQEBBs/WQEs a doorbell record says are new since `done`, or -1 if
+ * it is more than the queue holds ahead (a jump, or a move backwards in the
+ * 16-bit counter): that record cannot be honoured without re-executing WQEs
+ * the device has already consumed.
+ */
+static inline int32_t dev_db_avail(uint32_t db, uint32_t done, uint32_t qsize)
+{
+	uint32_t d = (db - done) & 0xffff;
+
+	return d > qsize ? -1 : (int32_t)d;
+}
 
 /* ------------------------------------------------------------------------ */
 /* CQEs and events (cqe.c)                                                  */
@@ -338,6 +367,10 @@ static inline bool dev_scat_fits(uint8_t scat_max, const struct emu_cq *cq, uint
 }
 
 void dev_cq_write(struct emu_cq *cq, const struct dev_cqe *c);
+/* The vendor syndrome a ConnectX reports with an error syndrome. */
+uint8_t dev_vendor_syndrome(uint8_t opcode, uint8_t syndrome);
+/* CQ in error (overrun, or its memory went away): CQ_ERR, its QPs to ERR. */
+void dev_cq_fail(struct dev_cq *dcq);
 void dev_cq_arm_doorbell(struct dev_cq *dcq, uint32_t arm_word);
 void dev_cq_check_arms(struct dev_cq *dcq);
 void dev_cq_resize(struct dev_cq *dcq);
@@ -354,13 +387,25 @@ uint8_t *dev_lkey_ptr(uint32_t lkey, uint64_t va, uint64_t len,
  */
 uint8_t *dev_rkey_ptr(uint32_t rkey, uint64_t va, uint64_t len,
 		      const struct emu_pd *pd, const struct emu_qp *qp, uint32_t need);
-/* Data segments at seg[0..nseg) of a WQE (wrapping in [base, base+qsize)). */
+/*
+ * Gather list of a send WQE's data/inline segments seg[0..nseg) (wrapping
+ * in [base, base+qsize)), and scatter list of a receive WQE for a message
+ * of msg_len bytes: 0, DEV_SGL_PROT (a key, bound or access violation) or
+ * DEV_SGL_LEN (an inline segment longer than the DS left for it, too many
+ * entries).
+ */
+enum { DEV_SGL_PROT = -1, DEV_SGL_LEN = -2 };
 int dev_sgl_from_dsegs(struct dev_sgl *sgl, const uint8_t *base, uint32_t qsize,
-		       uint32_t off, unsigned nseg, const struct emu_pd *pd,
-		       uint32_t need, bool recv);
-/* Memory-window bind / local invalidate from a UMR WQE; 0 or a syndrome. */
+		       uint32_t off, unsigned nseg, const struct emu_pd *pd, uint32_t need);
+struct dev_rwqe;
+int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
+		      const struct emu_pd *pd, uint64_t msg_len);
+/*
+ * Memory-window bind / local invalidate from a UMR WQE of wqe_len bytes
+ * (what its DS cover); 0 or a syndrome.
+ */
 uint8_t dev_umr_execute(struct dev_qp *dq, const uint8_t *sq, uint32_t qsize,
-			uint32_t off, uint32_t imm_key, uint8_t *wc_op);
+			uint32_t off, uint32_t wqe_len, uint32_t imm_key, uint8_t *wc_op);
 /* Send-with-invalidate / local invalidate of an rkey on qp; 0 on success. */
 int dev_invalidate_rkey(struct emu_qp *qp, const struct emu_pd *pd, uint32_t rkey);
 
@@ -391,10 +436,12 @@ void dev_resp_flush_acks(void);
 void dev_path_stamp(const struct emu_qp *qp, struct dev_pkt *p);
 
 struct dev_rwqe {
-	uint8_t			*wqe;		/* first data segment */
+	uint8_t			*wqe;		/* first data segment (in buf) */
 	uint32_t		nseg;		/* data segment slots */
 	uint32_t		idx;		/* CQE wqe_counter */
 	struct emu_srq		*srq;		/* NULL: the QP's RQ */
+	/* the data segments as fetched from the queue (fault-safe copy) */
+	uint8_t			buf[DEV_MAX_SGE * 16];
 };
 
 /* Take the next receive WQE from the QP's RQ or from srq; false when empty. */

@@ -157,8 +157,15 @@ static void sq_doorbell(struct dev_ctx *dc, uint32_t bfreg)
 	 * only updated its record never reaches here unless a neighbour rang.
 	 */
 	for (struct dev_qp *dq = dc->bf_qps[bfreg]; dq; dq = dq->next_on_bf) {
-		uint32_t lim = dev_be32((const uint8_t *)(uintptr_t)dq->qp->dbrec + 4) & 0xffff;
+		uint32_t lim;
 
+		if (!dev_load_be32((const uint8_t *)(uintptr_t)dq->qp->dbrec + 4, &lim)) {
+			/* the doorbell record's page went away: the SQ is lost */
+			if (dq->qp->attr.state != IBV_QPS_ERR)
+				dev_qp_fatal(dq, IBV_EVENT_QP_FATAL);
+			continue;
+		}
+		lim &= 0xffff;
 		if (lim != (dq->sq_next & 0xffff) || dq->sq_rung) {
 			dq->sq_limit = lim;
 			dq->sq_rung = true;
@@ -235,6 +242,7 @@ static unsigned run_busy(void)
 /* Receives posted to a QP in ERR after the flush: no doorbell tells us. */
 static void slow_tasks(void)
 {
+	dev_guard_check();
 	for (struct dev_qp *dq = dev_eng.qps; dq; dq = dq->next)
 		if (dq->qp->attr.state == IBV_QPS_ERR) {
 			dev_rq_flush(dq);
@@ -391,6 +399,9 @@ static void *engine_main(void *arg)
 	(void)arg;
 	/* signals belong to the application's threads */
 	sigfillset(&all);
+	/* ... except the faults of a guarded access (dev_guard.c) */
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	/* short sleeps must stay short: the default 50 us slack would dominate */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
@@ -482,9 +493,11 @@ int emu_dev_ctx_init(struct emu_ctx *ctx)
 			return err;
 		}
 		kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		dev_guard_init();
 		atomic_store(&engine_stop, false);
 		err = pthread_create(&engine_thread, NULL, engine_main, NULL);
 		if (err) {
+			dev_guard_fini();
 			dev_wire_close();
 			if (kick_fd >= 0)
 				close(kick_fd);
@@ -531,6 +544,7 @@ void emu_dev_ctx_fini(struct emu_ctx *ctx)
 	pthread_join(engine_thread, NULL);
 	emu_lock_acquire();
 	dev_wire_close();
+	dev_guard_fini();
 	free(dev_eng.watch);
 	dev_eng.watch = NULL;
 	dev_eng.nwatch = dev_eng.watch_cap = 0;

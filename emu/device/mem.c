@@ -69,9 +69,11 @@ uint8_t *dev_rkey_ptr(uint32_t rkey, uint64_t va, uint64_t len,
 
 /*
  * Walk bytes [off, off + len) of the gather/scatter list: copy them out to
- * `out`, or in from `in` (exactly one is set).
+ * `out`, or in from `in` (exactly one is set).  The SGL points into
+ * application memory: every piece goes through the fault guard, and the
+ * first fault ends the copy with false (the caller writes the error CQE).
  */
-static void sgl_copy(const struct dev_sgl *sgl, uint64_t off, uint8_t *out,
+static bool sgl_copy(const struct dev_sgl *sgl, uint64_t off, uint8_t *out,
 		     const uint8_t *in, uint32_t len)
 {
 	for (unsigned i = 0; i < sgl->n && len; i++) {
@@ -86,36 +88,43 @@ static void sgl_copy(const struct dev_sgl *sgl, uint64_t off, uint8_t *out,
 		if (n > len)
 			n = len;
 		if (out) {
-			memcpy(out, e->ptr + off, n);
+			if (e->local)
+				memcpy(out, e->ptr + off, n);
+			else if (DEV_UNLIKELY(!dev_copy(out, e->ptr + off, n)))
+				return false;
 			out += n;
 		} else {
-			memcpy(e->ptr + off, in, n);
+			if (DEV_UNLIKELY(!dev_copy(e->ptr + off, in, n)))
+				return false;
 			in += n;
 		}
 		len -= n;
 		off = 0;
 	}
+	return true;
 }
 
-void dev_sgl_copy_out(const struct dev_sgl *sgl, uint64_t off, void *dst, uint32_t len)
+bool dev_sgl_copy_out(const struct dev_sgl *sgl, uint64_t off, void *dst, uint32_t len)
 {
-	sgl_copy(sgl, off, dst, NULL, len);
+	return sgl_copy(sgl, off, dst, NULL, len);
 }
 
-void dev_sgl_copy_in(const struct dev_sgl *sgl, uint64_t off, const void *src, uint32_t len)
+bool dev_sgl_copy_in(const struct dev_sgl *sgl, uint64_t off, const void *src, uint32_t len)
 {
-	sgl_copy(sgl, off, NULL, src, len);
+	return sgl_copy(sgl, off, NULL, src, len);
 }
 
 /*
- * Data segments (and, on the send side, inline segments) starting at byte
- * off of a queue of qsize bytes.  Inline payload is a byte stream that may
- * wrap anywhere; pointer segments are 16-byte aligned and never split.
- * Returns 0, or -1 on a protection violation.
+ * Gather list of a send WQE: data and inline segments starting at byte off
+ * of a WQE copy of qsize bytes (the caller fetched it through the fault
+ * guard, so nothing here reads application memory).  Inline payload is a
+ * byte stream; pointer segments are 16-byte aligned.  nseg is what the
+ * WQE's DS leave for data: an inline segment whose byte count needs more
+ * than that is a length error (its bytes would come from beyond the WQE).
+ * A gather entry of 0 bytes moves nothing and needs no key.
  */
 int dev_sgl_from_dsegs(struct dev_sgl *sgl, const uint8_t *base, uint32_t qsize,
-		       uint32_t off, unsigned nseg, const struct emu_pd *pd,
-		       uint32_t need, bool recv)
+		       uint32_t off, unsigned nseg, const struct emu_pd *pd, uint32_t need)
 {
 	uint32_t mask = qsize - 1;
 
@@ -125,44 +134,75 @@ int dev_sgl_from_dsegs(struct dev_sgl *sgl, const uint8_t *base, uint32_t qsize,
 		const uint8_t *seg = base + (off & mask);
 		uint32_t bc = dev_be32(seg);
 
-		if (!recv && (bc & RF_INLINE_SEG)) {
-			uint32_t len = bc & RF_INLINE_MAX_LEN;
+		if (bc & RF_INLINE_SEG) {
+			uint32_t len = bc & ~RF_INLINE_SEG;
 			uint32_t start = (off + 4) & mask;
-			uint32_t first = qsize - start < len ? qsize - start : len;
-			unsigned used = (4 + len + 15) / 16;
+			uint32_t first;
+			uint64_t used = (4ull + len + 15) / 16;
 
+			if (used > nseg || sgl->n + 2 > DEV_MAX_SGE)
+				return DEV_SGL_LEN;
+			/* READ/atomic results need memory to land in, not the WQE */
+			if (need & IBV_ACCESS_LOCAL_WRITE)
+				return DEV_SGL_PROT;
+			first = qsize - start < len ? qsize - start : len;
 			if (len) {
-				sgl->e[sgl->n++] = (struct dev_sge){ (uint8_t *)base + start, first };
+				sgl->e[sgl->n++] = (struct dev_sge){ (uint8_t *)base + start, first, true };
 				if (first < len)
-					sgl->e[sgl->n++] = (struct dev_sge){ (uint8_t *)base, len - first };
+					sgl->e[sgl->n++] = (struct dev_sge){ (uint8_t *)base, len - first, true };
 				sgl->total += len;
 			}
-			if (used > nseg)
-				used = nseg;
-			nseg -= used;
-			off += used * 16;
+			nseg -= (unsigned)used;
+			off += (uint32_t)used * 16;
 			continue;
 		}
-		{
-			uint32_t lkey = dev_be32(seg + 4);
-			uint64_t addr = dev_be64(seg + 8);
-			uint8_t *p;
+		if (bc) {
+			uint8_t *p = dev_lkey_ptr(dev_be32(seg + 4), dev_be64(seg + 8), bc, pd, need);
 
-			if (recv && lkey == RF_INVALID_LKEY)
-				break;
-			/* a zero-length entry moves nothing and needs no key */
-			if (bc) {
-				p = dev_lkey_ptr(lkey, addr, bc, pd, need);
-				if (!p)
-					return -1;
-				if (sgl->n == DEV_MAX_SGE)
-					return -1;
-				sgl->e[sgl->n++] = (struct dev_sge){ p, bc };
-				sgl->total += bc;
-			}
+			if (!p)
+				return DEV_SGL_PROT;
+			if (sgl->n == DEV_MAX_SGE)
+				return DEV_SGL_LEN;
+			sgl->e[sgl->n++] = (struct dev_sge){ p, bc, false };
+			sgl->total += bc;
 		}
 		nseg--;
 		off += 16;
+	}
+	return 0;
+}
+
+/*
+ * Scatter list of a receive WQE (its data segments, fetched into r->buf)
+ * for a message of msg_len bytes.  As a ConnectX scatters, entries are
+ * taken in order and only as far as the message reaches: an entry the
+ * message does not need is neither used nor checked, so a WQE with unused
+ * slots (zeroed, or left over) takes a message that fits the ones before.
+ * An entry that is used must have a valid key covering all of it.
+ *
+ * Byte count 0 means 2^31 bytes (PRM, data segment: "a value of 0 means
+ * 2GB"), and the list ends at the first entry with lkey MLX5_INVALID_LKEY
+ * (0x100), the terminator libmlx5 writes after the SGEs it posts - it skips
+ * zero-length SGEs rather than post them.
+ */
+int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
+		      const struct emu_pd *pd, uint64_t msg_len)
+{
+	sgl->n = 0;
+	sgl->total = 0;
+	for (uint32_t i = 0; i < r->nseg && sgl->total < msg_len; i++) {
+		const uint8_t *seg = r->wqe + 16 * i;
+		uint32_t bc = dev_be32(seg), lkey = dev_be32(seg + 4);
+		uint64_t len = bc ? bc : 1ull << 31;
+		uint8_t *p;
+
+		if (lkey == RF_INVALID_LKEY)
+			break;
+		p = dev_lkey_ptr(lkey, dev_be64(seg + 8), len, pd, IBV_ACCESS_LOCAL_WRITE);
+		if (!p)
+			return DEV_SGL_PROT;
+		sgl->e[sgl->n++] = (struct dev_sge){ p, (uint32_t)len, false };
+		sgl->total += len;
 	}
 	return 0;
 }
@@ -201,7 +241,7 @@ int dev_invalidate_rkey(struct emu_qp *qp, const struct emu_pd *pd, uint32_t rke
  * imm_key is the ctrl segment's imm: the key being modified.
  */
 uint8_t dev_umr_execute(struct dev_qp *dq, const uint8_t *sq, uint32_t qsize,
-			uint32_t off, uint32_t imm_key, uint8_t *wc_op)
+			uint32_t off, uint32_t wqe_len, uint32_t imm_key, uint8_t *wc_op)
 {
 	struct emu_qp *qp = dq->qp;
 	uint32_t mask = qsize - 1;
@@ -217,6 +257,10 @@ uint8_t dev_umr_execute(struct dev_qp *dq, const uint8_t *sq, uint32_t qsize,
 	uint64_t start, len, kaddr;
 	uint32_t klm_len, klm_key, access = 0;
 
+	/* the segments read below must lie inside the WQE's DS */
+	*wc_op = IBV_WC_BIND_MW;
+	if (wqe_len < 128 || (!(mkc[0] & MKC_FREE) && wqe_len < 144))
+		return RF_CQE_SYNDROME_MW_BIND_ERR;
 	if (mkc[0] & MKC_FREE) {
 		/* unbind (type 1, length 0) or local invalidate (type 2) */
 		mw = emu_mw_by_rkey_locked(imm_key);

@@ -36,11 +36,16 @@ void emu_dev_cq_created(struct emu_cq *cq)
 void emu_dev_cq_resized(struct emu_cq *cq)
 {
 	struct dev_cq *dcq = dev_cq_of(cq);
+	uint32_t ci = 0;
 
-	if (dcq)
+	if (dcq) {
 		dev_cq_resize(dcq);
-	else
-		emu_cq_finish_resize_locked(cq, dev_be32((const void *)(uintptr_t)cq->dbrec) & 0xffffff);
+		return;
+	}
+	/* an unreadable record reads as 0, never as a fault */
+	if (!dev_load_be32((const void *)(uintptr_t)cq->dbrec, &ci))
+		ci = 0;
+	emu_cq_finish_resize_locked(cq, ci & 0xffffff);
 }
 
 uint32_t emu_dev_cq_held(const struct emu_cq *cq)

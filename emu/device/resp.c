@@ -237,8 +237,7 @@ static void resp_ud(struct dev_qp *dq, const struct dev_pkt *p)
 	}
 	if (!qp->recv_cq || !dev_rq_take(dq, qp->srq, &r))
 		return;		/* no receive posted: UD drops */
-	if (dev_sgl_from_dsegs(&sgl, r.wqe, r.nseg * 16, 0, r.nseg, pd,
-			       IBV_ACCESS_LOCAL_WRITE, true)) {
+	if (dev_sgl_from_recv(&sgl, &r, pd, 40ull + p->len)) {
 		recv_error_cqe(dq, &r, qp->recv_cq, uidx, RF_CQE_SYNDROME_LOCAL_PROT_ERR);
 		dev_qp_fatal(dq, 0);
 		return;
@@ -247,13 +246,21 @@ static void resp_ud(struct dev_qp *dq, const struct dev_pkt *p)
 		recv_error_cqe(dq, &r, qp->recv_cq, uidx, RF_CQE_SYNDROME_LOCAL_LENGTH_ERR);
 		return;
 	}
-	if (p->flags & DPKT_GRH) {
+	{
 		uint8_t g[40];
+		bool ok = true;
 
-		build_grh(p, g, &sl);
-		dev_sgl_copy_in(&sgl, 0, g, 40);
+		if (p->flags & DPKT_GRH) {
+			build_grh(p, g, &sl);
+			ok = dev_sgl_copy_in(&sgl, 0, g, 40);
+		}
+		if (!ok || !dev_sgl_copy_in(&sgl, 40, p->payload, p->len)) {
+			/* the receive buffer's pages went away */
+			recv_error_cqe(dq, &r, qp->recv_cq, uidx, RF_CQE_SYNDROME_LOCAL_PROT_ERR);
+			dev_qp_fatal(dq, 0);
+			return;
+		}
 	}
-	dev_sgl_copy_in(&sgl, 40, p->payload, p->len);
 	{
 		struct dev_cqe c = {
 			.opcode = p->op == DOP_SEND_IMM ? RF_CQE_RESP_SEND_IMM : RF_CQE_RESP_SEND,
@@ -361,8 +368,7 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 		}
 	}
 	dev_rq_locate(dq, dq->recv_srq, dq->recv_idx, &r);
-	if (dev_sgl_from_dsegs(&sgl, r.wqe, r.nseg * 16, 0, r.nseg, v->pd,
-			       IBV_ACCESS_LOCAL_WRITE, true)) {
+	if (dev_sgl_from_recv(&sgl, &r, v->pd, p->dma_len)) {
 		dq->recv_busy = false;
 		recv_error_cqe(dq, &r, v->cq, v->uidx, RF_CQE_SYNDROME_LOCAL_PROT_ERR);
 		return DNAK_REM_OP;
@@ -378,8 +384,12 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 	 */
 	scat = (p->flags & DPKT_FIRST) && (p->flags & DPKT_LAST) &&
 	       dev_scat_fits(v->qp->scat_res, v->cq, p->dma_len);
-	if (!scat)
-		dev_sgl_copy_in(&sgl, p->offset, p->payload, p->len);
+	if (!scat && !dev_sgl_copy_in(&sgl, p->offset, p->payload, p->len)) {
+		/* the receive buffer's pages went away: as a bad receive lkey */
+		dq->recv_busy = false;
+		recv_error_cqe(dq, &r, v->cq, v->uidx, RF_CQE_SYNDROME_LOCAL_PROT_ERR);
+		return DNAK_REM_OP;
+	}
 	if (p->flags & DPKT_LAST) {
 		struct dev_cqe c = resp_cqe(v, p, r.idx, RF_CQE_RESP_SEND);
 
@@ -415,8 +425,10 @@ static bool force_rae(void)
 /* RDMA WRITE (with immediate); returns a DNAK_* or 0. */
 static int resp_write(struct resp_env *v, const struct dev_pkt *p)
 {
+	bool imm_last = p->op == DOP_WRITE_IMM && (p->flags & DPKT_LAST);
 	uint8_t *dst = NULL;
 	struct dev_rwqe r;
+	uint32_t ridx = 0;
 
 	if (!(v->qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE))
 		return DNAK_INV_REQ;
@@ -430,15 +442,24 @@ static int resp_write(struct resp_env *v, const struct dev_pkt *p)
 		if (!dst || (uint64_t)p->offset + p->len > p->dma_len)
 			return DNAK_REM_ACCESS;
 	}
-	if (p->op == DOP_WRITE_IMM && (p->flags & DPKT_LAST)) {
+	if (imm_last) {
 		/* the immediate consumes a receive: take it before placing data */
 		if (take_recv(v, &r))
 			return DNAK_RNR;
+		ridx = r.idx;
 	}
-	if (p->len && dst)
-		memcpy(dst + p->offset, p->payload, p->len);
-	if (p->op == DOP_WRITE_IMM && (p->flags & DPKT_LAST)) {
-		struct dev_cqe c = resp_cqe(v, p, r.idx, RF_CQE_RESP_WR_IMM);
+	if (p->len && dst && !dev_copy(dst + p->offset, p->payload, p->len)) {
+		/*
+		 * The target pages went away (unmapped, or not writable): a
+		 * remote access error for the requester; a receive already
+		 * taken for the immediate completes with a local access error.
+		 */
+		if (imm_last)
+			recv_error_cqe(v->dq, &r, v->cq, v->uidx, RF_CQE_SYNDROME_LOCAL_ACCESS_ERR);
+		return DNAK_REM_ACCESS;
+	}
+	if (imm_last) {
+		struct dev_cqe c = resp_cqe(v, p, ridx, RF_CQE_RESP_WR_IMM);
 
 		c.imm = p->imm;
 		dev_cq_write(v->cq, &c);
@@ -483,8 +504,8 @@ static int resp_read(struct resp_env *v, const struct dev_pkt *p)
 			r->flags |= DPKT_FIRST;
 		if (i == n - 1)
 			r->flags |= DPKT_LAST;
-		if (len)
-			memcpy(r->payload, src + off, len);
+		if (len && !dev_copy(r->payload, src + off, len))
+			return DNAK_REM_ACCESS;	/* source unmapped: r is never sent */
 		dev_wire_send(r);
 	}
 	return 0;
@@ -587,6 +608,19 @@ static void rd_record(struct dev_qp *dq, const struct dev_pkt *p, uint64_t orig)
 	dq->replay_next = (dq->replay_next + 1) % DEV_ATOMIC_REPLAY;
 }
 
+struct atomic_call {
+	const struct dev_pkt	*p;
+	uint8_t			*ptr;
+	uint64_t		orig;
+};
+
+static void atomic_call(void *arg)
+{
+	struct atomic_call *a = arg;
+
+	a->orig = do_atomic(a->p, a->ptr);
+}
+
 static int send_atomic_resp(struct dev_qp *dq, const struct dev_pkt *p, uint64_t orig)
 {
 	struct dev_pkt *r = resp_alloc(dq, p, DOP_ATOMIC_RESP, p->psn, 0);
@@ -615,7 +649,14 @@ static int resp_atomic(struct resp_env *v, const struct dev_pkt *p)
 			   IBV_ACCESS_REMOTE_ATOMIC);
 	if (!ptr)
 		return DNAK_REM_ACCESS;
-	orig = do_atomic(p, ptr);
+	{
+		struct atomic_call a = { p, ptr, 0 };
+
+		/* the target page went away, or is read-only: remote access error */
+		if (!dev_guard_call(atomic_call, &a))
+			return DNAK_REM_ACCESS;
+		orig = a.orig;
+	}
 	if (send_atomic_resp(dq, p, orig))
 		return -1;
 	rd_record(dq, p, orig);

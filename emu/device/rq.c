@@ -9,9 +9,58 @@
  */
 #include "device.h"
 
-static uint32_t dbrec_counter(uint64_t dbrec)
+/* The 16-bit counter of a receive doorbell record; false if unreadable. */
+static bool dbrec_counter(uint64_t dbrec, uint32_t *v)
 {
-	return dev_be32((const void *)(uintptr_t)dbrec) & 0xffff;
+	if (!dev_load_be32((const void *)(uintptr_t)dbrec, v))
+		return false;
+	*v &= 0xffff;
+	return true;
+}
+
+/*
+ * Receive WQEs the record says are posted beyond `taken`: -1 when the
+ * record is unreadable or further ahead than the queue holds (a jump, or a
+ * counter moved backwards) - a work queue catastrophic error, as for the SQ.
+ */
+static int32_t rq_avail(uint64_t dbrec, uint32_t taken, uint32_t size)
+{
+	uint32_t db;
+
+	if (!dbrec_counter(dbrec, &db))
+		return -1;
+	return dev_db_avail(db, taken, size);
+}
+
+static void rq_catastrophic(struct dev_qp *dq, struct emu_srq *srq)
+{
+	if (srq) {
+		struct dev_srq *ds = dev_srq_of(srq);
+
+		if (!ds->failed) {
+			ds->failed = true;
+			emu_post_async_event_locked(srq->obj.ctx, &srq->obj, 0,
+						    IBV_EVENT_SRQ_ERR);
+		}
+		return;
+	}
+	if (dq->qp->attr.state != IBV_QPS_ERR)
+		dev_qp_fatal(dq, IBV_EVENT_QP_FATAL);
+}
+
+/*
+ * Fetch the data segments of a receive WQE of `stride` bytes at wqe (after
+ * `skip` bytes of SRQ next segment) into r->buf; false on a fault.
+ */
+static bool rq_fetch(struct dev_rwqe *r, const uint8_t *wqe, uint32_t stride, uint32_t skip)
+{
+	uint32_t n = stride > skip ? stride - skip : 0;
+
+	if (n > sizeof(r->buf))
+		n = sizeof(r->buf);
+	r->wqe = r->buf;
+	r->nseg = n / 16;
+	return dev_copy(r->buf, wqe + skip, n);
 }
 
 bool dev_rq_take(struct dev_qp *dq, struct emu_srq *srq, struct dev_rwqe *r)
@@ -20,19 +69,31 @@ bool dev_rq_take(struct dev_qp *dq, struct emu_srq *srq, struct dev_rwqe *r)
 		struct dev_srq *ds = dev_srq_of(srq);
 		uint32_t stride = 1u << srq->wqe_shift;
 		uint8_t *wqe;
+		uint8_t next[4];
+		int32_t avail;
 
-		if (((dbrec_counter(srq->dbrec) - ds->taken) & 0xffff) == 0)
+		if (ds->failed)
+			return false;
+		avail = rq_avail(srq->dbrec, ds->taken, srq->wqe_cnt);
+		if (avail < 0) {
+			rq_catastrophic(dq, srq);
+			return false;
+		}
+		if (!avail)
 			return false;
 		/*
 		 * The SRQ is a linked list: software fills wqe[head] and moves
 		 * head along next_wqe_index; the device follows the same links.
+		 * Each take is one step, bounded by the record's count.
 		 */
 		wqe = (uint8_t *)(uintptr_t)srq->buf + (size_t)ds->head * stride;
+		if (!dev_copy(next, wqe, sizeof(next)) || !rq_fetch(r, wqe, stride, 16)) {
+			rq_catastrophic(dq, srq);
+			return false;
+		}
 		r->idx = ds->head;
-		r->wqe = wqe + 16;
-		r->nseg = (stride - 16) / 16;
 		r->srq = srq;
-		ds->head = dev_be16(wqe + 2) & (srq->wqe_cnt - 1);
+		ds->head = dev_be16(next + 2) & (srq->wqe_cnt - 1);
 		ds->taken++;
 		dev_srq_check_limit(srq);
 		return true;
@@ -40,14 +101,23 @@ bool dev_rq_take(struct dev_qp *dq, struct emu_srq *srq, struct dev_rwqe *r)
 	{
 		struct emu_qp *qp = dq->qp;
 		uint32_t slot;
+		int32_t avail;
 
-		if (!qp->rq_wqe_cnt ||
-		    ((dbrec_counter(qp->dbrec) - dq->rq_ci) & 0xffff) == 0)
+		if (!qp->rq_wqe_cnt)
+			return false;
+		avail = rq_avail(qp->dbrec, dq->rq_ci, qp->rq_wqe_cnt);
+		if (avail < 0) {
+			rq_catastrophic(dq, NULL);
+			return false;
+		}
+		if (!avail)
 			return false;
 		slot = dq->rq_ci & (qp->rq_wqe_cnt - 1);
-		r->wqe = (uint8_t *)(uintptr_t)qp->rq_buf +
-			 ((size_t)slot << qp->rq_wqe_shift);
-		r->nseg = (1u << qp->rq_wqe_shift) / 16;
+		if (!rq_fetch(r, (uint8_t *)(uintptr_t)qp->rq_buf + ((size_t)slot << qp->rq_wqe_shift),
+			      1u << qp->rq_wqe_shift, 0)) {
+			rq_catastrophic(dq, NULL);
+			return false;
+		}
 		r->idx = dq->rq_ci & 0xffff;
 		r->srq = NULL;
 		dq->rq_ci++;
@@ -55,21 +125,25 @@ bool dev_rq_take(struct dev_qp *dq, struct emu_srq *srq, struct dev_rwqe *r)
 	}
 }
 
+/* A fault here leaves no data segments: the message fails its length check. */
 void dev_rq_locate(struct dev_qp *dq, struct emu_srq *srq, uint32_t idx,
 		   struct dev_rwqe *r)
 {
+	bool ok;
+
 	if (srq) {
 		uint32_t stride = 1u << srq->wqe_shift;
 
-		r->wqe = (uint8_t *)(uintptr_t)srq->buf + (size_t)idx * stride + 16;
-		r->nseg = (stride - 16) / 16;
+		ok = rq_fetch(r, (uint8_t *)(uintptr_t)srq->buf + (size_t)idx * stride, stride, 16);
 	} else {
 		struct emu_qp *qp = dq->qp;
 
-		r->wqe = (uint8_t *)(uintptr_t)qp->rq_buf +
-			 ((size_t)(idx & (qp->rq_wqe_cnt - 1)) << qp->rq_wqe_shift);
-		r->nseg = (1u << qp->rq_wqe_shift) / 16;
+		ok = rq_fetch(r, (uint8_t *)(uintptr_t)qp->rq_buf +
+			      ((size_t)(idx & (qp->rq_wqe_cnt - 1)) << qp->rq_wqe_shift),
+			      1u << qp->rq_wqe_shift, 0);
 	}
+	if (!ok)
+		r->nseg = 0;
 	r->idx = idx;
 	r->srq = srq;
 }
@@ -80,9 +154,14 @@ void dev_srq_check_limit(struct emu_srq *srq)
 	struct dev_srq *ds = dev_srq_of(srq);
 	uint32_t avail;
 
+	int32_t n;
+
 	if (!srq->limit || !srq->limit_armed)
 		return;
-	avail = (dbrec_counter(srq->dbrec) - ds->taken) & 0xffff;
+	n = rq_avail(srq->dbrec, ds->taken, srq->wqe_cnt);
+	if (n < 0)
+		return;
+	avail = (uint32_t)n;
 	if (avail < srq->limit) {
 		srq->limit_armed = false;
 		emu_post_async_event_locked(srq->obj.ctx, &srq->obj, 0,
@@ -117,7 +196,8 @@ void dev_rq_flush(struct dev_qp *dq)
 	}
 	if (!qp->recv_cq || !qp->rq_wqe_cnt)
 		return;
-	while (((dbrec_counter(qp->dbrec) - dq->rq_ci) & 0xffff) != 0) {
+	/* at most a queue's worth; a record further ahead flushes nothing */
+	for (int32_t n = rq_avail(qp->dbrec, dq->rq_ci, qp->rq_wqe_cnt); n > 0; n--) {
 		c.wqe_counter = (uint16_t)dq->rq_ci;
 		dev_cq_write(qp->recv_cq, &c);
 		dq->rq_ci++;

@@ -19,8 +19,17 @@
  */
 #include "device.h"
 
+/*
+ * A WQE as the device fetched it: the DS*16 bytes of the WQE, copied out of
+ * the SQ through the fault guard (with the wrap at the queue's end undone),
+ * so every segment is parsed from this copy and nothing beyond the WQE is
+ * ever read.  Offsets below are into buf.
+ */
+#define WQE_MAX_BYTES	1024	/* 63 DS = 1008 bytes, rounded to a power of two */
+
 struct dev_wqe {
 	uint32_t		off;		/* byte offset of ctrl in the SQ */
+	uint32_t		len;		/* bytes the DS cover */
 	uint8_t			opcode;
 	uint8_t			opmod;
 	uint8_t			fm_ce_se;
@@ -31,12 +40,14 @@ struct dev_wqe {
 	uint32_t		dqpn;
 	uint32_t		qkey;
 	const uint8_t		*av;
+	bool			av_ext;		/* 48-byte AV: GRH fields present */
 	uint64_t		raddr;
 	uint32_t		rkey;
 	uint64_t		atomic[4];
 	uint32_t		atomic_size;
 	uint32_t		data_off;	/* first data/inline segment */
 	unsigned		nseg;
+	uint8_t			buf[WQE_MAX_BYTES];
 };
 
 static uint8_t *sq_base(const struct emu_qp *qp)
@@ -49,9 +60,28 @@ static uint32_t sq_size(const struct emu_qp *qp)
 	return qp->sq_wqe_cnt * RF_SEND_WQE_BB;
 }
 
-static const uint8_t *seg_at(const struct emu_qp *qp, uint32_t off)
+/* Copy len bytes of the SQ from byte offset off, wrapping; false on a fault. */
+static bool sq_fetch(const struct emu_qp *qp, uint32_t off, void *dst, uint32_t len)
 {
-	return sq_base(qp) + (off & (sq_size(qp) - 1));
+	uint32_t size = sq_size(qp);
+	uint32_t first = size - off < len ? size - off : len;
+
+	if (!dev_copy(dst, sq_base(qp) + off, first))
+		return false;
+	return first == len || dev_copy((uint8_t *)dst + first, sq_base(qp), len - first);
+}
+
+/* WQEBBs the WQE at BB counter bb spans (from its DS), 0 if unreadable. */
+static uint32_t wqe_nbb(const struct emu_qp *qp, uint32_t bb, uint8_t *opcode)
+{
+	uint8_t ctrl[8];
+	uint32_t ds;
+
+	if (!sq_fetch(qp, (bb * RF_SEND_WQE_BB) & (sq_size(qp) - 1), ctrl, sizeof(ctrl)))
+		return 0;
+	*opcode = ctrl[3];
+	ds = dev_be32(ctrl + 4) & 0x3f;
+	return ds ? (ds + 3) / 4 : 1;
 }
 
 static bool op_is_rdma(uint8_t op)
@@ -66,103 +96,113 @@ static bool op_is_atomic(uint8_t op)
 	       op == RF_OPCODE_ATOMIC_MASKED_CS || op == RF_OPCODE_ATOMIC_MASKED_FA;
 }
 
-/* Decode the segments of the WQE at BB counter bb; false if malformed. */
+/*
+ * Fetch and decode the WQE at BB counter bb; false if malformed: no DS, a
+ * WQE larger than the SQ, or segments (XRC, address vector, remote address,
+ * atomic) that its DS do not cover.  w->nbb is set even then, so the WQE
+ * can be stepped over.
+ */
 static bool wqe_parse(const struct dev_qp *dq, uint32_t bb, struct dev_wqe *w)
 {
 	const struct emu_qp *qp = dq->qp;
 	uint32_t off = (bb * RF_SEND_WQE_BB) & (sq_size(qp) - 1);
-	const uint8_t *ctrl = sq_base(qp) + off;
-	uint32_t word0 = dev_be32(ctrl);
-	uint32_t cur;
+	const uint8_t *b = w->buf;
+	uint32_t word0, cur = 16;
 
 	/* only the fields the opcode and transport use get set below */
+	w->opcode = w->opmod = w->fm_ce_se = w->ds = 0;
+	w->imm = 0;
 	w->xrc_srqn = w->dqpn = w->qkey = w->rkey = 0;
 	w->av = NULL;
+	w->av_ext = false;
 	w->raddr = 0;
 	memset(w->atomic, 0, sizeof(w->atomic));
+	w->atomic_size = 0;
 	w->off = off;
+	w->nbb = 1;
+	w->len = 0;
+	w->nseg = 0;
+	w->data_off = cur;
+	/* the first WQEBB in one copy (BB aligned, so it never wraps) */
+	if (!dev_copy(w->buf, sq_base(qp) + off, RF_SEND_WQE_BB))
+		return false;
+	word0 = dev_be32(b);
 	w->opcode = word0 & 0xff;
 	w->opmod = word0 >> 24;
-	w->ds = dev_be32(ctrl + 4) & 0x3f;
-	w->fm_ce_se = ctrl[11];
-	memcpy(&w->imm, ctrl + 12, 4);
-	w->nbb = w->ds ? (w->ds + 3) / 4 : 1;
-	w->atomic_size = 0;
-	cur = off + 16;
-	if (!w->ds)
+	w->ds = dev_be32(b + 4) & 0x3f;
+	w->fm_ce_se = b[11];
+	memcpy(&w->imm, b + 12, 4);
+	w->nbb = w->ds ? (w->ds + 3u) / 4 : 1;
+	w->len = w->ds * 16u;
+	if (!w->ds || w->nbb > qp->sq_wqe_cnt)
 		return false;
-	if (w->opcode == RF_OPCODE_NOP || w->opcode == RF_OPCODE_UMR) {
-		w->data_off = cur;
-		w->nseg = 0;
+	if (w->len > RF_SEND_WQE_BB &&
+	    !sq_fetch(qp, (off + RF_SEND_WQE_BB) & (sq_size(qp) - 1), w->buf + RF_SEND_WQE_BB,
+		      w->len - RF_SEND_WQE_BB))
+		return false;
+	if (w->opcode == RF_OPCODE_NOP || w->opcode == RF_OPCODE_UMR)
 		return true;
-	}
 	if (qp->type == IBV_QPT_XRC_SEND) {
-		w->xrc_srqn = dev_be32(seg_at(qp, cur)) & 0xffffff;
+		if (cur + 16 > w->len)
+			return false;
+		w->xrc_srqn = dev_be32(b + cur) & 0xffffff;
 		cur += 16;
 	}
 	if (qp->type == IBV_QPT_UD) {
-		const uint8_t *av = seg_at(qp, cur);
-		uint32_t dqp = dev_be32(av + 8);
+		uint32_t dqp;
 
-		w->av = av;
-		w->qkey = dev_be32(av);
+		if (cur + 16 > w->len)
+			return false;
+		dqp = dev_be32(b + cur + 8);
+		w->av = b + cur;
+		w->qkey = dev_be32(b + cur);
 		w->dqpn = dqp & 0xffffff;
-		cur += (dqp & RF_EXTENDED_UD_AV) ? 48 : 16;
+		w->av_ext = (dqp & RF_EXTENDED_UD_AV) != 0;
+		cur += w->av_ext ? 48 : 16;
+		if (cur > w->len)
+			return false;
 	}
 	if (op_is_rdma(w->opcode) || op_is_atomic(w->opcode)) {
-		const uint8_t *r = seg_at(qp, cur);
-
-		w->raddr = dev_be64(r);
-		w->rkey = dev_be32(r + 8);
+		if (cur + 16 > w->len)
+			return false;
+		w->raddr = dev_be64(b + cur);
+		w->rkey = dev_be32(b + cur + 8);
 		cur += 16;
 	}
-	switch (w->opcode) {
-	case RF_OPCODE_ATOMIC_CS:
-	case RF_OPCODE_ATOMIC_FA: {
-		const uint8_t *a = seg_at(qp, cur);
+	if (op_is_atomic(w->opcode)) {
+		const uint8_t *a = b + cur;
+		bool masked_cs8 = w->opcode == RF_OPCODE_ATOMIC_MASKED_CS &&
+				  w->opmod == RF_OPMOD_EXT_ATOMIC_8B;
 
-		w->atomic[0] = dev_be64(a);
-		w->atomic[1] = dev_be64(a + 8);
-		w->atomic[2] = ~0ull;
-		w->atomic[3] = ~0ull;
-		w->atomic_size = 8;
-		cur += 16;
-		break;
-	}
-	case RF_OPCODE_ATOMIC_MASKED_CS:
-	case RF_OPCODE_ATOMIC_MASKED_FA: {
-		const uint8_t *a = seg_at(qp, cur);
-
-		if (w->opmod == RF_OPMOD_EXT_ATOMIC_4B) {
+		if (cur + (masked_cs8 ? 32 : 16) > w->len)
+			return false;
+		if (w->opcode == RF_OPCODE_ATOMIC_CS || w->opcode == RF_OPCODE_ATOMIC_FA) {
+			w->atomic[0] = dev_be64(a);
+			w->atomic[1] = dev_be64(a + 8);
+			w->atomic[2] = ~0ull;
+			w->atomic[3] = ~0ull;
+			w->atomic_size = 8;
+		} else if (w->opmod == RF_OPMOD_EXT_ATOMIC_4B) {
 			w->atomic_size = 4;
 			w->atomic[0] = dev_be32(a);
 			w->atomic[1] = dev_be32(a + 4);
 			w->atomic[2] = dev_be32(a + 8);
 			w->atomic[3] = dev_be32(a + 12);
-			cur += 16;
 		} else if (w->opmod == RF_OPMOD_EXT_ATOMIC_8B) {
 			w->atomic_size = 8;
 			w->atomic[0] = dev_be64(a);
 			w->atomic[1] = dev_be64(a + 8);
-			cur += 16;
-			if (w->opcode == RF_OPCODE_ATOMIC_MASKED_CS) {
-				a = seg_at(qp, cur);	/* the masks may wrap */
-				w->atomic[2] = dev_be64(a);
-				w->atomic[3] = dev_be64(a + 8);
-				cur += 16;
+			if (masked_cs8) {
+				w->atomic[2] = dev_be64(a + 16);
+				w->atomic[3] = dev_be64(a + 24);
 			}
 		} else {
 			return false;
 		}
-		break;
+		cur += masked_cs8 ? 32 : 16;
 	}
-	default:
-		break;
-	}
-	if ((cur - off) / 16 > w->ds)
-		return false;
 	w->data_off = cur;
-	w->nseg = w->ds - (cur - off) / 16;
+	w->nseg = (w->len - cur) / 16;
 	return true;
 }
 
@@ -170,10 +210,8 @@ static bool wqe_parse(const struct dev_qp *dq, uint32_t bb, struct dev_wqe *w)
 static int wqe_sgl(const struct dev_qp *dq, const struct dev_wqe *w,
 		   struct dev_sgl *sgl, uint32_t need)
 {
-	const struct emu_qp *qp = dq->qp;
-
-	return dev_sgl_from_dsegs(sgl, sq_base(qp), sq_size(qp), w->data_off,
-				  w->nseg, qp->pd, need, false);
+	return dev_sgl_from_dsegs(sgl, w->buf, WQE_MAX_BYTES, w->data_off,
+				  w->nseg, dq->qp->pd, need);
 }
 
 static enum dev_op wqe_dev_op(uint8_t opcode)
@@ -222,8 +260,11 @@ static bool qp_reliable(const struct emu_qp *qp)
 	return qp->type == IBV_QPT_RC || qp->type == IBV_QPT_XRC_SEND;
 }
 
-/* Parse one WQE into a new entry: local checks only. */
-static void sq_parse_one(struct dev_qp *dq)
+/*
+ * Parse one WQE into a new entry: local checks only.  False, and nothing
+ * consumed, when the WQE spans more than the `avail` BBs rung so far.
+ */
+static bool sq_parse_one(struct dev_qp *dq, uint32_t avail)
 {
 	struct emu_qp *qp = dq->qp;
 	struct dev_ent *e = &dq->ent[dq->ent_tail & dq->ent_mask];
@@ -232,6 +273,8 @@ static void sq_parse_one(struct dev_qp *dq)
 	uint32_t need = 0;
 	bool ok = wqe_parse(dq, dq->sq_next, &w);
 
+	if (w.nbb > avail)
+		return false;
 	memset(e, 0, sizeof(*e));
 	e->wqe = dq->sq_next;
 	e->op = w.opcode;
@@ -254,13 +297,20 @@ static void sq_parse_one(struct dev_qp *dq)
 	}
 	if (w.opcode == RF_OPCODE_NOP || w.opcode == RF_OPCODE_UMR) {
 		e->flags |= DENTF_LOCAL;
-		return;
+		return true;
 	}
 	if (w.opcode == RF_OPCODE_RDMA_READ || op_is_atomic(w.opcode)) {
 		need = IBV_ACCESS_LOCAL_WRITE;
 		e->flags |= DENTF_RESP;
 	}
-	if (wqe_sgl(dq, &w, &sgl, need)) {
+	switch (wqe_sgl(dq, &w, &sgl, need)) {
+	case 0:
+		break;
+	case DEV_SGL_LEN:
+		/* e.g. inline data longer than the DS: never read past the WQE */
+		e->syndrome = RF_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+		goto fail;
+	default:
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
 		goto fail;
 	}
@@ -284,9 +334,10 @@ static void sq_parse_one(struct dev_qp *dq)
 	}
 	e->psn = dq->next_psn;
 	dq->next_psn = (dq->next_psn + e->npkt) & DEV_PSN_MASK;
-	return;
+	return true;
 fail:
 	e->state = DENT_DONE;
+	return true;
 }
 
 /* Our LID, for the packets' SLID. */
@@ -328,8 +379,12 @@ static bool emit_entry(struct dev_qp *dq, struct dev_ent *e)
 	enum dev_op op;
 	uint32_t total, dst;
 
-	if (!wqe_parse(dq, e->wqe, &w))
+	if (!wqe_parse(dq, e->wqe, &w)) {
+		/* rewritten or unmapped since it was parsed */
+		e->syndrome = RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+		e->state = DENT_DONE;
 		return true;
+	}
 	op = wqe_dev_op(w.opcode);
 	if (wqe_sgl(dq, &w, &sgl, (e->flags & DENTF_RESP) ? IBV_ACCESS_LOCAL_WRITE : 0)) {
 		/* the MR went away between parse and (re)transmission */
@@ -381,12 +436,17 @@ static bool emit_entry(struct dev_qp *dq, struct dev_ent *e)
 			/* a Q_Key with the top bit set means "use the QP's own" */
 			p->qkey = (w.qkey & 0x80000000u) ? qp->attr.qkey : w.qkey;
 			p->sl = w.av[12] & 0xf;
-			fill_grh(qp, p, w.av);
+			if (w.av_ext)
+				fill_grh(qp, p, w.av);
 		} else {
 			dev_path_stamp(qp, p);
 		}
-		if (len)
-			dev_sgl_copy_out(&sgl, offset, p->payload, len);
+		if (len && !dev_sgl_copy_out(&sgl, offset, p->payload, len)) {
+			/* the source pages went away: the packet is never sent */
+			e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
+			e->state = DENT_DONE;
+			return true;
+		}
 		dev_wire_send(p);
 		if (req_only) {
 			e->sent = e->npkt;
@@ -439,10 +499,13 @@ static void sq_emit(struct dev_qp *dq)
 				uint8_t wc_op;
 				uint32_t key;
 
-				wqe_parse(dq, e->wqe, &w);
-				key = be32toh(w.imm);
-				e->syndrome = dev_umr_execute(dq, sq_base(qp), sq_size(qp),
-							      w.off, key, &wc_op);
+				if (!wqe_parse(dq, e->wqe, &w)) {
+					e->syndrome = RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+				} else {
+					key = be32toh(w.imm);
+					e->syndrome = dev_umr_execute(dq, w.buf, WQE_MAX_BYTES,
+								      0, w.len, key, &wc_op);
+				}
 			}
 			e->state = DENT_DONE;
 			if (e->syndrome)
@@ -528,19 +591,54 @@ void dev_sq_complete(struct dev_qp *dq)
 	}
 }
 
-/* Pick up new WQEs up to the doorbell record. */
+/*
+ * The doorbell record does not describe the queue: more than sq_wqe_cnt
+ * BBs ahead of what the device consumed, or behind it.  Honouring it would
+ * re-execute WQEs already done (the 16-bit counter wraps), so the send queue
+ * fails as a whole: IBV_EVENT_QP_FATAL ("local work queue catastrophic
+ * error"), the QP to ERR, and the record is not walked.
+ */
+static void sq_bad_doorbell(struct dev_qp *dq)
+{
+	dq->sq_rung = false;
+	dev_qp_fatal(dq, IBV_EVENT_QP_FATAL);
+}
+
+/*
+ * Pick up new WQEs up to the doorbell record.  Every step moves sq_next
+ * forward by a whole WQE and never past the record, so the walk ends after
+ * at most sq_wqe_cnt BBs whatever software wrote.
+ *
+ * A record that points inside a WQE (a 2-BB WQE at BB 0, record 1): the
+ * device executes the whole WQEs before it and waits for the rest, which
+ * runs once a later record covers it.  That is what a ConnectX does - it
+ * fetches WQEBBs only up to the producer counter and starts a WQE once all
+ * the BBs its DS name are fetched - and it is the only choice that never
+ * executes bytes software has not yet handed over (the BBs past the record
+ * may still be being written).  libmlx5 and rdmafast always ring on a WQE
+ * boundary, so they never see the difference.
+ */
 static void sq_parse(struct dev_qp *dq)
 {
 	unsigned budget = DEV_MAX_WQE_PER_ROUND;
 
 	while (dq->sq_rung && budget--) {
-		if ((dq->sq_next & 0xffff) == dq->sq_limit) {
+		int32_t avail = dev_db_avail(dq->sq_limit, dq->sq_next, dq->qp->sq_wqe_cnt);
+
+		if (avail < 0) {
+			sq_bad_doorbell(dq);
+			return;
+		}
+		if (avail == 0) {
 			dq->sq_rung = false;
 			break;
 		}
 		if (dq->ent_tail - dq->ent_head > dq->ent_mask)
 			break;	/* every BB is in flight: impossible for sane software */
-		sq_parse_one(dq);
+		if (!sq_parse_one(dq, (uint32_t)avail)) {
+			dq->sq_rung = false;	/* the record ends inside this WQE: wait */
+			break;
+		}
 	}
 }
 
@@ -587,21 +685,22 @@ void dev_sq_flush(struct dev_qp *dq)
 		dq->rnr_until = 0;
 		dev_eng.timers--;
 	}
+	/* newly rung WQEs, bounded as in sq_parse(): whole WQEs up to the record */
 	while (dq->sq_rung && qp->sq_wqe_cnt) {
+		int32_t avail = dev_db_avail(dq->sq_limit, dq->sq_next, qp->sq_wqe_cnt);
 		struct dev_ent e = { 0 };
-		const uint8_t *ctrl;
-		uint32_t ds;
+		uint32_t nbb;
 
-		if ((dq->sq_next & 0xffff) == dq->sq_limit) {
-			dq->sq_rung = false;
-			break;
+		if (avail > 0) {
+			nbb = wqe_nbb(qp, dq->sq_next, &e.op);
+			if (nbb && nbb <= (uint32_t)avail) {
+				e.wqe = dq->sq_next;
+				ent_cqe(dq, &e, RF_CQE_SYNDROME_WR_FLUSH_ERR);
+				dq->sq_next += nbb;
+				continue;
+			}
 		}
-		ctrl = sq_base(qp) + ((dq->sq_next * RF_SEND_WQE_BB) & (sq_size(qp) - 1));
-		ds = dev_be32(ctrl + 4) & 0x3f;
-		e.wqe = dq->sq_next;
-		e.op = dev_be32(ctrl) & 0xff;
-		ent_cqe(dq, &e, RF_CQE_SYNDROME_WR_FLUSH_ERR);
-		dq->sq_next += ds ? (ds + 3) / 4 : 1;
+		dq->sq_rung = false;
 	}
 }
 
@@ -643,6 +742,7 @@ void dev_rc_read_resp_scatter(struct dev_qp *dq, struct dev_ent *e,
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
 		return;
 	}
+	/* from here, a fault in the local buffers is a local protection error */
 	/*
 	 * Requester scatter-to-CQE: a signaled READ whose data fits, or a
 	 * (non-masked) CS/FA, completes with the data in its CQE; libmlx5
@@ -666,15 +766,14 @@ void dev_rc_read_resp_scatter(struct dev_qp *dq, struct dev_ent *e,
 		return;
 	}
 	if (p->op == DOP_ATOMIC_RESP) {
-		if (w.atomic_size == 4) {
-			uint32_t v = (uint32_t)p->atomic[0];
+		uint32_t v = (uint32_t)p->atomic[0];
+		bool ok = w.atomic_size == 4 ? dev_sgl_copy_in(&sgl, 0, &v, 4) :
+			  dev_sgl_copy_in(&sgl, 0, &p->atomic[0], 8);
 
-			dev_sgl_copy_in(&sgl, 0, &v, 4);
-		} else {
-			dev_sgl_copy_in(&sgl, 0, &p->atomic[0], 8);
-		}
+		if (!ok)
+			e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
 		return;
 	}
-	if (p->len)
-		dev_sgl_copy_in(&sgl, p->offset, p->payload, p->len);
+	if (p->len && !dev_sgl_copy_in(&sgl, p->offset, p->payload, p->len))
+		e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
 }
