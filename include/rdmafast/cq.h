@@ -295,12 +295,35 @@ struct rf_cq {
 	struct rf_srq *srq;	/* receives of unattached QPs go here (XRC), or NULL */
 	struct rf_cq_qp none;
 	struct rf_cq_qp qp[RF_CQ_MAX_QPS];
+	/* what the empty fast path retires into (rf__cq_req_forget()) */
+	struct rf_sq none_sq;
+	struct rf__sq_wr_id none_wr_id;
+	struct rf__sq_end none_end;
 };
 
-/* Empty the requester fast path (want keeps its owner bit). */
+/*
+ * Empty the requester fast path (want keeps its owner bit). A CQE can
+ * still match the empty want (WQE opcode 0xff, QPN 0xffffff: no device
+ * writes it, but a CQ holds whatever was written into it), so the fast
+ * path's targets then are the CQ's own one-slot dummy queue and a record
+ * of RF_WC_GENERAL_ERR, never NULL or a detached queue.
+ */
 RF_INLINE void rf__cq_req_forget(struct rf_cq *cq)
 {
+	struct {
+		uint32_t qp_num, src_qp;
+		struct rf__wc_kind kind;
+		uint16_t wqe_counter;
+		uint8_t  sl, rsvd;
+	} rec = { 0xffffff, 0, { RF_WC_GENERAL_ERR, RF_WC_UNKNOWN, 0, 0 }, 0, 0, 0 };
+
+	RF_STATIC_ASSERT(sizeof(rec) == 16, "record tail");
+	__builtin_memcpy(&cq->req_rec, &rec, sizeof(rec));
 	cq->want = (cq->want & RF__CQE_TAIL_OWNER) | rf__cqe_tail_sop(RF__CQ_NO_SOP);
+	cq->req_sq = &cq->none_sq;
+	cq->req_wr_id = &cq->none_wr_id;
+	cq->req_mask = 0;
+	cq->req_len = 0;
 }
 
 struct rf_cq_attr {
@@ -341,7 +364,9 @@ static inline RF_COLD int rf_cq_init(struct rf_cq *cq, const struct rf_cq_attr *
 	cq->none.qpn = ~0U;
 	cq->last = &cq->none;
 	cq->cur = cq->buf;
-	cq->want = rf__cqe_tail_sop(RF__CQ_NO_SOP);	/* lap 0: owner 0 */
+	cq->none_sq.wr_id = &cq->none_wr_id;
+	cq->none_sq.wqe_end = &cq->none_end;
+	rf__cq_req_forget(cq);	/* lap 0: owner 0 */
 	for (i = 0; i < a->cqe_cnt; i++) {
 		struct rf_cqe64 *e = (struct rf_cqe64 *)(cq->buf + ((size_t)i << cq->cqe_shift));
 
