@@ -40,7 +40,8 @@ all:
 # Dependencies. The list is what a fresh Debian 12 needs; deps installs what
 # dpkg does not show as installed, as root, or says what to run otherwise.
 DEPS_PKGS := make gcc g++ clang clang-tools pkg-config valgrind \
-             libibverbs-dev ibverbs-providers ibverbs-utils libcriterion-dev
+             libibverbs-dev ibverbs-providers ibverbs-utils libcriterion-dev \
+             libclang-rt-dev
 # only for make test-aarch64
 DEPS_AARCH64_PKGS := gcc-aarch64-linux-gnu qemu-user
 
@@ -222,3 +223,5 @@ clean:
 	rm -rf $(BUILD)
 
 include emu/emu.mk
+
+include fuzz/fuzz.mk

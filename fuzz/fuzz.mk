@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# Fuzzing: libFuzzer targets built by Debian's clang with AddressSanitizer
+# and UndefinedBehaviorSanitizer (fuzz/README.md). Included by the top
+# Makefile after emu/emu.mk.
+#
+#   make fuzz                    every target FUZZ_SECONDS (60) seconds
+#   make fuzz FUZZ_SECONDS=15    the short form CI runs
+#   make fuzz-cq_decode          one target
+#
+# A finding (crash, sanitizer report, failed check, an input running longer
+# than FUZZ_TIMEOUT seconds) stops the run with a non-zero status and leaves
+# its reproducer as $(FUZZ_OUT)/findings/<target>/crash-* (or timeout-*);
+# replay it with `$(FUZZ_OUT)/<target> <file>`. New inputs go to
+# $(FUZZ_OUT)/corpus/<target>/; the committed seeds in fuzz/corpus/<target>/
+# are only read.
+#
+# One block per target below, each adding itself to FUZZ_TARGETS: a new
+# target is a new block.
+
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_TIMEOUT ?= 10
+FUZZ_OUT     := $(BUILD)/fuzz
+FUZZ_SAN     := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer $(WARN) $(RF_CPPFLAGS)
+FUZZ_TARGETS :=
+
+.PHONY: fuzz fuzz-bins
+
+# $(call fuzz_run,TARGET,EXTRA LIBFUZZER FLAGS)
+define fuzz_run
+	@mkdir -p $(FUZZ_OUT)/corpus/$(1) $(FUZZ_OUT)/findings/$(1)
+	@echo "== fuzz $(1): $(FUZZ_SECONDS) s, findings in $(FUZZ_OUT)/findings/$(1)/"
+	$(FUZZ_OUT)/$(1) -max_total_time=$(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT) \
+	    -print_final_stats=1 -artifact_prefix=$(FUZZ_OUT)/findings/$(1)/ $(2) \
+	    $(FUZZ_OUT)/corpus/$(1) fuzz/corpus/$(1)
+endef
+
+# ---- cq_decode: rf_cq_poll/peek/decode/advance over arbitrary CQ contents
+FUZZ_TARGETS += cq_decode
+$(FUZZ_OUT)/cq_decode: fuzz/cq_decode.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=c11 $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $<
+fuzz-cq_decode: $(FUZZ_OUT)/cq_decode
+	$(call fuzz_run,cq_decode)
+
+# ---------------------------------------------------------------------------
+fuzz-bins: $(addprefix $(FUZZ_OUT)/,$(FUZZ_TARGETS))
+fuzz: deps
+	@$(MAKE) --no-print-directory fuzz-bins
+	@for t in $(FUZZ_TARGETS); do \
+	    $(MAKE) --no-print-directory fuzz-$$t || exit 1; \
+	done
+
+# ---- device_wqe: the device model fed arbitrary WQEs and doorbell records.
+# The emulator's objects are built again with the fuzzer's instrumentation
+# and linked in; --export-dynamic lets libibverbs/libmlx5 bind to their
+# open/write/fstat... as to librfemu.so's under LD_PRELOAD.
+FUZZ_TARGETS  += device_wqe
+FUZZ_EMU_OBJS := $(patsubst %.c,$(FUZZ_OUT)/emu/%.o,$(EMU_LIB_SRCS))
+$(FUZZ_OUT)/emu/%.o: %.c $(wildcard emu/*.h emu/*/*.h) $(HEADERS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -O1 -g -fno-omit-frame-pointer $(EMU_CFLAGS) \
+	    -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -c -o $@ $<
+$(FUZZ_OUT)/device_wqe: fuzz/device_wqe.c $(FUZZ_EMU_OBJS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=gnu11 $(FUZZ_CFLAGS) -D_GNU_SOURCE $(FUZZ_SAN) -Wl,--export-dynamic \
+	    -o $@ $^ -libverbs -lmlx5 -ldl -lpthread
+fuzz-device_wqe: $(FUZZ_OUT)/device_wqe
+	$(call fuzz_run,device_wqe,-rss_limit_mb=4096)
