@@ -225,3 +225,4 @@ clean:
 include emu/emu.mk
 
 include fuzz/fuzz.mk
+include stress/stress.mk
