@@ -225,4 +225,5 @@ clean:
 include emu/emu.mk
 
 include fuzz/fuzz.mk
+include san/san.mk
 include stress/stress.mk
