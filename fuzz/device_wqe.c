@@ -241,6 +241,29 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /*
+ * FUZZ_WQE_BOUNDARY=1: the doorbell record is moved down to the end of the
+ * last whole WQE at or below it (WQEs walked from BB 0 by their DS), so
+ * that runs get past the known "record inside a WQE" hang (issue 14) while
+ * it is open. Off by default: that hang is a finding.
+ */
+static int boundary_only;
+
+static uint16_t wqe_boundary(const uint8_t *sq, uint32_t wqe_cnt, uint16_t want)
+{
+	uint32_t pos = 0, lim = want % (wqe_cnt + 1);
+
+	while (pos < lim) {
+		uint32_t ds = sq[64 * pos + 7] & 0x3f;
+		uint32_t nbb = ds ? (ds * 16 + 63) / 64 : 1;
+
+		if (pos + nbb > lim)
+			break;
+		pos += nbb;
+	}
+	return (uint16_t)pos;
+}
+
+/*
  * The seed corpus: well-formed WQEs that rdmafast's own posts build with
  * this process's keys and QPNs (deterministic for host 1 of an empty
  * subnet). FUZZ_WRITE_SEEDS=DIR writes them (fuzz/README.md).
@@ -338,6 +361,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	setup();
+	boundary_only = getenv("FUZZ_WQE_BOUNDARY") && atoi(getenv("FUZZ_WQE_BOUNDARY"));
 	if (seeds) {
 		write_seeds(seeds);
 		exit(0);
@@ -444,6 +468,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size)
 		memcpy(rbuf, data, size < rq_bytes ? size : rq_bytes);
 	put_be16(rrec, rq_db);
+
+	if (boundary_only)
+		sq_db = wqe_boundary(sq->dv.sq.buf, sq->dv.sq.wqe_cnt, sq_db);
 
 	/* doorbell record, then the doorbell (never 0: 0 means none) */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
