@@ -45,14 +45,6 @@ $(FUZZ_OUT)/cq_decode: fuzz/cq_decode.c $(HEADERS)
 fuzz-cq_decode: $(FUZZ_OUT)/cq_decode
 	$(call fuzz_run,cq_decode)
 
-# ---------------------------------------------------------------------------
-fuzz-bins: $(addprefix $(FUZZ_OUT)/,$(FUZZ_TARGETS))
-fuzz: deps
-	@$(MAKE) --no-print-directory fuzz-bins
-	@for t in $(FUZZ_TARGETS); do \
-	    $(MAKE) --no-print-directory fuzz-$$t || exit 1; \
-	done
-
 # ---- device_wqe: the device model fed arbitrary WQEs and doorbell records.
 # The emulator's objects are built again with the fuzzer's instrumentation
 # and linked in; --export-dynamic lets libibverbs/libmlx5 bind to their
@@ -69,3 +61,22 @@ $(FUZZ_OUT)/device_wqe: fuzz/device_wqe.c $(FUZZ_EMU_OBJS)
 	    -o $@ $^ -libverbs -lmlx5 -ldl -lpthread
 fuzz-device_wqe: $(FUZZ_OUT)/device_wqe
 	$(call fuzz_run,device_wqe,-rss_limit_mb=4096)
+
+# ---- wire_packet: arbitrary packets to a host over its wire socket
+# (emulator linked in as for device_wqe; dev.h for the packet header)
+FUZZ_TARGETS += wire_packet
+$(FUZZ_OUT)/wire_packet: fuzz/wire_packet.c $(FUZZ_EMU_OBJS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=gnu11 $(FUZZ_CFLAGS) -D_GNU_SOURCE \
+	    $(addprefix -I,$(sort $(dir $(EMU_LIB_SRCS)))) $(FUZZ_SAN) -Wl,--export-dynamic \
+	    -o $@ $^ -libverbs -lmlx5 -ldl -lpthread
+fuzz-wire_packet: $(FUZZ_OUT)/wire_packet
+	$(call fuzz_run,wire_packet,-rss_limit_mb=4096)
+
+# ---------------------------------------------------------------------------
+fuzz-bins: $(addprefix $(FUZZ_OUT)/,$(FUZZ_TARGETS))
+fuzz: deps
+	@$(MAKE) --no-print-directory fuzz-bins
+	@for t in $(FUZZ_TARGETS); do \
+	    $(MAKE) --no-print-directory fuzz-$$t || exit 1; \
+	done
