@@ -9,7 +9,7 @@
 #   make fuzz-cq_decode          one target
 #
 # A finding (crash, sanitizer report, failed check, an input running longer
-# than FUZZ_TIMEOUT seconds) stops the run with a non-zero status and leaves
+# than FUZZ_TIMEOUT seconds) stops that target's run, fails make fuzz, and leaves
 # its reproducer as $(FUZZ_OUT)/findings/<target>/crash-* (or timeout-*);
 # replay it with `$(FUZZ_OUT)/<target> <file>`. New inputs go to
 # $(FUZZ_OUT)/corpus/<target>/; the committed seeds in fuzz/corpus/<target>/
@@ -75,8 +75,10 @@ fuzz-wire_packet: $(FUZZ_OUT)/wire_packet
 
 # ---------------------------------------------------------------------------
 fuzz-bins: $(addprefix $(FUZZ_OUT)/,$(FUZZ_TARGETS))
+# Every target runs even after another's finding; the target fails if any had one.
 fuzz: deps
 	@$(MAKE) --no-print-directory fuzz-bins
-	@for t in $(FUZZ_TARGETS); do \
-	    $(MAKE) --no-print-directory fuzz-$$t || exit 1; \
-	done
+	@fail=""; for t in $(FUZZ_TARGETS); do \
+	    $(MAKE) --no-print-directory fuzz-$$t || fail="$$fail $$t"; \
+	done; \
+	if [ -n "$$fail" ]; then echo "fuzz: findings in:$$fail (see $(FUZZ_OUT)/findings/)"; exit 1; fi
