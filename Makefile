@@ -47,7 +47,7 @@ all:
 # dpkg does not show as installed, as root, or says what to run otherwise.
 DEPS_PKGS := make gcc g++ clang clang-tools pkg-config valgrind \
              libibverbs-dev ibverbs-providers ibverbs-utils libcriterion-dev \
-             pandoc mandoc
+             pandoc mandoc libclang-rt-dev
 # only for make test-aarch64
 DEPS_AARCH64_PKGS := gcc-aarch64-linux-gnu qemu-user
 
@@ -317,3 +317,5 @@ clean:
 
 include emu/emu.mk
 include fuzz/fuzz.mk
+include san/san.mk
+include stress/stress.mk

@@ -1,41 +1,102 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
-# libFuzzer targets, run by `make fuzz`: each for FUZZ_SECONDS (default 60)
-# from its seed corpus fuzz/corpus/NAME/, new inputs kept in
-# $(BUILD)/fuzz/NAME.corpus/. A finding stops the run with a non-zero exit
-# and leaves the reproducer in $(BUILD)/fuzz/NAME.artifacts/; replay it with
-# `$(BUILD)/fuzz/NAME FILE`. Built by clang with ASan, UBSan (fatal) and
-# LeakSanitizer. One block per target below; each adds itself to `fuzz`.
-# Included by the top Makefile (BUILD, RF_CPPFLAGS).
+# Fuzzing: libFuzzer targets built by Debian's clang with AddressSanitizer
+# and UndefinedBehaviorSanitizer (fuzz/README.md). Included by the top
+# Makefile after emu/emu.mk.
+#
+#   make fuzz                    every target FUZZ_SECONDS (60) seconds
+#   make fuzz FUZZ_SECONDS=15    the short form CI runs
+#   make fuzz-cq_decode          one target
+#
+# A finding (crash, sanitizer report, failed check, an input running longer
+# than FUZZ_TIMEOUT seconds) stops that target's run, fails make fuzz, and leaves
+# its reproducer as $(FUZZ_OUT)/findings/<target>/crash-* (or timeout-*);
+# replay it with `$(FUZZ_OUT)/<target> <file>`. New inputs go to
+# $(FUZZ_OUT)/corpus/<target>/; the committed seeds in fuzz/corpus/<target>/
+# are only read.
+#
+# One block per target below, each adding itself to FUZZ_TARGETS: a new
+# target is a new block.
 
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_DIR     := $(BUILD)/fuzz
-FUZZ_CFLAGS  := -std=gnu11 -g -O1 -fno-omit-frame-pointer \
-                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_RUN_FLAGS := -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
-                  -print_final_stats=1
+FUZZ_TIMEOUT ?= 10
+FUZZ_OUT     := $(BUILD)/fuzz
+FUZZ_SAN     := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer $(WARN) $(RF_CPPFLAGS)
+FUZZ_TARGETS :=
 
-.PHONY: fuzz
+.PHONY: fuzz fuzz-bins
 
-# ---- kernel_cmd: the fake uverbs kernel on its command fd -----------------
-# The fake kernel's folders (emu.mk's EMU_KERNEL_DIRS: no device model, no
-# launcher) linked into the fuzzer: its interposers are the program's, as
-# under LD_PRELOAD. Its subnet state goes to $RFEMU_STATE_DIR, else
-# build/fuzz/state.
-FUZZ_KERNEL_SRCS := $(foreach d,$(EMU_KERNEL_DIRS),$(sort $(wildcard emu/$(d)/*.c)))
+# $(call fuzz_run,TARGET,EXTRA LIBFUZZER FLAGS)
+define fuzz_run
+	@mkdir -p $(FUZZ_OUT)/corpus/$(1) $(FUZZ_OUT)/findings/$(1)
+	@echo "== fuzz $(1): $(FUZZ_SECONDS) s, findings in $(FUZZ_OUT)/findings/$(1)/"
+	$(FUZZ_OUT)/$(1) -max_total_time=$(FUZZ_SECONDS) -timeout=$(FUZZ_TIMEOUT) \
+	    -print_final_stats=1 -artifact_prefix=$(FUZZ_OUT)/findings/$(1)/ $(2) \
+	    $(FUZZ_OUT)/corpus/$(1) fuzz/corpus/$(1)
+endef
 
-$(FUZZ_DIR)/kernel_cmd: fuzz/kernel_cmd.c $(FUZZ_KERNEL_SRCS) $(EMU_HDRS)
+# ---- cq_decode: rf_cq_poll/peek/decode/advance over arbitrary CQ contents
+FUZZ_TARGETS += cq_decode
+$(FUZZ_OUT)/cq_decode: fuzz/cq_decode.c $(HEADERS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(RF_CPPFLAGS) -Iemu -D_GNU_SOURCE -o $@ \
+	$(FUZZ_CC) -std=c11 $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $<
+fuzz-cq_decode: $(FUZZ_OUT)/cq_decode
+	$(call fuzz_run,cq_decode)
+
+# ---- device_wqe: the device model fed arbitrary WQEs and doorbell records.
+# The emulator's objects are built again with the fuzzer's instrumentation
+# and linked in; --export-dynamic lets libibverbs/libmlx5 bind to their
+# open/write/fstat... as to librfemu.so's under LD_PRELOAD.
+FUZZ_TARGETS  += device_wqe
+FUZZ_EMU_OBJS := $(patsubst %.c,$(FUZZ_OUT)/emu/%.o,$(EMU_LIB_SRCS))
+$(FUZZ_OUT)/emu/%.o: %.c $(EMU_HDRS) $(HEADERS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -O1 -g -fno-omit-frame-pointer $(EMU_CFLAGS) \
+	    -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -c -o $@ $<
+$(FUZZ_OUT)/device_wqe: fuzz/device_wqe.c $(FUZZ_EMU_OBJS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=gnu11 $(FUZZ_CFLAGS) -D_GNU_SOURCE $(FUZZ_SAN) -Wl,--export-dynamic \
+	    -o $@ $^ -libverbs -lmlx5 -ldl -lpthread
+fuzz-device_wqe: $(FUZZ_OUT)/device_wqe
+	$(call fuzz_run,device_wqe,-rss_limit_mb=4096)
+
+# ---- wire_packet: arbitrary packets to a host over its wire socket
+# (emulator linked in as for device_wqe; wire/packet.h for the packet header)
+FUZZ_TARGETS += wire_packet
+$(FUZZ_OUT)/wire_packet: fuzz/wire_packet.c $(FUZZ_EMU_OBJS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=gnu11 $(FUZZ_CFLAGS) -D_GNU_SOURCE -Iemu $(FUZZ_SAN) -Wl,--export-dynamic \
+	    -o $@ $^ -libverbs -lmlx5 -ldl -lpthread
+fuzz-wire_packet: $(FUZZ_OUT)/wire_packet
+	$(call fuzz_run,wire_packet,-rss_limit_mb=4096)
+
+# ---- kernel_cmd: the fake uverbs kernel on its command fd, alone (emu.mk's
+# EMU_KERNEL_DIRS: no device model): arbitrary command sequences, pointers
+# wild or into read-write, read-only, PROT_NONE and unmapped pages. Its
+# interposers are the program's, as under LD_PRELOAD; LeakSanitizer checks
+# that closing the fd releases everything. Subnet state: $RFEMU_STATE_DIR,
+# else $(FUZZ_OUT)/state.
+FUZZ_TARGETS += kernel_cmd
+FUZZ_KERNEL_SRCS := $(foreach d,$(EMU_KERNEL_DIRS),$(sort $(wildcard emu/$(d)/*.c)))
+$(FUZZ_OUT)/kernel_cmd: fuzz/kernel_cmd.c $(FUZZ_KERNEL_SRCS) $(EMU_HDRS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=gnu11 $(FUZZ_CFLAGS) $(FUZZ_SAN) -Iemu -D_GNU_SOURCE -o $@ \
 	    fuzz/kernel_cmd.c $(FUZZ_KERNEL_SRCS) -ldl -lpthread
+fuzz-kernel_cmd: $(FUZZ_OUT)/kernel_cmd
+	@mkdir -p $(FUZZ_OUT)/state
+	RFEMU_STATE_DIR=$${RFEMU_STATE_DIR:-$(abspath $(FUZZ_OUT))/state} \
+	    $(MAKE) --no-print-directory fuzz-run-kernel_cmd
+fuzz-run-kernel_cmd:
+	$(call fuzz_run,kernel_cmd,-rss_limit_mb=2048)
 
-.PHONY: fuzz-kernel_cmd
-fuzz-kernel_cmd: $(FUZZ_DIR)/kernel_cmd
-	@mkdir -p $(FUZZ_DIR)/kernel_cmd.corpus $(FUZZ_DIR)/kernel_cmd.artifacts $(FUZZ_DIR)/state
-	RFEMU_STATE_DIR=$${RFEMU_STATE_DIR:-$(abspath $(FUZZ_DIR))/state} \
-	    $(FUZZ_DIR)/kernel_cmd $(FUZZ_RUN_FLAGS) \
-	    -artifact_prefix=$(FUZZ_DIR)/kernel_cmd.artifacts/ \
-	    $(FUZZ_DIR)/kernel_cmd.corpus fuzz/corpus/kernel_cmd
-
-fuzz: fuzz-kernel_cmd
+# ---------------------------------------------------------------------------
+fuzz-bins: $(addprefix $(FUZZ_OUT)/,$(FUZZ_TARGETS))
+# Every target runs even after another's finding; the target fails if any had one.
+fuzz: deps
+	@$(MAKE) --no-print-directory fuzz-bins
+	@fail=""; for t in $(FUZZ_TARGETS); do \
+	    $(MAKE) --no-print-directory fuzz-$$t || fail="$$fail $$t"; \
+	done; \
+	if [ -n "$$fail" ]; then echo "fuzz: findings in:$$fail (see $(FUZZ_OUT)/findings/)"; exit 1; fi
