@@ -237,7 +237,7 @@ bench: $(BENCH_BIN) $(BUILD)/bench/emu_model $(if $(filter hw,$(RF_DEVICE)),,emu
 
 # ---------------------------------------------------------------------------
 test: deps
-	@$(MAKE) --no-print-directory check-headers check-includes check-layout unit-test emu-test e2e-test \
+	@$(MAKE) --no-print-directory check-headers check-includes check-layout asm-test unit-test emu-test e2e-test \
 	    man-test readme-test
 
 # scan-build re-runs the whole build from scratch with the analyzer as CC.

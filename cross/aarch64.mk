@@ -108,8 +108,33 @@ $(AARCH64_DIR)/headers.ok: $(HEADERS)
 build-aarch64: deps-aarch64 aarch64-root $(AARCH64_DIR)/headers.ok
 	+@$(AARCH64_MAKE) $(AARCH64_BINS)
 
-test-aarch64: build-aarch64
+test-aarch64: build-aarch64 asm-test-aarch64
 	@RF_BUILD=$(AARCH64_DIR) RF_AARCH64_ROOT=$(AARCH64_ROOT) \
 	    RF_UNIT='$(call AARCH64_X,$(BUILD)/tests/O2/rftest)' \
 	    RF_EMU_TESTS='$(call AARCH64_X,$(EMU_TEST_BINS))' RF_E2E='$(call AARCH64_X,$(E2E_BIN))' \
 	    sh cross/test-aarch64.sh
+
+# ---------------------------------------------------------------------------
+# The barriers of the post, ring and poll paths, read in the disassembly of
+# tests/asm/paths.c (tests/asm/check-barriers.sh, which first proves that
+# doctored copies fail). qemu and the emulator run on the host's memory
+# ordering and cannot miss a barrier; this test can. asm-test reads the host
+# build (part of make test), asm-test-aarch64 the cross build.
+ASM_HOST := $(shell uname -m)
+
+$(BUILD)/asm/$(ASM_HOST).dis: tests/asm/paths.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 $(WARN) -pedantic $(RF_CPPFLAGS) -c -o $(@:.dis=.o) $<
+	objdump -d --no-show-raw-insn $(@:.dis=.o) > $@
+
+$(BUILD)/asm/aarch64-cross.dis: tests/asm/paths.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(AARCH64)-gcc -std=c11 -O2 $(WARN) -pedantic $(RF_CPPFLAGS) -c -o $(@:.dis=.o) $<
+	$(AARCH64)-objdump -d --no-show-raw-insn $(@:.dis=.o) > $@
+
+.PHONY: asm-test asm-test-aarch64
+asm-test: $(BUILD)/asm/$(ASM_HOST).dis
+	@sh tests/asm/check-barriers.sh --self-test $(ASM_HOST) $<
+
+asm-test-aarch64: $(BUILD)/asm/aarch64-cross.dis
+	@sh tests/asm/check-barriers.sh --self-test aarch64 $<

@@ -57,9 +57,18 @@ start=$(date +%s)
 echo "== arm64 unit tests: $RF_UNIT"
 criterion unit unit timeout 600 "$RF_UNIT" --jobs=2
 
+# qemu-user 7.2 cannot start threads in a child forked from a process that
+# has threads: it aborts (assertion in qemu_plugin_vcpu_init_hook, then in
+# cpu_exec). exit_without_cleanup forks and opens a device, whose engine is a
+# thread, in the child; a qemu limitation, not ours, so it is left out here.
+QEMU_SKIP='teardown/exit_without_cleanup'
 for t in $RF_EMU_TESTS; do
 	echo "== arm64 $t"
-	criterion emu "$(basename "$t")" timeout 600 "$B/rfemu" -- "$t" --jobs 1
+	case $t in
+	*/test_teardown) filter="--filter=!($QEMU_SKIP)"; echo "   (without $QEMU_SKIP: qemu 7.2 bug)" ;;
+	*) filter= ;;
+	esac
+	criterion emu "$(basename "$t")" timeout 600 "$B/rfemu" -- "$t" --jobs 1 $filter
 done
 
 echo "== arm64 e2e tests: $RF_E2E"
@@ -77,7 +86,7 @@ fail=$((unit_fail + emu_fail + e2e_fail + ex_fail))
 echo
 echo "arm64 under qemu-user, $(( $(date +%s) - start )) s:"
 echo "  unit tests      $unit_pass passed, $unit_fail failed"
-echo "  emulator tests  $emu_pass passed, $emu_fail failed"
+echo "  emulator tests  $emu_pass passed, $emu_fail failed (1 left out: $QEMU_SKIP)"
 echo "  e2e tests       $e2e_pass passed, $e2e_fail failed"
 echo "  examples        $ex_pass passed, $ex_fail failed"
 echo "aarch64: $pass passed, $fail failed"
