@@ -58,7 +58,7 @@ AARCH64_BINS  = $(call AARCH64_X,$(EMU_LIB) $(EMU_LAUNCHER) $(EMU_TEST_BINS) \
 deps-aarch64:
 	@if [ "$$(id -u)" != 0 ]; then \
 	    dpkg --print-foreign-architectures | grep -qx arm64 && \
-	    [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] && exit 0; \
+	    grep -qx enabled /proc/sys/fs/binfmt_misc/qemu-aarch64 2>/dev/null && exit 0; \
 	    echo "deps-aarch64: run as root: make deps-aarch64 (adds the arm64 architecture," \
 	         "installs $(DEPS_AARCH64_PKGS), enables binfmt for qemu-aarch64)"; exit 1; \
 	fi; \
@@ -79,7 +79,10 @@ deps-aarch64:
 	if [ ! -e /proc/sys/fs/binfmt_misc/register ]; then \
 	    mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || exit 1; \
 	fi; \
-	if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then \
+	e=/proc/sys/fs/binfmt_misc/qemu-aarch64; \
+	if [ -e $$e ] && ! grep -qx enabled $$e; then echo 1 > $$e || exit 1; fi; \
+	if [ ! -e $$e ]; then \
+	    echo "deps-aarch64: update-binfmts --enable qemu-aarch64"; \
 	    update-binfmts --enable qemu-aarch64 || exit 1; \
 	fi
 
