@@ -56,21 +56,23 @@ AARCH64_BINS  = $(call AARCH64_X,$(EMU_LIB) $(EMU_LAUNCHER) $(EMU_TEST_BINS) \
 # binfmt_misc and enable qemu for arm64 ELF files. Each step looks first,
 # so a second run changes nothing.
 deps-aarch64:
-	@if [ "$$(id -u)" != 0 ]; then \
-	    dpkg --print-foreign-architectures | grep -qx arm64 && \
-	    grep -qx enabled /proc/sys/fs/binfmt_misc/qemu-aarch64 2>/dev/null && exit 0; \
+	@missing=""; for p in $(DEPS_AARCH64_PKGS); do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' \
+	        || missing="$$missing $$p"; \
+	done; \
+	e=/proc/sys/fs/binfmt_misc/qemu-aarch64; \
+	if [ "$$(id -u)" != 0 ]; then \
+	    [ -z "$$missing" ] && grep -qx enabled $$e 2>/dev/null && exit 0; \
+	    echo "deps-aarch64: missing:$${missing:- none}; binfmt for qemu-aarch64:" \
+	         "$$(head -1 $$e 2>/dev/null || echo absent)"; \
 	    echo "deps-aarch64: run as root: make deps-aarch64 (adds the arm64 architecture," \
-	         "installs $(DEPS_AARCH64_PKGS), enables binfmt for qemu-aarch64)"; exit 1; \
+	         "installs the packages, enables binfmt for qemu-aarch64)"; exit 1; \
 	fi; \
 	update=$$RF_APT_UPDATED; \
 	if ! dpkg --print-foreign-architectures | grep -qx arm64; then \
 	    echo "deps-aarch64: dpkg --add-architecture arm64"; \
 	    dpkg --add-architecture arm64 || exit 1; update=""; \
 	fi; \
-	missing=""; for p in $(DEPS_AARCH64_PKGS); do \
-	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' \
-	        || missing="$$missing $$p"; \
-	done; \
 	if [ -n "$$missing" ]; then \
 	    echo "deps-aarch64: installing$$missing"; \
 	    { [ -n "$$update" ] || apt-get update -qq; } && \
@@ -79,7 +81,6 @@ deps-aarch64:
 	if [ ! -e /proc/sys/fs/binfmt_misc/register ]; then \
 	    mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || exit 1; \
 	fi; \
-	e=/proc/sys/fs/binfmt_misc/qemu-aarch64; \
 	if [ -e $$e ] && ! grep -qx enabled $$e; then echo 1 > $$e || exit 1; fi; \
 	if [ ! -e $$e ]; then \
 	    echo "deps-aarch64: update-binfmts --enable qemu-aarch64"; \
