@@ -12,7 +12,7 @@
 #   make run        install missing Debian packages, then the two-process showcase
 #   make man        render the manual pages (man/*.md) into build/man/
 #   make bench      rdmafast against libmlx5: build/bench/report.{json,svg}
-#   make test-aarch64  the headers and unit tests built for arm64, run under qemu
+#   make test-aarch64  everything built for arm64 and tested under qemu-user (cross/aarch64.mk)
 #   make fuzz       the libFuzzer targets, FUZZ_SECONDS each (fuzz/fuzz.mk)
 #   make clean      remove build/
 
@@ -37,7 +37,7 @@ VERSION := $(shell sed -n 's/^\#define RF_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-
 HEADERS := $(sort $(wildcard include/rdmafast/*.h include/rdmafast/hw/*.h \
                                include/rdmafast/detail/*.h))
 
-.PHONY: all test check install uninstall clean deps deps-aarch64 check-headers unit-bins \
+.PHONY: all test check install uninstall clean deps check-headers unit-bins \
         unit-test e2e-test examples run bench test-aarch64 check-layout man man-test readme-test \
         install-man uninstall-man
 all:
@@ -48,12 +48,10 @@ all:
 DEPS_PKGS := make gcc g++ clang clang-tools pkg-config valgrind \
              libibverbs-dev ibverbs-providers ibverbs-utils libcriterion-dev \
              pandoc mandoc libclang-rt-dev
-# only for make test-aarch64
-DEPS_AARCH64_PKGS := gcc-aarch64-linux-gnu qemu-user
+# (make test-aarch64 has its own: DEPS_AARCH64_PKGS in cross/aarch64.mk)
 
 deps: PKGS = $(DEPS_PKGS)
-deps-aarch64: PKGS = $(DEPS_AARCH64_PKGS)
-deps deps-aarch64:
+deps:
 	@missing=""; for p in $(PKGS); do \
 	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' \
 	        || missing="$$missing $$p"; \
@@ -236,36 +234,11 @@ bench: $(BENCH_BIN) $(BUILD)/bench/emu_model $(if $(filter hw,$(RF_DEVICE)),,emu
 	timeout 300 $(RF_RUN) $(BUILD)/bench/emu_model 2
 
 # ---------------------------------------------------------------------------
-# The same headers and unit tests on arm64 (not part of make test): each
-# public header alone as C11 with -pedantic, then every tests/unit/test_*.c
-# cross-built and run under qemu-user. Criterion's runner cannot start under
-# qemu-user, so tests/unit/cross/ stands in for it (one process, tests in turn;
-# its assertion macros ignore the message arguments, hence
-# -Wno-unused-parameter). No arm64 libraries are needed: the tests use only
-# mlx5dv.h's inline setters, whose headers are architecture-independent.
-AARCH64      := aarch64-linux-gnu
-AARCH64_DIR  := $(BUILD)/cross/aarch64
-AARCH64_TEST := $(AARCH64_DIR)/rftest
-
-$(AARCH64_TEST): $(UNIT_SRCS) $(HEADERS) tests/unit/rftest.h tests/unit/cross/main.c \
-                 tests/unit/cross/criterion/criterion.h
-	@mkdir -p $(@D)/inc
-	@ln -sfn /usr/include/infiniband $(@D)/inc/infiniband
-	@ln -sfn /usr/include/rdma $(@D)/inc/rdma
-	@for h in $(HEADERS:include/%=%); do \
-	    printf '#include <%s>\nint rf_hdrcheck;\n' $$h | \
-	    $(AARCH64)-gcc -std=c11 $(WARN) -pedantic $(RF_CPPFLAGS) -fsyntax-only \
-	        -idirafter $(@D)/inc -x c - || exit 1; \
-	done
-	$(AARCH64)-gcc -std=c11 -O2 -g $(WARN) -Wno-unused-parameter $(RF_CPPFLAGS) -Itests/unit/cross \
-	    $(VERBS_CPPFLAGS) -idirafter $(@D)/inc -o $@ $(UNIT_SRCS) tests/unit/cross/main.c
-
-test-aarch64: deps-aarch64 $(AARCH64_TEST)
-	timeout 600 qemu-aarch64 -L /usr/$(AARCH64) $(AARCH64_TEST)
+# arm64 (not part of make test): cross/aarch64.mk, included at the end.
 
 # ---------------------------------------------------------------------------
 test: deps
-	@$(MAKE) --no-print-directory check-headers check-includes check-layout unit-test emu-test e2e-test \
+	@$(MAKE) --no-print-directory check-headers check-includes check-layout asm-test unit-test emu-test e2e-test \
 	    man-test readme-test
 
 # scan-build re-runs the whole build from scratch with the analyzer as CC.
@@ -319,3 +292,4 @@ include emu/emu.mk
 include fuzz/fuzz.mk
 include san/san.mk
 include stress/stress.mk
+include cross/aarch64.mk

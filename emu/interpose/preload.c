@@ -12,6 +12,7 @@
  *   ioctl(cmd fd)                      ENOTTY: libibverbs falls back to write()
  *   close(cmd fd / event fds)          releases the context / the channel
  *   socket(AF_NETLINK, NETLINK_RDMA)   EPROTONOSUPPORT: forces sysfs discovery
+ *   getauxval(AT_HWCAP3)               without HWCAP3_LS64: no ST64B to our UAR
  *
  * mmap is deliberately NOT interposed: the UAR mmaps land in the memfd,
  * which works even when middleware patches libc's mmap at run time.
@@ -75,6 +76,7 @@ REAL(int, access, const char *, int)
 REAL(ssize_t, write, int, const void *, size_t)
 REAL(int, ioctl, int, unsigned long, ...)
 REAL(int, socket, int, int, int)
+REAL(unsigned long, getauxval, unsigned long)
 
 /* ------------------------------------------------------------------------ */
 /* Path classification                                                       */
@@ -397,6 +399,27 @@ int socket(int domain, int type, int protocol)
 		return -1;
 	}
 	return get_socket()(domain, type, protocol);
+}
+
+/* ------------------------------------------------------------------------ */
+/* CPU features                                                              */
+
+/*
+ * The emulated UAR pages are ordinary memory (the memfd). rdmafast's
+ * BlueFlame copy uses ST64B when AT_HWCAP3 reports arm64's FEAT_LS64
+ * (rdmafast/hw/doorbell.h), and ST64B to memory that does not support it
+ * may fault, so an emulated process is told its CPU has no LS64. The values
+ * are Linux's ABI (AT_HWCAP3 29, HWCAP3_LS64 bit 3); no other architecture
+ * uses that auxv entry.
+ */
+enum { EMU_AT_HWCAP3 = 29 };
+#define EMU_HWCAP3_LS64 (1UL << 3)
+
+unsigned long getauxval(unsigned long type)
+{
+	unsigned long v = get_getauxval()(type);
+
+	return type == EMU_AT_HWCAP3 ? v & ~EMU_HWCAP3_LS64 : v;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -131,7 +131,7 @@ Test(doorbell, no_blueflame_rings_same_address)
 Test(doorbell, bf_init_checks_the_register)
 {
 	static uint8_t page[RF_UAR_PAGE_SIZE] __attribute__((aligned(4096)));
-	struct rf_bf bf = { NULL, NULL, 0 };
+	struct rf_bf bf = { NULL, NULL, 0, 0 };
 
 	cr_assert_eq(rf_bf_init(&bf, page + RF_BF_REG_OFFSET, BF_HALF), 0);
 	cr_expect_eq(bf.cur, bf.reg);

@@ -39,10 +39,23 @@
  * fill buffers, so sfence both before the first one (rf_wc_start) and
  * after the last one (rf_wc_flush).
  *
- * aarch64 uses the outer-shareable DMB forms, as rdma-core does since v55
- * and the kernel does for dma_*mb(); the device is in the outer shareable
- * domain. Flushing write-combined MMIO needs a DSB: a DMB orders but does
- * not complete Device-GRE stores (UCX issues #9819, #1470; rdma-core #1511).
+ * aarch64 uses the outer-shareable DMB forms for the DMA barriers, as
+ * rdma-core's util/udma_barrier.h does since PR #1511 and the kernel does
+ * for dma_wmb()/dma_rmb(): Armv8 is other-multi-copy atomic, so a store
+ * ordered by a DMB is seen in that order by every observer of the domain,
+ * and the HCA, a PCIe device, is in the outer shareable domain. The inner
+ * shareable forms (ishst/ishld) would order for the CPUs only; a DSB would
+ * also wait for completion, which ordering does not need. dma_rmb after
+ * the owner check is what UCX issue #1470 (and PR #1527) was about: without
+ * it the CPU may read the CQE body before the owner byte, i.e. stale data.
+ *
+ * The WC barriers stay DSB ST, as rdma-core's mmio_wc_start() and
+ * mmio_flush_writes() on aarch64: a DMB orders, but does not complete or
+ * push out, stores to write-combining (Normal non-cacheable) memory; the
+ * flush must make the BlueFlame burst leave before the other half of the
+ * register is written, and the start must keep the dbrec store ahead of the
+ * MMIO store, which the device may act on at once (UCX issue #9819). A
+ * BlueFlame copy by ST64B (hw/doorbell.h) sits between the same two.
  *
  * Any other architecture fails to compile here rather than silently
  * inheriting x86 assumptions.

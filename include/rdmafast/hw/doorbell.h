@@ -35,6 +35,27 @@
 #include <rdmafast/hw/endian.h>
 #include <rdmafast/hw/barrier.h>
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+/*
+ * FEAT_LS64 (ST64B: one 64-byte single-copy-atomic store) is announced in
+ * the third hwcap word, AT_HWCAP3 (Linux 6.13, include/uapi/linux/auxvec.h),
+ * bit HWCAP3_LS64 (arch/arm64/include/uapi/asm/hwcap.h). Older headers have
+ * neither: the values below are the kernel's ABI constants. An older kernel
+ * has no AT_HWCAP3 entry; getauxval() then returns 0, i.e. no LS64.
+ */
+#ifdef AT_HWCAP3
+#define RF__AT_HWCAP3 AT_HWCAP3
+#else
+#define RF__AT_HWCAP3 29
+#endif
+#ifdef HWCAP3_LS64
+#define RF__HWCAP3_LS64 HWCAP3_LS64
+#else
+#define RF__HWCAP3_LS64 (1UL << 3)
+#endif
+#endif
+
 RF_BEGIN_DECLS
 
 /* Words of a QP's doorbell record (mlx5dv_qp.dbrec). */
@@ -66,12 +87,31 @@ enum {
  * use the 8-byte doorbell, still at reg), cur the half to write next. The
  * rings toggle cur with one XOR (cur ^= size), which needs the bit of size
  * clear in reg: mlx5 bfregs are 512-byte aligned pairs of 256-byte halves.
+ *
+ * ls64 is decided once, at init, and is a constant of the queue from then
+ * on: the copy tests it (one predictable branch), it never asks the CPU or
+ * the kernel again on the data path.
  */
 struct rf_bf {
 	uint8_t  *reg;
 	uint8_t  *cur;
 	uintptr_t size;		/* pointer-sized: the toggle XORs it from memory */
+	uint32_t  ls64;		/* 1: BlueFlame copies are ST64B stores (arm64) */
 };
+
+/*
+ * 1 when this CPU and kernel offer ST64B to user space (arm64 FEAT_LS64,
+ * HWCAP3_LS64), else 0; always 0 on other architectures. Cold: rf_bf_init()
+ * asks once per queue.
+ */
+static inline RF_COLD uint32_t rf_cpu_has_ls64(void)
+{
+#if defined(__aarch64__) && defined(__linux__)
+	return (getauxval(RF__AT_HWCAP3) & RF__HWCAP3_LS64) != 0;
+#else
+	return 0;
+#endif
+}
 
 /* Set bf up over mlx5dv_qp.bf; 0, or -EINVAL for a register it cannot toggle. */
 static inline RF_COLD int rf_bf_init(struct rf_bf *bf, void *reg, uint32_t size)
@@ -82,6 +122,7 @@ static inline RF_COLD int rf_bf_init(struct rf_bf *bf, void *reg, uint32_t size)
 	bf->reg = (uint8_t *)reg;
 	bf->cur = (uint8_t *)reg;
 	bf->size = size;
+	bf->ls64 = size >= 64 && rf_cpu_has_ls64();
 	return 0;
 }
 
@@ -150,6 +191,73 @@ RF_INLINE void rf_bf_copy(void *dst, const void *src, unsigned nbb)
 	}
 }
 
+#if defined(__aarch64__)
+/*
+ * rf__bf_copy_st64b - the BlueFlame copy as one ST64B per basic block
+ * (arm64 FEAT_LS64; rf_bf.ls64 says the CPU has it).
+ *
+ * Why: rf_bf_copy()'s four 16-byte stores to a write-combining (Normal
+ * non-cacheable) page are four accesses. The architecture lets them leave
+ * the CPU merged or in pieces, so whether the HCA receives the basic block
+ * as one 64-byte PCIe write is up to the implementation; a BlueFlame write
+ * that arrives in pieces costs the device time or the DMA read of the WQE
+ * that BlueFlame exists to save. ST64B stores 64 bytes as one
+ * single-copy-atomic access, so each basic block leaves the CPU whole.
+ * UCX PR #11542 adds the same for mlx5 BlueFlame on LS64 CPUs, selected at
+ * run time through getauxval(AT_HWCAP3) & HWCAP3_LS64 with the ordinary
+ * copy as the fallback; the kernel's elf_hwcaps documentation asks for that
+ * fallback too, since ST64B works only on memory that supports it.
+ *
+ * The instruction is written as its encoding (.inst) with fixed registers
+ * (data in x8..x15, the address in x16: ST64B x8, [x16]) because assemblers
+ * before Armv8.7 support refuse the mnemonic and the rest of the code must
+ * not be built for Armv8.7. ST64B needs a 64-byte aligned address: the
+ * halves of a bfreg are 256-byte aligned. The barriers around the copy are
+ * the same as for the ordinary copy: ST64B is an ordinary store for DMB and
+ * DSB.
+ */
+RF_INLINE void rf__bf_copy_st64b(void *dst, const void *src, unsigned nbb)
+{
+	uint8_t *d = (uint8_t *)dst;
+	const uint8_t *s = (const uint8_t *)src;
+
+	for (;;) {
+		__asm__ __volatile__(
+			"mov	x16, %0\n\t"
+			"ldp	x8, x9, [%1]\n\t"
+			"ldp	x10, x11, [%1, #16]\n\t"
+			"ldp	x12, x13, [%1, #32]\n\t"
+			"ldp	x14, x15, [%1, #48]\n\t"
+			".inst	0xf83f9208	/* st64b x8, [x16] */"
+			: : "r"(d), "r"(s)
+			: "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15", "x16",
+			  "memory");
+		if (--nbb == 0)
+			break;
+		d += 64;
+		s += 64;
+	}
+}
+#endif
+
+/*
+ * The BlueFlame copy of ring: ST64B where the queue found FEAT_LS64 at init
+ * (bf->ls64, a constant of the queue), the 16-byte stores otherwise.
+ */
+RF_INLINE void rf__bf_copy_any(const struct rf_bf *bf, void *dst, const void *src,
+			       unsigned nbb)
+{
+#if defined(__aarch64__)
+	if (bf->ls64) {
+		rf__bf_copy_st64b(dst, src, nbb);
+		return;
+	}
+#else
+	(void)bf;
+#endif
+	rf_bf_copy(dst, src, nbb);
+}
+
 /* True when one WQE of nbb basic blocks may be rung by BlueFlame copy. */
 RF_INLINE int rf_bf_fits(const struct rf_bf *bf, unsigned nbb)
 {
@@ -189,7 +297,7 @@ RF_INLINE void rf_ring_bf(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
 	rf_dma_wmb();		/* WQE stores before dbrec store */
 	rf_dbrec_set(sq_dbrec, pi);
 	rf_wc_start();		/* dbrec store before BlueFlame MMIO stores */
-	rf_bf_copy(cur, wqe, nbb);
+	rf__bf_copy_any(bf, cur, wqe, nbb);
 	rf_wc_flush();		/* BF stores out before the other half is used */
 	rf__bf_toggle(bf, cur);
 }

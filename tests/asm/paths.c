@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * tests/asm/paths.c - the post, ring and poll paths as separate functions,
+ * compiled (not linked, not run) so that tests/asm/check-barriers.sh can
+ * read their barriers in the disassembly. Nothing here is called.
+ */
+#include <rdmafast/rdmafast.h>
+
+/* The post alone: segments and commit, no ring, so no barrier at all. */
+int rf_asm_post(struct rf_sq *sq, uint64_t a)
+{
+	return rf_sq_post_write(sq, 1, a, 64, 2, a, RF_SEND_SIGNALED, 7);
+}
+
+/* The 8-byte doorbell: dma_wmb, dbrec, wc_start, MMIO store, wc_flush. */
+void rf_asm_ring_db(__be32 *dbrec, struct rf_bf *bf, const void *ctrl)
+{
+	rf_ring_db(dbrec, bf, 5, ctrl);
+}
+
+/* The BlueFlame copy: the same barriers around ST64B or the 16-byte stores. */
+void rf_asm_ring_bf(__be32 *dbrec, struct rf_bf *bf, const void *wqe)
+{
+	rf_ring_bf(dbrec, bf, 5, wqe, 2);
+}
+
+/* rf_sq_ring() as the application calls it. */
+void rf_asm_sq_ring(struct rf_sq *sq)
+{
+	rf_sq_ring(sq);
+}
+
+/* The poll: owner byte, dma_rmb, CQE body, consumer index. */
+int rf_asm_poll(struct rf_cq *cq, struct rf_wc *wc)
+{
+	return rf_cq_poll(cq, wc, 4);
+}
