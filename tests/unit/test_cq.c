@@ -340,6 +340,40 @@ Test(cq, stale_qpn_is_dropped)
 	rft_cq_fini(&t);
 }
 
+/*
+ * A CQE equal to the empty fast-path word (WQE opcode 0xff, QPN 0xffffff)
+ * on a fresh CQ and after a detach: found by fuzz/cq_decode.c, it used to
+ * take the fast path through a NULL (or the detached queue's) side table.
+ */
+Test(cq, forged_empty_fast_path_word)
+{
+	struct rft_cq t;
+	struct rft_sq s;
+	struct rf_wc wc[2];
+
+	cr_assert_eq(rft_cq_init(&t, 8, 64, CQN), 0);
+	rft_cqe_put(&t, 0, RF_CQE_REQ, 0xff, 0xffffff, 3, 0);
+	cr_assert_eq(rf_cq_poll(&t.cq, wc, 2), 1);
+	cr_assert_eq(wc[0].status, RF_WC_GENERAL_ERR);
+	cr_assert_eq(wc[0].opcode, RF_WC_UNKNOWN);
+	cr_assert_eq(wc[0].qp_num, 0xffffff);
+	cr_assert_eq(t.cq.ci, 1);
+
+	cr_assert_eq(rft_sq_init(&s, RF_QP_RC, 16, 256, 128, 4, 0, QPN), 0);
+	cr_assert_eq(rf_cq_attach(&t.cq, QPN, &s.sq, NULL, NULL), 0);
+	cr_assert_eq(rf_sq_post_nop(&s.sq, RF_SEND_SIGNALED, 5), 0);
+	rft_cqe_put(&t, 1, RF_CQE_REQ, RF_OPCODE_NOP, QPN, 0, 0);
+	cr_assert_eq(rf_cq_poll(&t.cq, wc, 2), 1);
+	cr_assert_eq(rf_cq_detach(&t.cq, QPN), 0);
+	cr_assert_eq(rf_sq_post_nop(&s.sq, 0, 6), 0);
+	rft_cqe_put(&t, 2, RF_CQE_REQ, 0xff, 0xffffff, 1, 0);
+	cr_assert_eq(rf_cq_poll(&t.cq, wc, 2), 1);
+	cr_assert_eq(wc[0].status, RF_WC_GENERAL_ERR);
+	cr_assert_eq(rf_sq_space(&s.sq), 15, "the detached queue retired nothing");
+	rft_sq_fini(&s);
+	rft_cq_fini(&t);
+}
+
 Test(cq, many_qps_and_attach_limit)
 {
 	struct rft_cq t;
