@@ -450,6 +450,44 @@ Test(cq, scatter_to_cqe_responder)
 	rft_cq_fini(&t);
 }
 
+/*
+ * Byte counts larger than the CQE can hold, and the 64-byte format on a
+ * 64-byte CQ (the half before entry 0 is outside the buffer): no more than
+ * the entry holds is copied. Found by fuzz/cq_decode.c (it read past the
+ * CQ buffer).
+ */
+Test(cq, scatter_to_cqe_byte_count_bounded)
+{
+	struct rft_cq t;
+	struct rft_rq r;
+	struct rf_wc wc;
+	uint8_t a[64];
+	struct rf_cqe64 *e;
+
+	cr_assert_eq(rft_cq_init(&t, 2, 64, CQN), 0);
+	cr_assert_eq(rft_rq_init(&r, 16), 0);	/* one data segment per WQE */
+	cr_assert_eq(rf_cq_attach(&t.cq, QPN, NULL, &r.rq, NULL), 0);
+	memset(a, 0, sizeof(a));
+	cr_assert_eq(rf_rq_post_one(&r.rq, 1, (uintptr_t)a, sizeof(a), 1), 0);
+	cr_assert_eq(rf_rq_post_one(&r.rq, 1, (uintptr_t)a, sizeof(a), 2), 0);
+	e = rft_cqe_put(&t, 0, RF_CQE_RESP_SEND, 0, QPN, 0, 1000);
+	memset(e, 0x41, 32);
+	e->op_own |= RF_INLINE_SCATTER_32;
+	cr_assert_eq(rf_cq_poll(&t.cq, &wc, 1), 1);
+	cr_assert_eq(wc.wr_id, 1);
+	cr_assert_eq(wc.byte_len, 1000, "reported as the CQE says");
+	cr_assert_eq(a[31], 0x41);
+	cr_assert_eq(a[32], 0, "nothing past the 32 bytes a CQE64 holds");
+	memset(a, 0, sizeof(a));
+	e = rft_cqe_put(&t, 1, RF_CQE_RESP_SEND, 0, QPN, 1, 60);
+	e->op_own |= RF_INLINE_SCATTER_64;
+	cr_assert_eq(rf_cq_poll(&t.cq, &wc, 1), 1);
+	cr_assert_eq(wc.wr_id, 2);
+	cr_assert_eq(a[0], 0, "a 64-byte CQ has no 64-byte scatter half");
+	free(r.buf);
+	rft_cq_fini(&t);
+}
+
 Test(cq, scatter_to_cqe_requester_read)
 {
 	struct rft_cq t;

@@ -169,6 +169,24 @@ RF_INLINE uint64_t rf__cq_resp_retire(struct rf_cq_qp *q, uint16_t counter,
 }
 
 /*
+ * Where the scatter-to-CQE data of a CQE in format fmt sits, and how many
+ * of len bytes can be there: 32 in the CQE64, 64 in the half before it on
+ * 128-byte CQEs only. A larger byte count, or the 64-byte format on a
+ * 64-byte CQ, is a CQE no device writes: copy no more than the entry
+ * holds.
+ */
+static inline RF_COLD const uint8_t *rf__cq_scat_src(const struct rf_cq *cq,
+						     const struct rf_cqe64 *cqe,
+						     uint32_t fmt, uint32_t *len)
+{
+	uint32_t max = fmt == RF_CQE_FORMAT_SCATTER_32 ? 32 : cq->cqe_size == 128 ? 64 : 0;
+
+	if (*len > max)
+		*len = max;
+	return max == 64 ? (const uint8_t *)cqe - 64 : (const uint8_t *)cqe;
+}
+
+/*
  * The slow path: error, compressed, scatter-to-CQE and unusual CQEs, and
  * QPNs missing from the cache. Returns 1 when wc was filled, 0 when the
  * CQE was consumed without a record.
@@ -238,10 +256,10 @@ static inline RF_COLD int rf__cq_poll_slow(struct rf_cq *cq, struct rf_cqe64 *cq
 				   RF_WC_LOCAL_INV : RF_WC_BIND_MW;
 		}
 		if (fmt != RF_CQE_FORMAT_NORMAL && opcode == RF_CQE_REQ) {
-			rf__cq_scatter_req(q->sq, counter,
-					   fmt == RF_CQE_FORMAT_SCATTER_32 ?
-					   (const uint8_t *)cqe : (const uint8_t *)cqe - 64,
-					   byte_cnt);
+			uint32_t len = byte_cnt;
+			const uint8_t *src = rf__cq_scat_src(cq, cqe, fmt, &len);
+
+			rf__cq_scatter_req(q->sq, counter, src, len);
 			k.flags |= RF_WC_SCATTERED;
 		}
 		wc->wr_id = rf_sq_retire(q->sq, counter);
@@ -250,16 +268,16 @@ static inline RF_COLD int rf__cq_poll_slow(struct rf_cq *cq, struct rf_cqe64 *cq
 		wc->sl = 0;
 	} else {
 		if (fmt != RF_CQE_FORMAT_NORMAL && opcode != RF_CQE_RESP_ERR) {
-			const uint8_t *src = fmt == RF_CQE_FORMAT_SCATTER_32 ?
-					     (const uint8_t *)cqe : (const uint8_t *)cqe - 64;
+			uint32_t len = byte_cnt;
+			const uint8_t *src = rf__cq_scat_src(cq, cqe, fmt, &len);
 
 			if (q->srq && counter < q->srq->wqe_cnt)
 				rf__scatter((const struct rf_wqe_data_seg *)
 					    (rf_srq_wqe(q->srq, counter) + 1),
-					    q->srq->max_sge, src, byte_cnt);
+					    q->srq->max_sge, src, len);
 			else if (!q->srq)
 				rf__scatter(rf_rq_wqe(q->rq, counter), q->rq->max_sge,
-					    src, byte_cnt);
+					    src, len);
 			k.flags |= RF_WC_SCATTERED;
 		}
 		if (q->srq && counter >= q->srq->wqe_cnt) {
