@@ -374,6 +374,28 @@ Test(cq, forged_empty_fast_path_word)
 	rft_cq_fini(&t);
 }
 
+/*
+ * A UMR CQE naming the queue's last BB: the mkey context is read from the
+ * next BB with the wrap, not past the buffer (found by fuzz/cq_decode.c;
+ * AddressSanitizer in the san build sees the old read).
+ */
+Test(cq, umr_cqe_at_last_bb_stays_in_queue)
+{
+	struct rft_cq t;
+	struct rft_sq s;
+	struct rf_wc wc;
+
+	cr_assert_eq(rft_cq_init(&t, 2, 64, CQN), 0);
+	cr_assert_eq(rft_sq_init(&s, RF_QP_RC, 64, 0, 64, 4, 0, QPN), 0);	/* 4 KiB: no slack */
+	cr_assert_eq(rf_cq_attach(&t.cq, QPN, &s.sq, NULL, NULL), 0);
+	s.buf[0] = RF_MKEY_CONTEXT_FREE;	/* BB 0 follows BB 63 */
+	rft_cqe_put(&t, 0, RF_CQE_REQ, RF_OPCODE_UMR, QPN, 63, 0);
+	cr_assert_eq(rf_cq_poll(&t.cq, &wc, 1), 1);
+	cr_assert_eq(wc.opcode, RF_WC_LOCAL_INV);
+	rft_sq_fini(&s);
+	rft_cq_fini(&t);
+}
+
 Test(cq, many_qps_and_attach_limit)
 {
 	struct rft_cq t;

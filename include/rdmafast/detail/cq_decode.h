@@ -248,11 +248,13 @@ static inline RF_COLD int rf__cq_poll_slow(struct rf_cq *cq, struct rf_cqe64 *cq
 
 	if (req) {
 		/* UMR: a memory-window bind or a local invalidate; the mkey
-		 * context says which (a freed mkey is an invalidate) */
+		 * context (byte 16 + 48, the WQE's second BB) says which (a
+		 * freed mkey is an invalidate). The BB is addressed with the
+		 * wrap, as a CQE may name the queue's last BB. */
 		if ((sop >> 24) == RF_OPCODE_UMR) {
-			const uint8_t *w = (const uint8_t *)rf_sq_wqe(q->sq, counter);
+			const uint8_t *w = (const uint8_t *)rf_sq_wqe(q->sq, counter + 1U);
 
-			k.opcode = w[16 + 48] & RF_MKEY_CONTEXT_FREE ?
+			k.opcode = w[16 + 48 - RF_SEND_WQE_BB] & RF_MKEY_CONTEXT_FREE ?
 				   RF_WC_LOCAL_INV : RF_WC_BIND_MW;
 		}
 		if (fmt != RF_CQE_FORMAT_NORMAL && opcode == RF_CQE_REQ) {
