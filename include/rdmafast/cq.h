@@ -35,6 +35,8 @@
 #include <rdmafast/hw/barrier.h>
 #include <rdmafast/hw/doorbell.h>
 #include <rdmafast/hw/cqe.h>
+#include <rdmafast/types.h>
+#include <rdmafast/detail/sq.h>
 #include <rdmafast/detail/cq.h>
 
 RF_BEGIN_DECLS
@@ -43,7 +45,6 @@ RF_BEGIN_DECLS
 struct rf_sq;
 struct rf_rq;
 struct rf_srq;
-struct rf__sq_wr_id;
 
 enum { RF_CQ_MAX_QPS = 16 };
 
@@ -80,12 +81,16 @@ struct rf_cq {
 	 */
 	uint64_t   want;
 	/*
-	 * For want's QP: its send queue, and that queue's wr_id table and
-	 * wqe_mask, copied so that a batch loads them before its first CQE
-	 * (they do not change after rf_sq_init(); attach a queue again if it
-	 * is initialized again while attached). (written)
+	 * For want's QP: what retiring its send queue's slots touches (the
+	 * queue's limit, wqe_end table and bb_max: rf__sq_retire_slot()),
+	 * and that queue's wr_id table and wqe_mask, copied so that a batch
+	 * loads them before its first CQE (they do not change after
+	 * rf_sq_init(); attach a queue again if it is initialized again
+	 * while attached). Pieces rather than the struct rf_sq, which this
+	 * header does not see (written).
 	 */
-	struct rf_sq *req_sq;
+	uint32_t  *req_limit;
+	const struct rf__sq_end *req_end;
 	const struct rf__sq_wr_id *req_wr_id;
 	uint16_t   req_mask;	/* < 0x8000 (rf_sq_init()), which the type tells the compiler */
 	/*
@@ -93,6 +98,7 @@ struct rf_cq {
 	 * only then does the fast path read byte_cnt (rf__cq_run()).
 	 */
 	uint16_t   req_len;
+	uint32_t   req_bb_max;
 	uint32_t   ci;		/* consumer index, free running (written) */
 	/*
 	 * Bytes 16..31 of the record for want's sop (qp_num, src_qp 0, status,
@@ -123,7 +129,40 @@ struct rf_cq {
 	struct rf_srq *srq;	/* receives of unattached QPs go here (XRC), or NULL */
 	struct rf_cq_qp none;
 	struct rf_cq_qp qp[RF_CQ_MAX_QPS];
+	/* what the empty fast path retires into (rf__cq_req_forget()) */
+	struct rf__sq_wr_id none_wr_id;
+	struct rf__sq_end none_end;
+	uint32_t   none_limit;
 };
+
+/*
+ * Empty the requester fast path (want keeps its owner bit). No want is
+ * unmatchable: a CQ holds whatever was written into it, and a CQE with
+ * WQE opcode 0xff and QPN 0xffffff (which no device writes) matches the
+ * empty one. So its targets are harmless instead of NULL or a detached
+ * queue: a record of RF_WC_GENERAL_ERR, and a one-slot queue of the CQ's
+ * own (none_*) for the retirement to read and write. This costs the fast
+ * path nothing, which a test for the empty want in it would not.
+ */
+RF_INLINE void rf__cq_req_forget(struct rf_cq *cq)
+{
+	struct {
+		uint32_t qp_num, src_qp;
+		uint8_t  status, opcode, flags, vendor_err;
+		uint16_t wqe_counter;
+		uint8_t  sl, rsvd;
+	} rec = { 0xffffff, 0, RF_WC_GENERAL_ERR, RF_WC_UNKNOWN, 0, 0, 0, 0, 0 };
+
+	RF_STATIC_ASSERT(sizeof(rec) == 16, "record tail");
+	__builtin_memcpy(&cq->req_rec, &rec, sizeof(rec));
+	cq->want = rf__cq_want_none(cq->want);
+	cq->req_limit = &cq->none_limit;
+	cq->req_end = &cq->none_end;
+	cq->req_wr_id = &cq->none_wr_id;
+	cq->req_mask = 0;
+	cq->req_len = 0;
+	cq->req_bb_max = 0;
+}
 
 struct rf_cq_attr {
 	void     *buf;		/* mlx5dv_cq.buf */
@@ -163,7 +202,7 @@ static inline RF_COLD int rf_cq_init(struct rf_cq *cq, const struct rf_cq_attr *
 	cq->none.qpn = ~0U;
 	cq->last = &cq->none;
 	cq->cur = cq->buf;
-	cq->want = rf__cqe_tail_sop(RF__CQ_NO_SOP);	/* lap 0: owner 0 */
+	rf__cq_req_forget(cq);	/* lap 0: owner 0 */
 	for (i = 0; i < a->cqe_cnt; i++) {
 		struct rf_cqe64 *e = (struct rf_cqe64 *)(cq->buf + ((size_t)i << cq->cqe_shift));
 
@@ -197,7 +236,7 @@ static inline int rf_cq_attach(struct rf_cq *cq, uint32_t qpn, struct rf_sq *sq,
 	if (i == cq->nqp)
 		cq->nqp++;
 	cq->last = &cq->none;
-	cq->want = rf__cq_want_none(cq->want);
+	rf__cq_req_forget(cq);
 	return 0;
 }
 
@@ -214,7 +253,7 @@ static inline int rf_cq_detach(struct rf_cq *cq, uint32_t qpn)
 		if (cq->qp[i].qpn == qpn) {
 			cq->qp[i] = cq->qp[--cq->nqp];
 			cq->last = &cq->none;
-			cq->want = rf__cq_want_none(cq->want);
+			rf__cq_req_forget(cq);
 			return 0;
 		}
 	}

@@ -340,6 +340,62 @@ Test(cq, stale_qpn_is_dropped)
 	rft_cq_fini(&t);
 }
 
+/*
+ * A CQE equal to the empty fast-path word (WQE opcode 0xff, QPN 0xffffff)
+ * on a fresh CQ and after a detach: found by fuzz/cq_decode.c, it used to
+ * take the fast path through a NULL (or the detached queue's) side table.
+ */
+Test(cq, forged_empty_fast_path_word)
+{
+	struct rft_cq t;
+	struct rft_sq s;
+	struct rf_wc wc[2];
+
+	cr_assert_eq(rft_cq_init(&t, 8, 64, CQN), 0);
+	rft_cqe_put(&t, 0, RF_CQE_REQ, 0xff, 0xffffff, 3, 0);
+	cr_assert_eq(rf_cq_poll(&t.cq, wc, 2), 1);
+	cr_assert_eq(wc[0].status, RF_WC_GENERAL_ERR);
+	cr_assert_eq(wc[0].opcode, RF_WC_UNKNOWN);
+	cr_assert_eq(wc[0].qp_num, 0xffffff);
+	cr_assert_eq(t.cq.ci, 1);
+
+	cr_assert_eq(rft_sq_init(&s, RF_QP_RC, 16, 256, 128, 4, 0, QPN), 0);
+	cr_assert_eq(rf_cq_attach(&t.cq, QPN, &s.sq, NULL, NULL), 0);
+	cr_assert_eq(rf_sq_post_nop(&s.sq, RF_SEND_SIGNALED, 5), 0);
+	rft_cqe_put(&t, 1, RF_CQE_REQ, RF_OPCODE_NOP, QPN, 0, 0);
+	cr_assert_eq(rf_cq_poll(&t.cq, wc, 2), 1);
+	cr_assert_eq(rf_cq_detach(&t.cq, QPN), 0);
+	cr_assert_eq(rf_sq_post_nop(&s.sq, 0, 6), 0);
+	rft_cqe_put(&t, 2, RF_CQE_REQ, 0xff, 0xffffff, 1, 0);
+	cr_assert_eq(rf_cq_poll(&t.cq, wc, 2), 1);
+	cr_assert_eq(wc[0].status, RF_WC_GENERAL_ERR);
+	cr_assert_eq(rf_sq_space(&s.sq), 15, "the detached queue retired nothing");
+	rft_sq_fini(&s);
+	rft_cq_fini(&t);
+}
+
+/*
+ * A UMR CQE naming the queue's last BB: the mkey context is read from the
+ * next BB with the wrap, not past the buffer (found by fuzz/cq_decode.c;
+ * AddressSanitizer in the san build sees the old read).
+ */
+Test(cq, umr_cqe_at_last_bb_stays_in_queue)
+{
+	struct rft_cq t;
+	struct rft_sq s;
+	struct rf_wc wc;
+
+	cr_assert_eq(rft_cq_init(&t, 2, 64, CQN), 0);
+	cr_assert_eq(rft_sq_init(&s, RF_QP_RC, 64, 0, 64, 4, 0, QPN), 0);	/* 4 KiB: no slack */
+	cr_assert_eq(rf_cq_attach(&t.cq, QPN, &s.sq, NULL, NULL), 0);
+	s.buf[0] = RF_MKEY_CONTEXT_FREE;	/* BB 0 follows BB 63 */
+	rft_cqe_put(&t, 0, RF_CQE_REQ, RF_OPCODE_UMR, QPN, 63, 0);
+	cr_assert_eq(rf_cq_poll(&t.cq, &wc, 1), 1);
+	cr_assert_eq(wc.opcode, RF_WC_LOCAL_INV);
+	rft_sq_fini(&s);
+	rft_cq_fini(&t);
+}
+
 Test(cq, many_qps_and_attach_limit)
 {
 	struct rft_cq t;
@@ -412,6 +468,44 @@ Test(cq, scatter_to_cqe_responder)
 		cr_assert_eq(a[i], 0x80 + i);
 	for (int i = 0; i < 44; i++)
 		cr_assert_eq(b[i], 0x80 + 16 + i);
+	free(r.buf);
+	rft_cq_fini(&t);
+}
+
+/*
+ * Byte counts larger than the CQE can hold, and the 64-byte format on a
+ * 64-byte CQ (the half before entry 0 is outside the buffer): no more than
+ * the entry holds is copied. Found by fuzz/cq_decode.c (it read past the
+ * CQ buffer).
+ */
+Test(cq, scatter_to_cqe_byte_count_bounded)
+{
+	struct rft_cq t;
+	struct rft_rq r;
+	struct rf_wc wc;
+	uint8_t a[64];
+	struct rf_cqe64 *e;
+
+	cr_assert_eq(rft_cq_init(&t, 2, 64, CQN), 0);
+	cr_assert_eq(rft_rq_init(&r, 16), 0);	/* one data segment per WQE */
+	cr_assert_eq(rf_cq_attach(&t.cq, QPN, NULL, &r.rq, NULL), 0);
+	memset(a, 0, sizeof(a));
+	cr_assert_eq(rf_rq_post_one(&r.rq, 1, (uintptr_t)a, sizeof(a), 1), 0);
+	cr_assert_eq(rf_rq_post_one(&r.rq, 1, (uintptr_t)a, sizeof(a), 2), 0);
+	e = rft_cqe_put(&t, 0, RF_CQE_RESP_SEND, 0, QPN, 0, 1000);
+	memset(e, 0x41, 32);
+	e->op_own |= RF_INLINE_SCATTER_32;
+	cr_assert_eq(rf_cq_poll(&t.cq, &wc, 1), 1);
+	cr_assert_eq(wc.wr_id, 1);
+	cr_assert_eq(wc.byte_len, 1000, "reported as the CQE says");
+	cr_assert_eq(a[31], 0x41);
+	cr_assert_eq(a[32], 0, "nothing past the 32 bytes a CQE64 holds");
+	memset(a, 0, sizeof(a));
+	e = rft_cqe_put(&t, 1, RF_CQE_RESP_SEND, 0, QPN, 1, 60);
+	e->op_own |= RF_INLINE_SCATTER_64;
+	cr_assert_eq(rf_cq_poll(&t.cq, &wc, 1), 1);
+	cr_assert_eq(wc.wr_id, 2);
+	cr_assert_eq(a[0], 0, "a 64-byte CQ has no 64-byte scatter half");
 	free(r.buf);
 	rft_cq_fini(&t);
 }

@@ -169,6 +169,24 @@ RF_INLINE uint64_t rf__cq_resp_retire(struct rf_cq_qp *q, uint16_t counter,
 }
 
 /*
+ * Where the scatter-to-CQE data of a CQE in format fmt sits, and how many
+ * of len bytes can be there: 32 in the CQE64, 64 in the half before it on
+ * 128-byte CQEs only. A larger byte count, or the 64-byte format on a
+ * 64-byte CQ, is a CQE no device writes: copy no more than the entry
+ * holds.
+ */
+static inline RF_COLD const uint8_t *rf__cq_scat_src(const struct rf_cq *cq,
+						     const struct rf_cqe64 *cqe,
+						     uint32_t fmt, uint32_t *len)
+{
+	uint32_t max = fmt == RF_CQE_FORMAT_SCATTER_32 ? 32 : cq->cqe_size == 128 ? 64 : 0;
+
+	if (*len > max)
+		*len = max;
+	return max == 64 ? (const uint8_t *)cqe - 64 : (const uint8_t *)cqe;
+}
+
+/*
  * The slow path: error, compressed, scatter-to-CQE and unusual CQEs, and
  * QPNs missing from the cache. Returns 1 when wc was filled, 0 when the
  * CQE was consumed without a record.
@@ -230,18 +248,20 @@ static inline RF_COLD int rf__cq_poll_slow(struct rf_cq *cq, struct rf_cqe64 *cq
 
 	if (req) {
 		/* UMR: a memory-window bind or a local invalidate; the mkey
-		 * context says which (a freed mkey is an invalidate) */
+		 * context (byte 16 + 48, the WQE's second BB) says which (a
+		 * freed mkey is an invalidate). The BB is addressed with the
+		 * wrap, as a CQE may name the queue's last BB. */
 		if ((sop >> 24) == RF_OPCODE_UMR) {
-			const uint8_t *w = (const uint8_t *)rf_sq_wqe(q->sq, counter);
+			const uint8_t *w = (const uint8_t *)rf_sq_wqe(q->sq, counter + 1U);
 
-			k.opcode = w[16 + 48] & RF_MKEY_CONTEXT_FREE ?
+			k.opcode = w[16 + 48 - RF_SEND_WQE_BB] & RF_MKEY_CONTEXT_FREE ?
 				   RF_WC_LOCAL_INV : RF_WC_BIND_MW;
 		}
 		if (fmt != RF_CQE_FORMAT_NORMAL && opcode == RF_CQE_REQ) {
-			rf__cq_scatter_req(q->sq, counter,
-					   fmt == RF_CQE_FORMAT_SCATTER_32 ?
-					   (const uint8_t *)cqe : (const uint8_t *)cqe - 64,
-					   byte_cnt);
+			uint32_t len = byte_cnt;
+			const uint8_t *src = rf__cq_scat_src(cq, cqe, fmt, &len);
+
+			rf__cq_scatter_req(q->sq, counter, src, len);
 			k.flags |= RF_WC_SCATTERED;
 		}
 		wc->wr_id = rf_sq_retire(q->sq, counter);
@@ -250,16 +270,16 @@ static inline RF_COLD int rf__cq_poll_slow(struct rf_cq *cq, struct rf_cqe64 *cq
 		wc->sl = 0;
 	} else {
 		if (fmt != RF_CQE_FORMAT_NORMAL && opcode != RF_CQE_RESP_ERR) {
-			const uint8_t *src = fmt == RF_CQE_FORMAT_SCATTER_32 ?
-					     (const uint8_t *)cqe : (const uint8_t *)cqe - 64;
+			uint32_t len = byte_cnt;
+			const uint8_t *src = rf__cq_scat_src(cq, cqe, fmt, &len);
 
 			if (q->srq && counter < q->srq->wqe_cnt)
 				rf__scatter((const struct rf_wqe_data_seg *)
 					    (rf_srq_wqe(q->srq, counter) + 1),
-					    q->srq->max_sge, src, byte_cnt);
+					    q->srq->max_sge, src, len);
 			else if (!q->srq)
 				rf__scatter(rf_rq_wqe(q->rq, counter), q->rq->max_sge,
-					    src, byte_cnt);
+					    src, len);
 			k.flags |= RF_WC_SCATTERED;
 		}
 		if (q->srq && counter >= q->srq->wqe_cnt) {
@@ -349,7 +369,9 @@ RF_INLINE void rf__cq_req_fill(struct rf_cq *cq, uint32_t sop_raw, uint32_t qpn,
 	RF_STATIC_ASSERT(sizeof(rec) == 16, "record tail");
 	__builtin_memcpy(&cq->req_rec, &rec, sizeof(rec));
 	cq->want = (cq->want & RF__CQE_TAIL_OWNER) | rf__cqe_tail_sop(sop_raw);
-	cq->req_sq = sq;
+	cq->req_limit = &sq->limit;
+	cq->req_end = sq->wqe_end;
+	cq->req_bb_max = sq->bb_max;
 	cq->req_wr_id = sq->wr_id;
 	cq->req_mask = (uint16_t)sq->wqe_mask;
 	/*

@@ -49,6 +49,15 @@ struct rf__cq_batch {
 
 #define RF__CQ_NONE (~(size_t)0)	/* no slot: masks are below 0x8000 */
 
+/*
+ * Retire everything up to the end of the WQE in slot idx of want's send
+ * queue (rf__sq_retire_slot() through the CQ's copies of its pieces).
+ */
+RF_INLINE void rf__cq_req_retire(struct rf_cq *cq, size_t idx)
+{
+	*cq->req_limit = cq->req_end[idx].v + cq->req_bb_max;
+}
+
 RF_INLINE void rf__cq_batch_load(struct rf__cq_batch *b, const struct rf_cq *cq)
 {
 	b->want = cq->want;
@@ -123,7 +132,7 @@ RF_INLINE union rf__wc_view *rf__cq_poll_more(struct rf_cq *cq, struct rf__cq_ba
 				break;	/* hardware owned: nothing more */
 			rf_dma_rmb();	/* owner byte before the CQE body */
 			if (b->done != RF__CQ_NONE) {
-				rf__sq_retire_slot(cq->req_sq, b->done);
+				rf__cq_req_retire(cq, b->done);
 				b->done = RF__CQ_NONE;
 			}
 			w += rf__cq_decode(cq, cqe, cqe->op_own, &w->wc);
@@ -158,7 +167,7 @@ RF_INLINE void rf__cq_poll_end(struct rf_cq *cq, const struct rf__cq_batch *b, u
 	uint32_t ci = cq->ci + used;
 
 	if (b->done != RF__CQ_NONE)
-		rf__sq_retire_slot(cq->req_sq, b->done);
+		rf__cq_req_retire(cq, b->done);
 	cq->ci = ci;
 	cq->cur = b->p;
 	cq->left = b->left;
