@@ -13,6 +13,7 @@
 #   make man        render the manual pages (man/*.md) into build/man/
 #   make bench      rdmafast against libmlx5: build/bench/report.{json,svg}
 #   make bench-clang  the same built by clang, in build/clang/
+#   make bench-probe  the stores of a ringing post alone (bench/store_probe.c)
 #   make test-aarch64  the headers and unit tests built for arm64, run under qemu
 #   make fuzz       the libFuzzer targets, FUZZ_SECONDS each (fuzz/fuzz.mk)
 #   make clean      remove build/
@@ -39,7 +40,7 @@ HEADERS := $(sort $(wildcard include/rdmafast/*.h include/rdmafast/hw/*.h \
                                include/rdmafast/detail/*.h))
 
 .PHONY: all test check install uninstall clean deps deps-aarch64 check-headers unit-bins \
-        unit-test e2e-test examples run bench bench-clang test-aarch64 check-layout man man-test readme-test \
+        unit-test e2e-test examples run bench bench-clang bench-probe test-aarch64 check-layout man man-test readme-test \
         install-man uninstall-man
 all:
 
@@ -235,6 +236,13 @@ bench: $(BENCH_BIN) $(BUILD)/bench/emu_model $(if $(filter hw,$(RF_DEVICE)),,emu
 	    --json $(BUILD)/bench/report.json --svg $(BUILD)/bench/report.svg
 	@echo
 	timeout 300 $(RF_RUN) $(BUILD)/bench/emu_model 2
+
+# The stores of a ringing post alone, without library or emulator
+# (bench/store_probe.c; not part of make bench).
+bench-probe:
+	@mkdir -p $(BUILD)/bench
+	$(CC) -std=c11 -O2 $(WARN) -pedantic -o $(BUILD)/bench/store_probe bench/store_probe.c
+	$(BUILD)/bench/store_probe
 
 # The same built by clang, in a tree of its own (a CC change alone rebuilds
 # nothing): rfbench then holds the data path to gcc's limits plus 10%.
