@@ -78,13 +78,13 @@ RF_INLINE uint64_t rf__sq_ctrl_lo(__be32 qpn_ds, uint32_t pi, uint8_t opcode,
  *
  * Named members of a struct that no rf_sq field is, rather than an array
  * or a union, because of how the compilers' type-based alias analysis
- * tells a WQE store from a queue field: clang gives every access through
- * a union, and every element of an array member, the type of the bare
- * scalar, which may alias the queue's own uint64_t fields (a union even
- * counts as char: it may alias anything); a named member keeps the path
- * "struct rf__wqe_words, offset" that no rf_sq field has. gcc tells them
- * apart either way. After a store that may alias the queue, a burst of
- * posts reloads the queue's fields in every post.
+ * tells a WQE store from a queue field: clang types a store through a
+ * union as char, which may alias anything, and a store to an element of an
+ * array member as a bare uint64_t, which may alias the queue's uint64_t
+ * fields; a named member keeps the path "struct rf__wqe_words, offset"
+ * that no rf_sq field has. gcc tells them apart either way. After a store
+ * that may alias the queue, a burst of posts reloads the queue's fields
+ * in every post.
  * Reading a WQE back goes through memcpy (rf_ring_db()), or follows a
  * compiler barrier (the rings): both are ordered with these stores.
  */

@@ -29,7 +29,8 @@ RF_BEGIN_DECLS
 
 /*
  * A WQE being built by a one-call post, kept in registers. The one-call
- * posts read everything they need from *sq first (rf__sq_open()), then
+ * posts read everything they need from *sq first (rf__sq_load(),
+ * rf__sq_claim()), then
  * write the segments, then the control segment, the side table and the
  * queue state last (rf__sq_end()). In that order no rf_sq field has to be
  * loaded again after a WQE store, and rf_sq_ring() right after a post
