@@ -47,7 +47,8 @@ void bench_report_table(struct bench_result r[OP_COUNT][IMPL_COUNT])
  * The goals rdmafast is held to (README, "Benchmarks"), checked here.
  * Instructions: limits at what the data path measured when the goals were
  * re-based on its floors (gcc, x86-64, this harness), so that nothing
- * regresses; time: a quarter of libmlx5's for every operation.
+ * regresses (the batch's lowered from 28 when it reached 26.5); time: a
+ * quarter of libmlx5's for every operation.
  */
 static int goal(const char *what, double value, double limit)
 {
@@ -63,22 +64,33 @@ int bench_report_goals(struct bench_result r[OP_COUNT][IMPL_COUNT])
 		[OP_POST_WRITE_SGE64]	= 52,
 		[OP_POST_WRITE_INLINE8]	= 54,
 		[OP_POST_SEND_INLINE32]	= 53,
-		[OP_POST_BATCH16_WRITE]	= 28,
+		[OP_POST_BATCH16_WRITE]	= 27,
 		[OP_POLL_1]		= 40,
 		[OP_POLL_16]		= 20,
 	};
+	/*
+	 * Built by clang, the data path is held to gcc's limits plus 10%:
+	 * users build with either.
+	 */
+#if defined(__clang__)
+	const double cc_slack = 1.1;
+	const char *cc = "clang: gcc's limits + 10%";
+#else
+	const double cc_slack = 1.0;
+	const char *cc = "gcc";
+#endif
 	char what[128];
 	unsigned op;
 	int all = 1;
 
-	printf("goals (x86-64):\n");
+	printf("goals (x86-64, %s):\n", cc);
 	for (op = 0; op < OP_COUNT; op++) {
 		const struct bench_result *rf = &r[op][IMPL_RDMAFAST];
 		const struct bench_result *ib = &r[op][IMPL_LIBMLX5];
 
 		if (rf->instr_per_op >= 0) {
 			snprintf(what, sizeof(what), "%s: instructions per op", bench_op_name[op]);
-			all &= goal(what, rf->instr_per_op, instr_cap[op]);
+			all &= goal(what, rf->instr_per_op, instr_cap[op] * cc_slack);
 		}
 		snprintf(what, sizeof(what), "%s: ns, 1/4 of libmlx5", bench_op_name[op]);
 		all &= goal(what, rf->ns_per_op, ib->ns_per_op / 4);

@@ -72,23 +72,47 @@ RF_INLINE uint64_t rf__sq_ctrl_lo(__be32 qpn_ds, uint32_t pi, uint8_t opcode,
 }
 
 /*
- * The control segment as the posts store it: bytes 0..7 (opmod_idx_opcode,
- * qpn_ds) and 8..15 (signature 0, DCI id 0, fm_ce_se, imm), one 8-byte
- * store each.
- * Stores go through this union rather than memcpy: a memcpy store may
- * alias anything, which made the compiler reload every rf_sq field after
- * it (and in a batch, in every iteration); a union member store only
- * aliases what the union contains, and reads through struct
- * rf_wqe_ctrl_seg stay ordered with it because that struct is a member.
+ * A WQE's basic block as the posts store it: eight 8-byte words, the
+ * control segment in w0 (opmod_idx_opcode, qpn_ds) and w1 (signature,
+ * DCI id, fm_ce_se, imm), then the body.
+ *
+ * Named members of a struct that no rf_sq field is, rather than an array
+ * or a union, because of how the compilers' type-based alias analysis
+ * tells a WQE store from a queue field: clang types a store through a
+ * union as char, which may alias anything, and a store to an element of an
+ * array member as a bare uint64_t, which may alias the queue's uint64_t
+ * fields; a named member keeps the path "struct rf__wqe_words, offset"
+ * that no rf_sq field has. gcc tells them apart either way. After a store
+ * that may alias the queue, a burst of posts reloads the queue's fields
+ * in every post.
+ * Reading a WQE back goes through memcpy (rf_ring_db()), or follows a
+ * compiler barrier (the rings): both are ordered with these stores.
  */
-union rf__ctrl_view {
-	struct rf_wqe_ctrl_seg seg;
-	struct {
-		uint64_t lo;	/* rf__sq_ctrl_lo() */
-		uint64_t hi;	/* rf__sq_ctrl_hi() */
-	} q;
-	uint64_t bb[8];	/* a WQE built in registers (rf__sq_end_bb()) */
+struct rf__wqe_words {
+	uint64_t w0, w1, w2, w3, w4, w5, w6, w7;
 };
+
+/*
+ * Store words 0..n-1 of q to v, or words 2..n-1 only (_BODY) (n a
+ * constant, 2 <= n <= 8), straight-line: a loop left to gcc -O2 stays a
+ * loop and puts q in memory.
+ */
+#define RF__WQE_STORE_BODY(v, q, n)				\
+	do {							\
+		if ((n) > 2) (v)->w2 = (q)[2];			\
+		if ((n) > 3) (v)->w3 = (q)[3];			\
+		if ((n) > 4) (v)->w4 = (q)[4];			\
+		if ((n) > 5) (v)->w5 = (q)[5];			\
+		if ((n) > 6) (v)->w6 = (q)[6];			\
+		if ((n) > 7) (v)->w7 = (q)[7];			\
+	} while (0)
+
+#define RF__WQE_STORE(v, q, n)					\
+	do {							\
+		(v)->w0 = (q)[0];				\
+		(v)->w1 = (q)[1];				\
+		RF__WQE_STORE_BODY(v, q, n);			\
+	} while (0)
 
 /* Bytes 8..15 of a control segment: rf__sq_fm_bits() and imm (bytes 12..15). */
 RF_INLINE uint64_t rf__sq_ctrl_hi(uint64_t fm_bits, __be32 imm)
@@ -104,10 +128,10 @@ RF_INLINE uint64_t rf__sq_ctrl_hi(uint64_t fm_bits, __be32 imm)
 RF_INLINE void rf__sq_set_ctrl(struct rf_wqe_ctrl_seg *c, uint32_t pi, uint8_t opcode,
 			       uint8_t opmod, __be32 qpn_ds, uint64_t fm_bits, __be32 imm)
 {
-	union rf__ctrl_view *v = (union rf__ctrl_view *)c;
+	struct rf__wqe_words *v = (struct rf__wqe_words *)c;
 
-	v->q.lo = rf__sq_ctrl_lo(qpn_ds, pi, opcode, opmod, 0);
-	v->q.hi = rf__sq_ctrl_hi(fm_bits, imm);
+	v->w0 = rf__sq_ctrl_lo(qpn_ds, pi, opcode, opmod, 0);
+	v->w1 = rf__sq_ctrl_hi(fm_bits, imm);
 }
 
 RF_END_DECLS

@@ -33,35 +33,38 @@ RF_BEGIN_DECLS
  * (rf__sq_post_bb1() tests the queue once). RC/UC stores bb as it is and
  * may ring from it; XRC stores its words after the XRC segment.
  */
-RF_INLINE int rf__sq_post_bb1_t(struct rf_sq *sq, int tseg, uint8_t opcode, __be32 imm,
-				struct rf_wqe_bb *bb, unsigned n, uint32_t ds_body,
-				uint32_t flags, uint64_t wr_id)
+RF_INLINE int rf__sq_post_bb1_t(struct rf_sq *sq, struct rf__sq_wqe *w, int tseg,
+				uint8_t opcode, __be32 imm, struct rf_wqe_bb *bb,
+				unsigned n, uint32_t ds_body, uint64_t wr_id)
 {
-	struct rf__sq_wqe w;
-	int rc = rf__sq_open(sq, &w, 1, flags, tseg);
+	int rc = rf__sq_claim(sq, w, 1, tseg);
 
 	if (RF_UNLIKELY(rc))
 		return rc;
 	if (!tseg) {
-		rf__sq_end_bb(sq, &w, bb, n, 0, opcode, ds_body, imm, wr_id);
+		rf__sq_end_bb(sq, w, bb, n, 0, opcode, ds_body, imm, wr_id);
 	} else {
-		RF__BB_STORE(((union rf__ctrl_view *)w.body)->bb, bb->q + 2, n - 2);
-		rf__sq_end(sq, &w, opcode, 0, ds_body, imm, wr_id);
+		RF__WQE_STORE((struct rf__wqe_words *)w->body, bb->q + 2, n - 2);
+		rf__sq_end(sq, w, opcode, 0, ds_body, imm, wr_id);
 	}
 	return 0;
 }
 
 /*
- * bb is built by the caller before the branch on the queue kind, so that
- * a loop of posts builds its loop-invariant words once for both copies.
+ * bb is built and the queue loaded (rf__sq_load()) by the caller before
+ * the branch on the queue kind, so that a loop of posts does both once,
+ * outside the loop, for both copies.
  */
 RF_INLINE int rf__sq_post_bb1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 			      struct rf_wqe_bb *bb, unsigned n, uint32_t ds_body,
 			      uint32_t flags, uint64_t wr_id)
 {
+	struct rf__sq_wqe w;
+
+	rf__sq_load(sq, &w, flags);
 	if (RF_LIKELY(!rf__sq_tseg_for(sq, opcode)))
-		return rf__sq_post_bb1_t(sq, 0, opcode, imm, bb, n, ds_body, flags, wr_id);
-	return rf__sq_post_bb1_t(sq, 1, opcode, imm, bb, n, ds_body, flags, wr_id);
+		return rf__sq_post_bb1_t(sq, &w, 0, opcode, imm, bb, n, ds_body, wr_id);
+	return rf__sq_post_bb1_t(sq, &w, 1, opcode, imm, bb, n, ds_body, wr_id);
 }
 
 /* ctrl [xrc] raddr data: WRITE, WRITE_IMM, READ. */

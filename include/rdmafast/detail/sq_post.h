@@ -29,13 +29,15 @@ RF_BEGIN_DECLS
 
 /*
  * A WQE being built by a one-call post, kept in registers. The one-call
- * posts read everything they need from *sq first (rf__sq_open()), then
+ * posts read everything they need from *sq first (rf__sq_load(),
+ * rf__sq_claim()), then
  * write the segments, then the control segment, the side table and the
  * queue state last (rf__sq_end()). In that order no rf_sq field has to be
  * loaded again after a WQE store, and rf_sq_ring() right after a post
  * gets pi from the store the compiler just made.
  */
 struct rf__sq_wqe {
+	uint8_t *buf;		/* sq->buf */
 	struct rf_wqe_ctrl_seg *c;
 	uint8_t *body;		/* after ctrl and transport segment */
 	struct rf__sq_wr_id *wr_id;	/* sq->wr_id */
@@ -61,53 +63,94 @@ RF_INLINE uint8_t rf__sq_tseg_for(const struct rf_sq *sq, uint8_t opcode)
 }
 
 /*
- * Claim nbb BBs for a one-call post: 0 with *w filled, padding done and,
- * with tseg, the transport segment written; -ENOSPC when the queue has no
- * room, -EINVAL for tseg on a queue other than XRC, nothing written and
- * nothing moved either way. tseg is 0 for a queue without a transport
- * segment (RC/UC; the caller tested rf__sq_tseg_for(), so the body offset
- * is a constant) or 1: XRC. What else arrives with tseg is refused here,
- * for every one-call post: UD, whose address vector their body cannot
- * follow (UD sends go through rf_sq_post_ud_send()), and UC for READ and
- * the atomics (rd_tseg).
- *
- * Every field is loaded before the room test, unconditionally: a loop of
- * posts (a burst before one ring) then loads them once, outside the loop.
- * Loaded after the test, they sit in a block the loop may exit before, and
- * compilers do not hoist loads out of such blocks, so each post reloaded
- * half a dozen fields.
+ * Where a post loads sq->ctrl_lo: with the fields of rf__sq_load() (gcc),
+ * or in rf__sq_claim() (clang). Loaded early, gcc adds the post's opcode
+ * and DS to it once, outside a loop of posts, and keeps the sum in a
+ * register (a burst costs 26.5 instructions per WQE, 28.7 loaded late);
+ * clang adds the queue's word as a memory operand when it is loaded late
+ * (28.5), and loaded early runs out of registers and shuffles them: 30.6
+ * per batched WQE, and 63.4 instead of 51.4 for a post with RF_SEND_RING
+ * (docs/benchmark-history.md).
  */
-RF_INLINE int rf__sq_open(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb,
-			  uint32_t flags, int tseg)
+#if defined(__clang__)
+#define RF__SQ_CTRL_LO_LATE 1
+#else
+#define RF__SQ_CTRL_LO_LATE 0
+#endif
+
+/*
+ * The fields a post stores through, loaded into *w before any test: a
+ * loop of posts (a burst before one ring) then loads them once, outside
+ * the loop. Loaded after a test, they sit in a block the loop may skip,
+ * and compilers do not hoist loads out of such blocks: each post reloaded
+ * them. The fields the post only compares or adds with (limit, wqe_mask,
+ * ctrl_lo, the queue kind) are read where they are used, as operands of
+ * those instructions; kept in registers across a loop they would crowd
+ * out the caller's own values.
+ */
+RF_INLINE void rf__sq_load(const struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t flags)
 {
-	uint32_t pi = sq->pi, mask = sq->wqe_mask;
-	uint8_t *buf = sq->buf;
+	w->buf = sq->buf;
+	w->wr_id = sq->wr_id;
+	w->wqe_end = sq->wqe_end;
+#if !RF__SQ_CTRL_LO_LATE
+	w->ctrl_lo = sq->ctrl_lo;
+#endif
+	w->fm_bits = sq->ctrl_hi | rf__sq_fm_bits(flags & RF__SEND_FM);
+	w->ring = (flags & RF_SEND_RING) != 0;
+}
+
+/*
+ * Claim nbb BBs for a one-call post after rf__sq_load(): 0 with *w filled,
+ * padding done and, with tseg, the transport segment written; -ENOSPC
+ * when the queue has no room, -EINVAL for tseg on a queue other than XRC,
+ * nothing written and nothing moved either way. tseg is 0 for a queue
+ * without a transport segment (RC/UC; the caller tested rf__sq_tseg_for(),
+ * so the body offset is a constant) or 1: XRC. What else arrives with
+ * tseg is refused here, for every one-call post: UD, whose address vector
+ * their body cannot follow (UD sends go through rf_sq_post_ud_send()),
+ * and UC for READ and the atomics (rd_tseg).
+ */
+RF_INLINE int rf__sq_claim(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb, int tseg)
+{
+	uint32_t pi = sq->pi;
 
 	if (tseg && RF_UNLIKELY(sq->kind != RF_QP_XRC))
 		return -EINVAL;
-	w->wr_id = sq->wr_id;
-	w->wqe_end = sq->wqe_end;
-	w->ctrl_lo = sq->ctrl_lo;
-	w->fm_bits = sq->ctrl_hi | rf__sq_fm_bits(flags & RF__SEND_FM);
-	w->ring = (flags & RF_SEND_RING) != 0;
 	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
 		return -ENOSPC;
 	if (RF_UNLIKELY(rf__sq_pad_need(sq, nbb))) {
 		w->c = rf__sq_begin(sq, nbb);	/* pads: pi moved */
 		pi = sq->pi;
 	} else {
-		w->c = (struct rf_wqe_ctrl_seg *)(buf + ((size_t)(pi & mask) << RF_SEND_WQE_SHIFT));
+		w->c = (struct rf_wqe_ctrl_seg *)(w->buf +
+			((size_t)(pi & sq->wqe_mask) << RF_SEND_WQE_SHIFT));
 	}
-	w->idx = pi & mask;
+	w->idx = pi & sq->wqe_mask;
 	w->pi = pi;
 	w->nbb = nbb;
+#if RF__SQ_CTRL_LO_LATE
+	w->ctrl_lo = sq->ctrl_lo;
+#endif
 	if (tseg) {
-		*(struct rf_wqe_xrc_seg *)(w->c + 1) = sq->xrc;
+		/* as two typed stores: a struct copy is a memcpy, which may alias sq */
+		struct rf__wqe_words *x = (struct rf__wqe_words *)(w->c + 1);
+
+		x->w0 = rf_wqe_word(sq->xrc.xrc_srqn, 0);
+		x->w1 = 0;
 		w->body = (uint8_t *)w->c + sq->tseg_off;
 	} else {
 		w->body = (uint8_t *)(w->c + 1);
 	}
 	return 0;
+}
+
+/* rf__sq_load() and rf__sq_claim(): the start of every one-call post. */
+RF_INLINE int rf__sq_open(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb,
+			  uint32_t flags, int tseg)
+{
+	rf__sq_load(sq, w, flags);
+	return rf__sq_claim(sq, w, nbb, tseg);
 }
 
 /*
@@ -124,7 +167,7 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 			    uint8_t opcode, uint8_t opmod, uint32_t ds_body,
 			    __be32 imm, uint64_t wr_id)
 {
-	union rf__ctrl_view *v = (union rf__ctrl_view *)w->c;
+	struct rf__wqe_words *v = (struct rf__wqe_words *)w->c;
 	/* sq->ctrl_lo carries qpn_ds: add the rest (rf__sq_ctrl_lo()) */
 	uint64_t lo = w->ctrl_lo + rf__sq_ctrl_lo(0, w->pi, opcode, opmod, ds_body);
 	uint64_t hi = rf__sq_ctrl_hi(w->fm_bits, imm);
@@ -132,13 +175,17 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 	if (bb) {
 		bb->q[0] = lo;
 		bb->q[1] = hi;
-		RF__BB_STORE(v->bb, bb->q, n);
+		RF__WQE_STORE_BODY(v, bb->q, n);
 		if (inl)
 			rf_wqe_bb_store_inline((uint8_t *)w->c, bb, n, inl);
-	} else {
-		v->q.lo = lo;
-		v->q.hi = hi;
 	}
+	/*
+	 * Outside the if: with a store of each word in both arms, clang
+	 * merges the pair into one store without a type, which may alias
+	 * the queue (a burst of posts then reloads it in every post).
+	 */
+	v->w0 = lo;
+	v->w1 = hi;
 	w->wr_id[w->idx].v = wr_id;
 	w->wqe_end[w->idx].v = w->pi + w->nbb;
 	sq->pi = w->pi + w->nbb;
