@@ -30,8 +30,14 @@ struct pair {
 static void pair_setup(struct pair *p, uint8_t rd_atomic, size_t bytes)
 {
 	struct ibv_port_attr pa;
+	/*
+	 * 4.096 us * 2^12 = 17 ms a try: a lost packet costs that much, and
+	 * an engine descheduled for a while (a loaded machine, qemu-user)
+	 * is not mistaken for a dead peer, which 1 ms tries were (seven of
+	 * them exhausted: RETRY_EXC_ERR, seen once under qemu).
+	 */
 	struct wt_conn c = { .max_rd_atomic = rd_atomic, .max_dest_rd_atomic = rd_atomic,
-			     .timeout = 8, .retry_cnt = 7 };
+			     .timeout = 12, .retry_cnt = 7 };
 
 	memset(p, 0, sizeof(*p));
 	p->ctx = et_open();

@@ -280,8 +280,12 @@ static void peer_killed(enum ibv_wr_opcode op)
 
 	side_open(&s, SZ);
 	memset(s.buf, 0x5a, SZ);
-	/* 4.096 us * 2^12 = 17 ms, 3 retries: about 70 ms after the death */
-	side_connect(&s, &peer, SZ, 12, 3);
+	/*
+	 * 4.096 us * 2^14 = 67 ms, 7 retries: about 0.5 s after the death,
+	 * and a live peer that is slow for a while (a loaded machine,
+	 * qemu-user: 17 ms and 3 retries were too few there) is not dead.
+	 */
+	side_connect(&s, &peer, SZ, 14, 7);
 	while (done < 40) {
 		int got;
 
