@@ -49,7 +49,37 @@ pair() {
 	echo
 }
 
-echo "rdmafast examples: two processes each, on $([ -n "$RUN" ] && echo "the emulated HCA ($B/rfemu)" || echo "real hardware")"
+# group NAME CLIENTS ARGS...: one server, CLIENTS clients at once.
+group() {
+	name=$1
+	n=$2
+	shift 2
+	PORT=$((PORT + 1))
+	echo "==> $name $* (one server, $n clients)"
+	timeout 120 $RUN "$EX/$name" -p "$PORT" --window "$n" "$@" > "$LOG/$name.server" 2>&1 &
+	spid=$!
+	cpids=""
+	for i in $(seq "$n"); do
+		timeout 120 $RUN "$EX/$name" -p "$PORT" "$@" 127.0.0.1 > "$LOG/$name.client$i" 2>&1 &
+		cpids="$cpids $!"
+	done
+	bad=0
+	for p in $cpids; do
+		wait "$p" || bad=1
+	done
+	wait "$spid" || bad=1
+	sed 's/^/    /' "$LOG/$name.server"
+	for i in $(seq "$n"); do
+		sed 's/^/    /' "$LOG/$name.client$i"
+	done
+	if [ "$bad" -ne 0 ]; then
+		echo "    !! $name failed"
+		failed=$((failed + 1))
+	fi
+	echo
+}
+
+echo "rdmafast examples: two processes each (dc_pingpong: four), on $([ -n "$RUN" ] && echo "the emulated HCA ($B/rfemu)" || echo "real hardware")"
 echo
 # Latency: RDMA WRITE with immediate, then SEND/receive, then the same
 # inline and sleeping in the completion channel (CQ arming, events).
@@ -60,6 +90,9 @@ pair rc_bw --iters 4000 --size 4096 --batch 16
 # A counter in the server's memory, incremented by both processes with
 # fetch-and-add and compare-and-swap.
 pair atomics --iters 200
+# Dynamically Connected: one DCT and one DCI per process, three clients
+# reaching the server's DCT while its one DCI answers each in turn.
+group dc_pingpong 3 --iters 200
 
 if [ "$failed" -ne 0 ]; then
 	echo "run.sh: $failed example run(s) FAILED"

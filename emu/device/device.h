@@ -164,6 +164,7 @@ struct dev_ent {
 	uint8_t			state;		/* DENT_* */
 	uint8_t			syndrome;	/* 0 or RF_CQE_SYNDROME_* */
 	uint8_t			flags;		/* DENTF_* */
+	uint32_t		dct;		/* DCI: the DCT number the WQE names */
 };
 
 enum { DENT_NEW, DENT_SENT, DENT_DONE };
@@ -199,6 +200,14 @@ struct dev_qp {
 	int			retry_left;
 	int			rnr_left;
 	bool			sq_error;	/* an error CQE is due: flush after it */
+	/*
+	 * DCI: the DCT it is connected to (0: none).  A WQE for another DCT
+	 * waits until every earlier one completed, then connects anew
+	 * (dc_conn counts connections, dc_conn_psn is the first PSN).
+	 */
+	uint32_t		dc_peer;
+	uint32_t		dc_conn;
+	uint32_t		dc_conn_psn;
 
 	/* ---- responder ---- */
 	uint32_t		epsn;
@@ -221,6 +230,15 @@ struct dev_qp {
 		bool		valid;
 	} replay[DEV_ATOMIC_REPLAY];
 	unsigned		replay_next;
+
+	/*
+	 * DCT: one responder context per DCI that connected (dc_conns, linked
+	 * by dc_next), each a dev_qp of its own whose qp is the DCT and whose
+	 * dc_src is the DCI; dc_conn is the connection it serves.
+	 */
+	struct dev_qp		*dc_conns;
+	struct dev_qp		*dc_next;
+	uint32_t		dc_src;
 
 	bool			flush_rq;	/* QP in ERR: flush posted receives */
 	bool			last_wqe_sent;	/* IBV_EVENT_QP_LAST_WQE_REACHED posted */
@@ -431,6 +449,7 @@ bool dev_rc_rd_slot(const struct dev_qp *dq);
 /* Responder (resp.c) and receive queues (rq.c)                            */
 
 void dev_resp_packet(const struct dev_pkt *p);
+void dev_dct_conns_free(struct dev_qp *dq);	/* a DCT's per-DCI contexts */
 void dev_resp_flush_acks(void);
 /* A connected QP's packet: SLID and (global path or RoCE) GRH from its AV. */
 void dev_path_stamp(const struct emu_qp *qp, struct dev_pkt *p);

@@ -110,6 +110,8 @@ void emu_dev_qp_created(struct emu_qp *qp)
 	dq->qp = qp;
 	dq->qpn = qp->qpn;
 	dq->dctx = dc;
+	/* a DCI's connections are numbered from a point a recreated QPN will not repeat */
+	dq->dc_conn = (uint32_t)dev_now_ns();
 	qp->dev_priv = dq;
 	dq->next = dev_eng.qps;
 	dev_eng.qps = dq;
@@ -193,6 +195,7 @@ void emu_dev_qp_destroyed(struct emu_qp *qp)
 		unlink_qp(&dc->bf_qps[qp->bfreg], dq, offsetof(struct dev_qp, next_on_bf));
 		dev_eng.watch_dirty = true;
 	}
+	dev_dct_conns_free(dq);
 	dev_eng.nqps--;
 	qp->dev_priv = NULL;
 	free(dq->ent);

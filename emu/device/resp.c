@@ -11,6 +11,8 @@
  * Reliable transports answer every outcome (ACK, RNR NAK, error NAK, READ
  * or atomic response); UC and UD drop silently what they cannot take.
  */
+#include <stdlib.h>
+
 #include "device.h"
 
 /* ---- responses ----------------------------------------------------------- */
@@ -132,13 +134,23 @@ static bool qp_can_receive(const struct emu_qp *qp)
 	       qp->attr.state == IBV_QPS_SQD || qp->attr.state == IBV_QPS_SQE;
 }
 
-/* A responder error that takes the QP down (reliable transports). */
+/*
+ * A responder error that takes the QP down (reliable transports).  A DCT
+ * serves every initiator: the error NAKs the one DCI, the DCT stays.
+ */
 static void resp_fatal(struct dev_qp *dq, const struct dev_pkt *req, uint8_t nak,
 		       enum ibv_event_type ev, bool reliable)
 {
 	if (reliable)
 		send_nak(dq, req, nak);
-	dev_qp_fatal(dq, ev);
+	if (dq->qp->dc != EMU_DC_DCT)
+		dev_qp_fatal(dq, ev);
+}
+
+/* The requester a responder context answers: a DCT context's DCI, or the RC peer. */
+static uint32_t resp_peer(const struct dev_qp *dq)
+{
+	return dq->qp->dc == EMU_DC_DCT ? dq->dc_src : dq->qp->attr.dest_qp_num;
 }
 
 static void recv_error_cqe(struct dev_qp *dq, const struct dev_rwqe *r,
@@ -581,7 +593,7 @@ static unsigned rd_in_flight(const struct dev_qp *dq)
 
 	for (unsigned i = 0; i < DEV_ATOMIC_REPLAY; i++)
 		if (dq->replay[i].valid &&
-		    !dev_wire_left(dq->qp->attr.dest_qp_num, dq->replay[i].ticket))
+		    !dev_wire_left(resp_peer(dq), dq->replay[i].ticket))
 			n++;
 	return n;
 }
@@ -593,7 +605,11 @@ static unsigned rd_in_flight(const struct dev_qp *dq)
  */
 static bool rd_admit(const struct dev_qp *dq)
 {
-	return rd_in_flight(dq) < dev_rd_atomic_limit(dq->qp->attr.max_dest_rd_atomic);
+	/* a DCT takes no max_dest_rd_atomic: it offers the device's maximum */
+	unsigned limit = dq->qp->dc == EMU_DC_DCT ? DEV_ATOMIC_REPLAY :
+			 dev_rd_atomic_limit(dq->qp->attr.max_dest_rd_atomic);
+
+	return rd_in_flight(dq) < limit;
 }
 
 static void rd_record(struct dev_qp *dq, const struct dev_pkt *p, uint64_t orig)
@@ -795,6 +811,80 @@ static void resp_connected(struct dev_qp *dq, const struct dev_pkt *p)
 		queue_ack(dq, p, p->psn);
 }
 
+/*
+ * The responder context of the DCI that sent p to the DCT dq, made at its
+ * first packet; a packet of a newer connection (the DCI connected again,
+ * after serving another target or a reset) starts its PSNs afresh, one of
+ * an older connection is stale and dropped (NULL).
+ */
+static struct dev_qp *dct_conn(struct dev_qp *dq, const struct dev_pkt *p)
+{
+	struct dev_qp *c;
+
+	for (c = dq->dc_conns; c; c = c->dc_next)
+		if (c->dc_src == p->src_qpn)
+			break;
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return NULL;	/* lost: the DCI retransmits */
+		c->qp = dq->qp;
+		c->dctx = dq->dctx;
+		c->qpn = dq->qpn;
+		c->dc_src = p->src_qpn;
+		c->dc_conn = p->dc_conn - 1;
+		c->dc_next = dq->dc_conns;
+		dq->dc_conns = c;
+	}
+	if ((int32_t)(p->dc_conn - c->dc_conn) < 0)
+		return NULL;
+	if (p->dc_conn != c->dc_conn) {
+		c->dc_conn = p->dc_conn;
+		c->epsn = p->dc_conn_psn & DEV_PSN_MASK;
+		c->nak_sent = false;
+		c->recv_busy = false;
+		memset(c->replay, 0, sizeof(c->replay));
+	}
+	return c;
+}
+
+/*
+ * A request to a DCT.  One with another access key is dropped: the HCA
+ * reports it to the driver as a DCT key-violation event
+ * (MLX5_EVENT_TYPE_DCT_KEY_VIOLATION, include/linux/mlx5/device.h), which
+ * the upstream mlx5_ib driver does not pass to user space, and answers the
+ * initiator nothing, so the DCI retries and completes with
+ * IBV_WC_RETRY_EXC_ERR.
+ */
+static void resp_dct(struct dev_qp *dq, const struct dev_pkt *p)
+{
+	struct dev_qp *c;
+
+	if (p->dc_key != dq->qp->dc_key) {
+		dev_wire_stats.drop_dc_key++;
+		return;
+	}
+	c = dct_conn(dq, p);
+	if (c)
+		resp_connected(c, p);
+}
+
+void dev_dct_conns_free(struct dev_qp *dq)
+{
+	while (dq->dc_conns) {
+		struct dev_qp *c = dq->dc_conns;
+
+		dq->dc_conns = c->dc_next;
+		if (c->ack_pending)
+			for (struct dev_qp **pp = &dev_eng.acks; *pp; pp = &(*pp)->next_ack)
+				if (*pp == c) {
+					*pp = c->next_ack;
+					break;
+				}
+		free(c);
+	}
+}
+
 void dev_resp_packet(const struct dev_pkt *p)
 {
 	struct emu_qp *qp = emu_qp_by_qpn_locked(p->dst_qpn);
@@ -803,6 +893,15 @@ void dev_resp_packet(const struct dev_pkt *p)
 	if (!qp || !(dq = dev_qp_of(qp)) || qp->opened)
 		return;		/* no such QP on this host: dropped */
 	if (p->op >= DOP_READ_RESP) {
+		if (qp->dc == EMU_DC_DCI) {
+			/* from the DCT it is connected to, nobody else */
+			if (p->src_qpn != dq->dc_peer) {
+				dev_wire_stats.drop_source++;
+				return;
+			}
+			dev_rc_on_response(dq, p);
+			return;
+		}
 		if (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_XRC_SEND)
 			return;
 		if (!from_peer(qp, p)) {
@@ -812,8 +911,12 @@ void dev_resp_packet(const struct dev_pkt *p)
 		dev_rc_on_response(dq, p);
 		return;
 	}
-	if (!qp_can_receive(qp))
+	if (!qp_can_receive(qp) || qp->dc == EMU_DC_DCI)
+		return;		/* a DCI receives nothing but responses */
+	if (qp->dc == EMU_DC_DCT) {
+		resp_dct(dq, p);
 		return;
+	}
 	if (qp->type != IBV_QPT_UD && !from_peer(qp, p)) {
 		dev_wire_stats.drop_source++;
 		return;

@@ -39,6 +39,7 @@ struct dev_wqe {
 	uint32_t		xrc_srqn;
 	uint32_t		dqpn;
 	uint32_t		qkey;
+	uint64_t		dc_key;		/* DCI: the target's access key */
 	const uint8_t		*av;
 	bool			av_ext;		/* 48-byte AV: GRH fields present */
 	uint64_t		raddr;
@@ -113,6 +114,7 @@ static bool wqe_parse(const struct dev_qp *dq, uint32_t bb, struct dev_wqe *w)
 	w->opcode = w->opmod = w->fm_ce_se = w->ds = 0;
 	w->imm = 0;
 	w->xrc_srqn = w->dqpn = w->qkey = w->rkey = 0;
+	w->dc_key = 0;
 	w->av = NULL;
 	w->av_ext = false;
 	w->raddr = 0;
@@ -148,14 +150,16 @@ static bool wqe_parse(const struct dev_qp *dq, uint32_t bb, struct dev_wqe *w)
 		w->xrc_srqn = dev_be32(b + cur) & 0xffffff;
 		cur += 16;
 	}
-	if (qp->type == IBV_QPT_UD) {
+	if (qp->type == IBV_QPT_UD || qp->dc == EMU_DC_DCI) {
 		uint32_t dqp;
 
+		/* UD: Q_Key in the first 4 bytes; DC: the 8-byte access key */
 		if (cur + 16 > w->len)
 			return false;
 		dqp = dev_be32(b + cur + 8);
 		w->av = b + cur;
 		w->qkey = dev_be32(b + cur);
+		w->dc_key = dev_be64(b + cur);
 		w->dqpn = dqp & 0xffffff;
 		w->av_ext = (dqp & RF_EXTENDED_UD_AV) != 0;
 		cur += w->av_ext ? 48 : 16;
@@ -231,9 +235,14 @@ static enum dev_op wqe_dev_op(uint8_t opcode)
 	}
 }
 
-/* Is the opcode legal on this QP type (IB spec table 9-? of valid ops)? */
-static bool op_allowed(enum ibv_qp_type t, uint8_t opcode)
+/*
+ * Is the opcode legal on this QP type (IB spec table 9-? of valid ops)?  A
+ * DCI takes every RC opcode (mlx5dv_wr_set_dc_addr(3)).
+ */
+static bool op_allowed(const struct emu_qp *qp, uint8_t opcode)
 {
+	enum ibv_qp_type t = qp->dc == EMU_DC_DCI ? IBV_QPT_RC : qp->type;
+
 	switch (opcode) {
 	case RF_OPCODE_NOP:
 	case RF_OPCODE_SEND:
@@ -257,7 +266,8 @@ static bool op_allowed(enum ibv_qp_type t, uint8_t opcode)
 
 static bool qp_reliable(const struct emu_qp *qp)
 {
-	return qp->type == IBV_QPT_RC || qp->type == IBV_QPT_XRC_SEND;
+	return qp->type == IBV_QPT_RC || qp->type == IBV_QPT_XRC_SEND ||
+	       qp->dc == EMU_DC_DCI;
 }
 
 /*
@@ -291,7 +301,7 @@ static bool sq_parse_one(struct dev_qp *dq, uint32_t avail)
 	dq->ent_tail++;
 	dev_eng.wqes++;
 
-	if (!ok || !op_allowed(qp->type, w.opcode)) {
+	if (!ok || !op_allowed(qp, w.opcode)) {
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 		goto fail;
 	}
@@ -333,6 +343,7 @@ static bool sq_parse_one(struct dev_qp *dq, uint32_t avail)
 			e->npkt = 1;
 	}
 	e->psn = dq->next_psn;
+	e->dct = w.dqpn;
 	dq->next_psn = (dq->next_psn + e->npkt) & DEV_PSN_MASK;
 	return true;
 fail:
@@ -393,7 +404,7 @@ static bool emit_entry(struct dev_qp *dq, struct dev_ent *e)
 		return true;
 	}
 	total = (uint32_t)sgl.total;
-	dst = qp->type == IBV_QPT_UD ? w.dqpn : qp->attr.dest_qp_num;
+	dst = qp->type == IBV_QPT_UD || qp->dc == EMU_DC_DCI ? w.dqpn : qp->attr.dest_qp_num;
 
 	while (e->sent < e->npkt) {
 		bool req_only = op == DOP_READ || w.atomic_size;
@@ -436,6 +447,14 @@ static bool emit_entry(struct dev_qp *dq, struct dev_ent *e)
 			/* a Q_Key with the top bit set means "use the QP's own" */
 			p->qkey = (w.qkey & 0x80000000u) ? qp->attr.qkey : w.qkey;
 			p->sl = w.av[12] & 0xf;
+			if (w.av_ext)
+				fill_grh(qp, p, w.av);
+		} else if (qp->dc == EMU_DC_DCI) {
+			/* the path is the WQE's address vector, the rest is RC's */
+			p->sl = w.av[12] & 0xf;
+			p->dc_key = w.dc_key;
+			p->dc_conn = dq->dc_conn;
+			p->dc_conn_psn = dq->dc_conn_psn;
 			if (w.av_ext)
 				fill_grh(qp, p, w.av);
 		} else {
@@ -493,6 +512,17 @@ static void sq_emit(struct dev_qp *dq)
 		}
 		if ((e->flags & DENTF_FENCE) && fence_blocks(dq, dq->ent_emit))
 			return;
+		if (qp->dc == EMU_DC_DCI && !(e->flags & DENTF_LOCAL) && e->dct != dq->dc_peer) {
+			/*
+			 * Another target: the DCI disconnects once everything
+			 * sent to the current one completed, then connects.
+			 */
+			if (dq->ent_head != dq->ent_emit)
+				return;
+			dq->dc_peer = e->dct;
+			dq->dc_conn++;
+			dq->dc_conn_psn = e->psn;
+		}
 		if (e->flags & DENTF_LOCAL) {
 			if (e->op == RF_OPCODE_UMR) {
 				struct dev_wqe w;
@@ -718,6 +748,7 @@ void dev_sq_reset(struct dev_qp *dq)
 	dq->ent_head = dq->ent_emit = dq->ent_tail = 0;
 	dq->pkts_out = 0;
 	dq->sq_error = false;
+	dq->dc_peer = 0;	/* a DCI out of RESET connects anew */
 	dq->rq_ci = 0;
 	dq->recv_busy = false;
 	dq->uc_drop = false;

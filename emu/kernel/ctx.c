@@ -185,7 +185,7 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 	r->device_cap_flags_ex = r->base.device_cap_flags;
 	r->response_length = (uint32_t)min_sz(c->out_len, sizeof(*r));
 
-	/* mlx5 part: no TSO, RSS, CQE compression, packet pacing, MPW */
+	/* mlx5 part: no TSO, RSS, CQE compression, packet pacing, MPW, DCI streams */
 	drv.response_length = (uint32_t)min_sz(c->drv_out_len, sizeof(drv));
 	memcpy(c->drv_out, &drv, min_sz(c->drv_out_len, sizeof(drv)));
 	return 0;

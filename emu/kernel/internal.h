@@ -116,6 +116,8 @@ void emu_channel_put_locked(struct emu_channel *ch);
 /* ---- qp_state.c: the kernel's ib_modify_qp_is_ok table ----------------- */
 bool emu_modify_qp_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next,
 			 enum ibv_qp_type type, uint32_t mask);
+bool emu_modify_dci_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next, uint32_t mask);
+bool emu_modify_dct_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next, uint32_t mask);
 
 /* Port helpers (ctx.c). */
 bool emu_port_valid(const struct emu_ctx *ctx, unsigned port);

@@ -190,10 +190,20 @@ struct emu_cq {
 struct emu_srq;
 struct emu_xrcd;
 
+enum { EMU_DC_NONE, EMU_DC_DCI, EMU_DC_DCT };
+
 struct emu_qp {
 	struct emu_obj		obj;
 	uint32_t		qpn;
-	enum ibv_qp_type	type;		/* IBV_QPT_RC/UC/UD/XRC_SEND/XRC_RECV */
+	enum ibv_qp_type	type;		/* IBV_QPT_RC/UC/UD/XRC_SEND/XRC_RECV/DRIVER */
+	/*
+	 * IBV_QPT_DRIVER QPs are mlx5's Dynamically Connected ones: a DC
+	 * initiator (an RC-like send queue whose WQEs each name a target) or
+	 * a DC target (no queues of its own: receives through its SRQ into
+	 * its receive CQ, reachable with its DC access key).
+	 */
+	uint8_t			dc;		/* EMU_DC_* */
+	uint64_t		dc_key;		/* DCT: the access key every request must carry */
 	struct emu_pd		*pd;		/* NULL for XRC_RECV */
 	struct emu_cq		*send_cq;	/* NULL for XRC_RECV */
 	struct emu_cq		*recv_cq;	/* NULL for XRC_SEND/XRC_RECV */

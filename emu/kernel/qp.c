@@ -103,6 +103,34 @@ static void scatter_to_cqe_config(struct emu_qp *qp)
 		qp->scat_req = qp->send_cq->cqe_size == 128 ? 64 : 32;
 }
 
+/*
+ * Which DC kind an IBV_QPT_DRIVER QP is, from the mlx5 create flags, and
+ * the flags a QP of that type may carry (process_vendor_flags() of the
+ * kernel's mlx5 qp.c: a flag the QP cannot take is EINVAL).  DCI streams
+ * are not offered (the device answers no dci_streams_caps), so
+ * MLX5_QP_FLAG_DCI_STREAM is refused like any unknown flag.
+ */
+static int dc_kind(enum ibv_qp_type type, uint32_t flags, uint8_t *dc)
+{
+	uint32_t ok = MLX5_QP_FLAG_SIGNATURE | MLX5_QP_FLAG_SCATTER_CQE |
+		      MLX5_QP_FLAG_ALLOW_SCATTER_CQE;
+
+	*dc = EMU_DC_NONE;
+	if (type == IBV_QPT_DRIVER) {
+		if (flags & MLX5_QP_FLAG_TYPE_DCI) {
+			*dc = EMU_DC_DCI;
+			ok |= MLX5_QP_FLAG_TYPE_DCI;
+		} else if (flags & MLX5_QP_FLAG_TYPE_DCT) {
+			*dc = EMU_DC_DCT;
+			ok = MLX5_QP_FLAG_TYPE_DCT | MLX5_QP_FLAG_SCATTER_CQE;
+		} else {
+			return EINVAL;	/* a driver QP of no kind this device has */
+		}
+	}
+	/* TIR, tunnel offloads, dynamic UAR, DCI streams ... not on this device */
+	return flags & ~ok ? EINVAL : 0;
+}
+
 static int create_qp(struct emu_cmd *c, const struct create_args *a,
 		     struct ib_uverbs_create_qp_resp *resp)
 {
@@ -116,6 +144,7 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	struct ibv_qp_cap cap = a->cap;
 	enum ibv_qp_type type = a->qp_type;
 	struct emu_qp *qp;
+	uint8_t dc;
 	int ret;
 
 	/* the types create_qp() in uverbs_cmd.c knows; others are EINVAL */
@@ -126,9 +155,27 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	case IBV_QPT_RAW_PACKET:
 		return EPERM;	/* needs CAP_NET_RAW and a netdev */
 	case IBV_QPT_DRIVER:
-		return EOPNOTSUPP;	/* DC: not on this device */
+		break;		/* DC: the mlx5 part says which kind */
 	default:
 		return EINVAL;
+	}
+
+	/* ---- the mlx5 part ---- */
+	if (c->drv_in_len < offsetof(struct mlx5_ib_create_qp, uidx) + sizeof(req.uidx))
+		return EINVAL;	/* cqe_version 1 needs the user index */
+	memcpy(&req, c->drv_in, c->drv_in_len < sizeof(req) ? c->drv_in_len : sizeof(req));
+	if ((ret = dc_kind(type, req.flags, &dc)))
+		return ret;
+	if (dc == EMU_DC_DCT) {
+		/*
+		 * A DC target (create_dct() of the kernel's mlx5 qp.c): no
+		 * queues of its own, so no rings to pin; it receives through
+		 * an SRQ into its receive CQ, both required.
+		 */
+		if (!a->is_srq || req.buf_addr || req.db_addr ||
+		    req.sq_wqe_count || req.rq_wqe_count)
+			return EINVAL;
+		memset(&cap, 0, sizeof(cap));
 	}
 
 	if (type == IBV_QPT_XRC_RECV) {
@@ -162,16 +209,9 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	if (a->create_flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)
 		return EINVAL;
 
-	/* ---- the mlx5 part ---- */
-	if (c->drv_in_len < offsetof(struct mlx5_ib_create_qp, uidx) + sizeof(req.uidx))
-		return EINVAL;	/* cqe_version 1 needs the user index */
-	memcpy(&req, c->drv_in, c->drv_in_len < sizeof(req) ? c->drv_in_len : sizeof(req));
-	if (req.flags & ~(uint32_t)(MLX5_QP_FLAG_SIGNATURE | MLX5_QP_FLAG_SCATTER_CQE |
-				    MLX5_QP_FLAG_ALLOW_SCATTER_CQE))
-		return EINVAL;	/* DC, TIR, dynamic UAR ... not on this device */
 	if (req.uidx > EMU_USER_INDEX_MASK)
 		return EINVAL;
-	if (type == IBV_QPT_XRC_RECV) {
+	if (type == IBV_QPT_XRC_RECV || dc == EMU_DC_DCT) {
 		/* the kernel creates target QPs itself: no user rings to take */
 		req.buf_addr = req.db_addr = 0;
 		req.sq_wqe_count = req.rq_wqe_count = req.rq_wqe_shift = 0;
@@ -216,6 +256,8 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	qp->sq_sig_all = a->sq_sig_all;
 	qp->create_flags = a->create_flags;
 	qp->mlx5_flags = req.flags;
+	qp->dc = dc;
+	qp->dc_key = dc == EMU_DC_DCT ? req.access_key : 0;
 	scatter_to_cqe_config(qp);
 	qp->buf = req.buf_addr;
 	qp->dbrec = req.db_addr;
@@ -226,9 +268,10 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	qp->sq_buf = req.buf_addr + ((uint64_t)req.rq_wqe_count << req.rq_wqe_shift);
 	qp->cap = cap;
 	qp->attr.state = IBV_QPS_RESET;
-	/* XRC targets send nothing: the shared no-BlueFlame register */
-	qp->bfreg = type == IBV_QPT_XRC_RECV ? 0 : bfreg_gross(bfreg_alloc(ctx));
-	if (type == IBV_QPT_XRC_RECV)
+	/* XRC and DC targets send nothing: the shared no-BlueFlame register */
+	qp->bfreg = type == IBV_QPT_XRC_RECV || dc == EMU_DC_DCT ? 0 :
+		    bfreg_gross(bfreg_alloc(ctx));
+	if (type == IBV_QPT_XRC_RECV || dc == EMU_DC_DCT)
 		ctx->bfreg_users[0]++;
 	qp->bf_reg = emu_bfreg_addr(ctx, EMU_MMAP_REGULAR, qp->bfreg);
 
@@ -243,7 +286,8 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	emu_dev_qp_created(qp);
 
 	resp->qp_handle = qp->obj.handle;
-	resp->qpn = qp->qpn;
+	/* a DCT gets its number in the hardware at INIT->RTR (modify_dct()) */
+	resp->qpn = dc == EMU_DC_DCT ? 0 : qp->qpn;
 	resp->max_send_wr = cap.max_send_wr;
 	resp->max_recv_wr = cap.max_recv_wr;
 	resp->max_send_sge = cap.max_send_sge;
@@ -516,8 +560,17 @@ static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 	/* the asserted current state must be the real one */
 	if (cur != qp->attr.state && !(cur == IBV_QPS_RTS && qp->attr.state == IBV_QPS_SQE))
 		return EINVAL;
-	if (!emu_modify_qp_is_ok(cur, next, qp->type, mask))
+	if (qp->dc == EMU_DC_DCT) {
+		if (!emu_modify_dct_is_ok(cur, next, mask))
+			return EINVAL;
+		/* libmlx5 learns the DCT number from the mlx5 response */
+		if (next == IBV_QPS_RTR &&
+		    c->drv_out_len < offsetof(struct mlx5_ib_modify_qp_resp, dctn) + 4)
+			return EINVAL;
+	} else if (qp->dc == EMU_DC_DCI ? !emu_modify_dci_is_ok(cur, next, mask) :
+		   !emu_modify_qp_is_ok(cur, next, qp->type, mask)) {
 		return EINVAL;
+	}
 
 	if ((mask & IBV_QP_PKEY_INDEX) && cmd->pkey_index >= 1)
 		return EINVAL;	/* a one-entry P_Key table */
@@ -571,6 +624,13 @@ static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 	}
 	if (qp->type == IBV_QPT_XRC_RECV)
 		emu_subnet_tgt_publish(qp->xrcd->xrcdn, qp->qpn, a);
+	if (qp->dc == EMU_DC_DCT && next == IBV_QPS_RTR) {
+		struct mlx5_ib_modify_qp_resp drv = { .dctn = qp->qpn };
+		size_t len = c->drv_out_len < sizeof(drv) ? c->drv_out_len : sizeof(drv);
+
+		drv.response_length = (uint32_t)len;
+		memcpy(c->drv_out, &drv, len);
+	}
 	emu_dev_qp_modified(qp, old, mask);
 	return 0;
 }

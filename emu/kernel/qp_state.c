@@ -7,6 +7,10 @@
  * them: a transition must exist, carry every required attribute, and carry
  * nothing beyond the required and optional ones.  mlx5 implements no SQD
  * transitions, so those are absent here and fail with EINVAL.
+ *
+ * mlx5's DC QPs have rules of their own (the kernel's mlx5 qp.c): a DCI
+ * follows modify_dci_qp_is_ok(), a DCT mlx5_ib_modify_dct(); both take
+ * exactly the required attributes plus the optional ones, nothing else.
  */
 #include "internal.h"
 
@@ -140,4 +144,46 @@ bool emu_modify_qp_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next,
 	if ((mask & t->req[ti]) != t->req[ti])
 		return false;
 	return !(mask & ~(t->req[ti] | t->opt[ti] | IBV_QP_STATE));
+}
+
+/* is_valid_mask() of the kernel's mlx5 qp.c, IBV_QP_STATE always required */
+static bool exact_mask(uint32_t mask, uint32_t req, uint32_t opt)
+{
+	req |= IBV_QP_STATE;
+	return (mask & req) == req && !(mask & ~(req | opt));
+}
+
+bool emu_modify_dci_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next, uint32_t mask)
+{
+	if (next == IBV_QPS_RESET)
+		return exact_mask(mask, 0, 0);
+	if (cur == IBV_QPS_RESET && next == IBV_QPS_INIT)
+		return exact_mask(mask, PKEY | PORT, 0);
+	if (cur == IBV_QPS_INIT && next == IBV_QPS_INIT)
+		return exact_mask(mask, 0, PKEY | PORT);
+	if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR)
+		return exact_mask(mask, MTU, PKEY | AV);
+	if (cur == IBV_QPS_RTR && next == IBV_QPS_RTS)
+		return exact_mask(mask, TMO | RETRY | RNRR | RD | SPSN, RNRT);
+	if (cur == IBV_QPS_RTS && next == IBV_QPS_RTS)
+		return exact_mask(mask, 0, RNRT);
+	if (cur != IBV_QPS_RESET && next == IBV_QPS_ERR)
+		return exact_mask(mask, 0, 0);
+	return false;
+}
+
+/*
+ * A DCT is created in the hardware by INIT->RTR and has no other states:
+ * RESET->INIT and INIT->RTR are its only transitions (not even to ERR or
+ * back to RESET; it is destroyed instead).
+ */
+bool emu_modify_dct_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next, uint32_t mask)
+{
+	if (!(mask & IBV_QP_STATE))
+		return false;
+	if (cur == IBV_QPS_RESET && next == IBV_QPS_INIT)
+		return exact_mask(mask, ACC | PKEY | PORT, 0);
+	if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR)
+		return exact_mask(mask, RNRT | AV | MTU, 0);
+	return false;
 }

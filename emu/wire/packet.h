@@ -86,6 +86,15 @@ struct dev_pkt {
 	uint64_t		atomic[4];	/* swap|add, compare, swap_mask, compare_mask */
 	uint8_t			sgid[16];
 	uint8_t			dgid[16];
+	/*
+	 * DC requests: the access key the DCT must hold, and the DCI's
+	 * connection (a number new at every connect, and its first PSN), by
+	 * which the DCT keeps one responder context per initiator as the
+	 * hardware's DC connect does.
+	 */
+	uint64_t		dc_key;
+	uint32_t		dc_conn;
+	uint32_t		dc_conn_psn;
 	uint64_t		crc;		/* DPKT_CRC: hash of everything after it */
 	uint8_t			payload[];
 };

@@ -25,6 +25,7 @@
 #include <rdmafast/sq_atomic.h>
 #include <rdmafast/sq_mw.h>
 #include <rdmafast/sq_ud.h>
+#include <rdmafast/sq_dc.h>
 #include <rdmafast/sq_wr.h>
 #include <rdmafast/sq_batch.h>
 #include <rdmafast/rq.h>

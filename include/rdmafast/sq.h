@@ -74,6 +74,7 @@ enum rf_qp_kind {
 	RF_QP_UC  = 1,
 	RF_QP_XRC = 2,	/* XRC_SEND: a 16-byte XRC segment after ctrl */
 	RF_QP_UD  = 3,	/* a 48-byte address vector after ctrl */
+	RF_QP_DCI = 4,	/* DC initiator: each WQE's own address vector (sq_dc.h) */
 };
 
 /*
@@ -118,7 +119,7 @@ struct rf_sq {
 	 */
 	uint64_t  ctrl_hi;
 	uint8_t   fm_ce_se;	/* ORed into every WQE: CQ_UPDATE if sq_sig_all */
-	uint8_t   tseg_ds;	/* DS of the transport segment: 0 RC/UC, 1 XRC, 3 UD */
+	uint8_t   tseg_ds;	/* DS of the transport segment: 0 RC/UC, 1 XRC, 3 UD/DCI */
 	uint8_t   kind;		/* enum rf_qp_kind */
 	/*
 	 * tseg_ds, but 1 on UC: what READ, the atomics and SEND with
@@ -189,7 +190,7 @@ static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *
 {
 	if (!a->buf || !a->dbrec || !a->wr_id || !a->wqe_end ||
 	    a->wqe_cnt < 2 || (a->wqe_cnt & (a->wqe_cnt - 1)) ||
-	    a->wqe_cnt > 0x8000 || a->kind > RF_QP_UD)
+	    a->wqe_cnt > 0x8000 || a->kind > RF_QP_DCI)
 		return -EINVAL;
 	__builtin_memset(sq, 0, sizeof(*sq));
 	if (rf_bf_init(&sq->bf, a->bf_reg, a->bf_size))
@@ -208,7 +209,7 @@ static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *
 	sq->fm_ce_se = a->sig_all ? RF_WQE_CTRL_CQ_UPDATE : 0;
 	sq->ctrl_hi = rf__sq_fm_bits(sq->fm_ce_se);
 	sq->kind = (uint8_t)a->kind;
-	sq->tseg_ds = a->kind == RF_QP_XRC ? 1 : a->kind == RF_QP_UD ? 3 : 0;
+	sq->tseg_ds = a->kind == RF_QP_XRC ? 1 : a->kind >= RF_QP_UD ? 3 : 0;
 	sq->rd_tseg = a->kind == RF_QP_UC ? 1 : sq->tseg_ds;
 	sq->ctrl_lo = rf__sq_ctrl_lo(sq->qpn_be | rf_htobe32(1U + sq->tseg_ds), 0, 0, 0, 0);
 	sq->tseg_off = RF_WQE_DS_SIZE * (1U + sq->tseg_ds);

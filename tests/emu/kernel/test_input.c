@@ -625,7 +625,14 @@ Test(kin, create_qp_types_the_kernel_does_not_know)
 
 	cr_assert_eq(cmd_write(&c, sizeof(c)), EINVAL);
 	c.core.qp_type = IBV_QPT_DRIVER;
-	cr_assert_eq(cmd_write(&c, sizeof(c)), EOPNOTSUPP, "no DC");
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EINVAL, "a driver QP needs a DC kind");
+	c.drv.flags = MLX5_QP_FLAG_TYPE_DCI | MLX5_QP_FLAG_DCI_STREAM;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EINVAL, "no DCI streams");
+	c.drv.flags = MLX5_QP_FLAG_TYPE_DCT;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EINVAL, "a DCT has no rings (and needs an SRQ)");
+	c.drv.flags = MLX5_QP_FLAG_TYPE_DCI;
+	c.core.qp_type = IBV_QPT_RC;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EINVAL, "DC flags only on driver QPs");
 	pages_free(p);
 }
 

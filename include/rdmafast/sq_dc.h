@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rdmafast/sq_dc.h - posts on a DC initiator (DCI, RF_QP_DCI): every RC
+ * operation, each WQE naming its own target. After the control segment
+ * comes the destination's address vector with the DCT number and the DC
+ * access key (as mlx5dv_wr_set_dc_addr(3) writes it), then the segments
+ * of the RC WQE: remote address, atomic operands, data or inline payload.
+ *
+ * The destination is prepared once (rf_dc_dest_init()) and passed to
+ * every post, so a post copies 48 prepared bytes and computes nothing for
+ * the address. Each call returns 0, -ENOSPC or -EINVAL (sq.h, Errors),
+ * with nothing written unless 0, and rings only with RF_SEND_RING; a WQE
+ * of up to bf_bbs basic blocks (ctrl + address vector + at most 2 more
+ * segments: 2 BBs) then goes out by BlueFlame when it is alone.
+ */
+#ifndef RDMAFAST_SQ_DC_H
+#define RDMAFAST_SQ_DC_H
+
+#include <errno.h>
+#include <stdint.h>
+
+#include <rdmafast/compiler.h>
+#include <rdmafast/hw/endian.h>
+#include <rdmafast/hw/wqe.h>
+#include <rdmafast/types.h>
+#include <rdmafast/sq.h>
+#include <rdmafast/detail/copy.h>
+#include <rdmafast/detail/sq_post.h>
+
+RF_BEGIN_DECLS
+
+/*
+ * struct rf_dc_dest - a DC target as a DCI's WQEs name it: the address
+ * vector of the path to it with the DCT number (and the extended-AV bit)
+ * and the DCT's access key in place. Build it with rf_dc_dest_init().
+ */
+struct rf_dc_dest {
+	struct rf_wqe_av av;
+};
+
+/*
+ * rf_dc_dest_init - the destination (DCT dctn, access key dc_key) reached
+ * by the path of an address handle's AV (mlx5dv_ah.av, see rf_ah_av_ibv()
+ * in rdmafast/verbs.h), the 48-byte form libmlx5 writes
+ * (mlx5_send_wr_set_dc_addr() in rdma-core providers/mlx5/qp.c).
+ */
+RF_INLINE void rf_dc_dest_init(struct rf_dc_dest *d, const struct rf_wqe_av *ah_av,
+			       uint32_t dctn, uint64_t dc_key)
+{
+	d->av = *ah_av;
+	d->av.dqp_dct |= rf_htobe32(dctn | RF_EXTENDED_UD_AV);
+	d->av.key.dc_key = rf_htobe64(dc_key);
+}
+
+/*
+ * The frame of every DCI post: ctrl, address vector, then body_ds more
+ * DS (2 BBs unless body_ds is 0). Returns the body, or NULL with *rc set.
+ */
+RF_INLINE uint8_t *rf__sq_dc_open(struct rf_sq *sq, struct rf__sq_wqe *w,
+				  const struct rf_dc_dest *d, uint32_t body_ds,
+				  uint32_t flags, int *rc)
+{
+	uint32_t nbb = body_ds ? (4 + body_ds + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB : 1;
+
+	if (RF_UNLIKELY(sq->kind != RF_QP_DCI)) {
+		*rc = -EINVAL;
+		return NULL;
+	}
+	*rc = rf__sq_open(sq, w, nbb, flags, 0);
+	if (RF_UNLIKELY(*rc))
+		return NULL;
+	*(struct rf_wqe_av *)(w->c + 1) = d->av;
+	return (uint8_t *)(w->c + 1) + sizeof(struct rf_wqe_av);
+}
+
+/*
+ * One buffer (lkey, laddr, len): SEND-like without raddr, RDMA with it.
+ * A zero length carries no data segment, as libmlx5's ibv_wr_set_sge().
+ */
+RF_INLINE int rf__sq_post_dc1(struct rf_sq *sq, const struct rf_dc_dest *d,
+			      uint8_t opcode, __be32 imm, int rdma, uint32_t lkey,
+			      uint64_t laddr, uint32_t len, uint32_t rkey,
+			      uint64_t raddr, uint32_t flags, uint64_t wr_id)
+{
+	struct rf__sq_wqe w;
+	uint32_t ds = (uint32_t)(rdma != 0) + (len != 0);
+	int rc;
+	uint8_t *p = rf__sq_dc_open(sq, &w, d, ds, flags, &rc);
+
+	if (RF_UNLIKELY(!p))
+		return rc;
+	if (rdma) {
+		rf_set_raddr_seg((struct rf_wqe_raddr_seg *)p, raddr, rkey);
+		p += RF_WQE_DS_SIZE;
+	}
+	if (len)
+		rf_set_data_seg((struct rf_wqe_data_seg *)p, len, lkey, laddr);
+	rf__sq_end(sq, &w, opcode, 0, ds, imm, wr_id);
+	return 0;
+}
+
+/* rf_sq_post_dc_write - RDMA WRITE of len bytes at laddr (lkey) to raddr (rkey) at d. */
+RF_INLINE int rf_sq_post_dc_write(struct rf_sq *sq, const struct rf_dc_dest *d,
+				  uint32_t lkey, uint64_t laddr, uint32_t len,
+				  uint32_t rkey, uint64_t raddr, uint32_t flags,
+				  uint64_t wr_id)
+{
+	return rf__sq_post_dc1(sq, d, RF_OPCODE_RDMA_WRITE, 0, 1, lkey, laddr, len,
+			       rkey, raddr, flags, wr_id);
+}
+
+/* rf_sq_post_dc_write_imm - the same, consuming a receive of d's SRQ with imm. */
+RF_INLINE int rf_sq_post_dc_write_imm(struct rf_sq *sq, const struct rf_dc_dest *d,
+				      uint32_t lkey, uint64_t laddr, uint32_t len,
+				      uint32_t rkey, uint64_t raddr, __be32 imm,
+				      uint32_t flags, uint64_t wr_id)
+{
+	return rf__sq_post_dc1(sq, d, RF_OPCODE_RDMA_WRITE_IMM, imm, 1, lkey, laddr,
+			       len, rkey, raddr, flags, wr_id);
+}
+
+/* rf_sq_post_dc_read - RDMA READ of len bytes at raddr (rkey) at d into laddr. */
+RF_INLINE int rf_sq_post_dc_read(struct rf_sq *sq, const struct rf_dc_dest *d,
+				 uint32_t lkey, uint64_t laddr, uint32_t len,
+				 uint32_t rkey, uint64_t raddr, uint32_t flags,
+				 uint64_t wr_id)
+{
+	return rf__sq_post_dc1(sq, d, RF_OPCODE_RDMA_READ, 0, 1, lkey, laddr, len,
+			       rkey, raddr, flags, wr_id);
+}
+
+/* rf_sq_post_dc_send - SEND of len bytes at laddr (lkey) into a receive of d's SRQ. */
+RF_INLINE int rf_sq_post_dc_send(struct rf_sq *sq, const struct rf_dc_dest *d,
+				 uint32_t lkey, uint64_t laddr, uint32_t len,
+				 uint32_t flags, uint64_t wr_id)
+{
+	return rf__sq_post_dc1(sq, d, RF_OPCODE_SEND, 0, 0, lkey, laddr, len, 0, 0,
+			       flags, wr_id);
+}
+
+/* rf_sq_post_dc_send_imm - SEND with immediate (imm in network order). */
+RF_INLINE int rf_sq_post_dc_send_imm(struct rf_sq *sq, const struct rf_dc_dest *d,
+				     uint32_t lkey, uint64_t laddr, uint32_t len,
+				     __be32 imm, uint32_t flags, uint64_t wr_id)
+{
+	return rf__sq_post_dc1(sq, d, RF_OPCODE_SEND_IMM, imm, 0, lkey, laddr, len,
+			       0, 0, flags, wr_id);
+}
+
+/* rf_sq_post_dc_send_inv - SEND that invalidates inv_rkey at d. */
+RF_INLINE int rf_sq_post_dc_send_inv(struct rf_sq *sq, const struct rf_dc_dest *d,
+				     uint32_t lkey, uint64_t laddr, uint32_t len,
+				     uint32_t inv_rkey, uint32_t flags, uint64_t wr_id)
+{
+	return rf__sq_post_dc1(sq, d, RF_OPCODE_SEND_INVAL, rf_htobe32(inv_rkey), 0,
+			       lkey, laddr, len, 0, 0, flags, wr_id);
+}
+
+/*
+ * Inline payload of len bytes (at most max_inline) after the address
+ * vector and, for a WRITE, the remote address: the buffer may be reused
+ * on return. A zero length carries no inline segment, as libmlx5.
+ */
+RF_INLINE int rf__sq_post_dc_inline(struct rf_sq *sq, const struct rf_dc_dest *d,
+				    uint8_t opcode, __be32 imm, int rdma,
+				    uint32_t rkey, uint64_t raddr, const void *data,
+				    uint32_t len, uint32_t flags, uint64_t wr_id)
+{
+	struct rf__sq_wqe w;
+	uint32_t ds;
+	uint8_t *p;
+	int rc;
+
+	if (RF_UNLIKELY(len > sq->max_inline))
+		return -EINVAL;
+	ds = (uint32_t)(rdma != 0) + (len ? RF_INLINE_DS(len) : 0);
+	if (RF_UNLIKELY(4 + ds > RF_WQE_MAX_DS))
+		return -EINVAL;
+	p = rf__sq_dc_open(sq, &w, d, ds, flags, &rc);
+	if (RF_UNLIKELY(!p))
+		return rc;
+	if (rdma) {
+		rf_set_raddr_seg((struct rf_wqe_raddr_seg *)p, raddr, rkey);
+		p += RF_WQE_DS_SIZE;
+	}
+	if (len) {
+		/* a queue end inside the payload: rf__sq_open() padded, it cannot wrap */
+		rf_set_inline_hdr((struct rf_wqe_inline_seg *)p, len);
+		rf__copy_inline(p + 4, (const uint8_t *)data, len);
+	}
+	rf__sq_end(sq, &w, opcode, 0, ds, imm, wr_id);
+	return 0;
+}
+
+/* rf_sq_post_dc_write_inline - RDMA WRITE of len bytes copied into the WQE. */
+RF_INLINE int rf_sq_post_dc_write_inline(struct rf_sq *sq, const struct rf_dc_dest *d,
+					 const void *data, uint32_t len, uint32_t rkey,
+					 uint64_t raddr, uint32_t flags, uint64_t wr_id)
+{
+	return rf__sq_post_dc_inline(sq, d, RF_OPCODE_RDMA_WRITE, 0, 1, rkey, raddr,
+				     data, len, flags, wr_id);
+}
+
+/* rf_sq_post_dc_send_inline - SEND of len bytes copied into the WQE. */
+RF_INLINE int rf_sq_post_dc_send_inline(struct rf_sq *sq, const struct rf_dc_dest *d,
+					const void *data, uint32_t len, uint32_t flags,
+					uint64_t wr_id)
+{
+	return rf__sq_post_dc_inline(sq, d, RF_OPCODE_SEND, 0, 0, 0, 0, data, len,
+				     flags, wr_id);
+}
+
+/* rf_sq_post_dc_send_imm_inline - SEND with immediate, payload inline. */
+RF_INLINE int rf_sq_post_dc_send_imm_inline(struct rf_sq *sq, const struct rf_dc_dest *d,
+					    const void *data, uint32_t len, __be32 imm,
+					    uint32_t flags, uint64_t wr_id)
+{
+	return rf__sq_post_dc_inline(sq, d, RF_OPCODE_SEND_IMM, imm, 0, 0, 0, data,
+				     len, flags, wr_id);
+}
+
+/*
+ * The IB atomics at d: raddr, operands, and the data segment that
+ * receives the 8 bytes of the original value (laddr, lkey).
+ */
+RF_INLINE int rf__sq_post_dc_atomic(struct rf_sq *sq, const struct rf_dc_dest *d,
+				    uint8_t opcode, uint32_t lkey, uint64_t laddr,
+				    uint32_t rkey, uint64_t raddr, uint64_t swap_add,
+				    uint64_t compare, uint32_t flags, uint64_t wr_id)
+{
+	struct rf__sq_wqe w;
+	int rc;
+	uint8_t *p = rf__sq_dc_open(sq, &w, d, 3, flags, &rc);
+
+	if (RF_UNLIKELY(!p))
+		return rc;
+	rf_set_raddr_seg((struct rf_wqe_raddr_seg *)p, raddr, rkey);
+	rf_set_atomic_seg((struct rf_wqe_atomic_seg *)(p + RF_WQE_DS_SIZE), swap_add, compare);
+	rf_set_data_seg((struct rf_wqe_data_seg *)(p + 2 * RF_WQE_DS_SIZE), 8, lkey, laddr);
+	rf__sq_end(sq, &w, opcode, 0, 3, 0, wr_id);
+	return 0;
+}
+
+/* rf_sq_post_dc_faa - 8-byte fetch-and-add of add at raddr; the old value to laddr. */
+RF_INLINE int rf_sq_post_dc_faa(struct rf_sq *sq, const struct rf_dc_dest *d,
+				      uint32_t lkey, uint64_t laddr, uint32_t rkey,
+				      uint64_t raddr, uint64_t add, uint32_t flags,
+				      uint64_t wr_id)
+{
+	return rf__sq_post_dc_atomic(sq, d, RF_OPCODE_ATOMIC_FA, lkey, laddr, rkey, raddr,
+				     add, 0, flags, wr_id);
+}
+
+/* rf_sq_post_dc_cas - 8-byte compare-and-swap at raddr; the old value to laddr. */
+RF_INLINE int rf_sq_post_dc_cas(struct rf_sq *sq, const struct rf_dc_dest *d,
+				     uint32_t lkey, uint64_t laddr, uint32_t rkey,
+				     uint64_t raddr, uint64_t compare, uint64_t swap,
+				     uint32_t flags, uint64_t wr_id)
+{
+	return rf__sq_post_dc_atomic(sq, d, RF_OPCODE_ATOMIC_CS, lkey, laddr, rkey, raddr,
+				     swap, compare, flags, wr_id);
+}
+
+RF_END_DECLS
+
+#endif /* RDMAFAST_SQ_DC_H */

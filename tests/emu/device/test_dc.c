@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Dynamically Connected transport in the device model, posted with
+ * libmlx5's own ibv_wr_* and mlx5dv_wr_set_dc_addr(): every RC opcode from a
+ * DCI reaches the DCT its WQE names, receives come from the DCT's SRQ and
+ * complete on the DCT's CQ under the DCT's number; one DCI serves several
+ * DCTs in turn; a wrong DC key is never answered (the DCI retries, then
+ * fails) and the DCI is reset and used again.
+ */
+#include "dev_test.h"
+
+#define DCT_KEY		0x0123456789abcdefull
+
+static struct {
+	struct ibv_context	*ctx;
+	struct ibv_pd		*pd;
+	struct ibv_cq		*scq, *rcq;
+	struct ibv_srq		*srq;
+	struct ibv_qp		*dct[2];
+	struct ibv_qp		*dci;
+	struct ibv_qp_ex	*qpx;
+	struct mlx5dv_qp_ex	*dv;
+	struct ibv_ah		*ah;
+	uint8_t			*buf;
+	struct ibv_mr		*mr;
+	bool			roce;
+} d;
+
+static struct ibv_qp *create_dct(uint64_t key)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_DRIVER, .send_cq = d.rcq, .recv_cq = d.rcq,
+		.srq = d.srq, .pd = d.pd, .comp_mask = IBV_QP_INIT_ATTR_PD,
+	};
+	struct mlx5dv_qp_init_attr dv = {
+		.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC,
+		.dc_init_attr = { .dc_type = MLX5DV_DCTYPE_DCT, .dct_access_key = key },
+	};
+	struct ibv_qp *qp = mlx5dv_create_qp(d.ctx, &a, &dv);
+	struct ibv_qp_attr m = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+
+	cr_assert(qp, "DCT: %s", strerror(errno));
+	cr_assert_eq(ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				   IBV_QP_ACCESS_FLAGS), 0);
+	memset(&m, 0, sizeof(m));
+	m.qp_state = IBV_QPS_RTR;
+	m.path_mtu = IBV_MTU_1024;
+	m.min_rnr_timer = 1;
+	m.ah_attr.port_num = 1;
+	m.ah_attr.is_global = d.roce;
+	cr_assert_eq(ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				   IBV_QP_MIN_RNR_TIMER), 0);
+	return qp;
+}
+
+static void dci_to_rts(uint8_t timeout, uint8_t retry)
+{
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+
+	cr_assert_eq(ibv_modify_qp(d.dci, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT), 0);
+	memset(&m, 0, sizeof(m));
+	m.qp_state = IBV_QPS_RTR;
+	m.path_mtu = IBV_MTU_1024;
+	cr_assert_eq(ibv_modify_qp(d.dci, &m, IBV_QP_STATE | IBV_QP_PATH_MTU), 0);
+	memset(&m, 0, sizeof(m));
+	m.qp_state = IBV_QPS_RTS;
+	m.timeout = timeout;
+	m.retry_cnt = retry;
+	m.rnr_retry = 7;
+	m.max_rd_atomic = 4;
+	m.sq_psn = 0x10;
+	cr_assert_eq(ibv_modify_qp(d.dci, &m, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_SQ_PSN), 0);
+}
+
+static void setup(void)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 64, .max_sge = 1 } };
+	struct ibv_port_attr pa;
+	struct ibv_ah_attr aa = { .port_num = 1 };
+
+	d.ctx = et_open();
+	d.pd = ibv_alloc_pd(d.ctx);
+	d.scq = ibv_create_cq(d.ctx, 64, NULL, NULL, 0);
+	d.rcq = ibv_create_cq(d.ctx, 64, NULL, NULL, 0);
+	cr_assert(d.pd && d.scq && d.rcq);
+	d.srq = ibv_create_srq(d.pd, &sa);
+	cr_assert(d.srq);
+	d.buf = calloc(1, DT_BUF);
+	d.mr = ibv_reg_mr(d.pd, d.buf, DT_BUF, DT_ACC_ALL);
+	cr_assert(d.buf && d.mr);
+
+	cr_assert_eq(ibv_query_port(d.ctx, 1, &pa), 0);
+	aa.dlid = pa.lid;
+	d.roce = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
+	if (d.roce) {
+		aa.is_global = 1;
+		aa.grh.hop_limit = 64;
+		cr_assert_eq(ibv_query_gid(d.ctx, 1, 0, &aa.grh.dgid), 0);
+	}
+	d.ah = ibv_create_ah(d.pd, &aa);
+	cr_assert(d.ah);
+	d.dct[0] = create_dct(DCT_KEY);
+	d.dct[1] = create_dct(DCT_KEY + 1);
+
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_DRIVER, .send_cq = d.scq, .recv_cq = d.scq, .pd = d.pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+				  IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+				  IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+				  IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP,
+		.cap = { .max_send_wr = 32, .max_send_sge = 1, .max_inline_data = 64 },
+	};
+	struct mlx5dv_qp_init_attr dv = {
+		.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC,
+		.dc_init_attr = { .dc_type = MLX5DV_DCTYPE_DCI },
+	};
+
+	d.dci = mlx5dv_create_qp(d.ctx, &a, &dv);
+	cr_assert(d.dci, "DCI: %s", strerror(errno));
+	d.qpx = ibv_qp_to_qp_ex(d.dci);
+	d.dv = mlx5dv_qp_ex_from_ibv_qp_ex(d.qpx);
+	cr_assert(d.qpx && d.dv);
+	dci_to_rts(14, 7);
+}
+
+static void teardown(void)
+{
+	cr_assert_eq(ibv_destroy_qp(d.dci), 0);
+	cr_assert_eq(ibv_destroy_qp(d.dct[0]), 0);
+	cr_assert_eq(ibv_destroy_qp(d.dct[1]), 0);
+	cr_assert_eq(ibv_destroy_ah(d.ah), 0);
+	cr_assert_eq(ibv_dereg_mr(d.mr), 0);
+	free(d.buf);
+	cr_assert_eq(ibv_destroy_srq(d.srq), 0);
+	cr_assert_eq(ibv_destroy_cq(d.scq), 0);
+	cr_assert_eq(ibv_destroy_cq(d.rcq), 0);
+	cr_assert_eq(ibv_close_device(d.ctx), 0);
+}
+
+TestSuite(dev_dc, .init = setup, .fini = teardown, .timeout = 60);
+
+static void srq_recv(uint64_t wr_id, void *addr, uint32_t len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = len, .lkey = d.mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	cr_assert_eq(ibv_post_srq_recv(d.srq, &wr, &bad), 0);
+}
+
+static void to(int i, uint64_t key)
+{
+	mlx5dv_wr_set_dc_addr(d.dv, d.ah, d.dct[i]->qp_num, key);
+}
+
+static void sge(uint32_t off, uint32_t len)
+{
+	ibv_wr_set_sge(d.qpx, d.mr->lkey, (uintptr_t)(d.buf + off), len);
+}
+
+Test(dev_dc, every_rc_opcode_reaches_the_dct)
+{
+	uint8_t *src = d.buf, *dst = d.buf + 4096, *rd = d.buf + 8192, *rx = d.buf + 12288;
+	uint64_t *counter = (uint64_t *)(d.buf + 16384), *old = (uint64_t *)(d.buf + 16392);
+	struct ibv_wc wc[8];
+
+	for (int i = 0; i < 256; i++)
+		src[i] = (uint8_t)(i * 7);
+	for (int i = 0; i < 128; i++)
+		dst[2048 + i] = (uint8_t)(0xa0 + i);
+	*counter = 40;
+	srq_recv(11, rx, 512);
+	srq_recv(12, rx + 512, 512);
+
+	ibv_wr_start(d.qpx);
+	d.qpx->wr_id = 1;
+	d.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(d.qpx, d.mr->rkey, (uintptr_t)dst);
+	to(0, DCT_KEY);
+	sge(0, 256);
+	d.qpx->wr_id = 2;
+	ibv_wr_send_imm(d.qpx, htobe32(0xfeed));
+	to(0, DCT_KEY);
+	sge(0, 100);
+	d.qpx->wr_id = 3;
+	ibv_wr_rdma_read(d.qpx, d.mr->rkey, (uintptr_t)(dst + 2048));
+	to(0, DCT_KEY);
+	sge(8192, 128);
+	d.qpx->wr_id = 4;
+	ibv_wr_atomic_fetch_add(d.qpx, d.mr->rkey, (uintptr_t)counter, 2);
+	to(0, DCT_KEY);
+	sge(16392, 8);
+	d.qpx->wr_id = 5;
+	ibv_wr_rdma_write_imm(d.qpx, d.mr->rkey, (uintptr_t)(dst + 1024), htobe32(77));
+	to(0, DCT_KEY);
+	sge(0, 16);
+	cr_assert_eq(ibv_wr_complete(d.qpx), 0);
+
+	cr_assert_eq(dt_poll(d.scq, wc, 5, 5000), 5);
+	for (int i = 0; i < 5; i++) {
+		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS, "wr %d: %s", i,
+			     ibv_wc_status_str(wc[i].status));
+		cr_assert_eq(wc[i].wr_id, (uint64_t)i + 1, "in order");
+		cr_assert_eq(wc[i].qp_num, d.dci->qp_num);
+	}
+	cr_assert_eq(memcmp(dst, src, 256), 0);
+	cr_assert_eq(memcmp(rd, dst + 2048, 128), 0);
+	cr_assert_eq(*old, 40);
+	cr_assert_eq(*counter, 42);
+
+	/* the receives: the DCT's SRQ and CQ, under the DCT's number */
+	cr_assert_eq(dt_poll(d.rcq, wc, 2, 5000), 2);
+	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+	cr_assert_eq(wc[0].opcode, IBV_WC_RECV);
+	cr_assert_eq(wc[0].wr_id, 11);
+	cr_assert_eq(wc[0].byte_len, 100);
+	cr_assert(wc[0].wc_flags & IBV_WC_WITH_IMM);
+	cr_assert_eq(be32toh(wc[0].imm_data), 0xfeed);
+	cr_assert_eq(wc[0].qp_num, d.dct[0]->qp_num, "the DCT is named");
+	cr_assert_eq(wc[0].src_qp, d.dci->qp_num);
+	cr_assert_eq(memcmp(rx, src, 100), 0);
+	cr_assert_eq(wc[1].opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	cr_assert_eq(wc[1].wr_id, 12);
+	cr_assert_eq(wc[1].qp_num, d.dct[0]->qp_num);
+	cr_assert_eq(be32toh(wc[1].imm_data), 77);
+	dt_poll_none(d.rcq, 20);
+}
+
+Test(dev_dc, one_dci_serves_two_dcts_in_turn)
+{
+	struct ibv_wc wc[16];
+	uint8_t *rx = d.buf + 12288;
+
+	for (int i = 0; i < 8; i++)
+		srq_recv(100 + i, rx + 256 * i, 256);
+	ibv_wr_start(d.qpx);
+	for (int i = 0; i < 8; i++) {
+		d.qpx->wr_id = (uint64_t)i;
+		d.qpx->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+		ibv_wr_send(d.qpx);
+		to(i % 2, DCT_KEY + (uint64_t)(i % 2));
+		d.buf[i] = (uint8_t)(0x30 + i);
+		ibv_wr_set_inline_data(d.qpx, d.buf + i, 1);
+	}
+	cr_assert_eq(ibv_wr_complete(d.qpx), 0);
+	cr_assert_eq(dt_poll(d.scq, wc, 8, 5000), 8);
+	for (int i = 0; i < 8; i++) {
+		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+		cr_assert_eq(wc[i].wr_id, (uint64_t)i);
+	}
+	cr_assert_eq(dt_poll(d.rcq, wc, 8, 5000), 8);
+	for (int i = 0; i < 8; i++) {
+		cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+		cr_assert_eq(wc[i].qp_num, d.dct[i % 2]->qp_num, "message %d", i);
+		cr_assert_eq(wc[i].byte_len, 1);
+		cr_assert_eq(rx[256 * (wc[i].wr_id - 100)], 0x30 + i);
+	}
+}
+
+Test(dev_dc, wrong_key_retries_out_then_the_dci_is_reset_and_reused)
+{
+	struct ibv_wc wc[2];
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_RESET };
+	struct ibv_qp_init_attr ia;
+
+	/* a short transport timer and one retry, so that it fails quickly */
+	cr_assert_eq(ibv_modify_qp(d.dci, &m, IBV_QP_STATE), 0);
+	dci_to_rts(8, 1);
+	*(uint64_t *)(d.buf + 4096) = 0;
+	ibv_wr_start(d.qpx);
+	d.qpx->wr_id = 9;
+	d.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(d.qpx, d.mr->rkey, (uintptr_t)(d.buf + 4096));
+	to(0, DCT_KEY ^ 1);
+	sge(0, 8);
+	cr_assert_eq(ibv_wr_complete(d.qpx), 0);
+	cr_assert_eq(dt_poll(d.scq, wc, 1, 10000), 1);
+	cr_assert_eq(wc[0].status, IBV_WC_RETRY_EXC_ERR, "%s", ibv_wc_status_str(wc[0].status));
+	cr_assert_eq(*(uint64_t *)(d.buf + 4096), 0, "nothing was written");
+	cr_assert_eq(ibv_query_qp(d.dci, &m, IBV_QP_STATE, &ia), 0);
+	cr_assert_eq(m.qp_state, IBV_QPS_ERR);
+
+	/* UCX's recipe: the DCI in error goes to RESET and up again */
+	m.qp_state = IBV_QPS_RESET;
+	cr_assert_eq(ibv_modify_qp(d.dci, &m, IBV_QP_STATE), 0);
+	dci_to_rts(14, 7);
+	memset(d.buf, 0x5a, 8);
+	ibv_wr_start(d.qpx);
+	d.qpx->wr_id = 10;
+	d.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(d.qpx, d.mr->rkey, (uintptr_t)(d.buf + 4096));
+	to(0, DCT_KEY);
+	sge(0, 8);
+	cr_assert_eq(ibv_wr_complete(d.qpx), 0);
+	cr_assert_eq(dt_poll(d.scq, wc, 1, 5000), 1);
+	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+	cr_assert_eq(wc[0].wr_id, 10);
+	cr_assert_eq(memcmp(d.buf + 4096, d.buf, 8), 0);
+}
