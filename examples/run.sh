@@ -8,8 +8,12 @@
 # prints both sides' reports, and exits non-zero if any side failed.
 #
 #   make run                       (RF_BUILD=build sh examples/run.sh)
-#   RF_BUILD=build sh examples/run.sh
+#   make examples-run              (the same with --all: every example)
+#   RF_BUILD=build sh examples/run.sh [--all]
 set -u
+
+ALL=0
+[ "${1:-}" = --all ] && ALL=1
 
 B=${RF_BUILD:-build}
 EX=$B/examples
@@ -60,6 +64,9 @@ pair rc_bw --iters 4000 --size 4096 --batch 16
 # A counter in the server's memory, incremented by both processes with
 # fetch-and-add and compare-and-swap.
 pair atomics --iters 200
+# MADs of several classes on UD QPs, each side's tap printing only what
+# its snoop filter selects (errors only; one vendor class of one OUI).
+pair mad_snoop
 
 if [ "$failed" -ne 0 ]; then
 	echo "run.sh: $failed example run(s) FAILED"
