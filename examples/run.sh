@@ -64,6 +64,8 @@ pair rc_bw --iters 4000 --size 4096 --batch 16
 # A counter in the server's memory, incremented by both processes with
 # fetch-and-add and compare-and-swap.
 pair atomics --iters 200
+# Four RC QPs into one SRQ, refilled only from its limit event.
+pair srq_pingpong --iters 200
 # MADs of several classes on UD QPs, each side's tap printing only what
 # its snoop filter selects (errors only; one vendor class of one OUI).
 pair mad_snoop

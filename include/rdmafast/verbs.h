@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <endian.h>
+#include <poll.h>
 
 /*
  * mlx5dv.h's inline helpers call htobe32() and friends, which glibc only
@@ -249,6 +250,51 @@ static inline RF_COLD void rf_srq_fini_ibv(struct rf_srq *srq)
 {
 	free(srq->wr_id);
 	srq->wr_id = NULL;
+}
+
+/*
+ * rf_srq_arm_limit_ibv - arm the SRQ limit: one IBV_EVENT_SRQ_LIMIT_REACHED
+ * on the context's async channel when the receives posted to srq and not
+ * yet consumed drop below limit (ibv_modify_srq(3), IBV_SRQ_LIMIT). The
+ * event disarms it; arm again after refilling. 0 disarms. Returns 0 or
+ * -errno (-EINVAL: beyond the kernel's bound, mlx5_ib_modify_srq():
+ * below its WQE count for the SRQ).
+ */
+static inline RF_COLD int rf_srq_arm_limit_ibv(struct ibv_srq *srq, uint32_t limit)
+{
+	struct ibv_srq_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.srq_limit = limit;
+	return rf__ibv_err(ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT));
+}
+
+/*
+ * rf_async_event_ibv - the next asynchronous event of ctx (IBV_EVENT_*,
+ * copied to *ev and acknowledged), waiting at most ms milliseconds for it
+ * (0: do not wait). Returns 0, -EAGAIN when none came, or -errno. The
+ * object ev names (ev->element) stays the caller's to keep alive.
+ */
+static inline RF_COLD int rf_async_event_ibv(struct ibv_context *ctx,
+					     struct ibv_async_event *ev, int ms)
+{
+	struct pollfd p;
+	struct ibv_async_event e;
+	int ret;
+
+	p.fd = ctx->async_fd;
+	p.events = POLLIN;
+	p.revents = 0;
+	ret = poll(&p, 1, ms);
+	if (ret < 0)
+		return -errno;
+	if (ret == 0)
+		return -EAGAIN;
+	if (ibv_get_async_event(ctx, &e))
+		return errno ? -errno : -EIO;
+	*ev = e;
+	ibv_ack_async_event(&e);
+	return 0;
 }
 
 /* ---- QP ---------------------------------------------------------------- */
