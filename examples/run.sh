@@ -70,6 +70,13 @@ pair srq_pingpong --iters 200
 # its snoop filter selects (errors only; one vendor class of one OUI).
 pair mad_snoop
 
+# --all (make examples-run): the examples of more than two processes.
+if [ "$ALL" = 1 ]; then
+	# Four XRC client processes into the two XRC SRQs of each of two
+	# server processes that share one XRC domain through a file.
+	pair xrc_pingpong --iters 100
+fi
+
 if [ "$failed" -ne 0 ]; then
 	echo "run.sh: $failed example run(s) FAILED"
 	exit 1
