@@ -10,6 +10,7 @@
 #   make uninstall  remove what install put there
 #   make deps       install (as root) or name the missing Debian packages
 #   make run        install missing Debian packages, then the two-process showcase
+#   make examples-run  every example on the emulated HCA (examples/run.sh --all)
 #   make man        render the manual pages (man/*.md) into build/man/
 #   make bench      rdmafast against libmlx5: build/bench/report.{json,svg}
 #   make bench-clang  the same built by clang, in build/clang/
@@ -162,6 +163,12 @@ all: examples
 run: deps
 	@$(MAKE) --no-print-directory all
 	@RF_BUILD=$(BUILD) sh examples/run.sh
+
+# Every example on the emulated HCA (or RF_DEVICE=hw), the showcase's and
+# those with more processes or longer waits (examples/run.sh --all).
+.PHONY: examples-run
+examples-run: examples $(if $(filter hw,$(RF_DEVICE)),,emu)
+	@RF_BUILD=$(BUILD) sh examples/run.sh --all
 
 # The README's complete example, cut out between its marker comments,
 # built as a user would build it (strict C11, no feature macros) and run

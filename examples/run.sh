@@ -8,8 +8,12 @@
 # prints both sides' reports, and exits non-zero if any side failed.
 #
 #   make run                       (RF_BUILD=build sh examples/run.sh)
-#   RF_BUILD=build sh examples/run.sh
+#   make examples-run              (the same with --all: every example)
+#   RF_BUILD=build sh examples/run.sh [--all]
 set -u
+
+ALL=0
+[ "${1:-}" = --all ] && ALL=1
 
 B=${RF_BUILD:-build}
 EX=$B/examples
@@ -93,6 +97,18 @@ pair atomics --iters 200
 # Dynamically Connected: one DCT and one DCI per process, three clients
 # reaching the server's DCT while its one DCI answers each in turn.
 group dc_pingpong 3 --iters 200
+# Four RC QPs into one SRQ, refilled only from its limit event.
+pair srq_pingpong --iters 200
+# MADs of several classes on UD QPs, each side's tap printing only what
+# its snoop filter selects (errors only; one vendor class of one OUI).
+pair mad_snoop
+
+# --all (make examples-run): the examples of more than two processes.
+if [ "$ALL" = 1 ]; then
+	# Four XRC client processes into the two XRC SRQs of each of two
+	# server processes that share one XRC domain through a file.
+	pair xrc_pingpong --iters 100
+fi
 
 if [ "$failed" -ne 0 ]; then
 	echo "run.sh: $failed example run(s) FAILED"

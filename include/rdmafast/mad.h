@@ -28,6 +28,13 @@
  * Nothing here touches a queue: a filter reads a buffer the caller owns,
  * on the receive side (rf_ud_mad() finds the MAD in a UD receive) or the
  * send side (a MAD about to be posted).
+ *
+ * The snoop filter of libibumad (struct rf_mad_snoop_filter) is the
+ * simpler entry point: class, class version, attribute, errors only, a
+ * vendor OUI, each 0 for "all". rf_mad_snoop_match() applies it to one
+ * MAD; rdmafast/mad_tap.h applies it to everything a UD QP sends and
+ * receives. The mask/value filters above remain the general form (any
+ * field, any bits, the first of several matching).
  */
 #ifndef RDMAFAST_MAD_H
 #define RDMAFAST_MAD_H
@@ -236,6 +243,100 @@ RF_INLINE int rf_mad_match(const struct rf_mad_filter *f, unsigned n, const void
 		     ((h2 ^ f[i].value[2]) & f[i].mask[2])) == 0)
 			return (int)i;
 	return -1;
+}
+
+/* ---- The snoop filter of libibumad ------------------------------------- */
+
+/*
+ * Vendor classes with an OUI: the second vendor range (IBA 13.4.4), whose
+ * MADs carry the vendor's OUI in bytes 37..39, after the common header
+ * (24 bytes), the RMPP header (12) and a reserved byte (IBA 13.4.9; the
+ * layout of struct umad_vendor_packet in rdma-core's libibumad/umad_types.h).
+ */
+enum {
+	RF_MAD_CLASS_VENDOR_OUI_FIRST = 0x30,
+	RF_MAD_CLASS_VENDOR_OUI_LAST  = 0x4f,
+	RF_MAD_VENDOR_OUI_OFFSET      = 37,
+};
+
+/*
+ * struct rf_mad_snoop_filter - what a snooper wants to see, in the terms
+ * of libibumad's snoop registration (umad_filter_t). A zero field selects
+ * everything; the caller passes sizeof the struct along with it so that
+ * later fields can be added (rf_mad_snoop_check()).
+ * @mgmt_class:   0: every class, and then mgmt_version and attr_id are
+ *                ignored
+ * @mgmt_version: the class version; 0: every version
+ * @attr_id:      host order; 0: every attribute
+ * @errors:       nonzero: only MADs that went wrong: sends that completed
+ *                in error (not cancelled ones, RF_WC_WR_FLUSH_ERR) and
+ *                received MADs whose status field is non-zero
+ * @oui:          non-zero: MADs of the vendor classes 0x30..0x4f pass only
+ *                with this OUI (big-endian, as on the wire); other classes
+ *                are not affected
+ */
+struct rf_mad_snoop_filter {
+	uint8_t  mgmt_class;
+	uint8_t  mgmt_version;
+	uint16_t attr_id;
+	uint8_t  errors;
+	uint8_t  oui[3];
+};
+
+/*
+ * rf_mad_snoop_check - 0 when size is the size of the filter this header
+ * defines, -EINVAL otherwise (a caller built against another version, or
+ * a pointer passed where the struct was meant).
+ */
+static inline int rf_mad_snoop_check(const struct rf_mad_snoop_filter *f, size_t size)
+{
+	return f && size == sizeof(*f) ? 0 : -EINVAL;
+}
+
+/* What the MAD passed to rf_mad_snoop_match() is. */
+enum rf_mad_dir {
+	RF_MAD_RECEIVED = 0,
+	RF_MAD_SENT     = 1,
+};
+
+/*
+ * rf_mad_snoop_match - 1 when the MAD at mad (len bytes, any alignment)
+ * passes filter f, 0 otherwise (also when len is shorter than a header,
+ * or than the OUI the filter asks to see). dir says whether the MAD was
+ * received or sent; status is a sent MAD's completion status (enum
+ * rf_wc_status), ignored for a received one.
+ */
+static inline int rf_mad_snoop_match(const struct rf_mad_snoop_filter *f, const void *mad,
+				     uint32_t len, enum rf_mad_dir dir, unsigned status)
+{
+	const uint8_t *m = (const uint8_t *)mad;
+	uint8_t cls;
+
+	if (len < RF_MAD_HDR_LEN)
+		return 0;
+	cls = m[1];
+	if (f->mgmt_class) {
+		if (cls != f->mgmt_class)
+			return 0;
+		if (f->mgmt_version && m[2] != f->mgmt_version)
+			return 0;
+		if (f->attr_id && (((unsigned)m[16] << 8) | m[17]) != f->attr_id)
+			return 0;
+	}
+	if ((f->oui[0] | f->oui[1] | f->oui[2]) && cls >= RF_MAD_CLASS_VENDOR_OUI_FIRST &&
+	    cls <= RF_MAD_CLASS_VENDOR_OUI_LAST) {
+		if (len < RF_MAD_VENDOR_OUI_OFFSET + 3 ||
+		    m[RF_MAD_VENDOR_OUI_OFFSET] != f->oui[0] ||
+		    m[RF_MAD_VENDOR_OUI_OFFSET + 1] != f->oui[1] ||
+		    m[RF_MAD_VENDOR_OUI_OFFSET + 2] != f->oui[2])
+			return 0;
+	}
+	if (f->errors) {
+		if (dir == RF_MAD_SENT)
+			return status != RF_WC_SUCCESS && status != RF_WC_WR_FLUSH_ERR;
+		return (m[4] | m[5]) != 0;
+	}
+	return 1;
 }
 
 /*

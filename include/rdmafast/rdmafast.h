@@ -33,5 +33,6 @@
 #include <rdmafast/cq.h>
 #include <rdmafast/cq_poll.h>
 #include <rdmafast/mad.h>
+#include <rdmafast/mad_tap.h>
 
 #endif /* RDMAFAST_RDMAFAST_H */

@@ -147,6 +147,30 @@ RF_INLINE void rf_rq_ring(struct rf_rq *rq)
 }
 
 /*
+ * rf_rq_post_batch - post wr[0..n) in order, stopping at the first that
+ * fails (-ENOSPC: the queue is full; -EINVAL: too many entries), then
+ * ring once if anything was posted: one ibv_post_recv() with a list.
+ * Returns how many were posted, exactly; *err, if not NULL, receives the
+ * failure or 0.
+ */
+static inline int rf_rq_post_batch(struct rf_rq *rq, const struct rf_recv_wr *wr, int n,
+				   int *err)
+{
+	int i, rc = 0;
+
+	for (i = 0; i < n; i++) {
+		rc = rf_rq_post(rq, wr[i].sg_list, wr[i].num_sge, wr[i].wr_id);
+		if (rc)
+			break;
+	}
+	if (i)
+		rf_rq_ring(rq);
+	if (err)
+		*err = rc;
+	return i;
+}
+
+/*
  * rf_rq_retire - a CQE reported the receive in slot wqe_counter: free one
  * WQE and return its wr_id.
  */

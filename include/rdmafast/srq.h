@@ -132,6 +132,30 @@ RF_INLINE void rf_srq_ring(struct rf_srq *srq)
 }
 
 /*
+ * rf_srq_post_batch - post wr[0..n) in order, stopping at the first that
+ * fails (-ENOSPC: no free WQE; -EINVAL: too many entries), then ring once
+ * if anything was posted: one ibv_post_srq_recv() with a list. Returns
+ * how many were posted, exactly; *err, if not NULL, receives the failure
+ * or 0.
+ */
+static inline int rf_srq_post_batch(struct rf_srq *srq, const struct rf_recv_wr *wr, int n,
+				    int *err)
+{
+	int i, rc = 0;
+
+	for (i = 0; i < n; i++) {
+		rc = rf_srq_post(srq, wr[i].sg_list, wr[i].num_sge, wr[i].wr_id);
+		if (rc)
+			break;
+	}
+	if (i)
+		rf_srq_ring(srq);
+	if (err)
+		*err = rc;
+	return i;
+}
+
+/*
  * rf_srq_free - return WQE idx (a completion's wqe_counter) to the free
  * list: link it after the tail and make it the new tail. Returns its wr_id.
  * The device only follows links up to what the dbrec counter allows, and

@@ -50,6 +50,16 @@ struct rf_sge {
 	uint32_t lkey;
 };
 
+/*
+ * One receive for rf_rq_post_batch() / rf_srq_post_batch(): the fields of
+ * struct ibv_recv_wr that a receive has, without the list link.
+ */
+struct rf_recv_wr {
+	uint64_t             wr_id;
+	const struct rf_sge *sg_list;
+	uint32_t             num_sge;
+};
+
 /* ---- The decoded completion -------------------------------------------- */
 
 /* Numbered as enum ibv_wc_opcode where libibverbs has the operation. */

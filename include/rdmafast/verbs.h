@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <endian.h>
+#include <poll.h>
+#include <dlfcn.h>	/* rf_qp_close_opened_ibv() */
 
 /*
  * mlx5dv.h's inline helpers call htobe32() and friends, which glibc only
@@ -249,6 +251,51 @@ static inline RF_COLD void rf_srq_fini_ibv(struct rf_srq *srq)
 {
 	free(srq->wr_id);
 	srq->wr_id = NULL;
+}
+
+/*
+ * rf_srq_arm_limit_ibv - arm the SRQ limit: one IBV_EVENT_SRQ_LIMIT_REACHED
+ * on the context's async channel when the receives posted to srq and not
+ * yet consumed drop below limit (ibv_modify_srq(3), IBV_SRQ_LIMIT). The
+ * event disarms it; arm again after refilling. 0 disarms. Returns 0 or
+ * -errno (-EINVAL: beyond the kernel's bound, mlx5_ib_modify_srq():
+ * below its WQE count for the SRQ).
+ */
+static inline RF_COLD int rf_srq_arm_limit_ibv(struct ibv_srq *srq, uint32_t limit)
+{
+	struct ibv_srq_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.srq_limit = limit;
+	return rf__ibv_err(ibv_modify_srq(srq, &a, IBV_SRQ_LIMIT));
+}
+
+/*
+ * rf_async_event_ibv - the next asynchronous event of ctx (IBV_EVENT_*,
+ * copied to *ev and acknowledged), waiting at most ms milliseconds for it
+ * (0: do not wait). Returns 0, -EAGAIN when none came, or -errno. The
+ * object ev names (ev->element) stays the caller's to keep alive.
+ */
+static inline RF_COLD int rf_async_event_ibv(struct ibv_context *ctx,
+					     struct ibv_async_event *ev, int ms)
+{
+	struct pollfd p;
+	struct ibv_async_event e;
+	int ret;
+
+	p.fd = ctx->async_fd;
+	p.events = POLLIN;
+	p.revents = 0;
+	ret = poll(&p, 1, ms);
+	if (ret < 0)
+		return -errno;
+	if (ret == 0)
+		return -EAGAIN;
+	if (ibv_get_async_event(ctx, &e))
+		return errno ? -errno : -EIO;
+	*ev = e;
+	ibv_ack_async_event(&e);
+	return 0;
 }
 
 /* ---- QP ---------------------------------------------------------------- */
@@ -614,6 +661,193 @@ static inline RF_COLD int rf_qp_connect_ibv(struct rf_qp *qp, const struct rf_qp
 	}
 	ret = ibv_modify_qp(qp->ibqp, &at, mask);
 	return rf__ibv_err(ret);
+}
+
+/* ---- XRC ---------------------------------------------------------------- */
+
+/*
+ * rf_xrcd_open_ibv - open the XRC domain of the file open as fd, shared by
+ * every process that opens the same file (its inode names the domain), or
+ * a domain of our own with fd -1. oflags: O_CREAT creates the file's
+ * domain if it has none; O_CREAT | O_EXCL insists on creating it. The
+ * domain lives while any process has it open. Returns 0 and *out, or the
+ * kernel's errors (ib_uverbs_open_xrcd()): -EBADF for an fd that is not
+ * open, -EAGAIN when the file has no domain and O_CREAT is not given,
+ * -EINVAL for O_EXCL when it has one.
+ */
+static inline RF_COLD int rf_xrcd_open_ibv(struct ibv_context *ctx, int fd, int oflags,
+					   struct ibv_xrcd **out)
+{
+	struct ibv_xrcd_init_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+	a.fd = fd;
+	a.oflags = oflags;
+	errno = 0;
+	*out = ibv_open_xrcd(ctx, &a);
+	return *out ? 0 : (errno ? -errno : -ENOMEM);
+}
+
+/*
+ * rf_xrc_srq_create_ibv - an XRC SRQ of the domain, its receive
+ * completions on cq, with max_wr receives of max_sge entries; *srqn is
+ * the number XRC senders name it by (rf_sq_set_xrc_srqn()). Take it over
+ * with rf_srq_init_ibv(). Returns 0 or -errno.
+ */
+static inline RF_COLD int rf_xrc_srq_create_ibv(struct ibv_context *ctx, struct ibv_pd *pd,
+						struct ibv_xrcd *xrcd, struct ibv_cq *cq,
+						uint32_t max_wr, uint32_t max_sge,
+						struct ibv_srq **out, uint32_t *srqn)
+{
+	struct ibv_srq_init_attr_ex a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.attr.max_wr = max_wr;
+	a.attr.max_sge = max_sge;
+	a.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_XRCD |
+		      IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD;
+	a.srq_type = IBV_SRQT_XRC;
+	a.xrcd = xrcd;
+	a.cq = cq;
+	a.pd = pd;
+	errno = 0;
+	*out = ibv_create_srq_ex(ctx, &a);
+	if (!*out)
+		return errno ? -errno : -ENOMEM;
+	ret = rf__ibv_err(ibv_get_srq_num(*out, srqn));
+	if (ret) {
+		ibv_destroy_srq(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
+/*
+ * rf_xrc_recv_qp_create_ibv - an XRC receive QP (XRC_RECV, the target of
+ * one XRC_SEND QP) in the domain: no queues of its own, the receives come
+ * from whichever XRC SRQ of the domain a message names. Connect it with
+ * rf_xrc_recv_connect_ibv(). Returns 0 or -errno.
+ */
+static inline RF_COLD int rf_xrc_recv_qp_create_ibv(struct ibv_context *ctx,
+						    struct ibv_xrcd *xrcd, struct ibv_qp **out)
+{
+	struct ibv_qp_init_attr_ex a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_type = IBV_QPT_XRC_RECV;
+	a.comp_mask = IBV_QP_INIT_ATTR_XRCD;
+	a.xrcd = xrcd;
+	errno = 0;
+	*out = ibv_create_qp_ex(ctx, &a);
+	return *out ? 0 : (errno ? -errno : -ENOMEM);
+}
+
+/*
+ * rf_xrc_recv_qp_open_ibv - register with XRC receive QP qpn, created by
+ * any process in the same domain (ibv_open_qp(3)): the QP then lives
+ * until its creator destroyed it and every process that opened it
+ * released it (rf_qp_close_opened_ibv()). Returns 0 or -errno.
+ */
+static inline RF_COLD int rf_xrc_recv_qp_open_ibv(struct ibv_context *ctx,
+						  struct ibv_xrcd *xrcd, uint32_t qpn,
+						  struct ibv_qp **out)
+{
+	struct ibv_qp_open_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.comp_mask = IBV_QP_OPEN_ATTR_NUM | IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_TYPE;
+	a.qp_num = qpn;
+	a.xrcd = xrcd;
+	a.qp_type = IBV_QPT_XRC_RECV;
+	errno = 0;
+	*out = ibv_open_qp(ctx, &a);
+	return *out ? 0 : (errno ? -errno : -ENOMEM);
+}
+
+/*
+ * rf_qp_close_opened_ibv - release a QP that ibv_open_qp() returned.
+ *
+ * Not ibv_destroy_qp(): libmlx5 (rdma-core 44 and later, providers/mlx5)
+ * destroys every QP the same way, and mlx5_destroy_qp() frees the QP's
+ * doorbell record with mlx5_free_db(). An opened QP has none (mlx5_open_qp()
+ * allocates a zeroed struct and only asks the kernel for a handle), so
+ * mlx5_free_db() looks up the page of a NULL record, takes the lookup's
+ * end marker for a page and sets a bit far outside it: the process dies
+ * (SIGSEGV or SIGBUS). What releasing needs is the kernel's DESTROY_QP on
+ * the handle, which drops this process's reference: libibverbs'
+ * ibv_cmd_destroy_qp() (the providers' helper, exported under
+ * IBVERBS_PRIVATE_*), found at run time so that nothing links against a
+ * private symbol version. The provider's small struct for the handle is
+ * left allocated: its layout is libmlx5's own. Returns 0, -ENOSYS when
+ * the helper cannot be found, or the kernel's -errno.
+ */
+static inline RF_COLD int rf_qp_close_opened_ibv(struct ibv_qp *qp)
+{
+	int (*destroy)(struct ibv_qp *) = NULL;
+	void *lib, *sym;
+	int ret;
+
+	lib = dlopen("libibverbs.so.1", RTLD_LAZY);
+	if (!lib)
+		return -ENOSYS;
+	sym = dlsym(lib, "ibv_cmd_destroy_qp");
+	if (sym)	/* object to function pointer: ISO C has no cast for it */
+		memcpy(&destroy, &sym, sizeof(destroy));
+	ret = destroy ? rf__ibv_err(destroy(qp)) : -ENOSYS;
+	dlclose(lib);
+	return ret;
+}
+
+/*
+ * rf_xrc_recv_connect_ibv - move an XRC receive QP RESET -> INIT -> RTR
+ * toward the XRC_SEND QP peer (its receive side is all it has; the sender
+ * goes to RTS with rf_qp_connect_ibv()). l as for rf_qp_connect_ibv():
+ * port, GRH, MTU, PSN (unused here), access (0: remote read and write),
+ * min_rnr_timer. Returns 0 or -errno.
+ */
+static inline RF_COLD int rf_xrc_recv_connect_ibv(struct ibv_qp *rqp,
+						  const struct rf_qp_conn_attr *l,
+						  const struct rf_qp_peer *peer)
+{
+	struct ibv_qp_attr at;
+	struct ibv_port_attr pa;
+	uint8_t port = l->port ? l->port : 1;
+	int ret;
+
+	memset(&pa, 0, sizeof(pa));
+	ret = ibv_query_port(rqp->context, port, &pa);
+	if (ret)
+		return rf__ibv_err(ret);
+	memset(&at, 0, sizeof(at));
+	at.qp_state = IBV_QPS_INIT;
+	at.port_num = port;
+	at.qp_access_flags = l->access ? l->access :
+		IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	ret = ibv_modify_qp(rqp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			    IBV_QP_ACCESS_FLAGS);
+	if (ret)
+		return rf__ibv_err(ret);
+	memset(&at, 0, sizeof(at));
+	at.qp_state = IBV_QPS_RTR;
+	at.path_mtu = l->mtu ? l->mtu : pa.active_mtu;
+	at.dest_qp_num = peer->qpn;
+	at.rq_psn = peer->psn & 0xffffff;
+	at.max_dest_rd_atomic = l->max_rd_atomic ? l->max_rd_atomic : 16;
+	at.min_rnr_timer = l->min_rnr_timer ? l->min_rnr_timer : 12;
+	at.ah_attr.dlid = peer->lid;
+	at.ah_attr.sl = l->sl;
+	at.ah_attr.port_num = port;
+	if (rf__qp_grh(l, &pa)) {
+		at.ah_attr.is_global = 1;
+		at.ah_attr.grh.dgid = peer->gid;
+		at.ah_attr.grh.sgid_index = (uint8_t)l->gid_index;
+		at.ah_attr.grh.hop_limit = 64;
+	}
+	return rf__ibv_err(ibv_modify_qp(rqp, &at, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+					 IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+					 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER));
 }
 
 /* IBV_ACCESS_* flags of a window bind to the mkey context's access bits. */
