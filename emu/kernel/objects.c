@@ -44,6 +44,27 @@ void emu_lock_release(void)
 	pthread_mutex_unlock(&emu_mutex);
 }
 
+/*
+ * fork() copies the lock as it is: taken by another thread (the engine,
+ * or a command), it stays taken in the child, whose first command then
+ * waits forever. Hold it across the fork, as libc does with its own locks,
+ * so that both sides start with it free.
+ */
+static void emu_fork_prepare(void)
+{
+	emu_lock_acquire();
+}
+
+static void emu_fork_done(void)
+{
+	emu_lock_release();
+}
+
+__attribute__((constructor)) static void emu_fork_register(void)
+{
+	pthread_atfork(emu_fork_prepare, emu_fork_done, emu_fork_done);
+}
+
 bool emu_lock_held(void)
 {
 	return atomic_load(&emu_owned) &&

@@ -7,6 +7,8 @@
  * after libibverbs opened it, so every field is ours to break.
  */
 #define _GNU_SOURCE		/* process_vm_readv() */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -984,3 +986,44 @@ Test(kin, without_process_vm_calls)
 	cr_assert_eq(WEXITSTATUS(status), 0, "check %d failed", WEXITSTATUS(status));
 }
 #endif
+
+/*
+ * A fork while another thread holds the emulator's lock (here: a thread
+ * issuing commands without pause) must leave the child a lock it can take:
+ * every child's first command answers.
+ */
+static _Atomic int fork_stop;
+
+static void *fork_hammer(void *arg)
+{
+	struct ibv_port_attr pa;
+
+	(void)arg;
+	while (!atomic_load(&fork_stop))
+		ibv_query_port(ctx, 1, &pa);
+	return NULL;
+}
+
+Test(kin, fork_while_the_lock_is_held, .timeout = 60)
+{
+	pthread_t t;
+
+	cr_assert_eq(pthread_create(&t, NULL, fork_hammer, NULL), 0);
+	for (int i = 0; i < 200; i++) {
+		int status;
+		pid_t pid = fork();
+
+		cr_assert_geq(pid, 0);
+		if (pid == 0) {
+			struct ibv_device_attr da;
+
+			alarm(5);	/* a child stuck on the lock dies of SIGALRM */
+			_exit(ibv_query_device(ctx, &da) ? 1 : 0);
+		}
+		cr_assert_eq(waitpid(pid, &status, 0), pid);
+		cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			  "fork %d: child status %#x", i, status);
+	}
+	atomic_store(&fork_stop, 1);
+	pthread_join(t, NULL);
+}
