@@ -365,11 +365,20 @@ RF_INLINE const struct rf_mini_cqe8 *rf_cq_session_mini(const struct rf_cq *cq, 
  */
 RF_INLINE void rf__cq_restore_owner(const struct rf_cq *cq, uint32_t ci, uint32_t n)
 {
-	uint32_t k;
+	uint8_t *p = (uint8_t *)&rf_cq_cqe(cq, ci)->op_own;
+	uint8_t *end = (uint8_t *)&rf_cq_cqe(cq, cq->cqe_mask)->op_own;
+	uint8_t own = (uint8_t)(RF_CQE_INVALID << 4 | ((ci >> cq->log_n) & RF_CQE_OWNER_MASK));
 
-	for (k = 0; k < n; k++, ci++)
-		rf_cq_cqe(cq, ci)->op_own = (uint8_t)(RF_CQE_INVALID << 4 |
-						      ((ci >> cq->log_n) & RF_CQE_OWNER_MASK));
+	/* a walk by the entry size; the owner bit flips past the last entry */
+	while (n--) {
+		*p = own;
+		if (RF_UNLIKELY(p == end)) {
+			p = (uint8_t *)&rf_cq_cqe(cq, 0)->op_own;
+			own ^= RF_CQE_OWNER_MASK;
+		} else {
+			p += cq->cqe_size;
+		}
+	}
 }
 
 /*

@@ -92,23 +92,30 @@ static inline union rf__wc_view *rf__cq_zip(struct rf_cq *cq, const struct rf_cq
 
 	if (opcode == RF_CQE_REQ && q && q->sq) {
 		struct rf_sq *sq = q->sq;
+		const struct rf__sq_wr_id *wr_id = sq->wr_id;
 		uint32_t mask = sq->wqe_mask, counter = 0;
+		/* the kind of the last WQE opcode seen: a session mostly has one */
+		uint32_t last_op = 0x100, kind = 0;
 
 		for (; i < end; i++, w++) {
 			const struct rf_mini_cqe8 *m;
+			uint32_t op;
 
 			if ((i & (RF_MINI_CQE_PER_SLOT - 1)) == 0 && i)
 				arr = rf__cq_zip_arr(cq, t, i);
 			m = arr + (i & (RF_MINI_CQE_PER_SLOT - 1));
 			counter = rf_be16toh(m->u.s_wqe_info.wqe_counter);
-			w->w.wr_id = sq->wr_id[counter & mask].v;
+			op = m->u.s_wqe_info.s_wqe_opcode;
+			if (RF_UNLIKELY(op != last_op || op == RF_OPCODE_UMR)) {
+				kind = rf__cq_zip_req_kind(sq, (uint8_t)op, (uint16_t)counter);
+				last_op = op;
+			}
+			w->w.wr_id = wr_id[counter & mask].v;
 			w->w.byte_len = rf_be32toh(m->byte_cnt);
 			w->w.imm = 0;
 			w->w.qp_num = qpn;
 			w->w.src_qp = 0;
-			w->w.tail = rf__wc_tail_word(rf__cq_zip_req_kind(sq, m->u.s_wqe_info.s_wqe_opcode,
-									 (uint16_t)counter),
-						     (uint16_t)counter, 0);
+			w->w.tail = rf__wc_tail_word(kind, (uint16_t)counter, 0);
 		}
 		if (end != cq->zip_done)
 			rf__sq_retire_slot(sq, counter & mask);
