@@ -110,7 +110,9 @@ static void setup(struct world *w, struct in *in)
 	w->wqe_cnt = 1u << (2 + s % 5);			/* 4..64 BBs */
 	w->cqbuf = xmalloc((size_t)w->cqe_cnt * w->cqe_size);
 	ca = (struct rf_cq_attr){ .buf = w->cqbuf, .cqe_cnt = w->cqe_cnt,
-				  .cqe_size = w->cqe_size, .dbrec = w->cq_db, .cqn = 7 };
+				  .cqe_size = w->cqe_size, .dbrec = w->cq_db, .cqn = 7,
+				  /* none, HASH, CSUM, CSUM_STRIDX: compressed CQEs */
+				  .mini_format = (1u << ((g >> 4) & 3)) >> 1 };
 	CHECK(rf_cq_init(&w->cq, &ca) == 0);
 
 	w->sqbuf = xmalloc((size_t)w->wqe_cnt * RF_SEND_WQE_BB);
@@ -219,6 +221,17 @@ static uint32_t fill_cq(struct world *w, struct in *in, int in_order, uint32_t *
 			entry[b] = take(in);
 		/* owned by software on lap 0 unless the fuzzer says not (owner 1) */
 		opc = rf_cqe_opcode(e->op_own);
+		/*
+		 * A compressed title: mostly a count a session can have. Its
+		 * mini-CQEs name WQEs in any order, so the in-order mode (whose
+		 * check is the SQ consumer index) has none.
+		 */
+		if (rf_cqe_format(e->op_own) == RF_CQE_FORMAT_COMPRESSED) {
+			if (in_order)
+				e->op_own &= (uint8_t)~(RF_CQE_FORMAT_COMPRESSED << 2);
+			else if (e->signature & 1)
+				e->byte_cnt = rf_htobe32(2 + take(in) % w->cqe_cnt);
+		}
 		if (in_order && (opc == RF_CQE_REQ || opc == RF_CQE_REQ_ERR)) {
 			if (next < w->nposted) {
 				next += take(in) % (w->nposted - next);

@@ -115,9 +115,19 @@ static int create_cq(struct emu_cmd *c, uint64_t user_handle, uint32_t cqe,
 			  MLX5_IB_CREATE_CQ_FLAGS_REAL_TIME_TS))
 		return EINVAL;
 	/* capabilities this device does not announce */
-	if (req.cqe_comp_en || (req.flags & (MLX5_IB_CREATE_CQ_FLAGS_CQE_128B_PAD |
-					     MLX5_IB_CREATE_CQ_FLAGS_REAL_TIME_TS)))
+	if (req.flags & (MLX5_IB_CREATE_CQ_FLAGS_CQE_128B_PAD |
+			 MLX5_IB_CREATE_CQ_FLAGS_REAL_TIME_TS))
 		return EOPNOTSUPP;
+	/*
+	 * CQE compression as mlx5's create_cq_user(): only cqe_comp_en == 1
+	 * enables it, and mini_cqe_res_format_to_hw() takes exactly one format
+	 * (two bits are no case of its switch: EINVAL).
+	 */
+	if (req.cqe_comp_en == 1 &&
+	    req.cqe_comp_res_format != MLX5_IB_CQE_RES_FORMAT_HASH &&
+	    req.cqe_comp_res_format != MLX5_IB_CQE_RES_FORMAT_CSUM &&
+	    req.cqe_comp_res_format != MLX5_IB_CQE_RES_FORMAT_CSUM_STRIDX)
+		return EINVAL;
 	if ((req.flags & MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX) &&
 	    req.uar_page_index >= c->ctx->num_uars)
 		return EINVAL;
@@ -142,6 +152,7 @@ static int create_cq(struct emu_cmd *c, uint64_t user_handle, uint32_t cqe,
 	cq->dbrec = req.db_addr;
 	cq->cqe_cnt = entries;
 	cq->cqe_size = req.cqe_size;
+	cq->comp_format = req.cqe_comp_en == 1 ? req.cqe_comp_res_format : 0;
 	cq->flags = flags;
 	cq->uar_page = (req.flags & MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX) ?
 		       req.uar_page_index : 0;

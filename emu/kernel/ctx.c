@@ -185,7 +185,15 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 	r->device_cap_flags_ex = r->base.device_cap_flags;
 	r->response_length = (uint32_t)min_sz(c->out_len, sizeof(*r));
 
-	/* mlx5 part: no TSO, RSS, CQE compression, packet pacing, MPW, DCI streams */
+	/*
+	 * mlx5 part: no TSO, RSS, packet pacing, MPW, DCI streams. CQE compression as
+	 * mlx5_ib_query_device() reports a ConnectX-6 (cqe_compression_max_num
+	 * 64; HASH and CSUM always, CSUM_STRIDX with mini_cqe_resp_stride_index).
+	 */
+	drv.cqe_comp_caps.max_num = 64;
+	drv.cqe_comp_caps.supported_format = MLX5_IB_CQE_RES_FORMAT_HASH |
+					     MLX5_IB_CQE_RES_FORMAT_CSUM |
+					     MLX5_IB_CQE_RES_FORMAT_CSUM_STRIDX;
 	drv.response_length = (uint32_t)min_sz(c->drv_out_len, sizeof(drv));
 	memcpy(c->drv_out, &drv, min_sz(c->drv_out_len, sizeof(drv)));
 	return 0;

@@ -163,6 +163,12 @@ struct emu_cq {
 	uint32_t		cqe_size;	/* 64 or 128 */
 	uint32_t		flags;		/* IB_UVERBS_CQ_FLAGS_* from the ex command */
 	uint8_t			cqe_comp_en;
+	/*
+	 * The mini-CQE format of a compressed CQ (MLX5_IB_CQE_RES_FORMAT_*),
+	 * 0 without compression. The device model writes no sessions yet:
+	 * a CQ may always hold uncompressed CQEs.
+	 */
+	uint8_t			comp_format;
 	uint16_t		uar_page;	/* UAR index the CQ rings (0, static scheme) */
 	uint8_t			*uar;		/* that UAR page, our view (emu_uar_page) */
 	struct emu_channel	*channel;	/* may be NULL */

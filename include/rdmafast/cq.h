@@ -126,6 +126,15 @@ struct rf_cq {
 	uint32_t   arm_sn;	/* 2-bit arm sequence number, counts events (written) */
 	uint32_t   log_n;	/* log2(cqe_cnt) */
 	uint64_t   nstale;	/* CQEs of unattached QPs dropped (written) */
+	/*
+	 * Compressed CQEs: mini-CQEs of the session whose title is at ci
+	 * already returned by rf_cq_poll() (0 outside a session; written).
+	 * A session cut short by the record count keeps the cursor on its
+	 * title, so the next poll's first compare misses and resumes it.
+	 */
+	uint32_t   zip_done;
+	/* responder mini-CQEs name the WQE in stride_idx (CSUM_STRIDX) */
+	uint32_t   zip_stridx;
 	struct rf_srq *srq;	/* receives of unattached QPs go here (XRC), or NULL */
 	struct rf_cq_qp none;
 	struct rf_cq_qp qp[RF_CQ_MAX_QPS];
@@ -171,6 +180,12 @@ struct rf_cq_attr {
 	__be32   *dbrec;	/* mlx5dv_cq.dbrec */
 	void     *uar;		/* mlx5dv_cq.cq_uar (NULL: no arming) */
 	uint32_t  cqn;
+	/*
+	 * The mini-CQE format the CQ was created with (mlx5dv_cq_init_attr's
+	 * cqe_comp_res_format: one RF_MINI_CQE_RES_FORMAT_* bit), or 0 for
+	 * a CQ without compression. Only CSUM_STRIDX changes the decoding.
+	 */
+	uint32_t  mini_format;
 };
 
 /*
@@ -199,6 +214,7 @@ static inline RF_COLD int rf_cq_init(struct rf_cq *cq, const struct rf_cq_attr *
 	cq->uar = (uint8_t *)a->uar;
 	cq->cqn = a->cqn;
 	cq->log_n = log_n;
+	cq->zip_stridx = a->mini_format == RF_MINI_CQE_RES_FORMAT_CSUM_STRIDX;
 	cq->none.qpn = ~0U;
 	cq->last = &cq->none;
 	cq->cur = cq->buf;
@@ -307,6 +323,79 @@ RF_INLINE void rf_cq_advance(struct rf_cq *cq, uint32_t n)
 	cq->left = cq->cqe_cnt - (ci & cq->cqe_mask);
 	cq->want = (cq->want & ~RF__CQE_TAIL_OWNER) |
 		   (ci & cq->cqe_cnt ? RF__CQE_TAIL_OWNER : 0);
+}
+
+/*
+ * Compressed CQEs at the raw level. A CQE that rf_cq_peek() returned with
+ * rf_cqe_format(op_own) == RF_CQE_FORMAT_COMPRESSED is the title of a
+ * session of rf_cq_session_len() completions: the title carries what they
+ * share (QPN, CQE opcode, flags_rqpn, imm, and for responders the first
+ * wqe_counter), each mini-CQE what differs (byte count, and the WQE
+ * counter and opcode of a requester, or the responder's hash, checksum
+ * or stride index). The session occupies that many entries from the
+ * title on; the device writes the title and the mini-CQE arrays only (in
+ * the entries after the title, 1, 8, 16, ...), whose bytes overwrite the
+ * owner bits. rf_cq_session_advance() consumes it: it restores ownership
+ * of every entry the session covered, so the next lap sees them as the
+ * hardware's, then advances past them.
+ */
+RF_INLINE uint32_t rf_cq_session_len(const struct rf_cqe64 *title)
+{
+	return rf_be32toh(title->byte_cnt);
+}
+
+/*
+ * The i-th mini-CQE (0 <= i < rf_cq_session_len()) of the session whose
+ * title is at ci: eight to an entry, in the entry after the title, then in
+ * every eighth entry from the title on.
+ */
+RF_INLINE const struct rf_mini_cqe8 *rf_cq_session_mini(const struct rf_cq *cq, uint32_t i)
+{
+	uint32_t slot = i < RF_MINI_CQE_PER_SLOT ? 1 : i & ~(uint32_t)(RF_MINI_CQE_PER_SLOT - 1);
+
+	return (const struct rf_mini_cqe8 *)rf_cq_cqe(cq, cq->ci + slot) +
+	       (i & (RF_MINI_CQE_PER_SLOT - 1));
+}
+
+/*
+ * Give n entries from ci on back to the hardware's lap: op_own INVALID
+ * with the owner bit of the lap each entry is in, as a completed entry
+ * has after this lap (rf_cq_poll() does the same at the end of a
+ * session).
+ */
+RF_INLINE void rf__cq_restore_owner(const struct rf_cq *cq, uint32_t ci, uint32_t n)
+{
+	uint8_t *p = (uint8_t *)&rf_cq_cqe(cq, ci)->op_own;
+	uint8_t *end = (uint8_t *)&rf_cq_cqe(cq, cq->cqe_mask)->op_own;
+	uint8_t own = (uint8_t)(RF_CQE_INVALID << 4 | ((ci >> cq->log_n) & RF_CQE_OWNER_MASK));
+
+	/* a walk by the entry size; the owner bit flips past the last entry */
+	while (n--) {
+		*p = own;
+		if (RF_UNLIKELY(p == end)) {
+			p = (uint8_t *)&rf_cq_cqe(cq, 0)->op_own;
+			own ^= RF_CQE_OWNER_MASK;
+		} else {
+			p += cq->cqe_size;
+		}
+	}
+}
+
+/*
+ * Consume the session whose title is at ci (see above). A title whose
+ * count no session can have (below 2, above the CQ's entries) is consumed
+ * alone.
+ */
+RF_INLINE void rf_cq_session_advance(struct rf_cq *cq)
+{
+	uint32_t n = rf_cq_session_len(rf_cq_cqe(cq, cq->ci));
+
+	if (n - 2 > cq->cqe_cnt - 2)
+		n = 1;
+
+	rf__cq_restore_owner(cq, cq->ci, n);
+	cq->zip_done = 0;
+	rf_cq_advance(cq, n);
 }
 
 /*

@@ -87,7 +87,8 @@ static inline RF_COLD int rf_device_check_ibv(struct ibv_context *ctx)
 /*
  * rf_cq_init_ibv - take over a CQ created with ibv_create_cq() (or
  * mlx5dv_create_cq(), for 128-byte CQEs) on which nothing has completed.
- * The CQ must not use CQE compression. Returns 0 or -errno.
+ * A CQ with CQE compression in the CSUM_STRIDX format needs
+ * rf_cq_create_zip_ibv() (or cq->zip_stridx set). Returns 0 or -errno.
  */
 static inline RF_COLD int rf_cq_init_ibv(struct rf_cq *cq, struct ibv_cq *ibcq)
 {
@@ -158,6 +159,52 @@ static inline RF_COLD int rf_cq_create_ibv(struct rf_cq *cq, struct ibv_cq **out
 		return ret;
 	}
 	*out = ibcq;
+	return 0;
+}
+
+/*
+ * rf_cq_create_zip_ibv - rf_cq_create_ibv() for a CQ with CQE compression:
+ * mlx5dv_create_cq() with MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE and one
+ * mini-CQE format (RF_MINI_CQE_RES_FORMAT_HASH, _CSUM or _CSUM_STRIDX,
+ * the values of enum mlx5dv_cqe_comp_res_format). libmlx5 refuses a format
+ * the device does not list in mlx5dv_query_device()'s cqe_comp_caps
+ * (-EOPNOTSUPP), the kernel more than one (-EINVAL). rf_cq_poll() decodes
+ * the sessions; ibv_poll_cq() cannot. Returns 0 or -errno.
+ */
+static inline RF_COLD int rf_cq_create_zip_ibv(struct rf_cq *cq, struct ibv_cq **out,
+					       struct ibv_context *ctx, int ncqe,
+					       struct ibv_comp_channel *channel,
+					       uint32_t cqe_size, uint32_t mini_format)
+{
+	struct ibv_cq_init_attr_ex ax;
+	struct mlx5dv_cq_init_attr dx;
+	struct ibv_cq_ex *cx;
+	int ret;
+
+	ret = rf_device_check_ibv(ctx);
+	if (ret)
+		return ret;
+	memset(&ax, 0, sizeof(ax));
+	memset(&dx, 0, sizeof(dx));
+	ax.cqe = (uint32_t)ncqe;
+	ax.channel = channel;
+	dx.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE;
+	dx.cqe_comp_res_format = (uint8_t)mini_format;
+	if (cqe_size) {
+		dx.comp_mask |= MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE;
+		dx.cqe_size = (uint16_t)cqe_size;
+	}
+	errno = 0;
+	cx = mlx5dv_create_cq(ctx, &ax, &dx);
+	if (!cx)
+		return errno ? -errno : -ENOMEM;
+	ret = rf_cq_init_ibv(cq, ibv_cq_ex_to_cq(cx));
+	if (ret) {
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cx));
+		return ret;
+	}
+	cq->zip_stridx = mini_format == RF_MINI_CQE_RES_FORMAT_CSUM_STRIDX;
+	*out = ibv_cq_ex_to_cq(cx);
 	return 0;
 }
 

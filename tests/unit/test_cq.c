@@ -545,20 +545,6 @@ Test(cq, scatter_to_cqe_requester_read)
 	rft_cq_fini(&t);
 }
 
-Test(cq, compressed_cqe_is_reported_not_decoded)
-{
-	struct rft_cq t;
-	struct rf_wc wc;
-	struct rf_cqe64 *e;
-
-	cr_assert_eq(rft_cq_init(&t, 8, 64, CQN), 0);
-	e = rft_cqe_put(&t, 0, RF_CQE_REQ, 0, QPN, 0, 4);
-	e->op_own |= RF_CQE_FORMAT_COMPRESSED << 2;
-	cr_assert_eq(rf_cq_poll(&t.cq, &wc, 1), 1);
-	cr_assert_eq(wc.status, RF_WC_GENERAL_ERR);
-	rft_cq_fini(&t);
-}
-
 Test(cq, raw_peek_advance_update_ci)
 {
 	struct rft_cq t;

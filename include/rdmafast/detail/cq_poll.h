@@ -23,6 +23,7 @@
 #include <rdmafast/detail/cq.h>
 #include <rdmafast/detail/sq_slots.h>
 #include <rdmafast/detail/cq_decode.h>
+#include <rdmafast/detail/cq_zip.h>
 
 RF_BEGIN_DECLS
 
@@ -135,11 +136,29 @@ RF_INLINE union rf__wc_view *rf__cq_poll_more(struct rf_cq *cq, struct rf__cq_ba
 				rf__cq_req_retire(cq, b->done);
 				b->done = RF__CQ_NONE;
 			}
-			w += rf__cq_decode(cq, cqe, cqe->op_own, &w->wc);
-			rf__cq_batch_load(b, cq);
-			b->p += b->step;
-			b->used++;
-			b->left--;
+			if (RF_UNLIKELY(rf_cqe_format(cqe->op_own) == RF_CQE_FORMAT_COMPRESSED)) {
+				uint32_t k;
+
+				w = rf__cq_zip(cq, cqe, cq->ci + b->used, w, wend, &k);
+				if (!k)
+					break;	/* wend inside the session */
+				b->used += k;
+				if (k < b->left) {
+					b->p += (size_t)k * b->step;
+					b->left -= k;
+				} else {	/* the session wrapped the CQ end */
+					b->p = cq->buf + ((size_t)(k - b->left) << cq->cqe_shift);
+					b->left = cq->cqe_cnt - (k - b->left);
+					b->want ^= RF__CQE_TAIL_OWNER;
+					cq->want ^= RF__CQE_TAIL_OWNER;
+				}
+			} else {
+				w += rf__cq_decode(cq, cqe, cqe->op_own, &w->wc);
+				rf__cq_batch_load(b, cq);
+				b->p += b->step;
+				b->used++;
+				b->left--;
+			}
 		}
 		if (b->left == 0) {
 			b->p = cq->buf;

@@ -126,3 +126,37 @@ Test(device, open_many_contexts)
 	for (int i = 0; i < 4; i++)
 		cr_assert_eq(ibv_close_device(c[i]), 0);
 }
+
+/*
+ * CQE compression: the caps a ConnectX-6 reports, and create_cq_user()'s
+ * checks of the request: one format is accepted, two are EINVAL; libmlx5
+ * itself refuses a format outside the caps.
+ */
+Test(device, cqe_compression_caps_and_create)
+{
+	struct ibv_context *ctx = et_open();
+	struct mlx5dv_context dv = { .comp_mask = MLX5DV_CONTEXT_MASK_CQE_COMPRESION };
+	struct ibv_cq_init_attr_ex ax = { .cqe = 16 };
+	struct mlx5dv_cq_init_attr dx = { .comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE };
+	struct ibv_cq_ex *cq;
+	const uint8_t one[] = { MLX5DV_CQE_RES_FORMAT_HASH, MLX5DV_CQE_RES_FORMAT_CSUM,
+				MLX5DV_CQE_RES_FORMAT_CSUM_STRIDX };
+
+	cr_assert_eq(mlx5dv_query_device(ctx, &dv), 0);
+	cr_assert(dv.comp_mask & MLX5DV_CONTEXT_MASK_CQE_COMPRESION);
+	cr_assert_eq(dv.cqe_comp_caps.max_num, 64);
+	cr_assert_eq(dv.cqe_comp_caps.supported_format,
+		     MLX5DV_CQE_RES_FORMAT_HASH | MLX5DV_CQE_RES_FORMAT_CSUM |
+		     MLX5DV_CQE_RES_FORMAT_CSUM_STRIDX);
+	for (size_t i = 0; i < sizeof(one); i++) {
+		dx.cqe_comp_res_format = one[i];
+		cq = mlx5dv_create_cq(ctx, &ax, &dx);
+		cr_assert_not_null(cq, "format %u: %s", one[i], strerror(errno));
+		cr_assert_eq(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+	}
+	dx.cqe_comp_res_format = MLX5DV_CQE_RES_FORMAT_HASH | MLX5DV_CQE_RES_FORMAT_CSUM;
+	errno = 0;
+	cr_assert_null(mlx5dv_create_cq(ctx, &ax, &dx));
+	cr_assert_eq(errno, EINVAL, "two formats: %s", strerror(errno));
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
