@@ -60,8 +60,10 @@ criterion unit unit timeout 600 "$RF_UNIT" --jobs=2
 # qemu-user 7.2 cannot start threads in a child forked from a process that
 # has threads: it aborts (assertion in qemu_plugin_vcpu_init_hook, then in
 # cpu_exec). exit_without_cleanup forks and opens a device, whose engine is a
-# thread, in the child; a qemu limitation, not ours, so it is left out here.
+# thread, in the child, and so does e2e_xrc_shared's second process; a qemu
+# limitation, not ours, so both are left out here.
 QEMU_SKIP='teardown/exit_without_cleanup'
+QEMU_SKIP_E2E='e2e_xrc_shared/recv_qp_created_here_opened_there'
 for t in $RF_EMU_TESTS; do
 	echo "== arm64 $t"
 	case $t in
@@ -72,7 +74,8 @@ for t in $RF_EMU_TESTS; do
 done
 
 echo "== arm64 e2e tests: $RF_E2E"
-criterion e2e e2e timeout 900 "$B/rfemu" -- "$RF_E2E" --jobs=1
+echo "   (without $QEMU_SKIP_E2E: qemu 7.2 bug)"
+criterion e2e e2e timeout 900 "$B/rfemu" -- "$RF_E2E" --jobs=1 "--filter=!($QEMU_SKIP_E2E)"
 
 echo "== arm64 examples"
 RF_BUILD=$B timeout 600 sh examples/run.sh >"$LOG/examples.log" 2>&1
@@ -87,7 +90,7 @@ echo
 echo "arm64 under qemu-user, $(( $(date +%s) - start )) s:"
 echo "  unit tests      $unit_pass passed, $unit_fail failed"
 echo "  emulator tests  $emu_pass passed, $emu_fail failed (1 left out: $QEMU_SKIP)"
-echo "  e2e tests       $e2e_pass passed, $e2e_fail failed"
+echo "  e2e tests       $e2e_pass passed, $e2e_fail failed (1 left out: $QEMU_SKIP_E2E)"
 echo "  examples        $ex_pass passed, $ex_fail failed"
 echo "aarch64: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
