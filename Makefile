@@ -99,7 +99,7 @@ unit-bins: $(UNIT_BINS)
 
 unit-test: $(UNIT_BINS)
 	@for t in $(UNIT_BINS); do \
-	    echo "== $$t"; timeout 300 $$t --jobs=2 || exit 1; \
+	    echo "== $$t"; tools/run-bounded.sh 300 $$t --jobs=2 || exit 1; \
 	done
 
 # ---------------------------------------------------------------------------

@@ -63,14 +63,17 @@ $(SAN_OUT)/tests/emu/%: tests/emu/%.c $(wildcard tests/emu/*.h tests/emu/*/*.h) 
 sanitize-bins: $(SAN_OUT)/librfemu.so $(SAN_OUT)/rfemu $(SAN_E2E_BIN) $(SAN_EMU_TESTS) \
                $(EMU_TEST_HELPERS)
 
-# Every binary runs even after a failure; the target fails if any did.
+# Every binary runs even after a failure; the target fails if any did.  A
+# binary that times out runs once more (tools/run-bounded.sh says why).
+SAN_TIMEOUT ?= 600
+
 sanitize: deps
 	@$(MAKE) --no-print-directory sanitize-bins
 	@$(SAN_OUT)/rfemu --help >/dev/null
 	@fail=0; for t in $(SAN_E2E_BIN) $(SAN_EMU_TESTS); do \
 	    echo "== sanitize $$t"; \
 	    $(SAN_ENV) RFEMU_TEST_HELPER_DIR=$(BUILD)/tests/emu/$$(basename $$(dirname $$t)) \
-	        timeout 900 $$t --jobs 1 || fail=1; \
+	        tools/run-bounded.sh $(SAN_TIMEOUT) $$t --jobs 1 || fail=1; \
 	done; exit $$fail
 
 # ThreadSanitizer on the emulator: the engine thread against the command
