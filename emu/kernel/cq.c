@@ -264,6 +264,32 @@ int emu_cmd_resize_cq(struct emu_cmd *c)
 	return 0;
 }
 
+/*
+ * ibv_modify_cq(): event moderation, as ib_uverbs_ex_modify_cq() and
+ * mlx5_ib_modify_cq() check it.  The device model reads the two values on
+ * the next CQE or arm.
+ */
+int emu_cmd_modify_cq(struct emu_cmd *c)
+{
+	const struct ib_uverbs_ex_modify_cq *cmd = c->in;
+	struct emu_cq *cq;
+
+	if (!cmd->attr_mask || cmd->reserved)
+		return EINVAL;
+	if (cmd->attr_mask > IBV_CQ_ATTR_MODERATE)	/* the kernel's IB_CQ_MODERATE */
+		return EOPNOTSUPP;
+	cq = emu_obj_get_locked(c->ctx, cmd->cq_handle, EMU_OBJ_CQ);
+	if (!cq)
+		return EINVAL;
+	if (!EMU_CAP(cq_moderation))
+		return EOPNOTSUPP;
+	if (cmd->attr.cq_period > EMU_MAX_CQ_PERIOD)
+		return EINVAL;
+	cq->mod_count = cmd->attr.cq_count;
+	cq->mod_period = cmd->attr.cq_period;
+	return 0;
+}
+
 void emu_cq_destroy_locked(struct emu_cq *cq)
 {
 	emu_dev_cq_destroyed(cq);
