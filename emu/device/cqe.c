@@ -108,7 +108,8 @@ uint64_t dev_cq_next_due(void)
  *
  *   0x05 WR flush           0xf9  linux-nvme/nvme-cli#3268 (mlx5 kernel
  *                                 dump), accelio/accelio#181
- *   0x15 retry exceeded     0x81  openucx/ucx#2973, openucx/ucx#5634
+ *   0x15 retry exceeded     0x81  openucx/ucx#2973, openucx/ucx#5634,
+ *                                 openucx/ucx#1880
  *   0x13 remote access      0x88  NVIDIA developer forum, "ConnectX-2 CQE
  *                                 remote access error ... vendor syndrome 0x88"
  *   0x14 remote operation   0x89  openucx/ucx#5472
