@@ -58,14 +58,18 @@ static int attr(const char *rel, const char *fmt, ...)
 
 	if (snprintf(path, sizeof(path), "%s/%s", sysfs_root, rel) >= (int)sizeof(path))
 		return ENAMETOOLONG;
-	if ((ret = mkdirs(path)))
-		return ret;
 	va_start(ap, fmt);
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	if (n < 0 || n >= (int)sizeof(buf))
 		return EINVAL;
+	/* the directories only when missing: the GID and P_Key tables are many files */
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == ENOENT) {
+		if ((ret = mkdirs(path)))
+			return ret;
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	}
 	if (fd < 0)
 		return errno;
 	if (write(fd, buf, (size_t)n) != n)
