@@ -14,6 +14,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "profile.h"
+
 #define EMU_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* ------------------------------------------------------------------------ */
@@ -53,6 +55,7 @@ struct emu_config {
 	unsigned		num_ports;	/* RFEMU_PORTS, 1..EMU_MAX_PORTS */
 	uint8_t			link_layer;	/* IBV_LINK_LAYER_INFINIBAND or _ETHERNET */
 	uint32_t		vendor_part_id;	/* RFEMU_PART_ID, default 0x101b (CX-6) */
+	const struct emu_profile *profile;	/* that part's caps (profile.h) */
 	char			fw_ver[32];	/* RFEMU_FW_VER */
 	char			board_id[32];	/* RFEMU_BOARD_ID */
 	uint64_t		sys_image_guid;

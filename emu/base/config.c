@@ -7,9 +7,10 @@
  *   RFEMU_DEVICES     number of mlx5 devices per host (1..4, default 1)
  *   RFEMU_PORTS       ports per device (1..2, default 1)
  *   RFEMU_LINK_LAYER  "ib" (default) or "eth" (RoCE v2)
- *   RFEMU_PART_ID     PCI device id / vendor_part_id (default 0x101b, CX-6)
- *   RFEMU_FW_VER      firmware version string
- *   RFEMU_BOARD_ID    board id string
+ *   RFEMU_PART_ID     PCI device id / vendor_part_id: the profile (profile.c;
+ *                     default 0x101b, ConnectX-6)
+ *   RFEMU_FW_VER      firmware version string (default: the profile's)
+ *   RFEMU_BOARD_ID    board id string (default: the profile's)
  *   RFEMU_STATE_DIR   where the subnet's shared state lives (see subnet/subnet.c)
  *   RFEMU_DEBUG       non-zero: trace commands on stderr
  */
@@ -54,15 +55,29 @@ void emu_config_load(void)
 	emu_debug = (int)env_ulong("RFEMU_DEBUG", 0, 0, 9);
 	emu_cfg.num_devs = (unsigned)env_ulong("RFEMU_DEVICES", 1, 1, EMU_MAX_DEVS);
 	emu_cfg.num_ports = (unsigned)env_ulong("RFEMU_PORTS", 1, 1, EMU_MAX_PORTS);
-	emu_cfg.vendor_part_id = (uint32_t)env_ulong("RFEMU_PART_ID", 0x101b, 1, 0xffff);
-	env_str("RFEMU_FW_VER", "20.35.1012", emu_cfg.fw_ver, sizeof(emu_cfg.fw_ver));
-	env_str("RFEMU_BOARD_ID", "RFEMU_0000000001", emu_cfg.board_id,
+	emu_cfg.vendor_part_id = (uint32_t)env_ulong("RFEMU_PART_ID", EMU_DEFAULT_PART_ID,
+						     1, 0xffff);
+	emu_cfg.profile = emu_profile_find(emu_cfg.vendor_part_id);
+	if (!emu_cfg.profile) {
+		fprintf(stderr, "rfemu: ignoring RFEMU_PART_ID=%#x (modelled: 0x1017, "
+			"0x101b, 0x101d, 0x1021)\n", emu_cfg.vendor_part_id);
+		emu_cfg.vendor_part_id = EMU_DEFAULT_PART_ID;
+		emu_cfg.profile = emu_profile_find(EMU_DEFAULT_PART_ID);
+	}
+	env_str("RFEMU_FW_VER", emu_cfg.profile->fw_ver, emu_cfg.fw_ver,
+		sizeof(emu_cfg.fw_ver));
+	env_str("RFEMU_BOARD_ID", emu_cfg.profile->board_id, emu_cfg.board_id,
 		sizeof(emu_cfg.board_id));
 
-	emu_cfg.link_layer = IBV_LINK_LAYER_INFINIBAND;
+	emu_cfg.link_layer = emu_cfg.profile->eth_only ? IBV_LINK_LAYER_ETHERNET :
+							IBV_LINK_LAYER_INFINIBAND;
 	if (ll && (!strcasecmp(ll, "eth") || !strcasecmp(ll, "ethernet") ||
 		   !strcasecmp(ll, "roce")))
 		emu_cfg.link_layer = IBV_LINK_LAYER_ETHERNET;
+	else if (ll && (!strcasecmp(ll, "ib") || !strcasecmp(ll, "infiniband")) &&
+		 emu_cfg.profile->eth_only)
+		fprintf(stderr, "rfemu: the %s has no InfiniBand link layer: "
+			"Ethernet\n", emu_cfg.profile->name);
 	else if (ll && *ll && strcasecmp(ll, "ib") && strcasecmp(ll, "infiniband"))
 		fprintf(stderr, "rfemu: ignoring RFEMU_LINK_LAYER=%s\n", ll);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * cqe.c - writing CQEs, CQ overrun, arming and completion events.
+ * cqe.c - writing CQEs, CQ overrun, arming, event moderation and completion
+ * events.
  *
  * A CQE is written in two steps, as the HCA's DMA does: the body first, then
  * (after a release fence) the op_own byte that hands the entry to software.
@@ -17,6 +18,45 @@ static uint8_t *cqe_slot(const struct emu_cq *cq, uint32_t idx)
 	       (size_t)(idx & (cq->cqe_cnt - 1)) * cq->cqe_size;
 }
 
+void dev_cq_stop_timer(struct dev_cq *dcq)
+{
+	if (dcq->mod_due)
+		dev_eng.cq_timers--;
+	dcq->mod_due = 0;
+}
+
+static void cq_start_timer(struct dev_cq *dcq, uint64_t due)
+{
+	if (!dcq->mod_due)
+		dev_eng.cq_timers++;
+	dcq->mod_due = due;
+}
+
+/*
+ * Event moderation (ibv_modify_cq()): whether an armed CQ's event must
+ * still wait.  It waits until cq_count CQEs arrived since the arm, or
+ * cq_period us after the first of them (a timer then fires it); 0 turns
+ * either off, both 0 is no moderation.  With no CQE counted the event is
+ * for CQEs the arm found already written, which fire it at once.
+ */
+static bool cq_moderated(struct dev_cq *dcq)
+{
+	const struct emu_cq *cq = dcq->cq;
+	uint64_t due;
+
+	if ((!cq->mod_count && !cq->mod_period) || !dcq->mod_cqes)
+		return false;
+	if (cq->mod_count && dcq->mod_cqes >= cq->mod_count)
+		return false;
+	if (!cq->mod_period)
+		return true;
+	due = dcq->mod_first + (uint64_t)cq->mod_period * 1000;
+	if (dev_eng.now >= due)
+		return false;
+	cq_start_timer(dcq, due);
+	return true;
+}
+
 /* Fire the arm if a CQE beyond the arm's consumer index may wake it. */
 static void cq_try_fire(struct dev_cq *dcq, bool wakes_solicited)
 {
@@ -26,9 +66,38 @@ static void cq_try_fire(struct dev_cq *dcq, bool wakes_solicited)
 		return;
 	if (cq->armed_solicited && !wakes_solicited)
 		return;
+	if (cq_moderated(dcq))
+		return;
+	dev_cq_stop_timer(dcq);
 	dcq->fired_sn = (uint8_t)cq->arm_sn;
 	emu_post_comp_event_locked(cq);	/* clears cq->armed */
 	cq->armed = false;
+}
+
+/* The moderation periods that ended: their CQs' events fire now. */
+void dev_cq_timers(void)
+{
+	for (struct dev_ctx *dc = dev_eng.ctxs; dc; dc = dc->next)
+		for (unsigned u = 0; u < EMU_MAX_UARS; u++)
+			for (struct dev_cq *dcq = dc->uar_cqs[u]; dcq; dcq = dcq->next_on_uar)
+				if (dcq->mod_due && dev_eng.now >= dcq->mod_due) {
+					dev_cq_stop_timer(dcq);
+					cq_try_fire(dcq, true);
+				}
+}
+
+uint64_t dev_cq_next_due(void)
+{
+	uint64_t t = 0;
+
+	if (!dev_eng.cq_timers)
+		return 0;
+	for (struct dev_ctx *dc = dev_eng.ctxs; dc; dc = dc->next)
+		for (unsigned u = 0; u < EMU_MAX_UARS; u++)
+			for (struct dev_cq *dcq = dc->uar_cqs[u]; dcq; dcq = dcq->next_on_uar)
+				if (dcq->mod_due && (!t || dcq->mod_due < t))
+					t = dcq->mod_due;
+	return t;
 }
 
 /*
@@ -39,7 +108,8 @@ static void cq_try_fire(struct dev_cq *dcq, bool wakes_solicited)
  *
  *   0x05 WR flush           0xf9  linux-nvme/nvme-cli#3268 (mlx5 kernel
  *                                 dump), accelio/accelio#181
- *   0x15 retry exceeded     0x81  openucx/ucx#2973, openucx/ucx#5634
+ *   0x15 retry exceeded     0x81  openucx/ucx#2973, openucx/ucx#5634,
+ *                                 openucx/ucx#1880
  *   0x13 remote access      0x88  NVIDIA developer forum, "ConnectX-2 CQE
  *                                 remote access error ... vendor syndrome 0x88"
  *   0x14 remote operation   0x89  openucx/ucx#5472
@@ -202,8 +272,12 @@ void dev_cq_write(struct emu_cq *cq, const struct dev_cqe *c)
 	 */
 	if (c->se || err)
 		dcq->last_event_pi = dcq->pi;
-	if (c->opcode != RF_CQE_RESIZE_CQ)
+	if (c->opcode != RF_CQE_RESIZE_CQ) {
+		/* the clock now, not the iteration's: a period never ends early */
+		if (!dcq->mod_cqes++ && cq->mod_period)
+			dcq->mod_first = dev_now_ns();
 		cq_try_fire(dcq, c->se || err);
+	}
 }
 
 /*
@@ -230,6 +304,9 @@ void dev_cq_arm_doorbell(struct dev_cq *dcq, uint32_t word)
 	cq->armed = true;
 	cq->armed_solicited = sol;
 	cq->arm_sn = sn;
+	/* moderation counts the CQEs from the arm on */
+	dcq->mod_cqes = 0;
+	dev_cq_stop_timer(dcq);
 
 	/* CQEs already written beyond ci fire the arm at once. */
 	if (sol) {

@@ -149,6 +149,9 @@ struct dev_cq {
 	uint32_t		last_arm_word;	/* dbrec[1] as last seen */
 	uint8_t			fired_sn;	/* sn of the last arm that fired; 0xff: none */
 	bool			overrun;	/* CQ in error: no more CQEs */
+	uint32_t		mod_cqes;	/* CQEs since the arm (moderation) */
+	uint64_t		mod_first;	/* when the first of them was written (ns) */
+	uint64_t		mod_due;	/* moderation period ends (ns), 0: no timer */
 	struct dev_cq		*next_on_uar;	/* CQs sharing a UAR page (arm doorbell) */
 };
 
@@ -283,6 +286,7 @@ struct dev_engine {
 	uint64_t		now;		/* ns, CLOCK_MONOTONIC, per iteration */
 	unsigned		nqps;
 	unsigned		timers;		/* QPs with a deadline or rnr wait */
+	unsigned		cq_timers;	/* CQs with a moderation period running */
 	uint64_t		wqes;		/* statistics */
 };
 
@@ -392,6 +396,9 @@ void dev_cq_fail(struct dev_cq *dcq);
 void dev_cq_arm_doorbell(struct dev_cq *dcq, uint32_t arm_word);
 void dev_cq_check_arms(struct dev_cq *dcq);
 void dev_cq_resize(struct dev_cq *dcq);
+void dev_cq_timers(void);		/* fire the CQ events whose moderation period ended */
+uint64_t dev_cq_next_due(void);		/* earliest such end (ns), 0: none */
+void dev_cq_stop_timer(struct dev_cq *dcq);
 
 /* ------------------------------------------------------------------------ */
 /* Memory protection (mem.c)                                                */

@@ -269,6 +269,8 @@ static unsigned iterate(bool sockets)
 		n += dev_wire_poll(false);
 		if (dev_eng.timers)
 			dev_rc_timers();
+		if (dev_eng.cq_timers)
+			dev_cq_timers();
 		work += n;
 		if (!n && !dev_eng.busy)
 			break;
@@ -365,10 +367,12 @@ static uint64_t idle_sleep_ns(struct idle_state *st, uint64_t now, uint64_t idle
 		sleep = st->backoff;
 		st->backoff = st->backoff * 2 > idle_max_ns ? idle_max_ns : st->backoff * 2;
 	}
-	/* timers (retransmit, RNR, delayed packets) bound the sleep */
+	/* timers (retransmit, RNR, delayed packets, CQ moderation) bound the sleep */
 	due = dev_rc_next_deadline();
 	if (dev_wire_next_due() && (!due || dev_wire_next_due() < due))
 		due = dev_wire_next_due();
+	if (dev_cq_next_due() && (!due || dev_cq_next_due() < due))
+		due = dev_cq_next_due();
 	if (due)
 		sleep = due <= now ? 1000 : (due - now < sleep ? due - now : sleep);
 	return sleep ? sleep : 1000;

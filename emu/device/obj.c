@@ -73,6 +73,7 @@ void emu_dev_cq_destroyed(struct emu_cq *cq)
 				*pp = dcq->next_on_uar;
 				break;
 			}
+	dev_cq_stop_timer(dcq);
 	cq->dev_priv = NULL;
 	free(dcq);
 	dev_eng.watch_dirty = true;

@@ -173,9 +173,20 @@ void dev_rc_on_response(struct dev_qp *dq, const struct dev_pkt *p)
 	case DOP_READ_RESP:
 	case DOP_ATOMIC_RESP:
 		e = ent_of_psn(dq, p->psn);
-		if (!e || !(e->flags & DENTF_RESP) || e->state != DENT_SENT)
+		if (!e || e->state != DENT_SENT)
 			break;		/* a late duplicate */
 		ack_upto(dq, (e->psn - 1) & DEV_PSN_MASK);
+		/*
+		 * A response of another kind than its request (READ data for a
+		 * WRITE or SEND, an atomic ACK for a READ ...) is what the IBA
+		 * calls a bad response: the requester fails the WQE.
+		 */
+		if (!(e->flags & DENTF_RESP) ||
+		    (p->op == DOP_READ_RESP) != (e->op == RF_OPCODE_RDMA_READ)) {
+			e->syndrome = RF_CQE_SYNDROME_BAD_RESP_ERR;
+			e->state = DENT_DONE;
+			break;
+		}
 		if ((uint32_t)dev_psn_diff(p->psn, e->psn) != e->resp_next)
 			break;		/* a gap: the timer re-reads */
 		dev_rc_read_resp_scatter(dq, e, p);

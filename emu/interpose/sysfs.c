@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "interpose.h"
+#include "kernel/caps.h"
 #include "kernel/kernel.h"
 #include "subnet/subnet.h"
 
@@ -57,14 +58,18 @@ static int attr(const char *rel, const char *fmt, ...)
 
 	if (snprintf(path, sizeof(path), "%s/%s", sysfs_root, rel) >= (int)sizeof(path))
 		return ENAMETOOLONG;
-	if ((ret = mkdirs(path)))
-		return ret;
 	va_start(ap, fmt);
 	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	if (n < 0 || n >= (int)sizeof(buf))
 		return EINVAL;
+	/* the directories only when missing: the GID and P_Key tables are many files */
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == ENOENT) {
+		if ((ret = mkdirs(path)))
+			return ret;
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	}
 	if (fd < 0)
 		return errno;
 	if (write(fd, buf, (size_t)n) != n)
@@ -100,10 +105,22 @@ static int build_port(const char *ib, unsigned d, unsigned p)
 	PATTR("lid", "0x%x\n", port->lid);
 	PATTR("sm_lid", "0x%x\n", eth ? 0 : 1);
 	PATTR("lid_mask_count", "0\n");
-	PATTR("rate", "100 Gb/sec (4X EDR)\n");
-	PATTR("pkeys/0", "0xffff\n");
-	for (unsigned i = 0; i < port->num_gids; i++) {
-		const uint8_t *g = port->gid[i].raw;
+	PATTR("rate", "%s\n", eth ? emu_cfg.profile->eth_link.rate :
+				       emu_cfg.profile->ib_link.rate);
+	/*
+	 * Every entry of the tables QUERY_PORT announces exists, as on
+	 * hardware: unused P_Keys read 0x0000, unused GIDs read as zeros
+	 * (and, on RoCE, have no type).
+	 */
+	for (unsigned i = 0; i < emu_cap_pkey_tbl_len(); i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "pkeys/%u", i);
+		PATTR(name, "0x%04x\n", i ? 0 : 0xffff);
+	}
+	for (unsigned i = 0; i < emu_cap_gid_tbl_len(); i++) {
+		static const union ibv_gid zero;
+		const uint8_t *g = i < port->num_gids ? port->gid[i].raw : zero.raw;
 		char name[64];
 
 		snprintf(name, sizeof(name), "gids/%u", i);
@@ -112,7 +129,7 @@ static int build_port(const char *ib, unsigned d, unsigned p)
 		      g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8],
 		      g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
 		/* IB has no gid_attrs; its absence means "IB/RoCE v1" */
-		if (eth) {
+		if (eth && i < port->num_gids) {
 			snprintf(name, sizeof(name), "gid_attrs/types/%u", i);
 			PATTR(name, "RoCE v2\n");
 		}

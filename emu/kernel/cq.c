@@ -12,9 +12,9 @@
 
 #include <rdma/mlx5-abi.h>
 
+#include "caps.h"
 #include "internal.h"
 
-#define EMU_MAX_CQE_LOG		22
 #define EMU_NUM_COMP_VECTORS	4
 #define CQE_OPCODE_RESIZE	5
 
@@ -103,7 +103,7 @@ static int create_cq(struct emu_cmd *c, uint64_t user_handle, uint32_t cqe,
 			return EBADF;
 	}
 	/* mlx5: one entry is kept free, the ring is a power of two */
-	if (cqe < 1 || cqe > (1u << EMU_MAX_CQE_LOG) - 1)
+	if (cqe < 1 || cqe > EMU_CAP_POW2(log_max_cq_sz) - 1)
 		return EINVAL;
 	entries = roundup_pow2(cqe + 1);
 	if (req.cqe_size != 64 && req.cqe_size != 128)
@@ -235,7 +235,7 @@ int emu_cmd_resize_cq(struct emu_cmd *c)
 	if (c->drv_in_len < sizeof(req))
 		return EINVAL;
 	memcpy(&req, c->drv_in, sizeof(req));
-	if (cmd->cqe < 1 || cmd->cqe > (1u << EMU_MAX_CQE_LOG) - 1)
+	if (cmd->cqe < 1 || cmd->cqe > EMU_CAP_POW2(log_max_cq_sz) - 1)
 		return EINVAL;
 	if (req.reserved0 || req.reserved1)
 		return EINVAL;
@@ -261,6 +261,32 @@ int emu_cmd_resize_cq(struct emu_cmd *c)
 	cq->resize_cqe_cnt = entries;
 	cq->resize_cqe_size = req.cqe_size;
 	emu_dev_cq_resized(cq);
+	return 0;
+}
+
+/*
+ * ibv_modify_cq(): event moderation, as ib_uverbs_ex_modify_cq() and
+ * mlx5_ib_modify_cq() check it.  The device model reads the two values on
+ * the next CQE or arm.
+ */
+int emu_cmd_modify_cq(struct emu_cmd *c)
+{
+	const struct ib_uverbs_ex_modify_cq *cmd = c->in;
+	struct emu_cq *cq;
+
+	if (!cmd->attr_mask || cmd->reserved)
+		return EINVAL;
+	if (cmd->attr_mask > IBV_CQ_ATTR_MODERATE)	/* the kernel's IB_CQ_MODERATE */
+		return EOPNOTSUPP;
+	cq = emu_obj_get_locked(c->ctx, cmd->cq_handle, EMU_OBJ_CQ);
+	if (!cq)
+		return EINVAL;
+	if (!EMU_CAP(cq_moderation))
+		return EOPNOTSUPP;
+	if (cmd->attr.cq_period > EMU_MAX_CQ_PERIOD)
+		return EINVAL;
+	cq->mod_count = cmd->attr.cq_count;
+	cq->mod_period = cmd->attr.cq_period;
 	return 0;
 }
 

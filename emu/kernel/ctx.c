@@ -2,8 +2,12 @@
 /*
  * ctx.c - GET_CONTEXT, QUERY_DEVICE (legacy and extended), QUERY_PORT.
  *
- * The answers describe a ConnectX-6-like HCA.  Limits are bounded by what
- * the emulator can number (EMU_NUM_IDX_MASK objects of each kind per host).
+ * The answers are those the kernel's mlx5 driver gives for the device of
+ * the profile (base/profile.h), derived from its caps as
+ * drivers/infiniband/hw/mlx5/main.c derives them (kernel/caps.h).  The
+ * emulator numbers at most EMU_NUM_IDX_MASK objects of each kind per host:
+ * beyond that a create fails with ENOMEM, as a real HCA does when its
+ * memory runs out long before max_qp.
  */
 #include <endian.h>
 #include <stddef.h>
@@ -13,13 +17,10 @@
 #include <rdma/ib_user_ioctl_verbs.h>
 #include <rdma/mlx5-abi.h>
 
+#include "caps.h"
 #include "internal.h"
 
 #define EMU_NUM_COMP_VECTORS	4
-#define EMU_MAX_WR		(1u << 15)
-#define EMU_MAX_SGE		30
-#define EMU_MAX_RD_ATOM		16
-#define EMU_LOG_MAX_CQ_SZ	22
 
 bool emu_port_valid(const struct emu_ctx *ctx, unsigned port)
 {
@@ -95,11 +96,11 @@ int emu_cmd_get_context(struct emu_cmd *c)
 	drv.bf_reg_size = EMU_BF_REG_SIZE;
 	drv.tot_bfregs = total;
 	drv.cache_line_size = 64;
-	drv.max_sq_desc_sz = 1024;
-	drv.max_rq_desc_sz = 512;
-	drv.max_send_wqebb = EMU_MAX_WR;
-	drv.max_recv_wr = EMU_MAX_WR;
-	drv.max_srq_recv_wr = EMU_MAX_WR;
+	drv.max_sq_desc_sz = EMU_CAP(max_wqe_sz_sq);
+	drv.max_rq_desc_sz = EMU_CAP(max_wqe_sz_rq);
+	drv.max_send_wqebb = EMU_CAP_POW2(log_max_qp_sz);
+	drv.max_recv_wr = EMU_CAP_POW2(log_max_qp_sz);
+	drv.max_srq_recv_wr = EMU_CAP_POW2(log_max_qp_sz);
 	drv.num_ports = (uint16_t)emu_cfg.num_ports;
 	drv.cqe_version = req.max_cqe_version >= 1 ? 1 : 0;
 	/* CREATE_AH returns the destination MAC, so RoCE needs no ARP */
@@ -125,6 +126,7 @@ static uint64_t fw_ver_u64(void)
 	return ((uint64_t)a << 32) | ((uint64_t)(b & 0xffff) << 16) | (d & 0xffff);
 }
 
+/* mlx5_ib_query_device(): every limit from a cap */
 static void fill_device(const struct emu_ctx *ctx, struct ib_uverbs_query_device_resp *r)
 {
 	r->fw_ver = fw_ver_u64();
@@ -135,33 +137,34 @@ static void fill_device(const struct emu_ctx *ctx, struct ib_uverbs_query_device
 	r->vendor_id = 0x02c9;
 	r->vendor_part_id = emu_cfg.vendor_part_id;
 	r->hw_ver = 0;
-	r->max_qp = EMU_NUM_IDX_MASK;
-	r->max_qp_wr = EMU_MAX_WR;
+	r->max_qp = EMU_CAP_POW2(log_max_qp);
+	r->max_qp_wr = EMU_CAP_POW2(log_max_qp_sz);
 	r->device_cap_flags = IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR |
 			      IBV_DEVICE_CHANGE_PHY_PORT | IBV_DEVICE_PORT_ACTIVE_EVENT |
 			      IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN |
 			      IBV_DEVICE_XRC | IBV_DEVICE_MEM_WINDOW |
 			      IBV_DEVICE_MEM_WINDOW_TYPE_2B | IBV_DEVICE_MEM_MGT_EXTENSIONS;
-	r->max_sge = EMU_MAX_SGE;
-	r->max_sge_rd = EMU_MAX_SGE;
-	r->max_cq = EMU_NUM_IDX_MASK;
-	r->max_cqe = (1u << EMU_LOG_MAX_CQ_SZ) - 1;
-	r->max_mr = EMU_NUM_IDX_MASK;
-	r->max_pd = EMU_NUM_IDX_MASK;
-	r->max_qp_rd_atom = EMU_MAX_RD_ATOM;
-	r->max_res_rd_atom = EMU_MAX_RD_ATOM * EMU_NUM_IDX_MASK;
-	r->max_qp_init_rd_atom = EMU_MAX_RD_ATOM;
+	r->max_sge = emu_cap_max_sge();
+	r->max_sge_rd = EMU_MAX_SGE_RD;
+	r->max_cq = EMU_CAP_POW2(log_max_cq);
+	r->max_cqe = EMU_CAP_POW2(log_max_cq_sz) - 1;
+	r->max_mr = EMU_CAP_POW2(log_max_mkey);
+	r->max_pd = EMU_CAP_POW2(log_max_pd);
+	r->max_qp_rd_atom = EMU_CAP_POW2(log_max_ra_req_qp);
+	r->max_qp_init_rd_atom = EMU_CAP_POW2(log_max_ra_res_qp);
+	r->max_res_rd_atom = r->max_qp_rd_atom * r->max_qp;
 	r->atomic_cap = IBV_ATOMIC_HCA;
-	r->max_mw = EMU_NUM_IDX_MASK;
-	r->max_mcast_grp = 1u << 21;
-	r->max_mcast_qp_attach = 240;
-	r->max_total_mcast_qp_attach = 240u << 21;
+	r->max_mw = EMU_CAP_POW2(log_max_mkey);
+	r->max_mcast_grp = EMU_CAP_POW2(log_max_mcg);
+	r->max_mcast_qp_attach = EMU_CAP(max_qp_mcg);
+	r->max_total_mcast_qp_attach = r->max_mcast_qp_attach * r->max_mcast_grp;
 	r->max_ah = 0x7fffffff;
-	r->max_srq = EMU_NUM_IDX_MASK;
-	r->max_srq_wr = EMU_MAX_WR - 1;
-	r->max_srq_sge = 31;
-	r->max_pkeys = 1;
-	r->local_ca_ack_delay = 16;
+	r->max_srq = EMU_CAP_POW2(log_max_srq);
+	r->max_srq_wr = EMU_CAP_POW2(log_max_srq_sz) - 1;
+	r->max_srq_sge = emu_cap_max_rq_sge() - 1;
+	/* the cap, whatever the link layer (pkey_tbl_len is 1 on RoCE) */
+	r->max_pkeys = EMU_CAP(pkey_table_len);
+	r->local_ca_ack_delay = EMU_CAP(local_ca_ack_delay);
 	r->phys_port_cnt = (uint8_t)emu_cfg.num_ports;
 }
 
@@ -181,8 +184,12 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 		return EINVAL;
 	fill_device(c->ctx, &r->base);
 	r->timestamp_mask = (1ULL << 63) - 1;
-	r->hca_core_clock = 1000000;	/* kHz */
+	r->hca_core_clock = EMU_CAP(device_frequency_khz);
 	r->device_cap_flags_ex = r->base.device_cap_flags;
+	if (EMU_CAP(cq_moderation)) {
+		r->cq_moderation_caps.max_cq_moderation_count = EMU_MAX_CQ_COUNT;
+		r->cq_moderation_caps.max_cq_moderation_period = EMU_MAX_CQ_PERIOD;
+	}
 	r->response_length = (uint32_t)min_sz(c->out_len, sizeof(*r));
 
 	/*
@@ -204,18 +211,26 @@ int emu_cmd_query_port(struct emu_cmd *c)
 	const struct ib_uverbs_query_port *cmd = c->in;
 	struct ib_uverbs_query_port_resp *r = c->out;
 	const struct emu_port_id *id;
+	const struct emu_link *link;
 	bool eth = emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET;
 
 	if (!emu_port_valid(c->ctx, cmd->port_num))
 		return EINVAL;
 	id = &emu_cfg.dev[c->ctx->dev_index].port[cmd->port_num - 1];
 
-	r->port_cap_flags = IBV_PORT_CM_SUP | IBV_PORT_VENDOR_CLASS_SUP |
-			    IBV_PORT_DEVICE_MGMT_SUP |
-			    (eth ? IBV_PORT_IP_BASED_GIDS : IBV_PORT_CAP_MASK2_SUP);
-	r->max_msg_sz = 1u << 30;
-	r->gid_tbl_len = id->num_gids;
-	r->pkey_tbl_len = 1;
+	/*
+	 * mlx5_query_hca_port() on InfiniBand: PortInfo as the firmware
+	 * answers it.  mlx5_query_port_roce() on Ethernet: CM and IP-based
+	 * GIDs only, one P_Key, the RoCE address table.  port_cap_flags2
+	 * (EMU_CAP(ib_port_cap_flags2)) has no place in this legacy response;
+	 * libibverbs reports it 0 unless it queries the port by ioctl.
+	 */
+	link = eth ? &emu_cfg.profile->eth_link : &emu_cfg.profile->ib_link;
+	r->port_cap_flags = eth ? IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS :
+			    EMU_CAP(ib_port_cap_flags);
+	r->max_msg_sz = EMU_CAP_POW2(log_max_msg);
+	r->gid_tbl_len = emu_cap_gid_tbl_len();
+	r->pkey_tbl_len = (uint16_t)emu_cap_pkey_tbl_len();
 	r->lid = id->lid;
 	r->sm_lid = eth ? 0 : 1;
 	r->state = IBV_PORT_ACTIVE;
@@ -223,10 +238,10 @@ int emu_cmd_query_port(struct emu_cmd *c)
 	/* RoCE: the netdev's 1500-byte MTU allows 1024-byte IB payloads */
 	r->active_mtu = eth ? IBV_MTU_1024 : IBV_MTU_4096;
 	r->lmc = 0;
-	r->max_vl_num = eth ? 0 : 4;
+	r->max_vl_num = eth ? 0 : EMU_CAP(vl_cap);
 	r->subnet_timeout = eth ? 0 : 18;
-	r->active_width = 2;		/* 4X */
-	r->active_speed = 32;		/* EDR: 4X = 100 Gb/s */
+	r->active_width = link->width;
+	r->active_speed = link->speed;
 	r->phys_state = 5;		/* LinkUp */
 	r->link_layer = emu_cfg.link_layer;
 	r->flags = eth ? IB_UVERBS_QPF_GRH_REQUIRED : 0;

@@ -102,6 +102,11 @@ static const struct cmd_desc legacy_cmds[] = {
 	[IB_USER_VERBS_EX_CMD_##num] = { handler, sizeof(struct req),	\
 		sizeof(struct resp), END(req, req_last), END(resp, resp_last) }
 
+/* ... and those without a response (UAPI_DEF_WRITE_I) */
+#define EXCMD_IN(num, handler, req)					\
+	[IB_USER_VERBS_EX_CMD_##num] = { handler, sizeof(struct req), 0,	\
+		sizeof(struct req), 0 }
+
 static const struct cmd_desc ex_cmds[] = {
 	EXCMD(QUERY_DEVICE, emu_cmd_query_device_ex, ib_uverbs_ex_query_device,
 	      reserved, ib_uverbs_ex_query_device_resp, response_length),
@@ -111,6 +116,7 @@ static const struct cmd_desc ex_cmds[] = {
 	      ib_uverbs_ex_create_qp_resp, response_length),
 	EXCMD(MODIFY_QP, emu_cmd_modify_qp_ex, ib_uverbs_ex_modify_qp, base,
 	      ib_uverbs_ex_modify_qp_resp, response_length),
+	EXCMD_IN(MODIFY_CQ, emu_cmd_modify_cq, ib_uverbs_ex_modify_cq),
 };
 
 static int run(struct emu_ctx *ctx, const struct cmd_desc *d, bool extended,

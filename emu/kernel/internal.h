@@ -81,6 +81,7 @@ int emu_cmd_create_comp_channel(struct emu_cmd *c);
 int emu_cmd_create_cq(struct emu_cmd *c);
 int emu_cmd_create_cq_ex(struct emu_cmd *c);
 int emu_cmd_resize_cq(struct emu_cmd *c);
+int emu_cmd_modify_cq(struct emu_cmd *c);
 int emu_cmd_destroy_cq(struct emu_cmd *c);
 
 int emu_cmd_create_qp(struct emu_cmd *c);

@@ -183,6 +183,15 @@ struct emu_cq {
 	bool			armed_solicited;
 	uint32_t		arm_sn;
 
+	/*
+	 * Event moderation (ibv_modify_cq(), MODIFY_CQ): an armed CQ raises
+	 * its event once mod_count CQEs arrived since the last event, or
+	 * mod_period us after the first of them; 0 disables either, both 0
+	 * (the default) fire on the first CQE.
+	 */
+	uint16_t		mod_count;
+	uint16_t		mod_period;
+
 	/* RESIZE_CQ: the new ring, valid only during emu_dev_cq_resized() */
 	uint64_t		resize_buf;
 	uint32_t		resize_cqe_cnt;

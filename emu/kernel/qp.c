@@ -13,12 +13,10 @@
 
 #include <rdma/mlx5-abi.h>
 
+#include "caps.h"
 #include "internal.h"
 
-#define EMU_MAX_WR		(1u << 15)
-#define EMU_MAX_SGE		30
 #define EMU_MAX_INLINE		512
-#define EMU_MAX_RD_ATOM		16
 #define EMU_USER_INDEX_MASK	0xffffffu
 
 /* ---- bfreg allocation, as mlx5's static scheme ---------------------------
@@ -70,8 +68,9 @@ struct create_args {
 
 static int check_caps(const struct ibv_qp_cap *cap)
 {
-	if (cap->max_send_wr > EMU_MAX_WR || cap->max_recv_wr > EMU_MAX_WR ||
-	    cap->max_send_sge > EMU_MAX_SGE || cap->max_recv_sge > EMU_MAX_SGE ||
+	if (cap->max_send_wr > EMU_CAP_POW2(log_max_qp_sz) ||
+	    cap->max_recv_wr > EMU_CAP_POW2(log_max_qp_sz) ||
+	    cap->max_send_sge > emu_cap_max_sge() || cap->max_recv_sge > emu_cap_max_sge() ||
 	    cap->max_inline_data > EMU_MAX_INLINE)
 		return EINVAL;
 	return 0;
@@ -218,7 +217,8 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	} else {
 		if (req.sq_wqe_count && !is_pow2(req.sq_wqe_count))
 			return EINVAL;
-		if (req.sq_wqe_count > EMU_MAX_WR || req.rq_wqe_count > EMU_MAX_WR)
+		if (req.sq_wqe_count > EMU_CAP_POW2(log_max_qp_sz) ||
+		    req.rq_wqe_count > EMU_CAP_POW2(log_max_qp_sz))
 			return EINVAL;
 		if (req.rq_wqe_count && !is_pow2(req.rq_wqe_count))
 			return EINVAL;
@@ -572,11 +572,13 @@ static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 		return EINVAL;
 	}
 
-	if ((mask & IBV_QP_PKEY_INDEX) && cmd->pkey_index >= 1)
-		return EINVAL;	/* a one-entry P_Key table */
-	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && cmd->max_rd_atomic > EMU_MAX_RD_ATOM)
+	if ((mask & IBV_QP_PKEY_INDEX) && cmd->pkey_index >= emu_cap_pkey_tbl_len())
 		return EINVAL;
-	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && cmd->max_dest_rd_atomic > EMU_MAX_RD_ATOM)
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
+	    cmd->max_rd_atomic > EMU_CAP_POW2(log_max_ra_req_qp))
+		return EINVAL;
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
+	    cmd->max_dest_rd_atomic > EMU_CAP_POW2(log_max_ra_res_qp))
 		return EINVAL;
 	if ((mask & IBV_QP_PATH_MTU) &&
 	    (cmd->path_mtu < IBV_MTU_256 || cmd->path_mtu > IBV_MTU_4096))

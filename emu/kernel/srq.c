@@ -12,10 +12,9 @@
 
 #include <rdma/mlx5-abi.h>
 
+#include "caps.h"
 #include "internal.h"
 
-#define EMU_MAX_SRQ_WR		((1u << 15) - 1)
-#define EMU_MAX_SRQ_SGE		31
 #define EMU_USER_INDEX_MASK	0xffffffu
 
 static uint32_t roundup_pow2(uint32_t v)
@@ -69,7 +68,8 @@ static int create_srq(struct emu_cmd *c, const struct srq_args *a,
 	pd = emu_obj_get_locked(ctx, a->pd_handle, EMU_OBJ_PD);
 	if (!pd)
 		return EINVAL;
-	if (a->max_wr >= EMU_MAX_SRQ_WR || a->max_sge > EMU_MAX_SRQ_SGE)
+	if (a->max_wr >= EMU_CAP_POW2(log_max_srq_sz) - 1 ||
+	    a->max_sge > emu_cap_max_rq_sge() - 1)
 		return EINVAL;
 
 	memcpy(&req, c->drv_in, c->drv_in_len < sizeof(req) ? c->drv_in_len : sizeof(req));

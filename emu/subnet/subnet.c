@@ -84,7 +84,9 @@ static int lock_range(int fd, int cmd, short type, off_t start, off_t len)
 
 /*
  * Identity of host h.  All numbers are unique on the subnet while h is:
- *   node GUID   00:02:c9:03:00:hh:hh:d0  (Mellanox OUI, port GUID = +port)
+ *   node GUID   00:02:c9:03:00:hh:hh:d0  (Mellanox OUI)
+ *   port GUID   node GUID + port - 1: port 1's is the node GUID, as on
+ *               an mlx5 HCA, whose first port GUID is the node GUID
  *   LID         h * (devs*ports) + dev * ports + port - 1, never 0
  *   IB GID      fe80::<port GUID>
  *   MAC (RoCE)  02:c9:hh:hh:dd:pp
@@ -99,7 +101,7 @@ static void derive_identity(unsigned h)
 				 (uint64_t)(d << 4);
 		for (unsigned p = 1; p <= EMU_MAX_PORTS; p++) {
 			struct emu_port_id *port = &dev->port[p - 1];
-			uint64_t pguid = dev->node_guid + p;
+			uint64_t pguid = dev->node_guid + p - 1;
 			uint8_t *g0 = port->gid[0].raw;
 			uint8_t *g1 = port->gid[1].raw;
 

@@ -259,6 +259,63 @@ Test(dev_spoof, forged_response_dropped)
 	dt_teardown(&t);
 }
 
+/* A one-packet READ response carrying 8 bytes, for A's request at 0x100. */
+static void forge_read_resp(int fd, struct dt *t, uint32_t src_qpn)
+{
+	union {
+		struct dev_pkt	p;
+		uint8_t		raw[sizeof(struct dev_pkt) + 8];
+	} u;
+
+	memset(&u, 0, sizeof(u));
+	u.p.size = sizeof(u.raw);
+	u.p.op = DOP_READ_RESP;
+	u.p.flags = DPKT_FIRST | DPKT_LAST;
+	u.p.src_qpn = src_qpn;
+	u.p.dst_qpn = t->qp[0]->qp_num;
+	u.p.psn = 0x100;
+	u.p.slid = t->lid;
+	u.p.len = 8;
+	memcpy(u.raw + sizeof(struct dev_pkt), evil, 8);
+	cr_assert_eq(send(fd, &u, sizeof(u.raw), 0), (ssize_t)sizeof(u.raw));
+}
+
+/*
+ * READ data from the true peer in answer to A's WRITE is a bad response:
+ * IBV_WC_BAD_RESP_ERR with the vendor syndrome of device/cqe.c, and A's
+ * memory is untouched (the data is not taken anywhere).
+ */
+Test(dev_spoof, read_response_to_a_write)
+{
+	struct dt t;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc;
+	int fd;
+
+	dt_setup(&t);
+	cr_assert_eq(ibv_modify_qp(t.qp[1], &a, IBV_QP_STATE), 0);	/* B answers nothing */
+	fd = wire_socket(t.lid);
+	{
+		struct ibv_sge s = { (uintptr_t)t.buf[0], 8, t.mr[0]->lkey };
+		struct ibv_send_wr wr = {
+			.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { (uintptr_t)t.buf[1], t.mr[1]->rkey },
+		};
+
+		dt_post(t.qp[0], &wr);
+	}
+	usleep(10000);
+	forge_read_resp(fd, &t, t.qp[1]->qp_num);
+	wc = dt_poll1(t.cq[0]);
+	cr_assert_eq(wc.status, IBV_WC_BAD_RESP_ERR, "status %d", wc.status);
+	cr_assert_eq(wc.vendor_err, 0x8c);
+	cr_assert_eq(wt_qp_state(t.qp[0]), IBV_QPS_ERR);
+	cr_assert(zero(t.buf[0], DT_BUF), "the response's data landed");
+	close(fd);
+	dt_teardown(&t);
+}
+
 /*
  * A global path (GRH): the source GID must be the path's DGID too.  The
  * right QPN and LID with another SGID, or with no GRH at all, are dropped;

@@ -137,3 +137,29 @@ Test(cq, channel_leaked_at_close)
 	cr_assert(ibv_create_cq(ctx, 16, NULL, ch, 0));
 	/* teardown closes the device with both alive */
 }
+
+/*
+ * ibv_modify_cq(): the moderation caps QUERY_DEVICE advertises are what
+ * mlx5_ib_modify_cq() takes; a period beyond them is EINVAL.
+ */
+Test(cq, modify_cq_moderation)
+{
+	struct ibv_device_attr_ex ex;
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_modify_cq_attr m = { .attr_mask = IBV_CQ_ATTR_MODERATE };
+
+	cr_assert(cq);
+	cr_assert_eq(ibv_query_device_ex(ctx, NULL, &ex), 0);
+	cr_assert_eq(ex.cq_mod_caps.max_cq_count, 65535);
+	cr_assert_eq(ex.cq_mod_caps.max_cq_period, 4095);
+	m.moderate.cq_count = ex.cq_mod_caps.max_cq_count;
+	m.moderate.cq_period = ex.cq_mod_caps.max_cq_period;
+	cr_assert_eq(ibv_modify_cq(cq, &m), 0);
+	m.moderate.cq_period++;
+	cr_assert_eq(ibv_modify_cq(cq, &m), EINVAL);
+	m.moderate = (struct ibv_moderate_cq){ 0, 0 };	/* moderation off */
+	cr_assert_eq(ibv_modify_cq(cq, &m), 0);
+	m.attr_mask = 0;				/* nothing to modify */
+	cr_assert_eq(ibv_modify_cq(cq, &m), EINVAL);
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+}

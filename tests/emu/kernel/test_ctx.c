@@ -31,7 +31,7 @@ Test(device, query_device_and_ex)
 	cr_assert_eq(attr.vendor_id, 0x02c9);
 	cr_assert_eq(attr.vendor_part_id, 4123);
 	cr_assert_eq(attr.phys_port_cnt, 1);
-	cr_assert_str_eq(attr.fw_ver, "20.35.1012");
+	cr_assert_str_eq(attr.fw_ver, "20.37.1014");	/* the ConnectX-6 profile */
 	cr_assert(attr.device_cap_flags & IBV_DEVICE_XRC);
 	cr_assert_eq(attr.node_guid, ibv_get_device_guid(ctx->device));
 
@@ -52,18 +52,24 @@ Test(device, query_port_gid_pkey)
 	cr_assert_eq(pa.state, IBV_PORT_ACTIVE);
 	cr_assert_eq(pa.link_layer, IBV_LINK_LAYER_INFINIBAND);
 	cr_assert_neq(pa.lid, 0);
-	cr_assert_eq(pa.gid_tbl_len, 1);
+	cr_assert_eq(pa.gid_tbl_len, 8);
+	cr_assert_eq(pa.pkey_tbl_len, 128);
 	/* port 2 does not exist */
 	cr_assert_neq(ibv_query_port(ctx, 2, &pa), 0);
 
 	cr_assert_eq(ibv_query_gid(ctx, 1, 0, &gid), 0);
 	cr_assert_eq(gid.raw[0], 0xfe);
 	cr_assert_eq(gid.raw[1], 0x80);
-	/* the interface id is the port GUID = node GUID + 1 */
-	cr_assert_eq(be64toh(gid.global.interface_id),
-		     be64toh(ibv_get_device_guid(ctx->device)) + 1);
+	/* the interface id is the port GUID, port 1's the node GUID (mlx5) */
+	cr_assert_eq(gid.global.interface_id, ibv_get_device_guid(ctx->device));
 	cr_assert_eq(ibv_query_pkey(ctx, 1, 0, &pkey), 0);
 	cr_assert_eq(pkey, htobe16(0xffff));
+	/* the rest of both tables exists and is empty, as on hardware */
+	cr_assert_eq(ibv_query_gid(ctx, 1, 7, &gid), 0);
+	for (int i = 0; i < 16; i++)
+		cr_assert_eq(gid.raw[i], 0);
+	cr_assert_eq(ibv_query_pkey(ctx, 1, 127, &pkey), 0);
+	cr_assert_eq(pkey, 0);
 	ibv_close_device(ctx);
 }
 

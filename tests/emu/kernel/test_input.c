@@ -1029,3 +1029,39 @@ Test(kin, fork_while_the_lock_is_held, .timeout = 120)
 	atomic_store(&fork_stop, 1);
 	pthread_join(t, NULL);
 }
+
+/* ib_uverbs_ex_modify_cq(): the request alone, no response */
+Test(kin, modify_cq)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_ex_cmd_hdr ex;
+		struct ib_uverbs_ex_modify_cq core;
+	} c = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_MODIFY_CQ,
+			.in_words = sizeof(c.core) / 8,
+		},
+		.core = { .cq_handle = cq->handle, .attr_mask = 1, .attr = { 16, 100 } },
+	};
+
+	cr_assert_eq(cmd_write(&c, sizeof(c)), 0);
+	c.core.reserved = 1;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EINVAL);
+	c.core.reserved = 0;
+	c.core.attr_mask = 2;		/* beyond IB_CQ_MODERATE */
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EOPNOTSUPP);
+	c.core.attr_mask = 0;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EINVAL);
+	c.core.attr_mask = 1;
+	c.core.cq_handle = 0x7777;	/* no such CQ */
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EINVAL);
+	c.core.cq_handle = cq->handle;
+	c.core.attr.cq_period = 4096;	/* > MLX5_MAX_CQ_PERIOD */
+	cr_assert_eq(cmd_write(&c, sizeof(c)), EINVAL);
+	c.core.attr.cq_period = 0;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), 0);
+	/* a response would be a size without the kernel's room for one */
+	c.hdr.in_words--;
+	cr_assert_eq(cmd_write(&c, sizeof(c) - 8), ENOSPC);
+}
