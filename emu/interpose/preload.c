@@ -7,7 +7,13 @@
  *
  *   open("/dev/infiniband/uverbsN")   a new context; the fd is a memfd
  *   stat/fstat/access of that path/fd  a character device 231:192+N
- *   open/fopen/stat("/sys/class/infiniband...")  redirected to our tree
+ *   open("/dev/infiniband/umadN")     ENXIO: MADs are not emulated
+ *   any path call on /sys/class/infiniband{,_verbs,_mad}, the fake PCI
+ *   functions, /dev/infiniband        rewritten into our tree (sysfs.c):
+ *                                      open*, fopen, stat*, statx, access,
+ *                                      faccessat, readlink*, realpath,
+ *                                      *xattr, chdir, getcwd, opendir,
+ *                                      scandir, glob, nftw
  *   write(cmd fd)                      a uverbs command (kernel/: objects.c, dispatch.c)
  *   ioctl(cmd fd)                      ENOTTY: libibverbs falls back to write()
  *   close(cmd fd / event fds)          releases the context / the channel
@@ -24,8 +30,11 @@
  * recursive, so anything else would deadlock (ibv_open_xrcd() on the
  * command fd did, through fstat()).
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <glob.h>
 #include <limits.h>
 #include <linux/netlink.h>
 #include <stdarg.h>
@@ -35,6 +44,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "interpose.h"
@@ -73,6 +83,31 @@ REAL(int, lstat64, const char *, struct stat64 *)
 REAL(int, fstat64, int, struct stat64 *)
 REAL(int, fstatat64, int, const char *, struct stat64 *, int)
 REAL(int, access, const char *, int)
+REAL(int, faccessat, int, const char *, int, int)
+REAL(int, __openat_2, int, const char *, int)
+REAL(int, __openat64_2, int, const char *, int)
+REAL(int, statx, int, const char *, int, unsigned, struct statx *)
+REAL(ssize_t, readlink, const char *, char *, size_t)
+REAL(ssize_t, readlinkat, int, const char *, char *, size_t)
+REAL(char *, realpath, const char *, char *)
+REAL(char *, canonicalize_file_name, const char *)
+REAL(DIR *, opendir, const char *)
+REAL(int, chdir, const char *)
+REAL(char *, getcwd, char *, size_t)
+REAL(ssize_t, getxattr, const char *, const char *, void *, size_t)
+REAL(ssize_t, lgetxattr, const char *, const char *, void *, size_t)
+REAL(ssize_t, listxattr, const char *, char *, size_t)
+REAL(ssize_t, llistxattr, const char *, char *, size_t)
+REAL(int, scandir, const char *, struct dirent ***,
+     int (*)(const struct dirent *),
+     int (*)(const struct dirent **, const struct dirent **))
+REAL(int, scandir64, const char *, struct dirent64 ***,
+     int (*)(const struct dirent64 *),
+     int (*)(const struct dirent64 **, const struct dirent64 **))
+REAL(int, glob, const char *, int, int (*)(const char *, int), glob_t *)
+REAL(int, glob64, const char *, int, int (*)(const char *, int), glob64_t *)
+REAL(int, nftw, const char *, __nftw_func_t, int, int)
+REAL(int, nftw64, const char *, __nftw64_func_t, int, int)
 REAL(ssize_t, write, int, const void *, size_t)
 REAL(int, ioctl, int, unsigned long, ...)
 REAL(int, socket, int, int, int)
@@ -81,46 +116,28 @@ REAL(unsigned long, getauxval, unsigned long)
 /* ------------------------------------------------------------------------ */
 /* Path classification                                                       */
 
-/* "/dev/infiniband/uverbsN" with N an emulated device: N, else -1. */
-static int cdev_index(const char *path)
-{
-	static const char pfx[] = EMU_CDEV_DIR "/uverbs";
-	char *end;
-	unsigned long n;
+#define sysfs_redirect emu_sysfs_redirect
 
-	if (!path || strncmp(path, pfx, sizeof(pfx) - 1))
-		return -1;
-	path += sizeof(pfx) - 1;
-	if (!*path)
-		return -1;
-	n = strtoul(path, &end, 10);
-	if (*end || n >= emu_cfg.num_devs || !emu_cfg.host_id)
-		return -1;
-	return (int)n;
+/* A /dev/infiniband node as stat() shows it: uverbs as fstat() of its fd. */
+static void fake_cdev_stat(struct stat *st, const struct emu_cdev *c)
+{
+	if (c->uverbs >= 0) {
+		emu_cdev_stat(st, (unsigned)c->uverbs);
+		return;
+	}
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFCHR | c->mode;
+	st->st_rdev = c->rdev;
+	st->st_nlink = 1;
+	st->st_blksize = 4096;
+	st->st_ino = 2000 + (ino_t)minor(c->rdev);
 }
 
-/* Rewrite /sys/class/infiniband{,_verbs}/... into our tree; NULL if not. */
-static const char *sysfs_redirect(const char *path, char *buf, size_t len)
-{
-	static const char pfx[] = "/sys/class/infiniband";
-
-	if (!path || strncmp(path, pfx, sizeof(pfx) - 1) || !emu_cfg.host_id)
-		return NULL;
-	if (snprintf(buf, len, "%s%s", emu_sysfs_root(), path + 4) >= (int)len)
-		return NULL;
-	return buf;
-}
-
-static void fake_cdev_stat(struct stat *st, int idx)
-{
-	emu_cdev_stat(st, (unsigned)idx);
-}
-
-static void fake_cdev_stat64(struct stat64 *st, int idx)
+static void fake_cdev_stat64(struct stat64 *st, const struct emu_cdev *c)
 {
 	struct stat s;
 
-	fake_cdev_stat(&s, idx);
+	fake_cdev_stat(&s, c);
 	memset(st, 0, sizeof(*st));
 	st->st_mode = s.st_mode;
 	st->st_rdev = s.st_rdev;
@@ -129,6 +146,7 @@ static void fake_cdev_stat64(struct stat64 *st, int idx)
 	st->st_ino = s.st_ino;
 }
 
+/* A command fd's device index, else -1. */
 static int cmd_fd_index(int fd)
 {
 	struct emu_ctx *ctx;
@@ -144,10 +162,20 @@ static int cmd_fd_index(int fd)
 	return idx;
 }
 
-/* open() of the char device: a fresh context whose fd is the memfd. */
-static int open_cdev(int idx, int flags)
+/*
+ * open() of a /dev/infiniband node: of uverbsN, a fresh context whose fd
+ * is the memfd; umad and issm have no driver here (no MADs are emulated),
+ * which open() reports as a node without its device does.
+ */
+static int open_cdev(const struct emu_cdev *c, int flags)
 {
 	struct emu_ctx *ctx;
+	int idx = c->uverbs;
+
+	if (idx < 0) {
+		errno = ENXIO;
+		return -1;
+	}
 
 	if ((flags & O_ACCMODE) != O_RDWR) {
 		errno = EACCES;
@@ -173,10 +201,10 @@ static mode_t open_mode(int flags, va_list ap)
 #define OPEN_BODY(realfn, ...)						\
 	char buf[PATH_MAX];						\
 	const char *alt;						\
-	int idx = cdev_index(path);					\
+	const struct emu_cdev *cdev = emu_cdev_lookup(path);		\
 									\
-	if (idx >= 0)							\
-		return open_cdev(idx, flags);				\
+	if (cdev)							\
+		return open_cdev(cdev, flags);				\
 	alt = sysfs_redirect(path, buf, sizeof(buf));			\
 	return realfn(alt ? alt : path, __VA_ARGS__)
 
@@ -218,13 +246,13 @@ int __open64_2(const char *path, int flags)
 	mode_t mode;							\
 	char buf[PATH_MAX];						\
 	const char *alt;						\
-	int idx = cdev_index(path);					\
+	const struct emu_cdev *cdev = emu_cdev_lookup(path);		\
 									\
 	va_start(ap, flags);						\
 	mode = open_mode(flags, ap);					\
 	va_end(ap);							\
-	if (idx >= 0)							\
-		return open_cdev(idx, flags);				\
+	if (cdev)							\
+		return open_cdev(cdev, flags);				\
 	alt = sysfs_redirect(path, buf, sizeof(buf));			\
 	return realfn(dirfd, alt ? alt : path, flags, mode)
 
@@ -236,6 +264,31 @@ int openat(int dirfd, const char *path, int flags, ...)
 int openat64(int dirfd, const char *path, int flags, ...)
 {
 	OPENAT_BODY(get_openat64());
+}
+
+/* The _FORTIFY_SOURCE entry points (no mode: they have no O_CREAT) */
+int __openat_2(int dirfd, const char *path, int flags)
+{
+	char buf[PATH_MAX];
+	const char *alt;
+	const struct emu_cdev *cdev = emu_cdev_lookup(path);
+
+	if (cdev)
+		return open_cdev(cdev, flags);
+	alt = sysfs_redirect(path, buf, sizeof(buf));
+	return get___openat_2()(dirfd, alt ? alt : path, flags);
+}
+
+int __openat64_2(int dirfd, const char *path, int flags)
+{
+	char buf[PATH_MAX];
+	const char *alt;
+	const struct emu_cdev *cdev = emu_cdev_lookup(path);
+
+	if (cdev)
+		return open_cdev(cdev, flags);
+	alt = sysfs_redirect(path, buf, sizeof(buf));
+	return get___openat64_2()(dirfd, alt ? alt : path, flags);
 }
 
 FILE *fopen(const char *path, const char *mode)
@@ -260,10 +313,10 @@ FILE *fopen64(const char *path, const char *mode)
 #define STAT_PATH_BODY(realfn, fake, ...)				\
 	char buf[PATH_MAX];						\
 	const char *alt;						\
-	int idx = cdev_index(path);					\
+	const struct emu_cdev *cdev = emu_cdev_lookup(path);		\
 									\
-	if (idx >= 0) {							\
-		fake(st, idx);						\
+	if (cdev) {							\
+		fake(st, cdev);						\
 		return 0;						\
 	}								\
 	alt = sysfs_redirect(path, buf, sizeof(buf));			\
@@ -285,7 +338,7 @@ int fstatat(int dirfd, const char *path, struct stat *st, int flags)
 		int idx = cmd_fd_index(dirfd);
 
 		if (idx >= 0) {
-			fake_cdev_stat(st, idx);
+			emu_cdev_stat(st, (unsigned)idx);
 			return 0;
 		}
 	}
@@ -314,7 +367,7 @@ int fstat(int fd, struct stat *st)
 	int idx = cmd_fd_index(fd);
 
 	if (idx >= 0) {
-		fake_cdev_stat(st, idx);
+		emu_cdev_stat(st, (unsigned)idx);
 		return 0;
 	}
 	return get_fstat()(fd, st);
@@ -325,10 +378,37 @@ int fstat64(int fd, struct stat64 *st)
 	int idx = cmd_fd_index(fd);
 
 	if (idx >= 0) {
-		fake_cdev_stat64(st, idx);
+		struct emu_cdev c = { .uverbs = idx };
+
+		fake_cdev_stat64(st, &c);
 		return 0;
 	}
 	return get_fstat64()(fd, st);
+}
+
+/* statx() is what coreutils (ls, stat) call */
+int statx(int dirfd, const char *path, int flags, unsigned mask, struct statx *stx)
+{
+	char buf[PATH_MAX];
+	const char *alt;
+	const struct emu_cdev *cdev = emu_cdev_lookup(path);
+
+	if (cdev) {
+		struct stat st;
+
+		fake_cdev_stat(&st, cdev);
+		memset(stx, 0, sizeof(*stx));
+		stx->stx_mask = STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_INO;
+		stx->stx_mode = (uint16_t)st.st_mode;
+		stx->stx_nlink = (uint32_t)st.st_nlink;
+		stx->stx_ino = st.st_ino;
+		stx->stx_blksize = (uint32_t)st.st_blksize;
+		stx->stx_rdev_major = major(st.st_rdev);
+		stx->stx_rdev_minor = minor(st.st_rdev);
+		return 0;
+	}
+	alt = sysfs_redirect(path, buf, sizeof(buf));
+	return get_statx()(dirfd, alt ? alt : path, flags, mask, stx);
 }
 
 int access(const char *path, int mode)
@@ -336,10 +416,260 @@ int access(const char *path, int mode)
 	char buf[PATH_MAX];
 	const char *alt;
 
-	if (cdev_index(path) >= 0)
-		return 0;	/* crw-rw-rw- */
+	if (emu_cdev_lookup(path))
+		return 0;	/* the user's nodes */
 	alt = sysfs_redirect(path, buf, sizeof(buf));
 	return get_access()(alt ? alt : path, mode);
+}
+
+int faccessat(int dirfd, const char *path, int mode, int flags)
+{
+	char buf[PATH_MAX];
+	const char *alt;
+
+	if (emu_cdev_lookup(path))
+		return 0;
+	alt = sysfs_redirect(path, buf, sizeof(buf));
+	return get_faccessat()(dirfd, alt ? alt : path, mode, flags);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Links and names: the tree's symlinks are relative, so what readlink()   */
+/* reads is what the kernel's say; realpath() hands back /sys/... names    */
+
+ssize_t readlink(const char *path, char *out, size_t len)
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+
+	return get_readlink()(alt ? alt : path, out, len);
+}
+
+ssize_t readlinkat(int dirfd, const char *path, char *out, size_t len)
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+
+	return get_readlinkat()(dirfd, alt ? alt : path, out, len);
+}
+
+/* libc resolves inside itself, past readlink(): the whole call is taken */
+char *realpath(const char *path, char *resolved)
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+	char *r = get_realpath()(alt ? alt : path, resolved);
+
+	if (r && alt)
+		emu_sysfs_unredirect(r);
+	return r;
+}
+
+char *canonicalize_file_name(const char *path)
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+	char *r = get_canonicalize_file_name()(alt ? alt : path);
+
+	if (r && alt)
+		emu_sysfs_unredirect(r);
+	return r;
+}
+
+/* a shell's cd: the working directory is then in the tree, named /sys/... */
+int chdir(const char *path)
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+
+	return get_chdir()(alt ? alt : path);
+}
+
+char *getcwd(char *out, size_t len)
+{
+	char *r = get_getcwd()(out, len);
+
+	emu_sysfs_unredirect(r);
+	return r;
+}
+
+/* ls -l asks for ACLs and security labels */
+ssize_t getxattr(const char *path, const char *name, void *v, size_t len)
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+
+	return get_getxattr()(alt ? alt : path, name, v, len);
+}
+
+ssize_t lgetxattr(const char *path, const char *name, void *v, size_t len)
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+
+	return get_lgetxattr()(alt ? alt : path, name, v, len);
+}
+
+ssize_t listxattr(const char *path, char *list, size_t len)
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+
+	return get_listxattr()(alt ? alt : path, list, len);
+}
+
+ssize_t llistxattr(const char *path, char *list, size_t len)
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+
+	return get_llistxattr()(alt ? alt : path, list, len);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Directories: libc's scandir, glob and nftw open theirs internally       */
+
+DIR *opendir(const char *path)
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+
+	return get_opendir()(alt ? alt : path);
+}
+
+int scandir(const char *path, struct dirent ***list,
+	    int (*filter)(const struct dirent *),
+	    int (*cmp)(const struct dirent **, const struct dirent **))
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+
+	return get_scandir()(alt ? alt : path, list, filter, cmp);
+}
+
+int scandir64(const char *path, struct dirent64 ***list,
+	      int (*filter)(const struct dirent64 *),
+	      int (*cmp)(const struct dirent64 **, const struct dirent64 **))
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+
+	return get_scandir64()(alt ? alt : path, list, filter, cmp);
+}
+
+/*
+ * glob() builds its results from the pattern, so it runs on the /sys names
+ * with directory functions that rewrite (GLOB_ALTDIRFUNC); a caller's own
+ * directory functions are left alone.
+ */
+static void *glob_opendir(const char *path)
+{
+	return opendir(path);
+}
+
+static struct dirent *glob_readdir(void *d)
+{
+	return readdir(d);
+}
+
+static struct dirent64 *glob_readdir64(void *d)
+{
+	return readdir64(d);
+}
+
+static void glob_closedir(void *d)
+{
+	closedir(d);
+}
+
+static bool glob_may_reach(const char *pattern, int flags)
+{
+	return !(flags & GLOB_ALTDIRFUNC) && pattern &&
+	       (!strncmp(pattern, "/sys/", 5) || !strncmp(pattern, "/dev/", 5));
+}
+
+int glob(const char *pattern, int flags, int (*errfn)(const char *, int),
+	 glob_t *g)
+{
+	if (glob_may_reach(pattern, flags)) {
+		g->gl_opendir = glob_opendir;
+		g->gl_readdir = glob_readdir;
+		g->gl_closedir = glob_closedir;
+		g->gl_stat = stat;
+		g->gl_lstat = lstat;
+		flags |= GLOB_ALTDIRFUNC;
+	}
+	return get_glob()(pattern, flags, errfn, g);
+}
+
+int glob64(const char *pattern, int flags, int (*errfn)(const char *, int),
+	   glob64_t *g)
+{
+	if (glob_may_reach(pattern, flags)) {
+		g->gl_opendir = glob_opendir;
+		g->gl_readdir = glob_readdir64;
+		g->gl_closedir = glob_closedir;
+		g->gl_stat = stat64;
+		g->gl_lstat = lstat64;
+		flags |= GLOB_ALTDIRFUNC;
+	}
+	return get_glob64()(pattern, flags, errfn, g);
+}
+
+/*
+ * nftw() walks the rewritten path and hands the caller the /sys names:
+ * its callback has no context argument, so the walk's is thread-local
+ * (a callback that starts another walk of our tree runs it unrewritten).
+ */
+static _Thread_local struct {
+	__nftw_func_t fn;
+	__nftw64_func_t fn64;
+	size_t cut;		/* strlen(host dir): what to drop from a path */
+} walk;
+
+static int walk_fn(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	struct FTW g = { .base = f->base - (int)walk.cut, .level = f->level };
+
+	return walk.fn(path + walk.cut, st, flag, &g);
+}
+
+static int walk_fn64(const char *path, const struct stat64 *st, int flag,
+		     struct FTW *f)
+{
+	struct FTW g = { .base = f->base - (int)walk.cut, .level = f->level };
+
+	return walk.fn64(path + walk.cut, st, flag, &g);
+}
+
+int nftw(const char *path, __nftw_func_t fn, int fds, int flags)
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+	int r;
+
+	if (!alt || walk.fn || walk.fn64)
+		return get_nftw()(path, fn, fds, flags);
+	walk.fn = fn;
+	walk.cut = strlen(alt) - strlen(path);
+	r = get_nftw()(alt, walk_fn, fds, flags);
+	walk.fn = NULL;
+	return r;
+}
+
+int nftw64(const char *path, __nftw64_func_t fn, int fds, int flags)
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+	int r;
+
+	if (!alt || walk.fn || walk.fn64)
+		return get_nftw64()(path, fn, fds, flags);
+	walk.fn64 = fn;
+	walk.cut = strlen(alt) - strlen(path);
+	r = get_nftw64()(alt, walk_fn64, fds, flags);
+	walk.fn64 = NULL;
+	return r;
 }
 
 /* ------------------------------------------------------------------------ */
