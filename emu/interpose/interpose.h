@@ -16,7 +16,7 @@
 #include <sys/types.h>
 
 /* sysfs.c: the fake sysfs tree and /dev/infiniband */
-int emu_sysfs_build(void);		/* writes the tree, sets SYSFS_PATH */
+int emu_sysfs_build(void);		/* writes the tree, unsets SYSFS_PATH */
 void emu_sysfs_remove(void);
 const char *emu_sysfs_root(void);
 

@@ -11,7 +11,8 @@
  *   any path call on /sys/class/infiniband{,_verbs,_mad}, the fake PCI
  *   functions, /dev/infiniband        rewritten into our tree (sysfs.c):
  *                                      open*, fopen, stat*, statx, access,
- *                                      faccessat, readlink*, realpath,
+ *                                      faccessat, readlink*, realpath (and
+ *                                      the _FORTIFY_SOURCE forms of these),
  *                                      *xattr, chdir, getcwd, opendir,
  *                                      scandir, glob, nftw
  *   write(cmd fd)                      a uverbs command (kernel/: objects.c, dispatch.c)
@@ -38,6 +39,7 @@
 #include <limits.h>
 #include <linux/netlink.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -91,6 +93,10 @@ REAL(ssize_t, readlink, const char *, char *, size_t)
 REAL(ssize_t, readlinkat, int, const char *, char *, size_t)
 REAL(char *, realpath, const char *, char *)
 REAL(char *, canonicalize_file_name, const char *)
+REAL(char *, __realpath_chk, const char *, char *, size_t)
+REAL(ssize_t, __readlink_chk, const char *, char *, size_t, size_t)
+REAL(ssize_t, __readlinkat_chk, int, const char *, char *, size_t, size_t)
+REAL(char *, __getcwd_chk, char *, size_t, size_t)
 REAL(DIR *, opendir, const char *)
 REAL(int, chdir, const char *)
 REAL(char *, getcwd, char *, size_t)
@@ -190,6 +196,29 @@ static int open_cdev(const struct emu_cdev *c, int flags)
 	return ctx->cmd_fd;
 }
 
+/*
+ * The tree's files are read-only, as sysfs attributes without a store
+ * method are for root too (kernfs_fop_open()): opening one for writing
+ * fails with EACCES, and so does creating one (kernfs directories have no
+ * create), while a missing file opened without O_CREAT is ENOENT.
+ */
+static bool tree_write(const char *alt, int flags)
+{
+	if (!alt || ((flags & O_ACCMODE) == O_RDONLY && !(flags & (O_CREAT | O_TRUNC))))
+		return false;
+	if ((flags & O_CREAT) || !access(alt, F_OK))
+		errno = EACCES;
+	return true;
+}
+
+/* The open flags of an fopen() mode, as far as tree_write() cares. */
+static int fopen_flags(const char *mode)
+{
+	if (mode[0] == 'w' || mode[0] == 'a')
+		return O_WRONLY | O_CREAT;
+	return strchr(mode, '+') ? O_RDWR : O_RDONLY;
+}
+
 static mode_t open_mode(int flags, va_list ap)
 {
 	return (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
@@ -206,6 +235,8 @@ static mode_t open_mode(int flags, va_list ap)
 	if (cdev)							\
 		return open_cdev(cdev, flags);				\
 	alt = sysfs_redirect(path, buf, sizeof(buf));			\
+	if (tree_write(alt, flags))					\
+		return -1;						\
 	return realfn(alt ? alt : path, __VA_ARGS__)
 
 int open(const char *path, int flags, ...)
@@ -254,6 +285,8 @@ int __open64_2(const char *path, int flags)
 	if (cdev)							\
 		return open_cdev(cdev, flags);				\
 	alt = sysfs_redirect(path, buf, sizeof(buf));			\
+	if (tree_write(alt, flags))					\
+		return -1;						\
 	return realfn(dirfd, alt ? alt : path, flags, mode)
 
 int openat(int dirfd, const char *path, int flags, ...)
@@ -276,6 +309,8 @@ int __openat_2(int dirfd, const char *path, int flags)
 	if (cdev)
 		return open_cdev(cdev, flags);
 	alt = sysfs_redirect(path, buf, sizeof(buf));
+	if (tree_write(alt, flags))
+		return -1;
 	return get___openat_2()(dirfd, alt ? alt : path, flags);
 }
 
@@ -288,6 +323,8 @@ int __openat64_2(int dirfd, const char *path, int flags)
 	if (cdev)
 		return open_cdev(cdev, flags);
 	alt = sysfs_redirect(path, buf, sizeof(buf));
+	if (tree_write(alt, flags))
+		return -1;
 	return get___openat64_2()(dirfd, alt ? alt : path, flags);
 }
 
@@ -296,6 +333,8 @@ FILE *fopen(const char *path, const char *mode)
 	char buf[PATH_MAX];
 	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
 
+	if (tree_write(alt, fopen_flags(mode)))
+		return NULL;
 	return get_fopen()(alt ? alt : path, mode);
 }
 
@@ -304,6 +343,8 @@ FILE *fopen64(const char *path, const char *mode)
 	char buf[PATH_MAX];
 	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
 
+	if (tree_write(alt, fopen_flags(mode)))
+		return NULL;
 	return get_fopen64()(alt ? alt : path, mode);
 }
 
@@ -465,6 +506,35 @@ char *realpath(const char *path, char *resolved)
 	return r;
 }
 
+/* what code built with _FORTIFY_SOURCE calls (UCX does, for realpath) */
+char *__realpath_chk(const char *path, char *resolved, size_t resolvedlen)
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+	char *r = get___realpath_chk()(alt ? alt : path, resolved, resolvedlen);
+
+	if (r && alt)
+		emu_sysfs_unredirect(r);
+	return r;
+}
+
+ssize_t __readlink_chk(const char *path, char *out, size_t len, size_t outlen)
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+
+	return get___readlink_chk()(alt ? alt : path, out, len, outlen);
+}
+
+ssize_t __readlinkat_chk(int dirfd, const char *path, char *out, size_t len,
+			 size_t outlen)
+{
+	char buf[PATH_MAX];
+	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
+
+	return get___readlinkat_chk()(dirfd, alt ? alt : path, out, len, outlen);
+}
+
 char *canonicalize_file_name(const char *path)
 {
 	char buf[PATH_MAX];
@@ -488,6 +558,14 @@ int chdir(const char *path)
 char *getcwd(char *out, size_t len)
 {
 	char *r = get_getcwd()(out, len);
+
+	emu_sysfs_unredirect(r);
+	return r;
+}
+
+char *__getcwd_chk(char *out, size_t len, size_t outlen)
+{
+	char *r = get___getcwd_chk()(out, len, outlen);
 
 	emu_sysfs_unredirect(r);
 	return r;

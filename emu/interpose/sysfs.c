@@ -18,12 +18,14 @@
  *   .../infiniband/mlx5_N/device  -> ../../../0000:BB:00.N (the PCI function)
  *
  * Each host writes its own tree at load time (it depends on the host's
- * identity) and points SYSFS_PATH, which libibverbs honours, at host-<id>/sys.
+ * identity).  SYSFS_PATH is unset, so that libibverbs too reads /sys and
+ * names the device by the real machine's paths (ibdev_path
+ * /sys/class/infiniband/mlx5_0), which middleware resolves further.
  * The PCI root bus is one the real machine does not have, so the host's
  * own /sys/devices stays visible beside it.
  *
  * Adding an entry is one line in the builders below: attr() for a file,
- * lnk() for a symlink, cdevs[] for a /dev/infiniband node, redirects[]
+ * lnk() for a symlink, add_cdev() for a /dev/infiniband node, redirects[]
  * for a new top-level prefix.
  */
 #include <fcntl.h>
@@ -65,7 +67,8 @@ static char redirects[][32] = {
 	"",				/* /sys/devices/pci0000:BB */
 };
 
-/* /dev/infiniband's nodes; numbers as the kernel's uverbs and umad give them. */
+/* /dev/infiniband's nodes (uverbs per device, umad and issm per port, room
+ * for more); numbers as the kernel's uverbs and umad give them. */
 static struct emu_cdev cdevs[3 * EMU_MAX_DEVS * EMU_MAX_PORTS];
 static unsigned num_cdevs;
 
@@ -201,9 +204,9 @@ static int make_dir(const char *rel)
 }
 
 /*
- * The builders below write one attribute a line with attr(dir, name, fmt,
- * ...), dir being a directory relative to host_dir; the first error is
- * kept and the rest of the lines do nothing.
+ * The builders below write one attribute a line with attr(t, dir, name,
+ * fmt, ...), dir being a directory relative to host_dir; the first error
+ * is kept in t and the lines after it do nothing.
  */
 struct tree {
 	int err;
@@ -402,12 +405,21 @@ static void build_port(struct tree *t, const char *ibdir, unsigned d, unsigned p
 	attr(t, sub, "lifespan", "10\n");
 }
 
-static void add_cdev(const char *name, unsigned minor, mode_t mode, int uverbs)
+/* A node of /dev/infiniband (and its empty file there, for listings). */
+static void add_cdev(struct tree *t, const char *name, unsigned major,
+		     unsigned minor, mode_t mode, int uverbs)
 {
-	struct emu_cdev *c = &cdevs[num_cdevs++];
+	struct emu_cdev *c = &cdevs[num_cdevs];
 
+	if (!t->err && num_cdevs == sizeof(cdevs) / sizeof(cdevs[0]))
+		t->err = ENOSPC;
+	if (!t->err)
+		t->err = make_file("", "dev/infiniband/%s", name);
+	if (t->err)
+		return;
+	num_cdevs++;
 	snprintf(c->name, sizeof(c->name), "%s", name);
-	c->rdev = makedev(EMU_UVERBS_MAJOR, minor);
+	c->rdev = makedev(major, minor);
 	c->mode = mode;
 	c->uverbs = uverbs;
 }
@@ -435,9 +447,7 @@ static void build_mad(struct tree *t, const char *fn, const char *devlink,
 			at(t, target, sizeof(target), "../../devices/%s/%s/infiniband_mad/%s",
 				 pci_root, strrchr(fn, '/') + 1, name);
 			lnk(t, "sys/class/infiniband_mad", name, target);
-			add_cdev(name, minor, issm ? 0600 : 0666, -1);
-			if (!t->err)
-				t->err = make_file("", "dev/infiniband/%s", name);
+			add_cdev(t, name, EMU_UVERBS_MAJOR, minor, issm ? 0600 : 0666, -1);
 		}
 	}
 }
@@ -530,9 +540,7 @@ static void build_dev(struct tree *t, unsigned d)
 	at(t, target, sizeof(target), "../../devices/%s/%s/infiniband_verbs/%s",
 		 pci_root, slot, uv);
 	lnk(t, "sys/class/infiniband_verbs", uv, target);
-	add_cdev(uv, EMU_UVERBS_MINOR0 + d, 0666, (int)d);
-	if (!t->err)
-		t->err = make_file("", "dev/infiniband/%s", uv);
+	add_cdev(t, uv, EMU_UVERBS_MAJOR, EMU_UVERBS_MINOR0 + d, 0666, (int)d);
 
 	build_mad(t, fn, devlink, ib, d);
 }
@@ -600,7 +608,7 @@ int emu_sysfs_build(void)
 		return t.err;
 	/* only now: the tree is written through the real paths above */
 	host_dir_len = strlen(host_dir);
-	return setenv("SYSFS_PATH", sysfs_root, 1) ? errno : 0;
+	return unsetenv("SYSFS_PATH") ? errno : 0;
 }
 
 void emu_sysfs_remove(void)

@@ -92,6 +92,9 @@ Test(tools, ucx_takes_the_mlx5_transports)
 	cr_expect(strstr(out, "Transport: rc_mlx5\n#         Device: mlx5_0:1"), "%s", out);
 	cr_expect(strstr(out, "Transport: ud_mlx5\n#         Device: mlx5_0:1"), "%s", out);
 	cr_expect(strstr(out, "Transport: dc_mlx5\n#         Device: mlx5_0:1"), "%s", out);
+	/* its topology knows the device: it found the PCI function */
+	cr_expect(strstr(out, "Device: mlx5_0:1\n#           Type: network\n"
+			 "#  System device: mlx5_0 (0)"), "%s", out);
 }
 
 static int port_base(void)

@@ -21,8 +21,11 @@
 #define DEV0	IB "/mlx5_0"
 #define PORT1	DEV0 "/ports/1"
 
-/* what code built with _FORTIFY_SOURCE calls for openat() */
+/* what code built with _FORTIFY_SOURCE calls (UCX: __realpath_chk) */
 extern int __openat_2(int dirfd, const char *path, int flags);
+extern char *__realpath_chk(const char *path, char *resolved, size_t len);
+extern ssize_t __readlink_chk(const char *path, char *buf, size_t len, size_t buflen);
+extern char *__getcwd_chk(char *buf, size_t len, size_t buflen);
 
 /* The file's content, newline included; "" (and errno) if unreadable. */
 static const char *slurp(const char *path)
@@ -54,6 +57,17 @@ static bool dir_has(const char *dir, const char *name, unsigned char type)
 }
 
 TestSuite(sysfs, .timeout = 60);
+
+Test(sysfs, libibverbs_names_the_real_paths)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+
+	cr_assert(list && list[0]);
+	cr_expect_str_eq(list[0]->ibdev_path, DEV0);
+	cr_expect_str_eq(list[0]->dev_path, "/sys/class/infiniband_verbs/uverbs0");
+	cr_expect_str_eq(list[0]->dev_name, "uverbs0");
+	ibv_free_device_list(list);
+}
 
 Test(sysfs, opendir_lists_every_class_and_dev)
 {
@@ -123,6 +137,14 @@ Test(sysfs, class_entries_are_links_into_the_pci_function)
 			    &dom, &bus, &dom, &bus, &slot, &fn), 6, "real %s", real);
 	cr_expect_eq(fn, 0);
 	cr_expect(!strchr(strrchr(real, '/'), 'i'), "not the function: %s", real);
+
+	/* the same through the _FORTIFY_SOURCE entry points */
+	cr_assert(__realpath_chk(DEV0 "/device", uv, sizeof(uv)));
+	cr_expect_str_eq(uv, real);
+	n = __readlink_chk(DEV0, uv, sizeof(uv) - 1, sizeof(uv));
+	cr_assert_gt(n, 0);
+	uv[n] = 0;
+	cr_expect_str_eq(uv, link);
 
 	/* the verbs device hangs off the same function */
 	cr_assert(realpath("/sys/class/infiniband_verbs/uverbs0/device", uv));
@@ -320,6 +342,18 @@ Test(sysfs, refusals)
 	/* a longer name is not below the prefix */
 	cr_expect_eq(access("/sys/class/infiniband_verbsX", F_OK), -1);
 	cr_expect_eq(errno, ENOENT);
+	/* attributes are read-only, for root too */
+	cr_expect_eq(open(DEV0 "/node_desc", O_WRONLY), -1);
+	cr_expect_eq(errno, EACCES);
+	cr_expect_eq(openat(AT_FDCWD, PORT1 "/new_file", O_RDONLY | O_CREAT, 0644), -1);
+	cr_expect_eq(errno, EACCES);
+	cr_expect_null(fopen(PORT1 "/state", "r+"));
+	cr_expect_eq(errno, EACCES);
+	cr_expect_null(fopen(PORT1 "/no_such_attr", "r+"));
+	cr_expect_eq(errno, ENOENT);
+	cr_expect_null(fopen(PORT1 "/no_such_attr", "w"));
+	cr_expect_eq(errno, EACCES);
+	cr_expect_str_eq(slurp(PORT1 "/state"), "4: ACTIVE\n");
 	char buf[8];
 
 	cr_expect_eq(readlink(DEV0 "/node_guid", buf, sizeof(buf)), -1);
@@ -351,6 +385,8 @@ Test(sysfs, nftw_and_chdir)
 	/* a shell's "cd /sys/class/infiniband; for d in *" (ibstatus) */
 	cr_assert_eq(chdir(IB), 0, "chdir: %s", strerror(errno));
 	cr_assert(getcwd(cwd, sizeof(cwd)));
+	cr_expect_str_eq(cwd, IB);
+	cr_assert(__getcwd_chk(cwd, sizeof(cwd), sizeof(cwd)));
 	cr_expect_str_eq(cwd, IB);
 	cr_expect_str_eq(slurp("mlx5_0/node_type"), "1: CA\n");
 	cr_expect(dir_has(".", "mlx5_0", DT_LNK));
