@@ -391,3 +391,85 @@ Test(sysfs, nftw_and_chdir)
 	cr_expect_str_eq(slurp("mlx5_0/node_type"), "1: CA\n");
 	cr_expect(dir_has(".", "mlx5_0", DT_LNK));
 }
+
+/*
+ * Two devices of two ports each: this binary again with RFEMU_DEVICES=2
+ * and RFEMU_PORTS=2, running only the sysfs2 suite (which skips on one
+ * device).
+ */
+Test(sysfs, two_devices_of_two_ports)
+{
+	int status;
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		setenv("RFEMU_DEVICES", "2", 1);
+		setenv("RFEMU_PORTS", "2", 1);
+		/* a fresh Criterion runner, not one of this runner's workers */
+		unsetenv("BXFI_MAP");
+		execl("/proc/self/exe", "test_sysfs", "--filter", "sysfs2/*",
+		      "--jobs", "1", (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+}
+
+static void two_devices(void)
+{
+	if (access(IB "/mlx5_1", F_OK))
+		cr_skip_test("one device: run by sysfs::two_devices_of_two_ports");
+}
+
+TestSuite(sysfs2, .init = two_devices, .timeout = 60);
+
+Test(sysfs2, each_device_is_a_function_of_one_card)
+{
+	char r0[PATH_MAX], r1[PATH_MAX];
+	glob_t g;
+
+	cr_assert(realpath(DEV0 "/device", r0));
+	cr_assert(realpath(IB "/mlx5_1/device", r1));
+	size_t n = strlen(r0);
+
+	/* 0000:BB:00.0 and 0000:BB:00.1 */
+	cr_expect_eq(strncmp(r0, r1, n - 1), 0, "%s %s", r0, r1);
+	cr_expect_eq(r0[n - 1], '0');
+	cr_expect_eq(r1[n - 1], '1');
+	cr_assert_eq(glob(IB "/*/ports/*/state", 0, NULL, &g), 0);
+	cr_expect_eq(g.gl_pathc, 4);
+	globfree(&g);
+}
+
+Test(sysfs2, port_two_of_the_second_device)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx;
+	struct ibv_port_attr pa;
+	struct stat st;
+	unsigned maj, min;
+
+	cr_assert(list && list[0] && list[1]);
+	ctx = ibv_open_device(list[1]);
+	cr_assert(ctx);
+	cr_expect_str_eq(ibv_get_device_name(list[1]), "mlx5_1");
+	cr_assert_eq(ibv_query_port(ctx, 2, &pa), 0);
+	cr_expect_eq(strtoul(slurp(IB "/mlx5_1/ports/2/lid"), NULL, 16), pa.lid);
+	cr_expect_neq(strtoul(slurp(IB "/mlx5_1/ports/1/lid"), NULL, 16), pa.lid);
+	cr_expect_eq(access(IB "/mlx5_1/ports/3", F_OK), -1);
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+
+	/* umad numbers ports across devices: mlx5_1 port 2 is umad3 */
+	cr_expect_str_eq(slurp("/sys/class/infiniband_mad/umad3/ibdev"), "mlx5_1\n");
+	cr_expect_str_eq(slurp("/sys/class/infiniband_mad/umad3/port"), "2\n");
+	cr_assert_eq(sscanf(slurp("/sys/class/infiniband_mad/issm3/dev"), "%u:%u",
+			    &maj, &min), 2);
+	cr_expect_eq(min, 67);
+	cr_assert_eq(stat("/dev/infiniband/issm3", &st), 0);
+	cr_expect_eq(st.st_rdev, makedev(maj, min));
+	cr_assert_eq(stat("/dev/infiniband/uverbs1", &st), 0);
+	cr_expect_eq(st.st_rdev, makedev(231, 193));
+	cr_expect_eq(access("/dev/infiniband/umad4", F_OK), -1);
+}
