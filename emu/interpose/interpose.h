@@ -12,9 +12,30 @@
 /* Where the fake character devices are (kernel.h has their numbers). */
 #define EMU_CDEV_DIR		"/dev/infiniband"
 
-/* sysfs.c: the fake sysfs tree libibverbs discovers devices from */
-int emu_sysfs_build(void);		/* writes the tree, sets SYSFS_PATH */
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* sysfs.c: the fake sysfs tree and /dev/infiniband */
+int emu_sysfs_build(void);		/* writes the tree, unsets SYSFS_PATH */
 void emu_sysfs_remove(void);
 const char *emu_sysfs_root(void);
+
+/*
+ * An absolute path the tree takes over (/sys/class/infiniband..., the PCI
+ * functions, /dev/infiniband) rewritten into buf; NULL for any other path,
+ * which goes to the real file system unchanged.
+ */
+const char *emu_sysfs_redirect(const char *path, char *buf, size_t len);
+/* The reverse, in place, for paths libc hands back (realpath). */
+void emu_sysfs_unredirect(char *path);
+
+/* A node of /dev/infiniband: what stat() shows, and whose open() it is. */
+struct emu_cdev {
+	char		name[16];	/* "uverbs0", "umad0", ... */
+	dev_t		rdev;
+	mode_t		mode;		/* permission bits */
+	int		uverbs;		/* its device index if a uverbs node, else -1 */
+};
+const struct emu_cdev *emu_cdev_lookup(const char *path);
 
 #endif /* RDMAFAST_EMU_INTERPOSE_H */

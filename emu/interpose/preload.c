@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * preload.c - the only place that interposes libc.  What it answers follows
+ * preload.c - interposes libc (with paths.c, the other path calls that
+ * reach the fake sysfs tree).  What it answers follows
  * rdma-core: device discovery by netlink, else sysfs (libibverbs/ibdev_nl.c,
  * init.c, sysfs.c), and the write() command path once ioctl() fails with
  * ENOTTY (libibverbs/cmd_fallback.c).
  *
  *   open("/dev/infiniband/uverbsN")   a new context; the fd is a memfd
  *   stat/fstat/access of that path/fd  a character device 231:192+N
- *   open/fopen/stat("/sys/class/infiniband...")  redirected to our tree
+ *   open("/dev/infiniband/umadN")     ENXIO: MADs are not emulated
+ *   open*, fopen, stat*, statx, access, faccessat of a path under
+ *   /sys/class/infiniband{,_verbs,_mad}, the fake PCI functions or
+ *   /dev/infiniband                    rewritten into our tree (sysfs.c);
+ *                                      the tree is read-only (EACCES)
  *   write(cmd fd)                      a uverbs command (kernel/: objects.c, dispatch.c)
  *   ioctl(cmd fd)                      ENOTTY: libibverbs falls back to write()
  *   close(cmd fd / event fds)          releases the context / the channel
@@ -24,11 +29,11 @@
  * recursive, so anything else would deadlock (ibv_open_xrcd() on the
  * command fd did, through fstat()).
  */
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/netlink.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -38,23 +43,13 @@
 #include <unistd.h>
 
 #include "interpose.h"
+#include "real.h"
 #include "kernel/kernel.h"
 #include "subnet/subnet.h"
 
 #ifndef NETLINK_RDMA
 #define NETLINK_RDMA 20
 #endif
-
-/* Resolve the next definition once; the first call may come from our own
- * constructor, so resolution is lazy and idempotent. */
-#define REAL(ret, name, ...)						\
-	static ret (*real_##name)(__VA_ARGS__);				\
-	static ret (*get_##name(void))(__VA_ARGS__)			\
-	{								\
-		if (!real_##name)					\
-			real_##name = (ret(*)(__VA_ARGS__))dlsym(RTLD_NEXT, #name); \
-		return real_##name;					\
-	}
 
 REAL(int, open, const char *, int, ...)
 REAL(int, open64, const char *, int, ...)
@@ -73,6 +68,10 @@ REAL(int, lstat64, const char *, struct stat64 *)
 REAL(int, fstat64, int, struct stat64 *)
 REAL(int, fstatat64, int, const char *, struct stat64 *, int)
 REAL(int, access, const char *, int)
+REAL(int, faccessat, int, const char *, int, int)
+REAL(int, __openat_2, int, const char *, int)
+REAL(int, __openat64_2, int, const char *, int)
+REAL(int, statx, int, const char *, int, unsigned, struct statx *)
 REAL(ssize_t, write, int, const void *, size_t)
 REAL(int, ioctl, int, unsigned long, ...)
 REAL(int, socket, int, int, int)
@@ -81,46 +80,28 @@ REAL(unsigned long, getauxval, unsigned long)
 /* ------------------------------------------------------------------------ */
 /* Path classification                                                       */
 
-/* "/dev/infiniband/uverbsN" with N an emulated device: N, else -1. */
-static int cdev_index(const char *path)
-{
-	static const char pfx[] = EMU_CDEV_DIR "/uverbs";
-	char *end;
-	unsigned long n;
+#define sysfs_redirect emu_sysfs_redirect
 
-	if (!path || strncmp(path, pfx, sizeof(pfx) - 1))
-		return -1;
-	path += sizeof(pfx) - 1;
-	if (!*path)
-		return -1;
-	n = strtoul(path, &end, 10);
-	if (*end || n >= emu_cfg.num_devs || !emu_cfg.host_id)
-		return -1;
-	return (int)n;
+/* A /dev/infiniband node as stat() shows it: uverbs as fstat() of its fd. */
+static void fake_cdev_stat(struct stat *st, const struct emu_cdev *c)
+{
+	if (c->uverbs >= 0) {
+		emu_cdev_stat(st, (unsigned)c->uverbs);
+		return;
+	}
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFCHR | c->mode;
+	st->st_rdev = c->rdev;
+	st->st_nlink = 1;
+	st->st_blksize = 4096;
+	st->st_ino = 2000 + (ino_t)minor(c->rdev);
 }
 
-/* Rewrite /sys/class/infiniband{,_verbs}/... into our tree; NULL if not. */
-static const char *sysfs_redirect(const char *path, char *buf, size_t len)
-{
-	static const char pfx[] = "/sys/class/infiniband";
-
-	if (!path || strncmp(path, pfx, sizeof(pfx) - 1) || !emu_cfg.host_id)
-		return NULL;
-	if (snprintf(buf, len, "%s%s", emu_sysfs_root(), path + 4) >= (int)len)
-		return NULL;
-	return buf;
-}
-
-static void fake_cdev_stat(struct stat *st, int idx)
-{
-	emu_cdev_stat(st, (unsigned)idx);
-}
-
-static void fake_cdev_stat64(struct stat64 *st, int idx)
+static void fake_cdev_stat64(struct stat64 *st, const struct emu_cdev *c)
 {
 	struct stat s;
 
-	fake_cdev_stat(&s, idx);
+	fake_cdev_stat(&s, c);
 	memset(st, 0, sizeof(*st));
 	st->st_mode = s.st_mode;
 	st->st_rdev = s.st_rdev;
@@ -129,6 +110,7 @@ static void fake_cdev_stat64(struct stat64 *st, int idx)
 	st->st_ino = s.st_ino;
 }
 
+/* A command fd's device index, else -1. */
 static int cmd_fd_index(int fd)
 {
 	struct emu_ctx *ctx;
@@ -144,10 +126,20 @@ static int cmd_fd_index(int fd)
 	return idx;
 }
 
-/* open() of the char device: a fresh context whose fd is the memfd. */
-static int open_cdev(int idx, int flags)
+/*
+ * open() of a /dev/infiniband node: of uverbsN, a fresh context whose fd
+ * is the memfd; umad and issm have no driver here (no MADs are emulated),
+ * which open() reports as a node without its device does.
+ */
+static int open_cdev(const struct emu_cdev *c, int flags)
 {
 	struct emu_ctx *ctx;
+	int idx = c->uverbs;
+
+	if (idx < 0) {
+		errno = ENXIO;
+		return -1;
+	}
 
 	if ((flags & O_ACCMODE) != O_RDWR) {
 		errno = EACCES;
@@ -162,6 +154,29 @@ static int open_cdev(int idx, int flags)
 	return ctx->cmd_fd;
 }
 
+/*
+ * The tree's files are read-only, as sysfs attributes without a store
+ * method are for root too (kernfs_fop_open()): opening one for writing
+ * fails with EACCES, and so does creating one (kernfs directories have no
+ * create), while a missing file opened without O_CREAT is ENOENT.
+ */
+static bool tree_write(const char *alt, int flags)
+{
+	if (!alt || ((flags & O_ACCMODE) == O_RDONLY && !(flags & (O_CREAT | O_TRUNC))))
+		return false;
+	if ((flags & O_CREAT) || !access(alt, F_OK))
+		errno = EACCES;
+	return true;
+}
+
+/* The open flags of an fopen() mode, as far as tree_write() cares. */
+static int fopen_flags(const char *mode)
+{
+	if (mode[0] == 'w' || mode[0] == 'a')
+		return O_WRONLY | O_CREAT;
+	return strchr(mode, '+') ? O_RDWR : O_RDONLY;
+}
+
 static mode_t open_mode(int flags, va_list ap)
 {
 	return (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
@@ -173,11 +188,13 @@ static mode_t open_mode(int flags, va_list ap)
 #define OPEN_BODY(realfn, ...)						\
 	char buf[PATH_MAX];						\
 	const char *alt;						\
-	int idx = cdev_index(path);					\
+	const struct emu_cdev *cdev = emu_cdev_lookup(path);		\
 									\
-	if (idx >= 0)							\
-		return open_cdev(idx, flags);				\
+	if (cdev)							\
+		return open_cdev(cdev, flags);				\
 	alt = sysfs_redirect(path, buf, sizeof(buf));			\
+	if (tree_write(alt, flags))					\
+		return -1;						\
 	return realfn(alt ? alt : path, __VA_ARGS__)
 
 int open(const char *path, int flags, ...)
@@ -218,14 +235,16 @@ int __open64_2(const char *path, int flags)
 	mode_t mode;							\
 	char buf[PATH_MAX];						\
 	const char *alt;						\
-	int idx = cdev_index(path);					\
+	const struct emu_cdev *cdev = emu_cdev_lookup(path);		\
 									\
 	va_start(ap, flags);						\
 	mode = open_mode(flags, ap);					\
 	va_end(ap);							\
-	if (idx >= 0)							\
-		return open_cdev(idx, flags);				\
+	if (cdev)							\
+		return open_cdev(cdev, flags);				\
 	alt = sysfs_redirect(path, buf, sizeof(buf));			\
+	if (tree_write(alt, flags))					\
+		return -1;						\
 	return realfn(dirfd, alt ? alt : path, flags, mode)
 
 int openat(int dirfd, const char *path, int flags, ...)
@@ -238,11 +257,42 @@ int openat64(int dirfd, const char *path, int flags, ...)
 	OPENAT_BODY(get_openat64());
 }
 
+/* The _FORTIFY_SOURCE entry points (no mode: they have no O_CREAT) */
+int __openat_2(int dirfd, const char *path, int flags)
+{
+	char buf[PATH_MAX];
+	const char *alt;
+	const struct emu_cdev *cdev = emu_cdev_lookup(path);
+
+	if (cdev)
+		return open_cdev(cdev, flags);
+	alt = sysfs_redirect(path, buf, sizeof(buf));
+	if (tree_write(alt, flags))
+		return -1;
+	return get___openat_2()(dirfd, alt ? alt : path, flags);
+}
+
+int __openat64_2(int dirfd, const char *path, int flags)
+{
+	char buf[PATH_MAX];
+	const char *alt;
+	const struct emu_cdev *cdev = emu_cdev_lookup(path);
+
+	if (cdev)
+		return open_cdev(cdev, flags);
+	alt = sysfs_redirect(path, buf, sizeof(buf));
+	if (tree_write(alt, flags))
+		return -1;
+	return get___openat64_2()(dirfd, alt ? alt : path, flags);
+}
+
 FILE *fopen(const char *path, const char *mode)
 {
 	char buf[PATH_MAX];
 	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
 
+	if (tree_write(alt, fopen_flags(mode)))
+		return NULL;
 	return get_fopen()(alt ? alt : path, mode);
 }
 
@@ -251,6 +301,8 @@ FILE *fopen64(const char *path, const char *mode)
 	char buf[PATH_MAX];
 	const char *alt = sysfs_redirect(path, buf, sizeof(buf));
 
+	if (tree_write(alt, fopen_flags(mode)))
+		return NULL;
 	return get_fopen64()(alt ? alt : path, mode);
 }
 
@@ -260,10 +312,10 @@ FILE *fopen64(const char *path, const char *mode)
 #define STAT_PATH_BODY(realfn, fake, ...)				\
 	char buf[PATH_MAX];						\
 	const char *alt;						\
-	int idx = cdev_index(path);					\
+	const struct emu_cdev *cdev = emu_cdev_lookup(path);		\
 									\
-	if (idx >= 0) {							\
-		fake(st, idx);						\
+	if (cdev) {							\
+		fake(st, cdev);						\
 		return 0;						\
 	}								\
 	alt = sysfs_redirect(path, buf, sizeof(buf));			\
@@ -285,7 +337,7 @@ int fstatat(int dirfd, const char *path, struct stat *st, int flags)
 		int idx = cmd_fd_index(dirfd);
 
 		if (idx >= 0) {
-			fake_cdev_stat(st, idx);
+			emu_cdev_stat(st, (unsigned)idx);
 			return 0;
 		}
 	}
@@ -314,7 +366,7 @@ int fstat(int fd, struct stat *st)
 	int idx = cmd_fd_index(fd);
 
 	if (idx >= 0) {
-		fake_cdev_stat(st, idx);
+		emu_cdev_stat(st, (unsigned)idx);
 		return 0;
 	}
 	return get_fstat()(fd, st);
@@ -325,10 +377,37 @@ int fstat64(int fd, struct stat64 *st)
 	int idx = cmd_fd_index(fd);
 
 	if (idx >= 0) {
-		fake_cdev_stat64(st, idx);
+		struct emu_cdev c = { .uverbs = idx };
+
+		fake_cdev_stat64(st, &c);
 		return 0;
 	}
 	return get_fstat64()(fd, st);
+}
+
+/* statx() is what coreutils (ls, stat) call */
+int statx(int dirfd, const char *path, int flags, unsigned mask, struct statx *stx)
+{
+	char buf[PATH_MAX];
+	const char *alt;
+	const struct emu_cdev *cdev = emu_cdev_lookup(path);
+
+	if (cdev) {
+		struct stat st;
+
+		fake_cdev_stat(&st, cdev);
+		memset(stx, 0, sizeof(*stx));
+		stx->stx_mask = STATX_TYPE | STATX_MODE | STATX_NLINK | STATX_INO;
+		stx->stx_mode = (uint16_t)st.st_mode;
+		stx->stx_nlink = (uint32_t)st.st_nlink;
+		stx->stx_ino = st.st_ino;
+		stx->stx_blksize = (uint32_t)st.st_blksize;
+		stx->stx_rdev_major = major(st.st_rdev);
+		stx->stx_rdev_minor = minor(st.st_rdev);
+		return 0;
+	}
+	alt = sysfs_redirect(path, buf, sizeof(buf));
+	return get_statx()(dirfd, alt ? alt : path, flags, mask, stx);
 }
 
 int access(const char *path, int mode)
@@ -336,10 +415,21 @@ int access(const char *path, int mode)
 	char buf[PATH_MAX];
 	const char *alt;
 
-	if (cdev_index(path) >= 0)
-		return 0;	/* crw-rw-rw- */
+	if (emu_cdev_lookup(path))
+		return 0;	/* the user's nodes */
 	alt = sysfs_redirect(path, buf, sizeof(buf));
 	return get_access()(alt ? alt : path, mode);
+}
+
+int faccessat(int dirfd, const char *path, int mode, int flags)
+{
+	char buf[PATH_MAX];
+	const char *alt;
+
+	if (emu_cdev_lookup(path))
+		return 0;
+	alt = sysfs_redirect(path, buf, sizeof(buf));
+	return get_faccessat()(dirfd, alt ? alt : path, mode, flags);
 }
 
 /* ------------------------------------------------------------------------ */

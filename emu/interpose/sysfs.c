@@ -1,13 +1,32 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * sysfs.c - the fake sysfs tree libibverbs discovers devices from.
+ * sysfs.c - the fake sysfs tree and /dev/infiniband, laid out as the kernel
+ * lays them out, and the path rewriting that makes libc reach them.
  *
- * libibverbs reads $SYSFS_PATH/class/infiniband_verbs/uverbsN and
- * $SYSFS_PATH/class/infiniband/<ibdev> once netlink is refused.  The tree
- * depends on the host's identity, so each host writes its own, under
- * <subnet dir>/host-<id>/sys, at load time, and points SYSFS_PATH at it.
- * preload.c also redirects direct opens of /sys/class/infiniband... there,
- * for programs (and libmlx5) that read a fixed path.
+ * The tree is real: directories, files and relative symlinks written under
+ * <subnet dir>/host-<id>/, which mirrors "/" (host-<id>/sys/..., host-<id>/dev/
+ * infiniband/...).  A few absolute prefixes (redirects[] below) are taken
+ * over: a path under one of them is rewritten to the same path under the
+ * host directory, so every libc call that takes a path works once it is
+ * rewritten, and calls relative to a descriptor work unchanged.  What the
+ * kernel has, and in what format (drivers/infiniband/core/sysfs.c,
+ * device.c, user_mad.c, uverbs_main.c; drivers/pci/pci-sysfs.c, probe.c):
+ *
+ *   class/infiniband/mlx5_N       -> ../../devices/pci0000:BB/0000:BB:00.N/infiniband/mlx5_N
+ *   class/infiniband_verbs/uverbsN -> ../../devices/.../infiniband_verbs/uverbsN
+ *   class/infiniband_mad/umadN, issmN -> ../../devices/.../infiniband_mad/...
+ *   .../infiniband/mlx5_N/device  -> ../../../0000:BB:00.N (the PCI function)
+ *
+ * Each host writes its own tree at load time (it depends on the host's
+ * identity).  SYSFS_PATH is unset, so that libibverbs too reads /sys and
+ * names the device by the real machine's paths (ibdev_path
+ * /sys/class/infiniband/mlx5_0), which middleware resolves further.
+ * The PCI root bus is one the real machine does not have, so the host's
+ * own /sys/devices stays visible beside it.
+ *
+ * Adding an entry is one line in the builders below: attr() for a file,
+ * lnk() for a symlink, add_cdev() for a /dev/infiniband node, redirects[]
+ * for a new top-level prefix.
  */
 #include <fcntl.h>
 #include <ftw.h>
@@ -17,21 +36,94 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <rdma/ib_user_verbs.h>
+
 #include "interpose.h"
-#include "kernel/caps.h"
 #include "kernel/kernel.h"
 #include "subnet/subnet.h"
 
+static char host_dir[PATH_MAX];		/* .../host-<id>: our "/" */
 static char sysfs_root[PATH_MAX + 8];	/* .../host-<id>/sys */
-static char host_dir[PATH_MAX];		/* .../host-<id> */
+static size_t host_dir_len;
 static pid_t sysfs_owner;
+
+/* The PCI root bus and the functions on it: 0000:BB:00.<device index>. */
+static unsigned pci_bus;
+static char pci_root[16];		/* "pci0000:BB" */
+
+/*
+ * The absolute prefixes the tree takes over, each with everything below it.
+ * The PCI root is filled in when the bus is chosen.
+ */
+static char redirects[][32] = {
+	"/sys/class/infiniband",
+	"/sys/class/infiniband_verbs",
+	"/sys/class/infiniband_mad",
+	"/sys/bus/pci/drivers/mlx5_core",
+	EMU_CDEV_DIR,
+	"",				/* /sys/devices/pci0000:BB */
+};
+
+/* /dev/infiniband's nodes (uverbs per device, umad and issm per port, room
+ * for more); numbers as the kernel's uverbs and umad give them. */
+static struct emu_cdev cdevs[3 * EMU_MAX_DEVS * EMU_MAX_PORTS];
+static unsigned num_cdevs;
 
 const char *emu_sysfs_root(void)
 {
 	return sysfs_root;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Path rewriting                                                            */
+
+/* path is prefix itself or below it (not merely a longer name). */
+static bool under(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return n && !strncmp(path, prefix, n) && (path[n] == '/' || !path[n]);
+}
+
+const char *emu_sysfs_redirect(const char *path, char *buf, size_t len)
+{
+	if (!path || path[0] != '/' || !emu_cfg.host_id || !host_dir_len)
+		return NULL;
+	for (size_t i = 0; i < sizeof(redirects) / sizeof(redirects[0]); i++) {
+		if (!under(path, redirects[i]))
+			continue;
+		if (snprintf(buf, len, "%s%s", host_dir, path) >= (int)len)
+			return NULL;
+		return buf;
+	}
+	return NULL;
+}
+
+void emu_sysfs_unredirect(char *path)
+{
+	if (!path || !host_dir_len || strncmp(path, host_dir, host_dir_len) ||
+	    path[host_dir_len] != '/')
+		return;
+	memmove(path, path + host_dir_len, strlen(path + host_dir_len) + 1);
+}
+
+const struct emu_cdev *emu_cdev_lookup(const char *path)
+{
+	static const char dir[] = EMU_CDEV_DIR "/";
+
+	if (!path || strncmp(path, dir, sizeof(dir) - 1) || !emu_cfg.host_id)
+		return NULL;
+	for (unsigned i = 0; i < num_cdevs; i++)
+		if (!strcmp(path + sizeof(dir) - 1, cdevs[i].name))
+			return &cdevs[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing the tree                                                          */
 
 static int mkdirs(char *path)
 {
@@ -47,22 +139,35 @@ static int mkdirs(char *path)
 	return 0;
 }
 
-/* Write one attribute file: path relative to the root, printf content. */
+/* host_dir + "/" + rel, printf-style. */
+__attribute__((format(printf, 3, 0)))
+static int tree_path(char *path, size_t len, const char *fmt, va_list ap)
+{
+	int n = snprintf(path, len, "%s/", host_dir);
+
+	if (n < 0 || (size_t)n >= len)
+		return ENAMETOOLONG;
+	int m = vsnprintf(path + n, len - (size_t)n, fmt, ap);
+
+	if (m < 0 || (size_t)(n + m) >= len)
+		return ENAMETOOLONG;
+	return 0;
+}
+
+/* A file of the tree: its content, and its path relative to host_dir. */
 __attribute__((format(printf, 2, 3)))
-static int attr(const char *rel, const char *fmt, ...)
+static int make_file(const char *content, const char *fmt, ...)
 {
 	char path[PATH_MAX];
-	char buf[256];
 	va_list ap;
-	int fd, n, ret = 0;
+	int fd, ret;
+	size_t n = strlen(content);
 
-	if (snprintf(path, sizeof(path), "%s/%s", sysfs_root, rel) >= (int)sizeof(path))
-		return ENAMETOOLONG;
 	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	ret = tree_path(path, sizeof(path), fmt, ap);
 	va_end(ap);
-	if (n < 0 || n >= (int)sizeof(buf))
-		return EINVAL;
+	if (ret)
+		return ret;
 	/* the directories only when missing: the GID and P_Key tables are many files */
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 && errno == ENOENT) {
@@ -72,11 +177,108 @@ static int attr(const char *rel, const char *fmt, ...)
 	}
 	if (fd < 0)
 		return errno;
-	if (write(fd, buf, (size_t)n) != n)
+	if (write(fd, content, n) != (ssize_t)n)
 		ret = EIO;
 	close(fd);
 	return ret;
 }
+
+/* A symlink at the path given by fmt, pointing at target (relative). */
+__attribute__((format(printf, 2, 3)))
+static int make_link(const char *target, const char *fmt, ...)
+{
+	char path[PATH_MAX];
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = tree_path(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if (ret || (ret = mkdirs(path)))
+		return ret;
+	return symlink(target, path) ? errno : 0;
+}
+
+/* A directory and its parents, relative to host_dir. */
+static int make_dir(const char *rel)
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%s/", host_dir, rel) >= (int)sizeof(path))
+		return ENAMETOOLONG;
+	return mkdirs(path);
+}
+
+/*
+ * The builders below write one attribute a line with attr(t, dir, name,
+ * fmt, ...), dir being a directory relative to host_dir; the first error
+ * is kept in t and the lines after it do nothing.
+ */
+struct tree {
+	int err;
+};
+
+__attribute__((format(printf, 4, 5)))
+static void attr(struct tree *t, const char *where, const char *name,
+		 const char *fmt, ...)
+{
+	char content[1024];
+	va_list ap;
+	int n;
+
+	if (t->err)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(content, sizeof(content), fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= (int)sizeof(content)) {
+		t->err = EINVAL;
+		return;
+	}
+	t->err = make_file(content, "%s/%s", where, name);
+}
+
+/* A path of the tree into buf (a name too long for it is an error). */
+__attribute__((format(printf, 4, 5)))
+static void at(struct tree *t, char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	if ((n < 0 || (size_t)n >= len) && !t->err)
+		t->err = ENAMETOOLONG;
+}
+
+static void lnk(struct tree *t, const char *where, const char *name,
+		const char *target)
+{
+	if (!t->err)
+		t->err = make_link(target, "%s/%s", where, name);
+}
+
+/* A file of the real machine's sysfs, or fallback if it has none. */
+static void host_attr(struct tree *t, const char *where, const char *name,
+		      const char *host_path, const char *fallback)
+{
+	char content[1024];
+	ssize_t n = -1;
+	int fd = open(host_path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, content, sizeof(content) - 1);
+		close(fd);
+	}
+	if (n <= 0)
+		attr(t, where, name, "%s", fallback);
+	else
+		attr(t, where, name, "%.*s", (int)n, content);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The devices                                                               */
 
 static void guid_str(char *buf, size_t len, uint64_t g)
 {
@@ -85,106 +287,298 @@ static void guid_str(char *buf, size_t len, uint64_t g)
 		 (unsigned)g & 0xffff);
 }
 
-static int build_port(const char *ib, unsigned d, unsigned p)
+/* The PCIe generation of a ConnectX by device id: its link speed. */
+static const char *pcie_speed(uint32_t part_id)
 {
-	const struct emu_port_id *port = &emu_cfg.dev[d].port[p - 1];
-	bool eth = emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET;
-	char rel[PATH_MAX];
-	int ret = 0;
-
-#define PATTR(name, ...)						\
-	do {								\
-		snprintf(rel, sizeof(rel), "class/infiniband/%s/ports/%u/%s", \
-			 ib, p, name);					\
-		ret = ret ? ret : attr(rel, __VA_ARGS__);		\
-	} while (0)
-
-	PATTR("state", "4: ACTIVE\n");
-	PATTR("phys_state", "5: LinkUp\n");
-	PATTR("link_layer", "%s\n", eth ? "Ethernet" : "InfiniBand");
-	PATTR("lid", "0x%x\n", port->lid);
-	PATTR("sm_lid", "0x%x\n", eth ? 0 : 1);
-	PATTR("lid_mask_count", "0\n");
-	PATTR("rate", "%s\n", eth ? emu_cfg.profile->eth_link.rate :
-				       emu_cfg.profile->ib_link.rate);
-	/*
-	 * Every entry of the tables QUERY_PORT announces exists, as on
-	 * hardware: unused P_Keys read 0x0000, unused GIDs read as zeros
-	 * (and, on RoCE, have no type).
-	 */
-	for (unsigned i = 0; i < emu_cap_pkey_tbl_len(); i++) {
-		char name[64];
-
-		snprintf(name, sizeof(name), "pkeys/%u", i);
-		PATTR(name, "0x%04x\n", i ? 0 : 0xffff);
-	}
-	for (unsigned i = 0; i < emu_cap_gid_tbl_len(); i++) {
-		static const union ibv_gid zero;
-		const uint8_t *g = i < port->num_gids ? port->gid[i].raw : zero.raw;
-		char name[64];
-
-		snprintf(name, sizeof(name), "gids/%u", i);
-		PATTR(name, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:%02x%02x:"
-		      "%02x%02x:%02x%02x:%02x%02x\n",
-		      g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8],
-		      g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
-		/* IB has no gid_attrs; its absence means "IB/RoCE v1" */
-		if (eth && i < port->num_gids) {
-			snprintf(name, sizeof(name), "gid_attrs/types/%u", i);
-			PATTR(name, "RoCE v2\n");
-		}
-	}
-#undef PATTR
-	return ret;
+	if (part_id >= 0x1021)		/* ConnectX-7 and later: Gen5 */
+		return "32.0 GT/s PCIe";
+	if (part_id >= 0x101b)		/* ConnectX-6: Gen4 */
+		return "16.0 GT/s PCIe";
+	return "8.0 GT/s PCIe";		/* ConnectX-4, -5: Gen3 */
 }
 
-static int build_dev(unsigned d)
-{
-	const struct emu_dev_id *dev = &emu_cfg.dev[d];
-	char ib[16], uv[16], rel[PATH_MAX], g[32], sg[32];
-	int ret = 0;
+/* ib_port_state_to_str(), ib_port_phys_state_str() */
+static const char *const port_state_name[] = {
+	"NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER",
+};
+static const char *const phys_state_name[] = {
+	"<unknown>", "Sleep", "Polling", "Disabled", "PortConfigurationTraining",
+	"LinkUp", "LinkErrorRecovery", "Phy Test",
+};
 
+/* rate_show(): "100 Gb/sec (4X EDR)" from the active speed and width. */
+static void rate_str(char *buf, size_t len, uint8_t speed, uint8_t width)
+{
+	static const struct { uint8_t speed; unsigned tenths; const char *name; } tab[] = {
+		{ 2, 50, " DDR" }, { 4, 100, " QDR" }, { 8, 100, " FDR10" },
+		{ 16, 140, " FDR" }, { 32, 250, " EDR" }, { 64, 500, " HDR" },
+		{ 128, 1000, " NDR" },
+	};
+	unsigned tenths = 25, lanes;
+	const char *name = "";
+
+	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (tab[i].speed == speed) {
+			tenths = tab[i].tenths;
+			name = tab[i].name;
+		}
+	switch (width) {		/* ib_width_enum_to_int() */
+	case 1: lanes = 1; break;
+	case 2: lanes = 4; break;
+	case 4: lanes = 8; break;
+	case 8: lanes = 12; break;
+	case 16: lanes = 2; break;
+	default: lanes = 0; break;
+	}
+	tenths *= lanes;
+	snprintf(buf, len, "%u%s Gb/sec (%uX%s)", tenths / 10,
+		 tenths % 10 ? ".5" : "", lanes, name);
+}
+
+/* The port counters of the PMA (counters/) and of mlx5 (hw_counters/). */
+static const char *const pma_counters[] = {
+	"symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors",
+	"port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors",
+	"port_xmit_discards", "port_xmit_constraint_errors",
+	"port_rcv_constraint_errors", "local_link_integrity_errors",
+	"excessive_buffer_overrun_errors", "VL15_dropped", "port_xmit_data",
+	"port_rcv_data", "port_xmit_packets", "port_rcv_packets", "port_xmit_wait",
+	"unicast_xmit_packets", "unicast_rcv_packets", "multicast_xmit_packets",
+	"multicast_rcv_packets",
+};
+static const char *const hw_counters[] = {
+	"duplicate_request", "implied_nak_seq_err", "local_ack_timeout_err",
+	"out_of_buffer", "out_of_sequence", "packet_seq_err", "req_cqe_error",
+	"req_cqe_flush_error", "req_remote_access_errors",
+	"req_remote_invalid_request", "resp_cqe_error", "resp_cqe_flush_error",
+	"resp_local_length_error", "resp_remote_access_errors",
+	"rnr_nak_retry_err", "rx_atomic_requests", "rx_read_requests",
+	"rx_write_requests",
+};
+
+static void build_port(struct tree *t, const char *ibdir, unsigned d, unsigned p)
+{
+	const struct emu_port_id *id = &emu_cfg.dev[d].port[p - 1];
+	struct ib_uverbs_query_port_resp a;
+	bool eth = emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET;
+	char pd[PATH_MAX], sub[PATH_MAX], name[16], rate[48];
+
+	/* the values ibv_query_port() answers, from the same function */
+	memset(&a, 0, sizeof(a));
+	emu_port_attr(d, p, &a);
+	rate_str(rate, sizeof(rate), a.active_speed, a.active_width);
+	at(t, pd, sizeof(pd), "%s/ports/%u", ibdir, p);
+
+	attr(t, pd, "state", "%u: %s\n", a.state,
+	     a.state < 6 ? port_state_name[a.state] : "UNKNOWN");
+	attr(t, pd, "phys_state", "%u: %s\n", a.phys_state,
+	     a.phys_state < 8 ? phys_state_name[a.phys_state] : "<unknown>");
+	attr(t, pd, "link_layer", "%s\n", eth ? "Ethernet" : "InfiniBand");
+	attr(t, pd, "lid", "0x%x\n", a.lid);
+	attr(t, pd, "sm_lid", "0x%x\n", a.sm_lid);
+	attr(t, pd, "sm_sl", "%u\n", a.sm_sl);
+	attr(t, pd, "lid_mask_count", "%u\n", a.lmc);
+	attr(t, pd, "cap_mask", "0x%08x\n", a.port_cap_flags);
+	attr(t, pd, "rate", "%s\n", rate);
+	at(t, sub, sizeof(sub), "%s/pkeys", pd);
+	for (unsigned i = 0; i < a.pkey_tbl_len; i++) {
+		snprintf(name, sizeof(name), "%u", i);
+		attr(t, sub, name, "0x%04x\n", i ? 0 : 0xffff);
+	}
+	/*
+	 * Every entry of the tables QUERY_PORT announces exists, as on
+	 * hardware: unused P_Keys read 0x0000 (above), unused GIDs read as
+	 * zeros and have no type.
+	 */
+	for (unsigned i = 0; i < a.gid_tbl_len; i++) {
+		static const union ibv_gid zero;
+		const uint8_t *g = i < id->num_gids ? id->gid[i].raw : zero.raw;
+
+		snprintf(name, sizeof(name), "%u", i);
+		at(t, sub, sizeof(sub), "%s/gids", pd);
+		attr(t, sub, name, "%02x%02x:%02x%02x:%02x%02x:%02x%02x:"
+		     "%02x%02x:%02x%02x:%02x%02x:%02x%02x\n",
+		     g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8],
+		     g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
+		if (i >= id->num_gids)
+			continue;
+		at(t, sub, sizeof(sub), "%s/gid_attrs/types", pd);
+		attr(t, sub, name, "%s\n", eth ? "RoCE v2" : "IB/RoCE v1");
+	}
+	/* ndevs/N names the netdev of a RoCE GID; IB GIDs have none (the
+	 * kernel's read fails), and the emulator has no netdev to name */
+	at(t, sub, sizeof(sub), "%s/gid_attrs/ndevs", pd);
+	if (!t->err)
+		t->err = make_dir(sub);
+	at(t, sub, sizeof(sub), "%s/counters", pd);
+	for (size_t i = 0; i < sizeof(pma_counters) / sizeof(pma_counters[0]); i++)
+		attr(t, sub, pma_counters[i], "0\n");
+	at(t, sub, sizeof(sub), "%s/hw_counters", pd);
+	for (size_t i = 0; i < sizeof(hw_counters) / sizeof(hw_counters[0]); i++)
+		attr(t, sub, hw_counters[i], "0\n");
+	attr(t, sub, "lifespan", "10\n");
+}
+
+/* A node of /dev/infiniband (and its empty file there, for listings). */
+static void add_cdev(struct tree *t, const char *name, unsigned major,
+		     unsigned minor, mode_t mode, int uverbs)
+{
+	struct emu_cdev *c = &cdevs[num_cdevs];
+
+	if (!t->err && num_cdevs == sizeof(cdevs) / sizeof(cdevs[0]))
+		t->err = ENOSPC;
+	if (!t->err)
+		t->err = make_file("", "dev/infiniband/%s", name);
+	if (t->err)
+		return;
+	num_cdevs++;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->rdev = makedev(major, minor);
+	c->mode = mode;
+	c->uverbs = uverbs;
+}
+
+/* /sys/class/infiniband_mad/umadN and issmN, one of each per port. */
+static void build_mad(struct tree *t, const char *fn, const char *devlink,
+		      const char *ib, unsigned d)
+{
+	char where[PATH_MAX], name[16], target[PATH_MAX], dev[16];
+
+	for (unsigned p = 1; p <= emu_cfg.num_ports; p++) {
+		unsigned n = d * emu_cfg.num_ports + p - 1;
+
+		for (int issm = 0; issm < 2; issm++) {
+			unsigned minor = issm ? 64 + n : n;	/* IB_UMAD_MINOR_BASE, +IB_UMAD_MAX_PORTS/2 */
+
+			snprintf(name, sizeof(name), "%s%u", issm ? "issm" : "umad", n);
+			at(t, where, sizeof(where), "%s/infiniband_mad/%s", fn, name);
+			snprintf(dev, sizeof(dev), "%u:%u\n", EMU_UVERBS_MAJOR, minor);
+			attr(t, where, "ibdev", "%s\n", ib);
+			attr(t, where, "port", "%u\n", p);
+			attr(t, where, "dev", "%s", dev);
+			lnk(t, where, "device", devlink);
+			lnk(t, where, "subsystem", "../../../../../class/infiniband_mad");
+			at(t, target, sizeof(target), "../../devices/%s/%s/infiniband_mad/%s",
+				 pci_root, strrchr(fn, '/') + 1, name);
+			lnk(t, "sys/class/infiniband_mad", name, target);
+			add_cdev(t, name, EMU_UVERBS_MAJOR, minor, issm ? 0600 : 0666, -1);
+		}
+	}
+}
+
+static void build_dev(struct tree *t, unsigned d)
+{
+	const struct emu_dev_id *id = &emu_cfg.dev[d];
+	uint32_t part = emu_cfg.vendor_part_id;
+	char fn[PATH_MAX], ibdir[PATH_MAX], uvdir[PATH_MAX], target[PATH_MAX];
+	char slot[16], devlink[32], ib[16], uv[16], g[32], sg[32], modalias[64];
+
+	snprintf(slot, sizeof(slot), "0000:%02x:00.%u", pci_bus, d);
+	/* from <fn>/<class>/<name>/ back to <fn>, as the kernel links it */
+	snprintf(devlink, sizeof(devlink), "../../../%s", slot);
 	snprintf(ib, sizeof(ib), "mlx5_%u", d);
 	snprintf(uv, sizeof(uv), "uverbs%u", d);
-	guid_str(g, sizeof(g), dev->node_guid);
+	at(t, fn, sizeof(fn), "sys/devices/%s/%s", pci_root, slot);
+	at(t, ibdir, sizeof(ibdir), "%s/infiniband/%s", fn, ib);
+	at(t, uvdir, sizeof(uvdir), "%s/infiniband_verbs/%s", fn, uv);
+	guid_str(g, sizeof(g), id->node_guid);
 	guid_str(sg, sizeof(sg), emu_cfg.sys_image_guid);
+	/* libmlx5 matches the device by this (vendor 15b3, class 0207) */
+	snprintf(modalias, sizeof(modalias), "pci:v000015B3d%08Xsv000015B3sd00000008bc02sc07i00",
+		 part);
 
-#define UATTR(name, ...)						\
-	do {								\
-		snprintf(rel, sizeof(rel), "class/infiniband_verbs/%s/%s", uv, name); \
-		ret = ret ? ret : attr(rel, __VA_ARGS__);		\
-	} while (0)
-#define IATTR(name, ...)						\
-	do {								\
-		snprintf(rel, sizeof(rel), "class/infiniband/%s/%s", ib, name); \
-		ret = ret ? ret : attr(rel, __VA_ARGS__);		\
-	} while (0)
+	/* the PCI function (pci-sysfs.c) */
+	attr(t, fn, "vendor", "0x15b3\n");
+	attr(t, fn, "device", "0x%04x\n", part);
+	attr(t, fn, "subsystem_vendor", "0x15b3\n");
+	attr(t, fn, "subsystem_device", "0x0008\n");
+	attr(t, fn, "class", "0x020700\n");
+	attr(t, fn, "revision", "0x00\n");
+	attr(t, fn, "enable", "1\n");
+	attr(t, fn, "irq", "0\n");
+	attr(t, fn, "modalias", "%s\n", modalias);
+	attr(t, fn, "max_link_speed", "%s\n", pcie_speed(part));
+	attr(t, fn, "current_link_speed", "%s\n", pcie_speed(part));
+	attr(t, fn, "max_link_width", "16\n");
+	attr(t, fn, "current_link_width", "16\n");
+	/* the machine's first NUMA node, if it has nodes */
+	attr(t, fn, "numa_node", "%s\n",
+	     access("/sys/devices/system/node/node0", F_OK) ? "-1" : "0");
+	host_attr(t, fn, "local_cpus", "/sys/devices/system/node/node0/cpumap", "1\n");
+	host_attr(t, fn, "local_cpulist", "/sys/devices/system/node/node0/cpulist", "0\n");
+	/* BAR 0: 32 MiB, 64-bit prefetchable; then the other 12 resources */
+	attr(t, fn, "resource", "0x%016llx 0x%016llx 0x%016llx\n%s",
+	     0xe0000000ull + 0x2000000ull * d, 0xe1ffffffull + 0x2000000ull * d,
+	     0x14220cull,
+	     "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+	     "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+	     "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+	     "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+	     "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+	     "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+	     "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+	     "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+	     "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+	     "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+	     "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+	     "0x0000000000000000 0x0000000000000000 0x0000000000000000\n");
+	attr(t, fn, "uevent", "DRIVER=mlx5_core\nPCI_CLASS=20700\nPCI_ID=15B3:%04X\n"
+	     "PCI_SUBSYS_ID=15B3:0008\nPCI_SLOT_NAME=%s\nMODALIAS=%s\n",
+	     part, slot, modalias);
+	lnk(t, fn, "driver", "../../../bus/pci/drivers/mlx5_core");
+	lnk(t, fn, "subsystem", "../../../bus/pci");
 
-	UATTR("ibdev", "%s\n", ib);
-	UATTR("dev", "%u:%u\n", EMU_UVERBS_MAJOR, EMU_UVERBS_MINOR0 + d);
-	UATTR("abi_version", "1\n");	/* MLX5_IB_UVERBS_ABI_VERSION */
+	/* the IB device (core/sysfs.c, mlx5's hca_type, hw_rev, board_id) */
+	attr(t, ibdir, "node_type", "1: CA\n");
+	attr(t, ibdir, "node_guid", "%s\n", g);
+	attr(t, ibdir, "sys_image_guid", "%s\n", sg);
+	attr(t, ibdir, "fw_ver", "%s\n", emu_cfg.fw_ver);
+	attr(t, ibdir, "hca_type", "MT%u\n", part);
+	attr(t, ibdir, "hw_rev", "0x0\n");
+	attr(t, ibdir, "board_id", "%s\n", emu_cfg.board_id);
+	attr(t, ibdir, "node_desc", "rfemu host %u %s\n", emu_cfg.host_id, ib);
+	lnk(t, ibdir, "device", devlink);
+	lnk(t, ibdir, "subsystem", "../../../../../class/infiniband");
+	for (unsigned p = 1; p <= emu_cfg.num_ports; p++)
+		build_port(t, ibdir, d, p);
+	at(t, target, sizeof(target), "../../devices/%s/%s/infiniband/%s",
+		 pci_root, slot, ib);
+	lnk(t, "sys/class/infiniband", ib, target);
 
-	IATTR("node_type", "1: CA\n");
-	IATTR("node_guid", "%s\n", g);
-	IATTR("sys_image_guid", "%s\n", sg);
-	IATTR("fw_ver", "%s\n", emu_cfg.fw_ver);
-	IATTR("hca_type", "MT%u\n", emu_cfg.vendor_part_id);
-	IATTR("hw_rev", "0x0\n");
-	IATTR("board_id", "%s\n", emu_cfg.board_id);
-	IATTR("node_desc", "rfemu host %u %s\n", emu_cfg.host_id, ib);
-	/* libmlx5 picks the device by this modalias (vendor 15b3) */
-	IATTR("device/modalias", "pci:v000015B3d%08Xsv000015B3sd00000008bc02sc07i00\n",
-	      emu_cfg.vendor_part_id);
-	IATTR("device/vendor", "0x15b3\n");
-	IATTR("device/device", "0x%04x\n", emu_cfg.vendor_part_id);
-	IATTR("device/numa_node", "-1\n");
-	IATTR("device/local_cpus", "ffffffff\n");
-#undef UATTR
-#undef IATTR
+	/* the verbs device (uverbs_main.c) */
+	attr(t, uvdir, "ibdev", "%s\n", ib);
+	attr(t, uvdir, "dev", "%u:%u\n", EMU_UVERBS_MAJOR, EMU_UVERBS_MINOR0 + d);
+	attr(t, uvdir, "abi_version", "1\n");	/* MLX5_IB_UVERBS_ABI_VERSION */
+	lnk(t, uvdir, "device", devlink);
+	lnk(t, uvdir, "subsystem", "../../../../../class/infiniband_verbs");
+	at(t, target, sizeof(target), "../../devices/%s/%s/infiniband_verbs/%s",
+		 pci_root, slot, uv);
+	lnk(t, "sys/class/infiniband_verbs", uv, target);
+	add_cdev(t, uv, EMU_UVERBS_MAJOR, EMU_UVERBS_MINOR0 + d, 0666, (int)d);
 
-	for (unsigned p = 1; p <= emu_cfg.num_ports && !ret; p++)
-		ret = build_port(ib, d, p);
-	return ret;
+	build_mad(t, fn, devlink, ib, d);
+}
+
+/* A root bus the machine does not have, so that its own stays visible. */
+static int choose_pci_bus(void)
+{
+	/* where servers' ConnectX cards sit, then any free bus */
+	static const unsigned likely[] = { 0x3b, 0x5e, 0x86, 0xaf, 0xd8, 0xc1 };
+	const unsigned n = sizeof(likely) / sizeof(likely[0]);
+	char *slot = redirects[sizeof(redirects) / sizeof(redirects[0]) - 1];
+
+	for (unsigned i = 0; i < n + 255; i++) {
+		unsigned bus = i < n ? likely[i] : i - n + 1;
+
+		snprintf(slot, sizeof(redirects[0]), "/sys/devices/pci0000:%02x", bus);
+		if (access(slot, F_OK)) {
+			pci_bus = bus;
+			snprintf(pci_root, sizeof(pci_root), "pci0000:%02x", bus);
+			return 0;
+		}
+	}
+	slot[0] = 0;
+	return EEXIST;
 }
 
 static int rm_entry(const char *path, const struct stat *sb, int flag,
@@ -197,14 +591,14 @@ static int rm_entry(const char *path, const struct stat *sb, int flag,
 	return 0;
 }
 
-static void remove_tree(const char *dir)
+static void remove_tree(const char *where)
 {
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	nftw(where, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 int emu_sysfs_build(void)
 {
-	int ret;
+	struct tree t = { 0 };
 
 	snprintf(host_dir, sizeof(host_dir), "%s/host-%u", emu_subnet_dir(),
 		 emu_cfg.host_id);
@@ -212,13 +606,23 @@ int emu_sysfs_build(void)
 	/* a host that died earlier with this id may have left its tree */
 	remove_tree(host_dir);
 	sysfs_owner = getpid();
+	num_cdevs = 0;
+	if ((t.err = choose_pci_bus()))
+		return t.err;
 
-	ret = attr("class/infiniband_verbs/abi_version", "6\n");
-	for (unsigned d = 0; d < emu_cfg.num_devs && !ret; d++)
-		ret = build_dev(d);
-	if (ret)
-		return ret;
-	return setenv("SYSFS_PATH", sysfs_root, 1) ? errno : 0;
+	attr(&t, "sys/class/infiniband_verbs", "abi_version", "6\n");	/* IB_USER_VERBS_ABI_VERSION */
+	attr(&t, "sys/class/infiniband_mad", "abi_version", "5\n");	/* IB_USER_MAD_ABI_VERSION */
+	if (!t.err)
+		t.err = make_dir("sys/class/infiniband");
+	if (!t.err)
+		t.err = make_dir("sys/bus/pci/drivers/mlx5_core");
+	for (unsigned d = 0; d < emu_cfg.num_devs && !t.err; d++)
+		build_dev(&t, d);
+	if (t.err)
+		return t.err;
+	/* only now: the tree is written through the real paths above */
+	host_dir_len = strlen(host_dir);
+	return unsetenv("SYSFS_PATH") ? errno : 0;
 }
 
 void emu_sysfs_remove(void)

@@ -206,17 +206,14 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 	return 0;
 }
 
-int emu_cmd_query_port(struct emu_cmd *c)
+/* What QUERY_PORT answers; the sysfs port files are written from it too. */
+void emu_port_attr(unsigned dev_index, unsigned port_num,
+		   struct ib_uverbs_query_port_resp *r)
 {
-	const struct ib_uverbs_query_port *cmd = c->in;
-	struct ib_uverbs_query_port_resp *r = c->out;
-	const struct emu_port_id *id;
-	const struct emu_link *link;
+	const struct emu_port_id *id = &emu_cfg.dev[dev_index].port[port_num - 1];
 	bool eth = emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET;
-
-	if (!emu_port_valid(c->ctx, cmd->port_num))
-		return EINVAL;
-	id = &emu_cfg.dev[c->ctx->dev_index].port[cmd->port_num - 1];
+	const struct emu_link *link = eth ? &emu_cfg.profile->eth_link :
+					    &emu_cfg.profile->ib_link;
 
 	/*
 	 * mlx5_query_hca_port() on InfiniBand: PortInfo as the firmware
@@ -225,7 +222,6 @@ int emu_cmd_query_port(struct emu_cmd *c)
 	 * (EMU_CAP(ib_port_cap_flags2)) has no place in this legacy response;
 	 * libibverbs reports it 0 unless it queries the port by ioctl.
 	 */
-	link = eth ? &emu_cfg.profile->eth_link : &emu_cfg.profile->ib_link;
 	r->port_cap_flags = eth ? IBV_PORT_CM_SUP | IBV_PORT_IP_BASED_GIDS :
 			    EMU_CAP(ib_port_cap_flags);
 	r->max_msg_sz = EMU_CAP_POW2(log_max_msg);
@@ -245,5 +241,14 @@ int emu_cmd_query_port(struct emu_cmd *c)
 	r->phys_state = 5;		/* LinkUp */
 	r->link_layer = emu_cfg.link_layer;
 	r->flags = eth ? IB_UVERBS_QPF_GRH_REQUIRED : 0;
+}
+
+int emu_cmd_query_port(struct emu_cmd *c)
+{
+	const struct ib_uverbs_query_port *cmd = c->in;
+
+	if (!emu_port_valid(c->ctx, cmd->port_num))
+		return EINVAL;
+	emu_port_attr(c->ctx->dev_index, cmd->port_num, c->out);
 	return 0;
 }

@@ -353,6 +353,10 @@ struct stat;
 void emu_cdev_stat(struct stat *st, unsigned dev_index);
 /* fstat() as the kernel sees fd, with the lock held: a command fd is the device */
 int emu_fd_stat_locked(int fd, struct stat *st);
+/* ctx.c: the port as QUERY_PORT answers it (sysfs writes its files from it) */
+struct ib_uverbs_query_port_resp;
+void emu_port_attr(unsigned dev_index, unsigned port_num,
+		   struct ib_uverbs_query_port_resp *r);
 
 /* ------------------------------------------------------------------------ */
 /* Services to device/                                                      */

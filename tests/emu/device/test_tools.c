@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * test_tools.c - the tools a ConnectX user has from Debian, unmodified, on
+ * the emulated HCA: infiniband-diags' ibstat and ibstatus (libibumad lists
+ * /sys/class/infiniband with opendir; ibstatus is a shell script that cds
+ * there and globs), ibv_devinfo -v, UCX's ucx_info -d (which takes the mlx5
+ * transports only when the PCI function says vendor 0x15b3 and a ConnectX
+ * device id), and perftest and ucx_perftest between two processes.  The
+ * test runs under build/rfemu, so every child inherits LD_PRELOAD.
+ */
+#include <signal.h>
+
+#include "emu_test.h"
+
+/*
+ * In a child, before exec: under make sanitize, whose libasan is preloaded
+ * into every program, the tools' own leaks are not the emulator's to
+ * report (the emulator inside them stays checked for the rest).
+ */
+static void tool_env(void)
+{
+	const char *a = getenv("ASAN_OPTIONS");
+	char buf[1024];
+
+	if (a && snprintf(buf, sizeof(buf), "%s:detect_leaks=0", a) < (int)sizeof(buf))
+		setenv("ASAN_OPTIONS", buf, 1);
+}
+
+/* Run argv bounded by secs; its stdout into out; its exit status. */
+static int run(char *const argv[], char *out, size_t len, unsigned secs)
+{
+	int pfd[2], st = 0;
+	size_t got = 0;
+	pid_t pid;
+
+	cr_assert_eq(pipe(pfd), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		close(pfd[0]);
+		close(pfd[1]);
+		alarm(secs);	/* SIGALRM ends a hung tool */
+		tool_env();
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	for (;;) {
+		ssize_t n = read(pfd[0], out + got, len - 1 - got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		if (got == len - 1)
+			got = 0;	/* keep the tail of long outputs */
+	}
+	out[got] = 0;
+	close(pfd[0]);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+}
+
+#define RUN(out, ...)	run((char *[]){ __VA_ARGS__, NULL }, out, sizeof(out), 60)
+
+static char out[1 << 16];
+
+TestSuite(tools, .timeout = 300);
+
+Test(tools, ibstat_finds_the_ca)
+{
+	cr_assert_eq(RUN(out, "ibstat", "-l"), 0, "%s", out);
+	cr_expect_str_eq(out, "mlx5_0\n");
+	cr_assert_eq(RUN(out, "ibstat"), 0, "%s", out);
+	cr_expect(strstr(out, "CA 'mlx5_0'"), "%s", out);
+	cr_expect(strstr(out, "CA type: MT4123"), "%s", out);
+	cr_expect(strstr(out, "State: Active"), "%s", out);
+	cr_expect(strstr(out, "Physical state: LinkUp"), "%s", out);
+	cr_expect(strstr(out, "Rate: 100"), "%s", out);
+	cr_expect(strstr(out, "Link layer: InfiniBand"), "%s", out);
+	/* a CA that is not there */
+	cr_expect_neq(RUN(out, "ibstat", "mlx5_7"), 0);
+}
+
+Test(tools, ibstatus_reads_the_ports)
+{
+	cr_assert_eq(RUN(out, "ibstatus"), 0, "%s", out);
+	cr_expect(strstr(out, "Infiniband device 'mlx5_0' port 1 status:"), "%s", out);
+	cr_expect(strstr(out, "state:\t\t 4: ACTIVE"), "%s", out);
+	cr_expect(strstr(out, "rate:\t\t 100 Gb/sec (4X EDR)"), "%s", out);
+	cr_expect(strstr(out, "default gid:\t fe80:0000:0000:0000:"), "%s", out);
+}
+
+Test(tools, ibv_devinfo_verbose)
+{
+	cr_assert_eq(RUN(out, "ibv_devinfo", "-v"), 0, "%s", out);
+	cr_expect(strstr(out, "hca_id:\tmlx5_0"), "%s", out);
+	cr_expect(strstr(out, "vendor_part_id:\t\t\t4123"), "%s", out);
+	cr_expect(strstr(out, "state:\t\t\tPORT_ACTIVE (4)"), "%s", out);
+}
+
+Test(tools, ucx_takes_the_mlx5_transports)
+{
+	cr_assert_eq(RUN(out, "ucx_info", "-d"), 0, "%s", out);
+	cr_expect(strstr(out, "# Memory domain: mlx5_0"), "%s", out);
+	/* UCX's mlx5 transports: chosen by the PCI ids, not the verbs ones */
+	cr_expect(strstr(out, "Transport: rc_mlx5\n#         Device: mlx5_0:1"), "%s", out);
+	cr_expect(strstr(out, "Transport: ud_mlx5\n#         Device: mlx5_0:1"), "%s", out);
+	cr_expect(strstr(out, "Transport: dc_mlx5\n#         Device: mlx5_0:1"), "%s", out);
+	/* its topology knows the device: it found the PCI function */
+	cr_expect(strstr(out, "Device: mlx5_0:1\n#           Type: network\n"
+			 "#  System device: mlx5_0 (0)"), "%s", out);
+}
+
+static int port_base(void)
+{
+	/* distinct ports per run, so parallel runs do not collide */
+	return 22000 + (int)(getpid() % 1500) * 8;
+}
+
+/* server: PROG ARGS -p PORT; client: the same and the server's address */
+static void two_hosts(const char *prog, int off, const char *const args[])
+{
+	char port[16], *sv[24], *cv[24], cout[4096];
+	int n = 0, cli = -1, st = 0;
+	bool reaped = false;
+	pid_t s;
+
+	snprintf(port, sizeof(port), "%d", port_base() + off);
+	sv[n++] = (char *)prog;
+	for (int i = 0; args[i]; i++)
+		sv[n++] = (char *)args[i];
+	sv[n++] = (char *)"-p";
+	sv[n++] = port;
+	sv[n] = NULL;
+	memcpy(cv, sv, sizeof(sv));
+	cv[n++] = (char *)"127.0.0.1";
+	cv[n] = NULL;
+
+	s = fork();
+	cr_assert_geq(s, 0);
+	if (s == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		alarm(120);
+		tool_env();
+		execvp(sv[0], sv);
+		_exit(127);
+	}
+	/* the client retries while the server is not listening yet */
+	for (int attempt = 0; attempt < 30; attempt++) {
+		usleep(200000);
+		cli = run(cv, cout, sizeof(cout), 120);
+		if (cli == 0 || (reaped = waitpid(s, &st, WNOHANG) == s))
+			break;
+	}
+	if (!reaped)
+		cr_assert_eq(waitpid(s, &st, 0), s);
+	int srv = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+
+	cr_expect_eq(cli, 0, "%s client exited %d: %s", prog, cli, cout);
+	cr_expect_eq(srv, 0, "%s server exited %d", prog, srv);
+}
+
+Test(tools, perftest)
+{
+	two_hosts("ib_write_lat", 0, (const char *[]){ "-d", "mlx5_0", "-n", "200", NULL });
+	two_hosts("ib_write_bw", 1, (const char *[]){ "-d", "mlx5_0", "-n", "200", NULL });
+	two_hosts("ib_read_bw", 2, (const char *[]){ "-d", "mlx5_0", "-n", "200", NULL });
+}
+
+Test(tools, ucx_perftest_on_mlx5)
+{
+	two_hosts("ucx_perftest", 3, (const char *[]){ "-d", "mlx5_0:1", "-x", "rc_mlx5",
+			 "-t", "am_lat", "-n", "1000", NULL });
+	two_hosts("ucx_perftest", 4, (const char *[]){ "-d", "mlx5_0:1", "-x", "ud_mlx5",
+			 "-t", "am_lat", "-n", "1000", NULL });
+	two_hosts("ucx_perftest", 5, (const char *[]){ "-d", "mlx5_0:1", "-x", "rc_mlx5",
+			 "-t", "put_bw", "-n", "1000", NULL });
+}
