@@ -106,9 +106,12 @@ static void scatter_to_cqe_config(struct emu_qp *qp)
 /*
  * Which DC kind an IBV_QPT_DRIVER QP is, from the mlx5 create flags, and
  * the flags a QP of that type may carry (process_vendor_flags() of the
- * kernel's mlx5 qp.c: a flag the QP cannot take is EINVAL).  DCI streams
- * are not offered (the device answers no dci_streams_caps), so
- * MLX5_QP_FLAG_DCI_STREAM is refused like any unknown flag.
+ * kernel's mlx5 qp.c: a flag the QP cannot take is EINVAL).  The kernel
+ * takes MLX5_QP_FLAG_DCI_STREAM only when the HCA reports
+ * log_max_dci_stream_channels; this device reports 0, as query_device
+ * says (dci_streams_caps 0/0), so the flag stays and is EINVAL.  libmlx5
+ * refuses a stream count above the caps itself (EINVAL) and sends the
+ * flag only for 2^0 streams.
  */
 static int dc_kind(enum ibv_qp_type type, uint32_t flags, uint8_t *dc)
 {
