@@ -27,6 +27,7 @@
 #include <rdmafast/sq.h>
 #include <rdmafast/detail/copy.h>
 #include <rdmafast/detail/sq_post.h>
+#include <rdmafast/detail/wqe_regs.h>
 
 RF_BEGIN_DECLS
 
@@ -116,32 +117,42 @@ RF_INLINE void rf_dc_dest_set_stream(struct rf_dc_dest *d, uint16_t stream_id)
 }
 
 /*
- * The frame of every DCI post: ctrl, address vector of av_ds DS (3 or 1,
- * a constant), then body_ds more DS. Returns the body, or NULL with *rc
- * set.
+ * The frame of every DCI post: room for ctrl, an address vector of av_ds
+ * DS (3 or 1, a constant) and body_ds more DS; the stream id joined to
+ * the flags and, for the compact AV, 2 DS less than sq->ctrl_lo counts.
+ * Returns 0, -EINVAL (not a DCI) or -ENOSPC.
  */
+RF_INLINE int rf__sq_dc_claim(struct rf_sq *sq, struct rf__sq_wqe *w,
+			      const struct rf_dc_dest *d, uint32_t av_ds,
+			      uint32_t body_ds, uint32_t flags)
+{
+	uint32_t nbb = (1 + av_ds + body_ds + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB;
+	int rc;
+
+	if (RF_UNLIKELY(sq->kind != RF_QP_DCI))
+		return -EINVAL;
+	rc = rf__sq_open(sq, w, nbb, flags, 0);
+	if (RF_UNLIKELY(rc))
+		return rc;
+	w->fm_bits |= d->ctrl_hi;
+	w->ctrl_lo -= rf__sq_ctrl_lo(0, 0, 0, 0, 3 - av_ds);
+	return 0;
+}
+
+/* rf__sq_dc_claim(), the AV written: returns the body, or NULL with *rc set. */
 RF_INLINE uint8_t *rf__sq_dc_open(struct rf_sq *sq, struct rf__sq_wqe *w,
 				  const struct rf_dc_dest *d, uint32_t av_ds,
 				  uint32_t body_ds, uint32_t flags, int *rc)
 {
-	uint32_t nbb = (1 + av_ds + body_ds + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB;
-
-	if (RF_UNLIKELY(sq->kind != RF_QP_DCI)) {
-		*rc = -EINVAL;
-		return NULL;
-	}
-	*rc = rf__sq_open(sq, w, nbb, flags, 0);
+	*rc = rf__sq_dc_claim(sq, w, d, av_ds, body_ds, flags);
 	if (RF_UNLIKELY(*rc))
 		return NULL;
-	/* the stream id joins the flags; sq->ctrl_lo counts 3 DS of AV */
-	w->fm_bits |= d->ctrl_hi;
 	if (av_ds == 3) {
 		*(struct rf_wqe_av *)(w->c + 1) = d->av;
 	} else {
 		struct rf__wqe_words *x = (struct rf__wqe_words *)(w->c + 1);
 		uint64_t key, rest;
 
-		w->ctrl_lo -= rf__sq_ctrl_lo(0, 0, 0, 0, 3 - av_ds);
 		__builtin_memcpy(&key, &d->av, 8);
 		__builtin_memcpy(&rest, (const uint8_t *)&d->av + 8, 8);
 		x->w0 = key;	/* typed stores: a memcpy may alias sq */
@@ -154,15 +165,15 @@ RF_INLINE uint8_t *rf__sq_dc_open(struct rf_sq *sq, struct rf__sq_wqe *w,
  * One buffer (lkey, laddr, len): SEND-like without raddr, RDMA with it.
  * A zero length carries no data segment, as libmlx5's ibv_wr_set_sge().
  */
-RF_INLINE int rf__sq_dc1_form(struct rf_sq *sq, const struct rf_dc_dest *d,
-			      uint32_t av_ds, uint8_t opcode, __be32 imm, int rdma,
-			      uint32_t lkey, uint64_t laddr, uint32_t len, uint32_t rkey,
+RF_INLINE int rf__sq_dc1_av48(struct rf_sq *sq, const struct rf_dc_dest *d,
+			      uint8_t opcode, __be32 imm, int rdma, uint32_t lkey,
+			      uint64_t laddr, uint32_t len, uint32_t rkey,
 			      uint64_t raddr, uint32_t flags, uint64_t wr_id)
 {
 	struct rf__sq_wqe w;
 	uint32_t ds = (uint32_t)(rdma != 0) + (len != 0);
 	int rc;
-	uint8_t *p = rf__sq_dc_open(sq, &w, d, av_ds, ds, flags, &rc);
+	uint8_t *p = rf__sq_dc_open(sq, &w, d, 3, ds, flags, &rc);
 
 	if (RF_UNLIKELY(!p))
 		return rc;
@@ -176,16 +187,43 @@ RF_INLINE int rf__sq_dc1_form(struct rf_sq *sq, const struct rf_dc_dest *d,
 	return 0;
 }
 
+/*
+ * With the compact AV one buffer is always one BB (ctrl, AV, raddr, data:
+ * 4 DS), built in registers as the RC posts do (rf__sq_end_bb()): stored
+ * once, and a BlueFlame ring copies it from the registers. The data
+ * words are stored even for a zero length, beyond the DS.
+ */
+RF_INLINE int rf__sq_dc1_bb(struct rf_sq *sq, const struct rf_dc_dest *d,
+			    uint8_t opcode, __be32 imm, int rdma, uint32_t lkey,
+			    uint64_t laddr, uint32_t len, uint32_t rkey,
+			    uint64_t raddr, uint32_t flags, uint64_t wr_id)
+{
+	struct rf__sq_wqe w;
+	struct rf_wqe_bb bb;
+	uint32_t ds = (uint32_t)(rdma != 0) + RF__DS_DATA(len);
+	unsigned n = rdma ? 8 : 6;
+	int rc = rf__sq_dc_claim(sq, &w, d, 1, ds, flags);
+
+	if (RF_UNLIKELY(rc))
+		return rc;
+	__builtin_memcpy(&bb.q[2], &d->av, 16);
+	if (rdma)
+		rf_wqe_bb_raddr(&bb, 4, raddr, rkey);
+	rf_wqe_bb_data(&bb, n - 2, len, lkey, laddr);
+	rf__sq_end_bb(sq, &w, &bb, n, 0, opcode, ds, imm, wr_id);
+	return 0;
+}
+
 RF_INLINE int rf__sq_post_dc1(struct rf_sq *sq, const struct rf_dc_dest *d,
 			      uint8_t opcode, __be32 imm, int rdma, uint32_t lkey,
 			      uint64_t laddr, uint32_t len, uint32_t rkey,
 			      uint64_t raddr, uint32_t flags, uint64_t wr_id)
 {
 	if (d->av_ds == 1)
-		return rf__sq_dc1_form(sq, d, 1, opcode, imm, rdma, lkey, laddr, len,
-				       rkey, raddr, flags, wr_id);
-	return rf__sq_dc1_form(sq, d, 3, opcode, imm, rdma, lkey, laddr, len, rkey,
-			       raddr, flags, wr_id);
+		return rf__sq_dc1_bb(sq, d, opcode, imm, rdma, lkey, laddr, len, rkey,
+				     raddr, flags, wr_id);
+	return rf__sq_dc1_av48(sq, d, opcode, imm, rdma, lkey, laddr, len, rkey, raddr,
+			       flags, wr_id);
 }
 
 /* rf_sq_post_dc_write - RDMA WRITE of len bytes at laddr (lkey) to raddr (rkey) at d. */

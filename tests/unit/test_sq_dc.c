@@ -120,6 +120,26 @@ Test(sq_dc, compact_av_write_is_one_bb_and_one_blueflame_block)
 	rft_sq_fini(&t);
 }
 
+Test(sq_dc, compact_av_send_rings_blueflame_from_registers)
+{
+	struct rft_sq t;
+	struct rf_dc_dest d;
+	const uint8_t *w, *bf;
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_DCI, 16, 256, 64, 2, 0, QPN), 0);
+	compact_dest(&d, 7, 8);
+	memset(t.buf, 0xcc, 16 * 64);	/* stale bytes of an earlier lap */
+	cr_assert_eq(rf_sq_post_dc_send(&t.sq, &d, 0x10, 0x1000, 100,
+					RF_SEND_SIGNALED | RF_SEND_RING, 1), 0);
+	w = slot(&t, 0);
+	bf = t.uar + RF_BF_REG_OFFSET;
+	cr_assert_eq(w[7] & 0x3f, 3, "ctrl + AV + data");
+	cr_assert_eq(memcmp(bf, w, 48), 0, "the WQE went out by BlueFlame");
+	for (int i = 48; i < 64; i++)
+		cr_assert_eq(bf[i], 0, "byte %d: the block's tail is zeros, not the queue's", i);
+	rft_sq_fini(&t);
+}
+
 Test(sq_dc, compact_av_every_body)
 {
 	struct rft_sq t;
