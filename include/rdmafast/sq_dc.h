@@ -6,9 +6,10 @@
  * access key (as mlx5dv_wr_set_dc_addr(3) writes it), then the segments
  * of the RC WQE: remote address, atomic operands, data or inline payload.
  *
- * The destination is prepared once (rf_dc_dest_init()) and passed to
- * every post, so a post copies 48 prepared bytes and computes nothing for
- * the address. Each call returns 0, -ENOSPC or -EINVAL (sq.h, Errors),
+ * The destination is prepared once (rf_dc_dest_init(), or
+ * rf_dc_dest_init_compact() for the 16-byte AV) and passed to every post,
+ * so a post copies 48 or 16 prepared bytes and computes nothing for the
+ * address. Each call returns 0, -ENOSPC or -EINVAL (sq.h, Errors),
  * with nothing written unless 0, and rings only with RF_SEND_RING; a WQE
  * of up to bf_bbs basic blocks (ctrl + 48-byte address vector + at most 2
  * more segments: 2 BBs; with the 16-byte AV, 1 BB) then goes out by
