@@ -193,6 +193,8 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 	 * log_max_dci_stream_channels (DCI streams came with kernel 5.15's DCS
 	 * offload), and create_qp() refuses the flag as the kernel does then.
 	 */
+	/* mlx5_ib_query_device() sets it whatever the HCA: DCTs take scatter-to-CQE */
+	drv.flags = MLX5_IB_QUERY_DEV_RESP_FLAGS_SCAT2CQE_DCT;
 	drv.cqe_comp_caps.max_num = 64;
 	drv.cqe_comp_caps.supported_format = MLX5_IB_CQE_RES_FORMAT_HASH |
 					     MLX5_IB_CQE_RES_FORMAT_CSUM |

@@ -90,6 +90,9 @@ static bool is_pow2(uint32_t v)
  * the requester side to RC only, and only if every WQE is signaled
  * (sq_sig_all) or the QP was created with MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE:
  * an unsignaled READ has no CQE to carry its data.  Sized by the send CQ.
+ * A DCT (create_dct()) scatters only into 128-byte CQEs, up to 64 bytes
+ * (MLX5_RES_SCAT_DATA64_CQE); libmlx5 asks for it because query_device
+ * answers MLX5_IB_QUERY_DEV_RESP_FLAGS_SCAT2CQE_DCT, as mlx5_ib does.
  */
 static void scatter_to_cqe_config(struct emu_qp *qp)
 {
@@ -98,6 +101,8 @@ static void scatter_to_cqe_config(struct emu_qp *qp)
 		return;
 	if ((qp->type == IBV_QPT_RC || qp->type == IBV_QPT_UC) && qp->recv_cq)
 		qp->scat_res = qp->recv_cq->cqe_size == 128 ? 64 : 32;
+	if (qp->dc == EMU_DC_DCT && qp->recv_cq && qp->recv_cq->cqe_size == 128)
+		qp->scat_res = 64;
 	if (qp->type == IBV_QPT_RC && qp->send_cq &&
 	    (qp->sq_sig_all || (qp->mlx5_flags & MLX5_QP_FLAG_ALLOW_SCATTER_CQE)))
 		qp->scat_req = qp->send_cq->cqe_size == 128 ? 64 : 32;
