@@ -29,6 +29,7 @@ enum bench_op {
 	OP_POST_BATCH16_WRITE,	/* 16 one-SGE writes, last signaled, one ring */
 	OP_POLL_1,		/* one ready CQE into a completion record */
 	OP_POLL_16,		/* a batch of 16 ready CQEs */
+	OP_POST_DC_WRITE_SGE64,	/* DCI: RDMA write to a DCT, one 64-byte SGE, signaled, rung */
 	OP_COUNT
 };
 
@@ -43,6 +44,17 @@ enum bench_impl {
 
 extern const char *const bench_op_name[OP_COUNT];
 extern const char *const bench_impl_name[IMPL_COUNT];
+
+/*
+ * The DC operations run on a DCI of their own (bench_dci_open()): libmlx5
+ * posts to a DCI only through ibv_wr_* with mlx5dv_wr_set_dc_addr(), so
+ * its three columns all measure that, on contexts opened as for the
+ * other rows (default locking, MLX5_SINGLE_THREADED, ibv_cq_ex).
+ */
+static inline int bench_op_is_dc(enum bench_op op)
+{
+	return op == OP_POST_DC_WRITE_SGE64;
+}
 
 /* WQEs (or CQEs) one call of an operation covers. */
 static inline unsigned bench_op_width(enum bench_op op)
@@ -71,9 +83,10 @@ struct bench_qp {
 	struct mlx5dv_qp dvqp;		/* the queues, for the harness */
 	struct mlx5dv_cq dvcq;
 	uint32_t uidx;			/* libmlx5's user index of the QP */
+	uint32_t wqe_bbs;		/* BBs per WQE: 1 on the RC QP, 2 on the DCI */
 
 	/* the harness's view of the device */
-	uint32_t sq_done;		/* WQEs (= BBs: all are one BB) completed */
+	uint32_t sq_done;		/* WQEs completed (each wqe_bbs BBs) */
 	uint32_t sq_posted;		/* WQEs posted */
 	uint32_t cq_pi;			/* CQEs written */
 	uint32_t cq_ci;			/* CQEs polled */
@@ -81,6 +94,13 @@ struct bench_qp {
 	/* rdmafast's own queue objects (IMPL_RDMAFAST) */
 	struct rf_qp rfqp;
 	struct rf_cq rfcq;
+
+	/* a DCI's target (bench_dci_open()): the path and the DCT */
+	struct ibv_ah *ah;
+	struct mlx5dv_qp_ex *dvqpx;	/* libmlx5's DCI */
+	struct rf_dc_dest dest;		/* rdmafast's DCI */
+	uint32_t dctn;
+	uint64_t dc_key;
 
 	/* payloads and completion records */
 	uint64_t raddr;
@@ -92,6 +112,8 @@ struct bench_qp {
 };
 
 int bench_qp_open(struct bench_qp *b, enum bench_impl impl, const char *dev);
+/* The same with a DCI instead of the RC QP, for the DC operations. */
+int bench_dci_open(struct bench_qp *b, enum bench_impl impl, const char *dev);
 void bench_qp_close(struct bench_qp *b);
 
 /*

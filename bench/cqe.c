@@ -16,7 +16,7 @@
 
 #include "bench.h"
 
-/* The control segment of the WQE in basic block idx (every WQE is 1 BB). */
+/* The control segment of the WQE that starts in basic block idx. */
 static const struct mlx5_wqe_ctrl_seg *sq_wqe(const struct bench_qp *b, uint32_t idx)
 {
 	return (const struct mlx5_wqe_ctrl_seg *)((const uint8_t *)b->dvqp.sq.buf +
@@ -51,9 +51,10 @@ void bench_write_cqes(struct bench_qp *b, unsigned n, unsigned per_cqe)
 {
 	unsigned i;
 
+	/* all WQEs of a queue have one size: the last one starts here */
 	for (i = 0; i < n; i++) {
 		b->sq_done += per_cqe;
-		write_req_cqe(b, b->sq_done - 1);
+		write_req_cqe(b, (b->sq_done - 1) * b->wqe_bbs);
 	}
 }
 

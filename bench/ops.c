@@ -87,6 +87,20 @@ static NOINLINE void rf_poll16(struct bench_qp *b, unsigned calls)
 		rf_cq_poll(cq, b->rwc, 16);
 }
 
+/* The same write from a DCI to a DC target: the 48-byte address vector. */
+static NOINLINE void rf_dc_write_sge64(struct bench_qp *b, unsigned calls)
+{
+	struct rf_sq *sq = &b->rfqp.sq;
+	const struct rf_dc_dest *d = &b->dest;
+	uint32_t lkey = b->mr->lkey, rkey = b->rkey;
+	uint64_t laddr = (uintptr_t)b->buf, raddr = b->raddr;
+
+	while (calls--) {
+		rf_sq_post_dc_write(sq, d, lkey, laddr, 64, rkey, raddr,
+				    RF_SEND_SIGNALED | RF_SEND_RING, 5);
+	}
+}
+
 /* ---- libmlx5, classic verbs (also with MLX5_SINGLE_THREADED=1) ----------- */
 
 static inline void ib_post(struct bench_qp *b, enum bench_op op, unsigned calls)
@@ -195,6 +209,22 @@ static NOINLINE void wr_batch16_write(struct bench_qp *b, unsigned calls)
 	}
 }
 
+/* A DCI takes work requests only this way: every libmlx5 column runs it. */
+static NOINLINE void wr_dc_write_sge64(struct bench_qp *b, unsigned calls)
+{
+	struct ibv_qp_ex *q = b->qpx;
+
+	while (calls--) {
+		ibv_wr_start(q);
+		q->wr_id = 5;
+		q->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_rdma_write(q, b->rkey, b->raddr);
+		mlx5dv_wr_set_dc_addr(b->dvqpx, b->ah, b->dctn, b->dc_key);
+		ibv_wr_set_sge(q, b->mr->lkey, (uintptr_t)b->buf, 64);
+		ibv_wr_complete(q);
+	}
+}
+
 /* The completion record the other pollers fill: read the same fields. */
 static inline void wr_read(struct bench_qp *b, struct ibv_wc *wc)
 {
@@ -241,13 +271,13 @@ NOINLINE void bench_empty_op(struct bench_qp *b, unsigned calls)
 
 static const bench_fn table[IMPL_COUNT][OP_COUNT] = {
 	[IMPL_RDMAFAST] = { rf_write_sge64, rf_write_inline8, rf_send_inline32,
-			    rf_batch16_write, rf_poll1, rf_poll16 },
+			    rf_batch16_write, rf_poll1, rf_poll16, rf_dc_write_sge64 },
 	[IMPL_LIBMLX5] = { ib_write_sge64, ib_write_inline8, ib_send_inline32,
-			   ib_batch16_write, ib_poll1, ib_poll16 },
+			   ib_batch16_write, ib_poll1, ib_poll16, wr_dc_write_sge64 },
 	[IMPL_LIBMLX5_ST] = { ib_write_sge64, ib_write_inline8, ib_send_inline32,
-			      ib_batch16_write, ib_poll1, ib_poll16 },
+			      ib_batch16_write, ib_poll1, ib_poll16, wr_dc_write_sge64 },
 	[IMPL_LIBMLX5_WR] = { wr_write_sge64, wr_write_inline8, wr_send_inline32,
-			      wr_batch16_write, wr_poll1, wr_poll16 },
+			      wr_batch16_write, wr_poll1, wr_poll16, wr_dc_write_sge64 },
 };
 
 bench_fn bench_op_fn(enum bench_impl impl, enum bench_op op)

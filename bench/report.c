@@ -67,6 +67,7 @@ int bench_report_goals(struct bench_result r[OP_COUNT][IMPL_COUNT])
 		[OP_POST_BATCH16_WRITE]	= 27,
 		[OP_POLL_1]		= 40,
 		[OP_POLL_16]		= 20,
+		[OP_POST_DC_WRITE_SGE64] = 88,
 	};
 	/*
 	 * Built by clang, the data path is held to gcc's limits plus 10%:

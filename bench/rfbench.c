@@ -158,7 +158,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	static struct bench_qp qp[IMPL_COUNT];
+	static struct bench_qp qp[IMPL_COUNT], dci[IMPL_COUNT];
 	static struct bench_result res[OP_COUNT][IMPL_COUNT];
 	const char *dev = NULL, *json = NULL, *svg = NULL, *cg = NULL;
 	unsigned reps = 7, op, impl, r;
@@ -186,6 +186,8 @@ int main(int argc, char **argv)
 	pin_cpu();
 	for (impl = 0; impl < IMPL_COUNT; impl++) {
 		ret = bench_qp_open(&qp[impl], (enum bench_impl)impl, dev);
+		if (!ret)
+			ret = bench_dci_open(&dci[impl], (enum bench_impl)impl, dev);
 		if (ret) {
 			fprintf(stderr, "rfbench: %s: setup failed: %s\n",
 				bench_impl_name[impl], strerror(-ret));
@@ -201,7 +203,8 @@ int main(int argc, char **argv)
 				unsigned w = bench_op_width((enum bench_op)op);
 
 				CALLGRIND_ZERO_STATS;
-				run(&qp[impl], (enum bench_op)op,
+				run(bench_op_is_dc((enum bench_op)op) ? &dci[impl] : &qp[impl],
+				    (enum bench_op)op,
 				    bench_op_fn((enum bench_impl)impl, (enum bench_op)op),
 				    w, INSTR_CHUNKS, 1);
 				snprintf(name, sizeof(name), "%s/%s", bench_op_name[op],
@@ -231,10 +234,12 @@ int main(int argc, char **argv)
 			for (impl = 0; impl < IMPL_COUNT; impl++) {
 				struct bench_result *o = &res[op][impl];
 				bench_fn fn = bench_op_fn((enum bench_impl)impl, (enum bench_op)op);
+				struct bench_qp *q = bench_op_is_dc((enum bench_op)op) ?
+						     &dci[impl] : &qp[impl];
 				char name[128];
 
 				for (r = 0; r < reps && r < 64; r++) {
-					double ns = (double)run(&qp[impl], (enum bench_op)op, fn,
+					double ns = (double)run(q, (enum bench_op)op, fn,
 								w, TIME_CHUNKS, 0) / items;
 
 					samples[r] = ns - empty_ns * calls_per_item;
@@ -262,7 +267,9 @@ int main(int argc, char **argv)
 		if (svg && bench_report_svg(svg, res))
 			return 1;
 	}
-	for (impl = 0; impl < IMPL_COUNT; impl++)
+	for (impl = 0; impl < IMPL_COUNT; impl++) {
+		bench_qp_close(&dci[impl]);
 		bench_qp_close(&qp[impl]);
+	}
 	return 0;
 }

@@ -13,7 +13,7 @@
 
 const char *const bench_op_name[OP_COUNT] = {
 	"post_write_sge64", "post_write_inline8", "post_send_inline32",
-	"post_batch16_write", "poll_1", "poll_16",
+	"post_batch16_write", "poll_1", "poll_16", "post_dc_write_sge64",
 };
 
 const char *const bench_impl_name[IMPL_COUNT] = {
@@ -51,13 +51,12 @@ static int to_rts(struct bench_qp *b)
 	return bench_connect_rc(b->qp, b->qp->qp_num, 0, &gid);
 }
 
-int bench_qp_open(struct bench_qp *b, enum bench_impl impl, const char *dev)
+/* The context, PD, registered buffer and CQ of either kind of QP. */
+static int open_common(struct bench_qp *b, enum bench_impl impl, const char *dev)
 {
-	struct ibv_qp_init_attr_ex qa;
-	struct mlx5dv_obj obj;
-
 	memset(b, 0, sizeof(*b));
 	b->impl = impl;
+	b->wqe_bbs = 1;
 	/* libmlx5 reads its environment when the context is opened */
 	if (impl == IMPL_LIBMLX5_ST)
 		setenv("MLX5_SINGLE_THREADED", "1", 1);
@@ -88,9 +87,46 @@ int bench_qp_open(struct bench_qp *b, enum bench_impl impl, const char *dev)
 	} else {
 		b->cq = ibv_create_cq(b->ctx, BENCH_CQ_DEPTH, NULL, NULL, 0);
 	}
-	if (!b->cq)
-		return -errno;
+	return b->cq ? 0 : -errno;
+}
 
+/* The queues for the harness, and rdmafast's objects over them. */
+static int open_queues(struct bench_qp *b, const struct ibv_qp_cap *cap)
+{
+	struct mlx5dv_obj obj;
+
+	/* libmlx5 hands out user indexes from 0, in creation order, per context */
+	b->uidx = 0;
+	memset(&obj, 0, sizeof(obj));
+	obj.qp.in = b->qp;
+	obj.qp.out = &b->dvqp;
+	obj.cq.in = b->cq;
+	obj.cq.out = &b->dvcq;
+	if (mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ))
+		return -EPROTONOSUPPORT;
+
+	if (b->impl == IMPL_RDMAFAST) {
+		int ret = rf_qp_init_ibv(&b->rfqp, b->qp, cap, 0);
+
+		if (!ret)
+			ret = rf_cq_init_ibv(&b->rfcq, b->cq);
+		if (!ret)
+			ret = rf_cq_attach(&b->rfcq, b->qp->qp_num, &b->rfqp.sq,
+					   NULL, NULL);
+		if (ret)
+			return ret;
+	}
+	bench_prepare_wrs(b);
+	return 0;
+}
+
+int bench_qp_open(struct bench_qp *b, enum bench_impl impl, const char *dev)
+{
+	struct ibv_qp_init_attr_ex qa;
+	int ret = open_common(b, impl, dev);
+
+	if (ret)
+		return ret;
 	/* the same QP for everyone: the opcodes posted, one SGE, 64 B inline */
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_type = IBV_QPT_RC;
@@ -107,35 +143,80 @@ int bench_qp_open(struct bench_qp *b, enum bench_impl impl, const char *dev)
 	b->qp = ibv_create_qp_ex(b->ctx, &qa);	/* qa.cap: what the QP really has */
 	if (!b->qp)
 		return -errno;
-	/* libmlx5 hands out user indexes from 0, in creation order, per context */
-	b->uidx = 0;
 	if (impl == IMPL_LIBMLX5_WR)
 		b->qpx = ibv_qp_to_qp_ex(b->qp);
 	if (to_rts(b))
 		return -EINVAL;
+	return open_queues(b, &qa.cap);
+}
 
-	/* the harness reads the queues to play the device */
-	memset(&obj, 0, sizeof(obj));
-	obj.qp.in = b->qp;
-	obj.qp.out = &b->dvqp;
-	obj.cq.in = b->cq;
-	obj.cq.out = &b->dvcq;
-	if (mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ))
-		return -EPROTONOSUPPORT;
+/*
+ * A DCI at RTS and the address of a DC target for its WQEs. The device
+ * model is off, so the target need not exist: its number and key are
+ * only bytes in the WQE, the same for everyone.
+ */
+int bench_dci_open(struct bench_qp *b, enum bench_impl impl, const char *dev)
+{
+	struct ibv_qp_init_attr_ex qa;
+	struct mlx5dv_qp_init_attr dx;
+	struct ibv_ah_attr aa;
+	struct ibv_port_attr port;
+	struct rf_qp_conn_attr ca;
+	struct rf_qp tmp;
+	struct rf_wqe_av av;
+	int ret = open_common(b, impl, dev);
 
-	if (impl == IMPL_RDMAFAST) {
-		int ret = rf_qp_init_ibv(&b->rfqp, b->qp, &qa.cap, 0);
-
-		if (!ret)
-			ret = rf_cq_init_ibv(&b->rfcq, b->cq);
-		if (!ret)
-			ret = rf_cq_attach(&b->rfcq, b->qp->qp_num, &b->rfqp.sq,
-					   NULL, NULL);
-		if (ret)
-			return ret;
+	if (ret)
+		return ret;
+	b->wqe_bbs = 2;		/* ctrl, address vector, raddr, data: 96 bytes */
+	b->dctn = 0x123;
+	b->dc_key = 0x5eed0000cafef00dull;
+	if (ibv_query_port(b->ctx, 1, &port))
+		return -EINVAL;
+	memset(&aa, 0, sizeof(aa));
+	aa.dlid = port.lid;
+	aa.port_num = 1;
+	if (port.link_layer == IBV_LINK_LAYER_ETHERNET) {
+		aa.is_global = 1;
+		aa.grh.hop_limit = 64;
+		if (ibv_query_gid(b->ctx, 1, 0, &aa.grh.dgid))
+			return -EINVAL;
 	}
-	bench_prepare_wrs(b);
-	return 0;
+	b->ah = ibv_create_ah(b->pd, &aa);
+	if (!b->ah)
+		return -errno;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_type = IBV_QPT_DRIVER;
+	qa.send_cq = b->cq;
+	qa.recv_cq = b->cq;
+	qa.cap.max_send_wr = BENCH_SQ_WRS;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_inline_data = 64;
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	qa.pd = b->pd;
+	qa.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND;
+	memset(&dx, 0, sizeof(dx));
+	dx.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
+	dx.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCI;
+	b->qp = mlx5dv_create_qp(b->ctx, &qa, &dx);
+	if (!b->qp)
+		return -errno;
+	b->qpx = ibv_qp_to_qp_ex(b->qp);
+	b->dvqpx = mlx5dv_qp_ex_from_ibv_qp_ex(b->qpx);
+	/* RESET -> RTS through rdmafast's helper, for every implementation */
+	memset(&ca, 0, sizeof(ca));
+	ret = rf_qp_init_ibv(&tmp, b->qp, &qa.cap, 0);
+	if (!ret) {
+		ret = rf_dci_connect_ibv(&tmp, &ca);
+		rf_qp_fini_ibv(&tmp);
+	}
+	if (!ret)
+		ret = rf_ah_av_ibv(b->ah, &av);
+	if (ret)
+		return ret;
+	rf_dc_dest_init(&b->dest, &av, b->dctn, b->dc_key);
+	return open_queues(b, &qa.cap);
 }
 
 void bench_qp_close(struct bench_qp *b)
@@ -144,6 +225,8 @@ void bench_qp_close(struct bench_qp *b)
 		rf_qp_fini_ibv(&b->rfqp);
 	if (b->qp)
 		ibv_destroy_qp(b->qp);
+	if (b->ah)
+		ibv_destroy_ah(b->ah);
 	if (b->cq)
 		ibv_destroy_cq(b->cq);
 	if (b->mr)

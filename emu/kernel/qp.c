@@ -89,6 +89,9 @@ static bool is_pow2(uint32_t v)
  * the requester side to RC only, and only if every WQE is signaled
  * (sq_sig_all) or the QP was created with MLX5DV_QP_CREATE_ALLOW_SCATTER_TO_CQE:
  * an unsignaled READ has no CQE to carry its data.  Sized by the send CQ.
+ * A DCT (create_dct()) scatters only into 128-byte CQEs, up to 64 bytes
+ * (MLX5_RES_SCAT_DATA64_CQE); libmlx5 asks for it because query_device
+ * answers MLX5_IB_QUERY_DEV_RESP_FLAGS_SCAT2CQE_DCT, as mlx5_ib does.
  */
 static void scatter_to_cqe_config(struct emu_qp *qp)
 {
@@ -97,6 +100,8 @@ static void scatter_to_cqe_config(struct emu_qp *qp)
 		return;
 	if ((qp->type == IBV_QPT_RC || qp->type == IBV_QPT_UC) && qp->recv_cq)
 		qp->scat_res = qp->recv_cq->cqe_size == 128 ? 64 : 32;
+	if (qp->dc == EMU_DC_DCT && qp->recv_cq && qp->recv_cq->cqe_size == 128)
+		qp->scat_res = 64;
 	if (qp->type == IBV_QPT_RC && qp->send_cq &&
 	    (qp->sq_sig_all || (qp->mlx5_flags & MLX5_QP_FLAG_ALLOW_SCATTER_CQE)))
 		qp->scat_req = qp->send_cq->cqe_size == 128 ? 64 : 32;
@@ -105,9 +110,12 @@ static void scatter_to_cqe_config(struct emu_qp *qp)
 /*
  * Which DC kind an IBV_QPT_DRIVER QP is, from the mlx5 create flags, and
  * the flags a QP of that type may carry (process_vendor_flags() of the
- * kernel's mlx5 qp.c: a flag the QP cannot take is EINVAL).  DCI streams
- * are not offered (the device answers no dci_streams_caps), so
- * MLX5_QP_FLAG_DCI_STREAM is refused like any unknown flag.
+ * kernel's mlx5 qp.c: a flag the QP cannot take is EINVAL).  The kernel
+ * takes MLX5_QP_FLAG_DCI_STREAM only when the HCA reports
+ * log_max_dci_stream_channels; this device reports 0, as query_device
+ * says (dci_streams_caps 0/0), so the flag stays and is EINVAL.  libmlx5
+ * refuses a stream count above the caps itself (EINVAL) and sends the
+ * flag only for 2^0 streams.
  */
 static int dc_kind(enum ibv_qp_type type, uint32_t flags, uint8_t *dc)
 {

@@ -3,8 +3,12 @@
  * DC through rdmafast: rdmafast's DCI WQEs against the ones libmlx5 writes
  * with ibv_wr_*() and mlx5dv_wr_set_dc_addr() for the same request (as
  * test_e2e_golden.c does for RC: both DCIs at the same producer index,
- * both executed against one DCT, bytes compared with the QPN masked), and
- * a DCI in error reset and reused with rf_dci_reset_ibv().
+ * both executed against one DCT, bytes compared with the QPN masked), the
+ * DCI stream id against mlx5dv_wr_set_dc_addr_stream(), the 16-byte
+ * compact address vector executed by the device (and a WQE whose AV
+ * claims more than its DS cover refused), a batch of DCI WQEs with one
+ * doorbell and one CQE, and a DCI in error reset and reused with
+ * rf_dci_reset_ibv().
  */
 #include "e2e.h"
 
@@ -287,10 +291,169 @@ Test(e2e_dc, dci_wqes_match_libmlx5)
 	cr_assert_eq(rf_sq_post_dc_send_inline(sq, &d.dest, msg, 40,
 					       RF_SEND_SIGNALED | RF_SEND_RING, 0), 0);
 	compare(&d, pi, 16 + 48 + 4 + 40, "send_inline");
+	pi += 2;
 	drain(&d, 1);
+
+	/* the DCI stream id in ctrl bytes 9..10; the rest as without it */
+	START(); ibv_wr_rdma_write(d.cx, b->mr->rkey, e2e_addr(b, 4096));
+	mlx5dv_wr_set_dc_addr_stream(d.cdv, d.ah, d.dct->qp_num, KEY, 0x0102);
+	SGE(0, 64); FINISH();
+	rf_dc_dest_set_stream(&d.dest, 0x0102);
+	cr_assert_eq(rf_sq_post_dc_write(sq, &d.dest, a->mr->lkey, e2e_addr(a, 0), 64,
+					 b->mr->rkey, e2e_addr(b, 4096),
+					 RF_SEND_SIGNALED | RF_SEND_RING, 0), 0);
+	rf_dc_dest_set_stream(&d.dest, 0);
+	cr_assert_eq(rf_sq_wqe(sq, pi)->dci_stream_channel_id[0], 1);
+	cr_assert_eq(rf_sq_wqe(sq, pi)->dci_stream_channel_id[1], 2);
+	compare(&d, pi, -1, "write_stream");
+	drain(&d, 0);
 
 	/* both atomics ran twice, once from each DCI */
 	cr_assert_eq(*(uint64_t *)b->buf, 10);
+	dc_close(&d);
+}
+
+/* The compact form of the test's destination, or NULL on RoCE (a GRH is needed). */
+static struct rf_dc_dest *compact(struct dc *d, struct rf_dc_dest *c)
+{
+	struct rf_wqe_av av;
+	int rc;
+
+	memset(&av, 0, sizeof(av));	/* the analyzer does not see cr_assert stop */
+	cr_assert_eq(rf_ah_av_ibv(d->ah, &av), 0);
+	rc = rf_dc_dest_init_compact(c, &av, d->dct->qp_num, KEY);
+	if (d->e.port.link_layer == IBV_LINK_LAYER_ETHERNET) {
+		cr_assert_eq(rc, -EINVAL, "RoCE: no compact AV");
+		return NULL;
+	}
+	cr_assert_eq(rc, 0);
+	return c;
+}
+
+Test(e2e_dc, compact_av_runs_every_kind_of_body)
+{
+	struct dc d;
+	struct rf_dc_dest cd, *c;
+	struct e2e_side *a, *b;
+	struct ibv_wc wc[4];
+	struct rf_wc rw;
+	struct rf_sq *sq;
+
+	dc_open(&d);
+	a = &d.e.a;
+	b = &d.e.b;
+	sq = &d.a.sq;
+	c = compact(&d, &cd);
+	if (!c) {
+		dc_close(&d);
+		return;
+	}
+	for (int i = 0; i < 256; i++)
+		a->buf[i] = (uint8_t)(i * 3 + 1);
+	memset(b->buf, 0, 8192);
+	*(uint64_t *)(b->buf + 8192) = 100;
+	srq_recv(&d, 32768);
+
+	cr_assert_eq(rf_sq_post_dc_write(sq, c, a->mr->lkey, e2e_addr(a, 0), 64,
+					 b->mr->rkey, e2e_addr(b, 0),
+					 RF_SEND_SIGNALED | RF_SEND_RING, 1), 0);
+	cr_assert_eq(sq->pi, 1, "a one-SGE write is one BB");
+	e2e_wait(&a->cq, &rw, 1);
+	cr_assert_eq(rw.status, RF_WC_SUCCESS, "write: %u", rw.status);
+	cr_assert_eq(memcmp(b->buf, a->buf, 64), 0);
+
+	cr_assert_eq(rf_sq_post_dc_read(sq, c, a->mr->lkey, e2e_addr(a, 4096), 64,
+					b->mr->rkey, e2e_addr(b, 0),
+					RF_SEND_SIGNALED | RF_SEND_RING, 2), 0);
+	e2e_wait(&a->cq, &rw, 1);
+	cr_assert_eq(rw.status, RF_WC_SUCCESS, "read: %u", rw.status);
+	cr_assert_eq(memcmp(a->buf + 4096, a->buf, 64), 0);
+
+	cr_assert_eq(rf_sq_post_dc_faa(sq, c, a->mr->lkey, e2e_addr(a, 8192),
+				       b->mr->rkey, e2e_addr(b, 8192), 5,
+				       RF_SEND_SIGNALED | RF_SEND_RING, 3), 0);
+	e2e_wait(&a->cq, &rw, 1);
+	cr_assert_eq(rw.status, RF_WC_SUCCESS, "fetch_add: %u", rw.status);
+	cr_assert_eq(*(uint64_t *)(a->buf + 8192), 100);
+	cr_assert_eq(*(uint64_t *)(b->buf + 8192), 105);
+
+	cr_assert_eq(rf_sq_post_dc_send_inline(sq, c, "compact", 7,
+					       RF_SEND_SIGNALED | RF_SEND_RING, 4), 0);
+	e2e_wait(&a->cq, &rw, 1);
+	cr_assert_eq(rw.status, RF_WC_SUCCESS, "send: %u", rw.status);
+	{
+		long end = e2e_now_ms() + E2E_TIMEOUT_MS;
+		int k;
+
+		while ((k = ibv_poll_cq(d.dcq, 1, wc)) == 0)
+			cr_assert(e2e_now_ms() < end, "DCT timeout");
+		cr_assert_eq(k, 1);
+		cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+		cr_assert_eq(wc[0].qp_num, d.dct->qp_num);
+		cr_assert_eq(wc[0].byte_len, 7);
+		cr_assert_eq(memcmp(b->buf + 32768, "compact", 7), 0);
+	}
+	dc_close(&d);
+}
+
+Test(e2e_dc, av_claiming_more_than_its_ds_is_refused)
+{
+	struct dc d;
+	struct rf_dc_dest cd, *c;
+	struct e2e_side *a, *b;
+	struct rf_wc rw;
+
+	dc_open(&d);
+	a = &d.e.a;
+	b = &d.e.b;
+	c = compact(&d, &cd);
+	if (!c) {
+		dc_close(&d);
+		return;
+	}
+	/* the extended bit on a 16-byte AV: the WQE's 4 DS end before its raddr */
+	c->av.dqp_dct |= RF_BE32(RF_EXTENDED_UD_AV);
+	memset(b->buf, 0, 64);
+	memset(a->buf, 0x44, 64);
+	cr_assert_eq(rf_sq_post_dc_write(&d.a.sq, c, a->mr->lkey, e2e_addr(a, 0), 64,
+					 b->mr->rkey, e2e_addr(b, 0),
+					 RF_SEND_SIGNALED | RF_SEND_RING, 1), 0);
+	e2e_wait(&a->cq, &rw, 1);
+	cr_assert_eq(rw.status, RF_WC_LOC_QP_OP_ERR, "status %u", rw.status);
+	cr_assert_eq(b->buf[0], 0, "nothing was written");
+	dc_close(&d);
+}
+
+Test(e2e_dc, batch_of_both_forms_one_doorbell_one_cqe)
+{
+	struct dc d;
+	struct rf_dc_dest cd, *c;
+	struct e2e_side *a, *b;
+	struct rf_wc rw;
+	struct rf_sq *sq;
+	int i;
+
+	dc_open(&d);
+	a = &d.e.a;
+	b = &d.e.b;
+	sq = &d.a.sq;
+	c = compact(&d, &cd);
+	for (i = 0; i < 1024; i++)
+		a->buf[i] = (uint8_t)(i ^ 0x5a);
+	memset(b->buf, 0, 1024);
+	/* 8 unsignaled writes of 128 bytes, the forms alternating, the last signaled */
+	for (i = 0; i < 8; i++)
+		cr_assert_eq(rf_sq_post_dc_write(sq, c && i % 2 ? c : &d.dest, a->mr->lkey,
+						 e2e_addr(a, 128u * (unsigned)i), 128,
+						 b->mr->rkey, e2e_addr(b, 128u * (unsigned)i),
+						 i == 7 ? RF_SEND_SIGNALED : 0, (uint64_t)i), 0);
+	rf_sq_ring(sq);
+	e2e_wait(&a->cq, &rw, 1);
+	cr_assert_eq(rw.status, RF_WC_SUCCESS, "%u", rw.status);
+	cr_assert_eq(rw.wr_id, 7, "one CQE, for the last");
+	cr_assert_eq(rf_sq_ci(sq), sq->pi, "and it retired all eight");
+	cr_assert_eq(memcmp(b->buf, a->buf, 1024), 0);
+	cr_assert_null(rf_cq_peek(&a->cq));
 	dc_close(&d);
 }
 

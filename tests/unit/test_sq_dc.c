@@ -3,8 +3,10 @@
  * DCI posts (sq_dc.h) in host memory: the address vector after ctrl with the
  * DCT number, the extended bit and the DC key as mlx5dv_wr_set_dc_addr()
  * writes them, the RC segments after it, BlueFlame of a lone 2-BB WQE,
- * padding at the queue end, and the refusals: DCI posts on other queues,
- * the RC and UD posts on a DCI.
+ * padding at the queue end, the 16-byte compact AV (a one-SGE WRITE in one
+ * BB), the DCI stream id in ctrl bytes 9..10, and the refusals: DCI posts
+ * on other queues, the RC and UD posts on a DCI, a compact AV for a path
+ * with a GRH.
  */
 #include <criterion/criterion.h>
 
@@ -71,6 +73,147 @@ Test(sq_dc, write_layout_and_blueflame)
 	cr_assert_eq(t.sq.pi, 2);
 	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(2));
 	cr_assert_eq(memcmp(t.uar + RF_BF_REG_OFFSET, w, 128), 0, "alone, 2 BBs: BlueFlame");
+	rft_sq_fini(&t);
+}
+
+/* An InfiniBand address handle's AV without GRH: bytes 16..47 zero. */
+static void compact_dest(struct rf_dc_dest *d, uint32_t dctn, uint64_t key)
+{
+	struct rf_wqe_av av;
+
+	memset(&av, 0, sizeof(av));
+	av.stat_rate_sl = 0x73;
+	av.fl_mlid = 0x05;
+	av.rlid = RF_BE16(0x0042);
+	cr_assert_eq(rf_dc_dest_init_compact(d, &av, dctn, key), 0);
+}
+
+Test(sq_dc, compact_av_write_is_one_bb_and_one_blueflame_block)
+{
+	struct rft_sq t;
+	struct rf_dc_dest d;
+	const uint8_t *w;
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_DCI, 16, 256, 64, 2, 0, QPN), 0);
+	compact_dest(&d, 0xabcde, 0x1122334455667788ull);
+	memset(t.uar + RF_BF_REG_OFFSET, 0xee, 256);
+	cr_assert_eq(rf_sq_post_dc_write(&t.sq, &d, 0x10, 0x1000, 64, 0x20, 0x2000,
+					 RF_SEND_SIGNALED | RF_SEND_RING, 7), 0);
+	w = slot(&t, 0);
+	cr_assert_eq(w[3], RF_OPCODE_RDMA_WRITE);
+	cr_assert_eq(be32at(w + 4), (QPN << 8) | 4, "ctrl + AV (1) + raddr + data");
+	cr_assert_eq(w[11], RF_WQE_CTRL_CQ_UPDATE);
+	cr_assert_eq(be64at(w + 16), 0x1122334455667788ull, "DC key");
+	cr_assert_eq(be32at(w + 24), 0xabcde, "dctn, no extended bit");
+	cr_assert_eq(w[28], 0x73, "rate and SL");
+	cr_assert_eq(w[29], 0x05);
+	cr_assert_eq(be32at(w + 28) & 0xffff, 0x42, "DLID");
+	cr_assert_eq(be64at(w + 32), 0x2000, "raddr right after the 16 bytes");
+	cr_assert_eq(be32at(w + 40), 0x20);
+	cr_assert_eq(be32at(w + 48), 64);
+	cr_assert_eq(be32at(w + 52), 0x10);
+	cr_assert_eq(be64at(w + 56), 0x1000);
+	cr_assert_eq(t.sq.pi, 1, "one BB");
+	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(1));
+	cr_assert_eq(memcmp(t.uar + RF_BF_REG_OFFSET, w, 64), 0, "BlueFlame: one block");
+	cr_assert_eq(t.uar[RF_BF_REG_OFFSET + 64], 0xee, "and no more");
+	rft_sq_fini(&t);
+}
+
+Test(sq_dc, compact_av_send_rings_blueflame_from_registers)
+{
+	struct rft_sq t;
+	struct rf_dc_dest d;
+	const uint8_t *w, *bf;
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_DCI, 16, 256, 64, 2, 0, QPN), 0);
+	compact_dest(&d, 7, 8);
+	memset(t.buf, 0xcc, 16 * 64);	/* stale bytes of an earlier lap */
+	cr_assert_eq(rf_sq_post_dc_send(&t.sq, &d, 0x10, 0x1000, 100,
+					RF_SEND_SIGNALED | RF_SEND_RING, 1), 0);
+	w = slot(&t, 0);
+	bf = t.uar + RF_BF_REG_OFFSET;
+	cr_assert_eq(w[7] & 0x3f, 3, "ctrl + AV + data");
+	cr_assert_eq(memcmp(bf, w, 48), 0, "the WQE went out by BlueFlame");
+	for (int i = 48; i < 64; i++)
+		cr_assert_eq(bf[i], 0, "byte %d: the block's tail is zeros, not the queue's", i);
+	rft_sq_fini(&t);
+}
+
+Test(sq_dc, compact_av_every_body)
+{
+	struct rft_sq t;
+	struct rf_dc_dest d;
+	const uint8_t msg[40] = { 9, 8, 7 };
+	const uint8_t *w;
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_DCI, 64, 0, 64, 2, 0, QPN), 0);
+	compact_dest(&d, 5, 9);
+	cr_assert_eq(rf_sq_post_dc_send(&t.sq, &d, 1, 2, 0, 0, 0), 0);
+	cr_assert_eq(slot(&t, 0)[7] & 0x3f, 2, "ctrl + AV");
+	cr_assert_eq(rf_sq_post_dc_read(&t.sq, &d, 1, 2, 3, 4, 5, 0, 0), 0);
+	w = slot(&t, 1);
+	cr_assert_eq(w[7] & 0x3f, 4);
+	cr_assert_eq(be32at(w + 40), 4, "rkey");
+	cr_assert_eq(rf_sq_post_dc_faa(&t.sq, &d, 1, 2, 3, 4, 6, 0, 0), 0);
+	w = slot(&t, 2);
+	cr_assert_eq(w[7] & 0x3f, 5, "ctrl + AV + raddr + atomic + data");
+	cr_assert_eq(be64at(w + 48), 6, "add");
+	cr_assert_eq(be32at(w + 64), 8, "the data segment in the second BB");
+	cr_assert_eq(t.sq.pi, 4);
+	cr_assert_eq(rf_sq_post_dc_write_inline(&t.sq, &d, msg, 12, 4, 5, 0, 0), 0);
+	w = slot(&t, 4);
+	cr_assert_eq(w[7] & 0x3f, 4, "raddr + 4 + 12 bytes inline: one BB");
+	cr_assert_eq(be32at(w + 48), 0x80000000u | 12);
+	cr_assert_eq(memcmp(w + 52, msg, 12), 0);
+	cr_assert_eq(rf_sq_post_dc_send_inline(&t.sq, &d, msg, 40, 0, 0), 0);
+	w = slot(&t, 5);
+	cr_assert_eq(w[7] & 0x3f, 2 + 3);
+	cr_assert_eq(memcmp(w + 36, msg, 40), 0);
+	rft_sq_fini(&t);
+}
+
+Test(sq_dc, compact_av_refused_for_a_path_with_grh)
+{
+	struct rf_dc_dest d;
+	struct rf_wqe_av av;
+	const uint8_t mac[6] = { 1, 2, 3, 4, 5, 6 }, gid[16] = { 0xfe, 0x80, 9 };
+
+	rf_set_av(&av, 0, 0, 0, 0x12, 0, 0x77, mac, 5, 64, 0x40000123, gid);
+	cr_assert_eq(rf_dc_dest_init_compact(&d, &av, 5, 9), -EINVAL);
+	memset(&av, 0, sizeof(av));
+	av.rgid[15] = 1;	/* RoCE: a GID, no GRH bit */
+	cr_assert_eq(rf_dc_dest_init_compact(&d, &av, 5, 9), -EINVAL);
+	memset(&av, 0, sizeof(av));
+	cr_assert_eq(rf_dc_dest_init_compact(&d, &av, 5, 9), 0);
+}
+
+Test(sq_dc, stream_id_in_the_control_segment)
+{
+	struct rft_sq t;
+	struct rf_dc_dest d, c;
+	const uint8_t *w;
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_DCI, 16, 0, 64, 2, 1, QPN), 0);
+	dest(&d, 5, 9);
+	compact_dest(&c, 6, 10);
+	rf_dc_dest_set_stream(&d, 0x1a2b);
+	rf_dc_dest_set_stream(&c, 3);
+	cr_assert_eq(rf_sq_post_dc_write(&t.sq, &d, 1, 2, 3, 4, 5, RF_SEND_FENCE, 0), 0);
+	w = slot(&t, 0);
+	cr_assert_eq(w[9], 0x1a, "dci_stream_channel_id, big-endian");
+	cr_assert_eq(w[10], 0x2b);
+	cr_assert_eq(w[8], 0, "signature untouched");
+	cr_assert_eq(w[11], RF_WQE_CTRL_FENCE | RF_WQE_CTRL_CQ_UPDATE, "fm_ce_se untouched");
+	cr_assert_eq(rf_sq_post_dc_send_imm(&t.sq, &c, 1, 2, 3, RF_BE32(0x99), 0, 0), 0);
+	w = slot(&t, 2);
+	cr_assert_eq(w[9], 0);
+	cr_assert_eq(w[10], 3);
+	cr_assert_eq(be32at(w + 12), 0x99, "imm untouched");
+	rf_dc_dest_set_stream(&d, 0);
+	cr_assert_eq(rf_sq_post_dc_faa(&t.sq, &d, 1, 2, 3, 4, 5, 0, 0), 0);
+	w = slot(&t, 3);
+	cr_assert_eq(w[9] | w[10], 0, "stream 0 again");
 	rft_sq_fini(&t);
 }
 

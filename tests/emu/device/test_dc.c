@@ -5,7 +5,8 @@
  * DCI reaches the DCT its WQE names, receives come from the DCT's SRQ and
  * complete on the DCT's CQ under the DCT's number; one DCI serves several
  * DCTs in turn; a wrong DC key is never answered (the DCI retries, then
- * fails) and the DCI is reset and used again.
+ * fails) and the DCI is reset and used again; a DCT scatters a small SEND
+ * into its CQE only with 128-byte CQEs.
  */
 #include "dev_test.h"
 
@@ -26,10 +27,10 @@ static struct {
 	bool			roce;
 } d;
 
-static struct ibv_qp *create_dct(uint64_t key)
+static struct ibv_qp *create_dct_on(struct ibv_cq *cq, uint64_t key)
 {
 	struct ibv_qp_init_attr_ex a = {
-		.qp_type = IBV_QPT_DRIVER, .send_cq = d.rcq, .recv_cq = d.rcq,
+		.qp_type = IBV_QPT_DRIVER, .send_cq = cq, .recv_cq = cq,
 		.srq = d.srq, .pd = d.pd, .comp_mask = IBV_QP_INIT_ATTR_PD,
 	};
 	struct mlx5dv_qp_init_attr dv = {
@@ -55,6 +56,11 @@ static struct ibv_qp *create_dct(uint64_t key)
 	cr_assert_eq(ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 				   IBV_QP_MIN_RNR_TIMER), 0);
 	return qp;
+}
+
+static struct ibv_qp *create_dct(uint64_t key)
+{
+	return create_dct_on(d.rcq, key);
 }
 
 static void dci_to_rts(uint8_t timeout, uint8_t retry)
@@ -301,4 +307,90 @@ Test(dev_dc, wrong_key_retries_out_then_the_dci_is_reset_and_reused)
 	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
 	cr_assert_eq(wc[0].wr_id, 10);
 	cr_assert_eq(memcmp(d.buf + 4096, d.buf, 8), 0);
+}
+
+/* The CQE in entry n of cq once the device wrote it (not consumed), and its scatter format. */
+static uint8_t cqe_scatter_fmt(struct ibv_cq *cq, uint32_t n, const uint8_t **cqe)
+{
+	struct mlx5dv_cq dv = { .comp_mask = 0 };
+	struct mlx5dv_obj o = { .cq = { .in = cq, .out = &dv } };
+	const uint8_t *e;
+	volatile const uint8_t *op;
+	uint64_t end = dt_now_ms() + 5000;
+
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_CQ), 0);
+	e = (const uint8_t *)dv.buf + (size_t)(n & (dv.cqe_cnt - 1)) * dv.cqe_size;
+	op = e + dv.cqe_size - 1;
+	while ((*op >> 4) == MLX5_CQE_INVALID || (*op & 1) != ((n / dv.cqe_cnt) & 1)) {
+		cr_assert_lt(dt_now_ms(), end, "CQE %u not written within 5 s", n);
+		usleep(20);
+	}
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	*cqe = e;
+	return *op & (MLX5_INLINE_SCATTER_32 | MLX5_INLINE_SCATTER_64);
+}
+
+static void send_to(struct ibv_qp *dct, uint64_t key, uint32_t off, uint32_t len)
+{
+	struct ibv_wc wc;
+
+	ibv_wr_start(d.qpx);
+	d.qpx->wr_id = 30;
+	d.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(d.qpx);
+	mlx5dv_wr_set_dc_addr(d.dv, d.ah, dct->qp_num, key);
+	sge(off, len);
+	cr_assert_eq(ibv_wr_complete(d.qpx), 0);
+	cr_assert_eq(dt_poll(d.scq, &wc, 1, 5000), 1);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+}
+
+Test(dev_dc, dct_scatters_to_cqe_only_with_128_byte_cqes)
+{
+	struct ibv_cq_init_attr_ex ca = { .cqe = 64 };
+	struct mlx5dv_cq_init_attr da = {
+		.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE, .cqe_size = 128,
+	};
+	uint8_t *rx = d.buf + 12288;
+	const uint8_t *e;
+	struct ibv_cq_ex *cqx = mlx5dv_create_cq(d.ctx, &ca, &da);
+	struct ibv_cq *cq128;
+	struct ibv_qp *dct;
+	struct ibv_wc wc;
+
+	cr_assert(cqx, "mlx5dv_create_cq: %s", strerror(errno));
+	cq128 = ibv_cq_ex_to_cq(cqx);
+	dct = create_dct_on(cq128, DCT_KEY + 2);
+	for (int i = 0; i < 64; i++)
+		d.buf[i] = (uint8_t)(0x40 + i);
+
+	/* 128-byte CQEs: up to 64 bytes in the CQE, the receive buffer untouched */
+	srq_recv(21, rx, 512);
+	send_to(dct, DCT_KEY + 2, 0, 40);
+	cr_assert_eq(cqe_scatter_fmt(cq128, 0, &e), MLX5_INLINE_SCATTER_64);
+	cr_assert_eq(memcmp(e, d.buf, 40), 0, "the data in the first half of the entry");
+	cr_assert_eq(rx[0], 0, "not in memory yet");
+	cr_assert_eq(dt_poll(cq128, &wc, 1, 5000), 1);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	cr_assert_eq(wc.qp_num, dct->qp_num);
+	cr_assert_eq(wc.byte_len, 40);
+	cr_assert_eq(memcmp(rx, d.buf, 40), 0, "libmlx5 copied it to the SRQ buffer");
+
+	/* 65 bytes do not fit */
+	srq_recv(22, rx + 512, 512);
+	send_to(dct, DCT_KEY + 2, 0, 65);
+	cr_assert_eq(cqe_scatter_fmt(cq128, 1, &e), 0);
+	cr_assert_eq(dt_poll(cq128, &wc, 1, 5000), 1);
+	cr_assert_eq(memcmp(rx + 512, d.buf, 65), 0);
+
+	/* 64-byte CQEs: never scattered, even 8 bytes */
+	srq_recv(23, rx + 1024, 512);
+	send_to(d.dct[0], DCT_KEY, 0, 8);
+	cr_assert_eq(cqe_scatter_fmt(d.rcq, 0, &e), 0);
+	cr_assert_eq(memcmp(rx + 1024, d.buf, 8), 0, "in memory at once");
+	cr_assert_eq(dt_poll(d.rcq, &wc, 1, 5000), 1);
+	cr_assert_eq(wc.byte_len, 8);
+
+	cr_assert_eq(ibv_destroy_qp(dct), 0);
+	cr_assert_eq(ibv_destroy_cq(cq128), 0);
 }
