@@ -76,7 +76,7 @@ Test(tools, ibstat_finds_the_ca)
 	cr_expect(strstr(out, "CA type: MT4123"), "%s", out);
 	cr_expect(strstr(out, "State: Active"), "%s", out);
 	cr_expect(strstr(out, "Physical state: LinkUp"), "%s", out);
-	cr_expect(strstr(out, "Rate: 100"), "%s", out);
+	cr_expect(strstr(out, "Rate: 200"), "%s", out);
 	cr_expect(strstr(out, "Link layer: InfiniBand"), "%s", out);
 	/* a CA that is not there */
 	cr_expect_neq(RUN(out, "ibstat", "mlx5_7"), 0);
@@ -87,7 +87,7 @@ Test(tools, ibstatus_reads_the_ports)
 	cr_assert_eq(RUN(out, "ibstatus"), 0, "%s", out);
 	cr_expect(strstr(out, "Infiniband device 'mlx5_0' port 1 status:"), "%s", out);
 	cr_expect(strstr(out, "state:\t\t 4: ACTIVE"), "%s", out);
-	cr_expect(strstr(out, "rate:\t\t 100 Gb/sec (4X EDR)"), "%s", out);
+	cr_expect(strstr(out, "rate:\t\t 200 Gb/sec (4X HDR)"), "%s", out);
 	cr_expect(strstr(out, "default gid:\t fe80:0000:0000:0000:"), "%s", out);
 }
 

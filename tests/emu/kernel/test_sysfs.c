@@ -262,10 +262,10 @@ Test(sysfs, port_files_say_what_query_port_says)
 	cr_expect_str_eq(slurp(PORT1 "/cap_mask"), want);
 	cr_expect_str_eq(slurp(PORT1 "/link_layer"),
 			 pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet\n" : "InfiniBand\n");
-	/* 4X EDR, the speed and width query_port reports */
+	/* 4X HDR (the ConnectX-6 profile), the speed and width query_port reports */
 	cr_expect_eq(pa.active_width, 2);
-	cr_expect_eq(pa.active_speed, 32);
-	cr_expect_str_eq(slurp(PORT1 "/rate"), "100 Gb/sec (4X EDR)\n");
+	cr_expect_eq(pa.active_speed, 64);
+	cr_expect_str_eq(slurp(PORT1 "/rate"), "200 Gb/sec (4X HDR)\n");
 
 	cr_assert_eq(ibv_query_gid(ctx, 1, 0, &gid), 0);
 	snprintf(want, sizeof(want), "%02x%02x:%02x%02x:%02x%02x:%02x%02x:"
