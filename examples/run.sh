@@ -104,6 +104,9 @@ pair srq_pingpong --iters 200
 pair mad_snoop
 # UD datagrams through an address handle, answered one by one.
 pair ud_pingpong --iters 100
+# A memory window granted onto part of a buffer, written through, revoked
+# (invalidated; bound again with a new tag): the next write is refused.
+pair mw_grant
 
 # --all (make examples-run): the examples of more than two processes.
 if [ "$ALL" = 1 ]; then
