@@ -102,12 +102,28 @@ pair srq_pingpong --iters 200
 # MADs of several classes on UD QPs, each side's tap printing only what
 # its snoop filter selects (errors only; one vendor class of one OUI).
 pair mad_snoop
+# UD datagrams through an address handle, answered one by one.
+pair ud_pingpong --iters 100
+# A memory window granted onto part of a buffer, written through, revoked
+# (invalidated; bound again with a new tag): the next write is refused.
+pair mw_grant
 
 # --all (make examples-run): the examples of more than two processes.
 if [ "$ALL" = 1 ]; then
 	# Four XRC client processes into the two XRC SRQs of each of two
 	# server processes that share one XRC domain through a file.
 	pair xrc_pingpong --iters 100
+	# UD multicast: three client processes attached to one group, each
+	# receiving every message the server sends to it once; on InfiniBand,
+	# then on RoCE v2 (the emulated ports as Ethernet).
+	group ud_pingpong 3 --mcast --iters 100
+	if [ -n "$RUN" ]; then
+		ib_run=$RUN
+		RUN="$B/rfemu -l eth --"
+		echo "(RoCE v2)"
+		group ud_pingpong 3 --mcast --iters 100
+		RUN=$ib_run
+	fi
 fi
 
 if [ "$failed" -ne 0 ]; then

@@ -2,9 +2,10 @@
 /*
  * examples/ud.h - one UD endpoint for the datagram examples: device, PD,
  * a registered buffer, a CQ and a UD QP taken over by rdmafast, the QP
- * moved to RTS with a Q_Key, then the TCP exchange of <rdmafast/connect.h>
- * (QPN, LID, GID) and an address handle toward the peer, whose 48-byte
- * address vector is what rf_sq_post_ud_send() takes.
+ * moved to RTS with a Q_Key (ex_ud_setup), then the TCP exchange of
+ * <rdmafast/connect.h> (QPN, LID, GID: ex_ud_info) and an address handle
+ * toward the peer, whose 48-byte address vector is what
+ * rf_sq_post_ud_send() takes (ex_ud_open does all of it).
  *
  * Include cli.h first.
  */
@@ -73,29 +74,22 @@ static inline struct ibv_ah *ex_ud_ah(struct ex_ud *u, uint16_t lid, const uint8
 }
 
 /*
- * ex_ud_open - the endpoint as the command line says, with a buffer of
- * buf_size bytes, max_wr send and receive WQEs, Q_Key qkey; then serve or
- * connect and make the address handle toward the peer. Returns 0, or -1
- * after printing what failed (everything released).
+ * ex_ud_setup - the endpoint as the command line says, with a buffer of
+ * buf_size bytes, max_wr send and receive WQEs, Q_Key qkey, its QP at RTS.
+ * Returns 0, or -1 after printing what failed (everything released).
  */
-static inline int ex_ud_open(struct ex_ud *u, const struct ex_opts *o, size_t buf_size,
-			     uint32_t max_wr, uint32_t qkey)
+static inline int ex_ud_setup(struct ex_ud *u, const struct ex_opts *o, size_t buf_size,
+			      uint32_t max_wr, uint32_t qkey)
 {
 	struct rf_qp_init_attr qa;
 	struct rf_qp_conn_attr ca;
-	struct rf_ep_info me;
 	const char *what = "opening the RDMA device";
-	char addr[64];
 	int ret;
 
 	memset(u, 0, sizeof(*u));
 	u->sock = -1;
 	u->port = (uint8_t)(o->ib_port ? o->ib_port : 1);
 	u->gid_index = o->gid_index;
-	if (o->host && ex_resolve(o->host, addr, sizeof(addr))) {
-		fprintf(stderr, "%s: no such host\n", o->host);
-		return -1;
-	}
 	u->ctx = rf__ep_open_dev(o->dev, &ret);
 	if (!u->ctx)
 		goto fail;
@@ -138,19 +132,53 @@ static inline int ex_ud_open(struct ex_ud *u, const struct ex_opts *o, size_t bu
 	ret = rf_qp_connect_ibv(&u->qp, &ca, NULL);
 	if (ret)
 		goto fail;
+	return 0;
 
-	memset(&me, 0, sizeof(me));
-	me.qpn = u->qp.qpn;
-	me.lid = u->pa.lid;
-	if (u->global) {
-		union ibv_gid g;
+fail:
+	fprintf(stderr, "%s: %s%s\n", what, strerror(-ret),
+		ret == -ENODEV ? " (on the emulated HCA: run under build/rfemu)" : "");
+	ex_ud_close(u);
+	return -1;
+}
 
-		what = "ibv_query_gid";
-		ret = rf__ibv_err(ibv_query_gid(u->ctx, u->port, u->gid_index, &g));
-		if (ret)
-			goto fail;
-		memcpy(me.gid, g.raw, sizeof(me.gid));
+/* What this endpoint tells a peer: its QPN, LID and (RoCE) GID. 0 or -errno. */
+static inline int ex_ud_info(struct ex_ud *u, struct rf_ep_info *me)
+{
+	union ibv_gid g;
+
+	memset(me, 0, sizeof(*me));
+	me->qpn = u->qp.qpn;
+	me->lid = u->pa.lid;
+	if (!u->global)
+		return 0;
+	if (ibv_query_gid(u->ctx, u->port, u->gid_index, &g))
+		return rf__ep_errno();
+	memcpy(me->gid, g.raw, sizeof(me->gid));
+	return 0;
+}
+
+/*
+ * ex_ud_open - ex_ud_setup(), then serve or connect, exchange QP details
+ * and make the address handle toward the peer. Returns 0, or -1 after
+ * printing what failed (everything released).
+ */
+static inline int ex_ud_open(struct ex_ud *u, const struct ex_opts *o, size_t buf_size,
+			     uint32_t max_wr, uint32_t qkey)
+{
+	struct rf_ep_info me;
+	const char *what = "ibv_query_gid";
+	char addr[64];
+	int ret;
+
+	if (o->host && ex_resolve(o->host, addr, sizeof(addr))) {
+		fprintf(stderr, "%s: no such host\n", o->host);
+		return -1;
 	}
+	if (ex_ud_setup(u, o, buf_size, max_wr, qkey))
+		return -1;
+	ret = ex_ud_info(u, &me);
+	if (ret)
+		goto fail;
 	what = o->host ? "connecting to the server" : "waiting for a client";
 	u->sock = o->host ? rf_tcp_connect(addr, (uint16_t)o->port, 0)
 			  : rf_tcp_serve((uint16_t)o->port, 0);

@@ -292,6 +292,61 @@ static void resp_ud(struct dev_qp *dq, const struct dev_pkt *p)
 	}
 }
 
+/* ---- UD multicast ---------------------------------------------------------- */
+
+/* Is attachment m one of the group p is addressed to? */
+static bool mcast_match(const struct emu_mcast *m, const struct dev_pkt *p)
+{
+	/* by MGID when the packet names it (as mlx5's MCG table), else by MLID */
+	if (p->flags & DPKT_GRH)
+		return !memcmp(m->gid.raw, p->dgid, 16);
+	return m->lid == p->dlid;
+}
+
+/* Did p leave from qp's own port (loopback within the HCA)? */
+static bool mcast_from_port_of(const struct emu_qp *qp, const struct dev_pkt *p)
+{
+	const struct emu_port_id *port = dev_qp_port(qp);
+
+	if (!roce())
+		return p->slid == port->lid;
+	for (unsigned i = 0; i < port->num_gids; i++)
+		if (!memcmp(p->sgid, port->gid[i].raw, 16))
+			return true;
+	return false;
+}
+
+/*
+ * A multicast packet reaching this host: one copy to every QP attached to
+ * its group, whatever the number of its attachments (ibv_attach_mcast(3):
+ * attached twice, one copy), each with its own Q_Key check and receive.
+ * A QP created with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB does not hear itself
+ * or any QP on its port (mlx5's block_lb_mc).  Only SENDs to DestQP
+ * 0xFFFFFF are multicast (IBA 9.2); anything else is dropped.
+ */
+static void resp_mcast(const struct dev_pkt *p)
+{
+	if (p->dst_qpn != DEV_MCAST_QPN)
+		return;
+	for (struct emu_ctx *ctx = emu_ctx_first_locked(); ctx; ctx = ctx->next) {
+		for (const struct emu_mcast *m = ctx->mcast; m; m = m->next) {
+			const struct emu_mcast *o;
+			struct dev_qp *dq = dev_qp_of(m->qp);
+
+			if (!dq || !mcast_match(m, p) || !qp_can_receive(m->qp))
+				continue;
+			for (o = ctx->mcast; o != m; o = o->next)
+				if (o->qp == m->qp && mcast_match(o, p))
+					break;
+			if (o != m)
+				continue;	/* delivered through an earlier attachment */
+			if ((p->flags & DPKT_MC_NO_LB) && mcast_from_port_of(m->qp, p))
+				continue;
+			resp_ud(dq, p);
+		}
+	}
+}
+
 /* ---- connected transports ------------------------------------------------- */
 
 struct resp_env {
@@ -887,9 +942,16 @@ void dev_dct_conns_free(struct dev_qp *dq)
 
 void dev_resp_packet(const struct dev_pkt *p)
 {
-	struct emu_qp *qp = emu_qp_by_qpn_locked(p->dst_qpn);
+	struct emu_qp *qp;
 	struct dev_qp *dq;
 
+	if (dev_pkt_is_mcast(p, roce())) {
+		resp_mcast(p);
+		return;
+	}
+	if (p->dst_qpn == DEV_MCAST_QPN)
+		return;		/* 0xFFFFFF to a unicast address: invalid, dropped */
+	qp = emu_qp_by_qpn_locked(p->dst_qpn);
 	if (!qp || !(dq = dev_qp_of(qp)) || qp->opened)
 		return;		/* no such QP on this host: dropped */
 	if (p->op >= DOP_READ_RESP) {

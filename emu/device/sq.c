@@ -447,6 +447,11 @@ static bool emit_entry(struct dev_qp *dq, struct dev_ent *e)
 			/* a Q_Key with the top bit set means "use the QP's own" */
 			p->qkey = (w.qkey & 0x80000000u) ? qp->attr.qkey : w.qkey;
 			p->sl = w.av[12] & 0xf;
+			/* the AV's rlid is a LID on InfiniBand only (RoCE: a UDP port) */
+			if (emu_cfg.link_layer == IBV_LINK_LAYER_INFINIBAND)
+				p->dlid = dev_be16(w.av + 14);
+			if (qp->create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)
+				p->flags |= DPKT_MC_NO_LB;
 			if (w.av_ext)
 				fill_grh(qp, p, w.av);
 		} else if (qp->dc == EMU_DC_DCI) {

@@ -29,17 +29,29 @@ static void ah_attr_from_uverbs(struct ibv_ah_attr *a, const struct ib_uverbs_ah
 	a->port_num = u->port_num;
 }
 
-/* MAC of the emulated port that owns dgid; multicast GIDs map to 33:33:x. */
+/*
+ * MAC of the emulated port that owns dgid.  Multicast GIDs map as the
+ * kernel's ib_resolve_eth_dmac() maps them: IPv6 to 33:33 and the last four
+ * bytes (ipv6_eth_mc_map()), IPv4-mapped to 01:00:5e and the low 23 bits of
+ * the group (ip_eth_mc_map()).
+ */
 static void dmac_of_gid(uint8_t mac[6], const uint8_t *g)
 {
 	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+	bool v4 = !memcmp(g, v4mapped, sizeof(v4mapped));
 
 	memset(mac, 0, 6);
 	if (g[0] == 0xff) {
 		mac[0] = 0x33;
 		mac[1] = 0x33;
 		memcpy(mac + 2, g + 12, 4);
-	} else if (!memcmp(g, v4mapped, sizeof(v4mapped))) {
+	} else if (v4 && (g[12] & 0xf0) == 0xe0) {
+		mac[0] = 0x01;
+		mac[2] = 0x5e;
+		mac[3] = g[13] & 0x7f;
+		mac[4] = g[14];
+		mac[5] = g[15];
+	} else if (v4) {
 		/* ::ffff:10.<d*ports+p>.<h>.<h>, see subnet/subnet.c */
 		unsigned dp = g[13] ? g[13] - 1u : 0;
 

@@ -683,6 +683,7 @@ static void mcast_drop_qp(struct emu_qp *qp)
 
 		if (m->qp == qp) {
 			*pp = m->next;
+			emu_subnet_mcast_leave(m->gid.raw, m->lid, qp->qpn);
 			free(m);
 		} else {
 			pp = &m->next;
@@ -754,6 +755,18 @@ int emu_cmd_destroy_qp(struct emu_cmd *c)
 
 /* ---- multicast ----------------------------------------------------------- */
 
+/*
+ * The kernel's rdma_is_multicast_addr(): ff00::/8, or an IPv4-mapped
+ * address in 224.0.0.0/4 (RoCE v2 over IPv4).
+ */
+static bool gid_is_multicast(const uint8_t *gid)
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	return gid[0] == 0xff ||
+	       (!memcmp(gid, v4mapped, sizeof(v4mapped)) && (gid[12] & 0xf0) == 0xe0);
+}
+
 static int mcast_check(struct emu_cmd *c, const uint8_t *gid, uint16_t mlid,
 		       uint32_t qp_handle, struct emu_qp **qpp)
 {
@@ -761,8 +774,8 @@ static int mcast_check(struct emu_cmd *c, const uint8_t *gid, uint16_t mlid,
 
 	if (!qp || qp->opened)
 		return EINVAL;
-	/* multicast is a UD service, to a multicast GID (ff00::/8) */
-	if (qp->type != IBV_QPT_UD || gid[0] != 0xff)
+	/* multicast is a UD service, to a multicast GID (ib_attach_mcast()) */
+	if (qp->type != IBV_QPT_UD || !gid_is_multicast(gid))
 		return EINVAL;
 	if (emu_cfg.link_layer == IBV_LINK_LAYER_INFINIBAND &&
 	    (mlid < 0xc000 || mlid == 0xffff))
@@ -786,6 +799,12 @@ int emu_cmd_attach_mcast(struct emu_cmd *c)
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return ENOMEM;
+	/* the fabric learns of the member: other hosts' sends now reach it */
+	ret = emu_subnet_mcast_join(cmd->gid, cmd->mlid, qp->qpn);
+	if (ret) {
+		free(m);
+		return ret;
+	}
 	m->qp = qp;
 	m->lid = cmd->mlid;
 	memcpy(m->gid.raw, cmd->gid, 16);
@@ -808,6 +827,7 @@ int emu_cmd_detach_mcast(struct emu_cmd *c)
 
 		if (m->qp == qp && m->lid == cmd->mlid && !memcmp(m->gid.raw, cmd->gid, 16)) {
 			*pp = m->next;
+			emu_subnet_mcast_leave(m->gid.raw, m->lid, qp->qpn);
 			free(m);
 			return 0;
 		}

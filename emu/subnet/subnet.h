@@ -2,11 +2,12 @@
 /*
  * subnet.h - the state the processes of one user share (subnet.c): host
  * slots and identities, XRC domains by inode, and the XRC target QPs other
- * processes may open.
+ * processes may open; multicast group membership (mcast.c).
  */
 #ifndef RDMAFAST_EMU_SUBNET_H
 #define RDMAFAST_EMU_SUBNET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -57,5 +58,18 @@ uint32_t emu_subnet_xrcd_anon(void);
 int emu_subnet_tgt_publish(uint32_t xrcdn, uint32_t qpn, const struct emu_qp_attr *attr);
 void emu_subnet_tgt_unpublish(uint32_t qpn);
 int emu_subnet_tgt_lookup(uint32_t xrcdn, uint32_t qpn, struct emu_qp_attr *attr);
+
+/*
+ * Multicast membership (mcast.c), the fabric's forwarding tables: a QP
+ * attached to a group on this host, detached, and the hosts with a QP
+ * attached to a group, by MLID (InfiniBand switches forward by DLID) or by
+ * MGID (RoCE), as a bitmap indexed by host id.  Join returns 0 or an errno.
+ * Called under emu_lock.
+ */
+#define EMU_MCAST_HOST_WORDS	((EMU_MAX_HOSTS + 64) / 64)
+int emu_subnet_mcast_join(const uint8_t gid[16], uint16_t lid, uint32_t qpn);
+void emu_subnet_mcast_leave(const uint8_t gid[16], uint16_t lid, uint32_t qpn);
+unsigned emu_subnet_mcast_hosts(const uint8_t gid[16], uint16_t lid, bool by_lid,
+				uint64_t hosts[EMU_MCAST_HOST_WORDS]);
 
 #endif /* RDMAFAST_EMU_SUBNET_H */

@@ -42,7 +42,18 @@ enum {
 	DPKT_SE		= 1 << 2,	/* solicited event */
 	DPKT_GRH	= 1 << 3,	/* sgid/dgid/flow/tclass/hop are valid */
 	DPKT_CRC	= 1 << 4,	/* crc covers the packet: verify it */
+	/*
+	 * Multicast from a QP created with IBV_QP_CREATE_BLOCK_SELF_MCAST_LB
+	 * (the QPC's block_lb_mc): no copy for the sender's own port.
+	 */
+	DPKT_MC_NO_LB	= 1 << 5,
 };
+
+/*
+ * Multicast, the destination QP of every packet to a group (IBA 9.2: the
+ * BTH's DestQP is 0xFFFFFF with a multicast DLID).
+ */
+#define DEV_MCAST_QPN		0xffffffu
 
 /* NAK codes, in the spirit of the AETH syndrome */
 enum {
@@ -82,7 +93,8 @@ struct dev_pkt {
 	uint32_t		dma_len;	/* whole message */
 	uint32_t		offset;		/* of this payload within the message */
 	uint32_t		len;		/* payload bytes after the header */
-	uint32_t		pad;
+	uint16_t		dlid;		/* LRH DLID: UD on InfiniBand (multicast: the MLID) */
+	uint16_t		pad;
 	uint64_t		atomic[4];	/* swap|add, compare, swap_mask, compare_mask */
 	uint8_t			sgid[16];
 	uint8_t			dgid[16];
@@ -98,5 +110,26 @@ struct dev_pkt {
 	uint64_t		crc;		/* DPKT_CRC: hash of everything after it */
 	uint8_t			payload[];
 };
+
+/*
+ * Is p addressed to a multicast group?  On InfiniBand by its DLID
+ * (0xC000-0xFFFE, IBA 4.1.1; 0xFFFF is the permissive LID), on RoCE by a
+ * multicast DGID: ff00::/8, or IPv4-mapped 224.0.0.0/4 for RoCE v2 over
+ * IPv4 (the kernel's rdma_is_multicast_addr()).
+ */
+static inline int dev_pkt_is_mcast(const struct dev_pkt *p, int roce)
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+	const uint8_t *g = p->dgid;
+	int i, v4 = 1;
+
+	if (!roce)
+		return p->dlid >= 0xc000 && p->dlid != 0xffff;
+	if (!(p->flags & DPKT_GRH))
+		return 0;
+	for (i = 0; i < 12; i++)
+		v4 &= g[i] == v4mapped[i];
+	return g[0] == 0xff || (v4 && (g[12] & 0xf0) == 0xe0);
+}
 
 #endif /* RDMAFAST_EMU_WIRE_PACKET_H */

@@ -365,9 +365,8 @@ bool dev_wire_room(uint32_t dst_qpn)
 	return false;
 }
 
-static void transmit(struct dev_pkt *p, bool in_ring)
+static void transmit_to(unsigned h, struct dev_pkt *p, bool in_ring)
 {
-	unsigned h = EMU_NUM_HOST(p->dst_qpn);
 	struct link *l;
 	int r;
 
@@ -389,6 +388,42 @@ static void transmit(struct dev_pkt *p, bool in_ring)
 		}
 	}
 	enqueue(l, p);
+}
+
+/*
+ * A packet to a multicast group goes, as the switches replicate it, once
+ * to every host with a QP attached (subnet/mcast.c: by MLID on InfiniBand,
+ * by MGID on RoCE), this one included; the receiving device picks its
+ * attached QPs.  A group without members takes the packet nowhere, as a
+ * fabric drops it.  This host's copy is committed last: until then the
+ * loopback ring reservation p sits in may still be read for the others.
+ */
+static void transmit_mcast(struct dev_pkt *p, bool in_ring)
+{
+	uint64_t hosts[EMU_MCAST_HOST_WORDS];
+	bool roce = emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET;
+	bool self = false;
+
+	if (!emu_subnet_mcast_hosts(p->dgid, p->dlid, !roce, hosts))
+		return;
+	for (unsigned h = 1; h <= EMU_MAX_HOSTS; h++) {
+		if (!(hosts[h / 64] >> (h % 64) & 1))
+			continue;
+		if (h == emu_cfg.host_id)
+			self = true;
+		else
+			transmit_to(h, p, false);
+	}
+	if (self)
+		transmit_to(emu_cfg.host_id, p, in_ring);
+}
+
+static void transmit(struct dev_pkt *p, bool in_ring)
+{
+	if (dev_pkt_is_mcast(p, emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET))
+		transmit_mcast(p, in_ring);
+	else
+		transmit_to(EMU_NUM_HOST(p->dst_qpn), p, in_ring);
 }
 
 uint64_t dev_wire_ticket(uint32_t dst_qpn)

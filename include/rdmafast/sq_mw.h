@@ -31,6 +31,13 @@
 
 RF_BEGIN_DECLS
 
+/*
+ * In rf_sq_post_bind_mw()'s access, beside the RF_MKEY_ACCESS_* bits: a
+ * zero-based window, which the peer addresses from 0 (its offset) rather
+ * than by virtual address (IBV_ACCESS_ZERO_BASED; rf_mw_access_ibv()).
+ */
+#define RF_MW_ZERO_BASED	(1u << 8)
+
 /* The next rkey of a memory window: same index, tag (low byte) + 1. */
 RF_INLINE uint32_t rf_mw_inc_rkey(uint32_t rkey)
 {
@@ -41,7 +48,8 @@ RF_INLINE uint32_t rf_mw_inc_rkey(uint32_t rkey)
  * rf_sq_post_bind_mw - bind type-2 memory window mw_rkey (its current
  * key) to [addr, addr + len) of the MR lkey, for remote access through
  * this QP only, with key new_rkey (same index, new tag) and access
- * RF_MKEY_ACCESS_* bits (verbs.h: rf_mw_access_ibv()). The MR must allow
+ * RF_MKEY_ACCESS_* bits, and RF_MW_ZERO_BASED for a window addressed from
+ * 0 (verbs.h: rf_mw_access_ibv()). The MR must allow
  * binding (IBV_ACCESS_MW_BIND). 3 BBs, plus 1 for the fence NOP.
  * -EINVAL on a UD queue: windows are bound to connected QPs (IBA 10.6.7).
  */
@@ -66,8 +74,10 @@ static inline int rf_sq_post_bind_mw(struct rf_sq *sq, uint32_t mw_rkey, uint32_
 			    RF_UMR_CTRL_FLAG_TRANSLATION_OFFSET, RF_UMR_KLM_OCTOWORDS(1),
 			    RF_UMR_MKEY_MASK_BIND | RF_UMR_MKEY_MASK_QPN);
 	m = (struct rf_wqe_mkey_context_seg *)(u + 1);
+	/* zero based: the mkey starts at 0, the KLM still names the memory */
 	rf_set_mkey_context_seg(m, 0, (uint8_t)access,
-				(sq->qpn << 8) | (new_rkey & 0xff), addr, len);
+				(sq->qpn << 8) | (new_rkey & 0xff),
+				(access & RF_MW_ZERO_BASED) ? 0 : addr, len);
 	k = (struct rf_wqe_umr_klm_seg *)(m + 1);
 	rf_set_umr_klm_seg(k, (uint32_t)len, lkey, addr);
 	__builtin_memset(k + 1, 0, 3 * sizeof(*k));	/* the KLM block is 64 bytes */

@@ -897,14 +897,15 @@ static inline RF_COLD int rf_xrc_recv_connect_ibv(struct ibv_qp *rqp,
 					 IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER));
 }
 
-/* IBV_ACCESS_* flags of a window bind to the mkey context's access bits. */
+/* IBV_ACCESS_* flags of a window bind to the mkey context's access bits (and RF_MW_ZERO_BASED). */
 static inline RF_COLD uint32_t rf_mw_access_ibv(int ibv_access)
 {
 	return RF_MKEY_ACCESS_LOCAL_READ |
 	       ((ibv_access & IBV_ACCESS_LOCAL_WRITE) ? RF_MKEY_ACCESS_LOCAL_WRITE : 0) |
 	       ((ibv_access & IBV_ACCESS_REMOTE_READ) ? RF_MKEY_ACCESS_REMOTE_READ : 0) |
 	       ((ibv_access & IBV_ACCESS_REMOTE_WRITE) ? RF_MKEY_ACCESS_REMOTE_WRITE : 0) |
-	       ((ibv_access & IBV_ACCESS_REMOTE_ATOMIC) ? RF_MKEY_ACCESS_ATOMIC : 0);
+	       ((ibv_access & IBV_ACCESS_REMOTE_ATOMIC) ? RF_MKEY_ACCESS_ATOMIC : 0) |
+	       ((ibv_access & IBV_ACCESS_ZERO_BASED) ? RF_MW_ZERO_BASED : 0);
 }
 
 /* The 48-byte address vector of an address handle, for rf_sq_post_ud_send(). */

@@ -1164,6 +1164,25 @@ Test(sq, init_rejects_bad_geometry)
 	rft_sq_fini(&t);
 }
 
+/* A zero-based window: the mkey starts at 0, the KLM still names the memory. */
+Test(sq, bind_mw_zero_based)
+{
+	struct rft_sq t;
+	const uint8_t *w;
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	cr_assert_eq(rf_sq_post_bind_mw(&t.sq, 0x12345600, 0x12345601, 0x777, 0x10000, 0x2000,
+					RF_MKEY_ACCESS_REMOTE_READ | RF_MW_ZERO_BASED, 0, 7), 0);
+	w = wqe(&t, 0);
+	cr_assert_eq(w[66], RF_MKEY_ACCESS_REMOTE_READ, "the flag is no access bit");
+	cr_assert_eq(rd32(w + 68), (QPN << 8) | 0x01);
+	cr_assert_eq(rd64(w + 80), 0, "a zero-based window starts at 0");
+	cr_assert_eq(rd64(w + 88), 0x2000);
+	cr_assert_eq(rd32(w + 132), 0x777);
+	cr_assert_eq(rd64(w + 136), 0x10000, "the KLM names the memory");
+	rft_sq_fini(&t);
+}
+
 Test(sq, bind_mw_and_local_inv)
 {
 	struct rft_sq t;

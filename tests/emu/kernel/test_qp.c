@@ -259,12 +259,18 @@ Test(qp, multicast)
 	struct ibv_qp *ud = make_qp(IBV_QPT_UD, NULL), *rc = make_qp(IBV_QPT_RC, NULL);
 	union ibv_gid mgid = { .raw = { 0xff, 0x12, 0x40, 0x1b, [15] = 1 } };
 	union ibv_gid ucast = { .raw = { 0xfe, 0x80, [15] = 1 } };
+	union ibv_gid v4group = { .raw = { [10] = 0xff, 0xff, 239, 1, 2, 3 } };
+	union ibv_gid v4host = { .raw = { [10] = 0xff, 0xff, 10, 1, 2, 3 } };
 
 	cr_assert_eq(ibv_attach_mcast(ud, &mgid, 0xc001), 0);
 	cr_assert_eq(ibv_attach_mcast(ud, &mgid, 0xc001), 0, "twice is fine");
 	cr_assert_eq(ibv_attach_mcast(rc, &mgid, 0xc001), EINVAL, "RC has no multicast");
 	cr_assert_eq(ibv_attach_mcast(ud, &ucast, 0xc001), EINVAL, "not a multicast GID");
 	cr_assert_eq(ibv_attach_mcast(ud, &mgid, 0x10), EINVAL, "unicast LID");
+	/* rdma_is_multicast_addr(): an IPv4-mapped group is one, a host is not */
+	cr_assert_eq(ibv_attach_mcast(ud, &v4group, 0xc002), 0);
+	cr_assert_eq(ibv_detach_mcast(ud, &v4group, 0xc002), 0);
+	cr_assert_eq(ibv_attach_mcast(ud, &v4host, 0xc002), EINVAL, "IPv4 unicast");
 	/* attached QPs cannot be destroyed */
 	cr_assert_eq(ibv_destroy_qp(ud), EBUSY);
 	cr_assert_eq(ibv_detach_mcast(ud, &mgid, 0xc001), 0);
