@@ -73,6 +73,22 @@ static uint32_t round_put(struct world *w, uint32_t pi, uint64_t k)
 	return pi + 1;
 }
 
+/*
+ * Every field rf_cq_poll() defines; a send completion's byte_len and imm
+ * are not among them (struct rf_wc), and its fast path leaves them alone.
+ */
+static void same_record(const struct rf_wc *a, const struct rf_wc *b, uint64_t k, int i)
+{
+	int send = a->opcode < RF_WC_RECV;
+
+	cr_assert(a->wr_id == b->wr_id && a->qp_num == b->qp_num && a->status == b->status &&
+		  a->opcode == b->opcode && a->flags == b->flags &&
+		  a->vendor_err == b->vendor_err && a->wqe_counter == b->wqe_counter &&
+		  a->sl == b->sl && (send || (a->byte_len == b->byte_len &&
+					      a->imm == b->imm && a->src_qp == b->src_qp)),
+		  "round %llu record %d differs", (unsigned long long)k, i);
+}
+
 Test(cq_ts, the_records_of_rf_cq_poll_and_their_stamps)
 {
 	struct world a, b;
@@ -96,8 +112,7 @@ Test(cq_ts, the_records_of_rf_cq_poll_and_their_stamps)
 		cr_assert_eq(got_a, 3, "round %llu", (unsigned long long)k);
 		cr_assert_eq(got_b, 3, "round %llu", (unsigned long long)k);
 		for (int i = 0; i < 3; i++)
-			cr_assert_eq(memcmp(&wc[i], &wts[i].wc, sizeof(wc[i])), 0,
-				     "round %llu record %d differs", (unsigned long long)k, i);
+			same_record(&wc[i], &wts[i].wc, k, i);
 		cr_assert_eq(wts[0].wc.wr_id, 100 * k);
 		cr_assert_eq(wts[0].ts, stamp(p0), "the write's stamp");
 		cr_assert_eq(wts[1].wc.wr_id, 100 * k + 1);
