@@ -228,7 +228,7 @@ void dev_cq_write(struct emu_cq *cq, const struct dev_cqe *c)
 		e->srqn_uidx = htobe32(c->uidx & 0xffffff);
 		e->imm_inval_pkey = c->imm;
 		e->byte_cnt = htobe32(c->byte_cnt);
-		e->timestamp = htobe64(dev_eng.now);
+		e->timestamp = htobe64(emu_clock_cycles());	/* at the write */
 		e->sop_drop_qpn = htobe32((uint32_t)c->wqe_op << 24 |
 					  (c->qpn & 0xffffff));
 	}

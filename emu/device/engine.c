@@ -419,6 +419,7 @@ static void *engine_main(void *arg)
 
 		emu_lock_acquire();
 		now = dev_eng.now = dev_now_ns();
+		emu_clock_tick_locked();
 		work = iterate(sockets);
 		sockets = true;
 		if (now - last_slow > 1000000) {

@@ -22,6 +22,15 @@
 
 #define EMU_NUM_COMP_VECTORS	4
 
+/*
+ * The device's free-running clock in kHz (hca_core_clock), the profile's
+ * device_frequency_khz: read by QUERY_DEVICE_EX and by the counter of clock.c.
+ */
+uint32_t emu_core_clock_khz(void)
+{
+	return EMU_CAP(device_frequency_khz);
+}
+
 bool emu_port_valid(const struct emu_ctx *ctx, unsigned port)
 {
 	(void)ctx;
@@ -111,6 +120,13 @@ int emu_cmd_get_context(struct emu_cmd *c)
 	drv.log_uar_size = 12;
 	drv.num_uars_per_page = 1;	/* 4 KiB system pages */
 	drv.num_dyn_bfregs = 0;
+	/* the clock pages (clock.c), as mlx5_ib_alloc_ucontext() offers them */
+	if (emu_clock_pages_offered()) {
+		drv.clock_info_versions = 1u << MLX5_IB_CLOCK_INFO_V1;
+		drv.comp_mask |= MLX5_IB_ALLOC_UCONTEXT_RESP_MASK_CORE_CLOCK_OFFSET;
+		drv.hca_core_clock_offset = EMU_CORE_CLOCK_OFFSET;
+		emu_clock_ctx_init_locked(ctx);
+	}
 	drv.response_length = (uint32_t)min_sz(c->drv_out_len, sizeof(drv));
 	memcpy(c->drv_out, &drv, min_sz(c->drv_out_len, sizeof(drv)));
 	emu_dbg("context: %u bfregs, cqe v%u, async fd %d\n", total,
@@ -184,7 +200,7 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 		return EINVAL;
 	fill_device(c->ctx, &r->base);
 	r->timestamp_mask = (1ULL << 63) - 1;
-	r->hca_core_clock = EMU_CAP(device_frequency_khz);
+	r->hca_core_clock = emu_core_clock_khz();
 	r->device_cap_flags_ex = r->base.device_cap_flags;
 	if (EMU_CAP(cq_moderation)) {
 		r->cq_moderation_caps.max_cq_moderation_count = EMU_MAX_CQ_COUNT;

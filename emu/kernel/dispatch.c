@@ -231,6 +231,7 @@ int emu_cmd_dispatch(struct emu_ctx *ctx, uint64_t ubuf, size_t len)
 	bool extended;
 	int ret;
 
+	emu_clock_tick_locked();	/* the clock pages, with no engine too */
 	if (len < sizeof(hdr))
 		return EINVAL;
 	if (emu_copy_from_user(&hdr, ubuf, sizeof(hdr)))

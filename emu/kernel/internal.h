@@ -32,6 +32,10 @@ void *emu_num_lookup_locked(enum emu_num_kind kind, uint32_t num);
 
 struct emu_channel *emu_channel_by_fd_locked(struct emu_ctx *ctx, int fd);
 
+/* ---- clock.c: the core clock and clock info pages of a new context ----- */
+bool emu_clock_pages_offered(void);
+void emu_clock_ctx_init_locked(struct emu_ctx *ctx);
+
 /* ---- event.c ----------------------------------------------------------- */
 int emu_evq_open(struct emu_evq *q);
 void emu_evq_close(struct emu_evq *q);

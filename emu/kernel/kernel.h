@@ -70,9 +70,13 @@
 enum emu_mmap_cmd {
 	EMU_MMAP_REGULAR	= 0,	/* UAR page idx, write-combining */
 	EMU_MMAP_NC		= 3,	/* same UAR, non-cached (MLX5_SHUT_UP_BF) */
+	EMU_MMAP_CORE_CLOCK	= 5,	/* the free-running counter (clock.c) */
+	EMU_MMAP_CLOCK_INFO	= 7,	/* its timecounter, for mlx5dv_ts_to_ns */
 	EMU_MMAP_CMD_COUNT	= 8,
 };
 #define EMU_CMDFD_SIZE	((size_t)EMU_MMAP_CMD_COUNT * 256 * EMU_PAGE_SIZE)
+/* internal_timer_h in the core clock page: offsetof(mlx5_init_seg) % 4096 */
+#define EMU_CORE_CLOCK_OFFSET	0u
 
 /* ------------------------------------------------------------------------ */
 /* Objects                                                                  */
@@ -393,6 +397,16 @@ static inline uint8_t *emu_bfreg_addr(const struct emu_ctx *ctx,
 	return emu_uar_page(ctx, cmd, bfreg / EMU_BFREGS_PER_UAR) +
 	       EMU_BF_OFFSET + (bfreg % EMU_BFREGS_PER_UAR) * EMU_BF_REG_SIZE;
 }
+
+/*
+ * The device clock (clock.c): the free-running counter at
+ * emu_core_clock_khz() (ctx.c, the device profile), as a CQE timestamp
+ * carries it, and the pages that show it, refreshed by the engine's rounds
+ * and by commands.
+ */
+uint32_t emu_core_clock_khz(void);
+uint64_t emu_clock_cycles(void);
+void emu_clock_tick_locked(void);
 
 /* Host-wide lookups by number or key (any context of this process). */
 struct emu_qp *emu_qp_by_qpn_locked(uint32_t qpn);

@@ -32,6 +32,7 @@
 #include <rdmafast/srq.h>
 #include <rdmafast/cq.h>
 #include <rdmafast/cq_poll.h>
+#include <rdmafast/cq_ts.h>
 #include <rdmafast/mad.h>
 #include <rdmafast/mad_tap.h>
 

@@ -209,6 +209,62 @@ static inline RF_COLD int rf_cq_create_zip_ibv(struct rf_cq *cq, struct ibv_cq *
 }
 
 /*
+ * rf_cq_create_ts_ibv - rf_cq_create_ibv() for a CQ whose completions are
+ * polled with their timestamps (rf_cq_poll_ts(), rdmafast/cq_ts.h):
+ * mlx5dv_create_cq() with IBV_WC_EX_WITH_COMPLETION_TIMESTAMP, which the
+ * kernel refuses on a device without a clock. real_time asks for CQEs
+ * stamped in CLOCK_REALTIME nanoseconds instead of cycles
+ * (IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK alone, which libmlx5 turns
+ * into a real-time CQ): -EOPNOTSUPP unless mlx5dv_query_device() reports
+ * MLX5DV_CONTEXT_FLAGS_REAL_TIME_TS, where libmlx5 would otherwise give a
+ * free-running CQ silently. Returns 0 or -errno.
+ */
+static inline RF_COLD int rf_cq_create_ts_ibv(struct rf_cq *cq, struct ibv_cq **out,
+					      struct ibv_context *ctx, int ncqe,
+					      struct ibv_comp_channel *channel,
+					      uint32_t cqe_size, int real_time)
+{
+	struct ibv_cq_init_attr_ex ax;
+	struct mlx5dv_cq_init_attr dx;
+	struct mlx5dv_context dv;
+	struct ibv_cq_ex *cx;
+	int ret;
+
+	ret = rf_device_check_ibv(ctx);
+	if (ret)
+		return ret;
+	if (real_time) {
+		memset(&dv, 0, sizeof(dv));
+		ret = mlx5dv_query_device(ctx, &dv);
+		if (ret)
+			return rf__ibv_err(ret);
+		if (!(dv.flags & MLX5DV_CONTEXT_FLAGS_REAL_TIME_TS))
+			return -EOPNOTSUPP;
+	}
+	memset(&ax, 0, sizeof(ax));
+	memset(&dx, 0, sizeof(dx));
+	ax.cqe = (uint32_t)ncqe;
+	ax.channel = channel;
+	ax.wc_flags = real_time ? IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK :
+				  IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	if (cqe_size) {
+		dx.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE;
+		dx.cqe_size = (uint16_t)cqe_size;
+	}
+	errno = 0;
+	cx = mlx5dv_create_cq(ctx, &ax, &dx);
+	if (!cx)
+		return errno ? -errno : -ENOMEM;
+	ret = rf_cq_init_ibv(cq, ibv_cq_ex_to_cq(cx));
+	if (ret) {
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cx));
+		return ret;
+	}
+	*out = ibv_cq_ex_to_cq(cx);
+	return 0;
+}
+
+/*
  * rf_cq_destroy_ibv - destroy the verbs CQ behind cq, as ibv_destroy_cq(),
  * once no QP is attached to cq (rf_cq_detach() each first: -EBUSY
  * otherwise, with nothing destroyed). The verbs layer refuses too, with
