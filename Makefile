@@ -51,7 +51,7 @@ all:
 # dpkg does not show as installed, as root, or says what to run otherwise.
 DEPS_PKGS := make gcc g++ clang clang-tools pkg-config valgrind \
              libibverbs-dev ibverbs-providers ibverbs-utils libcriterion-dev \
-             pandoc mandoc libclang-rt-dev
+             pandoc mandoc libclang-rt-dev librdmacm-dev rdmacm-utils
 # (make test-aarch64 has its own: DEPS_AARCH64_PKGS in cross/aarch64.mk)
 
 deps: PKGS = $(DEPS_PKGS)

@@ -6,6 +6,7 @@
  * ENOTTY (libibverbs/cmd_fallback.c).
  *
  *   open("/dev/infiniband/uverbsN")   a new context; the fd is a memfd
+ *   open/write/close of /dev/infiniband/rdma_cm   the connection manager (cm/)
  *   stat/fstat/access of that path/fd  a character device 231:192+N
  *   open/fopen/stat("/sys/class/infiniband...")  redirected to our tree
  *   write(cmd fd)                      a uverbs command (kernel/: objects.c, dispatch.c)
@@ -38,6 +39,7 @@
 #include <unistd.h>
 
 #include "interpose.h"
+#include "cm/cm.h"
 #include "kernel/kernel.h"
 #include "subnet/subnet.h"
 
@@ -99,6 +101,12 @@ static int cdev_index(const char *path)
 	return (int)n;
 }
 
+/* librdmacm's event channel device, while the emulated HCA is up */
+static bool is_cm_path(const char *path)
+{
+	return path && emu_cfg.host_id && !strcmp(path, EMU_CM_PATH);
+}
+
 /* Rewrite /sys/class/infiniband{,_verbs}/... into our tree; NULL if not. */
 static const char *sysfs_redirect(const char *path, char *buf, size_t len)
 {
@@ -111,16 +119,36 @@ static const char *sysfs_redirect(const char *path, char *buf, size_t len)
 	return buf;
 }
 
+enum { FAKE_CM = -2 };	/* an "index" for the rdma_cm node */
+
+static void fake_cm_stat(struct stat *st);
+
 static void fake_cdev_stat(struct stat *st, int idx)
 {
-	emu_cdev_stat(st, (unsigned)idx);
+	if (idx == FAKE_CM)
+		fake_cm_stat(st);
+	else
+		emu_cdev_stat(st, (unsigned)idx);
+}
+
+/* rdma_cm is a misc device (major 10); librdmacm wants S_ISCHR of its fd */
+static void fake_cm_stat(struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFCHR | 0666;
+	st->st_rdev = makedev(10, EMU_CM_MISC_MINOR);
+	st->st_nlink = 1;
+	st->st_blksize = 4096;
 }
 
 static void fake_cdev_stat64(struct stat64 *st, int idx)
 {
 	struct stat s;
 
-	fake_cdev_stat(&s, idx);
+	if (idx == FAKE_CM)
+		fake_cm_stat(&s);
+	else
+		fake_cdev_stat(&s, idx);
 	memset(st, 0, sizeof(*st));
 	st->st_mode = s.st_mode;
 	st->st_rdev = s.st_rdev;
@@ -134,6 +162,8 @@ static int cmd_fd_index(int fd)
 	struct emu_ctx *ctx;
 	int idx = -1;
 
+	if (emu_cm_is_fd(fd))
+		return FAKE_CM;
 	if (!emu_fd_is_cmd(fd) || emu_lock_held())
 		return -1;
 	emu_lock_acquire();
@@ -177,6 +207,8 @@ static mode_t open_mode(int flags, va_list ap)
 									\
 	if (idx >= 0)							\
 		return open_cdev(idx, flags);				\
+	if (is_cm_path(path))						\
+		return emu_cm_open(flags);				\
 	alt = sysfs_redirect(path, buf, sizeof(buf));			\
 	return realfn(alt ? alt : path, __VA_ARGS__)
 
@@ -225,6 +257,8 @@ int __open64_2(const char *path, int flags)
 	va_end(ap);							\
 	if (idx >= 0)							\
 		return open_cdev(idx, flags);				\
+	if (is_cm_path(path))						\
+		return emu_cm_open(flags);				\
 	alt = sysfs_redirect(path, buf, sizeof(buf));			\
 	return realfn(dirfd, alt ? alt : path, flags, mode)
 
@@ -260,9 +294,9 @@ FILE *fopen64(const char *path, const char *mode)
 #define STAT_PATH_BODY(realfn, fake, ...)				\
 	char buf[PATH_MAX];						\
 	const char *alt;						\
-	int idx = cdev_index(path);					\
+	int idx = is_cm_path(path) ? FAKE_CM : cdev_index(path);	\
 									\
-	if (idx >= 0) {							\
+	if (idx >= 0 || idx == FAKE_CM) {				\
 		fake(st, idx);						\
 		return 0;						\
 	}								\
@@ -284,7 +318,7 @@ int fstatat(int dirfd, const char *path, struct stat *st, int flags)
 	if (!*path && (flags & AT_EMPTY_PATH)) {
 		int idx = cmd_fd_index(dirfd);
 
-		if (idx >= 0) {
+		if (idx >= 0 || idx == FAKE_CM) {
 			fake_cdev_stat(st, idx);
 			return 0;
 		}
@@ -313,7 +347,7 @@ int fstat(int fd, struct stat *st)
 {
 	int idx = cmd_fd_index(fd);
 
-	if (idx >= 0) {
+	if (idx >= 0 || idx == FAKE_CM) {
 		fake_cdev_stat(st, idx);
 		return 0;
 	}
@@ -324,7 +358,7 @@ int fstat64(int fd, struct stat64 *st)
 {
 	int idx = cmd_fd_index(fd);
 
-	if (idx >= 0) {
+	if (idx >= 0 || idx == FAKE_CM) {
 		fake_cdev_stat64(st, idx);
 		return 0;
 	}
@@ -336,7 +370,7 @@ int access(const char *path, int mode)
 	char buf[PATH_MAX];
 	const char *alt;
 
-	if (cdev_index(path) >= 0)
+	if (cdev_index(path) >= 0 || is_cm_path(path))
 		return 0;	/* crw-rw-rw- */
 	alt = sysfs_redirect(path, buf, sizeof(buf));
 	return get_access()(alt ? alt : path, mode);
@@ -350,6 +384,13 @@ ssize_t write(int fd, const void *buf, size_t len)
 	struct emu_ctx *ctx;
 	int ret = EBADF;
 
+	if (emu_cm_is_fd(fd) && !emu_lock_held()) {
+		if ((ret = emu_cm_write(fd, buf, len))) {
+			errno = ret;
+			return -1;
+		}
+		return (ssize_t)len;
+	}
 	if (!emu_fd_is_cmd(fd) || emu_lock_held())
 		return get_write()(fd, buf, len);
 	emu_lock_acquire();
@@ -389,6 +430,8 @@ int close(int fd)
 {
 	if ((emu_fd_is_cmd(fd) || emu_fd_is_watched(fd)) && !emu_lock_held())
 		emu_fd_closed(fd);
+	if (emu_cm_is_fd(fd))
+		emu_cm_close(fd);
 	return emu_real_close(fd);
 }
 

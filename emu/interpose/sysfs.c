@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "interpose.h"
+#include "cm/cm.h"
 #include "kernel/kernel.h"
 #include "subnet/subnet.h"
 
@@ -197,6 +198,8 @@ int emu_sysfs_build(void)
 	sysfs_owner = getpid();
 
 	ret = attr("class/infiniband_verbs/abi_version", "6\n");
+	/* librdmacm's ABI check (rdma-core librdmacm/cma.c, check_abi_version) */
+	ret = ret ? ret : attr("class/misc/rdma_cm/abi_version", "%d\n", EMU_CM_ABI_VERSION);
 	for (unsigned d = 0; d < emu_cfg.num_devs && !ret; d++)
 		ret = build_dev(d);
 	if (ret)
