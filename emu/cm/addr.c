@@ -221,6 +221,14 @@ int cm_addr_resolve(const struct sockaddr *dst, uint16_t ps, struct cm_end *end)
 	union ibv_gid gid;
 	unsigned h, d, p;
 
+	/* a group address resolves to the local port, as addr_resolve() does */
+	if ((dst->sa_family == AF_INET &&
+	     IN_MULTICAST(ntohl(((const struct sockaddr_in *)dst)->sin_addr.s_addr))) ||
+	    (dst->sa_family == AF_INET6 &&
+	     IN6_IS_ADDR_MULTICAST(&((const struct sockaddr_in6 *)dst)->sin6_addr))) {
+		cm_end_of(end, 0, 1);
+		return 0;
+	}
 	if (addr_gid(dst, &gid) && gid_owner(&gid, &h, &d, &p)) {
 		emu_subnet_identity(h, devs);
 		end_from(end, devs, d, p);

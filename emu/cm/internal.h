@@ -97,6 +97,7 @@ struct cm_id {
 	int			events_reported;
 
 	struct sockaddr_storage	src, dst;
+	bool			bound;		/* owns src's port (cma's bind list) */
 	bool			has_dev;	/* local device bound */
 	struct cm_end		local, remote;
 

@@ -21,17 +21,34 @@ enum {
 	CM_PORT_LAST = 60999,
 };
 
-/* a port of this process's ids, in port space ps, that is taken */
-static bool port_taken(uint16_t ps, uint16_t port, const struct cm_id *self)
+/*
+ * cma_check_port(): may self take its source's port in port space ps?
+ * Only ids that bound a port own it (not the connections a listener
+ * accepted); a wildcard and a specific address on one port conflict
+ * (EADDRNOTAVAIL), two equal addresses too (EADDRINUSE), unless both ids
+ * set REUSEADDR.  Other hosts' ports are checked by listening (link.c).
+ */
+static int check_port(const struct cm_id *self, uint16_t port)
 {
+	const struct sockaddr *a = (const struct sockaddr *)&self->src;
+
 	for (struct cm_id *id = cm_id_next(NULL); id; id = cm_id_next(id)) {
-		if (id == self || id->ps != ps || !id->src.ss_family ||
-		    cm_addr_port((const struct sockaddr *)&id->src) != port)
+		const struct sockaddr *b = (const struct sockaddr *)&id->src;
+
+		if (id == self || !id->bound || id->ps != self->ps ||
+		    cm_addr_port(b) != port)
 			continue;
-		if (!(id->reuseaddr && self->reuseaddr) || id->state == CM_LISTEN)
-			return true;
+		if (self->reuseaddr && id->reuseaddr)
+			continue;
+		if (self->afonly && id->afonly && a->sa_family != b->sa_family)
+			continue;
+		if (cm_addr_any(a) || cm_addr_any(b))
+			return EADDRNOTAVAIL;
+		if (a->sa_family == b->sa_family &&
+		    !memcmp(a, b, cm_addr_size(a)))
+			return EADDRINUSE;
 	}
-	return false;
+	return 0;
 }
 
 static uint16_t ephemeral_port(const struct cm_id *self)
@@ -43,7 +60,12 @@ static uint16_t ephemeral_port(const struct cm_id *self)
 	for (unsigned n = 0; n <= CM_PORT_LAST - CM_PORT_FIRST; n++) {
 		uint16_t port = (uint16_t)(CM_PORT_FIRST + next++ % (CM_PORT_LAST - CM_PORT_FIRST + 1));
 
-		if (!port_taken(self->ps, port, self))
+		bool used = false;
+
+		for (struct cm_id *id = cm_id_next(NULL); id && !used; id = cm_id_next(id))
+			used = id->bound && id->ps == self->ps &&
+			       cm_addr_port((const struct sockaddr *)&id->src) == port;
+		if (!used)
 			return port;
 	}
 	return 0;
@@ -67,9 +89,12 @@ int cm_bind_sockaddr(struct cm_id *id, const struct sockaddr *sa)
 	port = cm_addr_port(sa);
 	if (!port && !(port = ephemeral_port(id)))
 		return EADDRNOTAVAIL;
-	if (port_taken(id->ps, port, id))
-		return EADDRINUSE;
 	cm_addr_set_port((struct sockaddr *)&id->src, port);
+	if ((ret = check_port(id, port))) {
+		memset(&id->src, 0, sizeof(id->src));
+		return ret;
+	}
+	id->bound = true;
 	id->has_dev = !cm_addr_any(sa);
 	id->state = CM_BOUND;
 	return 0;
