@@ -8,8 +8,8 @@
  *
  * Group addresses map to MGIDs as the kernel maps them: IPv4 on
  * InfiniBand as IPoIB does (ff12:401b:ffff::<address>, RFC 4391), on RoCE
- * to the IPv4-mapped address (rdma_ip2gid()); IPv6 and AF_IB addresses are
- * the MGID itself.
+ * to ff0e::ffff:<address> (cma_iboe_set_mgid()); IPv6 and AF_IB addresses
+ * are the MGID itself.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,6 +35,8 @@ static void mgid_of(const struct sockaddr *sa, union ibv_gid *mgid, uint16_t *ml
 	else if (sa->sa_family == AF_IB)
 		memcpy(mgid->raw, &((const struct sockaddr_ib *)sa)->sib_addr, 16);
 	else if (emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET) {
+		mgid->raw[0] = 0xff;
+		mgid->raw[1] = 0x0e;
 		mgid->raw[10] = mgid->raw[11] = 0xff;
 		memcpy(&mgid->raw[12], &sin->sin_addr, 4);
 	} else {
