@@ -479,3 +479,53 @@ Test(cm, devices_and_unacked_events_on_destroy)
 	ct_expect_none(ch, 50);
 	rdma_destroy_event_channel(ch);
 }
+
+/* On RoCE the port's IPv4 RoCE GID is an address of this host too. */
+Test(cm, roce_gid_address_names_the_port)
+{
+	struct ibv_context **devs = rdma_get_devices(NULL);
+	struct ibv_port_attr pa;
+	union ibv_gid gid;
+	char ip[INET_ADDRSTRLEN];
+	struct pair p = { 0 };
+
+	cr_assert(devs && devs[0]);
+	cr_assert_eq(ibv_query_port(devs[0], 1, &pa), 0);
+	if (pa.link_layer != IBV_LINK_LAYER_ETHERNET) {
+		rdma_free_devices(devs);
+		cr_skip_test("InfiniBand: run by cm_roce::everything_on_roce");
+	}
+	cr_assert_eq(ibv_query_gid(devs[0], 1, 1, &gid), 0);
+	rdma_free_devices(devs);
+	cr_assert(inet_ntop(AF_INET, &gid.raw[12], ip, sizeof(ip)));
+	p.lch = rdma_create_event_channel();
+	p.cch = rdma_create_event_channel();
+	p.listen = ct_listen(p.lch, RDMA_PS_TCP, 7485);
+	p.client = ct_resolved(p.cch, RDMA_PS_TCP, ip, 7485);
+	cr_assert_eq(memcmp(p.client->route.addr.addr.ibaddr.dgid.raw, gid.raw, 16), 0,
+		     "the route leads to that GID");
+	cr_assert_eq(rdma_destroy_id(p.client), 0);
+	p.client = NULL;
+	pair_destroy(&p);
+}
+
+/*
+ * Every test of the cm suite again on RoCE: this binary with
+ * RFEMU_LINK_LAYER=eth (a fresh runner, not one of this runner's workers).
+ */
+Test(cm_roce, everything_on_roce, .timeout = 240)
+{
+	int status;
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		setenv("RFEMU_LINK_LAYER", "eth", 1);
+		unsetenv("BXFI_MAP");
+		execl("/proc/self/exe", "test_cm", "--filter", "cm/*", "--jobs", "1",
+		      (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+}
