@@ -155,6 +155,9 @@ $(BUILD)/examples/%: examples/%.c $(HEADERS) $(wildcard examples/*.h)
 	@mkdir -p $(@D)
 	$(CC) -std=c11 $(CFLAGS) $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) -o $@ $< $(VERBS_LIBS)
 
+# cm_pingpong connects with the RDMA connection manager
+$(BUILD)/examples/cm_pingpong: VERBS_LIBS += -lrdmacm
+
 examples: $(EXAMPLE_BINS)
 all: examples
 

@@ -102,6 +102,9 @@ pair srq_pingpong --iters 200
 # MADs of several classes on UD QPs, each side's tap printing only what
 # its snoop filter selects (errors only; one vendor class of one OUI).
 pair mad_snoop
+# Connected with the RDMA connection manager (librdmacm), then a SEND
+# ping-pong with rdmafast on the QP rdma_create_qp() made.
+pair cm_pingpong --iters 200 --size 64
 
 # --all (make examples-run): the examples of more than two processes.
 if [ "$ALL" = 1 ]; then
