@@ -234,7 +234,7 @@ static int connect_to(struct pp *p, const struct ex_opts *o)
 static void teardown(struct pp *p)
 {
 	if (p->mr)
-		rf_qp_fini_ibv(&p->qp);
+		rf_qp_fini_cm(&p->qp, &p->cq, NULL);
 	if (p->id && p->id->qp)
 		rdma_destroy_qp(p->id);
 	if (p->mr)

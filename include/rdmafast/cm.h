@@ -13,8 +13,9 @@
  *	rdma_connect(id, ...) / rdma_accept(id, ...)
  *	...ESTABLISHED: post with rf_sq_post_*() on rqp.sq, poll rcq...
  *	rdma_disconnect(id);                   librdmacm moves the QP to ERR
- *	rf_qp_fini_ibv(&rqp);
+ *	rf_qp_fini_cm(&rqp, &rcq, NULL);       detached, side tables freed
  *	rdma_destroy_qp(id);
+ *	rf_cq_destroy_ibv(&rcq, cq);
  *
  * librdmacm moves the QP through INIT, RTR and RTS itself (with
  * rdma_init_qp_attr()) and to ERR on disconnect or reject; those are
@@ -47,8 +48,8 @@ RF_BEGIN_DECLS
  * what the QP really got (rdma_create_qp() writes it back), its sq_sig_all
  * what it was created with. Returns 0, -EINVAL if the id has no QP,
  * -ENOSPC if a CQ has RF_CQ_MAX_QPS attached, or what rf_qp_init_ibv()
- * returns (-EPROTONOSUPPORT on a device that is not mlx5). Free with
- * rf_qp_fini_ibv() before rdma_destroy_qp().
+ * returns (-EPROTONOSUPPORT on a device that is not mlx5). Undo with
+ * rf_qp_fini_cm() before rdma_destroy_qp().
  */
 static inline RF_COLD int rf_qp_init_cm(struct rf_qp *qp, const struct rdma_cm_id *id,
 					const struct ibv_qp_init_attr *attr,
@@ -72,6 +73,21 @@ static inline RF_COLD int rf_qp_init_cm(struct rf_qp *qp, const struct rdma_cm_i
 	if (ret)
 		rf_qp_fini_ibv(qp);
 	return ret;
+}
+
+/*
+ * rf_qp_fini_cm - what rf_qp_init_cm() did, undone: qp detached from the
+ * CQs it was attached to (the same send_cq and recv_cq) and its side
+ * tables freed. The QP itself is librdmacm's: rdma_destroy_qp() next.
+ */
+static inline RF_COLD void rf_qp_fini_cm(struct rf_qp *qp, struct rf_cq *send_cq,
+					 struct rf_cq *recv_cq)
+{
+	if (send_cq)
+		rf_cq_detach(send_cq, qp->qpn);
+	if (recv_cq && recv_cq != send_cq)
+		rf_cq_detach(recv_cq, qp->qpn);
+	rf_qp_fini_ibv(qp);
 }
 
 /*
