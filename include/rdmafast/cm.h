@@ -21,7 +21,7 @@
  * rdma_init_qp_attr()) and to ERR on disconnect or reject; those are
  * control-path ibv_modify_qp() calls that do not touch the queues, so they
  * may happen while rdmafast owns them. What must not happen is a verbs
- * post or poll on the same QP or CQ (rdmafast(7), OWNERSHIP): once taken
+ * post or poll on the same QP or CQ (rdmafast(7), DO NOT MIX): once taken
  * over, a CQ that rdma_create_qp() created for you (qa.send_cq NULL) is
  * rdmafast's like any other, and rf_cq_get_event_ibv() reads its channel
  * (id->send_cq_channel). Nothing here calls librdmacm: the header needs
