@@ -164,13 +164,19 @@ int cm_link_listen(struct cm_id *id)
 
 int cm_link_who(uint16_t ps, uint16_t port, unsigned *host, unsigned *dev, unsigned *pt)
 {
-	struct sockaddr_un un;
+	struct sockaddr_un un, sock;
 	char line[64];
 	ssize_t n;
 	int fd;
 
-	if (sock_path(&un, ps, port, ".who"))
+	if (sock_path(&un, ps, port, ".who") || sock_path(&sock, ps, port, ""))
 		return ENOENT;
+	/* a host that died listening left both files: they go now */
+	if (!access(un.sun_path, F_OK) && !alive(&sock)) {
+		unlink(un.sun_path);
+		unlink(sock.sun_path);
+		return ENOENT;
+	}
 	fd = open(un.sun_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return ENOENT;
