@@ -127,6 +127,29 @@ Test(cm, rc_connect_accept_send_disconnect_timewait)
 	pair_destroy(&p);
 }
 
+/* Connections a listener accepted own no port (cma_check_port()): its
+ * port can be listened on again while they live (perftest -R does so). */
+Test(cm, listen_again_beside_accepted_connections)
+{
+	struct pair p = { 0 };
+	struct rdma_cm_id *again;
+
+	pair_connect(&p, 7486);
+	cr_assert_eq(rdma_destroy_id(p.listen), 0);
+	p.listen = ct_listen(p.lch, RDMA_PS_TCP, 7486);
+	send_one(p.client, p.server);
+	cr_assert_eq(rdma_create_id(p.lch, &again, NULL, RDMA_PS_TCP), 0);
+	{
+		struct sockaddr_in sin = ct_addr("0.0.0.0", 7486);
+
+		cr_assert_eq(rdma_bind_addr(again, (struct sockaddr *)&sin), -1,
+			     "but a second listener is refused");
+		cr_assert_eq(errno, EADDRNOTAVAIL);
+	}
+	cr_assert_eq(rdma_destroy_id(again), 0);
+	pair_destroy(&p);
+}
+
 Test(cm, reject_with_private_data)
 {
 	struct rdma_event_channel *lch = rdma_create_event_channel();
