@@ -6,7 +6,8 @@
  * rdma_create_qp() made.
  *
  *   1. rdma_cm: the server listens, the client resolves the address and
- *      the route, both create their QP with rdma_create_qp(), and
+ *      the route (and tries again while nobody listens: REJECTED with
+ *      "invalid service ID"), both create their QP with rdma_create_qp(), and
  *      rdma_connect()/rdma_accept() bring it to RTS (librdmacm does the
  *      transitions); the client's private data carries its buffer size.
  *   2. rdmafast takes over the QP and its CQ (rdmafast/cm.h) and runs a
@@ -44,7 +45,8 @@ static uint8_t pattern(long iter, long j)
 	return (uint8_t)(iter * 13 + j);
 }
 
-/* The next CM event, which must be `want`, within CM_WAIT_MS. */
+/* The next CM event, which must be `want`, within CM_WAIT_MS: 0, or 1
+ * for the rejection of a connection nobody listens for, else -1. */
 static int cm_wait(struct pp *p, enum rdma_cm_event_type want, struct rdma_cm_event **out)
 {
 	struct pollfd pf = { .fd = p->ch->fd, .events = POLLIN };
@@ -53,6 +55,10 @@ static int cm_wait(struct pp *p, enum rdma_cm_event_type want, struct rdma_cm_ev
 	if (poll(&pf, 1, CM_WAIT_MS) != 1 || rdma_get_cm_event(p->ch, &ev)) {
 		fprintf(stderr, "cm_pingpong: no %s\n", rdma_event_str(want));
 		return -1;
+	}
+	if (ev->event == RDMA_CM_EVENT_REJECTED && ev->status == 8 /* invalid service ID */) {
+		rdma_ack_cm_event(ev);
+		return 1;
 	}
 	if (ev->event != want) {
 		fprintf(stderr, "cm_pingpong: %s (status %d), not %s\n",
@@ -191,28 +197,15 @@ static int serve(struct pp *p, const struct ex_opts *o)
 	return cm_wait(p, RDMA_CM_EVENT_ESTABLISHED, NULL);
 }
 
-static int connect_to(struct pp *p, const struct ex_opts *o)
-{
-	struct sockaddr_storage dst;
-	struct sockaddr_in *in4 = (struct sockaddr_in *)&dst;
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&dst;
-	struct rdma_conn_param cp;
-	char addr[64];
+static void teardown(struct pp *p);
 
-	memset(&dst, 0, sizeof(dst));
-	if (ex_resolve(o->host, addr, sizeof(addr)))
-		return -1;
-	if (inet_pton(AF_INET, addr, &in4->sin_addr) == 1) {
-		in4->sin_family = AF_INET;
-		in4->sin_port = htons((uint16_t)o->port);
-	} else if (inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1) {
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons((uint16_t)o->port);
-	} else {
-		return -1;
-	}
+/* One attempt: 0 connected, 1 nobody listens (yet), -1 failed. */
+static int connect_once(struct pp *p, struct sockaddr *dst)
+{
+	struct rdma_conn_param cp;
+
 	if (rdma_create_id(p->ch, &p->id, NULL, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(p->id, NULL, (struct sockaddr *)&dst, 2000) ||
+	    rdma_resolve_addr(p->id, NULL, dst, 2000) ||
 	    cm_wait(p, RDMA_CM_EVENT_ADDR_RESOLVED, NULL) ||
 	    rdma_resolve_route(p->id, 2000) ||
 	    cm_wait(p, RDMA_CM_EVENT_ROUTE_RESOLVED, NULL) || setup(p))
@@ -231,6 +224,47 @@ static int connect_to(struct pp *p, const struct ex_opts *o)
 	return cm_wait(p, RDMA_CM_EVENT_ESTABLISHED, NULL);
 }
 
+/* Connect to the server, retrying while it does not listen yet (about
+ * 30 s), as the TCP examples retry their connect(). */
+static int connect_to(struct pp *p, const struct ex_opts *o)
+{
+	struct sockaddr_storage dst;
+	struct sockaddr_in *in4 = (struct sockaddr_in *)&dst;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&dst;
+	char addr[64];
+	int ret;
+
+	memset(&dst, 0, sizeof(dst));
+	if (ex_resolve(o->host, addr, sizeof(addr)))
+		return -1;
+	if (inet_pton(AF_INET, addr, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons((uint16_t)o->port);
+	} else if (inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)o->port);
+	} else {
+		return -1;
+	}
+	for (int attempt = 0; attempt < 300; attempt++) {
+		struct rdma_event_channel *ch = p->ch;
+		uint32_t size = p->size;
+		struct timespec nap = { 0, 100 * 1000 * 1000 };
+
+		if ((ret = connect_once(p, (struct sockaddr *)&dst)) <= 0)
+			return ret;
+		/* start again from nothing but the channel */
+		p->ch = NULL;
+		teardown(p);
+		memset(p, 0, sizeof(*p));
+		p->ch = ch;
+		p->size = size;
+		nanosleep(&nap, NULL);
+	}
+	fprintf(stderr, "cm_pingpong: nobody listens on port %d\n", o->port);
+	return -1;
+}
+
 static void teardown(struct pp *p)
 {
 	if (p->mr)
@@ -246,7 +280,8 @@ static void teardown(struct pp *p)
 		rdma_destroy_id(p->id);
 	if (p->listen)
 		rdma_destroy_id(p->listen);
-	rdma_destroy_event_channel(p->ch);
+	if (p->ch)
+		rdma_destroy_event_channel(p->ch);
 }
 
 int main(int argc, char **argv)
