@@ -52,7 +52,7 @@ all:
 DEPS_PKGS := make gcc g++ clang clang-tools pkg-config valgrind \
              libibverbs-dev ibverbs-providers ibverbs-utils libcriterion-dev \
              pandoc mandoc libclang-rt-dev \
-             infiniband-diags perftest ucx-utils
+             infiniband-diags perftest ucx-utils librdmacm-dev rdmacm-utils
 # (make test-aarch64 has its own: DEPS_AARCH64_PKGS in cross/aarch64.mk)
 
 deps: PKGS = $(DEPS_PKGS)
@@ -137,12 +137,13 @@ check-includes:
 # emulated HCA by default (RF_DEVICE=hw runs them on a real ConnectX).
 E2E_SRCS := $(sort $(wildcard tests/e2e/*.c))
 E2E_BIN  := $(BUILD)/tests/e2e/rfe2e
+E2E_LIBS := $(VERBS_LIBS) -lrdmacm	# test_e2e_cm.c connects with rdma_cm
 RF_RUN    = $(if $(filter hw,$(RF_DEVICE)),,$(EMU_LAUNCHER) --)
 
 $(E2E_BIN): $(E2E_SRCS) $(HEADERS) $(wildcard tests/e2e/*.h)
 	@mkdir -p $(@D)
 	$(CC) -std=c11 $(CFLAGS) $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) $(CRIT_CFLAGS) \
-	    -o $@ $(E2E_SRCS) $(CRIT_LIBS) $(VERBS_LIBS)
+	    -o $@ $(E2E_SRCS) $(CRIT_LIBS) $(E2E_LIBS)
 
 e2e-test: $(if $(E2E_SRCS),$(E2E_BIN)) $(if $(filter hw,$(RF_DEVICE)),,emu)
 	$(if $(E2E_SRCS),timeout 600 $(RF_RUN) $(E2E_BIN) --jobs=1)
@@ -155,6 +156,9 @@ EXAMPLE_BINS := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRCS))
 $(BUILD)/examples/%: examples/%.c $(HEADERS) $(wildcard examples/*.h)
 	@mkdir -p $(@D)
 	$(CC) -std=c11 $(CFLAGS) $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) -o $@ $< $(VERBS_LIBS)
+
+# cm_pingpong connects with the RDMA connection manager
+$(BUILD)/examples/cm_pingpong: VERBS_LIBS += -lrdmacm
 
 examples: $(EXAMPLE_BINS)
 all: examples

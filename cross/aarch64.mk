@@ -34,9 +34,10 @@ AARCH64_LIBS  = $(abspath $(AARCH64_ROOT))/usr/lib/$(AARCH64)
 DEPS_AARCH64_PKGS := gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu \
                      qemu-user qemu-user-binfmt binfmt-support \
                      libc6:arm64 libibverbs-dev:arm64 ibverbs-providers:arm64 \
-                     libgit2-1.5:arm64 libffi8:arm64
+                     librdmacm-dev:arm64 libgit2-1.5:arm64 libffi8:arm64
 # unpacked under $(AARCH64_ROOT): they cannot be co-installed with amd64
-AARCH64_UNPACK_PKGS := libcriterion3:arm64 libnanomsg5:arm64 ibverbs-utils:arm64
+AARCH64_UNPACK_PKGS := libcriterion3:arm64 libnanomsg5:arm64 ibverbs-utils:arm64 \
+                       rdmacm-utils:arm64
 
 # DT_RPATH (not RUNPATH) so that libcriterion finds libnanomsg too.
 AARCH64_CRIT  = -L$(AARCH64_LIBS) -l:libcriterion.so.3 \

@@ -11,7 +11,7 @@ EMU_LIBDIR   := $(LIBDIR)/rdmafast
 # One folder per layer (emu/README.md).  The device model is the folders
 # device/ and wire/; EMU_NO_DEV=1 builds the rest alone, with the weak no-op
 # device of emu/kernel/hooks.c.
-EMU_KERNEL_DIRS := base subnet kernel interpose
+EMU_KERNEL_DIRS := base subnet kernel cm interpose
 EMU_DEVICE_DIRS := wire device
 EMU_LIB_DIRS := $(EMU_KERNEL_DIRS) $(if $(filter 1,$(EMU_NO_DEV)),,$(EMU_DEVICE_DIRS))
 EMU_LIB_SRCS := $(foreach d,$(EMU_LIB_DIRS),$(sort $(wildcard emu/$(d)/*.c)))
@@ -20,8 +20,9 @@ EMU_LIB_OBJS := $(patsubst emu/%.c,$(BUILD)/emu/%.o,$(EMU_LIB_SRCS))
 EMU_CFLAGS   := -std=gnu11 $(WARN) $(RF_CPPFLAGS) -Iemu -D_GNU_SOURCE -fPIC -fvisibility=default
 
 # tests/emu/ mirrors emu/: kernel/ tests the fake kernel's commands and
-# rules, device/ the device model; tests/emu/emu_test.h serves both.
-EMU_TEST_DIRS := kernel device
+# rules, device/ the device model, cm/ the connection manager;
+# tests/emu/emu_test.h serves them all.
+EMU_TEST_DIRS := kernel device cm
 EMU_TEST_SRCS := $(foreach d,$(EMU_TEST_DIRS),$(sort $(wildcard tests/emu/$(d)/*.c)))
 # helper_*.c: programs the tests start as other hosts, built beside them
 EMU_TEST_HELPER_SRCS := $(foreach d,$(EMU_TEST_DIRS),$(wildcard tests/emu/$(d)/helper_*.c))
@@ -51,11 +52,11 @@ $(EMU_LAUNCHER): emu/launcher/rfemu.c
 $(BUILD)/tests/emu/%: tests/emu/%.c tests/emu/emu_test.h $(wildcard tests/emu/*/*.h) $(EMU_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -Itests/emu -Iemu -o $@ $< \
-		$(CRITERION_FLAGS) -libverbs -lmlx5 -lpthread
+		$(CRITERION_FLAGS) -lrdmacm -libverbs -lmlx5 -lpthread
 
 $(EMU_TEST_HELPERS): $(BUILD)/tests/emu/%: tests/emu/%.c $(EMU_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -Iemu -o $@ $< -libverbs
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -Iemu -o $@ $< -lrdmacm -libverbs
 
 # Each test binary runs under the launcher, bounded; any failure fails the target.
 emu-test: emu $(EMU_TEST_BINS) $(EMU_TEST_HELPERS)

@@ -107,6 +107,9 @@ pair ud_pingpong --iters 100
 # A memory window granted onto part of a buffer, written through, revoked
 # (invalidated; bound again with a new tag): the next write is refused.
 pair mw_grant
+# Connected with the RDMA connection manager (librdmacm), then a SEND
+# ping-pong with rdmafast on the QP rdma_create_qp() made.
+pair cm_pingpong --iters 200 --size 64
 
 # --all (make examples-run): the examples of more than two processes.
 if [ "$ALL" = 1 ]; then

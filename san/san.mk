@@ -50,11 +50,11 @@ $(SAN_OUT)/rfemu: $(SAN_LAUNCHER_SRC)
 $(SAN_E2E_BIN): $(E2E_SRCS) $(HEADERS) $(wildcard tests/e2e/*.h)
 	@mkdir -p $(@D)
 	$(SAN_CC) -std=c11 $(SAN_CF) $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) \
-	    $(CRIT_CFLAGS) -o $@ $(E2E_SRCS) $(CRIT_LIBS) $(VERBS_LIBS)
+	    $(CRIT_CFLAGS) -o $@ $(E2E_SRCS) $(CRIT_LIBS) $(E2E_LIBS)
 $(SAN_OUT)/tests/emu/%: tests/emu/%.c $(wildcard tests/emu/*.h tests/emu/*/*.h) $(EMU_HDRS)
 	@mkdir -p $(@D)
 	$(SAN_CC) $(SAN_CF) -std=gnu11 $(WARN) -Itests/emu -Iemu -o $@ $< $(CRITERION_FLAGS) \
-	    -libverbs -lmlx5 -lpthread
+	    -lrdmacm -libverbs -lmlx5 -lpthread
 
 # The helper the tests exec as a second host is the ordinary build: with
 # libasan and the sanitized librfemu.so preloaded, the emulator in it is

@@ -35,6 +35,7 @@ struct emu_cdev {
 	dev_t		rdev;
 	mode_t		mode;		/* permission bits */
 	int		uverbs;		/* its device index if a uverbs node, else -1 */
+	bool		rdma_cm;	/* the connection manager's node (cm/) */
 };
 const struct emu_cdev *emu_cdev_lookup(const char *path);
 

@@ -7,6 +7,7 @@
  * ENOTTY (libibverbs/cmd_fallback.c).
  *
  *   open("/dev/infiniband/uverbsN")   a new context; the fd is a memfd
+ *   open/write/close of /dev/infiniband/rdma_cm   the connection manager (cm/)
  *   stat/fstat/access of that path/fd  a character device 231:192+N
  *   open("/dev/infiniband/umadN")     ENXIO: MADs are not emulated
  *   open*, fopen, stat*, statx, access, faccessat of a path under
@@ -44,6 +45,7 @@
 
 #include "interpose.h"
 #include "real.h"
+#include "cm/cm.h"
 #include "kernel/kernel.h"
 #include "subnet/subnet.h"
 
@@ -110,6 +112,12 @@ static void fake_cdev_stat64(struct stat64 *st, const struct emu_cdev *c)
 	st->st_ino = s.st_ino;
 }
 
+/* The rdma_cm node, for fstat() of an event channel fd; NULL if not one. */
+static const struct emu_cdev *cm_fd_cdev(int fd)
+{
+	return emu_cm_is_fd(fd) ? emu_cdev_lookup(EMU_CM_PATH) : NULL;
+}
+
 /* A command fd's device index, else -1. */
 static int cmd_fd_index(int fd)
 {
@@ -136,6 +144,8 @@ static int open_cdev(const struct emu_cdev *c, int flags)
 	struct emu_ctx *ctx;
 	int idx = c->uverbs;
 
+	if (c->rdma_cm)
+		return emu_cm_open(flags);
 	if (idx < 0) {
 		errno = ENXIO;
 		return -1;
@@ -336,8 +346,14 @@ int fstatat(int dirfd, const char *path, struct stat *st, int flags)
 	if (!*path && (flags & AT_EMPTY_PATH)) {
 		int idx = cmd_fd_index(dirfd);
 
+		const struct emu_cdev *cm = cm_fd_cdev(dirfd);
+
 		if (idx >= 0) {
 			emu_cdev_stat(st, (unsigned)idx);
+			return 0;
+		}
+		if (cm) {
+			fake_cdev_stat(st, cm);
 			return 0;
 		}
 	}
@@ -364,9 +380,14 @@ int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
 int fstat(int fd, struct stat *st)
 {
 	int idx = cmd_fd_index(fd);
+	const struct emu_cdev *cm = cm_fd_cdev(fd);
 
 	if (idx >= 0) {
 		emu_cdev_stat(st, (unsigned)idx);
+		return 0;
+	}
+	if (cm) {
+		fake_cdev_stat(st, cm);
 		return 0;
 	}
 	return get_fstat()(fd, st);
@@ -376,10 +397,16 @@ int fstat64(int fd, struct stat64 *st)
 {
 	int idx = cmd_fd_index(fd);
 
+	const struct emu_cdev *cm = cm_fd_cdev(fd);
+
 	if (idx >= 0) {
 		struct emu_cdev c = { .uverbs = idx };
 
 		fake_cdev_stat64(st, &c);
+		return 0;
+	}
+	if (cm) {
+		fake_cdev_stat64(st, cm);
 		return 0;
 	}
 	return get_fstat64()(fd, st);
@@ -440,6 +467,13 @@ ssize_t write(int fd, const void *buf, size_t len)
 	struct emu_ctx *ctx;
 	int ret = EBADF;
 
+	if (emu_cm_is_fd(fd) && !emu_lock_held()) {
+		if ((ret = emu_cm_write(fd, buf, len))) {
+			errno = ret;
+			return -1;
+		}
+		return (ssize_t)len;
+	}
 	if (!emu_fd_is_cmd(fd) || emu_lock_held())
 		return get_write()(fd, buf, len);
 	emu_lock_acquire();
@@ -479,6 +513,8 @@ int close(int fd)
 {
 	if ((emu_fd_is_cmd(fd) || emu_fd_is_watched(fd)) && !emu_lock_held())
 		emu_fd_closed(fd);
+	if (emu_cm_is_fd(fd))
+		emu_cm_close(fd);
 	return emu_real_close(fd);
 }
 

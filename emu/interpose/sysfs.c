@@ -42,6 +42,7 @@
 #include <rdma/ib_user_verbs.h>
 
 #include "interpose.h"
+#include "cm/cm.h"
 #include "kernel/kernel.h"
 #include "subnet/subnet.h"
 
@@ -62,14 +63,16 @@ static char redirects[][32] = {
 	"/sys/class/infiniband",
 	"/sys/class/infiniband_verbs",
 	"/sys/class/infiniband_mad",
+	"/sys/class/misc/rdma_cm",
 	"/sys/bus/pci/drivers/mlx5_core",
 	EMU_CDEV_DIR,
 	"",				/* /sys/devices/pci0000:BB */
 };
 
 /* /dev/infiniband's nodes (uverbs per device, umad and issm per port, room
- * for more); numbers as the kernel's uverbs and umad give them. */
-static struct emu_cdev cdevs[3 * EMU_MAX_DEVS * EMU_MAX_PORTS];
+ * for more, and rdma_cm); numbers as the kernel's uverbs, umad and misc
+ * devices give them. */
+static struct emu_cdev cdevs[3 * EMU_MAX_DEVS * EMU_MAX_PORTS + 1];
 static unsigned num_cdevs;
 
 const char *emu_sysfs_root(void)
@@ -612,6 +615,11 @@ int emu_sysfs_build(void)
 
 	attr(&t, "sys/class/infiniband_verbs", "abi_version", "6\n");	/* IB_USER_VERBS_ABI_VERSION */
 	attr(&t, "sys/class/infiniband_mad", "abi_version", "5\n");	/* IB_USER_MAD_ABI_VERSION */
+	/* librdmacm's ABI check (rdma-core librdmacm/cma.c, check_abi_version) */
+	attr(&t, "sys/class/misc/rdma_cm", "abi_version", "%d\n", EMU_CM_ABI_VERSION);
+	add_cdev(&t, "rdma_cm", 10, EMU_CM_MISC_MINOR, 0666, -1);	/* a misc device */
+	if (!t.err)
+		cdevs[num_cdevs - 1].rdma_cm = true;
 	if (!t.err)
 		t.err = make_dir("sys/class/infiniband");
 	if (!t.err)

@@ -13,7 +13,7 @@
  *                on its byte.  POSIX record locks vanish with their process,
  *                so a crashed host frees its slot without any cleanup.  The
  *                slot number is the host id, which fixes the host's identity:
- *                node GUID, LIDs, MACs and GIDs (see derive_identity()).
+ *                node GUID, LIDs, MACs and GIDs (see emu_subnet_identity()).
  *   xrcd.tbl     the XRC domain registry, keyed by inode (ibv_open_xrcd with
  *                an fd), and the table of XRC target QPs that other processes
  *                may ibv_open_qp().  Records are read and written with
@@ -91,11 +91,12 @@ static int lock_range(int fd, int cmd, short type, off_t start, off_t len)
  *   IB GID      fe80::<port GUID>
  *   MAC (RoCE)  02:c9:hh:hh:dd:pp
  *   RoCE GIDs   [0] fe80::<EUI-64 of the MAC>   [1] ::ffff:10.<d*2+p>.<hh>.<hh>
+ * The connection manager derives other hosts' from an address (cm/addr.c).
  */
-static void derive_identity(unsigned h)
+void emu_subnet_identity(unsigned h, struct emu_dev_id devs[EMU_MAX_DEVS])
 {
 	for (unsigned d = 0; d < EMU_MAX_DEVS; d++) {
-		struct emu_dev_id *dev = &emu_cfg.dev[d];
+		struct emu_dev_id *dev = &devs[d];
 
 		dev->node_guid = (0x0002c903ULL << 32) | ((uint64_t)h << 8) |
 				 (uint64_t)(d << 4);
@@ -140,7 +141,6 @@ static void derive_identity(unsigned h)
 			port->num_gids = 2;
 		}
 	}
-	emu_cfg.sys_image_guid = emu_cfg.dev[0].node_guid;
 }
 
 int emu_subnet_join(void)
@@ -155,7 +155,8 @@ int emu_subnet_join(void)
 	for (unsigned h = 1; h <= EMU_MAX_HOSTS; h++) {
 		if (lock_range(hosts_fd, F_SETLK, F_WRLCK, h, 1) == 0) {
 			emu_cfg.host_id = h;
-			derive_identity(h);
+			emu_subnet_identity(h, emu_cfg.dev);
+			emu_cfg.sys_image_guid = emu_cfg.dev[0].node_guid;
 			return 0;
 		}
 		if (errno != EAGAIN && errno != EACCES)

@@ -50,6 +50,8 @@ struct emu_qp_attr {
 };
 
 int emu_subnet_join(void);		/* sets emu_cfg.host_id and identities */
+/* The identity host h has (or would have): GUIDs, LIDs, MACs, GIDs. */
+void emu_subnet_identity(unsigned h, struct emu_dev_id devs[EMU_MAX_DEVS]);
 /* XRC domain registry keyed by inode: see subnet.c for the semantics. */
 int emu_subnet_xrcd_open(dev_t dev, ino_t ino, uint32_t oflags, uint32_t *xrcdn);
 void emu_subnet_xrcd_close(uint32_t xrcdn);
