@@ -29,6 +29,7 @@ enum bench_op {
 	OP_POST_BATCH16_WRITE,	/* 16 one-SGE writes, last signaled, one ring */
 	OP_POLL_1,		/* one ready CQE into a completion record */
 	OP_POLL_16,		/* a batch of 16 ready CQEs */
+	OP_POLL_16_ZIP,		/* the same as one compressed session (rdmafast only) */
 	OP_COUNT
 };
 
@@ -47,7 +48,7 @@ extern const char *const bench_impl_name[IMPL_COUNT];
 /* WQEs (or CQEs) one call of an operation covers. */
 static inline unsigned bench_op_width(enum bench_op op)
 {
-	return op == OP_POST_BATCH16_WRITE || op == OP_POLL_16 ? 16 : 1;
+	return op == OP_POST_BATCH16_WRITE || op == OP_POLL_16 || op == OP_POLL_16_ZIP ? 16 : 1;
 }
 
 enum {
@@ -102,6 +103,8 @@ void bench_qp_close(struct bench_qp *b);
 void bench_complete_posted(struct bench_qp *b, unsigned per_cqe);
 /* Write n requester CQEs, one per WQE, for WQEs posted and not completed. */
 void bench_write_cqes(struct bench_qp *b, unsigned n, unsigned per_cqe);
+/* n requester completions (n a multiple of 16) as sessions of 16 mini-CQEs. */
+void bench_write_zip_cqes(struct bench_qp *b, unsigned n);
 /* Poll everything written (unmeasured) with the implementation's poller. */
 void bench_drain(struct bench_qp *b);
 
