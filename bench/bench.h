@@ -30,6 +30,7 @@ enum bench_op {
 	OP_POLL_1,		/* one ready CQE into a completion record */
 	OP_POLL_16,		/* a batch of 16 ready CQEs */
 	OP_POST_DC_WRITE_SGE64,	/* DCI: RDMA write to a DCT, one 64-byte SGE, signaled, rung */
+	OP_POLL_16_ZIP,		/* the same as one compressed session (rdmafast only) */
 	OP_COUNT
 };
 
@@ -59,7 +60,7 @@ static inline int bench_op_is_dc(enum bench_op op)
 /* WQEs (or CQEs) one call of an operation covers. */
 static inline unsigned bench_op_width(enum bench_op op)
 {
-	return op == OP_POST_BATCH16_WRITE || op == OP_POLL_16 ? 16 : 1;
+	return op == OP_POST_BATCH16_WRITE || op == OP_POLL_16 || op == OP_POLL_16_ZIP ? 16 : 1;
 }
 
 enum {
@@ -124,6 +125,8 @@ void bench_qp_close(struct bench_qp *b);
 void bench_complete_posted(struct bench_qp *b, unsigned per_cqe);
 /* Write n requester CQEs, one per WQE, for WQEs posted and not completed. */
 void bench_write_cqes(struct bench_qp *b, unsigned n, unsigned per_cqe);
+/* n requester completions (n a multiple of 16) as sessions of 16 mini-CQEs. */
+void bench_write_zip_cqes(struct bench_qp *b, unsigned n);
 /* Poll everything written (unmeasured) with the implementation's poller. */
 void bench_drain(struct bench_qp *b);
 

@@ -271,7 +271,8 @@ NOINLINE void bench_empty_op(struct bench_qp *b, unsigned calls)
 
 static const bench_fn table[IMPL_COUNT][OP_COUNT] = {
 	[IMPL_RDMAFAST] = { rf_write_sge64, rf_write_inline8, rf_send_inline32,
-			    rf_batch16_write, rf_poll1, rf_poll16, rf_dc_write_sge64 },
+			    rf_batch16_write, rf_poll1, rf_poll16, rf_dc_write_sge64,
+			    rf_poll16 },
 	[IMPL_LIBMLX5] = { ib_write_sge64, ib_write_inline8, ib_send_inline32,
 			   ib_batch16_write, ib_poll1, ib_poll16, wr_dc_write_sge64 },
 	[IMPL_LIBMLX5_ST] = { ib_write_sge64, ib_write_inline8, ib_send_inline32,

@@ -25,22 +25,28 @@ void bench_report_table(struct bench_result r[OP_COUNT][IMPL_COUNT])
 
 		for (impl = 0; impl < IMPL_COUNT; impl++) {
 			const struct bench_result *o = &r[op][impl];
-			char in[32], ix[32], range[40];
+			char in[32], ix[32], nx[32], range[40];
 
+			if (o->ns_per_op < 0 && o->instr_per_op < 0)
+				continue;	/* not measured (poll_16_zip: rdmafast only) */
 			fmt_instr(in, sizeof(in), o->instr_per_op);
 			if (o->instr_per_op > 0 && base->instr_per_op > 0)
 				snprintf(ix, sizeof(ix), "%.2f", o->instr_per_op / base->instr_per_op);
 			else
 				snprintf(ix, sizeof(ix), "-");
 			snprintf(range, sizeof(range), "%.1f..%.1f", o->ns_min, o->ns_max);
-			printf("%-20s %-11s %9s %9.1f %17s %9s %9.2f\n",
+			if (base->ns_per_op > 0)
+				snprintf(nx, sizeof(nx), "%.2f", o->ns_per_op / base->ns_per_op);
+			else
+				snprintf(nx, sizeof(nx), "-");
+			printf("%-20s %-11s %9s %9.1f %17s %9s %9s\n",
 			       impl ? "" : bench_op_name[op], bench_impl_name[impl], in,
-			       o->ns_per_op, range, ix,
-			       base->ns_per_op > 0 ? o->ns_per_op / base->ns_per_op : 0.0);
+			       o->ns_per_op, range, ix, nx);
 		}
 	}
 	printf("(instr × and ns ×: relative to libmlx5 ibv_post_send/ibv_poll_cq; per operation,\n"
-	       " harness cost subtracted)\n");
+	       " harness cost subtracted; poll_16_zip: one session of 16 compressed CQEs, which\n"
+	       " libmlx5 cannot decode, per CQE)\n");
 }
 
 /*
@@ -68,6 +74,7 @@ int bench_report_goals(struct bench_result r[OP_COUNT][IMPL_COUNT])
 		[OP_POLL_1]		= 40,
 		[OP_POLL_16]		= 20,
 		[OP_POST_DC_WRITE_SGE64] = 88,
+		/* OP_POLL_16_ZIP: fewer than poll_16, below */
 	};
 	/*
 	 * Built by clang, the data path is held to gcc's limits plus 10%:
@@ -89,9 +96,22 @@ int bench_report_goals(struct bench_result r[OP_COUNT][IMPL_COUNT])
 		const struct bench_result *rf = &r[op][IMPL_RDMAFAST];
 		const struct bench_result *ib = &r[op][IMPL_LIBMLX5];
 
-		if (rf->instr_per_op >= 0) {
+		if (rf->instr_per_op >= 0 && op != OP_POLL_16_ZIP) {
 			snprintf(what, sizeof(what), "%s: instructions per op", bench_op_name[op]);
 			all &= goal(what, rf->instr_per_op, instr_cap[op] * cc_slack);
+		}
+		if (op == OP_POLL_16_ZIP) {
+			/*
+			 * A session carries in 8 bytes per CQE what a normal CQE
+			 * carries in 64: its decoding must cost less than that of
+			 * the uncompressed batch, or compression does not pay.
+			 */
+			const struct bench_result *plain = &r[OP_POLL_16][IMPL_RDMAFAST];
+
+			if (rf->instr_per_op >= 0 && plain->instr_per_op >= 0)
+				all &= goal("poll_16_zip: instructions per CQE, < poll_16's",
+					    rf->instr_per_op, plain->instr_per_op - 0.01);
+			continue;	/* no libmlx5 time to compare with */
 		}
 		snprintf(what, sizeof(what), "%s: ns, 1/4 of libmlx5", bench_op_name[op]);
 		all &= goal(what, rf->ns_per_op, ib->ns_per_op / 4);
@@ -115,6 +135,8 @@ int bench_report_json(const char *path, struct bench_result r[OP_COUNT][IMPL_COU
 		for (impl = 0; impl < IMPL_COUNT; impl++) {
 			const struct bench_result *o = &r[op][impl];
 
+			if (o->ns_per_op < 0 && o->instr_per_op < 0)
+				continue;
 			fprintf(f, "%s  {\"op\": \"%s\", \"impl\": \"%s\", ", sep,
 				bench_op_name[op], bench_impl_name[impl]);
 			if (o->instr_per_op < 0)

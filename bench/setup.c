@@ -14,6 +14,7 @@
 const char *const bench_op_name[OP_COUNT] = {
 	"post_write_sge64", "post_write_inline8", "post_send_inline32",
 	"post_batch16_write", "poll_1", "poll_16", "post_dc_write_sge64",
+	"poll_16_zip",
 };
 
 const char *const bench_impl_name[IMPL_COUNT] = {

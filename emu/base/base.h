@@ -82,6 +82,20 @@ extern int emu_debug;
 void emu_config_load(void);
 
 /*
+ * RFEMU_CQE_COMPRESS: when the device writes compressed CQEs on a CQ
+ * created with compression (device/cqe_zip.c).  Read when called (the
+ * device asks at engine start, so a test may setenv() before it opens
+ * the device).
+ */
+enum emu_cqe_compress {
+	EMU_CQE_COMPRESS_AUTO,		/* CQEs ready together (default) */
+	EMU_CQE_COMPRESS_ALWAYS,	/* held until the engine idles */
+	EMU_CQE_COMPRESS_NEVER,
+	EMU_CQE_COMPRESS_LOAD,		/* only while software lags */
+};
+enum emu_cqe_compress emu_config_cqe_compress(void);
+
+/*
  * libc.c: the C library's close(), past the interposer.  The kernel closes
  * its own descriptors with it so that interpose/'s close() does not treat
  * them as the application's.

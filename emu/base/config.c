@@ -13,6 +13,8 @@
  *   RFEMU_BOARD_ID    board id string (default: the profile's)
  *   RFEMU_STATE_DIR   where the subnet's shared state lives (see subnet/subnet.c)
  *   RFEMU_DEBUG       non-zero: trace commands on stderr
+ *   RFEMU_CQE_COMPRESS auto (default), always, never or load: see
+ *                     emu_config_cqe_compress()
  */
 #include <stdlib.h>
 #include <string.h>
@@ -80,4 +82,23 @@ void emu_config_load(void)
 			"Ethernet\n", emu_cfg.profile->name);
 	else if (ll && *ll && strcasecmp(ll, "ib") && strcasecmp(ll, "infiniband"))
 		fprintf(stderr, "rfemu: ignoring RFEMU_LINK_LAYER=%s\n", ll);
+}
+
+enum emu_cqe_compress emu_config_cqe_compress(void)
+{
+	static const char *const names[] = {
+		[EMU_CQE_COMPRESS_AUTO] = "auto",
+		[EMU_CQE_COMPRESS_ALWAYS] = "always",
+		[EMU_CQE_COMPRESS_NEVER] = "never",
+		[EMU_CQE_COMPRESS_LOAD] = "load",
+	};
+	const char *s = getenv("RFEMU_CQE_COMPRESS");
+
+	if (!s || !*s)
+		return EMU_CQE_COMPRESS_AUTO;
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcasecmp(s, names[i]))
+			return (enum emu_cqe_compress)i;
+	fprintf(stderr, "rfemu: ignoring RFEMU_CQE_COMPRESS=%s (want auto, always, never or load)\n", s);
+	return EMU_CQE_COMPRESS_AUTO;
 }

@@ -167,49 +167,35 @@ void dev_cq_fail(struct dev_cq *dcq)
 	emu_post_async_event_locked(dcq->cq->obj.ctx, &dcq->cq->obj, 0, IBV_EVENT_CQ_ERR);
 }
 
-void dev_cq_write(struct emu_cq *cq, const struct dev_cqe *c)
+/*
+ * May n more entries be written from the producer index on?  The consumer
+ * index in the doorbell record says how far software has read; a CQ
+ * created with IGNORE_OVERRUN trusts software.  A record that cannot be
+ * read counts as a full CQ.
+ */
+bool dev_cq_has_room(const struct dev_cq *dcq, uint32_t n)
 {
-	struct dev_cq *dcq = dev_cq_of(cq);
-	uint8_t body[128];
-	struct rf_cqe64 *e;
-	uint32_t ci, pi;
-	uint8_t *slot;
-	uint8_t fmt = 0, own;
-	bool err;
+	const struct emu_cq *cq = dcq->cq;
+	uint32_t ci;
 
-	if (DEV_UNLIKELY(!dcq))
-		return;
-	if (DEV_UNLIKELY(dcq->overrun)) {
-		if (c->opcode != RF_CQE_RESIZE_CQ)
-			cq_error_qp(c->qpn);
-		return;
-	}
-	pi = dcq->pi;
-	/*
-	 * Overrun: the consumer index in the doorbell record says how far
-	 * software has read.  A CQ created with IGNORE_OVERRUN trusts software.
-	 * A record that cannot be read fails the CQ like an overrun.
-	 */
-	if (!(cq->flags & IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN)) {
-		if (DEV_UNLIKELY(!dev_load_be32((const void *)(uintptr_t)cq->dbrec, &ci)))
-			ci = pi - cq->cqe_cnt;
-		ci &= 0xffffff;
-		if (DEV_UNLIKELY(((pi - ci) & 0xffffff) >= cq->cqe_cnt)) {
-			dev_cq_fail(dcq);
-			cq_error_qp(c->qpn);
-			return;
-		}
-	}
+	if (cq->flags & IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN)
+		return true;
+	if (DEV_UNLIKELY(!dev_load_be32((const void *)(uintptr_t)cq->dbrec, &ci)))
+		return false;
+	return ((dcq->pi + n - 1 - ci) & 0xffffff) < cq->cqe_cnt;
+}
 
-	/*
-	 * The entry is built here and copied into the ring through the fault
-	 * guard (the ring is application memory).
-	 */
-	slot = cqe_slot(cq, pi);
-	e = (struct rf_cqe64 *)(body + cq->cqe_size - 64);
-	err = c->opcode == RF_CQE_REQ_ERR || c->opcode == RF_CQE_RESP_ERR;
+/*
+ * The entry of c, every byte of it (stale data from the last lap never
+ * leaks), into body (cqe_size bytes, the CQE64 last); returns its op_own
+ * without the owner bit.
+ */
+uint8_t dev_cqe_build(const struct emu_cq *cq, const struct dev_cqe *c, uint8_t *body)
+{
+	struct rf_cqe64 *e = (struct rf_cqe64 *)(body + cq->cqe_size - 64);
+	bool err = c->opcode == RF_CQE_REQ_ERR || c->opcode == RF_CQE_RESP_ERR;
+	uint8_t fmt = 0;
 
-	/* Body: every byte, so stale data from the last lap never leaks. */
 	memset(body, 0, cq->cqe_size);
 	if (err) {
 		struct rf_err_cqe *x = (struct rf_err_cqe *)e;
@@ -249,35 +235,92 @@ void dev_cq_write(struct emu_cq *cq, const struct dev_cqe *c)
 			fmt = RF_INLINE_SCATTER_32;
 		}
 	}
-	own = (uint8_t)(c->opcode << 4 | fmt | (c->se ? RF_CQE_SE_MASK : 0) |
-			((pi / cq->cqe_cnt) & 1));
+	return (uint8_t)(c->opcode << 4 | fmt | (c->se ? RF_CQE_SE_MASK : 0));
+}
 
-	/* Release: the body is visible before ownership changes hands. */
-	if (DEV_UNLIKELY(!dev_copy(slot, body, cq->cqe_size - 1u))) {
-		dev_cq_fail(dcq);	/* the CQ buffer went away */
-		cq_error_qp(c->qpn);
-		return;
-	}
+/*
+ * Hand the entry at producer index pi to software: the body, then (after
+ * a release fence: the body is visible before ownership changes hands)
+ * op_own with the owner bit of pi's lap.  False if the ring went away.
+ */
+bool dev_cq_put(struct dev_cq *dcq, uint32_t pi, const uint8_t *body, uint8_t op_own)
+{
+	const struct emu_cq *cq = dcq->cq;
+	uint8_t *slot = cqe_slot(cq, pi);
+	uint8_t own = (uint8_t)(op_own | ((pi / cq->cqe_cnt) & 1));
+
+	if (DEV_UNLIKELY(!dev_copy(slot, body, cq->cqe_size - 1u)))
+		return false;
 	atomic_thread_fence(memory_order_release);
-	if (DEV_UNLIKELY(!dev_copy(slot + cq->cqe_size - 1u, &own, 1))) {
-		dev_cq_fail(dcq);
-		cq_error_qp(c->qpn);
+	return dev_copy(slot + cq->cqe_size - 1u, &own, 1);
+}
+
+/* The CQ cannot take this CQE (overrun, or its ring went away). */
+void dev_cq_refuse(struct dev_cq *dcq, uint32_t qpn)
+{
+	dev_cq_fail(dcq);
+	cq_error_qp(qpn);
+}
+
+/*
+ * n entries up to dcq->pi were written: arms.  "Next completion" fires on
+ * any CQE, "solicited" on a CQE of a solicited message or on an error (IB
+ * spec o11-?, and what mlx5 does).
+ */
+void dev_cq_written(struct dev_cq *dcq, uint32_t n, bool wakes_solicited)
+{
+	if (wakes_solicited)
+		dcq->last_event_pi = dcq->pi;
+	/* moderation counts CQEs from the first one's time (now, not the
+	 * iteration's: a period never ends early) */
+	if (!dcq->mod_cqes && dcq->cq->mod_period)
+		dcq->mod_first = dev_now_ns();
+	dcq->mod_cqes += n;
+	cq_try_fire(dcq, wakes_solicited);
+}
+
+void dev_cq_write_now(struct dev_cq *dcq, const struct dev_cqe *c)
+{
+	uint8_t body[128];
+	uint8_t op_own;
+	bool err = c->opcode == RF_CQE_REQ_ERR || c->opcode == RF_CQE_RESP_ERR;
+
+	if (DEV_UNLIKELY(dcq->overrun)) {
+		if (c->opcode != RF_CQE_RESIZE_CQ)
+			cq_error_qp(c->qpn);
 		return;
 	}
-	dcq->pi = pi + 1;
-
-	/*
-	 * Arms: "next completion" fires on any CQE, "solicited" on a CQE of a
-	 * solicited message or on an error (IB spec o11-?, and what mlx5 does).
-	 */
-	if (c->se || err)
-		dcq->last_event_pi = dcq->pi;
-	if (c->opcode != RF_CQE_RESIZE_CQ) {
-		/* the clock now, not the iteration's: a period never ends early */
-		if (!dcq->mod_cqes++ && cq->mod_period)
-			dcq->mod_first = dev_now_ns();
-		cq_try_fire(dcq, c->se || err);
+	if (DEV_UNLIKELY(!dev_cq_has_room(dcq, 1))) {
+		dev_cq_refuse(dcq, c->qpn);
+		return;
 	}
+	/*
+	 * The entry is built here and copied into the ring through the fault
+	 * guard (the ring is application memory).
+	 */
+	op_own = dev_cqe_build(dcq->cq, c, body);
+	if (DEV_UNLIKELY(!dev_cq_put(dcq, dcq->pi, body, op_own))) {
+		dev_cq_refuse(dcq, c->qpn);	/* the CQ buffer went away */
+		return;
+	}
+	dcq->pi++;
+	if (c->opcode != RF_CQE_RESIZE_CQ)
+		dev_cq_written(dcq, 1, c->se || err);
+}
+
+/*
+ * A CQ created with compression may hold the CQE back to write it in a
+ * session with the next ones (cqe_zip.c).
+ */
+void dev_cq_write(struct emu_cq *cq, const struct dev_cqe *c)
+{
+	struct dev_cq *dcq = dev_cq_of(cq);
+
+	if (DEV_UNLIKELY(!dcq))
+		return;
+	if (dcq->zip && dev_zip_hold(dcq, c))
+		return;
+	dev_cq_write_now(dcq, c);
 }
 
 /*
@@ -349,6 +392,8 @@ void dev_cq_check_arms(struct dev_cq *dcq)
  */
 void dev_cq_resize(struct dev_cq *dcq)
 {
+	if (dcq->zip)
+		dev_zip_flush(dcq);	/* what was held goes into the old ring */
 	emu_cq_finish_resize_locked(dcq->cq, dcq->pi);
 	dcq->pi++;
 }

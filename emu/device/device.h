@@ -14,6 +14,7 @@
  *   resp.c     responder: executes request packets against local memory
  *   rq.c       receive WQEs: RQ ring, SRQ linked list, RQ flush
  *   cqe.c      CQE writing, overrun, arming and completion events
+ *   cqe_zip.c  compressed CQEs: sessions of mini-CQEs on CQs that ask
  *   mem.c      protection: lkey/rkey/MW checks, scatter/gather copies, UMR
  *
  * It implements the hooks kernel/kernel.h declares and uses the kernel's
@@ -141,6 +142,7 @@ bool dev_load_be32(const void *p, uint32_t *v);
 /* Per-object device state                                                  */
 
 struct dev_ctx;
+struct dev_zip;
 
 struct dev_cq {
 	struct emu_cq		*cq;
@@ -153,6 +155,7 @@ struct dev_cq {
 	uint64_t		mod_first;	/* when the first of them was written (ns) */
 	uint64_t		mod_due;	/* moderation period ends (ns), 0: no timer */
 	struct dev_cq		*next_on_uar;	/* CQs sharing a UAR page (arm doorbell) */
+	struct dev_zip		*zip;		/* CQE compression on: held CQEs (cqe_zip.c) */
 };
 
 /* One issued-but-not-completed send WQE. */
@@ -288,6 +291,8 @@ struct dev_engine {
 	unsigned		timers;		/* QPs with a deadline or rnr wait */
 	unsigned		cq_timers;	/* CQs with a moderation period running */
 	uint64_t		wqes;		/* statistics */
+	uint8_t			zip_mode;	/* EMU_CQE_COMPRESS_*, at engine start */
+	struct dev_zip		*zip_held;	/* CQs holding CQEs back (cqe_zip.c) */
 };
 
 extern struct dev_engine dev_eng;
@@ -389,6 +394,13 @@ static inline bool dev_scat_fits(uint8_t scat_max, const struct emu_cq *cq, uint
 }
 
 void dev_cq_write(struct emu_cq *cq, const struct dev_cqe *c);
+/* The pieces of dev_cq_write(), for cqe_zip.c's sessions. */
+void dev_cq_write_now(struct dev_cq *dcq, const struct dev_cqe *c);
+bool dev_cq_has_room(const struct dev_cq *dcq, uint32_t n);
+uint8_t dev_cqe_build(const struct emu_cq *cq, const struct dev_cqe *c, uint8_t *body);
+bool dev_cq_put(struct dev_cq *dcq, uint32_t pi, const uint8_t *body, uint8_t op_own);
+void dev_cq_refuse(struct dev_cq *dcq, uint32_t qpn);
+void dev_cq_written(struct dev_cq *dcq, uint32_t n, bool wakes_solicited);
 /* The vendor syndrome a ConnectX reports with an error syndrome. */
 uint8_t dev_vendor_syndrome(uint8_t opcode, uint8_t syndrome);
 /* CQ in error (overrun, or its memory went away): CQ_ERR, its QPs to ERR. */
@@ -399,6 +411,22 @@ void dev_cq_resize(struct dev_cq *dcq);
 void dev_cq_timers(void);		/* fire the CQ events whose moderation period ended */
 uint64_t dev_cq_next_due(void);		/* earliest such end (ns), 0: none */
 void dev_cq_stop_timer(struct dev_cq *dcq);
+
+/* ------------------------------------------------------------------------ */
+/* Compressed CQEs (cqe_zip.c)                                              */
+
+/* The most mini-CQEs in a session: cqe_comp_caps.max_num (kernel/ctx.c). */
+#define DEV_ZIP_MAX	64
+
+/* Start holding CQEs back on a CQ created with compression (or not: mode). */
+void dev_zip_cq_created(struct dev_cq *dcq);
+void dev_zip_cq_destroyed(struct dev_cq *dcq);
+/* Hold c back for a session (true), or not: then write it now (false). */
+bool dev_zip_hold(struct dev_cq *dcq, const struct dev_cqe *c);
+/* Write what dcq holds: a session, or single CQEs. */
+void dev_zip_flush(struct dev_cq *dcq);
+/* End of an engine pass; idle: the pass found no work. */
+void dev_zip_pass_done(bool idle);
 
 /* ------------------------------------------------------------------------ */
 /* Memory protection (mem.c)                                                */

@@ -421,6 +421,8 @@ static void *engine_main(void *arg)
 		now = dev_eng.now = dev_now_ns();
 		emu_clock_tick_locked();
 		work = iterate(sockets);
+		if (dev_eng.zip_held)
+			dev_zip_pass_done(!work);
 		sockets = true;
 		if (now - last_slow > 1000000) {
 			slow_tasks();
@@ -484,6 +486,7 @@ int emu_dev_ctx_init(struct emu_ctx *ctx)
 	dc->ctx = ctx;
 	if (!engine_running && !device_off()) {
 		dev_fault_load();
+		dev_eng.zip_mode = (uint8_t)emu_config_cqe_compress();
 		spin_ns = env_ns("RFEMU_SPIN_US", 1000, 20000);
 		nap_ns = env_ns("RFEMU_NAP_US", 1000, 50000);
 		hot_ns = env_ns("RFEMU_HOT_MS", 1000000, 100000000);

@@ -26,6 +26,7 @@ void emu_dev_cq_created(struct emu_cq *cq)
 	dcq->cq = cq;
 	dcq->fired_sn = 0xff;
 	cq->dev_priv = dcq;
+	dev_zip_cq_created(dcq);
 	if (cq->uar_page < EMU_MAX_UARS) {
 		dcq->next_on_uar = dc->uar_cqs[cq->uar_page];
 		dc->uar_cqs[cq->uar_page] = dcq;
@@ -75,6 +76,7 @@ void emu_dev_cq_destroyed(struct emu_cq *cq)
 			}
 	dev_cq_stop_timer(dcq);
 	cq->dev_priv = NULL;
+	dev_zip_cq_destroyed(dcq);
 	free(dcq);
 	dev_eng.watch_dirty = true;
 }

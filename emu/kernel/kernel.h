@@ -169,8 +169,8 @@ struct emu_cq {
 	uint8_t			cqe_comp_en;
 	/*
 	 * The mini-CQE format of a compressed CQ (MLX5_IB_CQE_RES_FORMAT_*),
-	 * 0 without compression. The device model writes no sessions yet:
-	 * a CQ may always hold uncompressed CQEs.
+	 * 0 without compression. The device model writes sessions on such
+	 * CQs (device/cqe_zip.c), and plain CQEs where none fits.
 	 */
 	uint8_t			comp_format;
 	uint16_t		uar_page;	/* UAR index the CQ rings (0, static scheme) */

@@ -37,6 +37,8 @@ static void usage(FILE *f)
 "  -s, --state-dir DIR   the subnet's shared state (RFEMU_STATE_DIR, default\n"
 "                        $XDG_RUNTIME_DIR/rfemu or /tmp/rfemu-$UID)\n"
 "      --lib PATH        librfemu.so to preload (RFEMU_LIB)\n"
+"      --cqe-compress M  compressed CQEs on CQs that ask: auto, always, never\n"
+"                        or load (RFEMU_CQE_COMPRESS, default auto)\n"
 "  -v, --debug           trace uverbs commands on stderr (RFEMU_DEBUG=1)\n"
 "  -h, --help            this text\n");
 }
@@ -74,7 +76,7 @@ static int set(const char *name, const char *value)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_PART = 256, OPT_FW, OPT_BOARD, OPT_LIB };
+	enum { OPT_PART = 256, OPT_FW, OPT_BOARD, OPT_LIB, OPT_ZIP };
 	static const struct option opts[] = {
 		{ "devices", required_argument, NULL, 'd' },
 		{ "ports", required_argument, NULL, 'p' },
@@ -84,6 +86,7 @@ int main(int argc, char **argv)
 		{ "board-id", required_argument, NULL, OPT_BOARD },
 		{ "state-dir", required_argument, NULL, 's' },
 		{ "lib", required_argument, NULL, OPT_LIB },
+		{ "cqe-compress", required_argument, NULL, OPT_ZIP },
 		{ "debug", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -104,6 +107,7 @@ int main(int argc, char **argv)
 		case OPT_FW: r |= set("RFEMU_FW_VER", optarg); break;
 		case OPT_BOARD: r |= set("RFEMU_BOARD_ID", optarg); break;
 		case OPT_LIB: lib = optarg; break;
+		case OPT_ZIP: r |= set("RFEMU_CQE_COMPRESS", optarg); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}

@@ -368,7 +368,24 @@ RF_INLINE void rf__cq_restore_owner(const struct rf_cq *cq, uint32_t ci, uint32_
 	uint8_t *p = (uint8_t *)&rf_cq_cqe(cq, ci)->op_own;
 	uint8_t *end = (uint8_t *)&rf_cq_cqe(cq, cq->cqe_mask)->op_own;
 	uint8_t own = (uint8_t)(RF_CQE_INVALID << 4 | ((ci >> cq->log_n) & RF_CQE_OWNER_MASK));
+	size_t step = cq->cqe_size;
 
+	/* the usual case: short of the ring's end, eight stores a turn */
+	if (RF_LIKELY(n <= cq->cqe_cnt - (ci & cq->cqe_mask))) {
+		for (; n >= 8; n -= 8, p += 8 * step) {
+			p[0] = own;
+			p[step] = own;
+			p[2 * step] = own;
+			p[3 * step] = own;
+			p[4 * step] = own;
+			p[5 * step] = own;
+			p[6 * step] = own;
+			p[7 * step] = own;
+		}
+		for (; n; n--, p += step)
+			*p = own;
+		return;
+	}
 	/* a walk by the entry size; the owner bit flips past the last entry */
 	while (n--) {
 		*p = own;

@@ -49,6 +49,7 @@ struct e2e_opts {
 	int with_channel;
 	int allow_scatter;
 	int timestamps;		/* CQs from rf_cq_create_ts_ibv() */
+	uint32_t mini_format;	/* CQE compression: RF_MINI_CQE_RES_FORMAT_* */
 };
 
 static inline long e2e_now_ms(void)
@@ -73,11 +74,15 @@ static inline void e2e_side_open(struct e2e *e, struct e2e_side *s, const struct
 			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
 			   IBV_ACCESS_MW_BIND);
 	cr_assert_not_null(s->mr, "reg_mr: %s", strerror(errno));
-	rc = o->timestamps ?
-	     rf_cq_create_ts_ibv(&s->cq, &s->ibcq, e->ctx, (int)(o->cqe ? o->cqe : 256), ch,
-				 o->cqe_size, 0) :
-	     rf_cq_create_ibv(&s->cq, &s->ibcq, e->ctx, (int)(o->cqe ? o->cqe : 256), ch,
-			      o->cqe_size);
+	if (o->timestamps)
+		rc = rf_cq_create_ts_ibv(&s->cq, &s->ibcq, e->ctx, (int)(o->cqe ? o->cqe : 256),
+					 ch, o->cqe_size, 0);
+	else if (o->mini_format)
+		rc = rf_cq_create_zip_ibv(&s->cq, &s->ibcq, e->ctx, (int)(o->cqe ? o->cqe : 256),
+					  ch, o->cqe_size, o->mini_format);
+	else
+		rc = rf_cq_create_ibv(&s->cq, &s->ibcq, e->ctx, (int)(o->cqe ? o->cqe : 256), ch,
+				      o->cqe_size);
 	cr_assert_eq(rc, 0, "cq: %s", strerror(-rc));
 	memset(&qa, 0, sizeof(qa));
 	qa.pd = e->pd;

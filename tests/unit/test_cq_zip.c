@@ -59,13 +59,14 @@ static void wc_eq(const struct rf_wc *a, const struct rf_wc *b, int fetches)
 }
 
 /*
- * Requester: n signaled WQEs (WRITE, READ alternating) complete as one
- * session starting at CQ entry `start` (the CQ's ci is moved there first
- * with NOP completions), polled max records at a time; then one normal CQE.
- * The same run without compression gives the reference records.
+ * Requester: n signaled WQEs (WRITE, READ alternating, or all of the
+ * opcode one_op) complete as one session starting at CQ entry `start` (the
+ * CQ's ci is moved there first with NOP completions), polled max records
+ * at a time; then one normal CQE. The same run without compression gives
+ * the reference records.
  */
-static void req_session(uint32_t cqe_cnt, uint32_t cqe_size, uint32_t start, uint32_t n,
-			int max)
+static void req_session_op(uint32_t cqe_cnt, uint32_t cqe_size, uint32_t start, uint32_t n,
+			   int max, uint8_t one_op)
 {
 	struct rf_wc got[80], ref[80];
 	int zipped;
@@ -96,7 +97,7 @@ static void req_session(uint32_t cqe_cnt, uint32_t cqe_size, uint32_t start, uin
 			pi++;
 		}
 		for (i = 0; i < n; i++) {
-			uint8_t op = i & 1 ? RF_OPCODE_RDMA_READ : RF_OPCODE_RDMA_WRITE;
+			uint8_t op = one_op ? one_op : i & 1 ? RF_OPCODE_RDMA_READ : RF_OPCODE_RDMA_WRITE;
 
 			if (op == RF_OPCODE_RDMA_READ)
 				cr_assert_eq(rf_sq_post_read(&s.sq, 0x1000, 5, 0x2000, 6, 64,
@@ -149,6 +150,12 @@ static void req_session(uint32_t cqe_cnt, uint32_t cqe_size, uint32_t start, uin
 		wc_eq(&got[i], &ref[i], 1);
 }
 
+static void req_session(uint32_t cqe_cnt, uint32_t cqe_size, uint32_t start, uint32_t n,
+			int max)
+{
+	req_session_op(cqe_cnt, cqe_size, start, n, max, 0);
+}
+
 Test(cq_zip, requester_one_array)
 {
 	req_session(32, 64, 0, 5, 16);
@@ -157,6 +164,21 @@ Test(cq_zip, requester_one_array)
 Test(cq_zip, requester_three_arrays)
 {
 	req_session(64, 64, 0, 20, 16);
+}
+
+/*
+ * Whole arrays of one WQE opcode take the unrolled path of the decoder:
+ * READs (with byte counts) and WRITEs (without), the third array part
+ * full, cut by the record count inside and across arrays, and wrapping
+ * the end.
+ */
+Test(cq_zip, requester_arrays_of_one_opcode)
+{
+	req_session_op(64, 64, 0, 20, 16, RF_OPCODE_RDMA_READ);
+	req_session_op(64, 64, 0, 20, 16, RF_OPCODE_RDMA_WRITE);
+	req_session_op(64, 128, 5, 24, 16, RF_OPCODE_RDMA_WRITE);
+	req_session_op(32, 64, 3, 19, 5, RF_OPCODE_RDMA_READ);
+	req_session_op(32, 64, 20, 17, 9, RF_OPCODE_RDMA_WRITE);
 }
 
 Test(cq_zip, requester_wraps_the_end_64)

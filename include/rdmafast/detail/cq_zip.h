@@ -45,11 +45,23 @@ RF_INLINE const struct rf_mini_cqe8 *rf__cq_zip_arr(const struct rf_cq *cq, uint
 	return (const struct rf_mini_cqe8 *)rf_cq_cqe(cq, t + slot);
 }
 
-/* A requester mini-CQE's record kind: the WQE opcode's, UMR refined. */
-RF_INLINE uint32_t rf__cq_zip_req_kind(const struct rf_sq *sq, uint8_t wqe_opcode,
+/*
+ * The record template of a requester mini-CQE (struct rf_wc bytes 16..31:
+ * QPN, src_qp 0, the kind of its WQE opcode, counter 0, sl 0), as the
+ * fast path keeps one in cq->req_rec. UMR is refined from the WQE (a
+ * bind or a local invalidate), which is why a UMR's template serves that
+ * mini-CQE alone.
+ */
+RF_INLINE rf__v8u16 rf__cq_zip_req_rec(const struct rf_sq *sq, uint32_t qpn, uint8_t wqe_opcode,
 				       uint16_t counter)
 {
 	struct rf__wc_kind k = *rf__wc_req_kind(wqe_opcode);
+	struct {
+		uint32_t qp_num, src_qp, kind;
+		uint16_t wqe_counter;
+		uint8_t  sl, rsvd;
+	} rec;
+	rf__v8u16 v;
 
 	if (RF_UNLIKELY(wqe_opcode == RF_OPCODE_UMR)) {
 		const uint8_t *w = (const uint8_t *)rf_sq_wqe(sq, counter + 1U);
@@ -57,7 +69,122 @@ RF_INLINE uint32_t rf__cq_zip_req_kind(const struct rf_sq *sq, uint8_t wqe_opcod
 		k.opcode = w[16 + 48 - RF_SEND_WQE_BB] & RF_MKEY_CONTEXT_FREE ?
 			   RF_WC_LOCAL_INV : RF_WC_BIND_MW;
 	}
-	return rf__wc_kind_word(&k);
+	rec.qp_num = qpn;
+	rec.src_qp = 0;
+	rec.kind = rf__wc_kind_word(&k);
+	rec.wqe_counter = 0;
+	rec.sl = 0;
+	rec.rsvd = 0;
+	RF_STATIC_ASSERT(sizeof(rec) == sizeof(v), "record tail");
+	__builtin_memcpy(&v, &rec, sizeof(v));
+	return v;
+}
+
+/*
+ * One requester record from mini-CQE m: the template, the counter, the
+ * WQE's wr_id and, when the opcode fetches (len, a constant), the byte
+ * count; imm, undefined for send completions (rf_cq_poll(3)), is left
+ * alone.
+ * Returns the counter.
+ */
+RF_INLINE uint16_t rf__cq_zip_req_put(union rf__wc_view *w, const struct rf_mini_cqe8 *m,
+				      rf__v8u16 rec, const struct rf__sq_wr_id *wr_id,
+				      uint32_t mask, int len)
+{
+	uint16_t c = rf_be16toh(m->u.s_wqe_info.wqe_counter);
+
+	w->v.rec = rec;
+	w->wc.wqe_counter = c;
+	w->v.wr_id = wr_id[c & mask].v;
+	if (len)
+		w->v.byte_len = rf_be32toh(m->byte_cnt);
+	return c;
+}
+
+/*
+ * Eight requester records from a whole mini-CQE array of one WQE opcode:
+ * straight-line code. Returns the last record's counter.
+ */
+RF_INLINE uint16_t rf__cq_zip_req8(union rf__wc_view *w, const struct rf_mini_cqe8 *m,
+				   rf__v8u16 rec, const struct rf__sq_wr_id *wr_id,
+				   uint32_t mask, int len)
+{
+	/*
+	 * The empty asm between the records (no instruction) keeps each
+	 * record's loads beside its stores: hoisted together, the eight
+	 * counters and wr_ids did not fit the registers and were spilled.
+	 */
+#define RF__ZIP_PUT(k)								\
+	rf__cq_zip_req_put(w + (k), m + (k), rec, wr_id, mask, len);		\
+	__asm__ __volatile__("" ::: "memory")
+	RF__ZIP_PUT(0);
+	RF__ZIP_PUT(1);
+	RF__ZIP_PUT(2);
+	RF__ZIP_PUT(3);
+	RF__ZIP_PUT(4);
+	RF__ZIP_PUT(5);
+	RF__ZIP_PUT(6);
+#undef RF__ZIP_PUT
+	return rf__cq_zip_req_put(w + 7, m + 7, rec, wr_id, mask, len);
+}
+
+/* Do the mini-CQEs m[1..7] carry WQE opcode op, as m[0] does? */
+RF_INLINE int rf__cq_zip_same_op(const struct rf_mini_cqe8 *m, uint8_t op)
+{
+	return ((m[1].u.s_wqe_info.s_wqe_opcode ^ op) | (m[2].u.s_wqe_info.s_wqe_opcode ^ op) |
+		(m[3].u.s_wqe_info.s_wqe_opcode ^ op) | (m[4].u.s_wqe_info.s_wqe_opcode ^ op) |
+		(m[5].u.s_wqe_info.s_wqe_opcode ^ op) | (m[6].u.s_wqe_info.s_wqe_opcode ^ op) |
+		(m[7].u.s_wqe_info.s_wqe_opcode ^ op)) == 0;
+}
+
+/*
+ * Records for requester mini-CQEs i..end of the session whose title is at
+ * ci t, then the send queue retired up to the last of them. The record
+ * template is made when the WQE opcode changes (for each UMR); a whole
+ * array of one opcode is eight straight copies of the record code, the
+ * rest is taken one by one.
+ */
+RF_INLINE union rf__wc_view *rf__cq_zip_req(struct rf_cq *cq, struct rf_sq *sq, uint32_t qpn,
+					    uint32_t t, uint32_t i, uint32_t end,
+					    union rf__wc_view *w)
+{
+	const struct rf__sq_wr_id *wr_id = sq->wr_id;
+	uint32_t mask = sq->wqe_mask, rec_op = 0x100;
+	uint16_t counter = 0;
+	rf__v8u16 rec = { 0, 0, 0, 0, 0, 0, 0, 0 };
+	int len = 0;
+
+	do {
+		const struct rf_mini_cqe8 *m = rf__cq_zip_arr(cq, t, i) +
+					       (i & (RF_MINI_CQE_PER_SLOT - 1));
+		/* from this array: up to its end or the last record wanted */
+		uint32_t k = RF_MINI_CQE_PER_SLOT - (i & (RF_MINI_CQE_PER_SLOT - 1));
+
+		k = end - i < k ? end - i : k;
+		i += k;
+		do {
+			uint8_t op = m->u.s_wqe_info.s_wqe_opcode;
+
+			if (RF_UNLIKELY(op != rec_op)) {
+				rec = rf__cq_zip_req_rec(sq, qpn, op,
+							 rf_be16toh(m->u.s_wqe_info.wqe_counter));
+				len = rf_opcode_fetches(op);
+				rec_op = op == RF_OPCODE_UMR ? 0x100 : op;
+			}
+			if (k == RF_MINI_CQE_PER_SLOT && rec_op == op && rf__cq_zip_same_op(m, op)) {
+				counter = len ? rf__cq_zip_req8(w, m, rec, wr_id, mask, 1) :
+						rf__cq_zip_req8(w, m, rec, wr_id, mask, 0);
+				w += RF_MINI_CQE_PER_SLOT;
+				break;
+			}
+			counter = len ? rf__cq_zip_req_put(w, m, rec, wr_id, mask, 1) :
+					rf__cq_zip_req_put(w, m, rec, wr_id, mask, 0);
+			w++;
+			m++;
+		} while (--k);
+	} while (i < end);
+	rf__sq_retire_slot(sq, counter & mask);
+	return w;
 }
 
 /*
@@ -91,34 +218,9 @@ static inline union rf__wc_view *rf__cq_zip(struct rf_cq *cq, const struct rf_cq
 	end = (size_t)(wend - w) < n - i ? i + (uint32_t)(wend - w) : n;
 
 	if (opcode == RF_CQE_REQ && q && q->sq) {
-		struct rf_sq *sq = q->sq;
-		const struct rf__sq_wr_id *wr_id = sq->wr_id;
-		uint32_t mask = sq->wqe_mask, counter = 0;
-		/* the kind of the last WQE opcode seen: a session mostly has one */
-		uint32_t last_op = 0x100, kind = 0;
-
-		for (; i < end; i++, w++) {
-			const struct rf_mini_cqe8 *m;
-			uint32_t op;
-
-			if ((i & (RF_MINI_CQE_PER_SLOT - 1)) == 0 && i)
-				arr = rf__cq_zip_arr(cq, t, i);
-			m = arr + (i & (RF_MINI_CQE_PER_SLOT - 1));
-			counter = rf_be16toh(m->u.s_wqe_info.wqe_counter);
-			op = m->u.s_wqe_info.s_wqe_opcode;
-			if (RF_UNLIKELY(op != last_op || op == RF_OPCODE_UMR)) {
-				kind = rf__cq_zip_req_kind(sq, (uint8_t)op, (uint16_t)counter);
-				last_op = op;
-			}
-			w->w.wr_id = wr_id[counter & mask].v;
-			w->w.byte_len = rf_be32toh(m->byte_cnt);
-			w->w.imm = 0;
-			w->w.qp_num = qpn;
-			w->w.src_qp = 0;
-			w->w.tail = rf__wc_tail_word(kind, (uint16_t)counter, 0);
-		}
-		if (end != cq->zip_done)
-			rf__sq_retire_slot(sq, counter & mask);
+		if (i != end)
+			w = rf__cq_zip_req(cq, q->sq, qpn, t, i, end, w);
+		i = end;
 	} else if (opcode >= RF_CQE_RESP_WR_IMM && opcode <= RF_CQE_RESP_SEND_INV &&
 		   q && (q->srq || q->rq)) {
 		uint32_t rqpn = rf_be32toh(title->flags_rqpn);
