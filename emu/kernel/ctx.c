@@ -15,7 +15,6 @@
 
 #include "internal.h"
 
-#define EMU_NUM_COMP_VECTORS	4
 #define EMU_MAX_WR		(1u << 15)
 #define EMU_MAX_SGE		30
 #define EMU_MAX_RD_ATOM		16
@@ -46,14 +45,15 @@ int emu_cmd_get_context(struct emu_cmd *c)
 		return EINVAL;
 	/*
 	 * mlx5_ib_alloc_ucontext(): the v0 request exactly, or v2 at least up
-	 * to max_cqe_version; unknown flags (DEVX has no capability here),
-	 * comp_mask and reserved fields are EOPNOTSUPP.
+	 * to max_cqe_version; unknown flags, comp_mask and reserved fields
+	 * are EOPNOTSUPP.
 	 */
 	if (c->drv_in_len != sizeof(struct mlx5_ib_alloc_ucontext_req) &&
 	    c->drv_in_len < offsetof(struct mlx5_ib_alloc_ucontext_req_v2, max_cqe_version))
 		return EINVAL;
 	memcpy(&req, c->drv_in, min_sz(c->drv_in_len, sizeof(req)));
-	if (req.flags || req.comp_mask || req.reserved0 || req.reserved1 || req.reserved2)
+	if ((req.flags & ~MLX5_IB_ALLOC_UCTX_DEVX) || req.comp_mask ||
+	    req.reserved0 || req.reserved1 || req.reserved2)
 		return EOPNOTSUPP;
 
 	/*
@@ -67,6 +67,9 @@ int emu_cmd_get_context(struct emu_cmd *c)
 	if (total > 2 * EMU_MAX_UARS)
 		return ENOMEM;
 	if (req.num_low_latency_bfregs > total - 1)
+		return EINVAL;
+	/* mlx5_ib_devx_create(): this device has no DEVX user context */
+	if (req.flags & MLX5_IB_ALLOC_UCTX_DEVX)
 		return EINVAL;
 
 	ret = emu_evq_open(&ctx->async);
@@ -112,6 +115,8 @@ int emu_cmd_get_context(struct emu_cmd *c)
 	drv.num_dyn_bfregs = 0;
 	drv.response_length = (uint32_t)min_sz(c->drv_out_len, sizeof(drv));
 	memcpy(c->drv_out, &drv, min_sz(c->drv_out_len, sizeof(drv)));
+	_Static_assert(sizeof(drv) <= sizeof(ctx->ucontext_resp), "ucontext_resp");
+	memcpy(ctx->ucontext_resp, &drv, sizeof(drv));	/* QUERY_CONTEXT's */
 	emu_dbg("context: %u bfregs, cqe v%u, async fd %d\n", total,
 		drv.cqe_version, ctx->async.user_fd);
 	return 0;

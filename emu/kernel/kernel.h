@@ -295,6 +295,8 @@ struct emu_mcast {
 	struct emu_mcast	*next;
 };
 
+enum { EMU_UCONTEXT_RESP_MAX = 128 };
+
 /*
  * One opened uverbs device (one open() of /dev/infiniband/uverbsN, which
  * libibverbs turns into one ibv_context).
@@ -304,6 +306,8 @@ struct emu_ctx {
 	unsigned		dev_index;	/* N of mlx5_N */
 	bool			have_context;	/* GET_CONTEXT succeeded */
 	struct emu_evq		async;		/* GET_CONTEXT's async fd */
+	/* GET_CONTEXT's mlx5 answer (mlx5_ib_alloc_ucontext_resp), for QUERY_CONTEXT */
+	uint8_t			ucontext_resp[EMU_UCONTEXT_RESP_MAX];
 
 	/* our own MAP_SHARED view of the whole command fd (EMU_CMDFD_SIZE) */
 	uint8_t			*map;
@@ -333,6 +337,8 @@ void emu_release_all(void);		/* at exit */
 /* One command written to ctx's command fd (dispatch.c); 0 or a positive errno. */
 /* buf is the user's address, read only through emu_copy_from_user() */
 int emu_cmd_dispatch(struct emu_ctx *ctx, uint64_t buf, size_t len);
+/* RDMA_VERBS_IOCTL: hdr is the user address of struct ib_uverbs_ioctl_hdr */
+int emu_ioctl_dispatch(struct emu_ctx *ctx, uint64_t hdr);
 
 /*
  * The command fd as the kernel presents it: the uverbs character device,
