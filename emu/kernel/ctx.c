@@ -188,6 +188,7 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 	r->timestamp_mask = (1ULL << 63) - 1;
 	r->hca_core_clock = 1000000;	/* kHz */
 	r->device_cap_flags_ex = r->base.device_cap_flags;
+	r->max_dm_size = EMU_DM_SIZE;	/* MEMIC, ioctl_dm.c */
 	r->response_length = (uint32_t)min_sz(c->out_len, sizeof(*r));
 
 	/*

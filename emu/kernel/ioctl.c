@@ -48,6 +48,7 @@ static const struct emu_ioc_method *find_method(uint16_t object, uint16_t method
 	} tables[] = {
 		{ emu_ioc_device_methods, &emu_ioc_device_methods_count },
 		{ emu_ioc_destroy_methods, &emu_ioc_destroy_methods_count },
+		{ emu_ioc_dm_methods, &emu_ioc_dm_methods_count },
 	};
 
 	for (size_t t = 0; t < EMU_ARRAY_SIZE(tables); t++)
@@ -99,7 +100,7 @@ static int check_attr(const struct emu_ioc_spec *s, const struct ib_uverbs_attr 
 {
 	bool trailing = s->flags & EMU_IOC_ZERO_TRAILING;
 
-	if (s->kind == EMU_IOC_IDR || s->kind == EMU_IOC_FD_NEW)
+	if (s->kind == EMU_IOC_IDR || s->kind == EMU_IOC_NEW)
 		return a->attr_data.reserved || a->len ? EINVAL : 0;
 
 	if (s->kind == EMU_IOC_PTR_IN && a->len > s->max_len && trailing &&
@@ -286,10 +287,9 @@ int emu_ioc_copy_to_struct_or_zero(const struct emu_ioc *b, uint16_t id,
 	return emu_ioc_copy_to(b, id, from, size);
 }
 
-int emu_ioc_put_fd(const struct emu_ioc *b, uint16_t id, int fd)
+int emu_ioc_put_new(const struct emu_ioc *b, uint16_t id, int64_t v)
 {
 	const struct ib_uverbs_attr *a = emu_ioc_get(b, id);
-	int64_t v = fd;
 
 	if (!a)
 		return ENOENT;
@@ -305,4 +305,39 @@ int emu_ioc_out_check(const struct emu_ioc *b, uint16_t id, size_t len)
 	if (!a)
 		return 0;
 	return emu_umem_check(a->data, len < a->len ? len : a->len, true);
+}
+
+int emu_ioc_get_flags(const struct emu_ioc *b, uint16_t id, uint64_t *flags)
+{
+	const struct ib_uverbs_attr *a = emu_ioc_get(b, id);
+
+	if (!a) {
+		*flags = 0;	/* a missing attribute means no flags */
+		return 0;
+	}
+	if (a->len == 8)
+		*flags = a->data;
+	else if (a->len == 4)
+		*flags = (uint32_t)a->data;
+	else
+		return EINVAL;
+	return 0;
+}
+
+/* uverbs_get_uobject_from_file() */
+void *emu_ioc_get_obj(const struct emu_ioc *b, uint16_t id, enum emu_obj_type type,
+		      int *err)
+{
+	const struct ib_uverbs_attr *a = emu_ioc_get(b, id);
+	struct emu_ctx *ctx = b->ctx;
+
+	*err = 0;
+	if (!ctx->have_context || !a)
+		*err = EINVAL;
+	else if (a->data >= ctx->nobjs || !ctx->objs[a->data] ||
+		 ctx->objs[a->data]->detached)
+		*err = ENOENT;
+	else if (ctx->objs[a->data]->type != type)
+		*err = EINVAL;
+	return *err ? NULL : ctx->objs[a->data];
 }

@@ -17,22 +17,6 @@
 
 #include "internal.h"
 
-static int lookup(const struct emu_ioc *b, uint16_t id, enum emu_obj_type type,
-		  uint32_t *handle)
-{
-	const struct ib_uverbs_attr *a = emu_ioc_get(b, id);
-	struct emu_ctx *ctx = b->ctx;
-
-	if (!ctx->have_context)
-		return EINVAL;
-	if (a->data >= ctx->nobjs || !ctx->objs[a->data] || ctx->objs[a->data]->detached)
-		return ENOENT;
-	if (ctx->objs[a->data]->type != type)
-		return EINVAL;
-	*handle = (uint32_t)a->data;
-	return 0;
-}
-
 /* a legacy destroy command whose request is `req`, its handle at *handle */
 static int destroy(struct emu_ioc *b, uint16_t id, enum emu_obj_type type,
 		   int (*fn)(struct emu_cmd *), void *req, size_t req_len,
@@ -40,10 +24,13 @@ static int destroy(struct emu_ioc *b, uint16_t id, enum emu_obj_type type,
 {
 	struct emu_cmd c = { .ctx = b->ctx, .in = req, .in_len = req_len,
 			     .out = resp, .out_len = resp_len };
-	int ret = lookup(b, id, type, handle);
+	int ret;
+	struct emu_obj *obj = emu_ioc_get_obj(b, id, type, &ret);
 
-	if (!ret)
+	if (obj) {
+		*handle = obj->handle;
 		ret = fn(&c);
+	}
 	if (!ret && resp)
 		ret = emu_ioc_copy_to(b, resp_id, resp, resp_len);
 	return ret;

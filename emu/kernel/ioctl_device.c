@@ -162,8 +162,8 @@ static int async_event_alloc(struct emu_ioc *b)
 	ret = emu_evq_open(&ctx->async);
 	if (ret)
 		return ret;
-	ret = emu_ioc_put_fd(b, UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE,
-			     ctx->async.user_fd);
+	ret = emu_ioc_put_new(b, UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE,
+			      ctx->async.user_fd);
 	if (ret) {
 		emu_real_close(ctx->async.user_fd);
 		emu_evq_close(&ctx->async);
@@ -229,7 +229,7 @@ const struct emu_ioc_method emu_ioc_device_methods[] = {
 			       struct mlx5_ib_alloc_ucontext_resp, dump_fill_mkey, MAND) } },
 	{ UVERBS_OBJECT_ASYNC_EVENT, UVERBS_METHOD_ASYNC_EVENT_ALLOC, async_event_alloc,
 	  false, {
-		{ UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE, EMU_IOC_FD_NEW, MAND, 0, 0 } } },
+		{ UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE, EMU_IOC_NEW, MAND, 0, 0 } } },
 	{ UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, invoke_write, true, {
 		CONST_IN(UVERBS_ATTR_WRITE_CMD, MAND),
 		PTR_IN_MIN(UVERBS_ATTR_CORE_IN, sizeof(uint32_t), 0),

@@ -278,7 +278,7 @@ Test(ioctl, unknown_methods)
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
 	call_init(&c, UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE);
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
-	call_init(&c, UVERBS_OBJECT_DM, UVERBS_METHOD_DM_ALLOC);
+	call_init(&c, UVERBS_OBJECT_COUNTERS, UVERBS_METHOD_COUNTERS_CREATE);
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
 }
 
@@ -599,3 +599,56 @@ Test(ioctl, destroy_methods)
 	cr_expect_eq(cresp.comp_events_reported, 0);
 	cr_expect_eq(cresp.async_events_reported, 0);
 }
+
+/* ---- device memory, raw ---------------------------------------------------- */
+
+static void dm_alloc_call(struct call *c, uint64_t *len, uint32_t *align,
+			  uint64_t *start, uint16_t *page)
+{
+	call_init(c, UVERBS_OBJECT_DM, UVERBS_METHOD_DM_ALLOC);
+	attr(c, UVERBS_ATTR_ALLOC_DM_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, 0);
+	attr(c, UVERBS_ATTR_ALLOC_DM_LENGTH, UVERBS_ATTR_F_MANDATORY, 8, *len);
+	attr(c, UVERBS_ATTR_ALLOC_DM_ALIGNMENT, UVERBS_ATTR_F_MANDATORY, 4, *align);
+	attr(c, MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET, UVERBS_ATTR_F_MANDATORY, 8,
+	     ptr(start));
+	attr(c, MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, UVERBS_ATTR_F_MANDATORY, 2,
+	     ptr(page));
+}
+
+/* DM_ALLOC and DM_FREE as the kernel's uverbs_std_types_dm.c and mlx5 dm.c */
+Test(ioctl, dm_alloc_free)
+{
+	uint64_t len = 4096, start;
+	uint32_t align = 0;
+	uint16_t page;
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct call c, f;
+
+	cr_assert(pd);
+	dm_alloc_call(&c, &len, &align, &start, &page);
+	attr(&c, MLX5_IB_ATTR_ALLOC_DM_REQ_TYPE, 0, 8, MLX5_IB_UAPI_DM_TYPE_STEERING_SW_ICM);
+	cr_expect_eq(call(&c), EOPNOTSUPP, "steering ICM needs switchdev");
+	c.hdr.num_attrs--;
+	c.hdr.length -= sizeof(c.attrs[0]);
+	c.attrs[1].data = 0;
+	cr_expect_eq(call(&c), EINVAL, "length 0");
+	c.attrs[1].data = len;
+	c.attrs[1].len = 4;
+	cr_expect_eq(call(&c), EINVAL, "the length is a u64");
+	c.attrs[1].len = 8;
+	c.attrs[4].data = 8;
+	cr_expect_eq(call(&c), EFAULT, "an output that cannot be written");
+	c.attrs[4].data = ptr(&page);
+	cr_assert_eq(call(&c), 0);
+	cr_expect(c.attrs[3].flags & UVERBS_ATTR_F_VALID_OUTPUT);
+	cr_expect_eq(start & 4095, 0);
+
+	call_init(&f, UVERBS_OBJECT_DM, UVERBS_METHOD_DM_FREE);
+	attr(&f, UVERBS_ATTR_FREE_DM_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, pd->handle);
+	cr_expect_eq(call(&f), EINVAL, "a PD's handle");
+	f.attrs[0].data = c.attrs[0].data;	/* the new handle came back in .data */
+	cr_expect_eq(call(&f), 0);
+	cr_expect_eq(call(&f), ENOENT, "freed");
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+}
+
