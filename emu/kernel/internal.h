@@ -128,14 +128,14 @@ bool emu_modify_dci_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next, uint32_
 bool emu_modify_dct_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next, uint32_t mask);
 
 /* ---- ioctl.c: the RDMA_VERBS_IOCTL framework --------------------------- */
-enum { EMU_IOC_MAX_ATTRS = 8 };
+enum { EMU_IOC_MAX_ATTRS = 12 };
 /*
- * IDR: an object handle in .data (the method looks it up); NEW: an IDR or
- * FD attribute with UVERBS_ACCESS_NEW, the method returns the new handle or
- * descriptor in .data.
+ * IDR, FD: an object handle or a descriptor in .data (the method looks it
+ * up); NEW: an IDR or FD attribute with UVERBS_ACCESS_NEW, the method
+ * returns the new handle or descriptor in .data.
  */
 enum emu_ioc_kind { EMU_IOC_NONE, EMU_IOC_PTR_IN, EMU_IOC_PTR_OUT, EMU_IOC_IDR,
-		    EMU_IOC_NEW };
+		    EMU_IOC_FD, EMU_IOC_NEW };
 enum {
 	EMU_IOC_MANDATORY	= 1 << 0,	/* UA_MANDATORY */
 	EMU_IOC_ZERO_TRAILING	= 1 << 1,	/* UVERBS_ATTR_STRUCT: may grow */
@@ -166,13 +166,15 @@ struct emu_ioc {
 	int16_t				at[EMU_IOC_MAX_ATTRS];	/* spec -> attrs, -1 */
 };
 
-/* the methods this kernel has: DEVICE and ASYNC_EVENT, the objects' DESTROY */
+/* the methods this kernel has: DEVICE and ASYNC_EVENT, CREATE, DESTROY, DM */
 extern const struct emu_ioc_method emu_ioc_device_methods[];	/* ioctl_device.c */
 extern const size_t emu_ioc_device_methods_count;
 extern const struct emu_ioc_method emu_ioc_destroy_methods[];	/* ioctl_destroy.c */
 extern const size_t emu_ioc_destroy_methods_count;
 extern const struct emu_ioc_method emu_ioc_dm_methods[];	/* ioctl_dm.c */
 extern const size_t emu_ioc_dm_methods_count;
+extern const struct emu_ioc_method emu_ioc_create_methods[];	/* ioctl_create.c */
+extern const size_t emu_ioc_create_methods_count;
 
 /* uverbs_attr_get() and friends; ENOENT when the attribute is absent */
 const struct ib_uverbs_attr *emu_ioc_get(const struct emu_ioc *b, uint16_t id);

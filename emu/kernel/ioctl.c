@@ -27,7 +27,8 @@
  * takes its write() fallback (rdma-core libibverbs/cmd_fallback.c), so it is
  * answered for exactly what a kernel without the method answers it for:
  * only by the framework, never by a handler.  Every user pointer is reached
- * through user_mem.c.  The methods are in ioctl_device.c and ioctl_destroy.c.
+ * through user_mem.c.  The methods are in ioctl_device.c, ioctl_create.c,
+ * ioctl_destroy.c and ioctl_dm.c.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -49,6 +50,7 @@ static const struct emu_ioc_method *find_method(uint16_t object, uint16_t method
 		{ emu_ioc_device_methods, &emu_ioc_device_methods_count },
 		{ emu_ioc_destroy_methods, &emu_ioc_destroy_methods_count },
 		{ emu_ioc_dm_methods, &emu_ioc_dm_methods_count },
+		{ emu_ioc_create_methods, &emu_ioc_create_methods_count },
 	};
 
 	for (size_t t = 0; t < EMU_ARRAY_SIZE(tables); t++)
@@ -100,7 +102,7 @@ static int check_attr(const struct emu_ioc_spec *s, const struct ib_uverbs_attr 
 {
 	bool trailing = s->flags & EMU_IOC_ZERO_TRAILING;
 
-	if (s->kind == EMU_IOC_IDR || s->kind == EMU_IOC_NEW)
+	if (s->kind == EMU_IOC_IDR || s->kind == EMU_IOC_FD || s->kind == EMU_IOC_NEW)
 		return a->attr_data.reserved || a->len ? EINVAL : 0;
 
 	if (s->kind == EMU_IOC_PTR_IN && a->len > s->max_len && trailing &&

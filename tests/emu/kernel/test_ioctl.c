@@ -276,7 +276,7 @@ Test(ioctl, unknown_methods)
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
 	call_init(&c, UVERBS_OBJECT_WQ, UVERBS_METHOD_WQ_DESTROY);
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
-	call_init(&c, UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE);
+	call_init(&c, UVERBS_OBJECT_QP, UVERBS_METHOD_QP_CREATE);
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
 	call_init(&c, UVERBS_OBJECT_COUNTERS, UVERBS_METHOD_COUNTERS_CREATE);
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
@@ -652,3 +652,68 @@ Test(ioctl, dm_alloc_free)
 	cr_assert_eq(ibv_dealloc_pd(pd), 0);
 }
 
+/* ---- CQ_CREATE ------------------------------------------------------------- */
+
+struct cq_call {
+	struct call c;
+	struct mlx5_ib_create_cq drv;
+	struct mlx5_ib_create_cq_resp drv_resp;
+	uint32_t resp_cqe;
+};
+
+static void cq_create_call(struct cq_call *q, void *ring, void *db)
+{
+	memset(&q->drv, 0, sizeof(q->drv));
+	q->drv.buf_addr = ptr(ring);
+	q->drv.db_addr = ptr(db);
+	q->drv.cqe_size = 64;
+	call_init(&q->c, UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE);
+	attr(&q->c, UVERBS_ATTR_CREATE_CQ_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, 0);
+	attr(&q->c, UVERBS_ATTR_CREATE_CQ_CQE, UVERBS_ATTR_F_MANDATORY, 4, 16);
+	attr(&q->c, UVERBS_ATTR_CREATE_CQ_USER_HANDLE, UVERBS_ATTR_F_MANDATORY, 8, 0x1234);
+	attr(&q->c, UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, UVERBS_ATTR_F_MANDATORY, 4, 0);
+	attr(&q->c, UVERBS_ATTR_CREATE_CQ_RESP_CQE, UVERBS_ATTR_F_MANDATORY, 4,
+	     ptr(&q->resp_cqe));
+	attr(&q->c, UVERBS_ATTR_UHW_IN, 0, sizeof(q->drv), ptr(&q->drv));
+	attr(&q->c, UVERBS_ATTR_UHW_OUT, 0, sizeof(q->drv_resp), ptr(&q->drv_resp));
+}
+
+/* the extended CREATE_CQ's rules, from attributes; FD attributes checked */
+Test(ioctl, cq_create)
+{
+	uint8_t *ring = aligned_alloc(4096, 4096), *db = aligned_alloc(4096, 4096);
+	struct ib_uverbs_destroy_cq_resp dresp;
+	struct cq_call q;
+	struct call d;
+
+	cr_assert(ring && db);
+	cq_create_call(&q, ring, db);
+	attr(&q.c, UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, 0, 0, 0);
+	cr_expect_eq(call(&q.c), EBADF, "stdin is no completion channel");
+	q.c.attrs[7].attr_id = UVERBS_ATTR_CREATE_CQ_EVENT_FD;
+	cr_expect_eq(call(&q.c), EBADF, "nor this context's async file");
+	q.c.attrs[7].attr_id = UVERBS_ATTR_CREATE_CQ_FLAGS;
+	q.c.attrs[7].len = 4;
+	q.c.attrs[7].data = 1u << 7;
+	cr_expect_eq(call(&q.c), EINVAL, "an unknown CQ flag");
+	q.c.attrs[7].data = ctx->async_fd;
+	q.c.attrs[7].attr_id = UVERBS_ATTR_CREATE_CQ_EVENT_FD;
+	cr_expect_eq(call(&q.c), EINVAL, "an FD attribute has no length");
+	q.c.attrs[7].len = 0;
+	q.c.attrs[3].data = 99;
+	cr_expect_eq(call(&q.c), EINVAL, "comp_vector beyond the device's");
+	q.c.attrs[3].data = 0;
+
+	cr_assert_eq(call(&q.c), 0, "%s", strerror(call(&q.c)));
+	cr_expect_eq(q.resp_cqe, 31);
+	cr_expect(q.c.attrs[6].flags & UVERBS_ATTR_F_VALID_OUTPUT, "UHW_OUT written");
+	cr_expect_neq(q.drv_resp.cqn, 0);
+
+	call_init(&d, UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_DESTROY);
+	attr(&d, UVERBS_ATTR_DESTROY_CQ_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, q.c.attrs[0].data);
+	attr(&d, UVERBS_ATTR_DESTROY_CQ_RESP, UVERBS_ATTR_F_MANDATORY, sizeof(dresp),
+	     ptr(&dresp));
+	cr_expect_eq(call(&d), 0, "the handle came back in .data");
+	free(ring);
+	free(db);
+}
