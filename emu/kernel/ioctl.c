@@ -334,7 +334,9 @@ void *emu_ioc_get_obj(const struct emu_ioc *b, uint16_t id, enum emu_obj_type ty
 	struct emu_ctx *ctx = b->ctx;
 
 	*err = 0;
-	if (!ctx->have_context || !a)
+	if (!a)
+		*err = ENOENT;		/* uverbs_attr_get_obj() of an absent one */
+	else if (!ctx->have_context)
 		*err = EINVAL;
 	else if (a->data >= ctx->nobjs || !ctx->objs[a->data] ||
 		 ctx->objs[a->data]->detached)

@@ -55,10 +55,10 @@ static void teardown(void)
 
 TestSuite(ioctl, .init = setup, .fini = teardown);
 
-/* a call of up to 8 attributes */
+/* a call of up to 16 attributes */
 struct call {
 	struct ib_uverbs_ioctl_hdr hdr;
-	struct ib_uverbs_attr attrs[8];
+	struct ib_uverbs_attr attrs[16];
 };
 
 static void call_init(struct call *c, uint16_t object, uint16_t method)
@@ -714,6 +714,79 @@ Test(ioctl, cq_create)
 	attr(&d, UVERBS_ATTR_DESTROY_CQ_RESP, UVERBS_ATTR_F_MANDATORY, sizeof(dresp),
 	     ptr(&dresp));
 	cr_expect_eq(call(&d), 0, "the handle came back in .data");
+	free(ring);
+	free(db);
+}
+
+/* ---- SRQ_CREATE ------------------------------------------------------------ */
+
+struct srq_call {
+	struct call c;
+	struct mlx5_ib_create_srq drv;
+	struct mlx5_ib_create_srq_resp drv_resp;
+	uint32_t max_wr, max_sge, srqn;
+};
+
+static void srq_create_call(struct srq_call *q, uint32_t pd_handle, uint64_t type,
+			    void *ring, void *db)
+{
+	memset(q, 0, sizeof(*q));
+	q->drv.buf_addr = ptr(ring);
+	q->drv.db_addr = ptr(db);
+	call_init(&q->c, UVERBS_OBJECT_SRQ, UVERBS_METHOD_SRQ_CREATE);
+	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, 0);
+	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_TYPE, UVERBS_ATTR_F_MANDATORY, 8, type);
+	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_USER_HANDLE, UVERBS_ATTR_F_MANDATORY, 8, 0x99);
+	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_PD_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, pd_handle);
+	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_MAX_WR, UVERBS_ATTR_F_MANDATORY, 4, 15);
+	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_MAX_SGE, UVERBS_ATTR_F_MANDATORY, 4, 1);
+	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_LIMIT, UVERBS_ATTR_F_MANDATORY, 4, 0);
+	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, UVERBS_ATTR_F_MANDATORY, 4,
+	     ptr(&q->max_wr));
+	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, UVERBS_ATTR_F_MANDATORY, 4,
+	     ptr(&q->max_sge));
+	attr(&q->c, UVERBS_ATTR_UHW_IN, 0, sizeof(q->drv), ptr(&q->drv));
+	attr(&q->c, UVERBS_ATTR_UHW_OUT, 0, sizeof(q->drv_resp), ptr(&q->drv_resp));
+}
+
+/* CREATE_XSRQ's rules from attributes; the objects the type needs */
+Test(ioctl, srq_create)
+{
+	uint8_t *ring = aligned_alloc(4096, 4096), *db = aligned_alloc(4096, 4096);
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ib_uverbs_destroy_srq_resp dresp;
+	struct srq_call q;
+	struct call d;
+
+	cr_assert(ring && db && pd && cq);
+	srq_create_call(&q, pd->handle, IBV_SRQT_XRC, ring, db);
+	cr_expect_eq(call(&q.c), ENOENT, "XRC without its CQ");
+	attr(&q.c, UVERBS_ATTR_CREATE_SRQ_CQ_HANDLE, 0, 0, cq->handle);
+	cr_expect_eq(call(&q.c), ENOENT, "XRC without its domain");
+	q.c.attrs[1].data = 7;
+	cr_expect_eq(call(&q.c), EINVAL, "no such SRQ type");
+	q.c.attrs[1].data = IBV_SRQT_BASIC;
+	q.c.attrs[3].data = cq->handle;
+	cr_expect_eq(call(&q.c), EINVAL, "a CQ's handle for the PD");
+	q.c.attrs[3].data = pd->handle;
+	attr(&q.c, UVERBS_ATTR_CREATE_SRQ_EVENT_FD, 0, 0, 0);
+	cr_expect_eq(call(&q.c), EBADF, "stdin is not the async file");
+	q.c.attrs[12].data = ctx->async_fd;
+
+	cr_assert_eq(call(&q.c), 0, "%s", strerror(call(&q.c)));
+	cr_expect_geq(q.max_wr, 15);
+	cr_expect_eq(q.max_sge, 1);
+	cr_expect(q.c.attrs[10].flags & UVERBS_ATTR_F_VALID_OUTPUT, "UHW_OUT written");
+	cr_expect_neq(q.drv_resp.srqn, 0);
+
+	call_init(&d, UVERBS_OBJECT_SRQ, UVERBS_METHOD_SRQ_DESTROY);
+	attr(&d, UVERBS_ATTR_DESTROY_SRQ_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, q.c.attrs[0].data);
+	attr(&d, UVERBS_ATTR_DESTROY_SRQ_RESP, UVERBS_ATTR_F_MANDATORY, sizeof(dresp),
+	     ptr(&dresp));
+	cr_expect_eq(call(&d), 0, "the handle came back in .data");
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
 	free(ring);
 	free(db);
 }
