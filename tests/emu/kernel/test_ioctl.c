@@ -3,9 +3,11 @@
  * The uverbs ioctl interface (RDMA_VERBS_IOCTL): libibverbs on its ioctl
  * paths (no command goes through write()), the framework's refusals in the
  * order and with the errnos of the kernel's uverbs_ioctl.c, INVOKE_WRITE,
- * the native QUERY_PORT, mlx5dv_query_port(), and DEVX refused as by a
- * kernel without DEVX support.  Raw calls are made on the command fd of a
- * context libibverbs opened.
+ * GET_CONTEXT/ASYNC_EVENT_ALLOC/QUERY_CONTEXT, the native QUERY_PORT,
+ * mlx5dv_query_port(), the DESTROY methods, CQ_CREATE, SRQ_CREATE,
+ * DM_ALLOC/DM_FREE, and DEVX refused as by a kernel without DEVX support.
+ * Raw calls are made on the command fd of a context libibverbs opened, or
+ * on a fresh one.
  */
 #define _GNU_SOURCE		/* RTLD_NEXT */
 #include <dlfcn.h>
