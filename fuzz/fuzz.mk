@@ -80,7 +80,7 @@ fuzz-wire_packet: $(FUZZ_OUT)/wire_packet
 # else $(FUZZ_OUT)/state.
 FUZZ_TARGETS += kernel_cmd
 FUZZ_KERNEL_SRCS := $(foreach d,$(EMU_KERNEL_DIRS),$(sort $(wildcard emu/$(d)/*.c)))
-$(FUZZ_OUT)/kernel_cmd: fuzz/kernel_cmd.c $(FUZZ_KERNEL_SRCS) $(EMU_HDRS)
+$(FUZZ_OUT)/kernel_cmd: fuzz/kernel_cmd.c fuzz/kernel_arena.h $(FUZZ_KERNEL_SRCS) $(EMU_HDRS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=gnu11 $(FUZZ_CFLAGS) $(FUZZ_SAN) -Iemu -D_GNU_SOURCE -o $@ \
 	    fuzz/kernel_cmd.c $(FUZZ_KERNEL_SRCS) -ldl -lpthread
@@ -90,6 +90,20 @@ fuzz-kernel_cmd: $(FUZZ_OUT)/kernel_cmd
 	    $(MAKE) --no-print-directory fuzz-run-kernel_cmd
 fuzz-run-kernel_cmd:
 	$(call fuzz_run,kernel_cmd,-rss_limit_mb=2048)
+
+# ---- kernel_ioctl: the same fake kernel on RDMA_VERBS_IOCTL (emu/kernel/
+# ioctl.c): arbitrary calls, pointers as for kernel_cmd (fuzz/kernel_arena.h)
+FUZZ_TARGETS += kernel_ioctl
+$(FUZZ_OUT)/kernel_ioctl: fuzz/kernel_ioctl.c fuzz/kernel_arena.h $(FUZZ_KERNEL_SRCS) $(EMU_HDRS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=gnu11 $(FUZZ_CFLAGS) $(FUZZ_SAN) -Iemu -D_GNU_SOURCE -o $@ \
+	    fuzz/kernel_ioctl.c $(FUZZ_KERNEL_SRCS) -ldl -lpthread
+fuzz-kernel_ioctl: $(FUZZ_OUT)/kernel_ioctl
+	@mkdir -p $(FUZZ_OUT)/state
+	RFEMU_STATE_DIR=$${RFEMU_STATE_DIR:-$(abspath $(FUZZ_OUT))/state} \
+	    $(MAKE) --no-print-directory fuzz-run-kernel_ioctl
+fuzz-run-kernel_ioctl:
+	$(call fuzz_run,kernel_ioctl,-rss_limit_mb=2048)
 
 # ---------------------------------------------------------------------------
 fuzz-bins: $(addprefix $(FUZZ_OUT)/,$(FUZZ_TARGETS))

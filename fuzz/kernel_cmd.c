@@ -18,103 +18,21 @@
  * memory the fake kernel could read is made non-canonical first: the
  * fuzzer and its sanitizers live in the same process and must not be the
  * target of a (legitimate) response. The first 8 bytes of the input are
- * also an ioctl() request on the fd, which must answer ENOTTY.
+ * also an ioctl() request on the fd, which must answer ENOTTY unless it is
+ * RDMA_VERBS_IOCTL (fuzzed by kernel_ioctl.c).
  *
  * KERNEL_CMD_TRACE=1 prints each command's outcome, to read a reproducer.
  */
-#include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
-#define ARENA_PAGES	16
-#define ARENA_SIZE	(ARENA_PAGES * 4096)
-#define MAGIC_MASK	0xffffffffffff0000ull
-#define MAGIC		0xfeedfacecafe0000ull
+#include <rdma/rdma_user_ioctl_cmds.h>
+
+#include "kernel_arena.h"
+
 #define MAX_CMDS	64
 #define MAX_CMD_LEN	4096
-#define FD_SCAN		256	/* event fds are looked for below this */
-
-static uint8_t *arena;
-
-/* pages 0-11 read-write, 12-13 read-only, 14 PROT_NONE, 15 unmapped */
-static void arena_reset(void)
-{
-	if (!arena) {
-		arena = mmap(NULL, ARENA_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (arena == MAP_FAILED)
-			abort();
-	}
-	/* fresh zero pages every run, so one input cannot steer the next */
-	if (mmap(arena, 12 * 4096, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ||
-	    mmap(arena + 12 * 4096, 2 * 4096, PROT_READ,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED ||
-	    mprotect(arena + 14 * 4096, 4096, PROT_NONE) ||
-	    munmap(arena + 15 * 4096, 4096))
-		abort();
-}
-
-/* whether the fake kernel could read a byte at addr (it checks the same way) */
-static bool readable(uint64_t addr)
-{
-	uint8_t b;
-	struct iovec l = { &b, 1 }, r = { (void *)(uintptr_t)addr, 1 };
-
-	return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == 1;
-}
-
-/*
- * Magic values become arena addresses. Any other value that points at
- * readable memory (the fuzzer learns addresses from the comparisons in
- * emu/user_mem.c, and ASan's shadow covers terabytes) becomes a
- * non-canonical one: the fake kernel would rightly write a response into the
- * fuzzer's own data or the shadow, as the kernel would.
- */
-static void relocate(uint8_t *cmd, size_t len)
-{
-	/* every pointer of the uverbs ABI is an aligned u64 of the command */
-	for (size_t off = 0; off + 8 <= len; off += 8) {
-		uint64_t v;
-
-		memcpy(&v, cmd + off, 8);
-		if ((v & MAGIC_MASK) == MAGIC)
-			v = (uint64_t)(uintptr_t)arena + (v & ~MAGIC_MASK);
-		else if (v >= 65536 && v < 1ull << 47 && readable(v))
-			v |= 0x8000000000000000ull;
-		memcpy(cmd + off, &v, 8);
-	}
-}
-
-/* an event fd the fake kernel handed out: one end of a SEQPACKET socketpair */
-static bool event_fd(int fd)
-{
-	int type = 0;
-	socklen_t len = sizeof(type);
-
-	return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
-	       type == SOCK_SEQPACKET;
-}
-
-static bool known_errno(int e)
-{
-	switch (e) {
-	case EINVAL: case ENOSPC: case EFAULT: case EOPNOTSUPP: case ENOMEM:
-	case EBUSY: case EPERM: case EBADF: case EAGAIN: case ENOENT:
-	case EMFILE: case ENFILE: case EEXIST: case ENOSYS:
-		return true;
-	default:
-		return false;
-	}
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -136,7 +54,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	memcpy(&req, data, size < 8 ? size : 8);
-	if (ioctl(fd, (unsigned long)req, arena) != -1 || errno != ENOTTY)
+	/* RDMA_VERBS_IOCTL is kernel_ioctl.c's */
+	if (req != RDMA_VERBS_IOCTL &&
+	    (ioctl(fd, (unsigned long)req, arena) != -1 || errno != ENOTTY))
 		abort();
 
 	for (int n = 0; n < MAX_CMDS && pos + 2 <= size; n++) {

@@ -43,6 +43,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <rdma/rdma_user_ioctl_cmds.h>
+
 #include "interpose.h"
 #include "real.h"
 #include "cm/cm.h"
@@ -489,24 +491,38 @@ ssize_t write(int fd, const void *buf, size_t len)
 }
 
 /*
- * Every ioctl on the command fd fails with ENOTTY.  libibverbs then marks
- * the ioctl interface unsupported and sends all commands through write();
- * any other errno would be a hard failure (rdma-core
- * libibverbs/cmd_fallback.c: ENOTTY at the probe means no ioctl at all).
+ * RDMA_VERBS_IOCTL on the command fd goes to the fake kernel's ioctl
+ * framework (kernel/ioctl.c); any other request is ENOTTY, as the uverbs
+ * file answers (-ENOIOCTLCMD).  libibverbs probes with INVOKE_WRITE when
+ * it opens the device and then sends its write() commands by ioctl too
+ * (rdma-core libibverbs/device.c, cmd_fallback.c).
  */
 int ioctl(int fd, unsigned long req, ...)
 {
+	struct emu_ctx *ctx;
 	va_list ap;
 	void *arg;
+	int ret = EBADF;
 
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	if (emu_fd_is_cmd(fd) && !emu_lock_held()) {
+	if (!emu_fd_is_cmd(fd) || emu_lock_held())
+		return get_ioctl()(fd, req, arg);
+	if (req != RDMA_VERBS_IOCTL) {
 		errno = ENOTTY;
 		return -1;
 	}
-	return get_ioctl()(fd, req, arg);
+	emu_lock_acquire();
+	ctx = emu_ctx_by_fd_locked(fd);
+	if (ctx)
+		ret = emu_ioctl_dispatch(ctx, (uint64_t)(uintptr_t)arg);
+	emu_lock_release();
+	if (ret) {
+		errno = ret;
+		return -1;
+	}
+	return 0;
 }
 
 int close(int fd)

@@ -15,7 +15,6 @@
 #include "caps.h"
 #include "internal.h"
 
-#define EMU_NUM_COMP_VECTORS	4
 #define CQE_OPCODE_RESIZE	5
 
 static uint32_t roundup_pow2(uint32_t v)

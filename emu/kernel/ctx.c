@@ -20,8 +20,6 @@
 #include "caps.h"
 #include "internal.h"
 
-#define EMU_NUM_COMP_VECTORS	4
-
 /*
  * The device's free-running clock in kHz (hca_core_clock), the profile's
  * device_frequency_khz: read by QUERY_DEVICE_EX and by the counter of clock.c.
@@ -56,14 +54,15 @@ int emu_cmd_get_context(struct emu_cmd *c)
 		return EINVAL;
 	/*
 	 * mlx5_ib_alloc_ucontext(): the v0 request exactly, or v2 at least up
-	 * to max_cqe_version; unknown flags (DEVX has no capability here),
-	 * comp_mask and reserved fields are EOPNOTSUPP.
+	 * to max_cqe_version; unknown flags, comp_mask and reserved fields
+	 * are EOPNOTSUPP.
 	 */
 	if (c->drv_in_len != sizeof(struct mlx5_ib_alloc_ucontext_req) &&
 	    c->drv_in_len < offsetof(struct mlx5_ib_alloc_ucontext_req_v2, max_cqe_version))
 		return EINVAL;
 	memcpy(&req, c->drv_in, min_sz(c->drv_in_len, sizeof(req)));
-	if (req.flags || req.comp_mask || req.reserved0 || req.reserved1 || req.reserved2)
+	if ((req.flags & ~MLX5_IB_ALLOC_UCTX_DEVX) || req.comp_mask ||
+	    req.reserved0 || req.reserved1 || req.reserved2)
 		return EOPNOTSUPP;
 
 	/*
@@ -77,6 +76,9 @@ int emu_cmd_get_context(struct emu_cmd *c)
 	if (total > 2 * EMU_MAX_UARS)
 		return ENOMEM;
 	if (req.num_low_latency_bfregs > total - 1)
+		return EINVAL;
+	/* mlx5_ib_devx_create(): this device has no DEVX user context */
+	if (req.flags & MLX5_IB_ALLOC_UCTX_DEVX)
 		return EINVAL;
 
 	ret = emu_evq_open(&ctx->async);
@@ -129,6 +131,8 @@ int emu_cmd_get_context(struct emu_cmd *c)
 	}
 	drv.response_length = (uint32_t)min_sz(c->drv_out_len, sizeof(drv));
 	memcpy(c->drv_out, &drv, min_sz(c->drv_out_len, sizeof(drv)));
+	_Static_assert(sizeof(drv) <= sizeof(ctx->ucontext_resp), "ucontext_resp");
+	memcpy(ctx->ucontext_resp, &drv, sizeof(drv));	/* QUERY_CONTEXT's */
 	emu_dbg("context: %u bfregs, cqe v%u, async fd %d\n", total,
 		drv.cqe_version, ctx->async.user_fd);
 	return 0;
@@ -206,6 +210,7 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 		r->cq_moderation_caps.max_cq_moderation_count = EMU_MAX_CQ_COUNT;
 		r->cq_moderation_caps.max_cq_moderation_period = EMU_MAX_CQ_PERIOD;
 	}
+	r->max_dm_size = EMU_DM_SIZE;	/* MEMIC, ioctl_dm.c */
 	r->response_length = (uint32_t)min_sz(c->out_len, sizeof(*r));
 
 	/*

@@ -122,7 +122,7 @@ static const struct cmd_desc ex_cmds[] = {
 static int run(struct emu_ctx *ctx, const struct cmd_desc *d, bool extended,
 	       const uint8_t *core, size_t core_len, const uint8_t *drv,
 	       size_t drv_len, uint64_t resp, size_t resp_core_len,
-	       size_t resp_drv_len)
+	       uint64_t resp_drv, size_t resp_drv_len)
 {
 	struct emu_cmd c = { .ctx = ctx, .extended = extended };
 	size_t in_size = d->in > core_len ? d->in : core_len;
@@ -135,8 +135,8 @@ static int run(struct emu_ctx *ctx, const struct cmd_desc *d, bool extended,
 	 * handler and roll the new object back; refusing a response buffer
 	 * that is not writable before the handler runs has the same outcome.
 	 */
-	if (resp_core_len + resp_drv_len &&
-	    emu_umem_check(resp, resp_core_len + resp_drv_len, true))
+	if (emu_umem_check(resp, resp_core_len, true) ||
+	    emu_umem_check(resp_drv, resp_drv_len, true))
 		return EFAULT;
 
 	/* what the kernel calls "uverbs_request": a short request reads as zeros */
@@ -171,7 +171,7 @@ static int run(struct emu_ctx *ctx, const struct cmd_desc *d, bool extended,
 	ret = d->fn(&c);
 	/* the core part is cut to what the caller has room for */
 	if (!ret && (emu_copy_to_user(resp, outbuf, resp_core_len) ||
-		     emu_copy_to_user(resp + resp_core_len, drvbuf, resp_drv_len)))
+		     emu_copy_to_user(resp_drv, drvbuf, resp_drv_len)))
 		ret = EFAULT;
 out:
 	free(inbuf);
@@ -279,7 +279,7 @@ int emu_cmd_dispatch(struct emu_ctx *ctx, uint64_t ubuf, size_t len)
 		else
 			out_len = 0;
 		ret = run(ctx, d, false, body, d->in, body + d->in, body_len - d->in,
-			  resp, d->out, out_len - d->out);
+			  resp, d->out, resp + d->out, out_len - d->out);
 	} else {
 		size_t core_in = (size_t)hdr.in_words * 8;
 
@@ -288,8 +288,39 @@ int emu_cmd_dispatch(struct emu_ctx *ctx, uint64_t ubuf, size_t len)
 			ex.provider_out_words * 8);
 		ret = run(ctx, d, true, body, core_in, body + core_in,
 			  body_len - core_in, ex.response, (size_t)hdr.out_words * 8,
+			  ex.response + (size_t)hdr.out_words * 8,
 			  (size_t)ex.provider_out_words * 8);
 	}
 	free(body);
 	return ret;
+}
+
+/*
+ * UVERBS_METHOD_INVOKE_WRITE (the kernel's uverbs_std_types_device.c): the
+ * same handlers, with the headers replaced by attributes.  The command
+ * number is checked as uapi_get_method() does, the sizes against the
+ * handler's minimum (ENOSPC); the response goes where CORE_OUT points, not
+ * to the address in the request.
+ */
+int emu_cmd_invoke(struct emu_ctx *ctx, uint32_t command, const void *core,
+		   size_t core_len, const void *drv, size_t drv_len, uint64_t resp,
+		   size_t resp_len, uint64_t drv_resp, size_t drv_resp_len)
+{
+	uint32_t num = command & IB_USER_VERBS_CMD_COMMAND_MASK;
+	bool extended = command & IB_USER_VERBS_CMD_FLAG_EXTENDED;
+	const struct cmd_desc *d;
+
+	if (command & ~(IB_USER_VERBS_CMD_COMMAND_MASK |
+			IB_USER_VERBS_CMD_FLAG_EXTENDED))
+		return EINVAL;
+	if (extended ? num >= EMU_ARRAY_SIZE(ex_cmds) || !ex_cmds[num].fn
+		     : num >= EMU_ARRAY_SIZE(legacy_cmds) || !legacy_cmds[num].fn)
+		return EOPNOTSUPP;
+	d = extended ? &ex_cmds[num] : &legacy_cmds[num];
+	if (core_len < d->in_min || resp_len < d->out_min)
+		return ENOSPC;
+	emu_dbg("ioctl write %s%u in %zu+%zu out %zu+%zu\n", extended ? "ex " : "",
+		num, core_len, drv_len, resp_len, drv_resp_len);
+	return run(ctx, d, extended, core, core_len, drv, drv_len, resp, resp_len,
+		   drv_resp, drv_resp_len);
 }

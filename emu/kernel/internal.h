@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
 
 #include "kernel.h"
 
@@ -116,6 +117,13 @@ void emu_mw_destroy_locked(struct emu_mw *mw);
 void emu_ah_destroy_locked(struct emu_ah *ah);
 void emu_pd_destroy_locked(struct emu_pd *pd);
 void emu_xrcd_destroy_locked(struct emu_xrcd *xrcd);
+void emu_dm_destroy_locked(struct emu_dm *dm);
+
+/* mem.c: an MR (REG_MR and DM_MR_REG), the access rule of both */
+int emu_mr_create_locked(struct emu_ctx *ctx, struct emu_pd *pd, uint64_t addr,
+			 uint64_t iova, uint64_t length, uint32_t access,
+			 struct emu_mr **out);
+int emu_mr_access_check(uint32_t access);
 void emu_channel_put_locked(struct emu_channel *ch);
 
 /* ---- qp_state.c: the kernel's ib_modify_qp_is_ok table ----------------- */
@@ -123,6 +131,84 @@ bool emu_modify_qp_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next,
 			 enum ibv_qp_type type, uint32_t mask);
 bool emu_modify_dci_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next, uint32_t mask);
 bool emu_modify_dct_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next, uint32_t mask);
+
+/* ---- ioctl.c: the RDMA_VERBS_IOCTL framework --------------------------- */
+enum { EMU_IOC_MAX_ATTRS = 16 };
+/*
+ * IDR, FD: an object handle or a descriptor in .data (the method looks it
+ * up); NEW: an IDR or FD attribute with UVERBS_ACCESS_NEW, the method
+ * returns the new handle or descriptor in .data.
+ */
+enum emu_ioc_kind { EMU_IOC_NONE, EMU_IOC_PTR_IN, EMU_IOC_PTR_OUT, EMU_IOC_IDR,
+		    EMU_IOC_FD, EMU_IOC_NEW };
+enum {
+	EMU_IOC_MANDATORY	= 1 << 0,	/* UA_MANDATORY */
+	EMU_IOC_ZERO_TRAILING	= 1 << 1,	/* UVERBS_ATTR_STRUCT: may grow */
+};
+
+/* An attribute as the kernel's method declares it (uverbs_ioctl.h). */
+struct emu_ioc_spec {
+	uint16_t	id;
+	uint8_t		kind;		/* enum emu_ioc_kind; NONE ends the list */
+	uint8_t		flags;
+	uint16_t	min_len, max_len;
+};
+
+struct emu_ioc;
+struct emu_ioc_method {
+	uint16_t		object, method;
+	int			(*fn)(struct emu_ioc *b);
+	bool			udata;	/* UVERBS_ATTR_UHW(): UHW_OUT flagged written */
+	struct emu_ioc_spec	attrs[EMU_IOC_MAX_ATTRS];
+};
+
+/* One call: its method and the attributes the caller passed (copied). */
+struct emu_ioc {
+	struct emu_ctx			*ctx;
+	const struct emu_ioc_method	*m;
+	uint64_t			uattrs;	/* user address of the array */
+	const struct ib_uverbs_attr	*attrs;
+	int16_t				at[EMU_IOC_MAX_ATTRS];	/* spec -> attrs, -1 */
+};
+
+/* the methods this kernel has: DEVICE and ASYNC_EVENT, CREATE, DESTROY, DM */
+extern const struct emu_ioc_method emu_ioc_device_methods[];	/* ioctl_device.c */
+extern const size_t emu_ioc_device_methods_count;
+extern const struct emu_ioc_method emu_ioc_destroy_methods[];	/* ioctl_destroy.c */
+extern const size_t emu_ioc_destroy_methods_count;
+extern const struct emu_ioc_method emu_ioc_dm_methods[];	/* ioctl_dm.c */
+extern const size_t emu_ioc_dm_methods_count;
+extern const struct emu_ioc_method emu_ioc_create_methods[];	/* ioctl_create.c */
+extern const size_t emu_ioc_create_methods_count;
+
+/* uverbs_attr_get() and friends; ENOENT when the attribute is absent */
+const struct ib_uverbs_attr *emu_ioc_get(const struct emu_ioc *b, uint16_t id);
+int emu_ioc_copy_from(const struct emu_ioc *b, uint16_t id, void *to, size_t size);
+int emu_ioc_dup(const struct emu_ioc *b, uint16_t id, void **buf, size_t *len);
+int emu_ioc_get_const(const struct emu_ioc *b, uint16_t id, uint64_t max,
+		      uint64_t *val);
+int emu_ioc_copy_to(const struct emu_ioc *b, uint16_t id, const void *from,
+		    size_t size);
+int emu_ioc_copy_to_struct_or_zero(const struct emu_ioc *b, uint16_t id,
+				   const void *from, size_t size);
+int emu_ioc_output_written(const struct emu_ioc *b, uint16_t id);
+/* a NEW attribute: the new handle or descriptor into the caller's .data */
+int emu_ioc_put_new(const struct emu_ioc *b, uint16_t id, int64_t v);
+/* uverbs_get_flags64(): a u32 or a u64 */
+int emu_ioc_get_flags(const struct emu_ioc *b, uint16_t id, uint64_t *flags);
+/* an IDR attribute's object: no such handle ENOENT, another type EINVAL */
+void *emu_ioc_get_obj(const struct emu_ioc *b, uint16_t id, enum emu_obj_type type,
+		      int *err);
+/* the output attribute can take `len` bytes (absent: yes), as copy_to_user would */
+int emu_ioc_out_check(const struct emu_ioc *b, uint16_t id, size_t len);
+
+/* dispatch.c: a write() command given by INVOKE_WRITE's attributes */
+int emu_cmd_invoke(struct emu_ctx *ctx, uint32_t command, const void *core,
+		   size_t core_len, const void *drv, size_t drv_len, uint64_t resp,
+		   size_t resp_len, uint64_t drv_resp, size_t drv_resp_len);
+
+/* ctx.c: what GET_CONTEXT and QUERY_CONTEXT answer */
+#define EMU_NUM_COMP_VECTORS	4
 
 /* Port helpers (ctx.c). */
 bool emu_port_valid(const struct emu_ctx *ctx, unsigned port);

@@ -72,8 +72,12 @@ enum emu_mmap_cmd {
 	EMU_MMAP_NC		= 3,	/* same UAR, non-cached (MLX5_SHUT_UP_BF) */
 	EMU_MMAP_CORE_CLOCK	= 5,	/* the free-running counter (clock.c) */
 	EMU_MMAP_CLOCK_INFO	= 7,	/* its timecounter, for mlx5dv_ts_to_ns */
-	EMU_MMAP_CMD_COUNT	= 8,
+	EMU_MMAP_DEVICE_MEM	= 8,	/* device memory (MEMIC), page idx */
+	EMU_MMAP_CMD_COUNT	= 9,
 };
+/* device memory: a ConnectX-6's 128 KiB of MEMIC, in pages of the command fd */
+#define EMU_DM_PAGES	32u
+#define EMU_DM_SIZE	(EMU_DM_PAGES * EMU_PAGE_SIZE)
 #define EMU_CMDFD_SIZE	((size_t)EMU_MMAP_CMD_COUNT * 256 * EMU_PAGE_SIZE)
 /* internal_timer_h in the core clock page: offsetof(mlx5_init_seg) % 4096 */
 #define EMU_CORE_CLOCK_OFFSET	0u
@@ -90,6 +94,7 @@ enum emu_obj_type {
 	EMU_OBJ_SRQ,
 	EMU_OBJ_AH,
 	EMU_OBJ_XRCD,
+	EMU_OBJ_DM,
 	EMU_OBJ_TYPE_COUNT
 };
 
@@ -141,6 +146,14 @@ struct emu_mr {
 	uint64_t		length;
 	uint32_t		access;		/* IBV_ACCESS_* */
 	unsigned		mw_bound;	/* MWs bound to this MR (see emu_mw_bind_locked) */
+	struct emu_dm		*dm;		/* ibv_reg_dm_mr(): on device memory */
+};
+
+/* ibv_alloc_dm(): pages of the command fd's device-memory area */
+struct emu_dm {
+	struct emu_obj		obj;
+	uint32_t		first_page, pages;
+	uint64_t		length;		/* as asked */
 };
 
 struct emu_qp;
@@ -308,6 +321,8 @@ struct emu_mcast {
 	struct emu_mcast	*next;
 };
 
+enum { EMU_UCONTEXT_RESP_MAX = 128 };
+
 /*
  * One opened uverbs device (one open() of /dev/infiniband/uverbsN, which
  * libibverbs turns into one ibv_context).
@@ -317,6 +332,9 @@ struct emu_ctx {
 	unsigned		dev_index;	/* N of mlx5_N */
 	bool			have_context;	/* GET_CONTEXT succeeded */
 	struct emu_evq		async;		/* GET_CONTEXT's async fd */
+	/* GET_CONTEXT's mlx5 answer (mlx5_ib_alloc_ucontext_resp), for QUERY_CONTEXT */
+	uint8_t			ucontext_resp[EMU_UCONTEXT_RESP_MAX];
+	uint32_t		dm_pages_used;	/* bit per EMU_DM_PAGES page */
 
 	/* our own MAP_SHARED view of the whole command fd (EMU_CMDFD_SIZE) */
 	uint8_t			*map;
@@ -346,6 +364,8 @@ void emu_release_all(void);		/* at exit */
 /* One command written to ctx's command fd (dispatch.c); 0 or a positive errno. */
 /* buf is the user's address, read only through emu_copy_from_user() */
 int emu_cmd_dispatch(struct emu_ctx *ctx, uint64_t buf, size_t len);
+/* RDMA_VERBS_IOCTL: hdr is the user address of struct ib_uverbs_ioctl_hdr */
+int emu_ioctl_dispatch(struct emu_ctx *ctx, uint64_t hdr);
 
 /*
  * The command fd as the kernel presents it: the uverbs character device,

@@ -81,8 +81,8 @@ static int mkey_alloc(void *obj, uint32_t *key)
 	 IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED |			\
 	 IBV_ACCESS_RELAXED_ORDERING)
 
-/* Like the kernel's ib_check_mr_access(). */
-static int check_mr_access(uint32_t access)
+/* Like the kernel's ib_emu_mr_access_check(). */
+int emu_mr_access_check(uint32_t access)
 {
 	if (access & ~(EMU_ACCESS_SUPPORTED | IBV_ACCESS_ON_DEMAND))
 		return EINVAL;
@@ -111,30 +111,14 @@ static int check_range(uint64_t start, uint64_t length, uint32_t access)
 	return emu_umem_check(start, length, access & writable);
 }
 
-int emu_cmd_reg_mr(struct emu_cmd *c)
+int emu_mr_create_locked(struct emu_ctx *ctx, struct emu_pd *pd, uint64_t addr,
+			 uint64_t iova, uint64_t length, uint32_t access,
+			 struct emu_mr **out)
 {
-	const struct ib_uverbs_reg_mr *cmd = c->in;
-	struct ib_uverbs_reg_mr_resp *resp = c->out;
-	long psz = sysconf(_SC_PAGESIZE);
-	struct emu_pd *pd;
-	struct emu_mr *mr;
+	struct emu_mr *mr = emu_obj_alloc(ctx, EMU_OBJ_MR, sizeof(*mr), 0);
 	uint32_t key;
 	int ret;
 
-	/* start and the I/O virtual address must share the page offset */
-	if ((cmd->start & (uint64_t)(psz - 1)) != (cmd->hca_va & (uint64_t)(psz - 1)))
-		return EINVAL;
-	ret = check_mr_access(cmd->access_flags);
-	if (ret)
-		return ret;
-	pd = emu_obj_get_locked(c->ctx, cmd->pd_handle, EMU_OBJ_PD);
-	if (!pd)
-		return EINVAL;
-	ret = check_range(cmd->start, cmd->length, cmd->access_flags);
-	if (ret)
-		return ret;
-
-	mr = emu_obj_alloc(c->ctx, EMU_OBJ_MR, sizeof(*mr), 0);
 	if (!mr)
 		return ENOMEM;
 	ret = mkey_alloc(mr, &key);
@@ -145,12 +129,41 @@ int emu_cmd_reg_mr(struct emu_cmd *c)
 	mr->pd = pd;
 	mr->lkey = key;
 	mr->rkey = key;
-	mr->addr = cmd->start;
-	mr->iova = cmd->hca_va;
-	mr->length = cmd->length;
-	mr->access = cmd->access_flags;
+	mr->addr = addr;
+	mr->iova = iova;
+	mr->length = length;
+	mr->access = access;
 	pd->obj.usecnt++;
+	*out = mr;
+	return 0;
+}
 
+int emu_cmd_reg_mr(struct emu_cmd *c)
+{
+	const struct ib_uverbs_reg_mr *cmd = c->in;
+	struct ib_uverbs_reg_mr_resp *resp = c->out;
+	long psz = sysconf(_SC_PAGESIZE);
+	struct emu_pd *pd;
+	struct emu_mr *mr;
+	int ret;
+
+	/* start and the I/O virtual address must share the page offset */
+	if ((cmd->start & (uint64_t)(psz - 1)) != (cmd->hca_va & (uint64_t)(psz - 1)))
+		return EINVAL;
+	ret = emu_mr_access_check(cmd->access_flags);
+	if (ret)
+		return ret;
+	pd = emu_obj_get_locked(c->ctx, cmd->pd_handle, EMU_OBJ_PD);
+	if (!pd)
+		return EINVAL;
+	ret = check_range(cmd->start, cmd->length, cmd->access_flags);
+	if (ret)
+		return ret;
+
+	ret = emu_mr_create_locked(c->ctx, pd, cmd->start, cmd->hca_va, cmd->length,
+				   cmd->access_flags, &mr);
+	if (ret)
+		return ret;
 	resp->mr_handle = mr->obj.handle;
 	resp->lkey = mr->lkey;
 	resp->rkey = mr->rkey;
@@ -187,8 +200,10 @@ int emu_cmd_rereg_mr(struct emu_cmd *c)
 	mr = emu_obj_get_locked(c->ctx, cmd->mr_handle, EMU_OBJ_MR);
 	if (!mr)
 		return EINVAL;
+	if (mr->dm)
+		return EINVAL;	/* ib_uverbs_rereg_mr(): not an MR on device memory */
 	access = cmd->flags & IBV_REREG_MR_CHANGE_ACCESS ? cmd->access_flags : mr->access;
-	ret = check_mr_access(access);
+	ret = emu_mr_access_check(access);
 	if (ret)
 		return ret;
 	if (cmd->flags & IBV_REREG_MR_CHANGE_PD) {
@@ -228,6 +243,8 @@ void emu_mr_destroy_locked(struct emu_mr *mr)
 {
 	emu_dev_mr_dereg(mr);
 	mr->pd->obj.usecnt--;
+	if (mr->dm)
+		mr->dm->obj.usecnt--;
 	emu_num_free_locked(EMU_NUM_MKEY, mr->lkey >> 8);
 	emu_obj_free_locked(&mr->obj);
 }

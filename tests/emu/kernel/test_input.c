@@ -851,9 +851,12 @@ Test(kin, get_context_driver_request)
 	ssize_t n;
 
 	cr_assert_geq(fd, 0, "%s", strerror(errno));
-	c.drv.flags = 1;
+	c.drv.flags = MLX5_IB_ALLOC_UCTX_DEVX;	/* mlx5_ib_devx_create(): no log_max_uctx */
 	cr_assert_eq(write(fd, &c, sizeof(c)), -1);
-	cr_assert_eq(errno, EOPNOTSUPP, "DEVX: %s", strerror(errno));
+	cr_assert_eq(errno, EINVAL, "DEVX: %s", strerror(errno));
+	c.drv.flags = 2;
+	cr_assert_eq(write(fd, &c, sizeof(c)), -1);
+	cr_assert_eq(errno, EOPNOTSUPP, "an unknown flag: %s", strerror(errno));
 	c.drv.flags = 0;
 	c.drv.reserved1 = 1;
 	cr_assert_eq(write(fd, &c, sizeof(c)), -1);

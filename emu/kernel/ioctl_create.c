@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * ioctl_create.c - the objects' CREATE methods libibverbs tries before the
+ * write() commands, answered by the same handlers: CQ_CREATE and
+ * SRQ_CREATE (rdma-core libibverbs/cmd_cq.c, cmd_srq.c; the kernel's
+ * uverbs_std_types_cq.c, uverbs_std_types_srq.c).  QP_CREATE is absent, so
+ * libibverbs falls back to the write() form for QPs.
+ */
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/ib_user_ioctl_verbs.h>
+
+#include "internal.h"
+
+/* the mlx5 request of UHW_IN after a core request, a response buffer for UHW_OUT */
+static int uhw_bufs(const struct emu_ioc *b, struct emu_cmd *c, void **drv, void **drv_out)
+{
+	const struct ib_uverbs_attr *uout = emu_ioc_get(b, UVERBS_ATTR_UHW_OUT);
+	int ret = emu_ioc_dup(b, UVERBS_ATTR_UHW_IN, drv, &c->drv_in_len);
+
+	if (ret)
+		return ret;
+	c->drv_out_len = uout ? uout->len : 0;
+	*drv_out = calloc(1, c->drv_out_len + 8);
+	if (!*drv_out) {
+		free(*drv);
+		*drv = NULL;
+		return ENOMEM;
+	}
+	c->drv_in = *drv;
+	c->drv_out = *drv_out;
+	return 0;
+}
+
+/*
+ * UVERBS_METHOD_CQ_CREATE: the extended CREATE_CQ with its fields from the
+ * attributes.  The completion channel and the async event file are FD
+ * attributes: another descriptor than one of this context's is EBADF, as
+ * lookup_get_fd_uobject() answers.
+ */
+static int cq_create(struct emu_ioc *b)
+{
+	const struct ib_uverbs_attr *chan = emu_ioc_get(b, UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL);
+	const struct ib_uverbs_attr *evfd = emu_ioc_get(b, UVERBS_ATTR_CREATE_CQ_EVENT_FD);
+	const struct ib_uverbs_attr *uout = emu_ioc_get(b, UVERBS_ATTR_UHW_OUT);
+	struct ib_uverbs_ex_create_cq cmd = { .comp_channel = -1 };
+	struct ib_uverbs_ex_create_cq_resp resp = { 0 };
+	struct emu_ctx *ctx = b->ctx;
+	struct emu_cmd c = { .ctx = ctx, .in = &cmd, .in_len = sizeof(cmd), .out = &resp,
+			     .out_len = sizeof(resp), .extended = true };
+	void *drv = NULL, *drv_out = NULL;
+	uint64_t flags;
+	int ret;
+
+	if (!ctx->have_context)
+		return EINVAL;
+	if (emu_ioc_copy_from(b, UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, &cmd.comp_vector,
+			      sizeof(cmd.comp_vector)) ||
+	    emu_ioc_copy_from(b, UVERBS_ATTR_CREATE_CQ_CQE, &cmd.cqe, sizeof(cmd.cqe)) ||
+	    emu_ioc_copy_from(b, UVERBS_ATTR_CREATE_CQ_USER_HANDLE, &cmd.user_handle,
+			      sizeof(cmd.user_handle)))
+		return EFAULT;
+	ret = emu_ioc_get_flags(b, UVERBS_ATTR_CREATE_CQ_FLAGS, &flags);
+	if (ret)
+		return ret;
+	if (flags & ~(uint64_t)(IB_UVERBS_CQ_FLAGS_TIMESTAMP_COMPLETION |
+				IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN))
+		return EINVAL;		/* uverbs_get_flags32()'s allowed bits */
+	cmd.flags = (uint32_t)flags;
+	if (evfd && (evfd->data_s64 < 0 || evfd->data_s64 != ctx->async.user_fd))
+		return EBADF;
+	if (chan)
+		cmd.comp_channel = chan->data_s64 < 0 || chan->data_s64 > INT32_MAX ?
+				   INT32_MAX : (int32_t)chan->data_s64;
+	if (emu_ioc_out_check(b, UVERBS_ATTR_CREATE_CQ_RESP_CQE, 4) ||
+	    emu_ioc_out_check(b, UVERBS_ATTR_UHW_OUT, uout ? uout->len : 0))
+		return EFAULT;
+
+	ret = uhw_bufs(b, &c, &drv, &drv_out);
+	if (ret)
+		return ret;
+	ret = emu_cmd_create_cq_ex(&c);
+	if (!ret) {
+		ret = emu_ioc_put_new(b, UVERBS_ATTR_CREATE_CQ_HANDLE, resp.base.cq_handle);
+		if (ret)	/* the kernel aborts the new object */
+			emu_cq_destroy_locked(emu_obj_get_locked(ctx, resp.base.cq_handle,
+								 EMU_OBJ_CQ));
+	}
+	if (!ret) {
+		emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_CQ_RESP_CQE, &resp.base.cqe,
+				sizeof(resp.base.cqe));
+		if (uout)
+			emu_copy_to_user(uout->data, drv_out, c.drv_out_len);
+	}
+	free(drv);
+	free(drv_out);
+	return ret;
+}
+
+/*
+ * UVERBS_METHOD_SRQ_CREATE: CREATE_XSRQ from attributes.  The XRC domain
+ * and the CQ are IDR attributes, required by the type that uses them (an
+ * absent one is ENOENT, as uverbs_attr_get_obj()); RESP_SRQ_NUM answers an
+ * XRC SRQ's number.
+ */
+static int srq_create(struct emu_ioc *b)
+{
+	const struct ib_uverbs_attr *evfd = emu_ioc_get(b, UVERBS_ATTR_CREATE_SRQ_EVENT_FD);
+	const struct ib_uverbs_attr *uout = emu_ioc_get(b, UVERBS_ATTR_UHW_OUT);
+	struct ib_uverbs_create_xsrq cmd = { 0 };
+	struct ib_uverbs_create_srq_resp resp = { 0 };
+	struct emu_ctx *ctx = b->ctx;
+	struct emu_cmd c = { .ctx = ctx, .in = &cmd, .in_len = sizeof(cmd), .out = &resp,
+			     .out_len = sizeof(resp) };
+	struct emu_obj *obj;
+	void *drv = NULL, *drv_out = NULL;
+	uint64_t type;
+	int ret;
+
+	if (!ctx->have_context)
+		return EINVAL;
+	if (emu_ioc_copy_from(b, UVERBS_ATTR_CREATE_SRQ_MAX_SGE, &cmd.max_sge,
+			      sizeof(cmd.max_sge)) ||
+	    emu_ioc_copy_from(b, UVERBS_ATTR_CREATE_SRQ_MAX_WR, &cmd.max_wr,
+			      sizeof(cmd.max_wr)) ||
+	    emu_ioc_copy_from(b, UVERBS_ATTR_CREATE_SRQ_LIMIT, &cmd.srq_limit,
+			      sizeof(cmd.srq_limit)) ||
+	    emu_ioc_copy_from(b, UVERBS_ATTR_CREATE_SRQ_USER_HANDLE, &cmd.user_handle,
+			      sizeof(cmd.user_handle)))
+		return EFAULT;
+	ret = emu_ioc_get_const(b, UVERBS_ATTR_CREATE_SRQ_TYPE, UINT32_MAX, &type);
+	if (ret)
+		return ret;
+	cmd.srq_type = (uint32_t)type;
+	if (type == IBV_SRQT_XRC || type == IBV_SRQT_TM) {
+		obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_SRQ_CQ_HANDLE, EMU_OBJ_CQ, &ret);
+		if (!obj)
+			return ret;
+		cmd.cq_handle = obj->handle;
+	}
+	if (type == IBV_SRQT_XRC) {
+		obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_SRQ_XRCD_HANDLE, EMU_OBJ_XRCD, &ret);
+		if (!obj)
+			return ret;
+		cmd.xrcd_handle = obj->handle;
+	} else if (type == IBV_SRQT_TM) {
+		if (emu_ioc_copy_from(b, UVERBS_ATTR_CREATE_SRQ_MAX_NUM_TAGS, &cmd.max_num_tags,
+				      sizeof(cmd.max_num_tags)))
+			return EFAULT;
+	} else if (type != IBV_SRQT_BASIC) {
+		return EINVAL;
+	}
+	obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_SRQ_PD_HANDLE, EMU_OBJ_PD, &ret);
+	if (!obj)
+		return ret;
+	cmd.pd_handle = obj->handle;
+	if (evfd && (evfd->data_s64 < 0 || evfd->data_s64 != ctx->async.user_fd))
+		return EBADF;
+	if (emu_ioc_out_check(b, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, 4) ||
+	    emu_ioc_out_check(b, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, 4) ||
+	    emu_ioc_out_check(b, UVERBS_ATTR_CREATE_SRQ_RESP_SRQ_NUM, 4) ||
+	    emu_ioc_out_check(b, UVERBS_ATTR_UHW_OUT, uout ? uout->len : 0))
+		return EFAULT;
+
+	ret = uhw_bufs(b, &c, &drv, &drv_out);
+	if (ret)
+		return ret;
+	ret = emu_cmd_create_xsrq(&c);
+	if (!ret) {
+		ret = emu_ioc_put_new(b, UVERBS_ATTR_CREATE_SRQ_HANDLE, resp.srq_handle);
+		if (ret)	/* the kernel aborts the new object */
+			emu_srq_destroy_locked(emu_obj_get_locked(ctx, resp.srq_handle,
+								  EMU_OBJ_SRQ));
+	}
+	if (!ret) {
+		emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, &resp.max_wr,
+				sizeof(resp.max_wr));
+		emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, &resp.max_sge,
+				sizeof(resp.max_sge));
+		if (type == IBV_SRQT_XRC)
+			emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_SRQ_RESP_SRQ_NUM, &resp.srqn,
+					sizeof(resp.srqn));
+		if (uout)
+			emu_copy_to_user(uout->data, drv_out, c.drv_out_len);
+	}
+	free(drv);
+	free(drv_out);
+	return ret;
+}
+
+#define MAND		EMU_IOC_MANDATORY
+#define IN(id, t, fl)	{ id, EMU_IOC_PTR_IN, fl, sizeof(t), sizeof(t) }
+#define OUT(id, t, fl)	{ id, EMU_IOC_PTR_OUT, fl, sizeof(t), sizeof(t) }
+#define IDR(id, fl)	{ id, EMU_IOC_IDR, fl, 0, 0 }
+#define UHW		{ UVERBS_ATTR_UHW_IN, EMU_IOC_PTR_IN, 0, 0, USHRT_MAX }, \
+			{ UVERBS_ATTR_UHW_OUT, EMU_IOC_PTR_OUT, 0, 0, USHRT_MAX }
+
+const struct emu_ioc_method emu_ioc_create_methods[] = {
+	{ UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, cq_create, true, {
+		{ UVERBS_ATTR_CREATE_CQ_HANDLE, EMU_IOC_NEW, MAND, 0, 0 },
+		IN(UVERBS_ATTR_CREATE_CQ_CQE, uint32_t, MAND),
+		IN(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, uint64_t, MAND),
+		{ UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, EMU_IOC_FD, 0, 0, 0 },
+		IN(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, uint32_t, MAND),
+		{ UVERBS_ATTR_CREATE_CQ_FLAGS, EMU_IOC_PTR_IN, 0, 4, 8 },	/* FLAGS_IN */
+		{ UVERBS_ATTR_CREATE_CQ_RESP_CQE, EMU_IOC_PTR_OUT, MAND, 4, 4 },
+		{ UVERBS_ATTR_CREATE_CQ_EVENT_FD, EMU_IOC_FD, 0, 0, 0 },
+		UHW } },
+	{ UVERBS_OBJECT_SRQ, UVERBS_METHOD_SRQ_CREATE, srq_create, true, {
+		{ UVERBS_ATTR_CREATE_SRQ_HANDLE, EMU_IOC_NEW, MAND, 0, 0 },
+		IDR(UVERBS_ATTR_CREATE_SRQ_PD_HANDLE, MAND),
+		IDR(UVERBS_ATTR_CREATE_SRQ_XRCD_HANDLE, 0),
+		IDR(UVERBS_ATTR_CREATE_SRQ_CQ_HANDLE, 0),
+		IN(UVERBS_ATTR_CREATE_SRQ_USER_HANDLE, uint64_t, MAND),
+		IN(UVERBS_ATTR_CREATE_SRQ_MAX_WR, uint32_t, MAND),
+		IN(UVERBS_ATTR_CREATE_SRQ_MAX_SGE, uint32_t, MAND),
+		IN(UVERBS_ATTR_CREATE_SRQ_LIMIT, uint32_t, MAND),
+		IN(UVERBS_ATTR_CREATE_SRQ_MAX_NUM_TAGS, uint32_t, 0),
+		IN(UVERBS_ATTR_CREATE_SRQ_TYPE, uint64_t, MAND),	/* CONST_IN */
+		{ UVERBS_ATTR_CREATE_SRQ_EVENT_FD, EMU_IOC_FD, 0, 0, 0 },
+		OUT(UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, uint32_t, MAND),
+		OUT(UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, uint32_t, MAND),
+		OUT(UVERBS_ATTR_CREATE_SRQ_RESP_SRQ_NUM, uint32_t, 0),
+		UHW } },
+};
+
+const size_t emu_ioc_create_methods_count = EMU_ARRAY_SIZE(emu_ioc_create_methods);

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * ioctl_dm.c - device memory (MEMIC): ibv_alloc_dm(), ibv_free_dm(),
+ * ibv_reg_dm_mr(), as drivers/infiniband/core/uverbs_std_types_dm.c,
+ * uverbs_std_types_mr.c and drivers/infiniband/hw/mlx5/dm.c answer them.
+ *
+ * The device memory is EMU_DM_PAGES pages of the command fd at the
+ * MLX5_IB_MMAP_DEVICE_MEM offsets: libmlx5 maps the page index it is given
+ * (providers/mlx5/verbs.c dm_mmap()) and copies to and from it itself
+ * (ibv_memcpy_to_dm()), and an MR on it points the device model at the
+ * same pages in our own view of the fd, so RDMA and atomics from a peer
+ * land where ibv_memcpy_from_dm() reads.  Allocation is in whole pages
+ * (the firmware's unit is 64 bytes); each context has its own, as each
+ * has its own command fd.
+ */
+#include <string.h>
+
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/mlx5-abi.h>
+#include <rdma/mlx5_user_ioctl_cmds.h>
+#include <rdma/mlx5_user_ioctl_verbs.h>
+
+#include "internal.h"
+
+/* mlx5_ib_reg_dm_mr(): what an MR on MEMIC may allow */
+#define DM_MR_ACCESS	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |	\
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |	\
+			 IBV_ACCESS_ZERO_BASED)
+
+static uint8_t *dm_page(const struct emu_ctx *ctx, uint32_t page)
+{
+	return ctx->map + ((size_t)EMU_MMAP_DEVICE_MEM << 8 | page) * EMU_PAGE_SIZE;
+}
+
+/* the bits of `pages` pages from `first` in ctx->dm_pages_used */
+static uint32_t page_bits(uint32_t first, uint32_t pages)
+{
+	_Static_assert(EMU_DM_PAGES == 32, "one bit per page of a u32");
+	return (pages == 32 ? ~0u : (1u << pages) - 1) << first;
+}
+
+/* the first run of `pages` free pages aligned to `align` pages, or -1 */
+static int find_pages(uint32_t used, uint32_t pages, uint32_t align)
+{
+	for (uint32_t p = 0; p + pages <= EMU_DM_PAGES; p += align)
+		if (!(used & page_bits(p, pages)))
+			return (int)p;
+	return -1;
+}
+
+/*
+ * UVERBS_METHOD_DM_ALLOC with mlx5's attributes: the MEMIC type only (the
+ * steering ICM types need a switchdev e-switch), the length rounded up to
+ * whole pages, log_align_req honoured (at most the whole area).
+ */
+static int dm_alloc(struct emu_ioc *b)
+{
+	struct emu_ctx *ctx = b->ctx;
+	uint64_t length, type = MLX5_IB_UAPI_DM_TYPE_MEMIC, start;
+	uint32_t log_align, pages, align;
+	uint16_t page_idx;
+	struct emu_dm *dm;
+	int ret, first;
+
+	if (!ctx->have_context)
+		return EINVAL;
+	if (emu_ioc_copy_from(b, UVERBS_ATTR_ALLOC_DM_LENGTH, &length, sizeof(length)) ||
+	    emu_ioc_copy_from(b, UVERBS_ATTR_ALLOC_DM_ALIGNMENT, &log_align,
+			      sizeof(log_align)))
+		return EFAULT;
+	ret = emu_ioc_get_const(b, MLX5_IB_ATTR_ALLOC_DM_REQ_TYPE, UINT8_MAX, &type);
+	if (ret && ret != ENOENT)
+		return ret;
+	if (type != MLX5_IB_UAPI_DM_TYPE_MEMIC)
+		return EOPNOTSUPP;
+	if (!length || length > EMU_DM_SIZE)
+		return length ? ENOMEM : EINVAL;
+	pages = (uint32_t)((length + EMU_PAGE_SIZE - 1) / EMU_PAGE_SIZE);
+	if (log_align >= 32 || (1ull << log_align) > EMU_DM_SIZE)
+		return ENOMEM;		/* no such alignment in the area */
+	align = log_align > 12 ? 1u << (log_align - 12) : 1;
+	first = find_pages(ctx->dm_pages_used, pages, align);
+	if (first < 0)
+		return ENOMEM;
+	if (emu_ioc_out_check(b, MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET, 8) ||
+	    emu_ioc_out_check(b, MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, 2))
+		return EFAULT;
+
+	dm = emu_obj_alloc(ctx, EMU_OBJ_DM, sizeof(*dm), 0);
+	if (!dm)
+		return ENOMEM;
+	ret = emu_ioc_put_new(b, UVERBS_ATTR_ALLOC_DM_HANDLE, dm->obj.handle);
+	if (ret) {
+		emu_obj_free_locked(&dm->obj);
+		return ret;
+	}
+	dm->first_page = (uint32_t)first;
+	dm->pages = pages;
+	dm->length = length;
+	ctx->dm_pages_used |= page_bits(dm->first_page, pages);
+	memset(dm_page(ctx, dm->first_page), 0, (size_t)pages * EMU_PAGE_SIZE);
+
+	start = (uint64_t)first * EMU_PAGE_SIZE;	/* in the MEMIC BAR */
+	page_idx = (uint16_t)first;
+	emu_ioc_copy_to(b, MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET, &start, sizeof(start));
+	emu_ioc_copy_to(b, MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, &page_idx,
+			sizeof(page_idx));
+	emu_dbg("dm %u: %u pages from %u\n", dm->obj.handle, pages, dm->first_page);
+	return 0;
+}
+
+void emu_dm_destroy_locked(struct emu_dm *dm)
+{
+	struct emu_ctx *ctx = dm->obj.ctx;
+
+	ctx->dm_pages_used &= ~page_bits(dm->first_page, dm->pages);
+	emu_obj_free_locked(&dm->obj);
+}
+
+/* UVERBS_METHOD_DM_FREE: an MR on it keeps it (EBUSY) */
+static int dm_free(struct emu_ioc *b)
+{
+	int ret;
+	struct emu_dm *dm = emu_ioc_get_obj(b, UVERBS_ATTR_FREE_DM_HANDLE, EMU_OBJ_DM, &ret);
+
+	if (!dm)
+		return ret;
+	if (dm->obj.usecnt)
+		return EBUSY;
+	emu_dm_destroy_locked(dm);
+	return 0;
+}
+
+/*
+ * UVERBS_METHOD_DM_MR_REG: a zero-based MR on [offset, offset + length) of
+ * the device memory (uverbs_std_types_mr.c, then mlx5_ib_reg_dm_mr()).
+ */
+static int dm_mr_reg(struct emu_ioc *b)
+{
+	struct emu_pd *pd;
+	struct emu_dm *dm;
+	struct emu_mr *mr;
+	uint64_t offset, length, access;
+	int ret;
+
+	pd = emu_ioc_get_obj(b, UVERBS_ATTR_REG_DM_MR_PD_HANDLE, EMU_OBJ_PD, &ret);
+	if (!pd)
+		return ret;
+	dm = emu_ioc_get_obj(b, UVERBS_ATTR_REG_DM_MR_DM_HANDLE, EMU_OBJ_DM, &ret);
+	if (!dm)
+		return ret;
+	if (emu_ioc_copy_from(b, UVERBS_ATTR_REG_DM_MR_OFFSET, &offset, sizeof(offset)) ||
+	    emu_ioc_copy_from(b, UVERBS_ATTR_REG_DM_MR_LENGTH, &length, sizeof(length)))
+		return EFAULT;
+	ret = emu_ioc_get_flags(b, UVERBS_ATTR_REG_DM_MR_ACCESS_FLAGS, &access);
+	if (ret)
+		return ret;
+	if (!(access & IBV_ACCESS_ZERO_BASED))
+		return EINVAL;
+	ret = emu_mr_access_check((uint32_t)access);
+	if (ret)
+		return ret;
+	if (offset > dm->length || length > dm->length - offset)
+		return EINVAL;
+	if (access & ~DM_MR_ACCESS)
+		return EINVAL;
+	if (emu_ioc_out_check(b, UVERBS_ATTR_REG_DM_MR_RESP_LKEY, 4) ||
+	    emu_ioc_out_check(b, UVERBS_ATTR_REG_DM_MR_RESP_RKEY, 4))
+		return EFAULT;
+
+	ret = emu_mr_create_locked(b->ctx, pd,
+				   (uint64_t)(uintptr_t)dm_page(b->ctx, dm->first_page) + offset,
+				   0, length, (uint32_t)access, &mr);
+	if (ret)
+		return ret;
+	ret = emu_ioc_put_new(b, UVERBS_ATTR_REG_DM_MR_HANDLE, mr->obj.handle);
+	if (ret) {
+		emu_mr_destroy_locked(mr);
+		return ret;
+	}
+	mr->dm = dm;
+	dm->obj.usecnt++;
+	emu_ioc_copy_to(b, UVERBS_ATTR_REG_DM_MR_RESP_LKEY, &mr->lkey, sizeof(mr->lkey));
+	emu_ioc_copy_to(b, UVERBS_ATTR_REG_DM_MR_RESP_RKEY, &mr->rkey, sizeof(mr->rkey));
+	return 0;
+}
+
+#define MAND		EMU_IOC_MANDATORY
+#define NEW(id)		{ id, EMU_IOC_NEW, MAND, 0, 0 }
+#define IDR(id)		{ id, EMU_IOC_IDR, MAND, 0, 0 }
+#define IN(id, t, fl)	{ id, EMU_IOC_PTR_IN, fl, sizeof(t), sizeof(t) }
+#define OUT(id, t)	{ id, EMU_IOC_PTR_OUT, MAND, sizeof(t), sizeof(t) }
+
+const struct emu_ioc_method emu_ioc_dm_methods[] = {
+	{ UVERBS_OBJECT_DM, UVERBS_METHOD_DM_ALLOC, dm_alloc, false, {
+		NEW(UVERBS_ATTR_ALLOC_DM_HANDLE),
+		IN(UVERBS_ATTR_ALLOC_DM_LENGTH, uint64_t, MAND),
+		IN(UVERBS_ATTR_ALLOC_DM_ALIGNMENT, uint32_t, MAND),
+		/* mlx5_ib's additions */
+		OUT(MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET, uint64_t),
+		OUT(MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, uint16_t),
+		IN(MLX5_IB_ATTR_ALLOC_DM_REQ_TYPE, uint64_t, 0) } },	/* CONST_IN */
+	{ UVERBS_OBJECT_DM, UVERBS_METHOD_DM_FREE, dm_free, false, {
+		IDR(UVERBS_ATTR_FREE_DM_HANDLE) } },
+	{ UVERBS_OBJECT_MR, UVERBS_METHOD_DM_MR_REG, dm_mr_reg, false, {
+		NEW(UVERBS_ATTR_REG_DM_MR_HANDLE),
+		IN(UVERBS_ATTR_REG_DM_MR_OFFSET, uint64_t, MAND),
+		IN(UVERBS_ATTR_REG_DM_MR_LENGTH, uint64_t, MAND),
+		IDR(UVERBS_ATTR_REG_DM_MR_PD_HANDLE),
+		/* UVERBS_ATTR_FLAGS_IN: a u32 or a u64 */
+		{ UVERBS_ATTR_REG_DM_MR_ACCESS_FLAGS, EMU_IOC_PTR_IN, MAND, 4, 8 },
+		IDR(UVERBS_ATTR_REG_DM_MR_DM_HANDLE),
+		OUT(UVERBS_ATTR_REG_DM_MR_RESP_LKEY, uint32_t),
+		OUT(UVERBS_ATTR_REG_DM_MR_RESP_RKEY, uint32_t) } },
+};
+
+const size_t emu_ioc_dm_methods_count = EMU_ARRAY_SIZE(emu_ioc_dm_methods);

@@ -1,0 +1,794 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The uverbs ioctl interface (RDMA_VERBS_IOCTL): libibverbs on its ioctl
+ * paths (no command goes through write()), the framework's refusals in the
+ * order and with the errnos of the kernel's uverbs_ioctl.c, INVOKE_WRITE,
+ * GET_CONTEXT/ASYNC_EVENT_ALLOC/QUERY_CONTEXT, the native QUERY_PORT,
+ * mlx5dv_query_port(), the DESTROY methods, CQ_CREATE, SRQ_CREATE,
+ * DM_ALLOC/DM_FREE, and DEVX refused as by a kernel without DEVX support.
+ * Raw calls are made on the command fd of a context libibverbs opened, or
+ * on a fresh one.
+ */
+#define _GNU_SOURCE		/* RTLD_NEXT */
+#include <dlfcn.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/ib_user_ioctl_verbs.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/mlx5-abi.h>
+#include <rdma/mlx5_user_ioctl_cmds.h>
+#include <rdma/mlx5_user_ioctl_verbs.h>
+#include <rdma/rdma_user_ioctl.h>
+
+#include "emu_test.h"
+
+/*
+ * write() of this program comes before the emulator's in symbol lookup, so
+ * libibverbs' writes land here first: count those on the command fd.
+ */
+static int counted_fd = -1;
+static unsigned cmd_writes;
+
+ssize_t write(int fd, const void *buf, size_t len)
+{
+	static ssize_t (*next)(int, const void *, size_t);
+
+	if (!next)
+		next = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+	if (fd >= 0 && fd == counted_fd)
+		cmd_writes++;
+	return next(fd, buf, len);
+}
+
+static struct ibv_context *ctx;
+
+static void setup(void)
+{
+	ctx = et_open();
+}
+
+static void teardown(void)
+{
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
+TestSuite(ioctl, .init = setup, .fini = teardown);
+
+/* a call of up to 16 attributes */
+struct call {
+	struct ib_uverbs_ioctl_hdr hdr;
+	struct ib_uverbs_attr attrs[16];
+};
+
+static void call_init(struct call *c, uint16_t object, uint16_t method)
+{
+	memset(c, 0, sizeof(*c));
+	c->hdr.object_id = object;
+	c->hdr.method_id = method;
+	c->hdr.driver_id = RDMA_DRIVER_MLX5;
+	c->hdr.length = sizeof(c->hdr);
+}
+
+static struct ib_uverbs_attr *attr(struct call *c, uint16_t id, uint16_t flags,
+				   uint16_t len, uint64_t data)
+{
+	struct ib_uverbs_attr *a = &c->attrs[c->hdr.num_attrs++];
+
+	a->attr_id = id;
+	a->flags = flags;
+	a->len = len;
+	a->data = data;
+	c->hdr.length = (uint16_t)(sizeof(c->hdr) + c->hdr.num_attrs * sizeof(*a));
+	return a;
+}
+
+static uint64_t ptr(const void *p)
+{
+	return (uint64_t)(uintptr_t)p;
+}
+
+/* the ioctl; 0 or the errno */
+static int call_at(void *hdr)
+{
+	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, hdr) ? errno : 0;
+}
+
+static int call(struct call *c)
+{
+	return call_at(c);
+}
+
+/* INVOKE_WRITE of a command with no request: the probe libibverbs sends */
+static void probe(struct call *c, uint64_t cmd)
+{
+	call_init(c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE);
+	attr(c, UVERBS_ATTR_WRITE_CMD, UVERBS_ATTR_F_MANDATORY, 8, cmd);
+}
+
+/* ---- libibverbs and libmlx5 on the ioctl paths ------------------------- */
+
+/* once INVOKE_WRITE answers the probe, every verb goes by ioctl */
+Test(ioctl, libibverbs_writes_nothing)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *c2;
+	struct ibv_port_attr pa;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	static char buf[4096];
+
+	cr_assert(list && list[0]);
+	c2 = ibv_open_device(list[0]);
+	ibv_free_device_list(list);
+	cr_assert(c2, "ibv_open_device: %s", strerror(errno));
+	counted_fd = c2->cmd_fd;
+	cmd_writes = 0;
+
+	cr_assert_eq(ibv_query_port(c2, 1, &pa), 0);
+	cr_assert_eq(pa.state, IBV_PORT_ACTIVE);
+	pd = ibv_alloc_pd(c2);
+	cr_assert(pd);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	cr_assert(mr);
+	cq = ibv_create_cq(c2, 16, NULL, NULL, 0);
+	cr_assert(cq);
+	qp = ibv_create_qp(pd, &(struct ibv_qp_init_attr){
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 } });
+	cr_assert(qp, "ibv_create_qp: %s", strerror(errno));
+	cr_assert_eq(ibv_modify_qp(qp, &(struct ibv_qp_attr){
+		.qp_state = IBV_QPS_INIT, .port_num = 1 },
+		IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	cr_expect_eq(cmd_writes, 0, "%u commands went through write()", cmd_writes);
+	counted_fd = -1;
+	cr_assert_eq(ibv_close_device(c2), 0);
+}
+
+/* MLX5_IB_METHOD_QUERY_PORT: no vport, e-switch or multi-port facts here */
+Test(ioctl, mlx5dv_query_port)
+{
+	struct mlx5dv_port info;
+	int ret;
+
+	memset(&info, 0xa5, sizeof(info));
+	ret = mlx5dv_query_port(ctx, 1, &info);
+	cr_assert_eq(ret, 0, "mlx5dv_query_port: %s", strerror(ret));
+	cr_expect_eq(info.flags, 0);
+	cr_expect_eq(info.vport, 0);
+	cr_expect_eq(info.reg_c0.mask, 0);
+	cr_expect_eq(mlx5dv_query_port(ctx, 2, &info), EINVAL, "a port it lacks");
+	cr_expect_eq(mlx5dv_query_port(ctx, 0, &info), EINVAL);
+}
+
+/* raw: a port number of the wrong size, a response too short */
+Test(ioctl, mlx5_query_port_sizes)
+{
+	struct mlx5_ib_uapi_query_port info;
+	struct call c;
+	uint32_t port = 1;
+
+	call_init(&c, UVERBS_OBJECT_DEVICE, MLX5_IB_METHOD_QUERY_PORT);
+	attr(&c, MLX5_IB_ATTR_QUERY_PORT_PORT_NUM, UVERBS_ATTR_F_MANDATORY, 4, port);
+	attr(&c, MLX5_IB_ATTR_QUERY_PORT, UVERBS_ATTR_F_MANDATORY, sizeof(info), ptr(&info));
+	cr_assert_eq(call(&c), 0);
+	cr_expect(c.attrs[1].flags & UVERBS_ATTR_F_VALID_OUTPUT);
+	c.attrs[0].len = 8;			/* UVERBS_ATTR_TYPE(u32) */
+	cr_expect_eq(call(&c), EINVAL);
+	c.attrs[0].len = 4;
+	c.attrs[1].len = sizeof(info) - 8;	/* up to reg_c0 is required */
+	cr_expect_eq(call(&c), EINVAL);
+	c.attrs[1].len = sizeof(info);
+	c.attrs[1].data = 8;			/* not writable */
+	cr_expect_eq(call(&c), EFAULT);
+}
+
+/* UVERBS_METHOD_QUERY_PORT: the extended answer, zeros past it */
+Test(ioctl, query_port)
+{
+	struct {
+		struct ib_uverbs_query_port_resp_ex r;
+		uint8_t more[16];
+	} resp;
+	struct ibv_port_attr pa;
+	struct call c;
+
+	memset(&resp, 0xa5, sizeof(resp));
+	call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT);
+	attr(&c, UVERBS_ATTR_QUERY_PORT_PORT_NUM, UVERBS_ATTR_F_MANDATORY, 8, 1);
+	attr(&c, UVERBS_ATTR_QUERY_PORT_RESP, UVERBS_ATTR_F_MANDATORY, sizeof(resp), ptr(&resp));
+	cr_assert_eq(call(&c), 0);
+	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
+	cr_expect_eq(resp.r.legacy_resp.lid, pa.lid);
+	cr_expect_eq(resp.r.legacy_resp.state, IBV_PORT_ACTIVE);
+	for (size_t i = 0; i < sizeof(resp.more); i++)
+		cr_expect_eq(resp.more[i], 0);
+	c.attrs[0].data = 0;
+	cr_expect_eq(call(&c), EINVAL, "port 0");
+	c.attrs[0].data = 257;
+	cr_expect_eq(call(&c), EINVAL, "a port number above a u8");
+	c.attrs[0].data = 1;
+	c.attrs[1].len = sizeof(resp.r) - 1;
+	cr_expect_eq(call(&c), EINVAL, "a response shorter than the structure");
+}
+
+/* ---- the framework ------------------------------------------------------ */
+
+Test(ioctl, header_refusals)
+{
+	struct call c;
+	uint8_t *p = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int n;
+
+	cr_assert_neq(p, MAP_FAILED);
+	cr_expect_eq(ioctl(ctx->cmd_fd, FIONREAD, &n) ? errno : 0, ENOTTY,
+		     "another request on the command fd");
+	cr_expect_eq(call_at(NULL), EFAULT);
+	cr_expect_eq(call_at((void *)8), EFAULT);
+
+	probe(&c, IB_USER_VERBS_CMD_QUERY_DEVICE);
+	cr_assert_eq(call(&c), ENOSPC, "the probe");
+	c.hdr.length += 16;
+	cr_expect_eq(call(&c), EINVAL, "length not num_attrs'");
+	c.hdr.length -= 16;
+	c.hdr.reserved1 = 1;
+	cr_expect_eq(call(&c), EPROTONOSUPPORT);
+	c.hdr.reserved1 = 0;
+	c.hdr.reserved2 = 1;
+	cr_expect_eq(call(&c), EPROTONOSUPPORT);
+	c.hdr.reserved2 = 0;
+	c.hdr.driver_id = RDMA_DRIVER_MLX4;
+	cr_expect_eq(call(&c), EINVAL, "another driver's call");
+	c.hdr.driver_id = RDMA_DRIVER_MLX5;
+	c.hdr.num_attrs = 300;
+	c.hdr.length = (uint16_t)(sizeof(c.hdr) + 300 * 16);
+	cr_expect_eq(call(&c), EINVAL, "longer than a page");
+
+	/* the attributes run into a page that cannot be read */
+	cr_assert_eq(mprotect(p + 4096, 4096, PROT_NONE), 0);
+	probe(&c, IB_USER_VERBS_CMD_QUERY_DEVICE);
+	memcpy(p + 4096 - sizeof(c.hdr) - 8, &c, sizeof(c.hdr) + 8);
+	cr_expect_eq(call_at(p + 4096 - sizeof(c.hdr) - 8), EFAULT);
+	memcpy(p + 4096 - sizeof(c.hdr) - 16, &c, sizeof(c.hdr) + 16);
+	cr_expect_eq(call_at(p + 4096 - sizeof(c.hdr) - 16), ENOSPC, "the control");
+	munmap(p, 2 * 4096);
+}
+
+/* what a kernel without the object or method answers: libibverbs' cue */
+Test(ioctl, unknown_methods)
+{
+	struct call c;
+
+	call_init(&c, UVERBS_OBJECT_DEVICE, 0x7f);
+	cr_expect_eq(call(&c), EPROTONOSUPPORT);
+	call_init(&c, 0x3ff, 0);
+	cr_expect_eq(call(&c), EPROTONOSUPPORT);
+	/* methods of rdma-core 44 this kernel does not have (yet) */
+	call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_TABLE);
+	cr_expect_eq(call(&c), EPROTONOSUPPORT);
+	call_init(&c, UVERBS_OBJECT_WQ, UVERBS_METHOD_WQ_DESTROY);
+	cr_expect_eq(call(&c), EPROTONOSUPPORT);
+	call_init(&c, UVERBS_OBJECT_QP, UVERBS_METHOD_QP_CREATE);
+	cr_expect_eq(call(&c), EPROTONOSUPPORT);
+	call_init(&c, UVERBS_OBJECT_COUNTERS, UVERBS_METHOD_COUNTERS_CREATE);
+	cr_expect_eq(call(&c), EPROTONOSUPPORT);
+}
+
+/* DEVX: absent as on a kernel whose device has no DEVX user context */
+Test(ioctl, devx_refused)
+{
+	uint32_t in[4] = { 0 }, out[4];
+	struct call c;
+	struct mlx5dv_context_attr attr = { .flags = MLX5DV_CONTEXT_FLAGS_DEVX };
+	struct ibv_device **list;
+
+	call_init(&c, MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_OTHER);
+	cr_expect_eq(call(&c), EPROTONOSUPPORT);
+	call_init(&c, MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_CREATE);
+	cr_expect_eq(call(&c), EPROTONOSUPPORT);
+	call_init(&c, MLX5_IB_OBJECT_DEVX_UMEM, MLX5_IB_METHOD_DEVX_UMEM_REG);
+	cr_expect_eq(call(&c), EPROTONOSUPPORT);
+	cr_expect_eq(mlx5dv_devx_general_cmd(ctx, in, sizeof(in), out, sizeof(out)),
+		     EPROTONOSUPPORT);
+	cr_expect(!mlx5dv_devx_umem_reg(ctx, in, sizeof(in), IBV_ACCESS_LOCAL_WRITE));
+
+	/* a DEVX context: mlx5_ib_devx_create() refuses (no log_max_uctx) */
+	list = ibv_get_device_list(NULL);
+	cr_assert(list && list[0]);
+	errno = 0;
+	cr_expect(!mlx5dv_open_device(list[0], &attr));
+	cr_expect_eq(errno, EINVAL, "%s", strerror(errno));
+	ibv_free_device_list(list);
+}
+
+Test(ioctl, attribute_refusals)
+{
+	struct call c;
+
+	/* an unknown attribute: ignored when optional, refused when mandatory */
+	probe(&c, IB_USER_VERBS_CMD_QUERY_DEVICE);
+	attr(&c, 0x77, 0, 8, 0);
+	cr_expect_eq(call(&c), ENOSPC);
+	c.attrs[1].flags = UVERBS_ATTR_F_MANDATORY;
+	cr_expect_eq(call(&c), EPROTONOSUPPORT);
+
+	probe(&c, IB_USER_VERBS_CMD_QUERY_DEVICE);
+	attr(&c, UVERBS_ATTR_WRITE_CMD, 0, 8, IB_USER_VERBS_CMD_QUERY_DEVICE);
+	cr_expect_eq(call(&c), EINVAL, "twice");
+
+	probe(&c, IB_USER_VERBS_CMD_QUERY_DEVICE);
+	c.attrs[0].len = 4;
+	cr_expect_eq(call(&c), EINVAL, "a constant is 8 bytes");
+	c.attrs[0].len = 8;
+	c.attrs[0].attr_data.reserved = 1;
+	cr_expect_eq(call(&c), EINVAL, "attr_data.reserved");
+
+	call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE);
+	cr_expect_eq(call(&c), EINVAL, "the mandatory command missing");
+
+	probe(&c, IB_USER_VERBS_CMD_QUERY_DEVICE);
+	attr(&c, UVERBS_ATTR_CORE_IN, 0, 2, 0);
+	cr_expect_eq(call(&c), EINVAL, "CORE_IN below 4 bytes");
+}
+
+/* ---- INVOKE_WRITE -------------------------------------------------------- */
+
+struct pd_resp {
+	struct ib_uverbs_alloc_pd_resp core;
+	struct mlx5_ib_alloc_pd_resp drv;
+};
+
+static void alloc_pd_call(struct call *c, struct ib_uverbs_alloc_pd *req,
+			  struct pd_resp *resp)
+{
+	probe(c, IB_USER_VERBS_CMD_ALLOC_PD);
+	attr(c, UVERBS_ATTR_CORE_IN, 0, sizeof(*req), req->response);
+	attr(c, UVERBS_ATTR_CORE_OUT, 0, sizeof(resp->core), ptr(&resp->core));
+	attr(c, UVERBS_ATTR_UHW_OUT, 0, sizeof(resp->drv), ptr(&resp->drv));
+}
+
+static void dealloc_pd(uint32_t handle)
+{
+	struct ib_uverbs_dealloc_pd req = { .pd_handle = handle };
+	struct call c;
+
+	probe(&c, IB_USER_VERBS_CMD_DEALLOC_PD);
+	attr(&c, UVERBS_ATTR_CORE_IN, 0, sizeof(req), req.pd_handle);
+	cr_assert_eq(call(&c), 0);
+}
+
+Test(ioctl, invoke_write)
+{
+	struct ib_uverbs_alloc_pd req = { .response = 8 };	/* ignored */
+	struct pd_resp resp;
+	struct call c;
+
+	memset(&resp, 0xa5, sizeof(resp));
+	alloc_pd_call(&c, &req, &resp);
+	cr_assert_eq(call(&c), 0);
+	cr_expect(c.attrs[2].flags & UVERBS_ATTR_F_VALID_OUTPUT, "CORE_OUT written");
+	cr_expect(c.attrs[3].flags & UVERBS_ATTR_F_VALID_OUTPUT, "UHW_OUT written");
+	cr_expect_neq(resp.drv.pdn, 0xa5a5a5a5);
+	dealloc_pd(resp.core.pd_handle);
+
+	probe(&c, IB_USER_VERBS_CMD_ALLOC_PD | 0x40000000);
+	cr_expect_eq(call(&c), EINVAL, "unknown flag bits");
+	probe(&c, 200);
+	cr_expect_eq(call(&c), EOPNOTSUPP, "no such command");
+	probe(&c, IB_USER_VERBS_CMD_FLAG_EXTENDED | 60);
+	cr_expect_eq(call(&c), EOPNOTSUPP, "no such extended command");
+	probe(&c, -1ull);
+	cr_expect_eq(call(&c), EINVAL, "a command number beyond a u32");
+
+	alloc_pd_call(&c, &req, &resp);
+	c.attrs[2].len = sizeof(resp.core) - 4;
+	cr_expect_eq(call(&c), ENOSPC, "a response below the command's");
+	alloc_pd_call(&c, &req, &resp);
+	c.attrs[2].data = 8;
+	cr_expect_eq(call(&c), EFAULT, "a response that cannot be written");
+	alloc_pd_call(&c, &req, &resp);
+	c.attrs[3].data = 8;
+	cr_expect_eq(call(&c), EFAULT, "a driver response that cannot be written");
+	alloc_pd_call(&c, &req, &resp);
+	c.attrs[1].len = 16;
+	c.attrs[1].data = 8;
+	cr_expect_eq(call(&c), EFAULT, "a request that cannot be read");
+	{
+		uint64_t longer[2] = { 0, 1 };
+
+		alloc_pd_call(&c, &req, &resp);
+		c.attrs[1].len = sizeof(longer);
+		c.attrs[1].data = ptr(longer);
+		cr_expect_eq(call(&c), EOPNOTSUPP, "non-zero bytes past the request");
+		longer[1] = 0;
+		cr_assert_eq(call(&c), 0, "zeros past it");
+		dealloc_pd(resp.core.pd_handle);
+	}
+}
+
+/* before GET_CONTEXT only the size checks can answer */
+Test(ioctl, before_get_context)
+{
+	struct ib_uverbs_alloc_pd req = { 0 };
+	struct pd_resp resp;
+	struct call c;
+	struct mlx5dv_port info;
+	int fd = open("/dev/infiniband/uverbs0", O_RDWR | O_CLOEXEC), ret;
+
+	cr_assert_geq(fd, 0, "open: %s", strerror(errno));
+
+	probe(&c, IB_USER_VERBS_CMD_QUERY_DEVICE);
+	cr_expect_eq(ioctl(fd, RDMA_VERBS_IOCTL, &c) ? errno : 0, ENOSPC);
+	alloc_pd_call(&c, &req, &resp);
+	cr_expect_eq(ioctl(fd, RDMA_VERBS_IOCTL, &c) ? errno : 0, EINVAL, "no ucontext");
+	call_init(&c, UVERBS_OBJECT_DEVICE, MLX5_IB_METHOD_QUERY_PORT);
+	attr(&c, MLX5_IB_ATTR_QUERY_PORT_PORT_NUM, UVERBS_ATTR_F_MANDATORY, 4, 1);
+	attr(&c, MLX5_IB_ATTR_QUERY_PORT, UVERBS_ATTR_F_MANDATORY, sizeof(info), ptr(&info));
+	ret = ioctl(fd, RDMA_VERBS_IOCTL, &c) ? errno : 0;
+	cr_expect_eq(ret, EINVAL, "no ucontext: %s", strerror(ret));
+	close(fd);
+}
+
+/* ---- GET_CONTEXT, ASYNC_EVENT_ALLOC, QUERY_CONTEXT ------------------------ */
+
+struct uctx_resp {
+	struct mlx5_ib_alloc_ucontext_resp drv;
+	uint8_t more[8];
+};
+
+static int get_context_on(int fd, struct uctx_resp *out, uint32_t *num_comp,
+			  uint64_t *core_support)
+{
+	struct mlx5_ib_alloc_ucontext_req_v2 req = {
+		.total_num_bfregs = 4, .num_low_latency_bfregs = 1, .max_cqe_version = 1,
+	};
+	struct call c;
+
+	call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_GET_CONTEXT);
+	attr(&c, UVERBS_ATTR_GET_CONTEXT_NUM_COMP_VECTORS, 0, 4, ptr(num_comp));
+	attr(&c, UVERBS_ATTR_GET_CONTEXT_CORE_SUPPORT, 0, 8, ptr(core_support));
+	attr(&c, UVERBS_ATTR_UHW_IN, 0, sizeof(req), ptr(&req));
+	attr(&c, UVERBS_ATTR_UHW_OUT, 0, sizeof(out->drv), ptr(&out->drv));
+	if (ioctl(fd, RDMA_VERBS_IOCTL, &c))
+		return errno;
+	cr_expect(c.attrs[0].flags & UVERBS_ATTR_F_VALID_OUTPUT);
+	cr_expect(c.attrs[3].flags & UVERBS_ATTR_F_VALID_OUTPUT);
+	return 0;
+}
+
+static int async_alloc_on(int fd, int *afd)
+{
+	struct call c;
+
+	call_init(&c, UVERBS_OBJECT_ASYNC_EVENT, UVERBS_METHOD_ASYNC_EVENT_ALLOC);
+	attr(&c, UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, 0);
+	if (ioctl(fd, RDMA_VERBS_IOCTL, &c))
+		return errno;
+	*afd = (int)c.attrs[0].data;
+	return 0;
+}
+
+/* the ucontext by ioctl: no async file until ASYNC_EVENT_ALLOC makes it */
+Test(ioctl, get_context_then_async_event_alloc)
+{
+	int fd = open("/dev/infiniband/uverbs0", O_RDWR | O_CLOEXEC), afd = -1, again;
+	struct uctx_resp r, q;
+	uint32_t num_comp = 0;
+	uint64_t core_support = 0;
+	struct call c;
+
+	cr_assert_geq(fd, 0, "open: %s", strerror(errno));
+	cr_expect_eq(async_alloc_on(fd, &afd), EINVAL, "no ucontext yet");
+	memset(&r, 0xa5, sizeof(r));
+	cr_assert_eq(get_context_on(fd, &r, &num_comp, &core_support), 0);
+	cr_expect_eq(num_comp, 4);
+	cr_expect_eq(core_support, IB_UVERBS_CORE_SUPPORT_OPTIONAL_MR_ACCESS);
+	cr_expect_eq(r.drv.tot_bfregs, 4);
+	cr_expect_eq(r.drv.cqe_version, 1);
+	cr_expect_eq(get_context_on(fd, &r, &num_comp, &core_support), EINVAL,
+		     "one ucontext per file");
+
+	/* the FD attribute carries nothing in */
+	call_init(&c, UVERBS_OBJECT_ASYNC_EVENT, UVERBS_METHOD_ASYNC_EVENT_ALLOC);
+	attr(&c, UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE, UVERBS_ATTR_F_MANDATORY, 4, 0);
+	cr_expect_eq(ioctl(fd, RDMA_VERBS_IOCTL, &c) ? errno : 0, EINVAL, "a length");
+	cr_assert_eq(async_alloc_on(fd, &afd), 0);
+	cr_assert_geq(afd, 0);
+	cr_expect_eq(fcntl(afd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	cr_expect_eq(async_alloc_on(fd, &again), EINVAL, "one async file per context");
+
+	/* QUERY_CONTEXT: what GET_CONTEXT answered, zeros past the structure */
+	memset(&q, 0xa5, sizeof(q));
+	num_comp = 0;
+	call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_CONTEXT);
+	attr(&c, UVERBS_ATTR_QUERY_CONTEXT_NUM_COMP_VECTORS, 0, 4, ptr(&num_comp));
+	attr(&c, MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX, UVERBS_ATTR_F_MANDATORY,
+	     sizeof(q), ptr(&q));
+	cr_assert_eq(ioctl(fd, RDMA_VERBS_IOCTL, &c) ? errno : 0, 0);
+	cr_expect_eq(num_comp, 4);
+	cr_expect_eq(q.drv.tot_bfregs, r.drv.tot_bfregs);
+	cr_expect_eq(q.drv.bf_reg_size, r.drv.bf_reg_size);
+	cr_expect_eq(q.drv.cqe_version, r.drv.cqe_version);
+	cr_expect_eq(q.drv.num_ports, r.drv.num_ports);
+	for (size_t i = 0; i < sizeof(q.more); i++)
+		cr_expect_eq(q.more[i], 0);
+	c.attrs[1].len = offsetof(struct mlx5_ib_alloc_ucontext_resp, dump_fill_mkey);
+	cr_expect_eq(ioctl(fd, RDMA_VERBS_IOCTL, &c) ? errno : 0, EINVAL,
+		     "shorter than up to dump_fill_mkey");
+	close(afd);
+	close(fd);
+}
+
+/* QUERY_CONTEXT needs a ucontext */
+Test(ioctl, query_context_before_get_context)
+{
+	int fd = open("/dev/infiniband/uverbs0", O_RDWR | O_CLOEXEC);
+	struct uctx_resp q;
+	struct call c;
+
+	cr_assert_geq(fd, 0);
+	call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_CONTEXT);
+	attr(&c, MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX, UVERBS_ATTR_F_MANDATORY,
+	     sizeof(q.drv), ptr(&q));
+	cr_expect_eq(ioctl(fd, RDMA_VERBS_IOCTL, &c) ? errno : 0, EINVAL);
+	close(fd);
+}
+
+/* libibverbs' own context: GET_CONTEXT and ASYNC_EVENT_ALLOC by ioctl */
+Test(ioctl, libibverbs_async_fd)
+{
+	struct ibv_async_event ev;
+	int flags = fcntl(ctx->async_fd, F_GETFL);
+
+	cr_assert_geq(flags, 0, "async fd %d: %s", ctx->async_fd, strerror(errno));
+	cr_assert_eq(fcntl(ctx->async_fd, F_SETFL, flags | O_NONBLOCK), 0);
+	errno = 0;
+	cr_expect_eq(ibv_get_async_event(ctx, &ev), -1, "no event yet");
+	cr_expect_eq(errno, EAGAIN);
+}
+
+/* ---- DESTROY methods ------------------------------------------------------ */
+
+/* the handle looked up as the kernel does; the legacy handlers' rules */
+Test(ioctl, destroy_methods)
+{
+	static char buf[4096];
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_mr *mr = pd ? ibv_reg_mr(pd, buf, sizeof(buf), 0) : NULL;
+	struct ib_uverbs_destroy_cq_resp cresp;
+	struct call c;
+
+	cr_assert(pd && cq && mr);
+	call_init(&c, UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY);
+	attr(&c, UVERBS_ATTR_DESTROY_PD_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, pd->handle);
+	cr_expect_eq(call(&c), EBUSY, "an MR on it");
+	c.attrs[0].data = cq->handle;
+	cr_expect_eq(call(&c), EINVAL, "a CQ's handle");
+	c.attrs[0].data = 1u << 20;
+	cr_expect_eq(call(&c), ENOENT, "no such handle");
+	c.attrs[0].data = pd->handle;
+	c.attrs[0].len = 4;
+	cr_expect_eq(call(&c), EINVAL, "an IDR attribute has no length");
+
+	/* the MR, then its PD; libibverbs' structures are left behind */
+	call_init(&c, UVERBS_OBJECT_MR, UVERBS_METHOD_MR_DESTROY);
+	attr(&c, UVERBS_ATTR_DESTROY_MR_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, mr->handle);
+	cr_expect_eq(call(&c), 0);
+	call_init(&c, UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY);
+	attr(&c, UVERBS_ATTR_DESTROY_PD_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, pd->handle);
+	cr_expect_eq(call(&c), 0);
+	cr_expect_eq(call(&c), ENOENT, "gone");
+
+	call_init(&c, UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_DESTROY);
+	attr(&c, UVERBS_ATTR_DESTROY_CQ_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, cq->handle);
+	cr_expect_eq(call(&c), EINVAL, "the mandatory response missing");
+	memset(&cresp, 0xa5, sizeof(cresp));
+	attr(&c, UVERBS_ATTR_DESTROY_CQ_RESP, UVERBS_ATTR_F_MANDATORY, sizeof(cresp),
+	     ptr(&cresp));
+	cr_expect_eq(call(&c), 0);
+	cr_expect(c.attrs[1].flags & UVERBS_ATTR_F_VALID_OUTPUT);
+	cr_expect_eq(cresp.comp_events_reported, 0);
+	cr_expect_eq(cresp.async_events_reported, 0);
+}
+
+/* ---- device memory, raw ---------------------------------------------------- */
+
+static void dm_alloc_call(struct call *c, uint64_t *len, uint32_t *align,
+			  uint64_t *start, uint16_t *page)
+{
+	call_init(c, UVERBS_OBJECT_DM, UVERBS_METHOD_DM_ALLOC);
+	attr(c, UVERBS_ATTR_ALLOC_DM_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, 0);
+	attr(c, UVERBS_ATTR_ALLOC_DM_LENGTH, UVERBS_ATTR_F_MANDATORY, 8, *len);
+	attr(c, UVERBS_ATTR_ALLOC_DM_ALIGNMENT, UVERBS_ATTR_F_MANDATORY, 4, *align);
+	attr(c, MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET, UVERBS_ATTR_F_MANDATORY, 8,
+	     ptr(start));
+	attr(c, MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, UVERBS_ATTR_F_MANDATORY, 2,
+	     ptr(page));
+}
+
+/* DM_ALLOC and DM_FREE as the kernel's uverbs_std_types_dm.c and mlx5 dm.c */
+Test(ioctl, dm_alloc_free)
+{
+	uint64_t len = 4096, start;
+	uint32_t align = 0;
+	uint16_t page;
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct call c, f;
+
+	cr_assert(pd);
+	dm_alloc_call(&c, &len, &align, &start, &page);
+	attr(&c, MLX5_IB_ATTR_ALLOC_DM_REQ_TYPE, 0, 8, MLX5_IB_UAPI_DM_TYPE_STEERING_SW_ICM);
+	cr_expect_eq(call(&c), EOPNOTSUPP, "steering ICM needs switchdev");
+	c.hdr.num_attrs--;
+	c.hdr.length -= sizeof(c.attrs[0]);
+	c.attrs[1].data = 0;
+	cr_expect_eq(call(&c), EINVAL, "length 0");
+	c.attrs[1].data = len;
+	c.attrs[1].len = 4;
+	cr_expect_eq(call(&c), EINVAL, "the length is a u64");
+	c.attrs[1].len = 8;
+	c.attrs[4].data = 8;
+	cr_expect_eq(call(&c), EFAULT, "an output that cannot be written");
+	c.attrs[4].data = ptr(&page);
+	cr_assert_eq(call(&c), 0);
+	cr_expect(c.attrs[3].flags & UVERBS_ATTR_F_VALID_OUTPUT);
+	cr_expect_eq(start & 4095, 0);
+
+	call_init(&f, UVERBS_OBJECT_DM, UVERBS_METHOD_DM_FREE);
+	attr(&f, UVERBS_ATTR_FREE_DM_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, pd->handle);
+	cr_expect_eq(call(&f), EINVAL, "a PD's handle");
+	f.attrs[0].data = c.attrs[0].data;	/* the new handle came back in .data */
+	cr_expect_eq(call(&f), 0);
+	cr_expect_eq(call(&f), ENOENT, "freed");
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+}
+
+/* ---- CQ_CREATE ------------------------------------------------------------- */
+
+struct cq_call {
+	struct call c;
+	struct mlx5_ib_create_cq drv;
+	struct mlx5_ib_create_cq_resp drv_resp;
+	uint32_t resp_cqe;
+};
+
+static void cq_create_call(struct cq_call *q, void *ring, void *db)
+{
+	memset(&q->drv, 0, sizeof(q->drv));
+	q->drv.buf_addr = ptr(ring);
+	q->drv.db_addr = ptr(db);
+	q->drv.cqe_size = 64;
+	call_init(&q->c, UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE);
+	attr(&q->c, UVERBS_ATTR_CREATE_CQ_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, 0);
+	attr(&q->c, UVERBS_ATTR_CREATE_CQ_CQE, UVERBS_ATTR_F_MANDATORY, 4, 16);
+	attr(&q->c, UVERBS_ATTR_CREATE_CQ_USER_HANDLE, UVERBS_ATTR_F_MANDATORY, 8, 0x1234);
+	attr(&q->c, UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, UVERBS_ATTR_F_MANDATORY, 4, 0);
+	attr(&q->c, UVERBS_ATTR_CREATE_CQ_RESP_CQE, UVERBS_ATTR_F_MANDATORY, 4,
+	     ptr(&q->resp_cqe));
+	attr(&q->c, UVERBS_ATTR_UHW_IN, 0, sizeof(q->drv), ptr(&q->drv));
+	attr(&q->c, UVERBS_ATTR_UHW_OUT, 0, sizeof(q->drv_resp), ptr(&q->drv_resp));
+}
+
+/* the extended CREATE_CQ's rules, from attributes; FD attributes checked */
+Test(ioctl, cq_create)
+{
+	uint8_t *ring = aligned_alloc(4096, 4096), *db = aligned_alloc(4096, 4096);
+	struct ib_uverbs_destroy_cq_resp dresp;
+	struct cq_call q;
+	struct call d;
+
+	cr_assert(ring && db);
+	cq_create_call(&q, ring, db);
+	attr(&q.c, UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, 0, 0, 0);
+	cr_expect_eq(call(&q.c), EBADF, "stdin is no completion channel");
+	q.c.attrs[7].attr_id = UVERBS_ATTR_CREATE_CQ_EVENT_FD;
+	cr_expect_eq(call(&q.c), EBADF, "nor this context's async file");
+	q.c.attrs[7].attr_id = UVERBS_ATTR_CREATE_CQ_FLAGS;
+	q.c.attrs[7].len = 4;
+	q.c.attrs[7].data = 1u << 7;
+	cr_expect_eq(call(&q.c), EINVAL, "an unknown CQ flag");
+	q.c.attrs[7].data = ctx->async_fd;
+	q.c.attrs[7].attr_id = UVERBS_ATTR_CREATE_CQ_EVENT_FD;
+	cr_expect_eq(call(&q.c), EINVAL, "an FD attribute has no length");
+	q.c.attrs[7].len = 0;
+	q.c.attrs[3].data = 99;
+	cr_expect_eq(call(&q.c), EINVAL, "comp_vector beyond the device's");
+	q.c.attrs[3].data = 0;
+
+	cr_assert_eq(call(&q.c), 0, "%s", strerror(call(&q.c)));
+	cr_expect_eq(q.resp_cqe, 31);
+	cr_expect(q.c.attrs[6].flags & UVERBS_ATTR_F_VALID_OUTPUT, "UHW_OUT written");
+	cr_expect_neq(q.drv_resp.cqn, 0);
+
+	call_init(&d, UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_DESTROY);
+	attr(&d, UVERBS_ATTR_DESTROY_CQ_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, q.c.attrs[0].data);
+	attr(&d, UVERBS_ATTR_DESTROY_CQ_RESP, UVERBS_ATTR_F_MANDATORY, sizeof(dresp),
+	     ptr(&dresp));
+	cr_expect_eq(call(&d), 0, "the handle came back in .data");
+	free(ring);
+	free(db);
+}
+
+/* ---- SRQ_CREATE ------------------------------------------------------------ */
+
+struct srq_call {
+	struct call c;
+	struct mlx5_ib_create_srq drv;
+	struct mlx5_ib_create_srq_resp drv_resp;
+	uint32_t max_wr, max_sge, srqn;
+};
+
+static void srq_create_call(struct srq_call *q, uint32_t pd_handle, uint64_t type,
+			    void *ring, void *db)
+{
+	memset(q, 0, sizeof(*q));
+	q->drv.buf_addr = ptr(ring);
+	q->drv.db_addr = ptr(db);
+	call_init(&q->c, UVERBS_OBJECT_SRQ, UVERBS_METHOD_SRQ_CREATE);
+	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, 0);
+	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_TYPE, UVERBS_ATTR_F_MANDATORY, 8, type);
+	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_USER_HANDLE, UVERBS_ATTR_F_MANDATORY, 8, 0x99);
+	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_PD_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, pd_handle);
+	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_MAX_WR, UVERBS_ATTR_F_MANDATORY, 4, 15);
+	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_MAX_SGE, UVERBS_ATTR_F_MANDATORY, 4, 1);
+	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_LIMIT, UVERBS_ATTR_F_MANDATORY, 4, 0);
+	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, UVERBS_ATTR_F_MANDATORY, 4,
+	     ptr(&q->max_wr));
+	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, UVERBS_ATTR_F_MANDATORY, 4,
+	     ptr(&q->max_sge));
+	attr(&q->c, UVERBS_ATTR_UHW_IN, 0, sizeof(q->drv), ptr(&q->drv));
+	attr(&q->c, UVERBS_ATTR_UHW_OUT, 0, sizeof(q->drv_resp), ptr(&q->drv_resp));
+}
+
+/* CREATE_XSRQ's rules from attributes; the objects the type needs */
+Test(ioctl, srq_create)
+{
+	uint8_t *ring = aligned_alloc(4096, 4096), *db = aligned_alloc(4096, 4096);
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ib_uverbs_destroy_srq_resp dresp;
+	struct srq_call q;
+	struct call d;
+
+	cr_assert(ring && db && pd && cq);
+	srq_create_call(&q, pd->handle, IBV_SRQT_XRC, ring, db);
+	cr_expect_eq(call(&q.c), ENOENT, "XRC without its CQ");
+	attr(&q.c, UVERBS_ATTR_CREATE_SRQ_CQ_HANDLE, 0, 0, cq->handle);
+	cr_expect_eq(call(&q.c), ENOENT, "XRC without its domain");
+	q.c.attrs[1].data = 7;
+	cr_expect_eq(call(&q.c), EINVAL, "no such SRQ type");
+	q.c.attrs[1].data = IBV_SRQT_BASIC;
+	q.c.attrs[3].data = cq->handle;
+	cr_expect_eq(call(&q.c), EINVAL, "a CQ's handle for the PD");
+	q.c.attrs[3].data = pd->handle;
+	attr(&q.c, UVERBS_ATTR_CREATE_SRQ_EVENT_FD, 0, 0, 0);
+	cr_expect_eq(call(&q.c), EBADF, "stdin is not the async file");
+	q.c.attrs[12].data = ctx->async_fd;
+
+	cr_assert_eq(call(&q.c), 0, "%s", strerror(call(&q.c)));
+	cr_expect_geq(q.max_wr, 15);
+	cr_expect_eq(q.max_sge, 1);
+	cr_expect(q.c.attrs[10].flags & UVERBS_ATTR_F_VALID_OUTPUT, "UHW_OUT written");
+	cr_expect_neq(q.drv_resp.srqn, 0);
+
+	call_init(&d, UVERBS_OBJECT_SRQ, UVERBS_METHOD_SRQ_DESTROY);
+	attr(&d, UVERBS_ATTR_DESTROY_SRQ_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, q.c.attrs[0].data);
+	attr(&d, UVERBS_ATTR_DESTROY_SRQ_RESP, UVERBS_ATTR_F_MANDATORY, sizeof(dresp),
+	     ptr(&dresp));
+	cr_expect_eq(call(&d), 0, "the handle came back in .data");
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	free(ring);
+	free(db);
+}
