@@ -123,6 +123,7 @@ int emu_ioctl_dispatch(struct emu_ctx *ctx, uint64_t uhdr)
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	int ret;
 
+	emu_clock_tick_locked();	/* the clock pages, as every write() command */
 	if (emu_copy_from_user(&hdr, uhdr, sizeof(hdr)))
 		return EFAULT;
 	if (hdr.length > page ||

@@ -24,6 +24,7 @@
 #include <rdma/mlx5_user_ioctl_cmds.h>
 #include <rdma/mlx5_user_ioctl_verbs.h>
 
+#include "caps.h"
 #include "internal.h"
 
 #define END(type, member)	(offsetof(type, member) + sizeof(((type *)0)->member))
@@ -194,6 +195,9 @@ static int query_port(struct emu_ioc *b)
 	ret = emu_cmd_query_port(&c);
 	if (ret)
 		return ret;
+	/* PortInfo's CapabilityMask2, which the legacy answer has no room for */
+	if (emu_cfg.link_layer != IBV_LINK_LAYER_ETHERNET)
+		resp.port_cap_flags2 = (uint16_t)EMU_CAP(ib_port_cap_flags2);
 	return emu_ioc_copy_to_struct_or_zero(b, UVERBS_ATTR_QUERY_PORT_RESP, &resp,
 					      sizeof(resp));
 }
