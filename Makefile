@@ -52,7 +52,8 @@ all:
 DEPS_PKGS := make gcc g++ clang clang-tools pkg-config valgrind \
              libibverbs-dev ibverbs-providers ibverbs-utils libcriterion-dev \
              pandoc mandoc libclang-rt-dev \
-             infiniband-diags perftest ucx-utils librdmacm-dev rdmacm-utils
+             infiniband-diags perftest ucx-utils librdmacm-dev rdmacm-utils \
+             libucx-dev
 # (make test-aarch64 has its own: DEPS_AARCH64_PKGS in cross/aarch64.mk)
 
 deps: PKGS = $(DEPS_PKGS)
@@ -229,15 +230,22 @@ all: man
 # ---------------------------------------------------------------------------
 # Benchmark: rdmafast against libmlx5 in one run (bench/rfbench.c). On the
 # emulated HCA the device model stays off; the harness writes the CQEs.
-BENCH_SRCS := bench/rfbench.c bench/setup.c bench/ops.c bench/cqe.c bench/report.c
+BENCH_SRCS := bench/rfbench.c bench/setup.c bench/ops.c bench/cqe.c bench/report.c \
+              bench/ucx.c
 BENCH_BIN  := $(BUILD)/bench/rfbench
+# UCX's rc_mlx5 as a peer when its UCT headers are there (bench/ucx.c);
+# rfbench exports its mlx5dv_init_obj() so that UCX's calls come to it.
+BENCH_UCX  := $(shell pkg-config --exists ucx-uct 2>/dev/null && echo yes)
+BENCH_UCX_CFLAGS = $(if $(BENCH_UCX),-DRFBENCH_UCX $(shell pkg-config --cflags ucx-uct))
+BENCH_UCX_EXPORT = -Wl,--export-dynamic-symbol=mlx5dv_init_obj
+BENCH_UCX_LIBS   = $(if $(BENCH_UCX),$(shell pkg-config --libs ucx-uct) -ldl $(BENCH_UCX_EXPORT))
 # -gdwarf-4 as in CFLAGS: valgrind reads it whatever the compiler.
 BENCH_ENV   = $(if $(filter hw,$(RF_DEVICE)),,RFEMU_DEVICE=off)
 
 $(BENCH_BIN): $(BENCH_SRCS) $(wildcard bench/*.h) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -gdwarf-4 $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) \
-	    -o $@ $(BENCH_SRCS) $(VERBS_LIBS)
+	    $(BENCH_UCX_CFLAGS) -o $@ $(BENCH_SRCS) $(VERBS_LIBS) $(BENCH_UCX_LIBS)
 
 bench: $(BENCH_BIN) $(BUILD)/bench/emu_model $(if $(filter hw,$(RF_DEVICE)),,emu)
 	rm -f $(BUILD)/bench/callgrind.out*

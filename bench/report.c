@@ -152,7 +152,7 @@ int bench_report_json(const char *path, struct bench_result r[OP_COUNT][IMPL_COU
 }
 
 static const char *const color[IMPL_COUNT] = {
-	"#2a9d8f", "#e76f51", "#f4a261", "#8d99ae",
+	"#2a9d8f", "#e76f51", "#f4a261", "#8d99ae", "#6a4c93",
 };
 
 /* One panel: a group of bars per operation, one bar per implementation. */
