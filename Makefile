@@ -41,7 +41,7 @@ HEADERS := $(sort $(wildcard include/rdmafast/*.h include/rdmafast/hw/*.h \
                                include/rdmafast/detail/*.h))
 
 .PHONY: all test check install uninstall clean deps check-headers unit-bins \
-        unit-test e2e-test examples run bench bench-clang bench-probe test-aarch64 check-layout \
+        unit-test e2e-test examples run bench bench-test bench-clang bench-probe test-aarch64 check-layout \
         man man-test readme-test \
         install-man uninstall-man
 all:
@@ -256,6 +256,16 @@ bench: $(BENCH_BIN) $(BUILD)/bench/emu_model $(if $(filter hw,$(RF_DEVICE)),,emu
 	@echo
 	timeout 300 $(RF_RUN) $(BUILD)/bench/emu_model 2
 
+# rfbench's UCX column measured, and "-" when UCX fails to open (make test).
+BENCH_TEST_BIN := $(BUILD)/tests/bench/rfbench-test
+$(BENCH_TEST_BIN): tests/bench/test_bench_ucx.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 $(CFLAGS) $(WARN) -pedantic $(CRIT_CFLAGS) \
+	    -DRFBENCH_BIN='"$(abspath $(BENCH_BIN))"' -o $@ $< $(CRIT_LIBS)
+
+bench-test: $(BENCH_TEST_BIN) $(BENCH_BIN) emu
+	timeout 600 $(EMU_LAUNCHER) -- $(BENCH_TEST_BIN) --jobs=1
+
 # The stores of a ringing post alone, without library or emulator
 # (bench/store_probe.c; not part of make bench).
 bench-probe:
@@ -274,7 +284,7 @@ bench-clang:
 # ---------------------------------------------------------------------------
 test: deps
 	@$(MAKE) --no-print-directory check-headers check-includes check-layout asm-test unit-test emu-test e2e-test \
-	    man-test readme-test
+	    bench-test man-test readme-test
 
 # scan-build re-runs the whole build from scratch with the analyzer as CC.
 check: deps

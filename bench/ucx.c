@@ -5,7 +5,9 @@
  * One UCT interface on the device's port 1, one RC endpoint connected to
  * itself (its own device and endpoint addresses, exchanged in-process),
  * memory registered through the UCT memory domain. Every WQE is
- * signaled (RC_TX_CQ_MODERATION=1) so that the harness writes one CQE per
+ * signaled (RC_TX_CQ_MODERATION=0: UCX signals a WQE once its
+ * count of unsignaled ones reaches the moderation, so 1 would signal every
+ * other one) so that the harness writes one CQE per
  * post for UCX as for everyone else, and flow control is off (RC_FC_ENABLE=n):
  * with no device running, no peer would ever grant credits.
  *
@@ -111,7 +113,7 @@ static ucs_status_t open_iface(struct bench_ucx *u, const char *md_name, const c
 		st = uct_md_iface_config_read(u->md, "rc_mlx5", NULL, NULL, &ic);
 	if (st != UCS_OK)
 		return st;
-	if (uct_config_modify(ic, "RC_TX_CQ_MODERATION", "1") != UCS_OK ||
+	if (uct_config_modify(ic, "RC_TX_CQ_MODERATION", "0") != UCS_OK ||
 	    uct_config_modify(ic, "RC_FC_ENABLE", "n") != UCS_OK) {
 		uct_config_release(ic);
 		return UCS_ERR_INVALID_PARAM;
