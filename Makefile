@@ -12,7 +12,7 @@
 #   make run        install missing Debian packages, then the two-process showcase
 #   make examples-run  every example on the emulated HCA (examples/run.sh --all)
 #   make man        render the manual pages (man/*.md) into build/man/
-#   make bench      rdmafast against libmlx5: build/bench/report.{json,svg}
+#   make bench      rdmafast against libmlx5 and UCX: build/bench/report.{json,svg}
 #   make bench-clang  the same built by clang, in build/clang/
 #   make bench-probe  the stores of a ringing post alone (bench/store_probe.c)
 #   make test-aarch64  everything built for arm64 and tested under qemu-user (cross/aarch64.mk)
