@@ -12,7 +12,7 @@
 #   make run        install missing Debian packages, then the two-process showcase
 #   make examples-run  every example on the emulated HCA (examples/run.sh --all)
 #   make man        render the manual pages (man/*.md) into build/man/
-#   make bench      rdmafast against libmlx5: build/bench/report.{json,svg}
+#   make bench      rdmafast against libmlx5 and UCX: build/bench/report.{json,svg}
 #   make bench-clang  the same built by clang, in build/clang/
 #   make bench-probe  the stores of a ringing post alone (bench/store_probe.c)
 #   make test-aarch64  everything built for arm64 and tested under qemu-user (cross/aarch64.mk)
@@ -41,7 +41,7 @@ HEADERS := $(sort $(wildcard include/rdmafast/*.h include/rdmafast/hw/*.h \
                                include/rdmafast/detail/*.h))
 
 .PHONY: all test check install uninstall clean deps check-headers unit-bins \
-        unit-test e2e-test examples run bench bench-clang bench-probe test-aarch64 check-layout \
+        unit-test e2e-test examples run bench bench-test bench-clang bench-probe test-aarch64 check-layout \
         man man-test readme-test \
         install-man uninstall-man
 all:
@@ -52,7 +52,8 @@ all:
 DEPS_PKGS := make gcc g++ clang clang-tools pkg-config valgrind \
              libibverbs-dev ibverbs-providers ibverbs-utils libcriterion-dev \
              pandoc mandoc libclang-rt-dev \
-             infiniband-diags perftest ucx-utils librdmacm-dev rdmacm-utils
+             infiniband-diags perftest ucx-utils librdmacm-dev rdmacm-utils \
+             libucx-dev
 # (make test-aarch64 has its own: DEPS_AARCH64_PKGS in cross/aarch64.mk)
 
 deps: PKGS = $(DEPS_PKGS)
@@ -229,15 +230,22 @@ all: man
 # ---------------------------------------------------------------------------
 # Benchmark: rdmafast against libmlx5 in one run (bench/rfbench.c). On the
 # emulated HCA the device model stays off; the harness writes the CQEs.
-BENCH_SRCS := bench/rfbench.c bench/setup.c bench/ops.c bench/cqe.c bench/report.c
+BENCH_SRCS := bench/rfbench.c bench/setup.c bench/ops.c bench/cqe.c bench/report.c \
+              bench/ucx.c
 BENCH_BIN  := $(BUILD)/bench/rfbench
+# UCX's rc_mlx5 as a peer when its UCT headers are there (bench/ucx.c);
+# rfbench exports its mlx5dv_init_obj() so that UCX's calls come to it.
+BENCH_UCX  := $(shell pkg-config --exists ucx-uct 2>/dev/null && echo yes)
+BENCH_UCX_CFLAGS = $(if $(BENCH_UCX),-DRFBENCH_UCX $(shell pkg-config --cflags ucx-uct))
+BENCH_UCX_EXPORT = -Wl,--export-dynamic-symbol=mlx5dv_init_obj
+BENCH_UCX_LIBS   = $(if $(BENCH_UCX),$(shell pkg-config --libs ucx-uct) -ldl $(BENCH_UCX_EXPORT))
 # -gdwarf-4 as in CFLAGS: valgrind reads it whatever the compiler.
 BENCH_ENV   = $(if $(filter hw,$(RF_DEVICE)),,RFEMU_DEVICE=off)
 
 $(BENCH_BIN): $(BENCH_SRCS) $(wildcard bench/*.h) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -gdwarf-4 $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) \
-	    -o $@ $(BENCH_SRCS) $(VERBS_LIBS)
+	    $(BENCH_UCX_CFLAGS) -o $@ $(BENCH_SRCS) $(VERBS_LIBS) $(BENCH_UCX_LIBS)
 
 bench: $(BENCH_BIN) $(BUILD)/bench/emu_model $(if $(filter hw,$(RF_DEVICE)),,emu)
 	rm -f $(BUILD)/bench/callgrind.out*
@@ -247,6 +255,16 @@ bench: $(BENCH_BIN) $(BUILD)/bench/emu_model $(if $(filter hw,$(RF_DEVICE)),,emu
 	    --json $(BUILD)/bench/report.json --svg $(BUILD)/bench/report.svg
 	@echo
 	timeout 300 $(RF_RUN) $(BUILD)/bench/emu_model 2
+
+# rfbench's UCX column measured, and "-" when UCX fails to open (make test).
+BENCH_TEST_BIN := $(BUILD)/tests/bench/rfbench-test
+$(BENCH_TEST_BIN): tests/bench/test_bench_ucx.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 $(CFLAGS) $(WARN) -pedantic $(CRIT_CFLAGS) \
+	    -DRFBENCH_BIN='"$(abspath $(BENCH_BIN))"' -o $@ $< $(CRIT_LIBS)
+
+bench-test: $(BENCH_TEST_BIN) $(BENCH_BIN) emu
+	timeout 600 $(EMU_LAUNCHER) -- $(BENCH_TEST_BIN) --jobs=1
 
 # The stores of a ringing post alone, without library or emulator
 # (bench/store_probe.c; not part of make bench).
@@ -266,7 +284,7 @@ bench-clang:
 # ---------------------------------------------------------------------------
 test: deps
 	@$(MAKE) --no-print-directory check-headers check-includes check-layout asm-test unit-test emu-test e2e-test \
-	    man-test readme-test
+	    bench-test man-test readme-test
 
 # scan-build re-runs the whole build from scratch with the analyzer as CC.
 check: deps

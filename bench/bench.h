@@ -40,6 +40,7 @@ enum bench_impl {
 	IMPL_LIBMLX5,		/* ibv_post_send / ibv_poll_cq, default locking */
 	IMPL_LIBMLX5_ST,	/* the same with MLX5_SINGLE_THREADED=1 */
 	IMPL_LIBMLX5_WR,	/* ibv_wr_* on ibv_qp_ex, ibv_cq_ex polling */
+	IMPL_UCX,		/* UCX's UCT rc_mlx5 transport (ucx.c) */
 	IMPL_COUNT
 };
 
@@ -91,6 +92,7 @@ struct bench_qp {
 	uint32_t sq_posted;		/* WQEs posted */
 	uint32_t cq_pi;			/* CQEs written */
 	uint32_t cq_ci;			/* CQEs polled */
+	uint32_t bb_next;		/* IMPL_UCX: the next WQE's first BB (sizes vary) */
 
 	/* rdmafast's own queue objects (IMPL_RDMAFAST) */
 	struct rf_qp rfqp;
@@ -110,6 +112,8 @@ struct bench_qp {
 	struct ibv_send_wr wr[OP_POLL_1][16];	/* prebuilt, per post op */
 	struct ibv_wc wc[16];
 	struct rf_wc rwc[16];
+
+	struct bench_ucx *ucx;		/* IMPL_UCX: UCT's objects (ucx.c) */
 };
 
 int bench_qp_open(struct bench_qp *b, enum bench_impl impl, const char *dev);
@@ -131,11 +135,23 @@ void bench_write_zip_cqes(struct bench_qp *b, unsigned n);
 void bench_drain(struct bench_qp *b);
 
 /*
+ * UCX's rc_mlx5 (ucx.c): an RC endpoint connected to itself, its send queue
+ * and send CQ found for the harness. Fails (the report shows "-") without
+ * UCX or its rc_mlx5 transport on the device.
+ */
+int bench_ucx_open(struct bench_qp *b, const char *dev);
+void bench_ucx_close(struct bench_qp *b);
+void bench_ucx_progress(struct bench_qp *b);	/* one unmeasured progress call */
+unsigned bench_ucx_polled(struct bench_qp *b);	/* completions since the last call */
+const char *bench_ucx_build(void);
+
+/*
  * The measured operations (ops.c): fn(b, calls) runs `calls` operations in
  * a loop; one operation covers bench_op_width(op) items.
  */
 typedef void (*bench_fn)(struct bench_qp *b, unsigned calls);
 bench_fn bench_op_fn(enum bench_impl impl, enum bench_op op);
+bench_fn bench_ucx_op_fn(enum bench_op op);	/* NULL where UCT has no such call */
 void bench_empty_op(struct bench_qp *b, unsigned calls);	/* the harness's own cost */
 void bench_prepare_wrs(struct bench_qp *b);
 

@@ -47,10 +47,33 @@ static void write_req_cqe(struct bench_qp *b, uint32_t idx)
 	b->cq_pi++;
 }
 
+/*
+ * UCX's WQEs differ in size and it chooses which to signal: walk them by
+ * their DS counts and write a CQE for each one that asks for it, as the
+ * HCA does.
+ */
+static void write_ucx_cqes(struct bench_qp *b, unsigned wqes)
+{
+	while (wqes--) {
+		const struct mlx5_wqe_ctrl_seg *ctrl = sq_wqe(b, b->bb_next);
+		uint32_t ds = be32toh(ctrl->qpn_ds) & 0x3f;
+		uint32_t idx = b->bb_next;
+
+		b->bb_next += (ds * 16 + MLX5_SEND_WQE_BB - 1) / MLX5_SEND_WQE_BB;
+		b->sq_done++;
+		if (ctrl->fm_ce_se & MLX5_WQE_CTRL_CQ_UPDATE)
+			write_req_cqe(b, idx);	/* checks the WQE's index */
+	}
+}
+
 void bench_write_cqes(struct bench_qp *b, unsigned n, unsigned per_cqe)
 {
 	unsigned i;
 
+	if (b->impl == IMPL_UCX) {
+		write_ucx_cqes(b, n * per_cqe);
+		return;
+	}
 	/* all WQEs of a queue have one size: the last one starts here */
 	for (i = 0; i < n; i++) {
 		b->sq_done += per_cqe;
@@ -72,6 +95,10 @@ void bench_drain(struct bench_qp *b)
 
 	while (got != want - b->cq_ci && guard++ < 1 << 20) {
 		switch (b->impl) {
+		case IMPL_UCX:
+			bench_ucx_progress(b);
+			k = (int)bench_ucx_polled(b);
+			break;
 		case IMPL_RDMAFAST: {
 			struct rf_wc rwc[16];
 

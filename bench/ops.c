@@ -283,7 +283,7 @@ static const bench_fn table[IMPL_COUNT][OP_COUNT] = {
 
 bench_fn bench_op_fn(enum bench_impl impl, enum bench_op op)
 {
-	return table[impl][op];
+	return impl == IMPL_UCX ? bench_ucx_op_fn(op) : table[impl][op];
 }
 
 void bench_prepare_wrs(struct bench_qp *b)

@@ -52,6 +52,8 @@ static void check_polled(struct bench_qp *b)
 
 	if (b->impl == IMPL_RDMAFAST) {
 		ok = b->rwc[0].status == RF_WC_SUCCESS && !rf_cq_peek(&b->rfcq);
+	} else if (b->impl == IMPL_UCX) {
+		ok = bench_ucx_polled(b) == b->cq_pi - b->cq_ci;
 	} else {
 		struct ibv_wc wc;
 
@@ -162,6 +164,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	static struct bench_qp qp[IMPL_COUNT], dci[IMPL_COUNT];
+	static int avail[IMPL_COUNT];
 	static struct bench_result res[OP_COUNT][IMPL_COUNT];
 	const char *dev = NULL, *json = NULL, *svg = NULL, *cg = NULL;
 	unsigned reps = 7, op, impl, r;
@@ -188,6 +191,14 @@ int main(int argc, char **argv)
 
 	pin_cpu();
 	for (impl = 0; impl < IMPL_COUNT; impl++) {
+		if (impl == IMPL_UCX) {
+			/* a peer, not the subject: without it its columns read "-" */
+			avail[impl] = !bench_ucx_open(&qp[impl], dev);
+			printf("rfbench: ucx_rc_mlx5: %s\n", avail[impl] ? bench_ucx_build() :
+			       "not available, its columns read \"-\"");
+			continue;
+		}
+		avail[impl] = 1;
 		ret = bench_qp_open(&qp[impl], (enum bench_impl)impl, dev);
 		if (!ret)
 			ret = bench_dci_open(&dci[impl], (enum bench_impl)impl, dev);
@@ -205,7 +216,8 @@ int main(int argc, char **argv)
 			for (impl = 0; impl < IMPL_COUNT; impl++) {
 				unsigned w = bench_op_width((enum bench_op)op);
 
-				if (!bench_op_fn((enum bench_impl)impl, (enum bench_op)op))
+				if (!avail[impl] ||
+				    !bench_op_fn((enum bench_impl)impl, (enum bench_op)op))
 					continue;	/* (libmlx5 cannot decode sessions) */
 				CALLGRIND_ZERO_STATS;
 				run(bench_op_is_dc((enum bench_op)op) ? &dci[impl] : &qp[impl],
@@ -238,7 +250,8 @@ int main(int argc, char **argv)
 
 			for (impl = 0; impl < IMPL_COUNT; impl++) {
 				struct bench_result *o = &res[op][impl];
-				bench_fn fn = bench_op_fn((enum bench_impl)impl, (enum bench_op)op);
+				bench_fn fn = avail[impl] ? bench_op_fn((enum bench_impl)impl,
+									(enum bench_op)op) : NULL;
 				struct bench_qp *q = bench_op_is_dc((enum bench_op)op) ?
 						     &dci[impl] : &qp[impl];
 				char name[128];
@@ -277,7 +290,8 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	for (impl = 0; impl < IMPL_COUNT; impl++) {
-		bench_qp_close(&dci[impl]);
+		if (impl != IMPL_UCX)
+			bench_qp_close(&dci[impl]);
 		bench_qp_close(&qp[impl]);
 	}
 	return 0;

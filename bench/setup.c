@@ -18,7 +18,7 @@ const char *const bench_op_name[OP_COUNT] = {
 };
 
 const char *const bench_impl_name[IMPL_COUNT] = {
-	"rdmafast", "libmlx5", "libmlx5_st", "libmlx5_wr",
+	"rdmafast", "libmlx5", "libmlx5_st", "libmlx5_wr", "ucx_rc_mlx5",
 };
 
 static struct ibv_context *open_dev(const char *name)
@@ -222,6 +222,10 @@ int bench_dci_open(struct bench_qp *b, enum bench_impl impl, const char *dev)
 
 void bench_qp_close(struct bench_qp *b)
 {
+	if (b->impl == IMPL_UCX) {
+		bench_ucx_close(b);	/* UCX owns its QP, CQ and context */
+		return;
+	}
 	if (b->impl == IMPL_RDMAFAST)
 		rf_qp_fini_ibv(&b->rfqp);
 	if (b->qp)
