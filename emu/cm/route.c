@@ -357,23 +357,26 @@ static int query_addr(const struct cm_id *id, uint64_t out, int out_len)
 
 static int query_path(const struct cm_id *id, uint64_t out, int out_len)
 {
-	struct {
-		struct rdma_ucm_query_path_resp hdr;
-		struct ib_path_rec_data path;
-	} resp;
-	size_t len = sizeof(resp.hdr);
+	/* the header ends in a flexible array: the record is laid out by hand */
+	struct rdma_ucm_query_path_resp hdr;
+	struct ib_path_rec_data path;
+	uint8_t resp[sizeof(hdr) + sizeof(path)];
+	size_t len = sizeof(hdr);
 
-	if (out_len < (int)sizeof(resp.hdr))
+	if (out_len < (int)sizeof(hdr))
 		return ENOSPC;
-	memset(&resp, 0, sizeof(resp));
-	resp.hdr.num_paths = has_route(id) ? 1 : 0;
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.num_paths = has_route(id) ? 1 : 0;
 	/* as ucma_query_path(): a record only where more than one fits */
-	if (resp.hdr.num_paths && out_len - sizeof(resp.hdr) > sizeof(resp.path)) {
-		resp.path.flags = IB_PATH_GMP | IB_PATH_PRIMARY | IB_PATH_BIDIRECTIONAL;
-		sa_path(id, (struct ibv_path_record *)resp.path.path_rec);
-		len += sizeof(resp.path);
+	if (hdr.num_paths && out_len - sizeof(hdr) > sizeof(path)) {
+		memset(&path, 0, sizeof(path));
+		path.flags = IB_PATH_GMP | IB_PATH_PRIMARY | IB_PATH_BIDIRECTIONAL;
+		sa_path(id, (struct ibv_path_record *)path.path_rec);
+		memcpy(resp + sizeof(hdr), &path, sizeof(path));
+		len += sizeof(path);
 	}
-	return cm_copy_out(out, &resp, len);
+	memcpy(resp, &hdr, sizeof(hdr));
+	return cm_copy_out(out, resp, len);
 }
 
 static void sockaddr_ib_of(const struct cm_id *id, const struct sockaddr_storage *a,
