@@ -369,7 +369,12 @@ int cm_cmd_init_qp_attr(struct cm_file *f, uint64_t in, int in_len, int out_len)
 				  IBV_QP_MIN_RNR_TIMER;
 		a.path_mtu = id->path_mtu;
 		a.dest_qp_num = id->remote_qpn;
-		a.rq_psn = id->remote_psn;
+		/*
+		 * rdma_init_qp_attr() sets rq_psn to the id's own seq_num,
+		 * the PSN its REQ or REP announced (ib_send_cm_req() and
+		 * ib_send_cm_rep() take rq_psn from the message they send)
+		 */
+		a.rq_psn = id->psn;
 		a.max_dest_rd_atomic = id->responder_resources;
 		a.min_rnr_timer = 0;
 		cm_ah_attr(id, &id->remote, &a.ah_attr);
@@ -382,7 +387,9 @@ int cm_cmd_init_qp_attr(struct cm_file *f, uint64_t in, int in_len, int out_len)
 			return EINVAL;
 		a.qp_attr_mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 				  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-		a.sq_psn = id->psn;
+		/* cm_init_qp_rts_attr(): the peer's starting PSN
+		 * (cm_req_handler(), cm_rep_handler()) */
+		a.sq_psn = id->remote_psn;
 		a.timeout = id->has_ack_timeout ? id->ack_timeout : CM_DEFAULT_ACK_TIMEOUT;
 		a.retry_cnt = id->retry_count;
 		a.rnr_retry = id->rnr_retry_count;
