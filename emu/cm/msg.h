@@ -57,6 +57,8 @@ struct cm_msg {
 	uint32_t		qpn, psn;
 	uint32_t		qkey;		/* SIDR REP */
 	uint8_t			status;		/* SIDR REP */
+	uint8_t			qp_type;	/* REQ: the active QP's (IBTA 12.7.8,
+						 * transport service type) */
 	struct cm_end		from;		/* the sender's port */
 	struct sockaddr_storage	src, dst;	/* REQ: the addresses, active side's view */
 	uint8_t			private_data[CM_MSG_PRIVATE_MAX];

@@ -201,6 +201,22 @@ Test(cm_hosts, rdmacm_utils_unmodified)
 	      (char *[]){ "rstream", "-p", p[4], "-s", "127.0.0.1", "-C", "100", "-S", "4096", NULL });
 }
 
+/*
+ * XRC over rdma_cm (RDMA_PS_IB): the client's XRC send QP connects to the
+ * server's XRC receive QP and sends to the XRC SRQ whose number came in the
+ * accept's private data. The passive id is an XRC target because the REQ
+ * says so, and each QP type gets only the attributes its transitions take
+ * (the kernel refuses the others: before, the target's RTS got EINVAL).
+ */
+Test(cm_hosts, rdma_xserver_xclient_over_xrc)
+{
+	char p[16];
+
+	snprintf(p, sizeof(p), "%u", port_base() + 5);
+	utils((char *[]){ "rdma_xserver", "-c", "x", "-p", p, NULL },
+	      (char *[]){ "rdma_xclient", "-c", "x", "-p", p, "-s", "127.0.0.1", NULL });
+}
+
 /* e_machine of an ELF file, 0 if unreadable */
 static unsigned elf_machine(const char *path)
 {
