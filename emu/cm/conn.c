@@ -220,7 +220,6 @@ int cm_cmd_accept(struct cm_file *f, uint64_t in, int in_len, int out_len)
 
 	msg_init(&m, id, CM_MSG_REP);
 	m.qpn = p->qp_num;
-	m.qp_type = id->qp_type;
 	m.srq = p->srq;
 	m.responder_resources = p->responder_resources;
 	m.initiator_depth = p->initiator_depth;
