@@ -8,7 +8,8 @@
  * kernel's ucma_write() and its handlers may answer (drivers/infiniband/
  * core/ucma.c, cma.c); nothing crashes, hangs or leaks (ASan, UBSan and
  * LeakSanitizer watch), and closing the channels destroys every id, listener,
- * connection and multicast group the commands created.
+ * connection and multicast group the commands created: no id is left in
+ * the table (cm/internal.h) and no fd stays open.
  *
  * Input: records of a 16-bit little-endian word and its bytes (at most 64
  * records): the low 12 bits are the length, bit 15 picks the second
@@ -27,6 +28,7 @@
 
 #include <rdma/rdma_user_cm.h>
 
+#include "cm/internal.h"
 #include "kernel_arena.h"
 
 #define MAX_CMDS	64
@@ -73,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static uint8_t cmd[LEN_MASK + 1];
 	static int trace = -1;
 	size_t pos = 0;
+	struct cm_id *left;
 	int fd[2], before;
 
 	if (trace < 0) {
@@ -116,6 +119,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* ucma_close(): every id of each channel goes with it */
 	close(fd[0]);
 	close(fd[1]);
+	cm_lock();
+	left = cm_id_next(NULL);
+	cm_unlock();
+	if (left) {
+		fprintf(stderr, "cm_ucma: id %u (state %d) outlived its channel\n",
+			left->handle, (int)left->state);
+		abort();
+	}
 	if (open_fds() != before) {
 		fprintf(stderr, "cm_ucma: %d fds open after the input, %d before\n",
 			open_fds(), before);
