@@ -105,6 +105,22 @@ fuzz-kernel_ioctl: $(FUZZ_OUT)/kernel_ioctl
 fuzz-run-kernel_ioctl:
 	$(call fuzz_run,kernel_ioctl,-rss_limit_mb=2048)
 
+# ---- cm_ucma: the fake rdma_cm (emu/cm/) on two event channels: arbitrary
+# ucma commands, pointers as for kernel_cmd (fuzz/kernel_arena.h); closing
+# the channels destroys everything (LeakSanitizer). Connections go through
+# the subnet in $RFEMU_STATE_DIR, else $(FUZZ_OUT)/state.
+FUZZ_TARGETS += cm_ucma
+$(FUZZ_OUT)/cm_ucma: fuzz/cm_ucma.c fuzz/kernel_arena.h $(FUZZ_KERNEL_SRCS) $(EMU_HDRS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=gnu11 $(FUZZ_CFLAGS) $(FUZZ_SAN) -Iemu -D_GNU_SOURCE -o $@ \
+	    fuzz/cm_ucma.c $(FUZZ_KERNEL_SRCS) -ldl -lpthread
+fuzz-cm_ucma: $(FUZZ_OUT)/cm_ucma
+	@mkdir -p $(FUZZ_OUT)/state
+	RFEMU_STATE_DIR=$${RFEMU_STATE_DIR:-$(abspath $(FUZZ_OUT))/state} \
+	    $(MAKE) --no-print-directory fuzz-run-cm_ucma
+fuzz-run-cm_ucma:
+	$(call fuzz_run,cm_ucma,-rss_limit_mb=2048)
+
 # ---------------------------------------------------------------------------
 fuzz-bins: $(addprefix $(FUZZ_OUT)/,$(FUZZ_TARGETS))
 # Every target runs even after another's finding; the target fails if any had one.

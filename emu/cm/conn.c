@@ -133,6 +133,7 @@ int cm_cmd_connect(struct cm_file *f, uint64_t in, int in_len, int out_len)
 
 	msg_init(&m, id, CM_MSG_REQ);
 	m.qpn = p->qp_num;
+	m.qp_type = id->qp_type;
 	m.srq = p->srq;
 	m.responder_resources = p->responder_resources;
 	m.initiator_depth = p->initiator_depth;
@@ -365,11 +366,18 @@ int cm_cmd_init_qp_attr(struct cm_file *f, uint64_t in, int in_len, int out_len)
 		if (!id->has_conn || !id->remote_qpn)
 			return EINVAL;
 		a.qp_attr_mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				  IBV_QP_MIN_RNR_TIMER;
+				  IBV_QP_RQ_PSN;
+		/* cm_init_qp_rtr_attr(): an XRC initiator has no responder */
+		if (id->qp_type != IBV_QPT_XRC_SEND)
+			a.qp_attr_mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 		a.path_mtu = id->path_mtu;
 		a.dest_qp_num = id->remote_qpn;
-		a.rq_psn = id->remote_psn;
+		/*
+		 * rdma_init_qp_attr() sets rq_psn to the id's own seq_num,
+		 * the PSN its REQ or REP announced (ib_send_cm_req() and
+		 * ib_send_cm_rep() take rq_psn from the message they send)
+		 */
+		a.rq_psn = id->psn;
 		a.max_dest_rd_atomic = id->responder_resources;
 		a.min_rnr_timer = 0;
 		cm_ah_attr(id, &id->remote, &a.ah_attr);
@@ -380,9 +388,14 @@ int cm_cmd_init_qp_attr(struct cm_file *f, uint64_t in, int in_len, int out_len)
 			break;
 		if (!id->has_conn || !id->remote_qpn)
 			return EINVAL;
-		a.qp_attr_mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
-		a.sq_psn = id->psn;
+		/* cm_init_qp_rts_attr(): an XRC target sends only ACKs */
+		a.qp_attr_mask |= IBV_QP_TIMEOUT;
+		if (id->qp_type != IBV_QPT_XRC_RECV)
+			a.qp_attr_mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					  IBV_QP_MAX_QP_RD_ATOMIC;
+		/* cm_init_qp_rts_attr(): the peer's starting PSN
+		 * (cm_req_handler(), cm_rep_handler()) */
+		a.sq_psn = id->remote_psn;
 		a.timeout = id->has_ack_timeout ? id->ack_timeout : CM_DEFAULT_ACK_TIMEOUT;
 		a.retry_cnt = id->retry_count;
 		a.rnr_retry = id->rnr_retry_count;
@@ -501,7 +514,12 @@ static void on_req(struct cm_id *c, const struct cm_msg *m)
 		return;
 	}
 	c->ps = l->ps;
-	c->qp_type = l->qp_type;
+	/*
+	 * cma_ib_new_conn_id(): the new id's QP type is the REQ's, the
+	 * target of an XRC initiator being an XRC target (cm_req_get_qp_type())
+	 */
+	c->qp_type = m->qp_type == IBV_QPT_XRC_SEND ? IBV_QPT_XRC_RECV :
+		     m->qp_type ? m->qp_type : l->qp_type;
 	c->tos = l->tos;
 	c->src = m->dst;
 	c->dst = m->src;

@@ -24,6 +24,7 @@
 
 #include "base/base.h"
 #include "cm.h"
+#include "msg.h"
 
 struct cm_msg;
 
@@ -72,16 +73,6 @@ enum cm_state {
 	CM_DREQ_SENT,		/* rdma_disconnect() sent DREQ, waiting for DREP */
 	CM_DISCONNECTED,	/* DISCONNECTED queued; time wait */
 	CM_DEAD,		/* rejected or peer gone: only destroy is left */
-};
-
-/* What the route of a connection or a resolution leads to. */
-struct cm_end {
-	uint64_t		node_guid;	/* big-endian, as the kernel reports it */
-	union ibv_gid		gid;
-	uint16_t		lid;		/* 0 on Ethernet */
-	uint8_t			port;		/* 1-based */
-	uint8_t			dev;
-	uint8_t			gid_index;
 };
 
 struct cm_file;
@@ -201,42 +192,9 @@ void cm_mc_leave_all(struct cm_id *id);		/* destroying the id */
 void cm_take_back_mc_events(struct cm_mc *mc);	/* ucma.c */
 
 /* ------------------------------------------------------------------------ */
-/* Messages between two hosts' CMs (link.c), one per SOCK_SEQPACKET record  */
+/* The link between two hosts' CMs (link.c); the messages are msg.h's      */
 
-/* The MADs of the IB CM (IBTA 12.6) that the emulated CM models. */
-enum cm_msg_type { CM_MSG_REQ = 1, CM_MSG_REP, CM_MSG_RTU, CM_MSG_REJ,
-		   CM_MSG_DREQ, CM_MSG_DREP, CM_MSG_SIDR_REQ, CM_MSG_SIDR_REP };
-
-/* Private data a consumer may put into each message (IBTA 12.6: the MAD's
- * private data less the 36-byte IP header rdma_cm puts into a REQ). */
-enum {
-	CM_REQ_PRIVATE	= 92 - 36,
-	CM_REP_PRIVATE	= 196,
-	CM_REJ_PRIVATE	= 148,
-	CM_REJ_INVALID_SERVICE_ID = 8,		/* IB_CM_REJ_INVALID_SERVICE_ID */
-	CM_REJ_CONSUMER_DEFINED = 28,		/* IB_CM_REJ_CONSUMER_DEFINED */
-	CM_REJ_TIMEOUT = 1,			/* IB_CM_REJ_TIMEOUT */
-	CM_SIDR_REQ_PRIVATE = 216 - 36,
-	CM_SIDR_REP_PRIVATE = 136,
-	CM_SIDR_SUCCESS = 0,			/* enum ib_cm_sidr_status */
-	CM_SIDR_UNSUPPORTED = 1,
-	CM_SIDR_REJECT = 2,
-};
-
-struct cm_msg {
-	uint8_t			type;
-	uint8_t			reason;		/* REJ */
-	uint8_t			private_len;
-	uint8_t			responder_resources, initiator_depth;
-	uint8_t			retry_count, rnr_retry_count, srq, flow_control;
-	uint8_t			path_mtu;
-	uint32_t		qpn, psn;
-	uint32_t		qkey;		/* SIDR REP */
-	uint8_t			status;		/* SIDR REP */
-	struct cm_end		from;		/* the sender's port */
-	struct sockaddr_storage	src, dst;	/* REQ: the addresses, active side's view */
-	uint8_t			private_data[RDMA_MAX_PRIVATE_DATA];
-};
+_Static_assert(CM_MSG_PRIVATE_MAX == RDMA_MAX_PRIVATE_DATA, "private data as the ABI has it");
 
 int cm_link_start(void);			/* the CM thread, once */
 int cm_link_listen(struct cm_id *id);		/* 0, EADDRINUSE, ... */

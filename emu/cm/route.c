@@ -357,10 +357,10 @@ static int query_addr(const struct cm_id *id, uint64_t out, int out_len)
 
 static int query_path(const struct cm_id *id, uint64_t out, int out_len)
 {
-	/* the answer's path_data[] is a flexible array: header and record side by side */
-	uint8_t resp[sizeof(struct rdma_ucm_query_path_resp) + sizeof(struct ib_path_rec_data)];
+	/* the header ends in a flexible array: the record is laid out by hand */
 	struct rdma_ucm_query_path_resp hdr;
 	struct ib_path_rec_data path;
+	uint8_t resp[sizeof(hdr) + sizeof(path)];
 	size_t len = sizeof(hdr);
 
 	if (out_len < (int)sizeof(hdr))
