@@ -212,6 +212,7 @@ RF_INLINE int rf__cq_zip_all_op(const struct rf_cqe64 *title, size_t step, uint3
 	rf__v2u64_any diff = (a[0] ^ want) | (a[1] ^ want) | (a[2] ^ want) | (a[3] ^ want);
 	uint32_t e;
 
+	/* the first array in entry 1, the others in entries 8, 16, ... */
 	for (e = RF_MINI_CQE_PER_SLOT; e < n; e += RF_MINI_CQE_PER_SLOT) {
 		a = (const rf__v2u64_any *)(const void *)rf__cq_zip_arr_at(title, step, e);
 		diff |= (a[0] ^ want) | (a[1] ^ want) | (a[2] ^ want) | (a[3] ^ want);
@@ -219,14 +220,14 @@ RF_INLINE int rf__cq_zip_all_op(const struct rf_cqe64 *title, size_t step, uint3
 	return ((diff[0] | diff[1]) & at_op) == 0;
 }
 
-/* Does WQE opcode op fetch (rf_opcode_fetches()), as one shift of a constant? */
+/* Does WQE opcode op (< 32) fetch (rf_opcode_fetches())? One shift of a constant. */
 RF_INLINE int rf__cq_zip_fetches(uint8_t op)
 {
 	const uint32_t fetching = 1U << RF_OPCODE_RDMA_READ | 1U << RF_OPCODE_ATOMIC_CS |
 				  1U << RF_OPCODE_ATOMIC_FA | 1U << RF_OPCODE_ATOMIC_MASKED_CS |
 				  1U << RF_OPCODE_ATOMIC_MASKED_FA;
 
-	return op < 32 && (fetching >> op & 1);
+	return fetching >> op & 1;
 }
 
 /*
@@ -269,7 +270,8 @@ RF_INLINE void rf__cq_zip_restore(uint8_t *p, uint8_t own, uint32_t n, size_t st
 /*
  * The usual session, taken whole: requester completions of the QP the CQ
  * matched last, from the session's start, in whole arrays of one WQE
- * opcode other than UMR. The caller checked the rest: a requester title,
+ * opcode below 32 (every opcode but UMR, 0x25, which is refined from its
+ * WQE). The caller checked the rest: a requester title,
  * nothing of the session taken yet (cq->zip_done 0), n a multiple of
  * eight, and room for it before the CQ end and in the caller's array.
  * The title, the opcode and the QP are checked once; each array is then
@@ -294,7 +296,7 @@ static inline union rf__wc_view *rf__cq_zip_whole(struct rf_cq *cq, const struct
 	uint16_t counter;
 
 	if (q->qpn != (rf_be32toh(title->sop_drop_qpn) & 0xffffff) || !sq ||
-	    op == RF_OPCODE_UMR || !rf__cq_zip_all_op(title, step, n, op))
+	    op >= 32 || !rf__cq_zip_all_op(title, step, n, op))
 		return NULL;
 	wr_id = sq->wr_id;
 	mask = sq->wqe_mask;
