@@ -137,18 +137,9 @@ RF_INLINE union rf__wc_view *rf__cq_poll_more(struct rf_cq *cq, struct rf__cq_ba
 				b->done = RF__CQ_NONE;
 			}
 			if (RF_UNLIKELY(rf_cqe_format(cqe->op_own) == RF_CQE_FORMAT_COMPRESSED)) {
-				uint32_t k = rf_be32toh(cqe->byte_cnt);
-				union rf__wc_view *whole = NULL;
+				uint32_t k;
 
-				/* a whole session of arrays short of the end and of wend */
-				if (rf_cqe_opcode(cqe->op_own) == RF_CQE_REQ && !cq->zip_done &&
-				    k % RF_MINI_CQE_PER_SLOT == 0 && k - 1 < b->left &&
-				    k <= (size_t)(wend - w))
-					whole = rf__cq_zip_whole(cq, cqe, b->step, k, w);
-				if (RF_LIKELY(whole != NULL))
-					w = whole;
-				else
-					w = rf__cq_zip(cq, cqe, cq->ci + b->used, w, wend, &k);
+				w = rf__cq_zip(cq, cqe, cq->ci + b->used, w, wend, &k);
 				if (!k)
 					break;	/* wend inside the session */
 				b->used += k;

@@ -280,8 +280,8 @@ RF_INLINE void rf__cq_zip_restore(uint8_t *p, uint8_t own, uint32_t n, size_t st
  * end, or NULL, having written nothing, when the session is not such a
  * one (rf__cq_zip() then takes it the general way).
  */
-static inline union rf__wc_view *rf__cq_zip_whole(struct rf_cq *cq, const struct rf_cqe64 *title,
-						  size_t step, uint32_t n, union rf__wc_view *w)
+RF_INLINE union rf__wc_view *rf__cq_zip_whole(struct rf_cq *cq, const struct rf_cqe64 *title,
+					      size_t step, uint32_t n, union rf__wc_view *w)
 {
 	const struct rf_mini_cqe8 *m = rf__cq_zip_arr_at(title, step, 1);
 	const struct rf_cq_qp *q = cq->last;
@@ -339,13 +339,26 @@ static inline union rf__wc_view *rf__cq_zip(struct rf_cq *cq, const struct rf_cq
 					    union rf__wc_view *wend, uint32_t *consumed)
 {
 	uint32_t n = rf_be32toh(title->byte_cnt);
-	uint32_t sop = rf_be32toh(title->sop_drop_qpn);
-	uint32_t qpn = sop & 0xffffff;
+	uint32_t sop;
+	uint32_t qpn;
 	uint8_t opcode = rf_cqe_opcode(title->op_own);
 	uint32_t i = cq->zip_done, end;
 	struct rf_cq_qp *q = cq->last;
-	const struct rf_mini_cqe8 *arr = rf__cq_zip_arr(cq, t, i);
+	const struct rf_mini_cqe8 *arr;
 
+	/* a whole session of arrays, short of the CQ end and of wend */
+	if (opcode == RF_CQE_REQ && i == 0 && n % RF_MINI_CQE_PER_SLOT == 0 &&
+	    n - 1 < cq->cqe_cnt - (t & cq->cqe_mask) && n <= (size_t)(wend - w)) {
+		union rf__wc_view *whole = rf__cq_zip_whole(cq, title, cq->cqe_size, n, w);
+
+		if (RF_LIKELY(whole != NULL)) {
+			*consumed = n;
+			return whole;
+		}
+	}
+	sop = rf_be32toh(title->sop_drop_qpn);
+	qpn = sop & 0xffffff;
+	arr = rf__cq_zip_arr(cq, t, i);
 	if (RF_UNLIKELY(n - 2 > cq->cqe_cnt - 2)) {
 		/* no session is this long (or short): the title alone, loudly */
 		w += rf__cq_poll_slow(cq, (struct rf_cqe64 *)(uintptr_t)title, &w->wc);
