@@ -181,6 +181,30 @@ Test(cq_zip, requester_arrays_of_one_opcode)
 	req_session_op(32, 64, 20, 17, 9, RF_OPCODE_RDMA_WRITE);
 }
 
+/*
+ * Whole sessions (a multiple of eight, short of the CQ end and of the
+ * record count, of the QP matched last) take the short path of
+ * rf_cq_poll(): one opcode check for the session, eight straight records
+ * per array, the owner bytes restored at fixed offsets. WRITEs and READs
+ * (byte counts), 64- and 128-byte CQEs, a session that ends exactly at
+ * the CQ end (the owner bit flips after it); and those that must leave
+ * it: mixed opcodes, a session that wraps the end, a record count that
+ * cuts it, the first session after the attach (no QP matched yet).
+ */
+Test(cq_zip, requester_whole_sessions)
+{
+	req_session_op(64, 64, 1, 16, 16, RF_OPCODE_RDMA_WRITE);
+	req_session_op(64, 64, 1, 16, 16, RF_OPCODE_RDMA_READ);
+	req_session_op(64, 128, 5, 24, 32, RF_OPCODE_RDMA_WRITE);
+	req_session_op(64, 128, 2, 8, 8, RF_OPCODE_RDMA_READ);
+	req_session_op(32, 64, 16, 16, 16, RF_OPCODE_RDMA_READ);
+	req_session_op(16, 128, 8, 8, 8, RF_OPCODE_RDMA_WRITE);
+	req_session_op(64, 64, 1, 16, 16, 0);
+	req_session_op(32, 64, 20, 16, 16, RF_OPCODE_RDMA_WRITE);
+	req_session_op(64, 64, 1, 16, 15, RF_OPCODE_RDMA_WRITE);
+	req_session_op(64, 64, 0, 16, 16, RF_OPCODE_RDMA_WRITE);
+}
+
 Test(cq_zip, requester_wraps_the_end_64)
 {
 	req_session(16, 64, 11, 12, 16);
