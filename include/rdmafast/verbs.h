@@ -163,6 +163,32 @@ static inline RF_COLD int rf_cq_create_ibv(struct rf_cq *cq, struct ibv_cq **out
 }
 
 /*
+ * The tail the mlx5dv CQ helpers below share: mlx5dv_create_cq() with the
+ * attributes they filled, taken over by rdmafast, destroyed again if that
+ * fails. Returns 0 or -errno.
+ */
+static inline RF_COLD int rf__cq_create_dv_ibv(struct rf_cq *cq, struct ibv_cq **out,
+					       struct ibv_context *ctx,
+					       struct ibv_cq_init_attr_ex *ax,
+					       struct mlx5dv_cq_init_attr *dx)
+{
+	struct ibv_cq_ex *cx;
+	int ret;
+
+	errno = 0;
+	cx = mlx5dv_create_cq(ctx, ax, dx);
+	if (!cx)
+		return errno ? -errno : -ENOMEM;
+	ret = rf_cq_init_ibv(cq, ibv_cq_ex_to_cq(cx));
+	if (ret) {
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cx));
+		return ret;
+	}
+	*out = ibv_cq_ex_to_cq(cx);
+	return 0;
+}
+
+/*
  * rf_cq_create_zip_ibv - rf_cq_create_ibv() for a CQ with CQE compression:
  * mlx5dv_create_cq() with MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE and one
  * mini-CQE format (RF_MINI_CQE_RES_FORMAT_HASH, _CSUM or _CSUM_STRIDX,
@@ -178,7 +204,6 @@ static inline RF_COLD int rf_cq_create_zip_ibv(struct rf_cq *cq, struct ibv_cq *
 {
 	struct ibv_cq_init_attr_ex ax;
 	struct mlx5dv_cq_init_attr dx;
-	struct ibv_cq_ex *cx;
 	int ret;
 
 	ret = rf_device_check_ibv(ctx);
@@ -194,18 +219,10 @@ static inline RF_COLD int rf_cq_create_zip_ibv(struct rf_cq *cq, struct ibv_cq *
 		dx.comp_mask |= MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE;
 		dx.cqe_size = (uint16_t)cqe_size;
 	}
-	errno = 0;
-	cx = mlx5dv_create_cq(ctx, &ax, &dx);
-	if (!cx)
-		return errno ? -errno : -ENOMEM;
-	ret = rf_cq_init_ibv(cq, ibv_cq_ex_to_cq(cx));
-	if (ret) {
-		ibv_destroy_cq(ibv_cq_ex_to_cq(cx));
-		return ret;
-	}
-	cq->zip_stridx = mini_format == RF_MINI_CQE_RES_FORMAT_CSUM_STRIDX;
-	*out = ibv_cq_ex_to_cq(cx);
-	return 0;
+	ret = rf__cq_create_dv_ibv(cq, out, ctx, &ax, &dx);
+	if (!ret)
+		cq->zip_stridx = mini_format == RF_MINI_CQE_RES_FORMAT_CSUM_STRIDX;
+	return ret;
 }
 
 /*
@@ -227,7 +244,6 @@ static inline RF_COLD int rf_cq_create_ts_ibv(struct rf_cq *cq, struct ibv_cq **
 	struct ibv_cq_init_attr_ex ax;
 	struct mlx5dv_cq_init_attr dx;
 	struct mlx5dv_context dv;
-	struct ibv_cq_ex *cx;
 	int ret;
 
 	ret = rf_device_check_ibv(ctx);
@@ -251,17 +267,7 @@ static inline RF_COLD int rf_cq_create_ts_ibv(struct rf_cq *cq, struct ibv_cq **
 		dx.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE;
 		dx.cqe_size = (uint16_t)cqe_size;
 	}
-	errno = 0;
-	cx = mlx5dv_create_cq(ctx, &ax, &dx);
-	if (!cx)
-		return errno ? -errno : -ENOMEM;
-	ret = rf_cq_init_ibv(cq, ibv_cq_ex_to_cq(cx));
-	if (ret) {
-		ibv_destroy_cq(ibv_cq_ex_to_cq(cx));
-		return ret;
-	}
-	*out = ibv_cq_ex_to_cq(cx);
-	return 0;
+	return rf__cq_create_dv_ibv(cq, out, ctx, &ax, &dx);
 }
 
 /*
