@@ -139,6 +139,24 @@ bool dev_guard_call(void (*fn)(void *), void *arg);
 bool dev_load_be32(const void *p, uint32_t *v);
 
 /* ------------------------------------------------------------------------ */
+/* Doorbells that wake a sleeping engine (trap.c)                          */
+
+struct dev_ctx;
+void dev_trap_init(void);		/* RFEMU_DOORBELL_TRAP, at engine start */
+bool dev_trap_enabled(void);		/* on, and there are pages to protect */
+void dev_trap_rebuild_locked(void);	/* the watched pages changed */
+bool dev_trap_arm_locked(void);		/* protect them; false: cannot */
+/*
+ * A doorbell fault since arming?  *dctx (NULL if unknown) and *off: the
+ * memfd page the last one hit, whose send queue doorbells may be taken as rung.
+ */
+bool dev_trap_take_locked(struct dev_ctx **dctx, uint64_t *off);
+void dev_trap_disarm_locked(void);
+void dev_trap_fini_locked(void);
+/* from the SIGSEGV handler: true if the fault was a trapped doorbell */
+bool dev_trap_fault(const void *addr);
+
+/* ------------------------------------------------------------------------ */
 /* Per-object device state                                                  */
 
 struct dev_ctx;
@@ -299,6 +317,7 @@ extern struct dev_engine dev_eng;
 
 void dev_kick(void);			/* wake the engine (any thread) */
 void dev_watch_rebuild_locked(void);
+void dev_watch_changed(void);		/* a bfreg or CQ UAR gained or lost a watcher */
 void dev_qp_set_busy(struct dev_qp *dq);
 uint64_t dev_now_ns(void);
 

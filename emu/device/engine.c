@@ -12,36 +12,41 @@
  * The SQ is always read from queue memory; the BlueFlame copy is just a
  * doorbell here (libmlx5 writes the WQE to the queue as well).
  *
- * Idling.  A doorbell is a plain store: nothing can wake a sleeping
- * engine when one is rung, so the engine must look, and how often it looks
- * is the trade between doorbell latency and idle CPU.  Packets from other
- * hosts and commands (a QP moved to ERR, say) do wake it at once: it sleeps
- * in ppoll() on the wire's epoll set and a kick eventfd.  After the last
- * activity (a doorbell, packet or completion) the engine
+ * Idling.  A doorbell is a plain store: by itself it wakes nobody.  So
+ * before it sleeps, the engine write-protects the application's mappings of
+ * the UAR pages it watches (trap.c): the next doorbell faults, and the
+ * fault handler kicks the engine awake.  Packets from other hosts and
+ * commands (a QP moved to ERR, say) wake it too: it sleeps in ppoll() on
+ * the wire's epoll set and a kick eventfd.  After the last activity (a
+ * doorbell, packet or completion) the engine
  *
  *   1. spins for RFEMU_SPIN_US (20 us), yielding between looks, but only
  *      while the CPU is not contended: a sched_yield() that took long means
  *      another thread (typically a busy-polling application) wanted this
  *      CPU, and spinning would then steal its time slices; the engine stops
  *      spinning for the next 100 ms;
- *   2. naps RFEMU_NAP_US (50 us) at a time for RFEMU_HOT_MS (100 ms): while
- *      traffic is recent a doorbell waits at most one nap;
- *   3. then doubles its sleep up to RFEMU_IDLE_MAX_US (1000 us), the
- *      worst-case doorbell latency of a device idle for longer than that.
+ *   2. then sleeps until a doorbell, packet, command or timer (retransmit,
+ *      RNR wait, delayed packets, CQ moderation) wakes it, and at least
+ *      every TRAP_IDLE_NS (4 ms) to refresh the clock pages (kernel/clock.c)
+ *      and do its slow tasks.
  *
- * Timers (retransmit, RNR wait, delayed packets) cut any sleep short.  A
- * thread that wakes from a short sleep has a claim on the CPU that a
+ * Where doorbells cannot be trapped (RFEMU_DOORBELL_TRAP=0, or more watched
+ * pages than trap.c keeps), the engine must look, and how often it looks is
+ * the trade between doorbell latency and idle CPU: instead of 2. it naps
+ * RFEMU_NAP_US (50 us) at a time for RFEMU_HOT_MS (100 ms), then doubles
+ * its sleep up to RFEMU_IDLE_MAX_US (1000 us).
+ *
+ * A thread that wakes from a short sleep has a claim on the CPU that a
  * spinning one has lost: the scheduler usually lets it preempt a
- * busy-polling application, so naps, not spinning, keep latency low when
- * there are fewer cores than busy threads.  Naps much shorter than 50 us
- * measured worse on 2 cores: the engine then uses enough CPU to lose that
- * claim.  The engine also asks for a short scheduler slice (sched_setattr
- * runtime 100 us, honoured by EEVDF kernels >= 6.12), which helps its
- * wake-ups preempt an application that has just started its own slice.
- * An idle wake-up costs 5-15 us of CPU on the 2-core VM this was measured
- * on: 0.5-1.5% of a CPU at the 1 ms default, tens of percent during the
- * hot window.  Looking at the sockets costs a syscall, so a wake-up by
- * timeout (no packet) skips them.
+ * busy-polling application, so sleeping, not spinning, keeps latency low
+ * when there are fewer cores than busy threads.  Naps much shorter than
+ * 50 us measured worse on 2 cores: the engine then uses enough CPU to lose
+ * that claim.  The engine also asks for a short scheduler slice
+ * (sched_setattr runtime 100 us, honoured by EEVDF kernels >= 6.12), which
+ * helps its wake-ups preempt an application that has just started its own
+ * slice.  An idle wake-up costs 5-15 us of CPU on the 2-core VM this was
+ * measured on: about 0.3% of a CPU at 4 ms.  Looking at the sockets costs a
+ * syscall, so a wake-up by timeout (no packet) skips them.
  *
  * RFEMU_DEVICE=off never starts the engine: the fake kernel works as usual
  * but nothing rung is executed and no CQE is written. Benchmarks of the
@@ -59,6 +64,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -146,6 +152,14 @@ void dev_watch_rebuild_locked(void)
 		}
 	}
 	dev_eng.watch_dirty = false;
+	dev_trap_rebuild_locked();
+}
+
+void dev_watch_changed(void)
+{
+	dev_eng.watch_dirty = true;
+	/* a sleeping engine protects the new pages only once it rebuilds */
+	dev_kick();
 }
 
 static void sq_doorbell(struct dev_ctx *dc, uint32_t bfreg)
@@ -208,6 +222,29 @@ static unsigned scan_doorbells(void)
 			sq_doorbell(w->dctx, w->index);
 	}
 	return hits;
+}
+
+/*
+ * A doorbell store faulted on a protected page (trap.c): the send queues
+ * of its registers are taken as rung at once, without waiting for the
+ * store to land; their doorbell records were written before it.
+ */
+static bool trap_rung(void)
+{
+	struct dev_ctx *dc;
+	uint64_t off;
+
+	if (!dev_trap_take_locked(&dc, &off))
+		return false;
+	for (unsigned i = 0; dc && i < dev_eng.nwatch; i++) {
+		const struct dev_watch *w = &dev_eng.watch[i];
+
+		if (w->dctx == dc && !w->is_cq &&
+		    ((uintptr_t)w->addr - (uintptr_t)dc->ctx->map) / EMU_PAGE_SIZE ==
+		    off / EMU_PAGE_SIZE)
+			sq_doorbell(dc, w->index);
+	}
+	return true;
 }
 
 /* ---- the loop -------------------------------------------------------------- */
@@ -324,6 +361,12 @@ static void engine_short_slice(void)
 		.sched_runtime = 100000,
 	};
 
+	/* sched_setattr() sets the nice value too: keep the process's */
+	errno = 0;
+	a.sched_nice = getpriority(PRIO_PROCESS, 0);
+	if (errno)
+		a.sched_nice = 0;
+
 	if (syscall(SYS_sched_setattr, 0, &a, 0)) {
 		/* not supported here: the default slice it is */
 	}
@@ -352,12 +395,46 @@ static void engine_sched_setup(void)
 struct idle_state {
 	uint64_t	backoff;	/* current sleep once the hot window is over */
 	uint64_t	no_spin_until;	/* contended CPU: no spinning before this */
+	uint64_t	trap_woke;	/* woken by a doorbell fault, not yet seen */
+	bool		no_arm;		/* this sleep waits for that doorbell */
 };
+
+/* With doorbells trapped, the longest sleep (see "Idling"). */
+#define TRAP_IDLE_NS	4000000u
+/* After a doorbell fault: nap this long, for at most TRAP_WAIT_NS. */
+#define TRAP_NAP_NS	5000u
+#define TRAP_WAIT_NS	1000000u
+
+/* Timers (retransmit, RNR, delayed packets, CQ moderation) bound a sleep. */
+static uint64_t bounded_by_timers(uint64_t now, uint64_t sleep)
+{
+	uint64_t due = dev_rc_next_deadline();
+
+	if (dev_wire_next_due() && (!due || dev_wire_next_due() < due))
+		due = dev_wire_next_due();
+	if (dev_cq_next_due() && (!due || dev_cq_next_due() < due))
+		due = dev_cq_next_due();
+	if (due)
+		sleep = due <= now ? 1000 : (due - now < sleep ? due - now : sleep);
+	return sleep ? sleep : 1000;
+}
 
 static uint64_t idle_sleep_ns(struct idle_state *st, uint64_t now, uint64_t idle)
 {
-	uint64_t sleep, due;
+	uint64_t sleep;
 
+	/*
+	 * Woken by a doorbell fault, but the faulting store runs again only
+	 * once its thread gets the CPU back, and on a busy machine our own
+	 * wake-up may just have taken it.  Nap briefly (a sleep, unlike a
+	 * yield, hands the CPU over) without protecting the pages again,
+	 * until the doorbell is seen.
+	 */
+	if (st->trap_woke && now - st->trap_woke < TRAP_WAIT_NS) {
+		st->no_arm = true;
+		return TRAP_NAP_NS;
+	}
+	st->no_arm = false;
 	if (idle < spin_ns && now >= st->no_spin_until)
 		return 0;
 	if (idle < hot_ns) {
@@ -367,15 +444,7 @@ static uint64_t idle_sleep_ns(struct idle_state *st, uint64_t now, uint64_t idle
 		sleep = st->backoff;
 		st->backoff = st->backoff * 2 > idle_max_ns ? idle_max_ns : st->backoff * 2;
 	}
-	/* timers (retransmit, RNR, delayed packets, CQ moderation) bound the sleep */
-	due = dev_rc_next_deadline();
-	if (dev_wire_next_due() && (!due || dev_wire_next_due() < due))
-		due = dev_wire_next_due();
-	if (dev_cq_next_due() && (!due || dev_cq_next_due() < due))
-		due = dev_cq_next_due();
-	if (due)
-		sleep = due <= now ? 1000 : (due - now < sleep ? due - now : sleep);
-	return sleep ? sleep : 1000;
+	return bounded_by_timers(now, sleep);
 }
 
 /*
@@ -419,6 +488,8 @@ static void *engine_main(void *arg)
 
 		emu_lock_acquire();
 		now = dev_eng.now = dev_now_ns();
+		if (trap_rung())
+			st.trap_woke = now;
 		emu_clock_tick_locked();
 		work = iterate(sockets);
 		if (dev_eng.zip_held)
@@ -433,9 +504,20 @@ static void *engine_main(void *arg)
 		if (work) {
 			emu_lock_release();
 			last_work = now;
+			st.trap_woke = 0;
 			continue;
 		}
 		sleep = idle_sleep_ns(&st, now, now - last_work);
+		if (sleep && !st.no_arm && dev_trap_arm_locked()) {
+			/* rung before the pages were protected: not trapped */
+			if (scan_doorbells()) {
+				emu_lock_release();
+				last_work = now;
+				continue;
+			}
+			/* doorbells now wake us: only timers bound the sleep */
+			sleep = bounded_by_timers(now, TRAP_IDLE_NS);
+		}
 		emu_lock_release();
 		if (!sleep)
 			spin_yield(&st);
@@ -491,6 +573,7 @@ int emu_dev_ctx_init(struct emu_ctx *ctx)
 		nap_ns = env_ns("RFEMU_NAP_US", 1000, 50000);
 		hot_ns = env_ns("RFEMU_HOT_MS", 1000000, 100000000);
 		idle_max_ns = env_ns("RFEMU_IDLE_MAX_US", 1000, 1000000);
+		dev_trap_init();
 		if (nap_ns < 1000)
 			nap_ns = 1000;
 		if (idle_max_ns < nap_ns)
@@ -519,7 +602,7 @@ int emu_dev_ctx_init(struct emu_ctx *ctx)
 	dev_eng.ctxs = dc;
 	ctx->dev_priv = dc;
 	nctx++;
-	dev_eng.watch_dirty = true;
+	dev_watch_changed();
 	return 0;
 }
 
@@ -538,7 +621,7 @@ void emu_dev_ctx_fini(struct emu_ctx *ctx)
 		ctx->dev_priv = NULL;
 		free(dc);
 		nctx--;
-		dev_eng.watch_dirty = true;
+		dev_watch_changed();
 	}
 	last = engine_running && nctx == 0;
 	if (last)
@@ -551,6 +634,7 @@ void emu_dev_ctx_fini(struct emu_ctx *ctx)
 	dev_kick();
 	pthread_join(engine_thread, NULL);
 	emu_lock_acquire();
+	dev_trap_fini_locked();
 	dev_wire_close();
 	dev_guard_fini();
 	free(dev_eng.watch);

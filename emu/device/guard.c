@@ -20,12 +20,14 @@
  * EFAULT instead of a signal, costs a syscall (about a microsecond) per
  * copy and cannot do atomics.
  *
- * A fault outside a guard is not ours: it goes to the handler that was
- * installed before ours, or takes the default action.  An application that
- * installs its own SIGSEGV handler later replaces ours; dev_guard_check()
- * (every millisecond, from the engine) puts ours back in front and chains
- * to theirs, so their handler still sees every fault that is not the
- * device's.
+ * A fault outside a guard (or a doorbell trap, trap.c) is not ours: it goes
+ * to the handler that was installed before ours, or takes the default
+ * action.  An application that installs its own SIGSEGV handler later
+ * would replace ours: its sigaction() and signal() reach
+ * emu_dev_sigaction() instead, which makes theirs the one we chain to, and
+ * tells them of the one they replace as if ours were not there.  One set by
+ * a raw system call is found by dev_guard_check() (from the engine's slow
+ * tasks), which puts ours back in front the same way.
  */
 #include <signal.h>
 #include <setjmp.h>
@@ -61,6 +63,10 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 		guard_env = NULL;
 		siglongjmp(*env, 1);
 	}
+	/* a doorbell store to a page protected while the engine sleeps */
+	if (sig == SIGSEGV && si && si->si_code == SEGV_ACCERR &&
+	    dev_trap_fault(si->si_addr))
+		return;
 	/*
 	 * Not a device access.  A handler that chains back to us (it saved
 	 * ours as its "previous" one and calls it) must not loop: entered
@@ -107,6 +113,20 @@ void dev_guard_init(void)
 	install(SIGSEGV);
 	install(SIGBUS);
 	installed = true;
+}
+
+bool emu_dev_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct sigaction *p;
+
+	if (!installed || (sig != SIGSEGV && sig != SIGBUS))
+		return false;
+	p = &prev_act[sig_slot(sig)];
+	if (old)
+		*old = *p;
+	if (act)
+		*p = *act;
+	return true;
 }
 
 void dev_guard_check(void)

@@ -31,7 +31,7 @@ void emu_dev_cq_created(struct emu_cq *cq)
 		dcq->next_on_uar = dc->uar_cqs[cq->uar_page];
 		dc->uar_cqs[cq->uar_page] = dcq;
 	}
-	dev_eng.watch_dirty = true;
+	dev_watch_changed();
 }
 
 void emu_dev_cq_resized(struct emu_cq *cq)
@@ -78,7 +78,7 @@ void emu_dev_cq_destroyed(struct emu_cq *cq)
 	cq->dev_priv = NULL;
 	dev_zip_cq_destroyed(dcq);
 	free(dcq);
-	dev_eng.watch_dirty = true;
+	dev_watch_changed();
 }
 
 /* ---- QP ------------------------------------------------------------------- */
@@ -122,7 +122,7 @@ void emu_dev_qp_created(struct emu_qp *qp)
 	if (qp_has_sq(qp) && qp->bfreg < DEV_ARRAY_SIZE(dc->bf_qps)) {
 		dq->next_on_bf = dc->bf_qps[qp->bfreg];
 		dc->bf_qps[qp->bfreg] = dq;
-		dev_eng.watch_dirty = true;
+		dev_watch_changed();
 	}
 }
 
@@ -196,7 +196,7 @@ void emu_dev_qp_destroyed(struct emu_qp *qp)
 		unlink_qp(&dev_eng.acks, dq, offsetof(struct dev_qp, next_ack));
 	if (dc && qp_has_sq(qp) && qp->bfreg < DEV_ARRAY_SIZE(dc->bf_qps)) {
 		unlink_qp(&dc->bf_qps[qp->bfreg], dq, offsetof(struct dev_qp, next_on_bf));
-		dev_eng.watch_dirty = true;
+		dev_watch_changed();
 	}
 	dev_dct_conns_free(dq);
 	dev_eng.nqps--;

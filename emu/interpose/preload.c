@@ -20,6 +20,13 @@
  *   socket(AF_NETLINK, NETLINK_RDMA)   EPROTONOSUPPORT: forces sysfs discovery
  *   getauxval(AT_HWCAP3)               without HWCAP3_LS64: no ST64B to our UAR
  *
+ *   munmap()                           done by the device, which may be
+ *                                      write-protecting a doorbell page there
+ *                                      (device/trap.c)
+ *   sigaction/signal(SIGSEGV, SIGBUS)  the device's fault handler stays in
+ *                                      front and chains to the application's
+ *                                      (device/guard.c)
+ *
  * mmap is deliberately NOT interposed: the UAR mmaps land in the memfd,
  * which works even when middleware patches libc's mmap at run time.
  * Everything else passes straight to the next definition (RTLD_NEXT).
@@ -32,6 +39,7 @@
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <linux/netlink.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -79,6 +87,9 @@ REAL(int, statx, int, const char *, int, unsigned, struct statx *)
 REAL(ssize_t, write, int, const void *, size_t)
 REAL(int, ioctl, int, unsigned long, ...)
 REAL(int, socket, int, int, int)
+REAL(int, munmap, void *, size_t)
+REAL(int, sigaction, int, const struct sigaction *, struct sigaction *)
+REAL(sighandler_t, signal, int, sighandler_t)
 REAL(unsigned long, getauxval, unsigned long)
 
 /* ------------------------------------------------------------------------ */
@@ -532,6 +543,35 @@ int close(int fd)
 	if (emu_cm_is_fd(fd))
 		emu_cm_close(fd);
 	return emu_real_close(fd);
+}
+
+int munmap(void *addr, size_t len)
+{
+	if (emu_lock_held())
+		return get_munmap()(addr, len);
+	return emu_dev_munmap(addr, len, get_munmap());
+}
+
+int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (!emu_lock_held() && emu_dev_sigaction(sig, act, old))
+		return 0;
+	return get_sigaction()(sig, act, old);
+}
+
+/* glibc's signal() calls its own sigaction, past the one above */
+sighandler_t signal(int sig, sighandler_t handler)
+{
+	struct sigaction act = { .sa_handler = handler, .sa_flags = SA_RESTART }, old;
+
+	if (emu_lock_held() || handler == SIG_ERR)
+		return get_signal()(sig, handler);
+	sigemptyset(&act.sa_mask);
+	sigaddset(&act.sa_mask, sig);
+	if (!emu_dev_sigaction(sig, &act, &old))
+		return get_signal()(sig, handler);
+	return old.sa_flags & SA_SIGINFO ? (sighandler_t)(void (*)(void))old.sa_sigaction :
+					   old.sa_handler;
 }
 
 int socket(int domain, int type, int protocol)

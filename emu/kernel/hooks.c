@@ -95,3 +95,18 @@ WEAK void emu_dev_mr_dereg(struct emu_mr *mr)
 {
 	(void)mr;
 }
+
+/* No device, no protected doorbell pages to forget. */
+WEAK int emu_dev_munmap(void *addr, size_t len, int (*real_munmap)(void *, size_t))
+{
+	return real_munmap(addr, len);
+}
+
+/* No device, no fault handler of its own: the application's call goes on. */
+WEAK bool emu_dev_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	(void)sig;
+	(void)act;
+	(void)old;
+	return false;
+}

@@ -513,5 +513,18 @@ void emu_dev_srq_destroyed(struct emu_srq *srq);
 void emu_dev_mw_dealloc(struct emu_mw *mw);
 /* Before an MR is freed (a cached key must be forgotten). */
 void emu_dev_mr_dereg(struct emu_mr *mr);
+/*
+ * The application's munmap(addr, len) (interpose/), done by real_munmap:
+ * the device forgets any doorbell page it protects there (device/trap.c).
+ * Called without the lock.
+ */
+int emu_dev_munmap(void *addr, size_t len, int (*real_munmap)(void *, size_t));
+/*
+ * The application's sigaction() (interpose/): true if the device took it
+ * (SIGSEGV/SIGBUS while its own fault handler is installed: act becomes the
+ * handler it chains to, *old the one it chained to before).
+ */
+struct sigaction;
+bool emu_dev_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 #endif /* RDMAFAST_EMU_KERNEL_H */

@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * trap.c - doorbells that wake a sleeping engine.
+ *
+ * On a ConnectX a doorbell is a write to MMIO and the HCA sees it at once.
+ * Here it is a plain store into memory (the UAR pages of the command memfd),
+ * which wakes nobody: an engine that sleeps must look again later, and how
+ * long it sleeps is the doorbell's latency.  So, before the engine goes to
+ * sleep, it write-protects the application's mappings of the UAR pages that
+ * carry a watched register (a QP's bfreg, a CQ's arm doorbell).  The
+ * application's next doorbell store faults; the SIGSEGV handler (guard.c
+ * calls dev_trap_fault()) makes the pages writable again, notes the page
+ * and kicks the engine, and returns; the store then runs again and lands.
+ * While the engine is awake the pages stay writable and doorbells cost
+ * nothing; a sleeping engine costs one fault on the first doorbell (8 us on
+ * the 2-core VM this was measured on) and needs no periodic look at the
+ * doorbells.  RFEMU_DOORBELL_TRAP=0 turns this off: the engine then naps
+ * and looks (engine.c, "Idling").
+ *
+ * The engine need not wait for the faulting store itself.  A send queue
+ * doorbell only names the register: its meaning is the doorbell record,
+ * which libmlx5 and rdmafast write before the doorbell (the HCA may read it
+ * as soon as it sees the register written), and the kick orders that record
+ * before the engine's look.  So the engine treats every bfreg of the noted
+ * page as rung (dev_trap_take_locked()) - a doorbell record that did not
+ * move is a no-op.  A CQ arm doorbell carries its command in the store, and
+ * is executed when it lands.
+ *
+ * Only the application's mappings are protected, never our own view of the
+ * memfd (ctx->map), which the engine reads and clears.  mmap is not
+ * interposed (see interpose/preload.c), so those mappings are found in
+ * /proc/self/maps by the memfd's inode and file offset, each time the set
+ * of watched pages changes.  A mapping can go away under us: munmap() is
+ * done here (emu_dev_munmap(), from the interposer), so we never protect an
+ * address that has been given to something else.
+ *
+ * The handler runs in whatever thread stored, without our lock, while the
+ * engine may be changing the ranges or their protection: `gen` is odd while
+ * it does, and a fault then is simply retried; `inflight` counts handlers
+ * between their look at `gen` and their last use of the ranges, and a
+ * change waits for it to drain (each side stores, then loads the other's
+ * word, all sequentially consistent).
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "device.h"
+
+#define TRAP_MAX_RANGES	64u
+#define TRAP_PAGE	((uintptr_t)EMU_PAGE_SIZE)
+
+/* Application pages [lo, hi), showing the memfd of dctx from offset off. */
+struct trap_range {
+	uintptr_t	lo, hi;
+	uint64_t	off;
+	struct dev_ctx	*dctx;
+	int		prot;		/* the application's protection */
+};
+
+static struct trap_range ranges[TRAP_MAX_RANGES];
+static unsigned nranges;
+static atomic_uint gen;
+static atomic_uint inflight;
+static atomic_bool armed;
+static _Atomic uintptr_t rung;	/* the page of the last doorbell fault */
+static bool engine_armed;	/* the engine armed it and has not seen it fire */
+static bool enabled;
+/* every range lies in [span_lo, span_hi): munmap()'s quick test */
+static _Atomic uintptr_t span_lo, span_hi;
+
+void dev_trap_init(void)
+{
+	const char *s = getenv("RFEMU_DOORBELL_TRAP");
+
+	enabled = !s || !*s || atoi(s) != 0;
+}
+
+bool dev_trap_enabled(void)
+{
+	return enabled && nranges;
+}
+
+/* The engine (under emu_lock) starts changing ranges or protections. */
+static void change_begin(void)
+{
+	atomic_fetch_add(&gen, 1);
+	while (atomic_load(&inflight))
+		sched_yield();
+}
+
+static void change_end(void)
+{
+	atomic_fetch_add(&gen, 1);
+}
+
+static void protect_all(bool trap)
+{
+	for (unsigned i = 0; i < nranges; i++)
+		mprotect((void *)ranges[i].lo, ranges[i].hi - ranges[i].lo,
+			 trap ? PROT_READ : ranges[i].prot);
+}
+
+/* Within change_begin/end: give the pages back their protection. */
+static void disarm_changing(void)
+{
+	engine_armed = false;
+	if (atomic_exchange(&armed, false))
+		protect_all(false);
+}
+
+bool dev_trap_arm_locked(void)
+{
+	if (!dev_trap_enabled())
+		return false;
+	/*
+	 * No change_begin(): the ranges stay as they are.  A fault while the
+	 * pages are being protected finds `armed` and unprotects them all; one
+	 * protected after that faults once more, on its own (dev_trap_fault).
+	 */
+	if (!atomic_exchange(&armed, true))
+		protect_all(true);
+	engine_armed = true;
+	return true;
+}
+
+void dev_trap_disarm_locked(void)
+{
+	if (!atomic_load(&armed))
+		return;
+	change_begin();
+	disarm_changing();
+	change_end();
+}
+
+bool dev_trap_fault(const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr;
+	const struct trap_range *r = NULL;
+
+	atomic_fetch_add(&inflight, 1);
+	if (atomic_load(&gen) & 1) {
+		/* the engine is changing the ranges: run the store again */
+		atomic_fetch_sub(&inflight, 1);
+		return true;
+	}
+	for (unsigned i = 0; i < nranges && !r; i++)
+		if (a >= ranges[i].lo && a < ranges[i].hi)
+			r = &ranges[i];
+	if (r) {
+		if (atomic_exchange(&armed, false))
+			protect_all(false);
+		else	/* another thread is unprotecting them: ours now */
+			mprotect((void *)(a & ~(TRAP_PAGE - 1)), TRAP_PAGE, r->prot);
+		atomic_store(&rung, a & ~(TRAP_PAGE - 1));
+		dev_kick();
+	}
+	atomic_fetch_sub(&inflight, 1);
+	return r != NULL;
+}
+
+bool dev_trap_take_locked(struct dev_ctx **dctx, uint64_t *off)
+{
+	uintptr_t a;
+	bool fired = engine_armed && !atomic_load(&armed);
+
+	if (fired)
+		engine_armed = false;
+	a = atomic_exchange(&rung, 0);
+	*dctx = NULL;
+	for (unsigned i = 0; a && i < nranges; i++)
+		if (a >= ranges[i].lo && a < ranges[i].hi) {
+			*dctx = ranges[i].dctx;
+			*off = ranges[i].off + (a - ranges[i].lo);
+		}
+	return fired || *dctx;
+}
+
+/* ---- the ranges ------------------------------------------------------------ */
+
+struct trap_map {
+	uintptr_t	lo, hi;
+	uint64_t	off;
+	unsigned long	ino;
+	int		prot;
+};
+
+/* The mappings of memfds in /proc/self/maps; a malloc'ed array, *n of them. */
+static struct trap_map *read_maps(unsigned *n)
+{
+	struct trap_map *m = NULL;
+	unsigned cap = 0;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	*n = 0;
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, off, ino;
+		char perm[5];
+
+		if (!strstr(line, "/memfd:") ||
+		    sscanf(line, "%lx-%lx %4s %lx %*x:%*x %lu", &lo, &hi, perm,
+			   &off, &ino) != 5)
+			continue;
+		if (*n == cap) {
+			struct trap_map *g;
+
+			cap = cap ? cap * 2 : 32;
+			g = realloc(m, cap * sizeof(*m));
+			if (!g)
+				break;
+			m = g;
+		}
+		m[(*n)++] = (struct trap_map){
+			lo, hi, off, ino,
+			(perm[0] == 'r' ? PROT_READ : 0) | (perm[1] == 'w' ? PROT_WRITE : 0),
+		};
+	}
+	fclose(f);
+	return m;
+}
+
+static bool range_add(struct trap_range *r, unsigned *n, const struct trap_range *p)
+{
+	for (unsigned i = 0; i < *n; i++)
+		if (r[i].lo == p->lo)
+			return true;
+	if (*n == TRAP_MAX_RANGES)
+		return false;
+	r[(*n)++] = *p;
+	return true;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct trap_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/*
+ * The application's pages for the watched registers: each watch address is
+ * in our view of some context's memfd; every other mapping of that memfd
+ * page is the application's.  Returns how many ranges, 0 if too many.
+ */
+static unsigned collect(struct trap_range *r, const struct trap_map *m, unsigned nm)
+{
+	unsigned n = 0, k = 0;
+
+	for (unsigned w = 0; w < dev_eng.nwatch; w++) {
+		struct dev_ctx *dc = dev_eng.watch[w].dctx;
+		uint64_t pg = ((uintptr_t)dev_eng.watch[w].addr - (uintptr_t)dc->ctx->map) &
+			      ~(uint64_t)(TRAP_PAGE - 1);
+		struct stat st;
+
+		if (emu_real_fstat(dc->ctx->cmd_fd, &st))
+			return 0;
+		for (unsigned i = 0; i < nm; i++) {
+			struct trap_range p;
+
+			/* a mapping that cannot store rings nothing */
+			if (m[i].ino != st.st_ino || m[i].lo == (uintptr_t)dc->ctx->map ||
+			    !(m[i].prot & PROT_WRITE) || pg < m[i].off || pg >= m[i].off + (m[i].hi - m[i].lo))
+				continue;
+			p = (struct trap_range){
+				.lo = m[i].lo + (uintptr_t)(pg - m[i].off),
+				.off = pg, .dctx = dc, .prot = m[i].prot,
+			};
+			p.hi = p.lo + TRAP_PAGE;
+			if (!range_add(r, &n, &p))
+				return 0;	/* too many: no trapping, the engine looks */
+		}
+	}
+	qsort(r, n, sizeof(*r), range_cmp);
+	/* one mprotect() for pages that follow each other in both spaces */
+	for (unsigned i = 0; i < n; i++) {
+		struct trap_range *t = k ? &r[k - 1] : NULL;
+
+		if (t && t->hi == r[i].lo && t->dctx == r[i].dctx && t->prot == r[i].prot &&
+		    t->off + (t->hi - t->lo) == r[i].off)
+			t->hi = r[i].hi;
+		else
+			r[k++] = r[i];
+	}
+	return k;
+}
+
+void dev_trap_rebuild_locked(void)
+{
+	struct trap_range next[TRAP_MAX_RANGES];
+	struct trap_map *m;
+	unsigned nm = 0, n = 0;
+
+	/* /proc/self/maps must show the application's own protections */
+	dev_trap_disarm_locked();
+	if (enabled && dev_eng.nwatch) {
+		m = read_maps(&nm);
+		n = collect(next, m, nm);
+		free(m);
+	}
+	change_begin();
+	disarm_changing();
+	memcpy(ranges, next, n * sizeof(*next));
+	nranges = n;
+	atomic_store(&span_lo, n ? ranges[0].lo : 0);
+	atomic_store(&span_hi, n ? ranges[n - 1].hi : 0);
+	atomic_store(&rung, 0);
+	change_end();
+}
+
+void dev_trap_fini_locked(void)
+{
+	change_begin();
+	disarm_changing();
+	nranges = 0;
+	atomic_store(&span_lo, 0);
+	atomic_store(&span_hi, 0);
+	change_end();
+}
+
+/*
+ * The application's munmap(addr, len): forget the ranges it removes, so
+ * that no later arming protects whatever is mapped there next.  The lock is
+ * held across the unmapping, so that no rebuild finds the mapping in
+ * between.  Most calls are far from every range and go straight through.
+ */
+int emu_dev_munmap(void *addr, size_t len, int (*real_munmap)(void *, size_t))
+{
+	uintptr_t lo = (uintptr_t)addr, hi = lo + len;
+	unsigned k = 0;
+	int ret;
+
+	if (hi <= atomic_load(&span_lo) || lo >= atomic_load(&span_hi))
+		return real_munmap(addr, len);
+	emu_lock_acquire();
+	change_begin();
+	disarm_changing();
+	for (unsigned i = 0; i < nranges; i++)
+		if (ranges[i].hi <= lo || ranges[i].lo >= hi)
+			ranges[k++] = ranges[i];
+	nranges = k;
+	change_end();
+	ret = real_munmap(addr, len);
+	/* the engine rebuilds them from what is still mapped */
+	dev_watch_changed();
+	emu_lock_release();
+	return ret;
+}

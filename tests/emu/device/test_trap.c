@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * test_trap.c - doorbells that wake a sleeping engine (emu/device/trap.c).
+ *
+ * The engine is told to look for doorbells only rarely (no hot window,
+ * sleeps growing to a minute), so a doorbell it does not trap would wait
+ * for seconds.  A trapped one completes at once; the application's own
+ * mappings and its own SIGSEGV handler are left as they were.  And the
+ * engine thread runs at the process's nice value.
+ */
+#include <dirent.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#include <infiniband/mlx5dv.h>
+
+#include "dev_test.h"
+
+static struct dt t;
+
+static void setup(void)
+{
+	setenv("RFEMU_HOT_MS", "0", 1);
+	setenv("RFEMU_SPIN_US", "0", 1);
+	setenv("RFEMU_IDLE_MAX_US", "60000000", 1);
+	dt_setup(&t);
+}
+
+static void teardown(void)
+{
+	dt_teardown(&t);
+}
+
+TestSuite(dev_trap, .init = setup, .fini = teardown, .timeout = 60);
+
+/* The permissions /proc/self/maps shows for the page at p, e.g. "rw-s". */
+static void page_perms(const void *p, char perms[5])
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	cr_assert_not_null(f);
+	strcpy(perms, "?");
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 &&
+		    (uintptr_t)p >= lo && (uintptr_t)p < hi)
+			break;
+		strcpy(perms, "?");
+	}
+	fclose(f);
+}
+
+static void *bf_reg(struct ibv_qp *qp)
+{
+	struct mlx5dv_qp dv;
+	struct mlx5dv_obj o = { .qp = { qp, &dv } };
+
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_QP), 0);
+	return dv.bf.reg;
+}
+
+/* An 8-byte RDMA write from QP 0 to QP 1's buffer. */
+static struct ibv_wc write8(unsigned ms)
+{
+	struct ibv_sge s = { (uintptr_t)t.buf[0], 8, t.mr[0]->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { (uintptr_t)t.buf[1], t.mr[1]->rkey },
+	};
+	struct ibv_wc wc;
+
+	memset(&wc, 0, sizeof(wc));
+	dt_post(t.qp[0], &wr);
+	cr_assert_eq(dt_poll(t.cq[0], &wc, 1, ms), 1,
+		     "the doorbell did not wake the engine within %u ms", ms);
+	return wc;
+}
+
+/*
+ * Idle, the engine has write-protected the page of the QP's register; the
+ * next doorbell wakes it, and the page is the application's again.
+ */
+Test(dev_trap, a_doorbell_wakes_the_sleeping_engine)
+{
+	void *reg = bf_reg(t.qp[0]);
+	char perms[5];
+
+	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
+	usleep(300000);		/* long idle: it would now sleep for seconds */
+	page_perms(reg, perms);
+	cr_assert_str_eq(perms, "r--s", "the idle engine left the doorbell page %s", perms);
+	for (int i = 0; i < 3; i++) {
+		t.buf[0][0] = (uint8_t)(0x40 + i);
+		cr_assert_eq(write8(1500).status, IBV_WC_SUCCESS);
+		cr_assert_eq(t.buf[1][0], 0x40 + i);
+		usleep(100000);
+	}
+}
+
+/*
+ * The application unmaps its doorbell page and maps something else there:
+ * the engine must not protect the new mapping when it next sleeps.
+ */
+Test(dev_trap, an_unmapped_doorbell_page_is_forgotten)
+{
+	uintptr_t reg = (uintptr_t)bf_reg(t.qp[0]) & ~(uintptr_t)4095;
+	volatile uint8_t *p;
+	struct ibv_qp *qp;
+	char perms[5];
+
+	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
+	cr_assert_eq(munmap((void *)reg, 4096), 0);
+	p = mmap((void *)reg, 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	cr_assert_eq((uintptr_t)p, reg, "the address was taken in between");
+	/* a new QP: the engine gives back and takes again every page it traps */
+	usleep(100000);
+	qp = dt_create_qp(&t, 1, &(struct dt_qp_opts){ .type = IBV_QPT_RC });
+	usleep(100000);
+	page_perms((const void *)p, perms);
+	cr_assert_str_eq(perms, "rw-p", "the engine changed another mapping to %s", perms);
+	p[0] = 1;
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	/* the QP's doorbell now goes nowhere; what is left must still close */
+	cr_assert_eq(ibv_destroy_qp(t.qp[0]), 0);
+	t.qp[0] = NULL;
+	munmap((void *)reg, 4096);
+}
+
+static sigjmp_buf app_env;
+static volatile sig_atomic_t app_faults;
+
+static void app_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	(void)uc;
+	app_faults++;
+	siglongjmp(app_env, 1);
+}
+
+/*
+ * A SIGSEGV handler the application installs while the engine sleeps does
+ * not see the doorbell faults, and sees its own faults: the device's
+ * handler stays in front, and sigaction() reports what the application
+ * installed.
+ */
+Test(dev_trap, a_later_segv_handler_sees_only_its_own_faults)
+{
+	struct sigaction a = { .sa_sigaction = app_handler, .sa_flags = SA_SIGINFO }, cur;
+	uint8_t *hole = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	cr_assert_neq(hole, MAP_FAILED);
+	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
+	usleep(300000);
+	sigemptyset(&a.sa_mask);
+	cr_assert_eq(sigaction(SIGSEGV, &a, NULL), 0);
+	if (!sigsetjmp(app_env, 1))
+		cr_assert_eq(write8(1500).status, IBV_WC_SUCCESS);
+	cr_assert_eq(app_faults, 0, "the application's handler saw a doorbell fault");
+	cr_assert_eq(sigaction(SIGSEGV, NULL, &cur), 0);
+	cr_assert(cur.sa_sigaction == app_handler, "sigaction() does not report the handler set");
+	if (!sigsetjmp(app_env, 1))
+		(void)*(volatile uint8_t *)hole;
+	cr_assert_eq(app_faults, 1, "the application's own fault reached %d handlers", app_faults);
+	munmap(hole, 4096);
+}
+
+/* With RFEMU_DOORBELL_TRAP=0 the engine looks for doorbells by itself. */
+static void setup_off(void)
+{
+	setenv("RFEMU_DOORBELL_TRAP", "0", 1);
+	setenv("RFEMU_HOT_MS", "0", 1);
+	setenv("RFEMU_IDLE_MAX_US", "2000", 1);
+	dt_setup(&t);
+}
+
+TestSuite(dev_trap_off, .init = setup_off, .fini = teardown, .timeout = 60);
+
+Test(dev_trap_off, the_engine_looks)
+{
+	char perms[5];
+
+	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
+	usleep(100000);
+	page_perms(bf_reg(t.qp[0]), perms);
+	cr_assert_eq(perms[1], 'w', "the doorbell page is %s with the trap off", perms);
+	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
+}
+
+/*
+ * The engine thread asks for a short scheduler slice (sched_setattr), which
+ * also sets a nice value: it keeps the one the process runs at.  (Linux's
+ * nice is per thread; the engine inherits the one of the thread that
+ * opened the device.)
+ */
+static long old_tids[64];
+static unsigned n_old_tids;
+
+/* Calls fn(tid, nice) for each thread of this process. */
+static void for_each_thread(void (*fn)(long tid, long nice))
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	cr_assert_not_null(d);
+	while ((e = readdir(d))) {
+		char path[300], stat[512], *p;
+		long nice = -100;
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(stat, sizeof(stat), f) && (p = strrchr(stat, ')')))
+			/* after the name: state, 14 numbers up to priority, then nice */
+			sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %ld",
+			       &nice);
+		fclose(f);
+		fn(atol(e->d_name), nice);
+	}
+	closedir(d);
+}
+
+static void remember(long tid, long nice)
+{
+	(void)nice;
+	if (n_old_tids < sizeof(old_tids) / sizeof(old_tids[0]))
+		old_tids[n_old_tids++] = tid;
+}
+
+static unsigned new_threads;
+
+static void check_new(long tid, long nice)
+{
+	for (unsigned i = 0; i < n_old_tids; i++)
+		if (old_tids[i] == tid)
+			return;
+	new_threads++;
+	cr_assert_eq(nice, 7, "thread %ld runs at nice %ld", tid, nice);
+}
+
+static void setup_nice(void)
+{
+	cr_assert_eq(setpriority(PRIO_PROCESS, 0, 7), 0);
+	for_each_thread(remember);
+	dt_setup(&t);
+}
+
+TestSuite(dev_engine_nice, .init = setup_nice, .fini = teardown, .timeout = 60);
+
+Test(dev_engine_nice, the_engine_keeps_the_process_nice_value)
+{
+	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
+	for_each_thread(check_new);
+	cr_assert_geq(new_threads, 1, "no engine thread");
+}
