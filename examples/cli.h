@@ -128,6 +128,13 @@ static inline int ex_resolve(const char *host, char *out, size_t len)
 	return ret;
 }
 
+/* Print "what: error" for ret (-errno), with the hint -ENODEV needs on the emulated HCA. */
+static inline void ex_perror(const char *what, int ret)
+{
+	fprintf(stderr, "%s: %s%s\n", what, strerror(-ret),
+		ret == -ENODEV ? " (on the emulated HCA: run under build/rfemu)" : "");
+}
+
 /*
  * ex_start - bring up an RC endpoint as the command line says (device,
  * ports, GID, completion channel) with a buffer of buf_size bytes and
@@ -158,8 +165,7 @@ static inline int ex_start(struct rf_ep *e, const struct ex_opts *o, size_t buf_
 	if (!ret)
 		ret = rf_ep_connect(e, o->host ? addr : NULL, (uint16_t)o->port);
 	if (ret) {
-		fprintf(stderr, "%s: %s%s\n", e->failed, strerror(-ret),
-			ret == -ENODEV ? " (on the emulated HCA: run under build/rfemu)" : "");
+		ex_perror(e->failed, ret);
 		rf_ep_close(e);
 		return -1;
 	}

@@ -341,8 +341,7 @@ int main(int argc, char **argv)
 	}
 	ret = setup(&p);
 	if (ret) {
-		fprintf(stderr, "setting up the device: %s%s\n", strerror(-ret),
-			ret == -ENODEV ? " (on the emulated HCA: run under build/rfemu)" : "");
+		ex_perror("setting up the device", ret);
 		srqpp_close(&p);
 		return 1;
 	}

@@ -135,8 +135,7 @@ static inline int ex_ud_setup(struct ex_ud *u, const struct ex_opts *o, size_t b
 	return 0;
 
 fail:
-	fprintf(stderr, "%s: %s%s\n", what, strerror(-ret),
-		ret == -ENODEV ? " (on the emulated HCA: run under build/rfemu)" : "");
+	ex_perror(what, ret);
 	ex_ud_close(u);
 	return -1;
 }
@@ -202,8 +201,7 @@ static inline int ex_ud_open(struct ex_ud *u, const struct ex_opts *o, size_t bu
 	return 0;
 
 fail:
-	fprintf(stderr, "%s: %s%s\n", what, strerror(-ret),
-		ret == -ENODEV ? " (on the emulated HCA: run under build/rfemu)" : "");
+	ex_perror(what, ret);
 	ex_ud_close(u);
 	return -1;
 }

@@ -74,8 +74,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t cmd[LEN_MASK + 1];
 	static int trace = -1;
-	size_t pos = 0;
+	size_t pos = 0, len;
 	struct cm_id *left;
+	long word;
 	int fd[2], before;
 
 	if (trace < 0) {
@@ -84,24 +85,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(open_channel());
 	}
 
-	(void)event_fd;		/* uverbs event fds: none are opened here */
 	arena_reset();
 	before = open_fds();
 	fd[0] = open_channel();
 	fd[1] = open_channel();
 
-	for (int n = 0; n < MAX_CMDS && pos + 2 <= size; n++) {
-		unsigned word = data[pos] | (unsigned)data[pos + 1] << 8;
-		size_t len = word & LEN_MASK;
+	for (int n = 0; n < MAX_CMDS &&
+	     (word = next_record(data, size, &pos, LEN_MASK, cmd, sizeof(cmd), &len)) >= 0; n++) {
 		int ch = !!(word & SECOND_CHANNEL);
 		ssize_t ret;
 
-		pos += 2;
-		if (len > size - pos)
-			len = size - pos;
-		memcpy(cmd, data + pos, len);
-		pos += len;
-		relocate(cmd, len);
 		errno = 0;
 		ret = write(fd[ch], cmd, len);
 		if (trace)

@@ -47,36 +47,26 @@
 #include <rdmafast/rdmafast.h>
 #include <rdmafast/verbs.h>
 
+#include "emu_harness.h"
+
 /* From the emulator (emu/kernel/kernel.h, emu/device/device.h), linked in. */
 void emu_lock_acquire(void);
 void emu_lock_release(void);
 void dev_kick(void);
 
-#define MR_LEN    (64 * 1024)
-#define GUARD_LEN 4096
-#define GUARD_PAT 0x5c
 #define NQ        4	/* RC, UC, UD, XRC */
-
-#define CHECK(c) do { if (!(c)) { \
-	fprintf(stderr, "device_wqe: check failed: %s (line %d)\n", #c, __LINE__); \
-	abort(); } } while (0)
 
 struct side {
 	struct ibv_qp *qp;
 	struct mlx5dv_qp dv;
 };
 
+/* beside the harness's device, PD, CQ and MR (H) */
 static struct {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
 	struct ibv_srq *srq, *xsrq;
 	struct mlx5dv_srq dv_srq, dv_xsrq;
 	struct ibv_xrcd *xrcd;
-	uint8_t *mem;		/* guard | MR | guard */
 	struct side req[NQ], resp[NQ];
-	uint16_t lid;
 } F;
 
 static struct ibv_qp *create_qp(enum ibv_qp_type type, struct ibv_srq *srq)
@@ -85,61 +75,15 @@ static struct ibv_qp *create_qp(enum ibv_qp_type type, struct ibv_srq *srq)
 
 	memset(&a, 0, sizeof(a));
 	a.qp_type = type;
-	a.send_cq = F.cq;
-	a.recv_cq = F.cq;
+	a.send_cq = H.cq;
+	a.recv_cq = H.cq;
 	a.srq = srq;
 	a.cap.max_send_wr = 16;
 	a.cap.max_recv_wr = srq ? 0 : 16;
 	a.cap.max_send_sge = 4;
 	a.cap.max_recv_sge = srq ? 0 : 4;
 	a.cap.max_inline_data = 64;
-	return ibv_create_qp(F.pd, &a);
-}
-
-/* RESET -> INIT -> RTR -> RTS (RTR only for a responder-only XRC target). */
-static int bring_up(struct ibv_qp *qp, enum ibv_qp_type type, uint32_t dqpn)
-{
-	struct ibv_qp_attr a;
-	int ud = type == IBV_QPT_UD, resp = type == IBV_QPT_RC || type == IBV_QPT_XRC_RECV;
-	int req = type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RESET;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		return -1;
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = 0x11111111;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			    IBV_ACCESS_REMOTE_ATOMIC;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS)))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 0;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.dlid = F.lid;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | (ud ? 0 : IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN) |
-			  (resp ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0)))
-		return -1;
-	if (type == IBV_QPT_XRC_RECV)
-		return 0;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	a.timeout = 1;		/* 8 us: retransmissions stay within an input */
-	a.retry_cnt = 1;
-	a.rnr_retry = 0;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     (req ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				    IBV_QP_MAX_QP_RD_ATOMIC : 0));
+	return ibv_create_qp(H.pd, &a);
 }
 
 static void dv_qp(struct side *s)
@@ -158,34 +102,16 @@ static void dv_srq(struct ibv_srq *srq, struct mlx5dv_srq *out)
 
 static void setup(void)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_port_attr port;
 	struct ibv_srq_init_attr sa;
 	struct ibv_srq_init_attr_ex xa;
 	struct ibv_xrcd_init_attr xd;
 	struct ibv_qp_init_attr_ex qa;
 
-	CHECK(list && list[0]);
-	F.ctx = ibv_open_device(list[0]);
-	CHECK(F.ctx);
-	ibv_free_device_list(list);
-	CHECK(ibv_query_port(F.ctx, 1, &port) == 0);
-	F.lid = port.lid;
-	F.pd = ibv_alloc_pd(F.ctx);
-	F.cq = ibv_create_cq(F.ctx, 256, NULL, NULL, 0);
-	CHECK(F.pd && F.cq);
-	F.mem = malloc(MR_LEN + 2 * GUARD_LEN);
-	CHECK(F.mem);
-	memset(F.mem, GUARD_PAT, MR_LEN + 2 * GUARD_LEN);
-	F.mr = ibv_reg_mr(F.pd, F.mem + GUARD_LEN, MR_LEN, IBV_ACCESS_LOCAL_WRITE |
-			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			  IBV_ACCESS_REMOTE_ATOMIC);
-	CHECK(F.mr);
-
+	harness_open(256);
 	memset(&sa, 0, sizeof(sa));
 	sa.attr.max_wr = 16;
 	sa.attr.max_sge = 2;
-	F.srq = ibv_create_srq(F.pd, &sa);
+	F.srq = ibv_create_srq(H.pd, &sa);
 	CHECK(F.srq);
 	dv_srq(F.srq, &F.dv_srq);
 
@@ -193,7 +119,7 @@ static void setup(void)
 	xd.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
 	xd.fd = -1;
 	xd.oflags = O_CREAT;
-	F.xrcd = ibv_open_xrcd(F.ctx, &xd);
+	F.xrcd = ibv_open_xrcd(H.ctx, &xd);
 	CHECK(F.xrcd);
 	memset(&xa, 0, sizeof(xa));
 	xa.attr.max_wr = 16;
@@ -202,9 +128,9 @@ static void setup(void)
 		       IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD;
 	xa.srq_type = IBV_SRQT_XRC;
 	xa.xrcd = F.xrcd;
-	xa.cq = F.cq;
-	xa.pd = F.pd;
-	F.xsrq = ibv_create_srq_ex(F.ctx, &xa);
+	xa.cq = H.cq;
+	xa.pd = H.pd;
+	F.xsrq = ibv_create_srq_ex(H.ctx, &xa);
 	CHECK(F.xsrq);
 	dv_srq(F.xsrq, &F.dv_xsrq);
 
@@ -217,18 +143,18 @@ static void setup(void)
 
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_type = IBV_QPT_XRC_SEND;
-	qa.send_cq = F.cq;
+	qa.send_cq = H.cq;
 	qa.cap.max_send_wr = 16;
 	qa.cap.max_send_sge = 4;
 	qa.cap.max_inline_data = 64;
 	qa.comp_mask = IBV_QP_INIT_ATTR_PD;
-	qa.pd = F.pd;
-	F.req[3].qp = ibv_create_qp_ex(F.ctx, &qa);
+	qa.pd = H.pd;
+	F.req[3].qp = ibv_create_qp_ex(H.ctx, &qa);
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_type = IBV_QPT_XRC_RECV;
 	qa.comp_mask = IBV_QP_INIT_ATTR_XRCD;
 	qa.xrcd = F.xrcd;
-	F.resp[3].qp = ibv_create_qp_ex(F.ctx, &qa);
+	F.resp[3].qp = ibv_create_qp_ex(H.ctx, &qa);
 	for (int q = 0; q < NQ; q++) {
 		CHECK(F.req[q].qp && F.resp[q].qp);
 		dv_qp(&F.req[q]);
@@ -236,9 +162,6 @@ static void setup(void)
 			dv_qp(&F.resp[q]);
 	}
 }
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /*
  * FUZZ_WQE_BOUNDARY=1: the doorbell record is moved down to the end of the
@@ -288,10 +211,10 @@ static void write_seeds(const char *dir)
 {
 	static const uint32_t kind[NQ] = { RF_QP_RC, RF_QP_UC, RF_QP_UD, RF_QP_XRC };
 	static const char *const tname[NQ] = { "rc", "uc", "ud", "xrc" };
-	uint64_t base = (uintptr_t)F.mr->addr;
-	uint32_t lkey = F.mr->lkey, rkey = F.mr->rkey;
-	struct ibv_ah_attr aa = { .dlid = F.lid, .port_num = 1 };
-	struct ibv_ah *ah = ibv_create_ah(F.pd, &aa);
+	uint64_t base = (uintptr_t)H.mr->addr;
+	uint32_t lkey = H.mr->lkey, rkey = H.mr->rkey;
+	struct ibv_ah_attr aa = { .dlid = H.lid, .port_num = 1 };
+	struct ibv_ah *ah = ibv_create_ah(H.pd, &aa);
 	struct rf_wqe_av av;
 	uint8_t rqb[16 * 32];
 	char name[64];
@@ -356,28 +279,11 @@ static void write_seeds(const char *dir)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *seeds = getenv("FUZZ_WRITE_SEEDS");
-
 	(void)argc;
 	(void)argv;
-	setup();
 	boundary_only = getenv("FUZZ_WQE_BOUNDARY") && atoi(getenv("FUZZ_WQE_BOUNDARY"));
-	if (seeds) {
-		write_seeds(seeds);
-		exit(0);
-	}
+	harness_init(setup, write_seeds);
 	return 0;
-}
-
-static void reap(void)
-{
-	struct ibv_wc wc[16];
-	int n;
-
-	while ((n = ibv_poll_cq(F.cq, 16, wc)) > 0)
-		for (int i = 0; i < n; i++)
-			CHECK(wc[i].status <= IBV_WC_TM_RNDV_INCOMPLETE);
-	CHECK(n == 0);
 }
 
 /* Let the engine take the doorbell and finish two iterations after it. */
@@ -398,14 +304,6 @@ static void settle(volatile uint64_t *db)
 		emu_lock_release();
 		dev_kick();
 		usleep(20);
-	}
-}
-
-static void check_guards(void)
-{
-	for (size_t i = 0; i < GUARD_LEN; i++) {
-		CHECK(F.mem[i] == GUARD_PAT);
-		CHECK(F.mem[GUARD_LEN + MR_LEN + i] == GUARD_PAT);
 	}
 }
 
@@ -438,10 +336,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data += 6;
 	size -= 6;
 
-	reap();
-	CHECK(bring_up(rq->qp, resp_type[q], sq->qp->qp_num) == 0);
-	CHECK(bring_up(sq->qp, req_type[q], rq->qp->qp_num) == 0);
-	reap();
+	harness_reap();
+	CHECK(harness_bring_up(rq->qp, resp_type[q], sq->qp->qp_num) == 0);
+	CHECK(harness_bring_up(sq->qp, req_type[q], rq->qp->qp_num) == 0);
+	harness_reap();
 
 	/* the send queue: the input, then zeros (a zero WQE is a NOP of DS 0) */
 	sq_bytes = sq->dv.sq.wqe_cnt * sq->dv.sq.stride;
@@ -480,7 +378,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bell |= 1;
 	atomic_store((_Atomic uint64_t *)sq->dv.bf.reg, bell);
 	settle(sq->dv.bf.reg);
-	reap();
-	check_guards();
+	harness_reap();
+	harness_check_guards();
 	return 0;
 }

@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * kernel_arena.h - what the fake-kernel fuzz targets (kernel_cmd.c,
- * kernel_ioctl.c) share: the arena their pointers may land in, the
- * relocation of the input's pointers into it, the errnos the kernel may
- * answer, and the event fds to close after an input.
+ * kernel_ioctl.c, cm_ucma.c) share: the arena their pointers may land in,
+ * the records their inputs are made of and the relocation of the records'
+ * pointers into the arena, the errnos the kernel may answer, and the
+ * command fd with the event fds to close after an input.
  */
 #ifndef RDMAFAST_FUZZ_KERNEL_ARENA_H
 #define RDMAFAST_FUZZ_KERNEL_ARENA_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -75,8 +78,47 @@ static void relocate(uint8_t *cmd, size_t len)
 	}
 }
 
+/*
+ * The next record of an input: a 16-bit little-endian word, then bytes,
+ * len_mask of the word's worth but no more than the input holds nor max.
+ * They are copied to dst and relocated.  Returns the word, or -1 at the
+ * end of the input.
+ */
+static inline long next_record(const uint8_t *data, size_t size, size_t *pos,
+			       unsigned len_mask, uint8_t *dst, size_t max, size_t *len)
+{
+	unsigned word;
+
+	if (*pos + 2 > size)
+		return -1;
+	word = data[*pos] | (unsigned)data[*pos + 1] << 8;
+	*pos += 2;
+	*len = word & len_mask;
+	if (*len > size - *pos)
+		*len = size - *pos;
+	if (*len > max)
+		*len = max;
+	memcpy(dst, data + *pos, *len);
+	*pos += *len;
+	relocate(dst, *len);
+	return word;
+}
+
+/* The command fd of the emulated device; without one the target was built wrong. */
+static inline int open_uverbs(const char *target)
+{
+	int fd = open("/dev/infiniband/uverbs0", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0) {
+		fprintf(stderr, "%s: no emulated device (%s): build with librfemu's sources\n",
+			target, strerror(errno));
+		abort();
+	}
+	return fd;
+}
+
 /* an event fd the fake kernel handed out: one end of a SEQPACKET socketpair */
-static bool event_fd(int fd)
+static inline bool event_fd(int fd)
 {
 	int type = 0;
 	socklen_t len = sizeof(type);
@@ -96,6 +138,19 @@ static bool known_errno(int e)
 	default:
 		return false;
 	}
+}
+
+/*
+ * After an input, the process's side: the command fd, then the event fds
+ * it was given (the fake kernel closed its ends with the context; the
+ * sanitizers' pipes and the subnet's files are not sockets).
+ */
+static inline void close_uverbs(int fd)
+{
+	close(fd);
+	for (int i = 3; i < FD_SCAN; i++)
+		if (event_fd(i))
+			close(i);
 }
 
 #endif /* RDMAFAST_FUZZ_KERNEL_ARENA_H */

@@ -23,7 +23,6 @@
  *
  * KERNEL_CMD_TRACE=1 prints each command's outcome, to read a reproducer.
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
 
@@ -39,38 +38,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static uint8_t cmd[MAX_CMD_LEN + 8];
 	static int trace = -1;
 	uint64_t req = 0;
-	size_t pos = 0;
+	size_t pos = 0, len;
 	int fd;
 
 	if (trace < 0)
 		trace = getenv("KERNEL_CMD_TRACE") != NULL;
 
 	arena_reset();
-
-	fd = open("/dev/infiniband/uverbs0", O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "kernel_cmd: no emulated device (%s): build with librfemu's sources\n",
-			strerror(errno));
-		abort();
-	}
+	fd = open_uverbs("kernel_cmd");
 	memcpy(&req, data, size < 8 ? size : 8);
 	/* RDMA_VERBS_IOCTL is kernel_ioctl.c's */
 	if (req != RDMA_VERBS_IOCTL &&
 	    (ioctl(fd, (unsigned long)req, arena) != -1 || errno != ENOTTY))
 		abort();
 
-	for (int n = 0; n < MAX_CMDS && pos + 2 <= size; n++) {
-		size_t len = (size_t)data[pos] | (size_t)data[pos + 1] << 8;
+	for (int n = 0; n < MAX_CMDS &&
+	     next_record(data, size, &pos, 0xffff, cmd, MAX_CMD_LEN, &len) >= 0; n++) {
 		ssize_t ret;
 
-		pos += 2;
-		if (len > size - pos)
-			len = size - pos;
-		if (len > MAX_CMD_LEN)
-			len = MAX_CMD_LEN;
-		memcpy(cmd, data + pos, len);
-		pos += len;
-		relocate(cmd, len);
 		errno = 0;
 		ret = write(fd, cmd, len);
 		if (trace)
@@ -84,15 +69,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		}
 	}
-
-	/*
-	 * The process's side: the command fd, then the event fds it was given
-	 * (the fake kernel closed its ends with the context; the sanitizers'
-	 * pipes and the subnet's files are not sockets).
-	 */
-	close(fd);
-	for (int i = 3; i < FD_SCAN; i++)
-		if (event_fd(i))
-			close(i);
+	close_uverbs(fd);
 	return 0;
 }

@@ -19,7 +19,6 @@
  *
  * KERNEL_IOCTL_TRACE=1 prints each call's outcome, to read a reproducer.
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
 
@@ -33,32 +32,19 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int trace = -1;
-	size_t pos = 0;
+	size_t pos = 0, len;
 	int fd;
 
 	if (trace < 0)
 		trace = getenv("KERNEL_IOCTL_TRACE") != NULL;
 
 	arena_reset();
-	fd = open("/dev/infiniband/uverbs0", O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		fprintf(stderr, "kernel_ioctl: no emulated device (%s): build with librfemu's sources\n",
-			strerror(errno));
-		abort();
-	}
+	fd = open_uverbs("kernel_ioctl");
 
-	for (int n = 0; n < MAX_CALLS && pos + 2 <= size; n++) {
-		size_t len = (size_t)data[pos] | (size_t)data[pos + 1] << 8;
+	for (int n = 0; n < MAX_CALLS &&
+	     next_record(data, size, &pos, 0xffff, arena, MAX_CALL_LEN, &len) >= 0; n++) {
 		int ret;
 
-		pos += 2;
-		if (len > size - pos)
-			len = size - pos;
-		if (len > MAX_CALL_LEN)
-			len = MAX_CALL_LEN;
-		memcpy(arena, data + pos, len);
-		pos += len;
-		relocate(arena, len);
 		errno = 0;
 		ret = ioctl(fd, RDMA_VERBS_IOCTL, arena);
 		if (trace)
@@ -73,10 +59,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		}
 	}
-
-	close(fd);
-	for (int i = 3; i < FD_SCAN; i++)
-		if (event_fd(i))
-			close(i);
+	close_uverbs(fd);
 	return 0;
 }

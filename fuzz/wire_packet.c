@@ -36,100 +36,39 @@
 #include <infiniband/verbs.h>
 
 #include "device/device.h"
+#include "emu_harness.h"
 
-#define MR_LEN    (64 * 1024)
-#define GUARD_LEN 4096
-#define GUARD_PAT 0x5c
 #define NQP       5	/* RC a->b, b, UC a->b, b, UD */
 #define NRECV     16
 
-#define CHECK(c) do { if (!(c)) { \
-	fprintf(stderr, "wire_packet: check failed: %s (line %d)\n", #c, __LINE__); \
-	abort(); } } while (0)
-
+/* beside the harness's device, PD, CQ and MR (H) */
 static struct {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_mr *mr;
-	uint8_t *mem;
 	struct ibv_qp *qp[NQP];
-	uint16_t lid;
 	int fd;			/* our connection to the host's wire socket */
 } W;
 
 static const enum ibv_qp_type qp_type[NQP] = {
 	IBV_QPT_RC, IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UC, IBV_QPT_UD };
 
-static int bring_up(struct ibv_qp *qp, enum ibv_qp_type type, uint32_t dqpn)
-{
-	struct ibv_qp_attr a;
-	int ud = type == IBV_QPT_UD, rc = type == IBV_QPT_RC;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RESET;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		return -1;
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = 0x11111111;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			    IBV_ACCESS_REMOTE_ATOMIC;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS)))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.dlid = W.lid;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | (ud ? 0 : IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN) |
-			  (rc ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0)))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 1;
-	a.retry_cnt = 1;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				   IBV_QP_MAX_QP_RD_ATOMIC : 0));
-}
-
 static void post_recvs(struct ibv_qp *qp)
 {
 	for (uint32_t i = 0; i < NRECV; i++) {
-		struct ibv_sge sg = { (uintptr_t)W.mr->addr + 0x8000 + 1024 * i, 1024, W.mr->lkey };
+		struct ibv_sge sg = { (uintptr_t)H.mr->addr + 0x8000 + 1024 * i, 1024, H.mr->lkey };
 		struct ibv_recv_wr wr = { .wr_id = i, .sg_list = &sg, .num_sge = 1 }, *bad;
 
 		CHECK(ibv_post_recv(qp, &wr, &bad) == 0);
 	}
 }
 
-static void reap(void)
-{
-	struct ibv_wc wc[16];
-	int n;
-
-	while ((n = ibv_poll_cq(W.cq, 16, wc)) > 0)
-		for (int i = 0; i < n; i++)
-			CHECK(wc[i].status <= IBV_WC_TM_RNDV_INCOMPLETE);
-	CHECK(n == 0);
-}
-
 static void reset_all(void)
 {
-	reap();
+	harness_reap();
 	for (int i = 0; i < NQP; i++) {
 		uint32_t peer = i < 4 ? W.qp[i ^ 1]->qp_num : 0;
 
-		CHECK(bring_up(W.qp[i], qp_type[i], peer) == 0);
+		CHECK(harness_bring_up(W.qp[i], qp_type[i], peer) == 0);
 	}
-	reap();
+	harness_reap();
 	for (int i = 0; i < NQP; i++)
 		post_recvs(W.qp[i]);
 }
@@ -168,14 +107,6 @@ static void settle(uint64_t before, int counted)
 	}
 }
 
-static void check_guards(void)
-{
-	for (size_t i = 0; i < GUARD_LEN; i++) {
-		CHECK(W.mem[i] == GUARD_PAT);
-		CHECK(W.mem[GUARD_LEN + MR_LEN + i] == GUARD_PAT);
-	}
-}
-
 static uint64_t check_value(const struct dev_pkt *p)
 {
 	return dev_hash(p, offsetof(struct dev_pkt, crc)) * 31 ^ dev_hash(p->payload, p->len);
@@ -201,31 +132,14 @@ static void peer_connect(void)
 
 static void setup(void)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_port_attr port;
-
-	CHECK(list && list[0]);
-	W.ctx = ibv_open_device(list[0]);
-	CHECK(W.ctx);
-	ibv_free_device_list(list);
-	CHECK(ibv_query_port(W.ctx, 1, &port) == 0);
-	W.lid = port.lid;
-	W.pd = ibv_alloc_pd(W.ctx);
-	W.cq = ibv_create_cq(W.ctx, 512, NULL, NULL, 0);
-	W.mem = malloc(MR_LEN + 2 * GUARD_LEN);
-	CHECK(W.pd && W.cq && W.mem);
-	memset(W.mem, GUARD_PAT, MR_LEN + 2 * GUARD_LEN);
-	W.mr = ibv_reg_mr(W.pd, W.mem + GUARD_LEN, MR_LEN, IBV_ACCESS_LOCAL_WRITE |
-			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			  IBV_ACCESS_REMOTE_ATOMIC);
-	CHECK(W.mr);
+	harness_open(512);
 	for (int i = 0; i < NQP; i++) {
 		struct ibv_qp_init_attr a = {
-			.send_cq = W.cq, .recv_cq = W.cq, .qp_type = qp_type[i],
+			.send_cq = H.cq, .recv_cq = H.cq, .qp_type = qp_type[i],
 			.cap = { .max_send_wr = 16, .max_recv_wr = NRECV,
 				 .max_send_sge = 1, .max_recv_sge = 1 } };
 
-		W.qp[i] = ibv_create_qp(W.pd, &a);
+		W.qp[i] = ibv_create_qp(H.pd, &a);
 		CHECK(W.qp[i]);
 	}
 	reset_all();
@@ -259,10 +173,10 @@ static void write_seeds(const char *dir)
 		p->flags = DPKT_FIRST | DPKT_LAST | DPKT_CRC;
 		p->src_qpn = k[i].qp == 4 ? W.qp[4]->qp_num : W.qp[k[i].qp - 1]->qp_num;
 		p->dst_qpn = W.qp[k[i].qp]->qp_num;
-		p->slid = W.lid;
+		p->slid = H.lid;
 		p->qkey = 0x11111111;
-		p->rkey = W.mr->rkey;
-		p->raddr = (uintptr_t)W.mr->addr + 0x100;
+		p->rkey = H.mr->rkey;
+		p->raddr = (uintptr_t)H.mr->addr + 0x100;
 		p->dma_len = k[i].op == DOP_FA ? 8 : k[i].op == DOP_READ ? 256 : k[i].len;
 		p->len = k[i].len;
 		p->atomic[0] = 1;
@@ -278,20 +192,11 @@ static void write_seeds(const char *dir)
 	}
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	const char *seeds = getenv("FUZZ_WRITE_SEEDS");
-
 	(void)argc;
 	(void)argv;
-	setup();
-	if (seeds) {
-		write_seeds(seeds);
-		exit(0);
-	}
+	harness_init(setup, write_seeds);
 	return 0;
 }
 
@@ -328,8 +233,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(send(W.fd, buf, size, MSG_NOSIGNAL) == (ssize_t)size);
 	}
 	settle(before, framed);
-	reap();
-	check_guards();
+	harness_reap();
+	harness_check_guards();
 	reset_all();
 	return 0;
 }

@@ -65,6 +65,23 @@ static void msg_init(struct cm_msg *m, const struct cm_id *id, int type)
 	m->psn = id->psn;
 }
 
+/*
+ * What a REQ and a REP both carry of the consumer's rdma_conn_param
+ * (cma_connect_ib(), cma_accept_ib()): its QP, SRQ, RDMA read resources,
+ * RNR retry count, flow control and private data.  Only the REQ carries
+ * the retry count, the QP type, the path MTU and the addresses.
+ */
+static void msg_conn_param(struct cm_msg *m, const struct rdma_ucm_conn_param *p)
+{
+	m->qpn = p->qp_num;
+	m->srq = p->srq;
+	m->responder_resources = p->responder_resources;
+	m->initiator_depth = p->initiator_depth;
+	m->rnr_retry_count = p->rnr_retry_count;
+	m->flow_control = p->flow_control;
+	cm_msg_private(m, p->private_data, p->private_data_len);
+}
+
 static void send_simple(struct cm_id *id, int type, int reason)
 {
 	struct cm_msg m;
@@ -132,19 +149,12 @@ int cm_cmd_connect(struct cm_file *f, uint64_t in, int in_len, int out_len)
 	id->has_conn = true;
 
 	msg_init(&m, id, CM_MSG_REQ);
-	m.qpn = p->qp_num;
+	msg_conn_param(&m, p);
 	m.qp_type = id->qp_type;
-	m.srq = p->srq;
-	m.responder_resources = p->responder_resources;
-	m.initiator_depth = p->initiator_depth;
 	m.retry_count = p->retry_count;
-	m.rnr_retry_count = p->rnr_retry_count;
-	m.flow_control = p->flow_control;
 	m.path_mtu = id->path_mtu;
 	m.src = id->src;
 	m.dst = id->dst;
-	m.private_len = p->private_data_len;
-	memcpy(m.private_data, p->private_data, p->private_data_len);
 
 	id->state = CM_REQ_SENT;
 	if (cm_link_connect(id) || cm_link_send(id, &m)) {
@@ -166,9 +176,7 @@ int cm_cmd_listen(struct cm_file *f, uint64_t in, int in_len, int out_len)
 
 	(void)in_len;
 	(void)out_len;
-	if (cm_copy_in(&cmd, in, sizeof(cmd)))
-		return EFAULT;
-	if ((ret = cm_get_id(f, cmd.id, &id)))
+	if ((ret = cm_cmd_id(f, in, &cmd, sizeof(cmd), &cmd.id, &id)))
 		return ret;
 	id->backlog = cmd.backlog > 0 && cmd.backlog < CM_MAX_BACKLOG ?
 		      (int)cmd.backlog : CM_MAX_BACKLOG;
@@ -196,9 +204,7 @@ int cm_cmd_accept(struct cm_file *f, uint64_t in, int in_len, int out_len)
 
 	(void)in_len;
 	(void)out_len;
-	if (cm_copy_in(&cmd, in, sizeof(cmd)))
-		return EFAULT;
-	if ((ret = cm_get_id(f, cmd.id, &id)))
+	if ((ret = cm_cmd_id(f, in, &cmd, sizeof(cmd), &cmd.id, &id)))
 		return ret;
 	if (!p->valid) {
 		/* the active side's ACCEPT after CONNECT_RESPONSE: the RTU */
@@ -219,14 +225,7 @@ int cm_cmd_accept(struct cm_file *f, uint64_t in, int in_len, int out_len)
 	id->uid = cmd.uid;
 
 	msg_init(&m, id, CM_MSG_REP);
-	m.qpn = p->qp_num;
-	m.srq = p->srq;
-	m.responder_resources = p->responder_resources;
-	m.initiator_depth = p->initiator_depth;
-	m.rnr_retry_count = p->rnr_retry_count;
-	m.flow_control = p->flow_control;
-	m.private_len = p->private_data_len;
-	memcpy(m.private_data, p->private_data, p->private_data_len);
+	msg_conn_param(&m, p);
 	if (cm_link_send(id, &m)) {
 		/* the active host went away meanwhile; its REJ follows */
 		id->state = CM_DEAD;
@@ -265,8 +264,7 @@ int cm_cmd_reject(struct cm_file *f, uint64_t in, int in_len, int out_len)
 		return EINVAL;
 	msg_init(&m, id, CM_MSG_REJ);
 	m.reason = cmd.reason;
-	m.private_len = cmd.private_data_len;
-	memcpy(m.private_data, cmd.private_data, cmd.private_data_len);
+	cm_msg_private(&m, cmd.private_data, cmd.private_data_len);
 	(void)cm_link_send(id, &m);
 	cm_link_close(id);
 	id->state = CM_DEAD;
@@ -286,9 +284,7 @@ int cm_cmd_disconnect(struct cm_file *f, uint64_t in, int in_len, int out_len)
 
 	(void)in_len;
 	(void)out_len;
-	if (cm_copy_in(&cmd, in, sizeof(cmd)))
-		return EFAULT;
-	if ((ret = cm_get_id(f, cmd.id, &id)))
+	if ((ret = cm_cmd_id(f, in, &cmd, sizeof(cmd), &cmd.id, &id)))
 		return ret;
 	if (!id->has_conn || id->qp_type == IBV_QPT_UD)
 		return EINVAL;
@@ -334,9 +330,7 @@ int cm_cmd_init_qp_attr(struct cm_file *f, uint64_t in, int in_len, int out_len)
 	(void)in_len;
 	if (out_len < (int)sizeof(a))
 		return ENOSPC;
-	if (cm_copy_in(&cmd, in, sizeof(cmd)))
-		return EFAULT;
-	if ((ret = cm_get_id(f, cmd.id, &id)))
+	if ((ret = cm_cmd_id(f, in, &cmd, sizeof(cmd), &cmd.id, &id)))
 		return ret;
 	if (!id->has_dev)
 		return EINVAL;
@@ -416,9 +410,7 @@ int cm_cmd_notify(struct cm_file *f, uint64_t in, int in_len, int out_len)
 
 	(void)in_len;
 	(void)out_len;
-	if (cm_copy_in(&cmd, in, sizeof(cmd)))
-		return EFAULT;
-	if ((ret = cm_get_id(f, cmd.id, &id)))
+	if ((ret = cm_cmd_id(f, in, &cmd, sizeof(cmd), &cmd.id, &id)))
 		return ret;
 	if (!id->has_conn)
 		return EINVAL;

@@ -164,6 +164,9 @@ void cm_event_post_bell(struct cm_file *f);	/* one more event queued on f */
 void cm_queue_event(struct cm_id *id, int event, int status);
 int cm_copy_in(void *dst, uint64_t src, size_t len);	/* 0 or EFAULT */
 int cm_copy_out(uint64_t dst, const void *src, size_t len);
+/* copy the command in, then look up the id it names (handle points into cmd) */
+int cm_cmd_id(struct cm_file *f, uint64_t in, void *cmd, size_t len,
+	      uint32_t *handle, struct cm_id **id);
 
 /* The command handlers: (file, user address of the command, in, out) -> errno */
 typedef int cm_cmd_fn(struct cm_file *f, uint64_t in, int in_len, int out_len);

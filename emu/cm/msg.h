@@ -10,6 +10,7 @@
 #define RDMAFAST_EMU_CM_MSG_H
 
 #include <stdint.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include <infiniband/verbs.h>
@@ -63,5 +64,14 @@ struct cm_msg {
 	struct sockaddr_storage	src, dst;	/* REQ: the addresses, active side's view */
 	uint8_t			private_data[CM_MSG_PRIVATE_MAX];
 };
+
+/* The consumer's private data into m: len is at most the message type's
+ * CM_*_PRIVATE, checked by the command (data may be NULL when len is 0). */
+static inline void cm_msg_private(struct cm_msg *m, const void *data, unsigned len)
+{
+	m->private_len = (uint8_t)len;
+	if (len)
+		memcpy(m->private_data, data, len);
+}
 
 #endif /* RDMAFAST_EMU_CM_MSG_H */

@@ -108,9 +108,7 @@ int cm_cmd_bind_ip(struct cm_file *f, uint64_t in, int in_len, int out_len)
 
 	(void)in_len;
 	(void)out_len;
-	if (cm_copy_in(&cmd, in, sizeof(cmd)))
-		return EFAULT;
-	if ((ret = cm_get_id(f, cmd.id, &id)))
+	if ((ret = cm_cmd_id(f, in, &cmd, sizeof(cmd), &cmd.id, &id)))
 		return ret;
 	return cm_bind_sockaddr(id, (const struct sockaddr *)&cmd.addr);
 }
@@ -197,9 +195,7 @@ int cm_cmd_resolve_ip(struct cm_file *f, uint64_t in, int in_len, int out_len)
 
 	(void)in_len;
 	(void)out_len;
-	if (cm_copy_in(&cmd, in, sizeof(cmd)))
-		return EFAULT;
-	if ((ret = cm_get_id(f, cmd.id, &id)))
+	if ((ret = cm_cmd_id(f, in, &cmd, sizeof(cmd), &cmd.id, &id)))
 		return ret;
 	return resolve_addr(id, (const struct sockaddr *)&cmd.src_addr,
 			    (const struct sockaddr *)&cmd.dst_addr, cmd.timeout_ms);
@@ -243,9 +239,7 @@ int cm_cmd_resolve_route(struct cm_file *f, uint64_t in, int in_len, int out_len
 
 	(void)in_len;
 	(void)out_len;
-	if (cm_copy_in(&cmd, in, sizeof(cmd)))
-		return EFAULT;
-	if ((ret = cm_get_id(f, cmd.id, &id)))
+	if ((ret = cm_cmd_id(f, in, &cmd, sizeof(cmd), &cmd.id, &id)))
 		return ret;
 	return resolve_route(id);
 }
@@ -304,9 +298,7 @@ int cm_cmd_query_route(struct cm_file *f, uint64_t in, int in_len, int out_len)
 	(void)in_len;
 	if (out_len < (int)sizeof(resp))
 		return ENOSPC;
-	if (cm_copy_in(&cmd, in, sizeof(cmd)))
-		return EFAULT;
-	if ((ret = cm_get_id(f, cmd.id, &id)))
+	if ((ret = cm_cmd_id(f, in, &cmd, sizeof(cmd), &cmd.id, &id)))
 		return ret;
 	memset(&resp, 0, sizeof(resp));
 	memcpy(&resp.src_addr, &id->src, id->src.ss_family == AF_INET ?
@@ -419,9 +411,7 @@ int cm_cmd_query(struct cm_file *f, uint64_t in, int in_len, int out_len)
 	int ret;
 
 	(void)in_len;
-	if (cm_copy_in(&cmd, in, sizeof(cmd)))
-		return EFAULT;
-	if ((ret = cm_get_id(f, cmd.id, &id)))
+	if ((ret = cm_cmd_id(f, in, &cmd, sizeof(cmd), &cmd.id, &id)))
 		return ret;
 	switch (cmd.option) {
 	case RDMA_USER_CM_QUERY_ADDR:

@@ -25,8 +25,7 @@ int cm_sidr_connect(struct cm_id *id, const struct rdma_ucm_conn_param *p)
 	m.from = id->local;
 	m.src = id->src;
 	m.dst = id->dst;
-	m.private_len = p->private_data_len;
-	memcpy(m.private_data, p->private_data, p->private_data_len);
+	cm_msg_private(&m, p->private_data, p->private_data_len);
 	id->state = CM_REQ_SENT;
 	if (cm_link_connect(id) || cm_link_send(id, &m)) {
 		/* no listener: the remote CM answers SIDR status "unsupported" */
@@ -64,9 +63,7 @@ void cm_sidr_send_rep(struct cm_id *id, int status, uint32_t qpn, uint32_t qkey,
 	m.from = id->local;
 	m.qpn = qpn;
 	m.qkey = qkey;
-	m.private_len = (uint8_t)len;
-	if (len)
-		memcpy(m.private_data, private_data, len);
+	cm_msg_private(&m, private_data, len);
 	(void)cm_link_send(id, &m);
 }
 

@@ -270,6 +270,23 @@ int cm_copy_out(uint64_t dst, const void *src, size_t len)
 	return emu_copy_to_user(dst, src, len);
 }
 
+/*
+ * How a command about one id opens, as the kernel's handlers open:
+ * copy_from_user() of the whole command (EFAULT), then ucma_get_ctx() of
+ * the id it names (ENOENT, EINVAL).  handle points at that id's field
+ * inside cmd, which the copy fills (hence not const), and is read once the
+ * command is in.  A command that checks its own fields before the lookup
+ * (CONNECT, BIND, RESOLVE_ADDR, REJECT, the joins) does the two steps
+ * itself, so that its errnos come in the kernel's order.
+ */
+int cm_cmd_id(struct cm_file *f, uint64_t in, void *cmd, size_t len,
+	      uint32_t *handle, struct cm_id **id)
+{
+	if (cm_copy_in(cmd, in, len))
+		return EFAULT;
+	return cm_get_id(f, *handle, id);
+}
+
 static int cmd_create_id(struct cm_file *f, uint64_t in, int in_len, int out_len)
 {
 	struct rdma_ucm_create_id cmd;
@@ -319,9 +336,7 @@ static int cmd_destroy_id(struct cm_file *f, uint64_t in, int in_len, int out_le
 	(void)in_len;
 	if (out_len < (int)sizeof(resp))
 		return ENOSPC;
-	if (cm_copy_in(&cmd, in, sizeof(cmd)))
-		return EFAULT;
-	if ((ret = cm_get_id(f, cmd.id, &id)))
+	if ((ret = cm_cmd_id(f, in, &cmd, sizeof(cmd), &cmd.id, &id)))
 		return ret;
 	resp.events_reported = (uint32_t)cm_id_destroy(id);
 	return cm_copy_out(cmd.response, &resp, sizeof(resp));
@@ -429,9 +444,7 @@ static int cmd_set_option(struct cm_file *f, uint64_t in, int in_len, int out_le
 
 	(void)in_len;
 	(void)out_len;
-	if (cm_copy_in(&cmd, in, sizeof(cmd)))
-		return EFAULT;
-	if ((ret = cm_get_id(f, cmd.id, &id)))
+	if ((ret = cm_cmd_id(f, in, &cmd, sizeof(cmd), &cmd.id, &id)))
 		return ret;
 	if (cmd.optlen > 1u << 16)
 		return ENOMEM;	/* what memdup_user() of a huge length gets */

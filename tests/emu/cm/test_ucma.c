@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -151,6 +152,85 @@ Test(ucma, stale_and_foreign_ids)
 		     "nothing to disconnect");
 	cr_assert_eq(destroy_id(a, id), 0);
 	cr_assert_eq(destroy_id(a, id), ENOENT, "destroyed twice");
+	close(a);
+	close(b);
+}
+
+/*
+ * Every command about one id opens as its kernel handler does: the whole
+ * command is copied in (EFAULT), then its id looked up (ENOENT: none,
+ * EINVAL: another channel's), except that CONNECT, BIND and RESOLVE_ADDR
+ * check their own fields first (a zeroed one is EINVAL before the lookup).
+ */
+struct id_cmd {
+	const char *name;
+	uint32_t cmd;
+	size_t len, id_off;	/* the command's size and where its id lies */
+	uint16_t out;		/* a response length that passes ENOSPC */
+	int zero_errno;		/* for a zeroed command naming no id */
+};
+
+#define ID_CMD(c, type, out, e) \
+	{ #c, RDMA_USER_CM_CMD_##c, sizeof(type), offsetof(type, id), out, e }
+
+static const struct id_cmd id_cmds[] = {
+	ID_CMD(DESTROY_ID, struct rdma_ucm_destroy_id,
+	       sizeof(struct rdma_ucm_destroy_id_resp), ENOENT),
+	ID_CMD(BIND_IP, struct rdma_ucm_bind_ip, 0, ENOENT),
+	ID_CMD(BIND, struct rdma_ucm_bind, 0, EINVAL),
+	ID_CMD(RESOLVE_IP, struct rdma_ucm_resolve_ip, 0, ENOENT),
+	ID_CMD(RESOLVE_ADDR, struct rdma_ucm_resolve_addr, 0, EINVAL),
+	ID_CMD(RESOLVE_ROUTE, struct rdma_ucm_resolve_route, 0, ENOENT),
+	ID_CMD(QUERY_ROUTE, struct rdma_ucm_query,
+	       sizeof(struct rdma_ucm_query_route_resp), ENOENT),
+	ID_CMD(QUERY, struct rdma_ucm_query, 0, ENOENT),
+	ID_CMD(CONNECT, struct rdma_ucm_connect, 0, EINVAL),
+	ID_CMD(LISTEN, struct rdma_ucm_listen, 0, ENOENT),
+	ID_CMD(ACCEPT, struct rdma_ucm_accept, 0, ENOENT),
+	ID_CMD(REJECT, struct rdma_ucm_reject, 0, ENOENT),
+	ID_CMD(DISCONNECT, struct rdma_ucm_disconnect, 0, ENOENT),
+	ID_CMD(INIT_QP_ATTR, struct rdma_ucm_init_qp_attr,
+	       sizeof(struct ib_uverbs_qp_attr), ENOENT),
+	ID_CMD(NOTIFY, struct rdma_ucm_notify, 0, ENOENT),
+	ID_CMD(SET_OPTION, struct rdma_ucm_set_option, 0, ENOENT),
+};
+
+Test(ucma, commands_about_an_id_copy_then_look_up)
+{
+	int a = open_cm(), b = open_cm();
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *m = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct rdma_ucm_cmd_hdr *hdr;
+	uint8_t body[512];
+	uint32_t id;
+
+	cr_assert_neq(m, MAP_FAILED);
+	cr_assert_eq(mprotect(m + pg, (size_t)pg, PROT_NONE), 0);
+	hdr = (struct rdma_ucm_cmd_hdr *)(m + pg - sizeof(*hdr));
+	cr_assert_eq(create_id(a, RDMA_PS_TCP, &id), 0);
+	for (size_t i = 0; i < sizeof(id_cmds) / sizeof(id_cmds[0]); i++) {
+		const struct id_cmd *c = &id_cmds[i];
+
+		cr_assert_leq(c->len, sizeof(body));
+		/* the command runs into a PROT_NONE page */
+		hdr->cmd = c->cmd;
+		hdr->in = (uint16_t)c->len;
+		hdr->out = c->out;
+		cr_assert_eq(write(a, hdr, sizeof(*hdr) + c->len), -1, "%s", c->name);
+		cr_assert_eq(errno, EFAULT, "%s: unreadable: %s", c->name, strerror(errno));
+		memset(body, 0, sizeof(body));
+		memcpy(body + c->id_off, &(uint32_t){ 77 }, 4);
+		cr_assert_eq(ucma(a, c->cmd, body, c->len, c->out), c->zero_errno,
+			     "%s: an id never created", c->name);
+		if (c->zero_errno != ENOENT)
+			continue;
+		memcpy(body + c->id_off, &id, 4);
+		cr_assert_eq(ucma(b, c->cmd, body, c->len, c->out), EINVAL,
+			     "%s: another channel's id", c->name);
+	}
+	cr_assert_eq(destroy_id(a, id), 0);
+	munmap(m, (size_t)pg * 2);
 	close(a);
 	close(b);
 }

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * emu_harness.h - what the fuzz targets that link the emulator in
+ * (device_wqe.c, wire_packet.c) share: a check that aborts naming the
+ * failed condition, one device with a PD, a CQ and a registered region
+ * between two guard areas (harness_open), QPs brought up on loopback
+ * (harness_bring_up), the CQ reaped and the guards checked after each
+ * input, and the seed writing of LLVMFuzzerInitialize() (harness_init).
+ *
+ * Build with -D_GNU_SOURCE (program_invocation_short_name names the target).
+ */
+#ifndef RDMAFAST_FUZZ_EMU_HARNESS_H
+#define RDMAFAST_FUZZ_EMU_HARNESS_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+#define MR_LEN    (64 * 1024)
+#define GUARD_LEN 4096
+#define GUARD_PAT 0x5c
+
+#define CHECK(c) do { if (!(c)) { \
+	fprintf(stderr, "%s: check failed: %s (%s:%d)\n", \
+		program_invocation_short_name, #c, __FILE__, __LINE__); \
+	abort(); } } while (0)
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	uint8_t *mem;		/* guard | MR | guard */
+	uint16_t lid;		/* port 1's: every QP pair is connected on loopback */
+} H;
+
+/* The first device, a PD, a CQ of ncqe entries and MR_LEN registered bytes
+ * (every access) between two guard areas of GUARD_PAT. */
+static void harness_open(int ncqe)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_port_attr port;
+
+	CHECK(list && list[0]);
+	H.ctx = ibv_open_device(list[0]);
+	CHECK(H.ctx);
+	ibv_free_device_list(list);
+	CHECK(ibv_query_port(H.ctx, 1, &port) == 0);
+	H.lid = port.lid;
+	H.pd = ibv_alloc_pd(H.ctx);
+	H.cq = ibv_create_cq(H.ctx, ncqe, NULL, NULL, 0);
+	H.mem = malloc(MR_LEN + 2 * GUARD_LEN);
+	CHECK(H.pd && H.cq && H.mem);
+	memset(H.mem, GUARD_PAT, MR_LEN + 2 * GUARD_LEN);
+	H.mr = ibv_reg_mr(H.pd, H.mem + GUARD_LEN, MR_LEN, IBV_ACCESS_LOCAL_WRITE |
+			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC);
+	CHECK(H.mr);
+}
+
+/*
+ * RESET -> INIT -> RTR -> RTS toward dqpn on our own port (RTR only for a
+ * responder-only XRC target), whatever state the last input left the QP
+ * in. Returns 0, or -1 if a transition was refused.
+ */
+static int harness_bring_up(struct ibv_qp *qp, enum ibv_qp_type type, uint32_t dqpn)
+{
+	struct ibv_qp_attr a;
+	int ud = type == IBV_QPT_UD, resp = type == IBV_QPT_RC || type == IBV_QPT_XRC_RECV;
+	int req = type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RESET;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return -1;
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = 0x11111111;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			    IBV_ACCESS_REMOTE_ATOMIC;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS)))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = 0;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	a.ah_attr.dlid = H.lid;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | (ud ? 0 : IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN) |
+			  (resp ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0)))
+		return -1;
+	if (type == IBV_QPT_XRC_RECV)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	a.timeout = 1;		/* 8 us: retransmissions stay within an input */
+	a.retry_cnt = 1;
+	a.rnr_retry = 0;
+	a.max_rd_atomic = 4;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     (req ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				    IBV_QP_MAX_QP_RD_ATOMIC : 0));
+}
+
+/* Every completion so far, each of a status libibverbs defines. */
+static void harness_reap(void)
+{
+	struct ibv_wc wc[16];
+	int n;
+
+	while ((n = ibv_poll_cq(H.cq, 16, wc)) > 0)
+		for (int i = 0; i < n; i++)
+			CHECK(wc[i].status <= IBV_WC_TM_RNDV_INCOMPLETE);
+	CHECK(n == 0);
+}
+
+/* Nothing was written outside the registered region. */
+static void harness_check_guards(void)
+{
+	for (size_t i = 0; i < GUARD_LEN; i++) {
+		CHECK(H.mem[i] == GUARD_PAT);
+		CHECK(H.mem[GUARD_LEN + MR_LEN + i] == GUARD_PAT);
+	}
+}
+
+/*
+ * LLVMFuzzerInitialize()'s part: setup(), then with FUZZ_WRITE_SEEDS=DIR
+ * write_seeds(DIR) and exit instead of fuzzing (fuzz/README.md).
+ */
+static void harness_init(void (*setup)(void), void (*write_seeds)(const char *dir))
+{
+	const char *seeds = getenv("FUZZ_WRITE_SEEDS");
+
+	setup();
+	if (seeds) {
+		write_seeds(seeds);
+		exit(0);
+	}
+}
+
+#endif /* RDMAFAST_FUZZ_EMU_HARNESS_H */
