@@ -118,6 +118,14 @@ void emu_ah_destroy_locked(struct emu_ah *ah);
 void emu_pd_destroy_locked(struct emu_pd *pd);
 void emu_xrcd_destroy_locked(struct emu_xrcd *xrcd);
 void emu_dm_destroy_locked(struct emu_dm *dm);
+void emu_uar_destroy_locked(struct emu_uar *uar);
+
+/*
+ * ioctl_uar.c: a QP or CQ takes the UAR page_id (a static one, or a live
+ * UAR_OBJ_ALLOC one: else EINVAL) and gives it back when destroyed.
+ */
+int emu_uar_get_locked(struct emu_ctx *ctx, uint32_t page_id);
+void emu_uar_put_locked(struct emu_ctx *ctx, uint32_t page_id);
 
 /* mem.c: an MR (REG_MR and DM_MR_REG), the access rule of both */
 int emu_mr_create_locked(struct emu_ctx *ctx, struct emu_pd *pd, uint64_t addr,
@@ -180,6 +188,8 @@ extern const struct emu_ioc_method emu_ioc_dm_methods[];	/* ioctl_dm.c */
 extern const size_t emu_ioc_dm_methods_count;
 extern const struct emu_ioc_method emu_ioc_create_methods[];	/* ioctl_create.c */
 extern const size_t emu_ioc_create_methods_count;
+extern const struct emu_ioc_method emu_ioc_uar_methods[];	/* ioctl_uar.c */
+extern const size_t emu_ioc_uar_methods_count;
 
 /* uverbs_attr_get() and friends; ENOENT when the attribute is absent */
 const struct ib_uverbs_attr *emu_ioc_get(const struct emu_ioc *b, uint16_t id);

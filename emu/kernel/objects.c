@@ -164,7 +164,7 @@ struct emu_ctx *emu_ctx_first_locked(void)
  */
 static const enum emu_obj_type teardown_order[] = {
 	EMU_OBJ_AH, EMU_OBJ_MW, EMU_OBJ_QP, EMU_OBJ_SRQ, EMU_OBJ_CQ,
-	EMU_OBJ_MR, EMU_OBJ_DM, EMU_OBJ_PD, EMU_OBJ_XRCD,
+	EMU_OBJ_UAR, EMU_OBJ_MR, EMU_OBJ_DM, EMU_OBJ_PD, EMU_OBJ_XRCD,
 };
 
 static void obj_destroy_locked(struct emu_obj *o)
@@ -179,6 +179,7 @@ static void obj_destroy_locked(struct emu_obj *o)
 	case EMU_OBJ_PD:   emu_pd_destroy_locked((struct emu_pd *)o); break;
 	case EMU_OBJ_XRCD: emu_xrcd_destroy_locked((struct emu_xrcd *)o); break;
 	case EMU_OBJ_DM:   emu_dm_destroy_locked((struct emu_dm *)o); break;
+	case EMU_OBJ_UAR:  emu_uar_destroy_locked((struct emu_uar *)o); break;
 	case EMU_OBJ_TYPE_COUNT: break;
 	}
 }

@@ -669,6 +669,9 @@ static void cq_create_call(struct cq_call *q, void *ring, void *db)
 	q->drv.buf_addr = ptr(ring);
 	q->drv.db_addr = ptr(db);
 	q->drv.cqe_size = 64;
+	/* libmlx5's context has dynamic UARs only: a CQ names one */
+	q->drv.flags = MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX;
+	q->drv.uar_page_index = mlx5dv_devx_alloc_uar(ctx, MLX5DV_UAR_ALLOC_TYPE_NC)->page_id;
 	call_init(&q->c, UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE);
 	attr(&q->c, UVERBS_ATTR_CREATE_CQ_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, 0);
 	attr(&q->c, UVERBS_ATTR_CREATE_CQ_CQE, UVERBS_ATTR_F_MANDATORY, 4, 16);
