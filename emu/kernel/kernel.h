@@ -376,6 +376,21 @@ struct emu_ctx {
 	bool			uar_alive[EMU_MAX_UARS];	/* its object exists */
 	uint16_t		uar_users[EMU_MAX_UARS];	/* QPs and CQs on it */
 
+	/*
+	 * One ucontext behind several descriptors (import.c): the memfd's
+	 * identity, so that another descriptor of it (a dup(), one received
+	 * over SCM_RIGHTS) is this context's command fd too, as each is the
+	 * same uverbs file on the kernel; the context lives until the last is
+	 * closed.  Each user context on top (ibv_import_device()) allocates
+	 * its own async event file: more_async, which receive nothing.
+	 */
+	dev_t			file_dev;
+	ino_t			file_ino;
+	int			*alias_fds;
+	unsigned		nalias;
+	struct emu_evq		*more_async;
+	unsigned		nmore_async;
+
 	struct emu_obj		**objs;		/* handle table */
 	uint32_t		nobjs;
 	struct emu_channel	*channels;
@@ -393,6 +408,12 @@ struct emu_ctx *emu_ctx_by_fd_locked(int fd);
 bool emu_fd_is_cmd(int fd);
 bool emu_fd_is_watched(int fd);
 void emu_fd_closed(int fd);		/* a close() of any fd, lock not held */
+/*
+ * An fd that is another descriptor of a command fd becomes one too
+ * (ibv_import_device() of a dup()); true if fd is a command fd.  Lock not
+ * held.  interpose/ asks before fstat() and RDMA_VERBS_IOCTL.
+ */
+bool emu_fd_adopt(int fd);
 void emu_release_all(void);		/* at exit */
 /* One command written to ctx's command fd (dispatch.c); 0 or a positive errno. */
 /* buf is the user's address, read only through emu_copy_from_user() */
