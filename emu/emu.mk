@@ -51,7 +51,7 @@ $(EMU_LAUNCHER): emu/launcher/rfemu.c
 # depend on nothing else: a test forges packets and reads the counters.
 $(BUILD)/tests/emu/%: tests/emu/%.c tests/emu/emu_test.h $(wildcard tests/emu/*/*.h) $(EMU_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -Itests/emu -Iemu -o $@ $< \
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -Itests/emu -Iemu -Iinclude -o $@ $< \
 		$(CRITERION_FLAGS) -lrdmacm -libverbs -lmlx5 -lpthread
 
 $(EMU_TEST_HELPERS): $(BUILD)/tests/emu/%: tests/emu/%.c $(EMU_HDRS)

@@ -134,18 +134,26 @@ void dev_watch_rebuild_locked(void)
 	dev_eng.nwatch = 0;
 	for (struct dev_ctx *dc = dev_eng.ctxs; dc; dc = dc->next) {
 		for (uint32_t b = 0; b < DEV_ARRAY_SIZE(dc->bf_qps); b++) {
+			/*
+			 * A UAR of UAR_OBJ_ALLOC has one mapping, and a QP on
+			 * it may ring either of its two bfregs (the QP names
+			 * only the page): both are this list's.
+			 */
+			bool dyn = emu_uar_is_dyn(dc->ctx, b / EMU_BFREGS_PER_UAR);
+
 			if (!dc->bf_qps[b])
 				continue;
-			for (unsigned v = 0; v < 2; v++)
-				for (unsigned half = 0; half < 2; half++)
-					watch_add((_Atomic uint64_t *)(emu_bfreg_addr(dc->ctx, views[v], b) +
-								       half * EMU_BF_REG_SIZE / 2),
-						  dc, b, false);
+			for (unsigned v = 0; v < (dyn ? 1u : 2u); v++)
+				for (unsigned reg = 0; reg < (dyn ? 2u : 1u); reg++)
+					for (unsigned half = 0; half < 2; half++)
+						watch_add((_Atomic uint64_t *)(emu_bfreg_addr(dc->ctx, views[v], b + reg) +
+									       half * EMU_BF_REG_SIZE / 2),
+							  dc, b, false);
 		}
 		for (uint32_t u = 0; u < EMU_MAX_UARS; u++) {
 			if (!dc->uar_cqs[u])
 				continue;
-			for (unsigned v = 0; v < 2; v++)
+			for (unsigned v = 0; v < (emu_uar_is_dyn(dc->ctx, u) ? 1u : 2u); v++)
 				watch_add((_Atomic uint64_t *)(emu_uar_page(dc->ctx, views[v], u) +
 							       EMU_CQ_DB_OFFSET),
 					  dc, u, true);

@@ -137,7 +137,8 @@ static int cmd_fd_index(int fd)
 	struct emu_ctx *ctx;
 	int idx = -1;
 
-	if (!emu_fd_is_cmd(fd) || emu_lock_held())
+	/* another descriptor of a command fd is one too (ibv_import_device()) */
+	if (emu_lock_held() || !emu_fd_adopt(fd))
 		return -1;
 	emu_lock_acquire();
 	ctx = emu_ctx_by_fd_locked(fd);
@@ -518,7 +519,8 @@ int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	if (!emu_fd_is_cmd(fd) || emu_lock_held())
+	if (emu_lock_held() ||
+	    !(emu_fd_is_cmd(fd) || (req == RDMA_VERBS_IOCTL && emu_fd_adopt(fd))))
 		return get_ioctl()(fd, req, arg);
 	if (req != RDMA_VERBS_IOCTL) {
 		errno = ENOTTY;

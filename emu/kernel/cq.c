@@ -86,7 +86,7 @@ static int create_cq(struct emu_cmd *c, uint64_t user_handle, uint32_t cqe,
 	struct mlx5_ib_create_cq_resp drv = {};
 	struct emu_channel *ch = NULL;
 	struct emu_cq *cq;
-	uint32_t entries;
+	uint32_t entries, uar_page;
 	int ret;
 
 	if (c->drv_in_len < offsetof(struct mlx5_ib_create_cq, flags))
@@ -127,8 +127,16 @@ static int create_cq(struct emu_cmd *c, uint64_t user_handle, uint32_t cqe,
 	    req.cqe_comp_res_format != MLX5_IB_CQE_RES_FORMAT_CSUM &&
 	    req.cqe_comp_res_format != MLX5_IB_CQE_RES_FORMAT_CSUM_STRIDX)
 		return EINVAL;
-	if ((req.flags & MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX) &&
-	    req.uar_page_index >= c->ctx->num_uars)
+	/*
+	 * The arm doorbell's UAR: the one named, else static UAR 0, which a
+	 * context of dynamic UARs has none of (mlx5's create_cq_user()).
+	 */
+	uar_page = (req.flags & MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX) ?
+		   req.uar_page_index : 0;
+	if (!(req.flags & MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX) && c->ctx->dyn_uar_lib)
+		return EINVAL;
+	if (uar_page >= EMU_MAX_UARS ||
+	    (emu_uar_is_dyn(c->ctx, uar_page) && !c->ctx->uar_alive[uar_page]))
 		return EINVAL;
 	/*
 	 * Pinned as mlx5's create_cq_user() does: the ring with
@@ -153,8 +161,8 @@ static int create_cq(struct emu_cmd *c, uint64_t user_handle, uint32_t cqe,
 	cq->cqe_size = req.cqe_size;
 	cq->comp_format = req.cqe_comp_en == 1 ? req.cqe_comp_res_format : 0;
 	cq->flags = flags;
-	cq->uar_page = (req.flags & MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX) ?
-		       req.uar_page_index : 0;
+	cq->uar_page = (uint16_t)uar_page;
+	emu_uar_get_locked(c->ctx, uar_page);
 	cq->uar = emu_uar_page(c->ctx, EMU_MMAP_REGULAR, cq->uar_page);
 	cq->comp_vector = comp_vector;
 	cq->channel = ch;
@@ -292,6 +300,7 @@ int emu_cmd_modify_cq(struct emu_cmd *c)
 void emu_cq_destroy_locked(struct emu_cq *cq)
 {
 	emu_dev_cq_destroyed(cq);
+	emu_uar_put_locked(cq->obj.ctx, cq->uar_page);
 	if (cq->channel) {
 		cq->channel->usecnt--;
 		emu_channel_put_locked(cq->channel);

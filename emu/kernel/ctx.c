@@ -73,10 +73,10 @@ int emu_cmd_get_context(struct emu_cmd *c)
 	total = (req.total_num_bfregs + 1) & ~1u;
 	if (!total)
 		total = 2;
-	if (total > 2 * EMU_MAX_UARS)
-		return ENOMEM;
 	if (req.num_low_latency_bfregs > total - 1)
 		return EINVAL;
+	if (total > 2 * EMU_MAX_UARS && !(req.lib_caps & MLX5_LIB_CAP_DYN_UAR))
+		return ENOMEM;	/* calc_total_bfregs(), for static UARs only */
 	/* mlx5_ib_devx_create(): this device has no DEVX user context */
 	if (req.flags & MLX5_IB_ALLOC_UCTX_DEVX)
 		return EINVAL;
@@ -86,8 +86,18 @@ int emu_cmd_get_context(struct emu_cmd *c)
 		return ret;
 
 	emu_fd_watch(ctx->async.user_fd, true);
+	/*
+	 * A library that allocates its UARs itself (MLX5_LIB_CAP_DYN_UAR,
+	 * libmlx5 since rdma-core 30) gets no static ones: tot_bfregs 0, and
+	 * every QP and CQ names a UAR of UAR_OBJ_ALLOC (ioctl_uar.c), as
+	 * mlx5_ib_alloc_ucontext() does.  Only such a context can be imported
+	 * (rdma-core mlx5_set_context()).
+	 */
+	ctx->dyn_uar_lib = req.lib_caps & MLX5_LIB_CAP_DYN_UAR;
+	if (ctx->dyn_uar_lib)
+		total = 0;
 	ctx->tot_bfregs = total;
-	ctx->low_lat_bfregs = req.num_low_latency_bfregs;
+	ctx->low_lat_bfregs = total ? req.num_low_latency_bfregs : 0;
 	ctx->num_uars = total / 2;
 	ctx->have_context = true;
 

@@ -18,6 +18,17 @@
 /* ---- objects.c: contexts, handles, numbers ----------------------------- */
 void emu_ctx_destroy_locked(struct emu_ctx *ctx);	/* drops the lock for fini */
 void emu_fd_watch(int fd, bool on);	/* event fds whose close() matters */
+void emu_fd_set_cmd(int fd, bool on);	/* fd is (no longer) a command fd */
+
+/* ---- import.c: several descriptors, several async files ---------------- */
+/* fd of ctx closed: true if it was the last, and ctx must go */
+bool emu_ctx_fd_close_locked(struct emu_ctx *ctx, int fd);
+bool emu_ctx_has_fd_locked(const struct emu_ctx *ctx, int fd);
+/* ASYNC_EVENT_ALLOC beyond the first; a close() of one; all at teardown */
+int emu_async_more_locked(struct emu_ctx *ctx, int *user_fd);
+bool emu_async_more_closed_locked(struct emu_ctx *ctx, int fd);
+bool emu_async_is_ctx_locked(const struct emu_ctx *ctx, int fd);
+void emu_ctx_import_fini_locked(struct emu_ctx *ctx);
 
 void *emu_obj_alloc(struct emu_ctx *ctx, enum emu_obj_type type, size_t size,
 		    uint64_t user_handle);
@@ -118,6 +129,14 @@ void emu_ah_destroy_locked(struct emu_ah *ah);
 void emu_pd_destroy_locked(struct emu_pd *pd);
 void emu_xrcd_destroy_locked(struct emu_xrcd *xrcd);
 void emu_dm_destroy_locked(struct emu_dm *dm);
+void emu_uar_destroy_locked(struct emu_uar *uar);
+
+/*
+ * ioctl_uar.c: a QP or CQ takes the UAR page_id (a static one, or a live
+ * UAR_OBJ_ALLOC one: else EINVAL) and gives it back when destroyed.
+ */
+int emu_uar_get_locked(struct emu_ctx *ctx, uint32_t page_id);
+void emu_uar_put_locked(struct emu_ctx *ctx, uint32_t page_id);
 
 /* mem.c: an MR (REG_MR and DM_MR_REG), the access rule of both */
 int emu_mr_create_locked(struct emu_ctx *ctx, struct emu_pd *pd, uint64_t addr,
@@ -180,6 +199,10 @@ extern const struct emu_ioc_method emu_ioc_dm_methods[];	/* ioctl_dm.c */
 extern const size_t emu_ioc_dm_methods_count;
 extern const struct emu_ioc_method emu_ioc_create_methods[];	/* ioctl_create.c */
 extern const size_t emu_ioc_create_methods_count;
+extern const struct emu_ioc_method emu_ioc_uar_methods[];	/* ioctl_uar.c */
+extern const size_t emu_ioc_uar_methods_count;
+extern const struct emu_ioc_method emu_ioc_import_methods[];	/* import.c */
+extern const size_t emu_ioc_import_methods_count;
 
 /* uverbs_attr_get() and friends; ENOENT when the attribute is absent */
 const struct ib_uverbs_attr *emu_ioc_get(const struct emu_ioc *b, uint16_t id);

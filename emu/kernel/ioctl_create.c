@@ -70,7 +70,8 @@ static int cq_create(struct emu_ioc *b)
 				IB_UVERBS_CQ_FLAGS_IGNORE_OVERRUN))
 		return EINVAL;		/* uverbs_get_flags32()'s allowed bits */
 	cmd.flags = (uint32_t)flags;
-	if (evfd && (evfd->data_s64 < 0 || evfd->data_s64 != ctx->async.user_fd))
+	if (evfd && (evfd->data_s64 < 0 || evfd->data_s64 > INT32_MAX ||
+		     !emu_async_is_ctx_locked(ctx, (int)evfd->data_s64)))
 		return EBADF;
 	if (chan)
 		cmd.comp_channel = chan->data_s64 < 0 || chan->data_s64 > INT32_MAX ?
@@ -157,7 +158,8 @@ static int srq_create(struct emu_ioc *b)
 	if (!obj)
 		return ret;
 	cmd.pd_handle = obj->handle;
-	if (evfd && (evfd->data_s64 < 0 || evfd->data_s64 != ctx->async.user_fd))
+	if (evfd && (evfd->data_s64 < 0 || evfd->data_s64 > INT32_MAX ||
+		     !emu_async_is_ctx_locked(ctx, (int)evfd->data_s64)))
 		return EBADF;
 	if (emu_ioc_out_check(b, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, 4) ||
 	    emu_ioc_out_check(b, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, 4) ||

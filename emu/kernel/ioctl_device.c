@@ -150,16 +150,30 @@ static int query_context(struct emu_ioc *b)
 
 /*
  * UVERBS_METHOD_ASYNC_EVENT_ALLOC: the async event file of a context made
- * by the ioctl GET_CONTEXT.  This kernel keeps one per context: a second
- * is EINVAL (the kernel would make another, which receives nothing).
+ * by the ioctl GET_CONTEXT.  A second one is another user context's on the
+ * same ucontext (import.c): a file that receives nothing.
  */
 static int async_event_alloc(struct emu_ioc *b)
 {
 	struct emu_ctx *ctx = b->ctx;
 	int ret;
 
-	if (!ctx->have_context || ctx->async.dev_fd >= 0)
+	if (!ctx->have_context)
 		return EINVAL;
+	if (ctx->async.dev_fd >= 0) {
+		/* another user context on the ucontext: ibv_import_device() */
+		int fd;
+
+		ret = emu_async_more_locked(ctx, &fd);
+		if (ret)
+			return ret;
+		ret = emu_ioc_put_new(b, UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE, fd);
+		if (ret) {
+			emu_async_more_closed_locked(ctx, fd);
+			emu_real_close(fd);
+		}
+		return ret;
+	}
 	ret = emu_evq_open(&ctx->async);
 	if (ret)
 		return ret;

@@ -73,7 +73,13 @@ enum emu_mmap_cmd {
 	EMU_MMAP_CORE_CLOCK	= 5,	/* the free-running counter (clock.c) */
 	EMU_MMAP_CLOCK_INFO	= 7,	/* its timecounter, for mlx5dv_ts_to_ns */
 	EMU_MMAP_DEVICE_MEM	= 8,	/* device memory (MEMIC), page idx */
-	EMU_MMAP_CMD_COUNT	= 9,
+	/*
+	 * UARs of UAR_OBJ_ALLOC (ioctl_uar.c): the first of the kernel's
+	 * rdma_user_mmap_entry commands (MLX5_IB_MMAP_OFFSET_START), idx = the
+	 * UAR's page id.  One mapping each: write-combining or not as asked.
+	 */
+	EMU_MMAP_DYN_UAR	= 9,
+	EMU_MMAP_CMD_COUNT	= 10,
 };
 /* device memory: a ConnectX-6's 128 KiB of MEMIC, in pages of the command fd */
 #define EMU_DM_PAGES	32u
@@ -95,6 +101,7 @@ enum emu_obj_type {
 	EMU_OBJ_AH,
 	EMU_OBJ_XRCD,
 	EMU_OBJ_DM,
+	EMU_OBJ_UAR,
 	EMU_OBJ_TYPE_COUNT
 };
 
@@ -154,6 +161,19 @@ struct emu_dm {
 	struct emu_obj		obj;
 	uint32_t		first_page, pages;
 	uint64_t		length;		/* as asked */
+};
+
+/*
+ * mlx5dv_devx_alloc_uar(), libmlx5's QP and TD UARs: a UAR page of the
+ * command fd (EMU_MMAP_DYN_UAR), named by its page id in CREATE_QP and
+ * CREATE_CQ.  Destroying the object does not take the page from the QPs
+ * and CQs that ring it (the kernel keeps no count either); the page id is
+ * given out again only when they are gone (emu_ctx.uar_users).
+ */
+struct emu_uar {
+	struct emu_obj		obj;
+	uint32_t		page_id;
+	uint32_t		alloc_type;	/* MLX5_IB_UAPI_UAR_ALLOC_TYPE_BF or _NC */
 };
 
 struct emu_qp;
@@ -266,6 +286,12 @@ struct emu_qp {
 	/* doorbell: bfreg index from CREATE_QP and where it sits in our view */
 	uint32_t		bfreg;		/* 0 = no BlueFlame, shared */
 	uint8_t			*bf_reg;	/* emu_bfreg_addr(ctx, bfreg) */
+	/*
+	 * On a UAR of UAR_OBJ_ALLOC (MLX5_QP_FLAG_UAR_PAGE_INDEX): bfreg is
+	 * the page's first register, and the QP may ring either of its two
+	 * (CREATE_QP names only the page).
+	 */
+	bool			dyn_uar;
 
 	/* caps as answered */
 	struct ibv_qp_cap	cap;
@@ -342,6 +368,28 @@ struct emu_ctx {
 	uint32_t		tot_bfregs;	/* usable bfregs, 2 per UAR */
 	uint32_t		low_lat_bfregs;	/* the last ones: one QP each */
 	uint16_t		bfreg_users[2 * EMU_MAX_UARS]; /* QPs per usable bfreg */
+	/*
+	 * UAR pages from num_uars up are UAR_OBJ_ALLOC's (ioctl_uar.c); a
+	 * library with MLX5_LIB_CAP_DYN_UAR gets no static ones (dyn_uar_lib).
+	 */
+	bool			dyn_uar_lib;
+	bool			uar_alive[EMU_MAX_UARS];	/* its object exists */
+	uint16_t		uar_users[EMU_MAX_UARS];	/* QPs and CQs on it */
+
+	/*
+	 * One ucontext behind several descriptors (import.c): the memfd's
+	 * identity, so that another descriptor of it (a dup(), one received
+	 * over SCM_RIGHTS) is this context's command fd too, as each is the
+	 * same uverbs file on the kernel; the context lives until the last is
+	 * closed.  Each user context on top (ibv_import_device()) allocates
+	 * its own async event file: more_async, which receive nothing.
+	 */
+	dev_t			file_dev;
+	ino_t			file_ino;
+	int			*alias_fds;
+	unsigned		nalias;
+	struct emu_evq		*more_async;
+	unsigned		nmore_async;
 
 	struct emu_obj		**objs;		/* handle table */
 	uint32_t		nobjs;
@@ -360,6 +408,12 @@ struct emu_ctx *emu_ctx_by_fd_locked(int fd);
 bool emu_fd_is_cmd(int fd);
 bool emu_fd_is_watched(int fd);
 void emu_fd_closed(int fd);		/* a close() of any fd, lock not held */
+/*
+ * An fd that is another descriptor of a command fd becomes one too
+ * (ibv_import_device() of a dup()); true if fd is a command fd.  Lock not
+ * held.  interpose/ asks before fstat() and RDMA_VERBS_IOCTL.
+ */
+bool emu_fd_adopt(int fd);
 void emu_release_all(void);		/* at exit */
 /* One command written to ctx's command fd (dispatch.c); 0 or a positive errno. */
 /* buf is the user's address, read only through emu_copy_from_user() */
@@ -403,10 +457,21 @@ int emu_copy_to_user(uint64_t dst, const void *src, size_t len);
  */
 int emu_umem_check(uint64_t addr, uint64_t len, bool write);
 
-/* UAR page idx as mapped by libmlx5 with mmap cmd (REGULAR or NC). */
+/* UAR page idx of a context, beyond its static ones a UAR_OBJ_ALLOC one. */
+static inline bool emu_uar_is_dyn(const struct emu_ctx *ctx, uint32_t idx)
+{
+	return idx >= ctx->num_uars;
+}
+
+/*
+ * UAR page idx as mapped by libmlx5 with mmap cmd (REGULAR or NC); a
+ * dynamic UAR has its one mapping whatever the cmd.
+ */
 static inline uint8_t *emu_uar_page(const struct emu_ctx *ctx,
 				    enum emu_mmap_cmd cmd, uint32_t idx)
 {
+	if ((cmd == EMU_MMAP_REGULAR || cmd == EMU_MMAP_NC) && emu_uar_is_dyn(ctx, idx))
+		cmd = EMU_MMAP_DYN_UAR;
 	return ctx->map + (((size_t)cmd << 8) | idx) * EMU_PAGE_SIZE;
 }
 

@@ -89,6 +89,16 @@ void emu_fd_watch(int fd, bool on)
 		atomic_fetch_and(&watch_bits[FD_WORD(fd)], ~FD_MASK(fd));
 }
 
+void emu_fd_set_cmd(int fd, bool on)
+{
+	if (fd < 0 || fd >= FD_BITS_MAX)
+		return;
+	if (on)
+		atomic_fetch_or(&fd_bits[FD_WORD(fd)], FD_MASK(fd));
+	else
+		atomic_fetch_and(&fd_bits[FD_WORD(fd)], ~FD_MASK(fd));
+}
+
 bool emu_fd_is_watched(int fd)
 {
 	if (fd < 0 || fd >= FD_BITS_MAX)
@@ -125,6 +135,12 @@ struct emu_ctx *emu_ctx_create(unsigned dev_index)
 			fd, 0);
 	if (ctx->map == MAP_FAILED)
 		goto err_close;
+	struct stat st;
+
+	if (emu_real_fstat(fd, &st))
+		goto err_unmap;
+	ctx->file_dev = st.st_dev;
+	ctx->file_ino = st.st_ino;
 	ctx->cmd_fd = fd;
 	ctx->dev_index = dev_index;
 	ctx->async.user_fd = -1;
@@ -137,6 +153,8 @@ struct emu_ctx *emu_ctx_create(unsigned dev_index)
 	emu_lock_release();
 	return ctx;
 
+err_unmap:
+	munmap(ctx->map, EMU_CMDFD_SIZE);
 err_close:
 	emu_real_close(fd);
 err_free:
@@ -147,7 +165,7 @@ err_free:
 struct emu_ctx *emu_ctx_by_fd_locked(int fd)
 {
 	for (struct emu_ctx *c = ctx_list; c; c = c->next)
-		if (c->cmd_fd == fd)
+		if (emu_ctx_has_fd_locked(c, fd))
 			return c;
 	return NULL;
 }
@@ -164,7 +182,7 @@ struct emu_ctx *emu_ctx_first_locked(void)
  */
 static const enum emu_obj_type teardown_order[] = {
 	EMU_OBJ_AH, EMU_OBJ_MW, EMU_OBJ_QP, EMU_OBJ_SRQ, EMU_OBJ_CQ,
-	EMU_OBJ_MR, EMU_OBJ_DM, EMU_OBJ_PD, EMU_OBJ_XRCD,
+	EMU_OBJ_UAR, EMU_OBJ_MR, EMU_OBJ_DM, EMU_OBJ_PD, EMU_OBJ_XRCD,
 };
 
 static void obj_destroy_locked(struct emu_obj *o)
@@ -179,6 +197,7 @@ static void obj_destroy_locked(struct emu_obj *o)
 	case EMU_OBJ_PD:   emu_pd_destroy_locked((struct emu_pd *)o); break;
 	case EMU_OBJ_XRCD: emu_xrcd_destroy_locked((struct emu_xrcd *)o); break;
 	case EMU_OBJ_DM:   emu_dm_destroy_locked((struct emu_dm *)o); break;
+	case EMU_OBJ_UAR:  emu_uar_destroy_locked((struct emu_uar *)o); break;
 	case EMU_OBJ_TYPE_COUNT: break;
 	}
 }
@@ -203,7 +222,9 @@ void emu_ctx_destroy_locked(struct emu_ctx *ctx)
 			*pp = ctx->next;
 			break;
 		}
-	atomic_fetch_and(&fd_bits[FD_WORD(ctx->cmd_fd)], ~FD_MASK(ctx->cmd_fd));
+	emu_fd_set_cmd(ctx->cmd_fd, false);
+	for (unsigned i = 0; i < ctx->nalias; i++)
+		emu_fd_set_cmd(ctx->alias_fds[i], false);
 
 	emu_lock_release();
 	if (ctx->have_context)
@@ -211,6 +232,7 @@ void emu_ctx_destroy_locked(struct emu_ctx *ctx)
 	emu_lock_acquire();
 
 	emu_evq_close(&ctx->async);
+	emu_ctx_import_fini_locked(ctx);
 	munmap(ctx->map, EMU_CMDFD_SIZE);
 	free(ctx->objs);
 	free(ctx);
@@ -221,10 +243,14 @@ void emu_fd_closed(int fd)
 {
 	emu_lock_acquire();
 	for (struct emu_ctx *c = ctx_list; c; c = c->next) {
-		if (c->cmd_fd == fd) {
-			emu_ctx_destroy_locked(c);
+		if (emu_ctx_has_fd_locked(c, fd)) {
+			/* the uverbs file goes with its last descriptor */
+			if (emu_ctx_fd_close_locked(c, fd))
+				emu_ctx_destroy_locked(c);
 			break;
 		}
+		if (emu_async_more_closed_locked(c, fd))
+			break;
 		if (c->async.user_fd == fd) {
 			/* the process closed its end; later events are dropped */
 			emu_fd_watch(fd, false);
@@ -253,6 +279,7 @@ void emu_release_all(void)
 		struct emu_ctx *c = ctx_list;
 		int fd = c->cmd_fd;
 
+		/* the other descriptors of the file are closed by the process */
 		emu_ctx_destroy_locked(c);
 		emu_real_close(fd);
 	}

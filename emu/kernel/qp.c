@@ -56,6 +56,28 @@ static void bfreg_free(struct emu_ctx *ctx, uint32_t gross)
 		ctx->bfreg_users[net]--;
 }
 
+/*
+ * The UAR of a QP that sends, as mlx5's _create_user_qp() takes it: a page
+ * of UAR_OBJ_ALLOC named by MLX5_QP_FLAG_UAR_PAGE_INDEX (the firmware
+ * refuses one the context does not hold), a dynamic bfreg of the old
+ * scheme (MLX5_QP_FLAG_BFREG_INDEX; GET_CONTEXT announces none), or a
+ * static bfreg, which a context of dynamic UARs has none of.
+ */
+static int uar_flags_check(struct emu_ctx *ctx, uint32_t flags, uint32_t index)
+{
+	switch (flags & (MLX5_QP_FLAG_UAR_PAGE_INDEX | MLX5_QP_FLAG_BFREG_INDEX)) {
+	case MLX5_QP_FLAG_UAR_PAGE_INDEX:
+		if (index >= EMU_MAX_UARS ||
+		    (emu_uar_is_dyn(ctx, index) && !ctx->uar_alive[index]))
+			return EINVAL;
+		return 0;
+	case 0:
+		return ctx->dyn_uar_lib ? EINVAL : 0;
+	default:
+		return EINVAL;	/* bfregn_to_uar_index() of no dynamic bfreg */
+	}
+}
+
 /* ---- create -------------------------------------------------------------- */
 
 struct create_args {
@@ -120,7 +142,8 @@ static void scatter_to_cqe_config(struct emu_qp *qp)
 static int dc_kind(enum ibv_qp_type type, uint32_t flags, uint8_t *dc)
 {
 	uint32_t ok = MLX5_QP_FLAG_SIGNATURE | MLX5_QP_FLAG_SCATTER_CQE |
-		      MLX5_QP_FLAG_ALLOW_SCATTER_CQE;
+		      MLX5_QP_FLAG_ALLOW_SCATTER_CQE | MLX5_QP_FLAG_UAR_PAGE_INDEX |
+		      MLX5_QP_FLAG_BFREG_INDEX;
 
 	*dc = EMU_DC_NONE;
 	if (type == IBV_QPT_DRIVER) {
@@ -134,7 +157,7 @@ static int dc_kind(enum ibv_qp_type type, uint32_t flags, uint8_t *dc)
 			return EINVAL;	/* a driver QP of no kind this device has */
 		}
 	}
-	/* TIR, tunnel offloads, dynamic UAR, DCI streams ... not on this device */
+	/* TIR, tunnel offloads, DCI streams ... not on this device */
 	return flags & ~ok ? EINVAL : 0;
 }
 
@@ -218,6 +241,9 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 
 	if (req.uidx > EMU_USER_INDEX_MASK)
 		return EINVAL;
+	if (type != IBV_QPT_XRC_RECV && dc != EMU_DC_DCT &&
+	    (ret = uar_flags_check(ctx, req.flags, req.bfreg_index)))
+		return ret;
 	if (type == IBV_QPT_XRC_RECV || dc == EMU_DC_DCT) {
 		/* the kernel creates target QPs itself: no user rings to take */
 		req.buf_addr = req.db_addr = 0;
@@ -277,10 +303,16 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	qp->cap = cap;
 	qp->attr.state = IBV_QPS_RESET;
 	/* XRC and DC targets send nothing: the shared no-BlueFlame register */
-	qp->bfreg = type == IBV_QPT_XRC_RECV || dc == EMU_DC_DCT ? 0 :
-		    bfreg_gross(bfreg_alloc(ctx));
-	if (type == IBV_QPT_XRC_RECV || dc == EMU_DC_DCT)
+	if (type == IBV_QPT_XRC_RECV || dc == EMU_DC_DCT) {
+		qp->bfreg = 0;
 		ctx->bfreg_users[0]++;
+	} else if (req.flags & MLX5_QP_FLAG_UAR_PAGE_INDEX) {
+		qp->bfreg = req.bfreg_index * EMU_BFREGS_PER_UAR;
+		qp->dyn_uar = true;
+		emu_uar_get_locked(ctx, req.bfreg_index);
+	} else {
+		qp->bfreg = bfreg_gross(bfreg_alloc(ctx));
+	}
 	qp->bf_reg = emu_bfreg_addr(ctx, EMU_MMAP_REGULAR, qp->bfreg);
 
 	if (pd) pd->obj.usecnt++;
@@ -301,7 +333,8 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	resp->max_send_sge = cap.max_send_sge;
 	resp->max_recv_sge = cap.max_recv_sge;
 	resp->max_inline_data = cap.max_inline_data;
-	drv.bfreg_index = qp->bfreg;
+	/* a QP on a page it named has no bfreg of the kernel's (MLX5_IB_INVALID_BFREG) */
+	drv.bfreg_index = qp->dyn_uar ? 1u << 31 : qp->bfreg;
 	memcpy(c->drv_out, &drv, c->drv_out_len < sizeof(drv) ? c->drv_out_len : sizeof(drv));
 	return 0;
 }
@@ -716,7 +749,10 @@ void emu_qp_destroy_locked(struct emu_qp *qp)
 	}
 	emu_dev_qp_destroyed(qp);
 	mcast_drop_qp(qp);
-	bfreg_free(ctx, qp->bfreg);
+	if (qp->dyn_uar)
+		emu_uar_put_locked(ctx, qp->bfreg / EMU_BFREGS_PER_UAR);
+	else
+		bfreg_free(ctx, qp->bfreg);
 	if (qp->pd) qp->pd->obj.usecnt--;
 	if (qp->send_cq) qp->send_cq->obj.usecnt--;
 	if (qp->recv_cq) qp->recv_cq->obj.usecnt--;

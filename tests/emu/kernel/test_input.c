@@ -21,14 +21,24 @@
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq;
+/*
+ * A UAR of the context for raw CREATE_CQ/CREATE_QP: libmlx5's context has
+ * dynamic UARs only, so each must name one (kernel/ioctl_uar.c).
+ */
+static uint32_t uar;
 
 static void setup(void)
 {
+	struct mlx5dv_devx_uar *u;
+
 	ctx = et_open();
 	pd = ibv_alloc_pd(ctx);
 	cr_assert(pd);
 	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	cr_assert(cq);
+	u = mlx5dv_devx_alloc_uar(ctx, MLX5DV_UAR_ALLOC_TYPE_NC);
+	cr_assert(u);
+	uar = u->page_id;
 }
 
 static void teardown(void)
@@ -277,7 +287,8 @@ static int create_cq_raw(void *buf, void *db)
 	struct create_cq_cmd c = {
 		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_CQ, sizeof(c), sizeof(r)),
 		.core = { .response = (uintptr_t)&r, .cqe = 7, .comp_channel = -1 },
-		.drv = { .buf_addr = (uintptr_t)buf, .db_addr = (uintptr_t)db, .cqe_size = 64 },
+		.drv = { .buf_addr = (uintptr_t)buf, .db_addr = (uintptr_t)db, .cqe_size = 64,
+			 .flags = MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX, .uar_page_index = uar },
 	};
 	int ret = cmd_write(&c, sizeof(c));
 
@@ -339,6 +350,7 @@ static int create_qp_raw(void *buf, void *db)
 		.drv = {
 			.buf_addr = (uintptr_t)buf, .db_addr = (uintptr_t)db,
 			.sq_wqe_count = 16, .rq_wqe_count = 16, .rq_wqe_shift = 6,
+			.flags = MLX5_QP_FLAG_UAR_PAGE_INDEX, .bfreg_index = uar,
 		},
 	};
 	int ret = cmd_write(&c, sizeof(c));
@@ -523,7 +535,8 @@ Test(kin, resize_cq_after_its_ring_was_unmapped)
 	struct create_cq_cmd c = {
 		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_CQ, sizeof(c), sizeof(r)),
 		.core = { .response = (uintptr_t)&r, .cqe = 7, .comp_channel = -1 },
-		.drv = { .buf_addr = (uintptr_t)ring, .db_addr = (uintptr_t)(p + 2048), .cqe_size = 64 },
+		.drv = { .buf_addr = (uintptr_t)ring, .db_addr = (uintptr_t)(p + 2048), .cqe_size = 64,
+			 .flags = MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX, .uar_page_index = uar },
 	};
 	struct ib_uverbs_resize_cq_resp rr;
 	struct resize_cq_cmd rc = {
@@ -622,6 +635,7 @@ Test(kin, create_qp_types_the_kernel_does_not_know)
 		.drv = {
 			.buf_addr = (uintptr_t)p, .db_addr = (uintptr_t)(p + 3072),
 			.sq_wqe_count = 16, .rq_wqe_count = 16, .rq_wqe_shift = 6,
+			.flags = MLX5_QP_FLAG_UAR_PAGE_INDEX, .bfreg_index = uar,
 		},
 	};
 
@@ -670,6 +684,7 @@ Test(kin, create_qp_ex_reserved_field)
 		.drv = {
 			.buf_addr = (uintptr_t)p, .db_addr = (uintptr_t)(p + 3072),
 			.sq_wqe_count = 16, .rq_wqe_count = 16, .rq_wqe_shift = 6,
+			.flags = MLX5_QP_FLAG_UAR_PAGE_INDEX, .bfreg_index = uar,
 		},
 	};
 

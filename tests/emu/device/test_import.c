@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Importing a device and its objects (kernel/import.c): ibv_import_device()
+ * of another descriptor of a command fd (dup(), SCM_RIGHTS from ourselves)
+ * is a second user context on the same ucontext; ibv_import_pd() and
+ * ibv_import_mr() name its objects by handle; work posted with imported
+ * objects runs; the objects and the ucontext go when the kernel says.
+ */
+#define _GNU_SOURCE		/* memfd_create */
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include "dev_test.h"
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static uint8_t *buf;
+static struct ibv_mr *mr;
+
+enum { BUF = 8192 };
+
+static void setup(void)
+{
+	ctx = et_open();
+	pd = ibv_alloc_pd(ctx);
+	buf = calloc(1, BUF);
+	cr_assert(pd && buf);
+	mr = ibv_reg_mr(pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ);
+	cr_assert(mr, "reg_mr: %s", strerror(errno));
+}
+
+TestSuite(import, .init = setup, .timeout = 60);
+
+static struct ibv_context *import_dup(void)
+{
+	int fd = dup(ctx->cmd_fd);
+	struct ibv_context *ic;
+
+	cr_assert_geq(fd, 0);
+	ic = ibv_import_device(fd);
+	cr_assert(ic, "import_device: %s", strerror(errno));
+	cr_assert_eq(ic->cmd_fd, fd);
+	return ic;
+}
+
+static uint32_t pdn(struct ibv_pd *p)
+{
+	struct mlx5dv_pd dv = { 0 };
+	struct mlx5dv_obj o = { .pd = { .in = p, .out = &dv } };
+
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_PD), 0);
+	return dv.pdn;
+}
+
+Test(import, device_pd_mr_and_work_with_them)
+{
+	struct ibv_context *ic = import_dup();
+	struct ibv_port_attr pa;
+	struct ibv_pd *ipd;
+	struct ibv_mr *imr, *src;
+	struct ibv_cq *cq;
+	struct ibv_qp *a, *b;
+	static uint8_t sbuf[512];
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	const struct dt_qp_opts o = { .type = IBV_QPT_RC, .timeout = 14,
+				      .retry_cnt = 7, .rnr_retry = 7 };
+
+	/* the same device, queried through the imported context */
+	cr_assert_eq(ibv_query_port(ic, 1, &pa), 0);
+	cr_assert_eq(pa.state, IBV_PORT_ACTIVE);
+
+	ipd = ibv_import_pd(ic, pd->handle);
+	cr_assert(ipd, "import_pd: %s", strerror(errno));
+	cr_assert_eq(ipd->handle, pd->handle);
+	cr_assert_eq(ipd->context, ic);
+	cr_assert_eq(pdn(ipd), pdn(pd));
+	imr = ibv_import_mr(ipd, mr->handle);
+	cr_assert(imr, "import_mr: %s", strerror(errno));
+	cr_assert_eq(imr->lkey, mr->lkey);
+	cr_assert_eq(imr->rkey, mr->rkey);
+	cr_assert_eq(imr->length, (size_t)BUF);
+	cr_assert_null(imr->addr);	/* ibv_import_mr(3): not applicable */
+
+	/* an MR registered through the import is on the same PD */
+	src = ibv_reg_mr(ipd, sbuf, sizeof(sbuf), IBV_ACCESS_LOCAL_WRITE);
+	cr_assert(src, "reg_mr on the imported PD: %s", strerror(errno));
+	/*
+	 * A CQ of the imported context (its async file in the attributes);
+	 * the QPs it completes must be that user context's too, as libmlx5
+	 * finds them in its own tables, so the work below uses one of the first.
+	 */
+	cq = ibv_create_cq(ic, 16, NULL, NULL, 0);
+	cr_assert(cq, "create_cq on the import: %s", strerror(errno));
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	cr_assert(cq);
+	struct ibv_qp_init_attr qa = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	a = ibv_create_qp(pd, &qa);
+	b = ibv_create_qp(pd, &qa);
+	cr_assert(a && b, "create_qp: %s", strerror(errno));
+	struct ibv_port_attr p0;
+
+	cr_assert_eq(ibv_query_port(ctx, 1, &p0), 0);
+	cr_assert_eq(dt_connect(a, b->qp_num, p0.lid, &o), 0);
+	cr_assert_eq(dt_connect(b, a->qp_num, p0.lid, &o), 0);
+
+	/* WRITE from the MR of the imported PD with the imported MR's rkey */
+	memset(sbuf, 0xc3, sizeof(sbuf));
+	sge = (struct ibv_sge){ (uintptr_t)sbuf, sizeof(sbuf), src->lkey };
+	wr.wr_id = 5;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)buf + 100;
+	wr.wr.rdma.rkey = imr->rkey;
+	cr_assert_eq(ibv_post_send(a, &wr, &bad), 0);
+	struct ibv_wc wc = dt_poll1(cq);
+
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_assert_eq(wc.wr_id, 5);
+	cr_assert_eq(memcmp(buf + 100, sbuf, sizeof(sbuf)), 0);
+
+	cr_assert_eq(ibv_destroy_qp(a), 0);
+	cr_assert_eq(ibv_destroy_qp(b), 0);
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+	cr_assert_eq(ibv_dereg_mr(src), 0);
+	/* unimporting sends nothing: the objects stay the first context's */
+	ibv_unimport_mr(imr);
+	ibv_unimport_pd(ipd);
+	cr_assert_eq(ibv_close_device(ic), 0);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
+/*
+ * Both user contexts destroy the same objects: the kernel's rules (EBUSY
+ * while in use, ENOENT once gone), and the ucontext outlives the first
+ * descriptor while another is open.
+ */
+Test(import, destroy_order)
+{
+	struct ibv_context *ic = import_dup();
+	struct ibv_pd *ipd = ibv_import_pd(ic, pd->handle);
+	struct ibv_mr *imr = ibv_import_mr(ipd, mr->handle);
+	struct ibv_pd *p2;
+
+	cr_assert(ipd && imr);
+	cr_assert_eq(ibv_dealloc_pd(ipd), EBUSY);	/* the MR is on it */
+	cr_assert_eq(ibv_dereg_mr(imr), 0);		/* gone for both */
+	cr_assert_eq(ibv_dereg_mr(mr), ENOENT);
+
+	/* the first context goes; the file, and the PD on it, stay */
+	cr_assert_eq(ibv_close_device(ctx), 0);
+	p2 = ibv_alloc_pd(ic);
+	cr_assert(p2, "alloc_pd after the first close: %s", strerror(errno));
+	cr_assert_eq(ibv_dealloc_pd(p2), 0);
+	cr_assert_eq(ibv_dealloc_pd(ipd), 0);
+	cr_assert_eq(ibv_close_device(ic), 0);
+}
+
+/* handles the kernel does not know, or of another type */
+Test(import, bad_handles)
+{
+	struct ibv_context *ic = import_dup();
+	struct ibv_pd *ipd;
+
+	errno = 0;
+	cr_assert_null(ibv_import_pd(ic, 4000));
+	cr_assert_eq(errno, ENOENT);
+	errno = 0;
+	cr_assert_null(ibv_import_pd(ic, mr->handle));
+	cr_assert_eq(errno, EINVAL);
+	ipd = ibv_import_pd(ic, pd->handle);
+	cr_assert(ipd);
+	errno = 0;
+	cr_assert_null(ibv_import_mr(ipd, 4000));
+	cr_assert_eq(errno, ENOENT);
+	errno = 0;
+	cr_assert_null(ibv_import_mr(ipd, pd->handle));
+	cr_assert_eq(errno, EINVAL);
+	ibv_unimport_pd(ipd);
+	cr_assert_eq(ibv_close_device(ic), 0);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
+/* a descriptor received over SCM_RIGHTS from ourselves */
+Test(import, fd_over_scm_rights)
+{
+	int sv[2], fd;
+	char c = 'x';
+	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } u;
+	struct iovec iov = { &c, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = u.b, .msg_controllen = sizeof(u.b) };
+	struct ibv_context *ic;
+	struct ibv_pd *ipd;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	memset(&u, 0, sizeof(u));
+	CMSG_FIRSTHDR(&m)->cmsg_level = SOL_SOCKET;
+	CMSG_FIRSTHDR(&m)->cmsg_type = SCM_RIGHTS;
+	CMSG_FIRSTHDR(&m)->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(CMSG_FIRSTHDR(&m)), &ctx->cmd_fd, sizeof(int));
+	cr_assert_eq(sendmsg(sv[0], &m, 0), 1);
+	m.msg_controllen = sizeof(u.b);
+	cr_assert_eq(recvmsg(sv[1], &m, 0), 1);
+	memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof(int));
+	cr_assert_neq(fd, ctx->cmd_fd);
+	close(sv[0]);
+	close(sv[1]);
+
+	ic = ibv_import_device(fd);
+	cr_assert(ic, "import_device: %s", strerror(errno));
+	ipd = ibv_import_pd(ic, pd->handle);
+	cr_assert(ipd);
+	cr_assert_eq(pdn(ipd), pdn(pd));
+	ibv_unimport_pd(ipd);
+	cr_assert_eq(ibv_close_device(ic), 0);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
+/* what is no command fd of this process: libibverbs' EINVAL */
+Test(import, not_a_command_fd)
+{
+	int p[2], mfd = memfd_create("not-uverbs", 0);
+
+	cr_assert_eq(pipe(p), 0);
+	errno = 0;
+	cr_assert_null(ibv_import_device(p[0]));
+	cr_assert_eq(errno, EINVAL);
+	/* a memfd like the one another process's command fd is */
+	cr_assert_geq(mfd, 0);
+	errno = 0;
+	cr_assert_null(ibv_import_device(mfd));
+	cr_assert_eq(errno, EINVAL);
+	close(p[0]);
+	close(p[1]);
+	close(mfd);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
