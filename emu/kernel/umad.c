@@ -64,6 +64,7 @@ struct umad_file {
 	int		fd;		/* the application's end */
 	int		peer;		/* the end MADs are queued at */
 	unsigned	dev, port;
+	int		accmode;	/* O_RDONLY, O_WRONLY or O_RDWR */
 	bool		issm;
 	bool		use_pkey_index;	/* hdr_size(): ib_user_mad_hdr, not _old */
 	bool		already_used;	/* an agent was registered */
@@ -440,6 +441,7 @@ int emu_umad_open(unsigned d, unsigned port, bool issm, int flags)
 	f->dev = d;
 	f->port = port;
 	f->issm = issm;
+	f->accmode = flags & O_ACCMODE;
 	pthread_mutex_lock(&umad_mu);
 	if (issm) {
 		/*
@@ -512,6 +514,8 @@ static ssize_t umad_write(struct umad_file *f, const void *buf, size_t count)
 	bool kernel_rmpp;
 	int r;
 
+	if (f->accmode == O_RDONLY)
+		return -EBADF;		/* the VFS: not open for writing */
 	if (f->issm)
 		return -EINVAL;		/* issm has no read or write */
 	if (count < hs + MAD_RMPP_HDR)
@@ -603,6 +607,7 @@ ssize_t emu_umad_read(int fd, void *buf, size_t len)
 	struct umad_file *f;
 	size_t hs = 0;
 	bool issm = false;
+	int accmode = O_RDWR;
 	ssize_t n;
 
 	pthread_mutex_lock(&umad_mu);
@@ -610,9 +615,10 @@ ssize_t emu_umad_read(int fd, void *buf, size_t len)
 	if (f) {
 		hs = hdr_size(f);
 		issm = f->issm;
+		accmode = f->accmode;
 	}
 	pthread_mutex_unlock(&umad_mu);
-	if (!f)
+	if (!f || accmode == O_WRONLY)
 		return -EBADF;
 	if (issm || len < hs)
 		return -EINVAL;

@@ -157,6 +157,14 @@ Test(umad, write_checks)
 	cr_expect_eq(read(fd, &m, sizeof(m)), -1, "nothing queued");
 	cr_expect_eq(errno, EAGAIN);
 	close(fd);
+	/* the file's access mode holds, as the VFS checks it */
+	fd = open("/dev/infiniband/umad0", O_RDONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(reg(fd, 1, 0, 0, 0), 0);
+	get_mad(&m, 0, 0x04, 0x0001, my_lid(), 1000, 9);
+	cr_expect_eq(write(fd, &m, sizeof(m)), -1, "read-only");
+	cr_expect_eq(errno, EBADF);
+	close(fd);
 }
 
 Test(umad, pma_and_sma_answer)
