@@ -13,13 +13,14 @@
  * for the next MAD is EINVAL and leaves it queued).
  *
  * A request travels as the fabric would carry it: to the SMA or PMA of
- * the port that has its DLID (this host's ports), to the switch every
- * port is cabled to (EMU_SWITCH_LID, or one hop of directed route), to an
- * agent registered for its class and method on the destination port, and
- * nowhere else: the ports of other hosts are not reached (emu/README.md),
- * so such a request times out, as a request nobody answers does.  The
- * answer reaches the sender's agent only while the send waits for one
- * (timeout_ms > 0): the MAD layer drops a response it finds no send for.
+ * the port that has its DLID, this host's or a live other host's (each
+ * answers from the record its host published, subnet/ports.c), to the
+ * switch every port is cabled to (EMU_SWITCH_LID, or one hop of directed
+ * route), to an agent of this host registered for its class and method,
+ * and nowhere else: a request to a LID no live host has times out, as a
+ * request nobody answers does.  The answer reaches the sender's agent
+ * only while the send waits for one (timeout_ms > 0): the MAD layer drops
+ * a response it finds no send for.
  */
 #include <endian.h>
 #include <errno.h>
