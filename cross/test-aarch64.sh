@@ -72,7 +72,7 @@ for t in $RF_EMU_TESTS; do
 	case $t in
 	# ibstat, perftest and UCX are installed for amd64 only: an amd64
 	# program cannot take the arm64 librfemu.so
-	*/test_tools) echo "   (left out: the distribution tools it runs are amd64 programs)"; continue ;;
+	*/test_tools|*/test_diags) echo "   (left out: the distribution tools it runs are amd64 programs)"; continue ;;
 	*/test_teardown) filter="--filter=!($QEMU_SKIP)"; echo "   (without $QEMU_SKIP: qemu 7.2 bug)" ;;
 	*/test_input) filter="--filter=!($QEMU_SKIP_FORK)"; echo "   (without $QEMU_SKIP_FORK: hangs qemu)" ;;
 	*) filter= ;;

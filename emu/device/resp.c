@@ -946,12 +946,19 @@ void dev_resp_packet(const struct dev_pkt *p)
 	struct dev_qp *dq;
 
 	if (dev_pkt_is_mcast(p, roce())) {
+		dev_wire_count_rx(p, 0, 0);
 		resp_mcast(p);
 		return;
 	}
+	qp = p->dst_qpn == DEV_MCAST_QPN ? NULL : emu_qp_by_qpn_locked(p->dst_qpn);
+	/* the port counts what reaches it, for a QP there or for none */
+	if (qp)
+		dev_wire_count_rx(p, qp->obj.ctx->dev_index,
+				  qp->attr.port_num ? qp->attr.port_num : 1);
+	else
+		dev_wire_count_rx(p, 0, 0);
 	if (p->dst_qpn == DEV_MCAST_QPN)
 		return;		/* 0xFFFFFF to a unicast address: invalid, dropped */
-	qp = emu_qp_by_qpn_locked(p->dst_qpn);
 	if (!qp || !(dq = dev_qp_of(qp)) || qp->opened)
 		return;		/* no such QP on this host: dropped */
 	if (p->op >= DOP_READ_RESP) {

@@ -36,6 +36,9 @@ struct emu_cdev {
 	mode_t		mode;		/* permission bits */
 	int		uverbs;		/* its device index if a uverbs node, else -1 */
 	bool		rdma_cm;	/* the connection manager's node (cm/) */
+	unsigned	mad_dev;	/* umad and issm nodes: their device, */
+	unsigned	mad_port;	/* and port (0: not such a node) */
+	bool		issm;
 };
 const struct emu_cdev *emu_cdev_lookup(const char *path);
 

@@ -9,7 +9,9 @@
  *   open("/dev/infiniband/uverbsN")   a new context; the fd is a memfd
  *   open/write/close of /dev/infiniband/rdma_cm   the connection manager (cm/)
  *   stat/fstat/access of that path/fd  a character device 231:192+N
- *   open("/dev/infiniband/umadN")     ENXIO: MADs are not emulated
+ *   open/read/write/ioctl/close of /dev/infiniband/umadN, issmN
+ *                                      the MAD interface (kernel/umad.c);
+ *                                      on RoCE ports ENXIO (no MADs there)
  *   open*, fopen, stat*, statx, access, faccessat of a path under
  *   /sys/class/infiniband{,_verbs,_mad}, the fake PCI functions or
  *   /dev/infiniband                    rewritten into our tree (sysfs.c);
@@ -57,6 +59,7 @@
 #include "real.h"
 #include "cm/cm.h"
 #include "kernel/kernel.h"
+#include "kernel/umad.h"
 #include "subnet/subnet.h"
 
 #ifndef NETLINK_RDMA
@@ -85,6 +88,8 @@ REAL(int, __openat_2, int, const char *, int)
 REAL(int, __openat64_2, int, const char *, int)
 REAL(int, statx, int, const char *, int, unsigned, struct statx *)
 REAL(ssize_t, write, int, const void *, size_t)
+REAL(ssize_t, read, int, void *, size_t)
+REAL(ssize_t, __read_chk, int, void *, size_t, size_t)
 REAL(int, ioctl, int, unsigned long, ...)
 REAL(int, socket, int, int, int)
 REAL(int, munmap, void *, size_t)
@@ -150,8 +155,10 @@ static int cmd_fd_index(int fd)
 
 /*
  * open() of a /dev/infiniband node: of uverbsN, a fresh context whose fd
- * is the memfd; umad and issm have no driver here (no MADs are emulated),
- * which open() reports as a node without its device does.
+ * is the memfd; of umadN or issmN, a MAD file (kernel/umad.c).  RoCE
+ * ports have no MAD interface (the kernel's ib_umad_add_one() skips ports
+ * without rdma_cap_ib_mad()), which open() reports as a node without its
+ * device does.
  */
 static int open_cdev(const struct emu_cdev *c, int flags)
 {
@@ -160,6 +167,15 @@ static int open_cdev(const struct emu_cdev *c, int flags)
 
 	if (c->rdma_cm)
 		return emu_cm_open(flags);
+	if (c->mad_port && emu_cfg.link_layer == IBV_LINK_LAYER_INFINIBAND) {
+		int fd = emu_umad_open(c->mad_dev, c->mad_port, c->issm, flags);
+
+		if (fd < 0) {
+			errno = -fd;
+			return -1;
+		}
+		return fd;
+	}
 	if (idx < 0) {
 		errno = ENXIO;
 		return -1;
@@ -476,10 +492,36 @@ int faccessat(int dirfd, const char *path, int mode, int flags)
 /* ------------------------------------------------------------------------ */
 /* The command interface                                                     */
 
+/* A umad file's answer: a count, or -errno into errno. */
+static ssize_t umad_ret(ssize_t r)
+{
+	if (r >= 0)
+		return r;
+	errno = (int)-r;
+	return -1;
+}
+
+ssize_t read(int fd, void *buf, size_t len)
+{
+	if (emu_umad_is_fd(fd) && !emu_lock_held())
+		return umad_ret(emu_umad_read(fd, buf, len));
+	return get_read()(fd, buf, len);
+}
+
+ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
+{
+	if (emu_umad_is_fd(fd) && !emu_lock_held() && len <= buflen)
+		return umad_ret(emu_umad_read(fd, buf, len));
+	return get___read_chk()(fd, buf, len, buflen);
+}
+
 ssize_t write(int fd, const void *buf, size_t len)
 {
 	struct emu_ctx *ctx;
 	int ret = EBADF;
+
+	if (emu_umad_is_fd(fd) && !emu_lock_held())
+		return umad_ret(emu_umad_write(fd, buf, len));
 
 	if (emu_cm_is_fd(fd) && !emu_lock_held()) {
 		if ((ret = emu_cm_write(fd, buf, len))) {
@@ -519,6 +561,13 @@ int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
+	if (emu_umad_is_fd(fd) && !emu_lock_held()) {
+		if ((ret = -emu_umad_ioctl(fd, req, arg))) {
+			errno = ret;
+			return -1;
+		}
+		return 0;
+	}
 	if (emu_lock_held() ||
 	    !(emu_fd_is_cmd(fd) || (req == RDMA_VERBS_IOCTL && emu_fd_adopt(fd))))
 		return get_ioctl()(fd, req, arg);
@@ -544,6 +593,8 @@ int close(int fd)
 		emu_fd_closed(fd);
 	if (emu_cm_is_fd(fd))
 		emu_cm_close(fd);
+	if (emu_umad_is_fd(fd))
+		emu_umad_close(fd);
 	return emu_real_close(fd);
 }
 
@@ -618,6 +669,8 @@ static void emu_init(void)
 	ret = emu_subnet_join();
 	if (!ret)
 		ret = emu_sysfs_build();
+	if (!ret)
+		ret = emu_mad_publish();
 	if (ret) {
 		fprintf(stderr, "rfemu: cannot set up the emulated HCA: %s\n",
 			strerror(ret));

@@ -33,6 +33,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -43,6 +44,7 @@
 
 #include "interpose.h"
 #include "cm/cm.h"
+#include "base/counters.h"
 #include "kernel/kernel.h"
 #include "subnet/subnet.h"
 
@@ -91,6 +93,61 @@ static bool under(const char *path, const char *prefix)
 	return n && !strncmp(path, prefix, n) && (path[n] == '/' || !path[n]);
 }
 
+/*
+ * The PMA counters sysfs shows (ports/N/counters/), as the kernel reads
+ * them from PortCountersExtended (core/sysfs.c, pma_group_ext): the data
+ * counters in 4-byte words.  The others read 0, as the PMA answers.
+ */
+static const struct { const char *name; enum emu_ctr c; } live_counters[] = {
+	{ "port_xmit_data", EMU_CTR_XMIT_OCTETS },
+	{ "port_rcv_data", EMU_CTR_RCV_OCTETS },
+	{ "port_xmit_packets", EMU_CTR_XMIT_PKTS },
+	{ "port_rcv_packets", EMU_CTR_RCV_PKTS },
+	{ "unicast_xmit_packets", EMU_CTR_UCAST_XMIT },
+	{ "unicast_rcv_packets", EMU_CTR_UCAST_RCV },
+	{ "multicast_xmit_packets", EMU_CTR_MCAST_XMIT },
+	{ "multicast_rcv_packets", EMU_CTR_MCAST_RCV },
+};
+
+/*
+ * A counter file about to be reached at alt gets the counter's value now:
+ * written beside it and renamed over it, so a reader sees a whole number.
+ */
+static void refresh_counter(const char *alt)
+{
+	const char *m = strstr(alt, "/mlx5_");
+	char name[64], tmp[PATH_MAX + 32], val[32];
+	unsigned d, p;
+	int fd, n;
+
+	if (!m || !strstr(m, "/counters/") ||
+	    sscanf(m, "/mlx5_%u/ports/%u/counters/%63s", &d, &p, name) != 3 ||
+	    d >= emu_cfg.num_devs || p < 1 || p > emu_cfg.num_ports)
+		return;
+	for (size_t i = 0; i < sizeof(live_counters) / sizeof(live_counters[0]); i++) {
+		uint64_t v;
+
+		if (strcmp(name, live_counters[i].name))
+			continue;
+		v = emu_port_ctr(d, p, live_counters[i].c);
+		if (live_counters[i].c == EMU_CTR_XMIT_OCTETS || live_counters[i].c == EMU_CTR_RCV_OCTETS)
+			v /= 4;
+		n = snprintf(val, sizeof(val), "%llu\n", (unsigned long long)v);
+		snprintf(tmp, sizeof(tmp), "%s.%d", alt, (int)getpid());
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			return;
+		if (write(fd, val, (size_t)n) == n) {
+			emu_real_close(fd);
+			rename(tmp, alt);
+		} else {
+			emu_real_close(fd);
+			unlink(tmp);
+		}
+		return;
+	}
+}
+
 const char *emu_sysfs_redirect(const char *path, char *buf, size_t len)
 {
 	if (!path || path[0] != '/' || !emu_cfg.host_id || !host_dir_len)
@@ -100,6 +157,7 @@ const char *emu_sysfs_redirect(const char *path, char *buf, size_t len)
 			continue;
 		if (snprintf(buf, len, "%s%s", host_dir, path) >= (int)len)
 			return NULL;
+		refresh_counter(buf);
 		return buf;
 	}
 	return NULL;
@@ -465,6 +523,11 @@ static void build_mad(struct tree *t, const char *fn, const char *devlink,
 				 pci_root, strrchr(fn, '/') + 1, name);
 			lnk(t, "sys/class/infiniband_mad", name, target);
 			add_cdev(t, name, EMU_UVERBS_MAJOR, minor, issm ? 0600 : 0666, -1);
+			if (!t->err) {
+				cdevs[num_cdevs - 1].mad_dev = d;
+				cdevs[num_cdevs - 1].mad_port = p;
+				cdevs[num_cdevs - 1].issm = issm;
+			}
 		}
 	}
 }

@@ -165,6 +165,20 @@ int emu_subnet_join(void)
 	return EUSERS;
 }
 
+int32_t emu_subnet_host_pid(unsigned h)
+{
+	struct flock fl = {
+		.l_type = F_WRLCK,
+		.l_whence = SEEK_SET,
+		.l_start = h,
+		.l_len = 1,
+	};
+
+	if (hosts_fd < 0 || fcntl(hosts_fd, F_GETLK, &fl) || fl.l_type == F_UNLCK)
+		return 0;
+	return fl.l_pid;
+}
+
 /* ------------------------------------------------------------------------ */
 /* XRC domains shared by inode                                               */
 

@@ -12,8 +12,12 @@
 #include <sys/types.h>
 
 #include <infiniband/verbs.h>
+#include <pthread.h>
+#include <rdma/ib_user_verbs.h>
+#include <stdatomic.h>
 
 #include "base/base.h"
+#include "base/counters.h"
 
 /* Per-user directory that holds the subnet's shared state. */
 const char *emu_subnet_dir(void);
@@ -73,5 +77,45 @@ int emu_subnet_mcast_join(const uint8_t gid[16], uint16_t lid, uint32_t qpn);
 void emu_subnet_mcast_leave(const uint8_t gid[16], uint16_t lid, uint32_t qpn);
 unsigned emu_subnet_mcast_hosts(const uint8_t gid[16], uint16_t lid, bool by_lid,
 				uint64_t hosts[EMU_MCAST_HOST_WORDS]);
+
+/*
+ * The process holding host slot h (F_GETLK on hosts.lock), 0 if none or
+ * if it is this process.
+ */
+int32_t emu_subnet_host_pid(unsigned h);
+
+/*
+ * What a host publishes of its ports (ports.c) for the management agents
+ * of the subnet (kernel/sma.c, pma.c): the values its QUERY_PORT and sysfs
+ * answer, and its live traffic counters (base/counters.h keeps them
+ * here).  One record per host slot, shared by every process.
+ */
+struct emu_host_port {
+	struct ib_uverbs_query_port_resp attr;	/* emu_port_attr() */
+	uint8_t		gid0[16];		/* GID 0: the GID prefix and port GUID */
+	uint32_t	gid_tbl_len;
+	uint16_t	pkey_tbl_len;
+	uint16_t	cap_flags2;		/* PortInfo:CapabilityMask2 */
+};
+
+struct emu_host_rec {
+	_Atomic int32_t	pid;		/* the publisher, stored last; 0: none */
+	uint32_t	num_devs;
+	uint32_t	num_ports;
+	uint32_t	part_id;	/* NodeInfo:DeviceID */
+	uint8_t		link_layer;
+	uint64_t	sys_image_guid;
+	uint64_t	node_guid[EMU_MAX_DEVS];
+	char		node_desc[EMU_MAX_DEVS][64];
+	struct emu_host_port port[EMU_MAX_DEVS][EMU_MAX_PORTS];
+	_Atomic uint64_t ctr[EMU_MAX_DEVS][EMU_MAX_PORTS][EMU_NUM_CTR];
+};
+
+/* Host h's record to write (h is this host), NULL if it cannot be mapped. */
+struct emu_host_rec *emu_subnet_host_rec(unsigned h);
+/* Host h's record if h is alive and published it, else NULL. */
+struct emu_host_rec *emu_subnet_live_rec(unsigned h);
+/* Which host, device and port a LID names, by the identities' rule. */
+bool emu_subnet_lid_port(uint16_t lid, unsigned *h, unsigned *d, unsigned *p);
 
 #endif /* RDMAFAST_EMU_SUBNET_H */

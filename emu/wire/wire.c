@@ -448,6 +448,7 @@ bool dev_wire_left(uint32_t dst_qpn, uint64_t ticket)
  */
 void dev_wire_send(struct dev_pkt *p)
 {
+	dev_wire_count_tx(p);	/* it left the port, whatever the wire does to it */
 	if (DEV_UNLIKELY(dev_fault.any)) {
 		if (dev_fault.drop > 0 && dev_fault_hit(dev_fault.drop)) {
 			dev_wire_stats.drop_fault++;

@@ -58,6 +58,13 @@ uint64_t dev_wire_next_due(void);
 struct dev_pkt *dev_wire_alloc(uint32_t payload);
 void dev_wire_send(struct dev_pkt *p);
 /*
+ * The port counters (port_count.c): a packet leaving this host (by its
+ * source LID or GID), one arriving at port d/port (port 0: the port its
+ * DLID or DGID names, else the first).
+ */
+void dev_wire_count_tx(const struct dev_pkt *p);
+void dev_wire_count_rx(const struct dev_pkt *p, unsigned d, unsigned port);
+/*
  * Deliver queued packets (loopback ring, delayed, and the sockets if asked:
  * that costs a syscall); returns count.
  */

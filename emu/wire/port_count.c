@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * port_count.c - the port traffic counters (base/counters.h) from the
+ * packets on the wire: what a port sends is counted as it leaves
+ * (transmit() in wire.c), what it receives as the device takes it
+ * (dev_resp_packet()), once per packet whatever becomes of it after, as a
+ * port's PMA counts.
+ *
+ * PortXmitData/PortRcvData count the octets from the LRH to the ICRC
+ * (IBA 16.1.3.5): the packet's headers as IBA lays them out, its payload
+ * padded to 4 bytes, and the 4-byte ICRC.  On RoCE the same, less the LRH.
+ */
+#include "wire.h"
+#include "base/counters.h"
+
+/* The extended transport headers of each operation (IBA 9.3, 9.4) */
+static const uint8_t ext_octets[] = {
+	[DOP_SEND_IMM] = 4,		/* ImmDt */
+	[DOP_SEND_INV] = 4,		/* IETH */
+	[DOP_WRITE] = 16,		/* RETH */
+	[DOP_WRITE_IMM] = 20,		/* RETH, ImmDt */
+	[DOP_READ] = 16,		/* RETH */
+	[DOP_CS] = 28,			/* AtomicETH */
+	[DOP_FA] = 28,
+	[DOP_MCS] = 28,
+	[DOP_MFA] = 28,
+	[DOP_READ_RESP] = 4,		/* AETH */
+	[DOP_ATOMIC_RESP] = 12,		/* AETH, AtomicAckETH */
+	[DOP_ACK] = 4,
+	[DOP_NAK] = 4,
+};
+
+static bool roce(void)
+{
+	return emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET;
+}
+
+static uint32_t octets(const struct dev_pkt *p)
+{
+	uint32_t n = 12 + 4 + ((p->len + 3) & ~3u);	/* BTH, ICRC, padded payload */
+
+	if (!roce())
+		n += 8;					/* LRH */
+	if (p->flags & DPKT_GRH)
+		n += 40;
+	if (p->qkey)
+		n += 8;					/* DETH: a datagram */
+	if (p->op < DEV_ARRAY_SIZE(ext_octets))
+		n += ext_octets[p->op];
+	return n;
+}
+
+void dev_wire_count_tx(const struct dev_pkt *p)
+{
+	unsigned d = 0, port = 1;
+
+	if (roce())
+		emu_port_of_gid(p->sgid, &d, &port);
+	else
+		emu_port_of_lid(p->slid, &d, &port);
+	emu_port_count(d, port, false, dev_pkt_is_mcast(p, roce()), octets(p));
+}
+
+void dev_wire_count_rx(const struct dev_pkt *p, unsigned d, unsigned port)
+{
+	bool mc = dev_pkt_is_mcast(p, roce());
+
+	if (!port && !(roce() ? emu_port_of_gid(p->dgid, &d, &port) :
+			       emu_port_of_lid(p->dlid, &d, &port))) {
+		d = 0;
+		port = 1;
+	}
+	emu_port_count(d, port, true, mc, octets(p));
+}
