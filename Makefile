@@ -256,12 +256,13 @@ bench: $(BENCH_BIN) $(BUILD)/bench/emu_model $(if $(filter hw,$(RF_DEVICE)),,emu
 	@echo
 	timeout 300 $(RF_RUN) $(BUILD)/bench/emu_model 2
 
-# rfbench's UCX column measured, and "-" when UCX fails to open (make test).
+# rfbench's UCX column measured, and "-" when UCX fails to open; rdmafast
+# within its instruction limits, counted under callgrind (make test).
 BENCH_TEST_BIN := $(BUILD)/tests/bench/rfbench-test
-$(BENCH_TEST_BIN): tests/bench/test_bench_ucx.c
+$(BENCH_TEST_BIN): tests/bench/test_bench_ucx.c tests/bench/test_bench_instr.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 $(CFLAGS) $(WARN) -pedantic $(CRIT_CFLAGS) \
-	    -DRFBENCH_BIN='"$(abspath $(BENCH_BIN))"' -o $@ $< $(CRIT_LIBS)
+	    -DRFBENCH_BIN='"$(abspath $(BENCH_BIN))"' -o $@ $^ $(CRIT_LIBS)
 
 bench-test: $(BENCH_TEST_BIN) $(BENCH_BIN) emu
 	timeout 600 $(EMU_LAUNCHER) -- $(BENCH_TEST_BIN) --jobs=1

@@ -54,8 +54,10 @@ void bench_report_table(struct bench_result r[OP_COUNT][IMPL_COUNT])
  * The goals rdmafast is held to (README, "Benchmarks"), checked here.
  * Instructions: limits at what the data path measured when the goals were
  * re-based on its floors (gcc, x86-64, this harness), so that nothing
- * regresses (the batch's lowered from 28 when it reached 26.5); time: a
- * quarter of libmlx5's for every operation.
+ * regresses (lowered as the data path got cheaper: the batch from 28 at
+ * 26.5; the posts by one and poll_16 to 19 with one sfence a BlueFlame
+ * ring and the poll's registers, round 4); time: a quarter of libmlx5's
+ * for every operation. *instr_met: every instruction limit is met.
  */
 static int goal(const char *what, double value, double limit)
 {
@@ -65,16 +67,16 @@ static int goal(const char *what, double value, double limit)
 	return met;
 }
 
-int bench_report_goals(struct bench_result r[OP_COUNT][IMPL_COUNT])
+int bench_report_goals(struct bench_result r[OP_COUNT][IMPL_COUNT], int *instr_met)
 {
 	static const double instr_cap[OP_COUNT] = {
-		[OP_POST_WRITE_SGE64]	= 52,
-		[OP_POST_WRITE_INLINE8]	= 54,
-		[OP_POST_SEND_INLINE32]	= 53,
+		[OP_POST_WRITE_SGE64]	= 51,
+		[OP_POST_WRITE_INLINE8]	= 53,
+		[OP_POST_SEND_INLINE32]	= 52,
 		[OP_POST_BATCH16_WRITE]	= 27,
 		[OP_POLL_1]		= 40,
-		[OP_POLL_16]		= 20,
-		[OP_POST_DC_WRITE_SGE64] = 88,
+		[OP_POLL_16]		= 19,
+		[OP_POST_DC_WRITE_SGE64] = 87,
 		/* OP_POLL_16_ZIP: fewer than poll_16, below */
 	};
 	/*
@@ -92,6 +94,7 @@ int bench_report_goals(struct bench_result r[OP_COUNT][IMPL_COUNT])
 	unsigned op;
 	int all = 1;
 
+	*instr_met = 1;
 	printf("goals (x86-64, %s):\n", cc);
 	for (op = 0; op < OP_COUNT; op++) {
 		const struct bench_result *rf = &r[op][IMPL_RDMAFAST];
@@ -99,7 +102,7 @@ int bench_report_goals(struct bench_result r[OP_COUNT][IMPL_COUNT])
 
 		if (rf->instr_per_op >= 0 && op != OP_POLL_16_ZIP) {
 			snprintf(what, sizeof(what), "%s: instructions per op", bench_op_name[op]);
-			all &= goal(what, rf->instr_per_op, instr_cap[op] * cc_slack);
+			*instr_met &= goal(what, rf->instr_per_op, instr_cap[op] * cc_slack);
 		}
 		if (op == OP_POLL_16_ZIP) {
 			/*
@@ -124,6 +127,7 @@ int bench_report_goals(struct bench_result r[OP_COUNT][IMPL_COUNT])
 			all &= goal(what, rf->instr_per_op, r[op][IMPL_UCX].instr_per_op / 4);
 		}
 	}
+	all &= *instr_met;
 	printf("goals: %s\n", all ? "all met" : "some missed");
 	return all;
 }

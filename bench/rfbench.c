@@ -3,6 +3,7 @@
  * rfbench - rdmafast against libmlx5, side by side in one run.
  *
  *   rfbench [-d DEV] [--reps N] [--json FILE] [--svg FILE] [--callgrind PREFIX]
+ *           [--require-instr]
  *   rfbench --instr [-d DEV]      (under valgrind --tool=callgrind)
  *
  * Nanoseconds: every operation of every implementation is timed in chunks
@@ -14,7 +15,9 @@
  * collection switched on only around the measured calls, and each
  * operation's count is dumped under its name. A later run given
  * --callgrind PREFIX reads those dumps (PREFIX.1, PREFIX.2, ...) and
- * reports instructions per operation, less the empty operation's.
+ * reports instructions per operation, less the empty operation's. With
+ * --require-instr rfbench exits 3 when rdmafast misses an instruction
+ * limit (or none was read), for tests: the counts are deterministic.
  *
  * `make bench` does both on the emulated HCA with the device model off
  * (RFEMU_DEVICE=off): the harness writes the CQEs itself (cqe.c).
@@ -157,7 +160,7 @@ static double cg_total(const char *prefix, const char *name)
 static void usage(void)
 {
 	fprintf(stderr, "usage: rfbench [-d DEV] [--reps N] [--json FILE] [--svg FILE]\n"
-			"               [--callgrind PREFIX] [--instr]\n");
+			"               [--callgrind PREFIX] [--require-instr] [--instr]\n");
 	exit(1);
 }
 
@@ -168,7 +171,7 @@ int main(int argc, char **argv)
 	static struct bench_result res[OP_COUNT][IMPL_COUNT];
 	const char *dev = NULL, *json = NULL, *svg = NULL, *cg = NULL;
 	unsigned reps = 7, op, impl, r;
-	int instr = 0, i, ret;
+	int instr = 0, require_instr = 0, instr_met = 0, i, ret;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-d") && i + 1 < argc)
@@ -183,6 +186,8 @@ int main(int argc, char **argv)
 			cg = argv[++i];
 		else if (!strcmp(argv[i], "--instr"))
 			instr = 1;
+		else if (!strcmp(argv[i], "--require-instr"))
+			require_instr = 1;
 		else
 			usage();
 	}
@@ -283,7 +288,9 @@ int main(int argc, char **argv)
 			}
 		}
 		bench_report_table(res);
-		bench_report_goals(res);
+		bench_report_goals(res, &instr_met);
+		if (require_instr && !cg)
+			instr_met = 0;	/* nothing to check without the counts */
 		if (json && bench_report_json(json, res))
 			return 1;
 		if (svg && bench_report_svg(svg, res))
@@ -294,5 +301,5 @@ int main(int argc, char **argv)
 			bench_qp_close(&dci[impl]);
 		bench_qp_close(&qp[impl]);
 	}
-	return 0;
+	return require_instr && !instr_met ? 3 : 0;
 }

@@ -11,6 +11,11 @@
  * an inline WRITE does, or at 0x28 (aligned) for comparison; offset 0 of
  * the buffer 4K-aliases the BlueFlame block and queue slot 0.
  *
+ * The fence cases take the ring apart: each sfence alone (before the
+ * BlueFlame stores as rf_wc_start(), after them as rf_wc_flush()), a
+ * locked instruction or an mfence in the place of the first, and the
+ * ring without its doorbell record or without its BlueFlame block.
+ *
  * Prints the minimum and the median ns per post over the repetitions: on
  * a shared host the minimum is what the code costs.
  */
@@ -24,7 +29,17 @@
 
 typedef uint64_t u64u __attribute__((aligned(1), may_alias));
 
-enum { LOAD = 1, FENCE = 2, ALIGNED = 4 };
+enum {
+	LOAD = 1,		/* payload loaded from src (else a constant) */
+	ALIGNED = 2,		/* payload at 0x28 (else 0x24) */
+	START = 4,		/* sfence before the BlueFlame stores */
+	FLUSH = 8,		/* sfence after them */
+	FENCE = START | FLUSH,	/* both: the ring as libmlx5 and rdmafast had it */
+	LOCKED = 16,		/* a locked add on the stack instead of START */
+	MFENCE = 32,		/* mfence instead of START */
+	NO_DBREC = 64,		/* no doorbell record store */
+	NO_BF = 128,		/* no BlueFlame block */
+};
 
 static uint8_t *sq, *bf, *src;
 
@@ -36,13 +51,26 @@ static uint64_t now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
 }
 
-#define FENCE_OR_BARRIER(mode)						\
-	do {								\
-		if ((mode) & FENCE)					\
-			__asm__ __volatile__("sfence" ::: "memory");	\
-		else							\
-			__asm__ __volatile__("" ::: "memory");		\
-	} while (0)
+/* What sits before the BlueFlame stores: a fence of some kind, or only the compiler. */
+static inline void before_bf(int mode)
+{
+	if (mode & START)
+		__asm__ __volatile__("sfence" ::: "memory");
+	else if (mode & LOCKED)
+		__asm__ __volatile__("lock addl $0, (%%rsp)" ::: "memory", "cc");
+	else if (mode & MFENCE)
+		__asm__ __volatile__("mfence" ::: "memory");
+	else
+		__asm__ __volatile__("" ::: "memory");
+}
+
+static inline void after_bf(int mode)
+{
+	if (mode & FLUSH)
+		__asm__ __volatile__("sfence" ::: "memory");
+	else
+		__asm__ __volatile__("" ::: "memory");
+}
 
 /* One block: ctrl, raddr, then the byte count and payload or a data word. */
 static inline void block(volatile uint8_t *d, uint32_t pi, uint64_t p, int mode)
@@ -73,12 +101,16 @@ static __attribute__((noinline)) void run(unsigned n, int mode, size_t soff)
 			p = *(const u64u *)(src + soff);
 		}
 		block(sq + ((pi & 127) << 6), pi, p, mode);
-		*(volatile uint32_t *)(sq + 8192) = pi;		/* dbrec */
-		FENCE_OR_BARRIER(mode);
-		block(cur, pi, p, mode);
-		((volatile uint64_t *)cur)[6] = 0;
-		((volatile uint64_t *)cur)[7] = 0;
-		FENCE_OR_BARRIER(mode);
+		__asm__ __volatile__("" ::: "memory");
+		if (!(mode & NO_DBREC))
+			*(volatile uint32_t *)(sq + 8192) = pi;		/* dbrec */
+		before_bf(mode);
+		if (!(mode & NO_BF)) {
+			block(cur, pi, p, mode);
+			((volatile uint64_t *)cur)[6] = 0;
+			((volatile uint64_t *)cur)[7] = 0;
+		}
+		after_bf(mode);
 		cur = (uint8_t *)((uintptr_t)cur ^ 256);
 		pi++;
 	}
@@ -107,6 +139,16 @@ int main(int argc, char **argv)
 		{ LOAD, 0, "8 B payload at 0x24, buffer offset 0x000, no sfence" },
 		{ LOAD, 0x824, "8 B payload at 0x24, buffer offset 0x824, no sfence" },
 		{ LOAD | ALIGNED, 0, "8 B payload at 0x28, buffer offset 0x000, no sfence" },
+		{ START, 0, "8 B data word, sfence before the BlueFlame block only" },
+		{ FLUSH, 0, "8 B data word, sfence after the BlueFlame block only" },
+		{ LOCKED, 0, "8 B data word, locked add before the block, no sfence" },
+		{ MFENCE, 0, "8 B data word, mfence before the block, no sfence" },
+		{ LOCKED | FLUSH, 0, "8 B data word, locked add before, sfence after" },
+		{ FENCE | NO_DBREC, 0, "8 B data word, sfence x2, no dbrec store" },
+		{ START | NO_DBREC, 0, "8 B data word, sfence before only, no dbrec" },
+		{ FENCE | NO_BF, 0, "8 B data word, sfence x2, no BlueFlame block" },
+		{ START | NO_BF, 0, "8 B data word, one sfence, no BlueFlame block" },
+		{ NO_BF, 0, "8 B data word, no sfence, no BlueFlame block" },
 	};
 	unsigned reps = argc > 1 ? (unsigned)atoi(argv[1]) : 25, n = 1U << 16, i, r;
 	double ns[256];

@@ -105,12 +105,14 @@ RF_INLINE int rf_cq_poll(struct rf_cq *cq, struct rf_wc *wc, int n)
 	 * to retire is known to exist.
 	 */
 	stop = rf__cq_stop(&b, w, wend);
-	w = b.len ? rf__cq_run(&b, w, stop, 1) : rf__cq_run(&b, w, stop, 0);
-	b.left -= (uint32_t)(w - (union rf__wc_view *)wc);
-	if (RF_LIKELY(w == wend && b.left != 0)) {
+	w = cq->req_len ? rf__cq_run(&b, w, stop, 1) : rf__cq_run(&b, w, stop, 0);
+	/* left - n, not left - (w - wc): n is usually a constant, w - wc a register */
+	if (RF_LIKELY(w == wend && b.left != (uint32_t)n)) {
+		b.left -= (uint32_t)n;
 		rf__cq_poll_end(cq, &b, (uint32_t)n);
 		return n;
 	}
+	b.left -= (uint32_t)(w - (union rf__wc_view *)wc);
 	b.used = (uint32_t)(w - (union rf__wc_view *)wc);
 	w = rf__cq_poll_more(cq, &b, w, stop, wend);
 	if (!b.used && w == (union rf__wc_view *)wc)

@@ -20,8 +20,16 @@ body() {	# body FUNCTION: its instructions, "mnemonic operands" a line
 	    p { sub(/^[ \t]*[0-9a-f]+:[ \t]*/, ""); sub(/[ \t]*\/\/.*/, ""); gsub(/\t/, " ");
 	        print }' "$DIS"
 }
+fences() {	# fences: the fences of the instructions on stdin, one line
+	awk '$1 ~ /^(dmb|dsb|isb|sfence|lfence|mfence)$/ { printf "%s%s", s, $0; s = ", " }'
+}
 barriers() {	# barriers FUNCTION: its fences in address order, one line
-	body "$1" | awk '$1 ~ /^(dmb|dsb|isb|sfence|lfence|mfence)$/ { printf "%s%s", s, $0; s = ", " }'
+	body "$1" | fences
+}
+# the fences from the entry to the first return: the path the compiler laid
+# out first, which for a post that rings itself is BlueFlame from registers
+first_path() {
+	body "$1" | awk '{ print } $1 == "ret" { exit }' | fences
 }
 # barriers and stores, for the order of the doorbell steps (aarch64)
 steps() {
@@ -44,16 +52,21 @@ expect_match() {	# expect_match WHAT GOT EXTENDED-REGEX
 }
 
 check() {
-	for f in rf_asm_post rf_asm_ring_db rf_asm_ring_bf rf_asm_sq_ring rf_asm_poll; do
+	for f in rf_asm_post rf_asm_ring_db rf_asm_ring_bf rf_asm_post_ring rf_asm_sq_ring \
+		 rf_asm_poll; do
 		[ -n "$(body $f)" ] || { echo "check-barriers: $ARCH: $f not in $DIS"; fail=1; }
 	done
 	expect "post (no ring) has no barrier" "$(barriers rf_asm_post)" ""
 	case $ARCH in
 	x86_64)
 		# TSO: the DMA barriers are compiler barriers; the WC stores
-		# need sfence before (wc_start) and after (wc_flush).
+		# need sfence before (wc_start), and after (wc_flush) when they
+		# leave a line partly written: the doorbell, not a BlueFlame
+		# copy (rf_wc_flush_lines(), hw/barrier.h).
 		expect "doorbell" "$(barriers rf_asm_ring_db)" "sfence, sfence"
-		expect "BlueFlame copy" "$(barriers rf_asm_ring_bf)" "sfence, sfence"
+		expect "BlueFlame copy" "$(barriers rf_asm_ring_bf)" "sfence"
+		expect "post with RF_SEND_RING, BlueFlame from registers" \
+			"$(first_path rf_asm_post_ring)" "sfence"
 		expect_match "rf_sq_ring" "$(barriers rf_asm_sq_ring)" '^sfence(, sfence)+$'
 		# loads are not reordered with older loads: no lfence
 		expect "poll" "$(barriers rf_asm_poll)" ""
@@ -69,6 +82,8 @@ check() {
 			'^dmb oshst(, dsb st){3,}$'
 		expect_match "BlueFlame copy has the ST64B path" "$(steps rf_asm_ring_bf)" 'store'
 		expect_match "BlueFlame copy has the ST64B path" "$(body rf_asm_ring_bf)" '^st64b'
+		expect "post with RF_SEND_RING, BlueFlame from registers" \
+			"$(first_path rf_asm_post_ring)" "dmb oshst, dsb st, dsb st"
 		expect_match "rf_sq_ring fences" "$(barriers rf_asm_sq_ring)" \
 			'^dmb oshst(, (dmb oshst|dsb st))+$'
 		# dmb oshld after the owner check, before the CQE body; no dsb
@@ -86,6 +101,8 @@ if [ $self_test = 1 ]; then
 	tmp=${TMPDIR:-/tmp}/check-barriers.$$
 	case $ARCH in
 	x86_64)  set -- '/<rf_asm_ring_db>:/,/^$/{/sfence/{x;s/^/x/;/^x$/{x;d};x}}' \
+	                '/<rf_asm_ring_bf>:/,/^$/{/sfence/d}' \
+	                '/<rf_asm_post_ring>:/,/^$/{/sfence/d}' \
 	                '/<rf_asm_poll>:/,/^$/{/ret/s/ret/lfence/}' ;;
 	aarch64) set -- 's/dmb\toshst/dmb\tishst/' 's/dmb\toshld/dmb\tishld/' \
 	                '/<rf_asm_ring_db>:/,/^$/{/dsb/{x;s/^/x/;/^x$/{x;d};x}}' \

@@ -24,6 +24,12 @@ void rf_asm_ring_bf(__be32 *dbrec, struct rf_bf *bf, const void *wqe)
 	rf_ring_bf(dbrec, bf, 5, wqe, 2);
 }
 
+/* A post that rings itself: BlueFlame from registers, from the queue, or the doorbell. */
+int rf_asm_post_ring(struct rf_sq *sq, uint64_t a)
+{
+	return rf_sq_post_write(sq, 1, a, 64, 2, a, RF_SEND_SIGNALED | RF_SEND_RING, 7);
+}
+
 /* rf_sq_ring() as the application calls it. */
 void rf_asm_sq_ring(struct rf_sq *sq)
 {

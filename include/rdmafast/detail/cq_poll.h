@@ -39,7 +39,6 @@ struct rf__cq_batch {
 	uint64_t  want;
 	const struct rf__sq_wr_id *wr_id;
 	uint32_t  mask;
-	uint32_t  len;		/* cq->req_len */
 	/* the slot retired last (pointer-sized: it indexes), or RF__CQ_NONE */
 	size_t    done;
 	rf__v8u16 rec;
@@ -64,29 +63,50 @@ RF_INLINE void rf__cq_batch_load(struct rf__cq_batch *b, const struct rf_cq *cq)
 	b->want = cq->want;
 	b->wr_id = cq->req_wr_id;
 	b->mask = cq->req_mask;
-	b->len = cq->req_len;
 	b->rec = cq->req_rec;
 }
 
 /*
+ * Where a run that took every CQE up to stop leaves the cursor. gcc keeps
+ * p in one register through the loop and stores it. clang, when p is live
+ * at both exits (unadvanced where a CQE does not match, advanced at stop),
+ * keeps it twice, before and after the step, one move more a CQE
+ * (poll_16: 21.6 instructions a CQE against 19.8 with the cursor computed
+ * from the count at stop, which costs a shift and an add a run).
+ */
+#if defined(__clang__)
+#define RF__CQ_RUN_CURSOR_FROM_COUNT 1
+#else
+#define RF__CQ_RUN_CURSOR_FROM_COUNT 0
+#endif
+
+/*
  * Write the records of fast-path CQEs from b->p on, stopping at stop (the
  * caller bounds it by the buffer end) or before the first CQE that is not
- * one. Returns where the records end. len (a constant: b->len, tested by
- * the caller once per run) says whether the records carry byte_len; when
- * they do not, nothing but the tail word is read from the CQE.
+ * one. Returns where the records end. len (a constant: cq->req_len, tested
+ * by the caller once per run, from the CQ rather than copied into the
+ * batch: a copy took a register through the whole poll, which gcc then
+ * found for the cursor's step by spilling it, 2 instructions in every
+ * poll_1) says whether the records carry byte_len; when they do not,
+ * nothing but the tail word is read from the CQE.
  */
 RF_INLINE union rf__wc_view *rf__cq_run(struct rf__cq_batch *b, union rf__wc_view *w,
 					union rf__wc_view *stop, int len)
 {
+	union rf__wc_view *w0 = w;
+	uint8_t *p = b->p;
+
 	do {
-		struct rf_cqe64 *cqe = (struct rf_cqe64 *)b->p;
+		struct rf_cqe64 *cqe = (struct rf_cqe64 *)p;
 		/* one load: op_own comes with the fields it vouches for */
 		uint64_t x = *(volatile const rf__cqe_tail_t *)&cqe->sop_drop_qpn ^ b->want;
 		uint32_t counter;
 
 		/* the counter and signature bits of want are 0: x keeps them */
-		if (RF_UNLIKELY(x & RF__CQE_TAIL_MATCH))
-			break;
+		if (RF_UNLIKELY(x & RF__CQE_TAIL_MATCH)) {
+			b->p = p;
+			return w;
+		}
 		counter = rf__cqe_tail_counter(x);
 		w->v.rec = b->rec;
 		w->wc.wqe_counter = (uint16_t)counter;
@@ -96,8 +116,9 @@ RF_INLINE union rf__wc_view *rf__cq_run(struct rf__cq_batch *b, union rf__wc_vie
 			rf_dma_rmb();	/* owner byte before byte_cnt */
 			w->v.byte_len = rf_be32toh(cqe->byte_cnt);
 		}
-		b->p += b->step;
+		p += b->step;
 	} while (++w != stop);
+	b->p = RF__CQ_RUN_CURSOR_FROM_COUNT ? b->p + (size_t)(stop - w0) * b->step : p;
 	return w;
 }
 
@@ -170,7 +191,7 @@ RF_INLINE union rf__wc_view *rf__cq_poll_more(struct rf_cq *cq, struct rf__cq_ba
 			break;
 		stop = rf__cq_stop(b, w, wend);
 		w0 = w;
-		w = b->len ? rf__cq_run(b, w, stop, 1) : rf__cq_run(b, w, stop, 0);
+		w = cq->req_len ? rf__cq_run(b, w, stop, 1) : rf__cq_run(b, w, stop, 0);
 		b->used += (uint32_t)(w - w0);
 		b->left -= (uint32_t)(w - w0);
 	}

@@ -233,7 +233,7 @@ RF_INLINE void rf_ring_bf_bb(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
 	if (inl)
 		o = rf_wqe_bb_store_inline(cur, bb, n, inl);
 	rf__bf_zero_tail(cur, o);
-	rf_wc_flush();		/* BF stores out before the other half is used */
+	rf_wc_flush_lines();	/* the whole line: it leaves without a fence on x86 */
 	rf__bf_toggle(bf, cur);
 }
 

@@ -16,6 +16,7 @@
  *	rf_wc_start();                        dbrec store before the MMIO stores
  *	BlueFlame copy or 8-byte doorbell     (WC stores to the UAR)
  *	rf_wc_flush();                        push the WC buffer out now
+ *	  (rf_wc_flush_lines() after a BlueFlame copy: it fills whole lines)
  *
  * Consuming completions:
  *
@@ -30,14 +31,29 @@
  *	dma_rmb      compiler      dmb oshld     lwsync
  *	wc_start     sfence        dsb st        sync
  *	wc_flush     sfence        dsb st        sync
+ *	wc_flush_lines compiler    dsb st        sync
  *
  * x86-64 is TSO for cached memory: stores are seen in program order and
  * loads are not reordered with older loads, so DMA ordering needs only the
  * compiler (this is the kernel's dma_wmb()/dma_rmb() on x86; rdma-core's
  * lfence in udma_from_device_barrier() is stronger than the architecture
  * requires). WC stores, however, may pass older stores and sit in the
- * fill buffers, so sfence both before the first one (rf_wc_start) and
- * after the last one (rf_wc_flush).
+ * fill buffers, so sfence before the first one (rf_wc_start) and after
+ * the last one (rf_wc_flush) of a partial line: the 8-byte doorbell and
+ * the CQ arm. A BlueFlame copy writes every byte of each 64-byte line it
+ * touches, and a full write-combining buffer leaves the core without a
+ * fence (the SDM, vol. 3A, "Buffering of Write Combining Memory
+ * Locations", lets only a partly filled one wait for the next fence or
+ * serializing event), so rf_wc_flush_lines() is a compiler barrier there:
+ * the next ring's rf_wc_start() still orders the copy before any later
+ * MMIO store, and the halves of the register alternate. UCX's rc_mlx5
+ * rings the same way on x86-64 (uct_ib_mlx5_post_send() in BF_POST mode:
+ * ucs_memory_bus_cacheline_wc_flush() is empty in ucs/arch/x86_64/cpu.h).
+ * The second sfence would be there to order the BlueFlame writes of
+ * several CPUs that share one register under a lock (rdma-core's
+ * post_send_db(), UCX's BF_POST_MT mode); a register rdmafast rings has
+ * one producer (rdmafast(7), THREADING). It cost about 2.3 ns of every
+ * single post on the host of the README's table (bench/store_probe.c).
  *
  * aarch64 uses the outer-shareable DMB forms for the DMA barriers, as
  * rdma-core's util/udma_barrier.h does since PR #1511 and the kernel does
@@ -79,6 +95,7 @@ RF_INLINE void rf_compiler_barrier(void)
 #define RF__DMA_RMB() __asm__ __volatile__("" ::: "memory")
 #define RF__WC_START() __asm__ __volatile__("sfence" ::: "memory")
 #define RF__WC_FLUSH() __asm__ __volatile__("sfence" ::: "memory")
+#define RF__WC_FLUSH_LINES() __asm__ __volatile__("" ::: "memory")
 
 #elif defined(__aarch64__)
 
@@ -86,6 +103,7 @@ RF_INLINE void rf_compiler_barrier(void)
 #define RF__DMA_RMB() __asm__ __volatile__("dmb oshld" ::: "memory")
 #define RF__WC_START() __asm__ __volatile__("dsb st" ::: "memory")
 #define RF__WC_FLUSH() __asm__ __volatile__("dsb st" ::: "memory")
+#define RF__WC_FLUSH_LINES() RF__WC_FLUSH()
 
 #elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
 
@@ -93,6 +111,7 @@ RF_INLINE void rf_compiler_barrier(void)
 #define RF__DMA_RMB() __asm__ __volatile__("lwsync" ::: "memory")
 #define RF__WC_START() __asm__ __volatile__("sync" ::: "memory")
 #define RF__WC_FLUSH() __asm__ __volatile__("sync" ::: "memory")
+#define RF__WC_FLUSH_LINES() RF__WC_FLUSH()
 
 #else
 #error "rdmafast: no barrier definitions for this architecture (x86-64, aarch64, ppc64le)"
@@ -141,13 +160,29 @@ RF_INLINE void rf_wc_start(void)
  * rf_wc_flush - make write-combined MMIO stores leave the CPU now, before
  * the other half of the BlueFlame register is used or a lock is dropped.
  *
- *	rf_bf_copy(reg, wqe, nbb);
- *	rf_wc_flush();              BF stores out before the next ring
+ *	rf_mmio_write64(db, ctrl);
+ *	rf_wc_flush();              doorbell out before the next ring
  *	bf->cur ^= bf->size;        the other half next time
  */
 RF_INLINE void rf_wc_flush(void)
 {
 	RF__WC_FLUSH();
+}
+
+/*
+ * rf_wc_flush_lines - rf_wc_flush() after MMIO stores that wrote every
+ * byte of each 64-byte line they touched (a BlueFlame copy), by a register
+ * with a single producer. A compiler barrier on x86-64, where a full
+ * write-combining buffer goes out without a fence (see above); the same
+ * as rf_wc_flush() elsewhere.
+ *
+ *	rf_bf_copy(reg, wqe, nbb);
+ *	rf_wc_flush_lines();        whole lines: out without waiting
+ *	bf->cur ^= bf->size;
+ */
+RF_INLINE void rf_wc_flush_lines(void)
+{
+	RF__WC_FLUSH_LINES();
 }
 
 RF_END_DECLS

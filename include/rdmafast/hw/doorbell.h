@@ -298,7 +298,7 @@ RF_INLINE void rf_ring_bf(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
 	rf_dbrec_set(sq_dbrec, pi);
 	rf_wc_start();		/* dbrec store before BlueFlame MMIO stores */
 	rf__bf_copy_any(bf, cur, wqe, nbb);
-	rf_wc_flush();		/* BF stores out before the other half is used */
+	rf_wc_flush_lines();	/* whole lines: they leave without a fence on x86 */
 	rf__bf_toggle(bf, cur);
 }
 
