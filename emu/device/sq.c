@@ -686,6 +686,9 @@ static void sq_parse(struct dev_qp *dq)
 	struct dev_wqe w;
 	struct dev_sgl sgl;
 
+	/* sq_parse_one() fills it for every entry emit_step() reads it for */
+	sgl.n = 0;
+	sgl.total = 0;
 	while (dq->sq_rung && budget--) {
 		int32_t avail = dev_db_avail(dq->sq_limit, dq->sq_next, dq->qp->sq_wqe_cnt);
 
