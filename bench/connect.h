@@ -11,9 +11,13 @@
 
 #include <infiniband/verbs.h>
 
-/* Returns 0 or the failing ibv_* call's error. */
-static inline int bench_connect_rc(struct ibv_qp *qp, uint32_t dqpn, uint16_t dlid,
-				   const union ibv_gid *dgid)
+/*
+ * Returns 0 or the failing ibv_* call's error. rd_atomic is both
+ * max_rd_atomic and max_dest_rd_atomic: the READs each side may have in
+ * flight towards the other.
+ */
+static inline int bench_connect_rc_rd(struct ibv_qp *qp, uint32_t dqpn, uint16_t dlid,
+				      const union ibv_gid *dgid, uint8_t rd_atomic)
 {
 	struct ibv_port_attr port;
 	struct ibv_qp_attr a;
@@ -34,7 +38,7 @@ static inline int bench_connect_rc(struct ibv_qp *qp, uint32_t dqpn, uint16_t dl
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = port.active_mtu;
 	a.dest_qp_num = dqpn;
-	a.max_dest_rd_atomic = 1;
+	a.max_dest_rd_atomic = rd_atomic;
 	a.min_rnr_timer = 12;
 	a.ah_attr.dlid = dlid;
 	a.ah_attr.port_num = 1;
@@ -53,10 +57,17 @@ static inline int bench_connect_rc(struct ibv_qp *qp, uint32_t dqpn, uint16_t dl
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
+	a.max_rd_atomic = rd_atomic;
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
 			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
 			     IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* The same with one READ in flight each way. */
+static inline int bench_connect_rc(struct ibv_qp *qp, uint32_t dqpn, uint16_t dlid,
+				   const union ibv_gid *dgid)
+{
+	return bench_connect_rc_rd(qp, dqpn, dlid, dgid, 1);
 }
 
 #endif /* RFBENCH_CONNECT_H */

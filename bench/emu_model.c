@@ -1,28 +1,46 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * emu_model.c - end-to-end figures on the emulated HCA, for libmlx5 and
- * for rdmafast driving the same queues.
+ * for rdmafast driving the same queues, each beside its goal (issue 19).
  *
- *   build/rfemu -- build/bench/emu_model [seconds]
+ *   build/rfemu -- build/bench/emu_model [seconds] [--only NAME]
  *
- * 1. Loopback WQE rate: one process, an RC QP pair, 8-byte inline RDMA
- *    writes in batches of 16 with the last one signaled and one doorbell
- *    per batch (ibv_post_send of a list, or 16 rf_sq_post_write_inline and
- *    one rf_sq_ring); counts executed WQEs per second.
- * 2. Ping-pong round trip between two processes (two emulated hosts): this
- *    program re-executes itself as the peer; 8-byte sends, busy polling.
+ * NAME is one of loopback, rtt, rtt-events, bw, idle (default: all).
  *
- * These measure the device model (a software HCA on 2 shared cores), not
- * the data path: the difference between the two implementations is lost in
- * it. bench/rfbench.c measures the data path itself. A benchmark, not a
- * test: it prints numbers and never fails on them.
+ * 1. loopback     one process, an RC QP pair, 8-byte inline RDMA writes in
+ *                 batches of 16 with the last one signaled and one doorbell
+ *                 per batch (ibv_post_send of a list, or 16
+ *                 rf_sq_post_write_inline and one rf_sq_ring); executed
+ *                 WQEs per second over `seconds`.
+ * 2. rtt          8-byte RC send ping-pong between two processes (two
+ *                 emulated hosts: this program re-executes itself as the
+ *                 peer), both busy polling; median and 99th percentile of
+ *                 the round trips.
+ * 3. rtt-events   the same with both sides sleeping in their completion
+ *                 channels between messages (arm, poll once more, wait).
+ * 4. bw           two processes, 64 KiB RDMA WRITEs and then READs, eight
+ *                 in flight, for seconds/2 each; and READ over WRITE.
+ * 5. idle         a child process with a context, a CQ and a connected RC
+ *                 QP, left alone: its CPU time (getrusage) over 3 s, after
+ *                 0.5 s to settle, as a share of one CPU.
+ *
+ * These measure the device model (a software HCA on this machine's cores),
+ * not the data path: the difference between the two implementations is
+ * lost in it. bench/rfbench.c measures the data path itself. A benchmark,
+ * not a test: it prints numbers and never fails on them; it fails only if
+ * an operation does (an error completion, a peer that dies). Every wait is
+ * bounded: a child that hangs is killed after CHILD_TIMEOUT_S and so is
+ * this process (SIGALRM), with its child.
  */
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,10 +49,33 @@
 
 #include "connect.h"
 
-#define BATCH 16
+enum {
+	BATCH		= 16,
+	BUF_BYTES	= 1 << 21,
+	BW_MSG		= 64 << 10,
+	BW_DEPTH	= 8,		/* messages in flight */
+	BW_SLOTS	= 16,		/* distinct 64 KiB targets at the peer */
+	RTT_ITERS	= 2000,
+	RTT_EV_ITERS	= 1000,
+	RTT_WARMUP	= 50,
+	CHILD_TIMEOUT_S	= 60,		/* a peer that takes longer is killed */
+	WAIT_MS		= 10000,	/* a completion that takes longer is a hang */
+};
 
-enum impl { IMPL_LIBMLX5, IMPL_RDMAFAST };
+/* The goals of issue 19, item 4. */
+#define GOAL_LOOPBACK_MWQE	10.0	/* >= M WQE/s */
+#define GOAL_RTT_US		50.0	/* <= us, median, busy polling */
+#define GOAL_RTT_EV_US		200.0	/* <= us, median, completion channels */
+#define GOAL_READ_WRITE		0.5	/* READ bandwidth >= this share of WRITE's */
+#define GOAL_IDLE_PCT		1.0	/* <= % of one CPU */
+
+enum impl { IMPL_LIBMLX5, IMPL_RDMAFAST, IMPL_COUNT };
 static const char *const impl_name[] = { "libmlx5", "rdmafast" };
+
+/* What a peer process does (its --peer argument). */
+enum mode { MODE_RTT, MODE_RTT_EV, MODE_BW, MODE_IDLE };
+
+static pid_t peer_pid;		/* the child running, killed if we die */
 
 static double now_s(void)
 {
@@ -47,12 +88,29 @@ static double now_s(void)
 static void die(const char *what)
 {
 	fprintf(stderr, "emu_model: %s: %s\n", what, strerror(errno));
+	if (peer_pid > 0)
+		kill(peer_pid, SIGKILL);
 	exit(1);
 }
 
+static void on_alarm(int sig)
+{
+	static const char msg[] = "emu_model: timed out\n";
+
+	(void)sig;
+	if (peer_pid > 0)
+		kill(peer_pid, SIGKILL);
+	if (write(2, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more to say */
+	}
+	_exit(1);
+}
+
 struct side {
+	enum impl impl;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
+	struct ibv_comp_channel *ch;	/* event mode only */
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
@@ -63,12 +121,13 @@ struct side {
 	struct rf_qp rqp;
 };
 
-static void open_side(struct side *s, int nqps_unused)
+static void open_side(struct side *s, enum impl impl, int events)
 {
 	struct ibv_device **l = ibv_get_device_list(NULL);
 	struct ibv_port_attr pa;
 
-	(void)nqps_unused;
+	memset(s, 0, sizeof(*s));
+	s->impl = impl;
 	if (!l || !l[0])
 		die("no device (run under build/rfemu)");
 	s->ctx = ibv_open_device(l[0]);
@@ -77,12 +136,18 @@ static void open_side(struct side *s, int nqps_unused)
 		die("open");
 	s->lid = pa.lid;
 	s->pd = ibv_alloc_pd(s->ctx);
-	s->buf = calloc(1, 1 << 20);
-	s->mr = ibv_reg_mr(s->pd, s->buf, 1 << 20, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-	s->cq = ibv_create_cq(s->ctx, 1024, NULL, NULL, 0);
-	if (!s->pd || !s->buf || !s->mr || !s->cq)
+	s->buf = calloc(1, BUF_BYTES);
+	if (!s->pd || !s->buf)
 		die("resources");
+	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_BYTES, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (events && !(s->ch = ibv_create_comp_channel(s->ctx)))
+		die("completion channel");
+	s->cq = ibv_create_cq(s->ctx, 1024, NULL, s->ch, 0);
+	if (!s->mr || !s->cq)
+		die("resources");
+	if (impl == IMPL_RDMAFAST && rf_cq_init_ibv(&s->rcq, s->cq))
+		die("rdmafast CQ take-over");
 }
 
 static struct ibv_qp *make_qp(struct side *s)
@@ -100,9 +165,10 @@ static struct ibv_qp *make_qp(struct side *s)
 	return qp;
 }
 
+/* Up to 16 READs in flight each way (the device's max_qp_rd_atom). */
 static void connect_qp(struct ibv_qp *qp, uint32_t dqpn, uint16_t dlid)
 {
-	int ret = bench_connect_rc(qp, dqpn, dlid, NULL);
+	int ret = bench_connect_rc_rd(qp, dqpn, dlid, NULL, 16);
 
 	if (ret) {
 		errno = ret;
@@ -110,19 +176,26 @@ static void connect_qp(struct ibv_qp *qp, uint32_t dqpn, uint16_t dlid)
 	}
 }
 
-/* rdmafast takes over the side's CQ and its QP qp (nothing posted yet). */
+/* rdmafast drives qp (nothing posted yet) through the side's CQ. */
 static void take_over(struct side *s, struct ibv_qp *qp)
 {
-	if (rf_cq_init_ibv(&s->rcq, s->cq) || rf_qp_init_ibv(&s->rqp, qp, &s->cap, 0) ||
+	if (rf_qp_init_ibv(&s->rqp, qp, &s->cap, 0) ||
 	    rf_cq_attach(&s->rcq, qp->qp_num, &s->rqp.sq, &s->rqp.rq, NULL))
 		die("rdmafast take-over");
 }
 
-static void close_side(struct side *s, enum impl impl)
+static void close_side(struct side *s)
 {
-	if (impl == IMPL_RDMAFAST)
+	if (s->qp && s->impl == IMPL_RDMAFAST) {
+		rf_cq_detach(&s->rcq, s->qp->qp_num);
+		ibv_destroy_qp(s->qp);
 		rf_qp_fini_ibv(&s->rqp);
+	} else if (s->qp) {
+		ibv_destroy_qp(s->qp);
+	}
 	ibv_destroy_cq(s->cq);
+	if (s->ch)
+		ibv_destroy_comp_channel(s->ch);
 	ibv_dereg_mr(s->mr);
 	ibv_dealloc_pd(s->pd);
 	ibv_close_device(s->ctx);
@@ -133,17 +206,85 @@ static void check_status(int ok, const char *what)
 {
 	if (!ok) {
 		fprintf(stderr, "emu_model: completion error (%s)\n", what);
+		if (peer_pid > 0)
+			kill(peer_pid, SIGKILL);
 		exit(1);
 	}
 }
 
+/*
+ * Poll up to 16 completions, all successful; returns how many and, in
+ * *recvs, how many of them were receives.
+ */
+static int poll_some(struct side *s, int *recvs)
+{
+	int n, r = 0;
+
+	if (s->impl == IMPL_LIBMLX5) {
+		struct ibv_wc wc[16];
+
+		n = ibv_poll_cq(s->cq, 16, wc);
+		for (int i = 0; i < n; i++) {
+			check_status(wc[i].status == IBV_WC_SUCCESS,
+				     ibv_wc_status_str(wc[i].status));
+			r += wc[i].opcode == IBV_WC_RECV;
+		}
+	} else {
+		struct rf_wc wc[16];
+
+		n = rf_cq_poll(&s->rcq, wc, 16);
+		for (int i = 0; i < n; i++) {
+			check_status(wc[i].status == RF_WC_SUCCESS, "rdmafast");
+			r += wc[i].opcode == RF_WC_RECV;
+		}
+	}
+	if (recvs)
+		*recvs = r;
+	return n;
+}
+
+/*
+ * Arm the CQ, poll once more (a CQE that arrived before the arm raises no
+ * event), and if that finds nothing sleep until the event.
+ */
+static int wait_event(struct side *s, int *recvs)
+{
+	struct pollfd pf = { .fd = s->ch->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	int n;
+
+	if (s->impl == IMPL_LIBMLX5) {
+		if (ibv_req_notify_cq(s->cq, 0))
+			die("ibv_req_notify_cq");
+	} else {
+		rf_cq_arm(&s->rcq, 0);
+	}
+	n = poll_some(s, recvs);
+	if (n)
+		return n;
+	if (poll(&pf, 1, WAIT_MS) != 1) {
+		errno = ETIMEDOUT;
+		die("completion event");
+	}
+	if (s->impl == IMPL_LIBMLX5) {
+		if (ibv_get_cq_event(s->ch, &ev_cq, &ev_ctx))
+			die("ibv_get_cq_event");
+		ibv_ack_cq_events(ev_cq, 1);
+	} else if (rf_cq_get_event_ibv(&s->rcq, s->ch)) {
+		die("rf_cq_get_event_ibv");
+	}
+	return poll_some(s, recvs);
+}
+
+/* ---- 1. loopback WQE rate -------------------------------------------------- */
+
 /* One batch of BATCH inline writes, last one signaled, one doorbell. */
-static void post_batch(struct side *s, enum impl impl, struct ibv_qp *qp,
-		       struct ibv_send_wr *wr)
+static void post_batch(struct side *s, struct ibv_qp *qp, struct ibv_send_wr *wr)
 {
 	struct ibv_send_wr *bad;
 
-	if (impl == IMPL_LIBMLX5) {
+	if (s->impl == IMPL_LIBMLX5) {
 		if (ibv_post_send(qp, wr, &bad))
 			die("post_send");
 		return;
@@ -156,27 +297,7 @@ static void post_batch(struct side *s, enum impl impl, struct ibv_qp *qp,
 	rf_sq_ring(&s->rqp.sq);
 }
 
-/* Poll up to 16 completions; returns how many, all successful. */
-static int poll_some(struct side *s, enum impl impl)
-{
-	int n;
-
-	if (impl == IMPL_LIBMLX5) {
-		struct ibv_wc wc[16];
-
-		n = ibv_poll_cq(s->cq, 16, wc);
-		for (int i = 0; i < n; i++)
-			check_status(wc[i].status == IBV_WC_SUCCESS,
-				     ibv_wc_status_str(wc[i].status));
-	} else {
-		struct rf_wc wc[16];
-
-		n = rf_cq_poll(&s->rcq, wc, 16);
-		for (int i = 0; i < n; i++)
-			check_status(wc[i].status == RF_WC_SUCCESS, "rdmafast");
-	}
-	return n;
-}
+static uint64_t loopback_wqes[IMPL_COUNT];	/* executed, for --only loopback */
 
 static double loopback_rate(double secs, enum impl impl)
 {
@@ -188,7 +309,7 @@ static double loopback_rate(double secs, enum impl impl)
 	double t0, t1;
 	int outstanding = 0;
 
-	open_side(&s, 2);
+	open_side(&s, impl, 0);
 	a = make_qp(&s);
 	if (impl == IMPL_RDMAFAST)
 		take_over(&s, a);
@@ -210,8 +331,8 @@ static double loopback_rate(double secs, enum impl impl)
 	while (t1 - t0 < secs) {
 		/* keep up to 16 batches (256 WQEs) in flight */
 		for (; outstanding < 16; outstanding++)
-			post_batch(&s, impl, a, wr);
-		int n = poll_some(&s, impl);
+			post_batch(&s, a, wr);
+		int n = poll_some(&s, NULL);
 
 		done += (uint64_t)n * BATCH;
 		outstanding -= n;
@@ -219,33 +340,58 @@ static double loopback_rate(double secs, enum impl impl)
 			t1 = now_s();
 	}
 	while (outstanding) {
-		int n = poll_some(&s, impl);
+		int n = poll_some(&s, NULL);
 
 		outstanding -= n;
 		done += (uint64_t)n * BATCH;
 	}
 	t1 = now_s();
-	if (impl == IMPL_RDMAFAST)
-		rf_cq_detach(&s.rcq, a->qp_num);
-	ibv_destroy_qp(a);
+	loopback_wqes[impl] = done;
+	s.qp = a;
 	ibv_destroy_qp(b);
-	close_side(&s, impl);
+	close_side(&s);
 	return (double)done / (t1 - t0) / 1e6;
 }
 
-struct pp {
-	struct ibv_sge sge;
-	struct ibv_recv_wr rwr;
-	struct ibv_send_wr swr;
-	int recvs, sends;
+/* ---- two processes: the peer and the exchange ------------------------------ */
+
+/* What each side tells the other: its QP, and where the other may write. */
+struct peer_msg {
+	uint64_t addr;
+	uint32_t qpn, rkey, lid, pad;
 };
 
-static void pp_post_recv(struct side *s, enum impl impl, struct pp *p)
+static void xfer(int rfd, int wfd, const void *out, void *in, size_t n)
 {
-	struct ibv_recv_wr *rbad;
+	if (write(wfd, out, n) != (ssize_t)n || read(rfd, in, n) != (ssize_t)n)
+		die("exchange with the peer");
+}
 
-	if (impl == IMPL_LIBMLX5) {
-		if (ibv_post_recv(s->qp, &p->rwr, &rbad))
+/* Open, make the QP, swap details over the pipes, connect, sync. */
+static void side_up(struct side *s, enum impl impl, int events, int rfd, int wfd,
+		    struct peer_msg *peer)
+{
+	struct peer_msg mine;
+	char c = 0;
+
+	open_side(s, impl, events);
+	s->qp = make_qp(s);
+	if (impl == IMPL_RDMAFAST)
+		take_over(s, s->qp);
+	mine = (struct peer_msg){ (uintptr_t)s->buf, s->qp->qp_num, s->mr->rkey, s->lid, 0 };
+	xfer(rfd, wfd, &mine, peer, sizeof(mine));
+	connect_qp(s->qp, peer->qpn, (uint16_t)peer->lid);
+	/* both QPs ready to receive before either sends */
+	xfer(rfd, wfd, &c, &c, 1);
+}
+
+static void post_recv(struct side *s)
+{
+	struct ibv_sge sge = { (uintptr_t)s->buf, 8, s->mr->lkey };
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	if (s->impl == IMPL_LIBMLX5) {
+		if (ibv_post_recv(s->qp, &wr, &bad))
 			die("post_recv");
 		return;
 	}
@@ -254,12 +400,14 @@ static void pp_post_recv(struct side *s, enum impl impl, struct pp *p)
 	rf_rq_ring(&s->rqp.rq);
 }
 
-static void pp_send(struct side *s, enum impl impl, struct pp *p)
+static void post_send8(struct side *s)
 {
-	struct ibv_send_wr *bad;
+	struct ibv_sge sge = { (uintptr_t)s->buf, 8, s->mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE }, *bad;
 
-	if (impl == IMPL_LIBMLX5) {
-		if (ibv_post_send(s->qp, &p->swr, &bad))
+	if (s->impl == IMPL_LIBMLX5) {
+		if (ibv_post_send(s->qp, &wr, &bad))
 			die("post_send");
 		return;
 	}
@@ -268,148 +416,348 @@ static void pp_send(struct side *s, enum impl impl, struct pp *p)
 	rf_sq_ring(&s->rqp.sq);
 }
 
-/* Drain completions: count receives (reposting them) and sends. */
-static void pp_drain(struct side *s, enum impl impl, struct pp *p)
+/* Take completions (busy, or sleeping on events) until want_r receives and want_s sends. */
+static void await(struct side *s, int events, long *recvs, long *sends, long want_r, long want_s)
 {
-	int n, k, recv;
+	double deadline = now_s() + WAIT_MS / 1000.0;
+	unsigned spins = 0;
 
-	if (impl == IMPL_LIBMLX5) {
-		struct ibv_wc wc[4];
+	while (*recvs < want_r || *sends < want_s) {
+		int r, n = events ? wait_event(s, &r) : poll_some(s, &r);
 
-		n = ibv_poll_cq(s->cq, 4, wc);
-		for (k = 0; k < n; k++) {
-			check_status(wc[k].status == IBV_WC_SUCCESS,
-				     ibv_wc_status_str(wc[k].status));
-			recv = wc[k].opcode == IBV_WC_RECV;
-			p->recvs += recv;
-			p->sends += !recv;
-			if (recv)
-				pp_post_recv(s, impl, p);
-		}
-	} else {
-		struct rf_wc wc[4];
-
-		n = rf_cq_poll(&s->rcq, wc, 4);
-		for (k = 0; k < n; k++) {
-			check_status(wc[k].status == RF_WC_SUCCESS, "rdmafast");
-			recv = wc[k].opcode == RF_WC_RECV;
-			p->recvs += recv;
-			p->sends += !recv;
-			if (recv)
-				pp_post_recv(s, impl, p);
+		for (int i = 0; i < r; i++)
+			post_recv(s);
+		*recvs += r;
+		*sends += n - r;
+		if (!n && !(++spins & 0xffff) && now_s() > deadline) {
+			errno = ETIMEDOUT;
+			die("completion");
 		}
 	}
 }
 
-/* The initiator pings, the peer pongs; both count their completions. */
-static void pp_run(struct side *s, enum impl impl, int iters, int initiator,
-		   double *rtt_us)
+/*
+ * The ping-pong: the initiator sends and waits for its send's completion
+ * and the answer; the peer answers each message. With rtt_us, the
+ * initiator's round trips after the warm-up are stored there.
+ */
+static void pingpong_run(struct side *s, int events, int iters, int initiator, double *rtt_us)
 {
-	struct pp p = {
-		.sge = { (uintptr_t)s->buf, 8, s->mr->lkey },
-	};
-	double t0 = 0;
+	long recvs = 0, sends = 0;
 
-	p.rwr = (struct ibv_recv_wr){ .sg_list = &p.sge, .num_sge = 1 };
-	p.swr = (struct ibv_send_wr){ .sg_list = &p.sge, .num_sge = 1, .opcode = IBV_WR_SEND,
-				      .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE };
 	for (int i = 0; i < 4; i++)
-		pp_post_recv(s, impl, &p);
-	for (int i = 0; i < iters + 1; i++) {
-		if (i == 1)
-			t0 = now_s();	/* round 0 warms up */
+		post_recv(s);
+	for (int i = 0; i < iters + RTT_WARMUP; i++) {
+		double t0 = now_s();
+
 		if (!initiator)
-			while (p.recvs <= i)
-				pp_drain(s, impl, &p);
-		pp_send(s, impl, &p);
-		if (initiator)
-			while (p.recvs <= i || p.sends <= i)
-				pp_drain(s, impl, &p);
+			await(s, events, &recvs, &sends, i + 1, i);
+		post_send8(s);
+		if (initiator) {
+			await(s, events, &recvs, &sends, i + 1, i + 1);
+			if (rtt_us && i >= RTT_WARMUP)
+				rtt_us[i - RTT_WARMUP] = (now_s() - t0) * 1e6;
+		}
 	}
-	while (p.sends < iters + 1)
-		pp_drain(s, impl, &p);
-	if (rtt_us)
-		*rtt_us = (now_s() - t0) / iters * 1e6;
+	await(s, events, &recvs, &sends, iters + RTT_WARMUP, iters + RTT_WARMUP);
 }
 
-/* One side of the ping-pong: make the QP, exchange over the pipes, run. */
-static void pp_side(enum impl impl, int rfd, int wfd, int iters, int initiator,
-		    double *rtt_us)
+/*
+ * The bandwidth run: BW_DEPTH signaled 64 KiB WRITEs or READs in flight to
+ * the peer's buffer for secs; returns MB/s (10^6 bytes).
+ */
+static double bw_run(struct side *s, const struct peer_msg *peer, int read, double secs)
+{
+	long posted = 0, done = 0, sends = 0, recvs = 0;
+	double t0 = now_s(), t1 = t0;
+
+	while (t1 - t0 < secs || done < posted) {
+		while (t1 - t0 < secs && posted - done < BW_DEPTH) {
+			uint64_t off = (uint64_t)(posted % BW_SLOTS) * BW_MSG;
+			uint64_t laddr = (uintptr_t)s->buf + off;
+
+			if (s->impl == IMPL_LIBMLX5) {
+				struct ibv_sge sge = { laddr, BW_MSG, s->mr->lkey };
+				struct ibv_send_wr wr = {
+					.sg_list = &sge, .num_sge = 1,
+					.opcode = read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE,
+					.send_flags = IBV_SEND_SIGNALED,
+					.wr.rdma = { peer->addr + off, peer->rkey },
+				}, *bad;
+
+				if (ibv_post_send(s->qp, &wr, &bad))
+					die("post_send");
+			} else {
+				int ret = read ?
+					rf_sq_post_read(&s->rqp.sq, s->mr->lkey, laddr, BW_MSG,
+							peer->rkey, peer->addr + off,
+							RF_SEND_SIGNALED, 0) :
+					rf_sq_post_write(&s->rqp.sq, s->mr->lkey, laddr, BW_MSG,
+							 peer->rkey, peer->addr + off,
+							 RF_SEND_SIGNALED, 0);
+
+				if (ret)
+					die("rf_sq_post");
+				rf_sq_ring(&s->rqp.sq);
+			}
+			posted++;
+		}
+		await(s, 0, &recvs, &sends, 0, done + 1);
+		done = sends;
+		t1 = now_s();
+	}
+	return (double)done * BW_MSG / (t1 - t0) / 1e6;
+}
+
+/* The idle host: its CPU share over the window, as % of one CPU. */
+static double idle_run(struct side *s)
+{
+	struct rusage r0, r1;
+	double t0, t1, cpu;
+
+	/* connected to itself: a live QP on a watched bfreg, nothing posted */
+	s->qp = make_qp(s);
+	connect_qp(s->qp, s->qp->qp_num, s->lid);
+	usleep(500 * 1000);	/* past the engine's hot window after the setup */
+	getrusage(RUSAGE_SELF, &r0);
+	t0 = now_s();
+	usleep(3000 * 1000);
+	getrusage(RUSAGE_SELF, &r1);
+	t1 = now_s();
+	cpu = (double)(r1.ru_utime.tv_sec - r0.ru_utime.tv_sec + r1.ru_stime.tv_sec -
+		       r0.ru_stime.tv_sec) +
+	      (double)(r1.ru_utime.tv_usec - r0.ru_utime.tv_usec + r1.ru_stime.tv_usec -
+		       r0.ru_stime.tv_usec) * 1e-6;
+	return cpu / (t1 - t0) * 100;
+}
+
+/* The peer's side of each mode, in the child; reports a figure back when it has one. */
+static int peer_main(enum mode mode, enum impl impl, int rfd, int wfd, int iters)
 {
 	struct side s;
-	uint32_t msg[2], mine[2];
+	struct peer_msg peer;
+	char c = 0;
+	double v;
 
-	open_side(&s, 1);
-	s.qp = make_qp(&s);
-	if (impl == IMPL_RDMAFAST)
-		take_over(&s, s.qp);
-	mine[0] = s.qp->qp_num;
-	mine[1] = s.lid;
-	if (write(wfd, mine, sizeof(mine)) != sizeof(mine) ||
-	    read(rfd, msg, sizeof(msg)) != sizeof(msg))
-		die("exchange");
-	connect_qp(s.qp, msg[0], (uint16_t)msg[1]);
-	/* both QPs ready to receive before either sends */
-	if (write(wfd, msg, 1) != 1 || read(rfd, msg, 1) != 1)
-		die("sync");
-	pp_run(&s, impl, iters, initiator, rtt_us);
-	if (impl == IMPL_RDMAFAST)
-		rf_cq_detach(&s.rcq, s.qp->qp_num);
-	ibv_destroy_qp(s.qp);
-	close_side(&s, impl);
+	alarm(CHILD_TIMEOUT_S);
+	if (mode == MODE_IDLE) {
+		open_side(&s, impl, 0);
+		v = idle_run(&s);
+		xfer(rfd, wfd, &v, &v, sizeof(v));
+		close_side(&s);
+		return 0;
+	}
+	side_up(&s, impl, mode == MODE_RTT_EV, rfd, wfd, &peer);
+	if (mode == MODE_BW)
+		xfer(rfd, wfd, &c, &c, 1);	/* the initiator is done */
+	else
+		pingpong_run(&s, mode == MODE_RTT_EV, iters, 0, NULL);
+	close_side(&s);
+	return 0;
 }
 
-static double pingpong(const char *self, enum impl impl, int iters)
+/* Start the peer (a new process image is a new emulated host). */
+static void peer_start(enum mode mode, enum impl impl, int iters, int *rfd, int *wfd)
 {
-	int to_peer[2], from_peer[2], status;
-	double rtt;
-	pid_t pid;
+	int to_peer[2], from_peer[2];
 
 	if (pipe(to_peer) || pipe(from_peer))
 		die("pipe");
-	pid = fork();
-	if (pid == 0) {
-		char r[16], w[16], n[16], m[4];
+	peer_pid = fork();
+	if (peer_pid < 0)
+		die("fork");
+	if (peer_pid == 0) {
+		char m[8], i[8], r[16], w[16], n[16];
 
+		close(to_peer[1]);
+		close(from_peer[0]);
+		snprintf(m, sizeof(m), "%d", (int)mode);
+		snprintf(i, sizeof(i), "%d", (int)impl);
 		snprintf(r, sizeof(r), "%d", to_peer[0]);
 		snprintf(w, sizeof(w), "%d", from_peer[1]);
 		snprintf(n, sizeof(n), "%d", iters);
-		snprintf(m, sizeof(m), "%d", (int)impl);
-		/* exec, not just fork: a new process image is a new emulated host */
-		execl(self, self, "--peer", r, w, n, m, (char *)NULL);
+		execl("/proc/self/exe", "emu_model", "--peer", m, i, r, w, n, (char *)NULL);
 		_exit(127);
 	}
-	pp_side(impl, from_peer[0], to_peer[1], iters, 1, &rtt);
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status))
-		die("peer");
 	close(to_peer[0]);
-	close(to_peer[1]);
-	close(from_peer[0]);
 	close(from_peer[1]);
-	return rtt;
+	*rfd = from_peer[0];
+	*wfd = to_peer[1];
+}
+
+/* Wait for the peer, at most CHILD_TIMEOUT_S; kill it if it is late. */
+static void peer_wait(int rfd, int wfd)
+{
+	double end = now_s() + CHILD_TIMEOUT_S;
+	int status = 0;
+	pid_t r;
+
+	while ((r = waitpid(peer_pid, &status, WNOHANG)) == 0 && now_s() < end)
+		usleep(1000);
+	if (r == 0) {
+		kill(peer_pid, SIGKILL);
+		waitpid(peer_pid, &status, 0);
+	}
+	peer_pid = 0;
+	close(rfd);
+	close(wfd);
+	if (r != 0 && WIFEXITED(status) && !WEXITSTATUS(status))
+		return;
+	errno = ECHILD;
+	die("peer");
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median and 99th percentile of the round trips, in us. */
+static void rtt(enum impl impl, int events, double *median, double *p99)
+{
+	int iters = events ? RTT_EV_ITERS : RTT_ITERS, rfd, wfd;
+	double *t = calloc((size_t)iters, sizeof(*t));
+	struct side s;
+	struct peer_msg peer;
+
+	if (!t)
+		die("calloc");
+	peer_start(events ? MODE_RTT_EV : MODE_RTT, impl, iters, &rfd, &wfd);
+	side_up(&s, impl, events, rfd, wfd, &peer);
+	pingpong_run(&s, events, iters, 1, t);
+	close_side(&s);
+	peer_wait(rfd, wfd);
+	qsort(t, (size_t)iters, sizeof(*t), cmp_double);
+	*median = t[iters / 2];
+	*p99 = t[iters * 99 / 100];
+	free(t);
+}
+
+/* WRITE and READ bandwidth to a peer, MB/s. */
+static void bandwidth(enum impl impl, double secs, double *write_mbs, double *read_mbs)
+{
+	struct side s;
+	struct peer_msg peer;
+	int rfd, wfd;
+	char c = 0;
+
+	peer_start(MODE_BW, impl, 0, &rfd, &wfd);
+	side_up(&s, impl, 0, rfd, wfd, &peer);
+	*write_mbs = bw_run(&s, &peer, 0, secs);
+	*read_mbs = bw_run(&s, &peer, 1, secs);
+	xfer(rfd, wfd, &c, &c, 1);
+	close_side(&s);
+	peer_wait(rfd, wfd);
+}
+
+static double idle_cpu(void)
+{
+	int rfd, wfd;
+	double v = -1;
+
+	peer_start(MODE_IDLE, IMPL_LIBMLX5, 0, &rfd, &wfd);
+	xfer(rfd, wfd, &v, &v, sizeof(v));
+	peer_wait(rfd, wfd);
+	return v;
+}
+
+/* ---- report ---------------------------------------------------------------- */
+
+static void row(const char *what, const char *impl, const char *fig, const char *goal, int met)
+{
+	printf("  %-34s %-9s %-26s %-18s %s\n", what, impl, fig, goal, met ? "met" : "MISSED");
+}
+
+enum { RUN_LOOPBACK = 1, RUN_RTT = 2, RUN_RTT_EV = 4, RUN_BW = 8, RUN_IDLE = 16, RUN_ALL = 31 };
+
+static unsigned parse_only(const char *s)
+{
+	static const struct { const char *name; unsigned bit; } t[] = {
+		{ "loopback", RUN_LOOPBACK }, { "rtt", RUN_RTT }, { "rtt-events", RUN_RTT_EV },
+		{ "bw", RUN_BW }, { "idle", RUN_IDLE },
+	};
+
+	for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (!strcmp(s, t[i].name))
+			return t[i].bit;
+	fprintf(stderr, "usage: emu_model [seconds] [--only loopback|rtt|rtt-events|bw|idle]\n");
+	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	double secs = argc > 1 && strcmp(argv[1], "--peer") ? atof(argv[1]) : 2.0;
-	double rate[2], rtt[2];
-	int impl;
+	double secs = 2.0, rate[IMPL_COUNT], med[IMPL_COUNT], p99[IMPL_COUNT];
+	double emed[IMPL_COUNT], ep99[IMPL_COUNT], wbw[IMPL_COUNT], rbw[IMPL_COUNT], idle = 0;
+	unsigned run = 0;
+	char fig[64], goal[32];
+	int i;
 
-	if (argc == 6 && !strcmp(argv[1], "--peer")) {
-		pp_side((enum impl)atoi(argv[5]), atoi(argv[2]), atoi(argv[3]),
-			atoi(argv[4]), 0, NULL);
-		return 0;
+	if (argc == 7 && !strcmp(argv[1], "--peer"))
+		return peer_main((enum mode)atoi(argv[2]), (enum impl)atoi(argv[3]),
+				 atoi(argv[4]), atoi(argv[5]), atoi(argv[6]));
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--only") && i + 1 < argc)
+			run |= parse_only(argv[++i]);
+		else if (atof(argv[i]) > 0)
+			secs = atof(argv[i]);
+		else
+			parse_only("");
 	}
+	if (!run)
+		run = RUN_ALL;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (secs <= 0)
-		secs = 2.0;
-	for (impl = 0; impl < 2; impl++) {
-		rate[impl] = loopback_rate(secs, (enum impl)impl);
-		rtt[impl] = pingpong("/proc/self/exe", (enum impl)impl, 300);
+	signal(SIGALRM, on_alarm);
+	alarm((unsigned)(4 * secs) + 4 * CHILD_TIMEOUT_S);
+
+	for (i = 0; i < IMPL_COUNT; i++) {
+		if (run & RUN_LOOPBACK)
+			rate[i] = loopback_rate(secs, (enum impl)i);
+		if (run & RUN_RTT)
+			rtt((enum impl)i, 0, &med[i], &p99[i]);
+		if (run & RUN_RTT_EV)
+			rtt((enum impl)i, 1, &emed[i], &ep99[i]);
+		if (run & RUN_BW)
+			bandwidth((enum impl)i, secs / 2, &wbw[i], &rbw[i]);
 	}
-	printf("end to end (on the emulated HCA these measure the device model, not the data path):\n");
-	printf("%-10s %28s %32s\n", "impl", "loopback write rate (8 B)", "2-process ping-pong (8 B RC)");
-	for (impl = 0; impl < 2; impl++)
-		printf("%-10s %21.2f M WQE/s %24.1f us RTT\n", impl_name[impl], rate[impl], rtt[impl]);
+	if (run & RUN_IDLE)
+		idle = idle_cpu();
+
+	printf("end to end on the emulated HCA (the device model, not the data path; goals of issue 19):\n");
+	for (i = 0; i < IMPL_COUNT && (run & RUN_LOOPBACK); i++) {
+		snprintf(fig, sizeof(fig), "%.2f M WQE/s", rate[i]);
+		snprintf(goal, sizeof(goal), ">= %.0f M WQE/s", GOAL_LOOPBACK_MWQE);
+		row("loopback write, 8 B inline x16", impl_name[i], fig, goal,
+		    rate[i] >= GOAL_LOOPBACK_MWQE);
+		/* the count that instructions per WQE are taken over (emu/README.md) */
+		if (run == RUN_LOOPBACK)
+			printf("  (%s: %llu WQEs executed)\n", impl_name[i],
+			       (unsigned long long)loopback_wqes[i]);
+	}
+	for (i = 0; i < IMPL_COUNT && (run & RUN_RTT); i++) {
+		snprintf(fig, sizeof(fig), "%.1f us (p99 %.1f)", med[i], p99[i]);
+		snprintf(goal, sizeof(goal), "<= %.0f us median", GOAL_RTT_US);
+		row("2-process 8 B RC RTT, busy poll", impl_name[i], fig, goal,
+		    med[i] <= GOAL_RTT_US);
+	}
+	for (i = 0; i < IMPL_COUNT && (run & RUN_RTT_EV); i++) {
+		snprintf(fig, sizeof(fig), "%.1f us (p99 %.1f)", emed[i], ep99[i]);
+		snprintf(goal, sizeof(goal), "<= %.0f us median", GOAL_RTT_EV_US);
+		row("2-process 8 B RC RTT, events", impl_name[i], fig, goal,
+		    emed[i] <= GOAL_RTT_EV_US);
+	}
+	for (i = 0; i < IMPL_COUNT && (run & RUN_BW); i++) {
+		snprintf(fig, sizeof(fig), "%.0f / %.0f MB/s = %.2f", rbw[i], wbw[i],
+			 wbw[i] > 0 ? rbw[i] / wbw[i] : 0);
+		snprintf(goal, sizeof(goal), "READ >= %.1f WRITE", GOAL_READ_WRITE);
+		row("2-process 64 KiB READ / WRITE x8", impl_name[i], fig, goal,
+		    rbw[i] >= GOAL_READ_WRITE * wbw[i]);
+	}
+	if (run & RUN_IDLE) {
+		snprintf(fig, sizeof(fig), "%.2f %% of a CPU", idle);
+		snprintf(goal, sizeof(goal), "<= %.0f %%", GOAL_IDLE_PCT);
+		row("idle host (context, CQ, RC QP)", "-", fig, goal, idle <= GOAL_IDLE_PCT);
+	}
 	return 0;
 }

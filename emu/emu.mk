@@ -83,7 +83,7 @@ uninstall-emu:
 -include $(EMU_LIB_OBJS:.o=.d)
 
 # ---- device model benchmark (emu/README.md) ---------------------------
-# Not a test: prints WQEs/s of the model and a two-process ping-pong latency.
+# Not a test: the end-to-end figures beside their goals (bench/emu_model.c).
 .PHONY: bench-emu
 $(BUILD)/bench/emu_model: bench/emu_model.c bench/connect.h $(HEADERS)
 	@mkdir -p $(@D)

@@ -126,6 +126,7 @@ static bool wqe_parse(const struct dev_qp *dq, uint32_t bb, struct dev_wqe *w)
 	w->nseg = 0;
 	w->data_off = cur;
 	/* the first WQEBB in one copy (BB aligned, so it never wraps) */
+	dev_wire_stats.wqe_fetches++;
 	if (!dev_copy(w->buf, sq_base(qp) + off, RF_SEND_WQE_BB))
 		return false;
 	word0 = dev_be32(b);
@@ -272,48 +273,49 @@ static bool qp_reliable(const struct emu_qp *qp)
 
 /*
  * Parse one WQE into a new entry: local checks only.  False, and nothing
- * consumed, when the WQE spans more than the `avail` BBs rung so far.
+ * consumed, when the WQE spans more than the `avail` BBs rung so far.  The
+ * WQE as fetched is left in *w and, for an entry still DENT_NEW that moves
+ * data, its gather list in *sgl: what emit_entry() would fetch again.
  */
-static bool sq_parse_one(struct dev_qp *dq, uint32_t avail)
+static bool sq_parse_one(struct dev_qp *dq, uint32_t avail, struct dev_wqe *w,
+			 struct dev_sgl *sgl)
 {
 	struct emu_qp *qp = dq->qp;
 	struct dev_ent *e = &dq->ent[dq->ent_tail & dq->ent_mask];
-	struct dev_wqe w;
-	struct dev_sgl sgl;
 	uint32_t need = 0;
-	bool ok = wqe_parse(dq, dq->sq_next, &w);
+	bool ok = wqe_parse(dq, dq->sq_next, w);
 
-	if (w.nbb > avail)
+	if (w->nbb > avail)
 		return false;
 	memset(e, 0, sizeof(*e));
 	e->wqe = dq->sq_next;
-	e->op = w.opcode;
+	e->op = w->opcode;
 	e->state = DENT_NEW;
-	if ((w.fm_ce_se & RF_WQE_CTRL_CE_MASK) == RF_WQE_CTRL_CQ_UPDATE ||
-	    (w.fm_ce_se & RF_WQE_CTRL_CE_MASK) == (3 << 2))
+	if ((w->fm_ce_se & RF_WQE_CTRL_CE_MASK) == RF_WQE_CTRL_CQ_UPDATE ||
+	    (w->fm_ce_se & RF_WQE_CTRL_CE_MASK) == (3 << 2))
 		e->flags |= DENTF_SIGNALED;
 	/* IBV_SEND_FENCE (4) and the IB fence (2) wait for READ/atomics */
-	if ((w.fm_ce_se & RF_WQE_CTRL_FM_MASK) == RF_WQE_CTRL_FENCE ||
-	    (w.fm_ce_se & RF_WQE_CTRL_FM_MASK) == RF_WQE_CTRL_FENCE_ORDERING ||
-	    (w.fm_ce_se & RF_WQE_CTRL_FM_MASK) == RF_WQE_CTRL_STRONG_ORDERING)
+	if ((w->fm_ce_se & RF_WQE_CTRL_FM_MASK) == RF_WQE_CTRL_FENCE ||
+	    (w->fm_ce_se & RF_WQE_CTRL_FM_MASK) == RF_WQE_CTRL_FENCE_ORDERING ||
+	    (w->fm_ce_se & RF_WQE_CTRL_FM_MASK) == RF_WQE_CTRL_STRONG_ORDERING)
 		e->flags |= DENTF_FENCE;
-	dq->sq_next += w.nbb;
+	dq->sq_next += w->nbb;
 	dq->ent_tail++;
 	dev_eng.wqes++;
 
-	if (!ok || !op_allowed(qp, w.opcode)) {
+	if (!ok || !op_allowed(qp, w->opcode)) {
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 		goto fail;
 	}
-	if (w.opcode == RF_OPCODE_NOP || w.opcode == RF_OPCODE_UMR) {
+	if (w->opcode == RF_OPCODE_NOP || w->opcode == RF_OPCODE_UMR) {
 		e->flags |= DENTF_LOCAL;
 		return true;
 	}
-	if (w.opcode == RF_OPCODE_RDMA_READ || op_is_atomic(w.opcode)) {
+	if (w->opcode == RF_OPCODE_RDMA_READ || op_is_atomic(w->opcode)) {
 		need = IBV_ACCESS_LOCAL_WRITE;
 		e->flags |= DENTF_RESP;
 	}
-	switch (wqe_sgl(dq, &w, &sgl, need)) {
+	switch (wqe_sgl(dq, w, sgl, need)) {
 	case 0:
 		break;
 	case DEV_SGL_LEN:
@@ -324,26 +326,26 @@ static bool sq_parse_one(struct dev_qp *dq, uint32_t avail)
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
 		goto fail;
 	}
-	if (sgl.total > (1ull << 31) ||
-	    (qp->type == IBV_QPT_UD && sgl.total > dev_ud_max_msg())) {
+	if (sgl->total > (1ull << 31) ||
+	    (qp->type == IBV_QPT_UD && sgl->total > dev_ud_max_msg())) {
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 		goto fail;
 	}
-	if (w.atomic_size) {
-		if (sgl.total < w.atomic_size) {
+	if (w->atomic_size) {
+		if (sgl->total < w->atomic_size) {
 			e->syndrome = RF_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 			goto fail;
 		}
 		e->npkt = 1;
-		e->byte_len = w.atomic_size;
+		e->byte_len = w->atomic_size;
 	} else {
-		e->byte_len = (uint32_t)sgl.total;
-		e->npkt = sgl.total ? (uint32_t)((sgl.total + DEV_WIRE_MTU - 1) / DEV_WIRE_MTU) : 1;
+		e->byte_len = (uint32_t)sgl->total;
+		e->npkt = sgl->total ? (uint32_t)((sgl->total + DEV_WIRE_MTU - 1) / DEV_WIRE_MTU) : 1;
 		if (qp->type == IBV_QPT_UD)
 			e->npkt = 1;
 	}
 	e->psn = dq->next_psn;
-	e->dct = w.dqpn;
+	e->dct = w->dqpn;
 	dq->next_psn = (dq->next_psn + e->npkt) & DEV_PSN_MASK;
 	return true;
 fail:
@@ -379,35 +381,22 @@ static void fill_grh(const struct emu_qp *qp, struct dev_pkt *p, const uint8_t *
 }
 
 /*
- * Emit the request packets of entry e from packet e->sent on.  Returns false
- * when the wire has no room (try again next iteration).
+ * Emit the request packets of entry e from packet e->sent on, its WQE as
+ * parsed in w and its gather list in sgl.  Returns false when the wire has
+ * no room (try again next iteration).
  */
-static bool emit_entry(struct dev_qp *dq, struct dev_ent *e)
+static bool emit_parsed(struct dev_qp *dq, struct dev_ent *e, const struct dev_wqe *w,
+			const struct dev_sgl *sgl)
 {
 	struct emu_qp *qp = dq->qp;
-	struct dev_wqe w;
-	struct dev_sgl sgl;
-	enum dev_op op;
+	enum dev_op op = wqe_dev_op(w->opcode);
 	uint32_t total, dst;
 
-	if (!wqe_parse(dq, e->wqe, &w)) {
-		/* rewritten or unmapped since it was parsed */
-		e->syndrome = RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
-		e->state = DENT_DONE;
-		return true;
-	}
-	op = wqe_dev_op(w.opcode);
-	if (wqe_sgl(dq, &w, &sgl, (e->flags & DENTF_RESP) ? IBV_ACCESS_LOCAL_WRITE : 0)) {
-		/* the MR went away between parse and (re)transmission */
-		e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
-		e->state = DENT_DONE;
-		return true;
-	}
-	total = (uint32_t)sgl.total;
-	dst = qp->type == IBV_QPT_UD || qp->dc == EMU_DC_DCI ? w.dqpn : qp->attr.dest_qp_num;
+	total = (uint32_t)sgl->total;
+	dst = qp->type == IBV_QPT_UD || qp->dc == EMU_DC_DCI ? w->dqpn : qp->attr.dest_qp_num;
 
 	while (e->sent < e->npkt) {
-		bool req_only = op == DOP_READ || w.atomic_size;
+		bool req_only = op == DOP_READ || w->atomic_size;
 		uint32_t offset = req_only ? 0 : e->sent * DEV_WIRE_MTU;
 		uint32_t len = req_only ? 0 : total - offset;
 		struct dev_pkt *p;
@@ -425,47 +414,47 @@ static bool emit_entry(struct dev_qp *dq, struct dev_ent *e)
 			p->flags |= DPKT_FIRST;
 		if (req_only || offset + len >= total)
 			p->flags |= DPKT_LAST;
-		if ((p->flags & DPKT_LAST) && (w.fm_ce_se & RF_WQE_CTRL_SOLICITED))
+		if ((p->flags & DPKT_LAST) && (w->fm_ce_se & RF_WQE_CTRL_SOLICITED))
 			p->flags |= DPKT_SE;
-		p->opmod = w.opmod;
+		p->opmod = w->opmod;
 		p->sl = qp->attr.ah.sl;
 		p->src_qpn = dq->qpn;
 		p->dst_qpn = dst;
 		p->psn = (e->psn + e->sent) & DEV_PSN_MASK;
 		p->slid = port_lid(qp);
 		p->pkey_index = qp->attr.pkey_index;
-		p->imm = w.imm;
-		p->xrc_srqn = w.xrc_srqn;
-		p->raddr = w.raddr;
-		p->rkey = w.rkey;
-		p->dma_len = w.atomic_size ? w.atomic_size :
+		p->imm = w->imm;
+		p->xrc_srqn = w->xrc_srqn;
+		p->raddr = w->raddr;
+		p->rkey = w->rkey;
+		p->dma_len = w->atomic_size ? w->atomic_size :
 			     (op == DOP_READ ? e->byte_len : total);
 		p->offset = offset;
 		p->len = len;
-		memcpy(p->atomic, w.atomic, sizeof(p->atomic));
+		memcpy(p->atomic, w->atomic, sizeof(p->atomic));
 		if (qp->type == IBV_QPT_UD) {
 			/* a Q_Key with the top bit set means "use the QP's own" */
-			p->qkey = (w.qkey & 0x80000000u) ? qp->attr.qkey : w.qkey;
-			p->sl = w.av[12] & 0xf;
+			p->qkey = (w->qkey & 0x80000000u) ? qp->attr.qkey : w->qkey;
+			p->sl = w->av[12] & 0xf;
 			/* the AV's rlid is a LID on InfiniBand only (RoCE: a UDP port) */
 			if (emu_cfg.link_layer == IBV_LINK_LAYER_INFINIBAND)
-				p->dlid = dev_be16(w.av + 14);
+				p->dlid = dev_be16(w->av + 14);
 			if (qp->create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)
 				p->flags |= DPKT_MC_NO_LB;
-			if (w.av_ext)
-				fill_grh(qp, p, w.av);
+			if (w->av_ext)
+				fill_grh(qp, p, w->av);
 		} else if (qp->dc == EMU_DC_DCI) {
 			/* the path is the WQE's address vector, the rest is RC's */
-			p->sl = w.av[12] & 0xf;
-			p->dc_key = w.dc_key;
+			p->sl = w->av[12] & 0xf;
+			p->dc_key = w->dc_key;
 			p->dc_conn = dq->dc_conn;
 			p->dc_conn_psn = dq->dc_conn_psn;
-			if (w.av_ext)
-				fill_grh(qp, p, w.av);
+			if (w->av_ext)
+				fill_grh(qp, p, w->av);
 		} else {
 			dev_path_stamp(qp, p);
 		}
-		if (len && !dev_sgl_copy_out(&sgl, offset, p->payload, len)) {
+		if (len && !dev_sgl_copy_out(sgl, offset, p->payload, len)) {
 			/* the source pages went away: the packet is never sent */
 			e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
 			e->state = DENT_DONE;
@@ -483,6 +472,27 @@ static bool emit_entry(struct dev_qp *dq, struct dev_ent *e)
 	return true;
 }
 
+/* The same for an entry parsed earlier: fetch and check its WQE again. */
+static bool emit_entry(struct dev_qp *dq, struct dev_ent *e)
+{
+	struct dev_wqe w;
+	struct dev_sgl sgl;
+
+	if (!wqe_parse(dq, e->wqe, &w)) {
+		/* rewritten or unmapped since it was parsed */
+		e->syndrome = RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+		e->state = DENT_DONE;
+		return true;
+	}
+	if (wqe_sgl(dq, &w, &sgl, (e->flags & DENTF_RESP) ? IBV_ACCESS_LOCAL_WRITE : 0)) {
+		/* the MR went away between parse and (re)transmission */
+		e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
+		e->state = DENT_DONE;
+		return true;
+	}
+	return emit_parsed(dq, e, &w, &sgl);
+}
+
 /* Does an earlier READ/atomic still wait for its response? */
 static bool fence_blocks(const struct dev_qp *dq, uint32_t upto)
 {
@@ -495,81 +505,98 @@ static bool fence_blocks(const struct dev_qp *dq, uint32_t upto)
 	return false;
 }
 
-static void sq_emit(struct dev_qp *dq)
+/* May the QP emit now, after an RNR NAK's wait? */
+static bool rnr_waited(struct dev_qp *dq)
 {
-	struct emu_qp *qp = dq->qp;
-	bool reliable = qp_reliable(qp);
-
 	if (dq->rnr_until) {
 		if (dev_eng.now < dq->rnr_until)
-			return;
+			return false;
 		dq->rnr_until = 0;
 		dev_eng.timers--;
 	}
-	while (dq->ent_emit != dq->ent_tail) {
-		struct dev_ent *e = &dq->ent[dq->ent_emit & dq->ent_mask];
+	return true;
+}
 
-		if (e->state == DENT_DONE) {
-			if (e->syndrome)
-				return;	/* nothing after an error leaves the QP */
-			dq->ent_emit++;
-			continue;
-		}
-		if ((e->flags & DENTF_FENCE) && fence_blocks(dq, dq->ent_emit))
-			return;
-		if (qp->dc == EMU_DC_DCI && !(e->flags & DENTF_LOCAL) && e->dct != dq->dc_peer) {
-			/*
-			 * Another target: the DCI disconnects once everything
-			 * sent to the current one completed, then connects.
-			 */
-			if (dq->ent_head != dq->ent_emit)
-				return;
-			dq->dc_peer = e->dct;
-			dq->dc_conn++;
-			dq->dc_conn_psn = e->psn;
-		}
-		if (e->flags & DENTF_LOCAL) {
-			if (e->op == RF_OPCODE_UMR) {
-				struct dev_wqe w;
-				uint8_t wc_op;
-				uint32_t key;
+/*
+ * One step of emission: the entry at ent_emit, if nothing holds it back.
+ * w and sgl are its WQE and gather list as sq_parse_one() just left them,
+ * or NULL: fetch them again.  False when emission must stop for now.
+ */
+static bool emit_step(struct dev_qp *dq, const struct dev_wqe *w, const struct dev_sgl *sgl)
+{
+	struct emu_qp *qp = dq->qp;
+	struct dev_ent *e = &dq->ent[dq->ent_emit & dq->ent_mask];
+	bool reliable = qp_reliable(qp);
 
-				if (!wqe_parse(dq, e->wqe, &w)) {
-					e->syndrome = RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
-				} else {
-					key = be32toh(w.imm);
-					e->syndrome = dev_umr_execute(dq, w.buf, WQE_MAX_BYTES,
-								      0, w.len, key, &wc_op);
-				}
-			}
-			e->state = DENT_DONE;
-			if (e->syndrome)
-				return;
-			dq->ent_emit++;
-			continue;
-		}
-		if (reliable && dq->pkts_out &&
-		    dq->pkts_out + (e->npkt - e->sent) > DEV_MAX_PKTS_INFLIGHT)
-			return;
-		/* max_rd_atomic: later WQEs wait behind a READ/atomic in order */
-		if (reliable && (e->flags & DENTF_RESP) && !dev_rc_rd_slot(dq))
-			return;
-		if (!emit_entry(dq, e))
-			return;
-		if (e->state == DENT_DONE)
-			continue;	/* failed its late checks: stays at ent_emit */
-		if (reliable) {
-			e->state = DENT_SENT;
-			if (!dq->deadline && qp->attr.timeout) {
-				dq->deadline = dev_eng.now + dev_rc_timeout_ns(qp->attr.timeout);
-				dev_eng.timers++;
-			}
-		} else {
-			e->state = DENT_DONE;
-			dq->pkts_out = 0;
-		}
+	if (e->state == DENT_DONE) {
+		if (e->syndrome)
+			return false;	/* nothing after an error leaves the QP */
 		dq->ent_emit++;
+		return true;
 	}
+	if ((e->flags & DENTF_FENCE) && fence_blocks(dq, dq->ent_emit))
+		return false;
+	if (qp->dc == EMU_DC_DCI && !(e->flags & DENTF_LOCAL) && e->dct != dq->dc_peer) {
+		/*
+		 * Another target: the DCI disconnects once everything
+		 * sent to the current one completed, then connects.
+		 */
+		if (dq->ent_head != dq->ent_emit)
+			return false;
+		dq->dc_peer = e->dct;
+		dq->dc_conn++;
+		dq->dc_conn_psn = e->psn;
+	}
+	if (e->flags & DENTF_LOCAL) {
+		if (e->op == RF_OPCODE_UMR) {
+			struct dev_wqe u;
+			uint8_t wc_op;
+			uint32_t key;
+
+			if (!wqe_parse(dq, e->wqe, &u)) {
+				e->syndrome = RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+			} else {
+				key = be32toh(u.imm);
+				e->syndrome = dev_umr_execute(dq, u.buf, WQE_MAX_BYTES,
+							      0, u.len, key, &wc_op);
+			}
+		}
+		e->state = DENT_DONE;
+		if (e->syndrome)
+			return false;
+		dq->ent_emit++;
+		return true;
+	}
+	if (reliable && dq->pkts_out &&
+	    dq->pkts_out + (e->npkt - e->sent) > DEV_MAX_PKTS_INFLIGHT)
+		return false;
+	/* max_rd_atomic: later WQEs wait behind a READ/atomic in order */
+	if (reliable && (e->flags & DENTF_RESP) && !dev_rc_rd_slot(dq))
+		return false;
+	if (!(w ? emit_parsed(dq, e, w, sgl) : emit_entry(dq, e)))
+		return false;
+	if (e->state == DENT_DONE)
+		return true;	/* failed its late checks: stays at ent_emit */
+	if (reliable) {
+		e->state = DENT_SENT;
+		if (!dq->deadline && qp->attr.timeout) {
+			dq->deadline = dev_eng.now + dev_rc_timeout_ns(qp->attr.timeout);
+			dev_eng.timers++;
+		}
+	} else {
+		e->state = DENT_DONE;
+		dq->pkts_out = 0;
+	}
+	dq->ent_emit++;
+	return true;
+}
+
+static void sq_emit(struct dev_qp *dq)
+{
+	if (!rnr_waited(dq))
+		return;
+	while (dq->ent_emit != dq->ent_tail && emit_step(dq, NULL, NULL))
+		;
 }
 
 static bool w_atomic(const struct dev_ent *e)
@@ -656,7 +683,12 @@ static void sq_bad_doorbell(struct dev_qp *dq)
 static void sq_parse(struct dev_qp *dq)
 {
 	unsigned budget = DEV_MAX_WQE_PER_ROUND;
+	struct dev_wqe w;
+	struct dev_sgl sgl;
 
+	/* sq_parse_one() fills it for every entry emit_step() reads it for */
+	sgl.n = 0;
+	sgl.total = 0;
 	while (dq->sq_rung && budget--) {
 		int32_t avail = dev_db_avail(dq->sq_limit, dq->sq_next, dq->qp->sq_wqe_cnt);
 
@@ -670,10 +702,18 @@ static void sq_parse(struct dev_qp *dq)
 		}
 		if (dq->ent_tail - dq->ent_head > dq->ent_mask)
 			break;	/* every BB is in flight: impossible for sane software */
-		if (!sq_parse_one(dq, (uint32_t)avail)) {
+		if (!sq_parse_one(dq, (uint32_t)avail, &w, &sgl)) {
 			dq->sq_rung = false;	/* the record ends inside this WQE: wait */
 			break;
 		}
+		/*
+		 * Everything before it is out: the WQE just parsed goes out
+		 * from this parse, instead of being fetched and checked once
+		 * more by sq_emit() (the outcome is the same: its bytes and
+		 * keys cannot change within this engine pass).
+		 */
+		if (dq->ent_emit + 1 == dq->ent_tail && rnr_waited(dq))
+			emit_step(dq, &w, &sgl);
 	}
 }
 

@@ -25,6 +25,7 @@ struct rfemu_dev_stats {
 	uint64_t	backlog_max;	/* most bytes ever waiting for one link */
 	uint64_t	rd_outstanding_max;	/* most READ/atomics one QP had unanswered */
 	uint64_t	drop_dc_key;	/* DC: a request with another DCT's access key */
+	uint64_t	wqe_fetches;	/* send WQEs read from a queue (retransmissions read again) */
 };
 
 /* Copy min(size, sizeof) bytes of the counters to out; returns 0. */
