@@ -232,8 +232,7 @@ Test(umad, unanswered_requests_time_out)
 	cr_assert_eq(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m), "%s", strerror(errno));
 	cr_expect_eq(write(fd, &m, sizeof(m)), -1, "the same TID while it waits");
 	cr_expect_eq(errno, EINVAL);
-	cr_expect_not(readable(fd, 0));
-	cr_assert(readable(fd, 20000), "no ETIMEDOUT within 20 s");
+	cr_assert(readable(fd, 60000), "no ETIMEDOUT within 60 s");
 	cr_assert_eq(read(fd, &r, sizeof(r)), (ssize_t)(HDR + 24));
 	cr_expect_eq(r.h.status, ETIMEDOUT);
 	cr_expect_eq(r.h.id, 0);
