@@ -227,13 +227,14 @@ Test(umad, unanswered_requests_time_out)
 
 	cr_assert_eq(reg(fd, 1, 0x04, 1, 0), 0);
 	/* LID 0x1ff8: host 1023's last port, which nobody holds here */
-	get_mad(&m, 0, 0x04, 0x0001, 0x1fff, 50, 7);
-	m.h.retries = 1;
+	get_mad(&m, 0, 0x04, 0x0001, 0x1fff, 600000, 6);
 	cr_assert_eq(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m), "%s", strerror(errno));
 	cr_expect_eq(write(fd, &m, sizeof(m)), -1, "the same TID while it waits");
 	cr_expect_eq(errno, EINVAL);
-	cr_expect_not(readable(fd, 0));
-	cr_assert(readable(fd, 20000), "no ETIMEDOUT within 20 s");
+	get_mad(&m, 0, 0x04, 0x0001, 0x1fff, 50, 7);
+	m.h.retries = 1;
+	cr_assert_eq(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m), "%s", strerror(errno));
+	cr_assert(readable(fd, 60000), "no ETIMEDOUT within 60 s");
 	cr_assert_eq(read(fd, &r, sizeof(r)), (ssize_t)(HDR + 24));
 	cr_expect_eq(r.h.status, ETIMEDOUT);
 	cr_expect_eq(r.h.id, 0);
