@@ -25,15 +25,17 @@
  *      another thread (typically a busy-polling application) wanted this
  *      CPU, and spinning would then steal its time slices; the engine stops
  *      spinning for the next 100 ms;
- *   2. then sleeps until a doorbell, packet, command or timer (retransmit,
+ *   2. naps RFEMU_NAP_US (50 us) at a time for RFEMU_HOT_MS (100 ms): a
+ *      doorbell still wakes it at once, but a wake-up by a busy thread can
+ *      wait for that thread's CPU tick (4 ms), and a timer's does not;
+ *   3. then sleeps until a doorbell, packet, command or timer (retransmit,
  *      RNR wait, delayed packets, CQ moderation) wakes it, and at least
  *      every TRAP_IDLE_NS (4 ms) to refresh the clock pages (kernel/clock.c)
  *      and do its slow tasks.
  *
  * Where doorbells cannot be trapped (RFEMU_DOORBELL_TRAP=0, or more watched
  * pages than trap.c keeps), the engine must look, and how often it looks is
- * the trade between doorbell latency and idle CPU: instead of 2. it naps
- * RFEMU_NAP_US (50 us) at a time for RFEMU_HOT_MS (100 ms), then doubles
+ * the trade between doorbell latency and idle CPU: instead of 3. it doubles
  * its sleep up to RFEMU_IDLE_MAX_US (1000 us).
  *
  * A thread that wakes from a short sleep has a claim on the CPU that a
@@ -523,8 +525,13 @@ static void *engine_main(void *arg)
 				last_work = now;
 				continue;
 			}
-			/* doorbells now wake us: only timers bound the sleep */
-			sleep = bounded_by_timers(now, TRAP_IDLE_NS);
+			/*
+			 * Doorbells now wake us.  While traffic is recent the
+			 * naps go on all the same: a wake-up by a busy thread
+			 * can wait for its CPU's tick, a timer's does not.
+			 */
+			if (now - last_work >= hot_ns)
+				sleep = bounded_by_timers(now, TRAP_IDLE_NS);
 		}
 		emu_lock_release();
 		if (!sleep)
