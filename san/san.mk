@@ -53,7 +53,7 @@ $(SAN_E2E_BIN): $(E2E_SRCS) $(HEADERS) $(wildcard tests/e2e/*.h)
 	    $(CRIT_CFLAGS) -o $@ $(E2E_SRCS) $(CRIT_LIBS) $(E2E_LIBS)
 $(SAN_OUT)/tests/emu/%: tests/emu/%.c $(wildcard tests/emu/*.h tests/emu/*/*.h) $(EMU_HDRS)
 	@mkdir -p $(@D)
-	$(SAN_CC) $(SAN_CF) -std=gnu11 $(WARN) -Itests/emu -Iemu -o $@ $< $(CRITERION_FLAGS) \
+	$(SAN_CC) $(SAN_CF) -std=gnu11 $(WARN) -Itests/emu -Iemu -Iinclude -o $@ $< $(CRITERION_FLAGS) \
 	    -lrdmacm -libverbs -lmlx5 -lpthread
 
 # The helper the tests exec as a second host is the ordinary build: with
