@@ -143,7 +143,6 @@ bool dev_load_be32(const void *p, uint32_t *v);
 
 struct dev_ctx;
 void dev_trap_init(void);		/* RFEMU_DOORBELL_TRAP, at engine start */
-bool dev_trap_enabled(void);		/* on, and there are pages to protect */
 void dev_trap_rebuild_locked(void);	/* the watched pages changed */
 bool dev_trap_arm_locked(void);		/* protect them; false: cannot */
 /*
@@ -151,7 +150,6 @@ bool dev_trap_arm_locked(void);		/* protect them; false: cannot */
  * memfd page the last one hit, whose send queue doorbells may be taken as rung.
  */
 bool dev_trap_take_locked(struct dev_ctx **dctx, uint64_t *off);
-void dev_trap_disarm_locked(void);
 void dev_trap_fini_locked(void);
 /* from the SIGSEGV handler: true if the fault was a trapped doorbell */
 bool dev_trap_fault(const void *addr);

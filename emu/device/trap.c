@@ -41,7 +41,6 @@
  * change waits for it to drain (each side stores, then loads the other's
  * word, all sequentially consistent).
  */
-#include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -80,7 +79,7 @@ void dev_trap_init(void)
 	enabled = !s || !*s || atoi(s) != 0;
 }
 
-bool dev_trap_enabled(void)
+static bool trap_enabled(void)
 {
 	return enabled && nranges;
 }
@@ -115,7 +114,7 @@ static void disarm_changing(void)
 
 bool dev_trap_arm_locked(void)
 {
-	if (!dev_trap_enabled())
+	if (!trap_enabled())
 		return false;
 	/*
 	 * No change_begin(): the ranges stay as they are.  A fault while the
@@ -128,7 +127,7 @@ bool dev_trap_arm_locked(void)
 	return true;
 }
 
-void dev_trap_disarm_locked(void)
+static void disarm_locked(void)
 {
 	if (!atomic_load(&armed))
 		return;
@@ -291,22 +290,13 @@ static unsigned collect(struct trap_range *r, const struct trap_map *m, unsigned
 	return k;
 }
 
-void dev_trap_rebuild_locked(void)
+/* Replace the ranges (engine, under emu_lock), every page given back first. */
+static void install_ranges(const struct trap_range *r, unsigned n)
 {
-	struct trap_range next[TRAP_MAX_RANGES];
-	struct trap_map *m;
-	unsigned nm = 0, n = 0;
-
-	/* /proc/self/maps must show the application's own protections */
-	dev_trap_disarm_locked();
-	if (enabled && dev_eng.nwatch) {
-		m = read_maps(&nm);
-		n = collect(next, m, nm);
-		free(m);
-	}
 	change_begin();
 	disarm_changing();
-	memcpy(ranges, next, n * sizeof(*next));
+	if (n)
+		memcpy(ranges, r, n * sizeof(*r));
 	nranges = n;
 	atomic_store(&span_lo, n ? ranges[0].lo : 0);
 	atomic_store(&span_hi, n ? ranges[n - 1].hi : 0);
@@ -314,14 +304,25 @@ void dev_trap_rebuild_locked(void)
 	change_end();
 }
 
+void dev_trap_rebuild_locked(void)
+{
+	struct trap_range next[TRAP_MAX_RANGES];
+	struct trap_map *m;
+	unsigned nm = 0, n = 0;
+
+	/* /proc/self/maps must show the application's own protections */
+	disarm_locked();
+	if (enabled && dev_eng.nwatch) {
+		m = read_maps(&nm);
+		n = collect(next, m, nm);
+		free(m);
+	}
+	install_ranges(next, n);
+}
+
 void dev_trap_fini_locked(void)
 {
-	change_begin();
-	disarm_changing();
-	nranges = 0;
-	atomic_store(&span_lo, 0);
-	atomic_store(&span_hi, 0);
-	change_end();
+	install_ranges(NULL, 0);
 }
 
 /*
