@@ -104,5 +104,11 @@ int emu_real_close(int fd);
 /* fstat() past the interposer: for the kernel's own view of an fd */
 struct stat;
 int emu_real_fstat(int fd, struct stat *st);
+/*
+ * mprotect() past the interposer, for the device's own changes of the
+ * application's doorbell pages; also called from the fault handler, so it
+ * is the system call itself (nothing to resolve, async-signal-safe).
+ */
+int emu_real_mprotect(void *addr, size_t len, int prot);
 
 #endif /* RDMAFAST_EMU_BASE_H */

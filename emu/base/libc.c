@@ -8,6 +8,8 @@
  */
 #include <dlfcn.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "base.h"
 
@@ -28,4 +30,9 @@ int emu_real_fstat(int fd, struct stat *st)
 	if (!real_fstat)
 		real_fstat = (int (*)(int, struct stat *))dlsym(RTLD_NEXT, "fstat");
 	return real_fstat(fd, st);
+}
+
+int emu_real_mprotect(void *addr, size_t len, int prot)
+{
+	return (int)syscall(SYS_mprotect, addr, len, prot);
 }

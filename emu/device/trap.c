@@ -30,9 +30,11 @@
  * memfd (ctx->map), which the engine reads and clears.  mmap is not
  * interposed (see interpose/preload.c), so those mappings are found in
  * /proc/self/maps by the memfd's inode and file offset, each time the set
- * of watched pages changes.  A mapping can go away under us: munmap() is
- * done here (emu_dev_munmap(), from the interposer), so we never protect an
- * address that has been given to something else.
+ * of watched pages changes.  A mapping can change under us: munmap(),
+ * mmap(MAP_FIXED), mremap() and mprotect() near a protected page are done
+ * under our lock (emu_dev_vm_change(), from the interposer), so we never
+ * protect an address that has been given to something else, nor undo the
+ * application's own protection.
  *
  * The handler runs in whatever thread stored, without our lock, while the
  * engine may be changing the ranges or their protection: `gen` is odd while
@@ -69,7 +71,10 @@ static atomic_bool armed;
 static _Atomic uintptr_t rung;	/* the page of the last doorbell fault */
 static bool engine_armed;	/* the engine armed it and has not seen it fire */
 static bool enabled;
-/* every range lies in [span_lo, span_hi): munmap()'s quick test */
+/*
+ * Every application page of a watched register, trapped or not, lies in
+ * [span_lo, span_hi): emu_dev_vm_change()'s quick test.
+ */
 static _Atomic uintptr_t span_lo, span_hi;
 
 void dev_trap_init(void)
@@ -100,7 +105,7 @@ static void change_end(void)
 static void protect_all(bool trap)
 {
 	for (unsigned i = 0; i < nranges; i++)
-		mprotect((void *)ranges[i].lo, ranges[i].hi - ranges[i].lo,
+		emu_real_mprotect((void *)ranges[i].lo, ranges[i].hi - ranges[i].lo,
 			 trap ? PROT_READ : ranges[i].prot);
 }
 
@@ -154,7 +159,7 @@ bool dev_trap_fault(const void *addr)
 		if (atomic_exchange(&armed, false))
 			protect_all(false);
 		else	/* another thread is unprotecting them: ours now */
-			mprotect((void *)(a & ~(TRAP_PAGE - 1)), TRAP_PAGE, r->prot);
+			emu_real_mprotect((void *)(a & ~(TRAP_PAGE - 1)), TRAP_PAGE, r->prot);
 		atomic_store(&rung, a & ~(TRAP_PAGE - 1));
 		dev_kick();
 	}
@@ -247,10 +252,16 @@ static int range_cmp(const void *a, const void *b)
  * The application's pages for the watched registers: each watch address is
  * in our view of some context's memfd; every other mapping of that memfd
  * page is the application's.  Returns how many ranges, 0 if too many.
+ * [*lo, *hi) spans every such page, the read-only ones too: the
+ * application may make those writable, and they are then to be trapped.
  */
-static unsigned collect(struct trap_range *r, const struct trap_map *m, unsigned nm)
+static unsigned collect(struct trap_range *r, const struct trap_map *m, unsigned nm,
+			uintptr_t *lo, uintptr_t *hi)
 {
 	unsigned n = 0, k = 0;
+
+	*lo = UINTPTR_MAX;
+	*hi = 0;
 
 	for (unsigned w = 0; w < dev_eng.nwatch; w++) {
 		struct dev_ctx *dc = dev_eng.watch[w].dctx;
@@ -263,15 +274,19 @@ static unsigned collect(struct trap_range *r, const struct trap_map *m, unsigned
 		for (unsigned i = 0; i < nm; i++) {
 			struct trap_range p;
 
-			/* a mapping that cannot store rings nothing */
 			if (m[i].ino != st.st_ino || m[i].lo == (uintptr_t)dc->ctx->map ||
-			    !(m[i].prot & PROT_WRITE) || pg < m[i].off || pg >= m[i].off + (m[i].hi - m[i].lo))
+			    pg < m[i].off || pg >= m[i].off + (m[i].hi - m[i].lo))
 				continue;
 			p = (struct trap_range){
 				.lo = m[i].lo + (uintptr_t)(pg - m[i].off),
 				.off = pg, .dctx = dc, .prot = m[i].prot,
 			};
 			p.hi = p.lo + TRAP_PAGE;
+			*lo = p.lo < *lo ? p.lo : *lo;
+			*hi = p.hi > *hi ? p.hi : *hi;
+			/* a mapping that cannot store rings nothing */
+			if (!(m[i].prot & PROT_WRITE))
+				continue;
 			if (!range_add(r, &n, &p))
 				return 0;	/* too many: no trapping, the engine looks */
 		}
@@ -290,16 +305,19 @@ static unsigned collect(struct trap_range *r, const struct trap_map *m, unsigned
 	return k;
 }
 
-/* Replace the ranges (engine, under emu_lock), every page given back first. */
-static void install_ranges(const struct trap_range *r, unsigned n)
+/*
+ * Replace the ranges (engine, under emu_lock), every page given back first;
+ * [lo, hi) for emu_dev_vm_change().
+ */
+static void install_ranges(const struct trap_range *r, unsigned n, uintptr_t lo, uintptr_t hi)
 {
 	change_begin();
 	disarm_changing();
 	if (n)
 		memcpy(ranges, r, n * sizeof(*r));
 	nranges = n;
-	atomic_store(&span_lo, n ? ranges[0].lo : 0);
-	atomic_store(&span_hi, n ? ranges[n - 1].hi : 0);
+	atomic_store(&span_lo, lo);
+	atomic_store(&span_hi, hi);
 	atomic_store(&rung, 0);
 	change_end();
 }
@@ -309,47 +327,64 @@ void dev_trap_rebuild_locked(void)
 	struct trap_range next[TRAP_MAX_RANGES];
 	struct trap_map *m;
 	unsigned nm = 0, n = 0;
+	uintptr_t lo = 0, hi = 0;
 
 	/* /proc/self/maps must show the application's own protections */
 	disarm_locked();
 	if (enabled && dev_eng.nwatch) {
 		m = read_maps(&nm);
-		n = collect(next, m, nm);
+		n = collect(next, m, nm, &lo, &hi);
 		free(m);
 	}
-	install_ranges(next, n);
+	install_ranges(next, n, lo, hi);
 }
 
 void dev_trap_fini_locked(void)
 {
-	install_ranges(NULL, 0);
+	install_ranges(NULL, 0, 0, 0);
 }
 
 /*
- * The application's munmap(addr, len): forget the ranges it removes, so
- * that no later arming protects whatever is mapped there next.  The lock is
- * held across the unmapping, so that no rebuild finds the mapping in
- * between.  Most calls are far from every range and go straight through.
+ * The application changes its mappings over a (and b, for mremap()'s new
+ * place): munmap(), mmap(MAP_FIXED), mremap() or mprotect().  If a range
+ * we protect lies there, give every page back and forget those ranges, and
+ * keep the lock until the change is made (emu_dev_vm_changed()), so that no
+ * rebuild reads the mappings half-changed; the rebuild after it finds what
+ * is there now, with the application's new protection.  Without this, our
+ * next arming would protect whatever the application put there, and our
+ * next disarming would undo its mprotect().  Most calls are far from every
+ * range and go straight through.
  */
-int emu_dev_munmap(void *addr, size_t len, int (*real_munmap)(void *, size_t))
+static bool overlaps(uintptr_t lo, uintptr_t hi, const void *p, size_t len)
 {
-	uintptr_t lo = (uintptr_t)addr, hi = lo + len;
-	unsigned k = 0;
-	int ret;
+	uintptr_t a = (uintptr_t)p;
+	/* a length that wraps is the kernel's EINVAL: any answer is harmless */
+	uintptr_t b = a + len < a ? UINTPTR_MAX : a + len;
 
-	if (hi <= atomic_load(&span_lo) || lo >= atomic_load(&span_hi))
-		return real_munmap(addr, len);
+	return len && a < hi && b > lo;
+}
+
+bool emu_dev_vm_change(const void *a, size_t alen, const void *b, size_t blen)
+{
+	uintptr_t lo = atomic_load(&span_lo), hi = atomic_load(&span_hi);
+	unsigned k = 0;
+
+	if (!overlaps(lo, hi, a, alen) && !overlaps(lo, hi, b, blen))
+		return false;
 	emu_lock_acquire();
 	change_begin();
 	disarm_changing();
 	for (unsigned i = 0; i < nranges; i++)
-		if (ranges[i].hi <= lo || ranges[i].lo >= hi)
+		if (!overlaps(ranges[i].lo, ranges[i].hi, a, alen) &&
+		    !overlaps(ranges[i].lo, ranges[i].hi, b, blen))
 			ranges[k++] = ranges[i];
 	nranges = k;
 	change_end();
-	ret = real_munmap(addr, len);
-	/* the engine rebuilds them from what is still mapped */
-	dev_watch_changed();
+	return true;
+}
+
+void emu_dev_vm_changed(void)
+{
+	dev_watch_changed();	/* the engine rebuilds them from what is mapped */
 	emu_lock_release();
-	return ret;
 }

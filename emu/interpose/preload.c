@@ -22,14 +22,14 @@
  *   socket(AF_NETLINK, NETLINK_RDMA)   EPROTONOSUPPORT: forces sysfs discovery
  *   getauxval(AT_HWCAP3)               without HWCAP3_LS64: no ST64B to our UAR
  *
- *   munmap()                           done by the device, which may be
- *                                      write-protecting a doorbell page there
- *                                      (device/trap.c)
+ *   munmap, mmap(MAP_FIXED), mremap,   done under the device's lock when
+ *   mprotect, pkey_mprotect            near a doorbell page it may be
+ *                                      write-protecting (device/trap.c)
  *   sigaction/signal(SIGSEGV, SIGBUS)  the device's fault handler stays in
  *                                      front and chains to the application's
  *                                      (device/guard.c)
  *
- * mmap is deliberately NOT interposed: the UAR mmaps land in the memfd,
+ * mmap is only watched, never answered: the UAR mmaps land in the memfd,
  * which works even when middleware patches libc's mmap at run time.
  * Everything else passes straight to the next definition (RTLD_NEXT).
  *
@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -93,6 +94,11 @@ REAL(ssize_t, __read_chk, int, void *, size_t, size_t)
 REAL(int, ioctl, int, unsigned long, ...)
 REAL(int, socket, int, int, int)
 REAL(int, munmap, void *, size_t)
+REAL(void *, mmap, void *, size_t, int, int, int, off_t)
+REAL(void *, mmap64, void *, size_t, int, int, int, off64_t)
+REAL(void *, mremap, void *, size_t, size_t, int, ...)
+REAL(int, mprotect, void *, size_t, int)
+REAL(int, pkey_mprotect, void *, size_t, int, int)
 REAL(int, sigaction, int, const struct sigaction *, struct sigaction *)
 REAL(sighandler_t, signal, int, sighandler_t)
 REAL(unsigned long, getauxval, unsigned long)
@@ -598,11 +604,96 @@ int close(int fd)
 	return emu_real_close(fd);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Changes of the application's mappings (device/trap.c)                     */
+
+/* The application's call changes [a, a + alen) and [b, b + blen). */
+static bool vm_change(const void *a, size_t alen, const void *b, size_t blen)
+{
+	return !emu_lock_held() && emu_dev_vm_change(a, alen, b, blen);
+}
+
+/* After the change: the device's lock goes, errno stays the call's. */
+static void vm_changed(void)
+{
+	int e = errno;
+
+	emu_dev_vm_changed();
+	errno = e;
+}
+
 int munmap(void *addr, size_t len)
 {
-	if (emu_lock_held())
+	int ret;
+
+	if (!vm_change(addr, len, NULL, 0))
 		return get_munmap()(addr, len);
-	return emu_dev_munmap(addr, len, get_munmap());
+	ret = get_munmap()(addr, len);
+	vm_changed();
+	return ret;
+}
+
+int mprotect(void *addr, size_t len, int prot)
+{
+	int ret;
+
+	if (!vm_change(addr, len, NULL, 0))
+		return get_mprotect()(addr, len, prot);
+	ret = get_mprotect()(addr, len, prot);
+	vm_changed();
+	return ret;
+}
+
+int pkey_mprotect(void *addr, size_t len, int prot, int pkey)
+{
+	int ret;
+
+	if (!vm_change(addr, len, NULL, 0))
+		return get_pkey_mprotect()(addr, len, prot, pkey);
+	ret = get_pkey_mprotect()(addr, len, prot, pkey);
+	vm_changed();
+	return ret;
+}
+
+/* Only MAP_FIXED replaces what is there (MAP_FIXED_NOREPLACE never does). */
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *p;
+
+	if (!(flags & MAP_FIXED) || !vm_change(addr, len, NULL, 0))
+		return get_mmap()(addr, len, prot, flags, fd, off);
+	p = get_mmap()(addr, len, prot, flags, fd, off);
+	vm_changed();
+	return p;
+}
+
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
+{
+	void *p;
+
+	if (!(flags & MAP_FIXED) || !vm_change(addr, len, NULL, 0))
+		return get_mmap64()(addr, len, prot, flags, fd, off);
+	p = get_mmap64()(addr, len, prot, flags, fd, off);
+	vm_changed();
+	return p;
+}
+
+/* The old place always changes; the new one is given only with MREMAP_FIXED. */
+void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
+{
+	void *want = NULL, *p;
+	va_list ap;
+
+	if (flags & MREMAP_FIXED) {
+		va_start(ap, flags);
+		want = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (!vm_change(old, old_len, want, want ? len : 0))
+		return get_mremap()(old, old_len, len, flags, want);
+	p = get_mremap()(old, old_len, len, flags, want);
+	vm_changed();
+	return p;
 }
 
 int sigaction(int sig, const struct sigaction *act, struct sigaction *old)

@@ -97,9 +97,17 @@ WEAK void emu_dev_mr_dereg(struct emu_mr *mr)
 }
 
 /* No device, no protected doorbell pages to forget. */
-WEAK int emu_dev_munmap(void *addr, size_t len, int (*real_munmap)(void *, size_t))
+WEAK bool emu_dev_vm_change(const void *a, size_t alen, const void *b, size_t blen)
 {
-	return real_munmap(addr, len);
+	(void)a;
+	(void)alen;
+	(void)b;
+	(void)blen;
+	return false;
+}
+
+WEAK void emu_dev_vm_changed(void)
+{
 }
 
 /* No device, no fault handler of its own: the application's call goes on. */

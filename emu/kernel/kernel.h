@@ -579,11 +579,15 @@ void emu_dev_mw_dealloc(struct emu_mw *mw);
 /* Before an MR is freed (a cached key must be forgotten). */
 void emu_dev_mr_dereg(struct emu_mr *mr);
 /*
- * The application's munmap(addr, len) (interpose/), done by real_munmap:
- * the device forgets any doorbell page it protects there (device/trap.c).
- * Called without the lock.
+ * The application is about to change its mappings of [a, a + alen) and
+ * [b, b + blen) (munmap, mmap MAP_FIXED, mremap, mprotect: interpose/).
+ * Called without the lock.  True if the device protected a doorbell page
+ * there (device/trap.c): it has given them back and forgotten them, holds
+ * the lock, and the caller makes the change, then calls
+ * emu_dev_vm_changed(), which releases it.
  */
-int emu_dev_munmap(void *addr, size_t len, int (*real_munmap)(void *, size_t));
+bool emu_dev_vm_change(const void *a, size_t alen, const void *b, size_t blen);
+void emu_dev_vm_changed(void);
 /*
  * The application's sigaction() (interpose/): true if the device took it
  * (SIGSEGV/SIGBUS while its own fault handler is installed: act becomes the

@@ -64,22 +64,27 @@ static void *bf_reg(struct ibv_qp *qp)
 	return dv.bf.reg;
 }
 
-/* An 8-byte RDMA write from QP 0 to QP 1's buffer. */
-static struct ibv_wc write8(unsigned ms)
+/* An 8-byte RDMA write from QP i to the other QP's buffer. */
+static struct ibv_wc write8_from(int i, unsigned ms)
 {
-	struct ibv_sge s = { (uintptr_t)t.buf[0], 8, t.mr[0]->lkey };
+	struct ibv_sge s = { (uintptr_t)t.buf[i], 8, t.mr[i]->lkey };
 	struct ibv_send_wr wr = {
 		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
 		.send_flags = IBV_SEND_SIGNALED,
-		.wr.rdma = { (uintptr_t)t.buf[1], t.mr[1]->rkey },
+		.wr.rdma = { (uintptr_t)t.buf[!i], t.mr[!i]->rkey },
 	};
 	struct ibv_wc wc;
 
 	memset(&wc, 0, sizeof(wc));
-	dt_post(t.qp[0], &wr);
-	cr_assert_eq(dt_poll(t.cq[0], &wc, 1, ms), 1,
+	dt_post(t.qp[i], &wr);
+	cr_assert_eq(dt_poll(t.cq[i], &wc, 1, ms), 1,
 		     "the doorbell did not wake the engine within %u ms", ms);
 	return wc;
+}
+
+static struct ibv_wc write8(unsigned ms)
+{
+	return write8_from(0, ms);
 }
 
 /*
@@ -170,6 +175,107 @@ Test(dev_trap, a_later_segv_handler_sees_only_its_own_faults)
 		(void)*(volatile uint8_t *)hole;
 	cr_assert_eq(app_faults, 1, "the application's own fault reached %d handlers", app_faults);
 	munmap(hole, 4096);
+}
+
+/*
+ * A QP on a thread domain: it rings a BlueFlame register of its own, on a
+ * UAR page no QP of the fixture uses.  *page is that page.
+ */
+struct td_qp {
+	struct ibv_td	*td;
+	struct ibv_pd	*pad;
+	struct ibv_qp	*qp;
+	uintptr_t	page;
+};
+
+static void td_qp_create(struct td_qp *q)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = t.cq[0], .recv_cq = t.cq[0], .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+
+	q->td = ibv_alloc_td(t.ctx, &(struct ibv_td_init_attr){ 0 });
+	cr_assert(q->td, "alloc_td: %s", strerror(errno));
+	q->pad = ibv_alloc_parent_domain(t.ctx, &(struct ibv_parent_domain_init_attr){
+		.pd = t.pd, .td = q->td });
+	cr_assert(q->pad, "alloc_parent_domain: %s", strerror(errno));
+	q->qp = ibv_create_qp(q->pad, &a);
+	cr_assert(q->qp, "create_qp: %s", strerror(errno));
+	q->page = (uintptr_t)bf_reg(q->qp) & ~(uintptr_t)4095;
+	for (int i = 0; i < 2; i++)
+		cr_assert_neq(q->page, (uintptr_t)bf_reg(t.qp[i]) & ~(uintptr_t)4095,
+			      "the thread domain's QP rings on a page of the fixture's");
+}
+
+static void td_qp_destroy(struct td_qp *q)
+{
+	cr_assert_eq(ibv_destroy_qp(q->qp), 0);
+	cr_assert_eq(ibv_dealloc_pd(q->pad), 0);
+	cr_assert_eq(ibv_dealloc_td(q->td), 0);
+}
+
+/*
+ * The application makes a doorbell page read-only: when the engine next
+ * wakes it does not make the page writable again, and a store there is
+ * the application's fault, not a doorbell.
+ */
+Test(dev_trap, the_applications_mprotect_of_a_doorbell_page_stands)
+{
+	struct sigaction a = { .sa_sigaction = app_handler, .sa_flags = SA_SIGINFO };
+	struct td_qp q;
+	char perms[5];
+
+	td_qp_create(&q);
+	sigemptyset(&a.sa_mask);
+	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
+	usleep(100000);		/* idle: the pages are protected */
+	page_perms((const void *)q.page, perms);
+	cr_assert_str_eq(perms, "r--s", "the idle engine left the page %s", perms);
+	cr_assert_eq(mprotect((void *)q.page, 4096, PROT_READ), 0);
+	/* a doorbell elsewhere wakes the engine, which gives back its pages */
+	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
+	usleep(100000);
+	page_perms((const void *)q.page, perms);
+	cr_assert_str_eq(perms, "r--s", "the engine made the page %s", perms);
+	cr_assert_eq(sigaction(SIGSEGV, &a, NULL), 0);
+	if (!sigsetjmp(app_env, 1))
+		*(volatile uint32_t *)bf_reg(q.qp) = 0;
+	cr_assert_eq(app_faults, 1, "the application's fault reached %d handlers", app_faults);
+	/* writable again, the page is trapped again */
+	cr_assert_eq(mprotect((void *)q.page, 4096, PROT_READ | PROT_WRITE), 0);
+	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
+	usleep(100000);
+	page_perms((const void *)q.page, perms);
+	cr_assert_str_eq(perms, "r--s", "the idle engine left the page %s", perms);
+	td_qp_destroy(&q);
+}
+
+/*
+ * The application maps something else over a doorbell page (MAP_FIXED,
+ * no munmap first): the engine must not protect the new mapping when it
+ * next sleeps.
+ */
+Test(dev_trap, a_mapping_put_over_a_doorbell_page_is_left_alone)
+{
+	struct td_qp q;
+	volatile uint8_t *p;
+	char perms[5];
+
+	td_qp_create(&q);
+	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
+	usleep(100000);
+	p = mmap((void *)q.page, 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	cr_assert_eq((uintptr_t)p, q.page);
+	/* the engine wakes, and sleeps again */
+	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
+	usleep(100000);
+	page_perms((const void *)p, perms);
+	cr_assert_str_eq(perms, "rw-p", "the engine changed another mapping to %s", perms);
+	p[0] = 1;
+	td_qp_destroy(&q);
 }
 
 /* With RFEMU_DOORBELL_TRAP=0 the engine looks for doorbells by itself. */
