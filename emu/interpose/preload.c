@@ -22,6 +22,8 @@
  *   socket(AF_NETLINK, NETLINK_RDMA)   EPROTONOSUPPORT: forces sysfs discovery
  *   getauxval(AT_HWCAP3)               without HWCAP3_LS64: no ST64B to our UAR
  *
+ *   mmap(cmd fd)                       refused as mlx5_ib_mmap() refuses
+ *                                      (kernel/mmap.c)
  *   munmap, mmap(MAP_FIXED), mremap,   done under the device's lock when
  *   mprotect, pkey_mprotect            near a doorbell page it may be
  *                                      write-protecting (device/trap.c)
@@ -29,8 +31,9 @@
  *                                      front and chains to the application's
  *                                      (device/guard.c)
  *
- * mmap is only watched, never answered: the UAR mmaps land in the memfd,
- * which works even when middleware patches libc's mmap at run time.
+ * mmap of a command fd is checked, then done by libc: the UAR mmaps land in
+ * the memfd, which works even when middleware patches libc's mmap at run
+ * time (the check is then skipped, the mapping still right).
  * Everything else passes straight to the next definition (RTLD_NEXT).
  *
  * A call made while this thread holds emu_lock comes from the library
@@ -655,27 +658,42 @@ int pkey_mprotect(void *addr, size_t len, int prot, int pkey)
 	return ret;
 }
 
-/* Only MAP_FIXED replaces what is there (MAP_FIXED_NOREPLACE never does). */
-void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+/*
+ * A mapping of a command fd is first checked as the kernel's mlx5_ib_mmap()
+ * checks it (kernel/mmap.c).  Only MAP_FIXED replaces what is there
+ * (MAP_FIXED_NOREPLACE never does).
+ */
+static void *do_mmap(void *(*real)(void *, size_t, int, int, int, off_t),
+		     void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	void *p;
 
+	if (fd >= 0 && !emu_lock_held() && emu_fd_is_cmd(fd)) {
+		int ret = emu_mmap_check(fd, len, prot, flags, &off);
+
+		if (ret) {
+			errno = ret;
+			return MAP_FAILED;
+		}
+	}
 	if (!(flags & MAP_FIXED) || !vm_change(addr, len, NULL, 0))
-		return get_mmap()(addr, len, prot, flags, fd, off);
-	p = get_mmap()(addr, len, prot, flags, fd, off);
+		return real(addr, len, prot, flags, fd, off);
+	p = real(addr, len, prot, flags, fd, off);
 	vm_changed();
 	return p;
 }
 
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return do_mmap(get_mmap(), addr, len, prot, flags, fd, off);
+}
+
+/* off64_t is off_t on the 64-bit targets the emulator runs on */
+_Static_assert(sizeof(off64_t) == sizeof(off_t), "mmap64 is mmap");
+
 void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 {
-	void *p;
-
-	if (!(flags & MAP_FIXED) || !vm_change(addr, len, NULL, 0))
-		return get_mmap64()(addr, len, prot, flags, fd, off);
-	p = get_mmap64()(addr, len, prot, flags, fd, off);
-	vm_changed();
-	return p;
+	return do_mmap(get_mmap64(), addr, len, prot, flags, fd, off);
 }
 
 /* The old place always changes; the new one is given only with MREMAP_FIXED. */

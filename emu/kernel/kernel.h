@@ -415,6 +415,12 @@ void emu_fd_closed(int fd);		/* a close() of any fd, lock not held */
  */
 bool emu_fd_adopt(int fd);
 void emu_release_all(void);		/* at exit */
+/*
+ * The application's mmap() of a command fd (mmap.c): 0 if the kernel would
+ * map it (*off may be rewritten to the page that shows it), else the errno
+ * it answers.  Lock not held.
+ */
+int emu_mmap_check(int fd, size_t len, int prot, int flags, off_t *off);
 /* One command written to ctx's command fd (dispatch.c); 0 or a positive errno. */
 /* buf is the user's address, read only through emu_copy_from_user() */
 int emu_cmd_dispatch(struct emu_ctx *ctx, uint64_t buf, size_t len);

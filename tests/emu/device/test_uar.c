@@ -381,6 +381,10 @@ Test(uar, alloc_destroy_raw)
 	munmap(p, a.length);
 	cr_assert_eq(uar_destroy(a.handle), 0);
 	cr_assert_eq(uar_destroy(b.handle), 0);
+	/* its mmap entry went with it (rdma_user_mmap_entry_remove()) */
+	cr_assert_eq(mmap(NULL, a.length, PROT_WRITE, MAP_SHARED, ctx->cmd_fd, (off_t)a.offset),
+		     MAP_FAILED);
+	cr_assert_eq(errno, EINVAL);
 	/* gone: uverbs_get_uobject_from_file() finds nothing */
 	cr_assert_eq(uar_destroy(a.handle), ENOENT);
 	/* a handle of another object type */
