@@ -119,8 +119,9 @@ struct emu_ctx *emu_ctx_create(unsigned dev_index)
 		return NULL;
 	/*
 	 * The command fd is a sparse memfd covering all mlx5 mmap offsets:
-	 * libmlx5's mmap() of a UAR hits the file directly and our own
-	 * mapping below sees the same pages, with no mmap interposition.
+	 * libmlx5's mmap() of a UAR hits the file directly (checked by
+	 * mmap.c, not redirected) and our own mapping below sees the same
+	 * pages.
 	 */
 	fd = memfd_create("rfemu-uverbs", MFD_CLOEXEC);
 	if (fd < 0)
