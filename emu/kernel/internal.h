@@ -152,7 +152,7 @@ bool emu_modify_dci_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next, uint32_
 bool emu_modify_dct_is_ok(enum ibv_qp_state cur, enum ibv_qp_state next, uint32_t mask);
 
 /* ---- ioctl.c: the RDMA_VERBS_IOCTL framework --------------------------- */
-enum { EMU_IOC_MAX_ATTRS = 16 };
+enum { EMU_IOC_MAX_ATTRS = 20 };	/* QP_CREATE has 17 */
 /*
  * IDR, FD: an object handle or a descriptor in .data (the method looks it
  * up); NEW: an IDR or FD attribute with UVERBS_ACCESS_NEW, the method

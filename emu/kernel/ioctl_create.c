@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * ioctl_create.c - the objects' CREATE methods libibverbs tries before the
- * write() commands, answered by the same handlers: CQ_CREATE and
- * SRQ_CREATE (rdma-core libibverbs/cmd_cq.c, cmd_srq.c; the kernel's
- * uverbs_std_types_cq.c, uverbs_std_types_srq.c).  QP_CREATE is absent, so
- * libibverbs falls back to the write() form for QPs.
+ * write() commands, answered by the same handlers: CQ_CREATE, SRQ_CREATE
+ * and QP_CREATE (rdma-core libibverbs/cmd_cq.c, cmd_srq.c, cmd_qp.c; the
+ * kernel's uverbs_std_types_cq.c, uverbs_std_types_srq.c,
+ * uverbs_std_types_qp.c).
  */
 #include <limits.h>
 #include <stdint.h>
@@ -193,6 +193,152 @@ static int srq_create(struct emu_ioc *b)
 	return ret;
 }
 
+/*
+ * UVERBS_METHOD_QP_CREATE: the extended CREATE_QP from attributes, with the
+ * checks of the kernel's handler (uverbs_std_types_qp.c) before it: which
+ * object attributes a type may and must carry (an absent required one is
+ * ENOENT, one it may not carry EINVAL), the creation flags a type takes
+ * (check_creation_flags(): none but SQ_SIG_ALL outside UD, raw and driver
+ * QPs), an SRQ of the right kind.  libibverbs tries this before the write()
+ * form, and only this on an imported context.
+ */
+static int qp_create(struct emu_ioc *b)
+{
+	const struct ib_uverbs_attr *evfd = emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_EVENT_FD);
+	const struct ib_uverbs_attr *uout = emu_ioc_get(b, UVERBS_ATTR_UHW_OUT);
+	struct ib_uverbs_ex_create_qp cmd = { 0 };
+	struct ib_uverbs_ex_create_qp_resp resp = { 0 };
+	struct ib_uverbs_qp_cap cap = { 0 };
+	struct emu_ctx *ctx = b->ctx;
+	struct emu_cmd c = { .ctx = ctx, .in = &cmd, .in_len = sizeof(cmd), .out = &resp,
+			     .out_len = sizeof(resp), .extended = true };
+	const struct emu_srq *srq;
+	struct emu_obj *obj;
+	void *drv = NULL, *drv_out = NULL;
+	uint64_t type, flags;
+	int ret;
+
+	if (!ctx->have_context)
+		return EINVAL;
+	if (emu_ioc_copy_from(b, UVERBS_ATTR_CREATE_QP_CAP, &cap, sizeof(cap)) ||
+	    emu_ioc_copy_from(b, UVERBS_ATTR_CREATE_QP_USER_HANDLE, &cmd.user_handle,
+			      sizeof(cmd.user_handle)))
+		return EFAULT;
+	ret = emu_ioc_get_const(b, UVERBS_ATTR_CREATE_QP_TYPE, UINT8_MAX, &type);
+	if (ret)
+		return ret;
+	cmd.qp_type = (uint8_t)type;
+	if (type == IBV_QPT_XRC_RECV) {
+		if (emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE) ||
+		    emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE) ||
+		    emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_PD_HANDLE) ||
+		    emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE))
+			return EINVAL;
+		obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_XRCD_HANDLE, EMU_OBJ_XRCD, &ret);
+		if (!obj)
+			return ret;
+		cmd.pd_handle = obj->handle;	/* as the write() form names it */
+	} else if (type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD ||
+		   type == IBV_QPT_XRC_SEND || type == IBV_QPT_DRIVER ||
+		   type == IBV_QPT_RAW_PACKET) {
+		if (emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_XRCD_HANDLE) ||
+		    (type == IBV_QPT_XRC_SEND && emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_SRQ_HANDLE)))
+			return EINVAL;
+		obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_PD_HANDLE, EMU_OBJ_PD, &ret);
+		if (!obj)
+			return ret;
+		cmd.pd_handle = obj->handle;
+		/* no indirection table can exist: RSS is not on this device */
+		if (emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE))
+			return ENOENT;
+		obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, EMU_OBJ_CQ, &ret);
+		if (!obj)
+			return ret;
+		cmd.send_cq_handle = obj->handle;
+		if (type != IBV_QPT_XRC_SEND) {
+			obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, EMU_OBJ_CQ,
+					      &ret);
+			if (!obj)
+				return ret;
+			cmd.recv_cq_handle = obj->handle;
+		}
+	} else {
+		return EINVAL;
+	}
+	ret = emu_ioc_get_flags(b, UVERBS_ATTR_CREATE_QP_FLAGS, &flags);
+	if (ret)
+		return ret;
+	if (flags & ~(uint64_t)(IB_UVERBS_QP_CREATE_BLOCK_MULTICAST_LOOPBACK |
+				IB_UVERBS_QP_CREATE_SCATTER_FCS |
+				IB_UVERBS_QP_CREATE_CVLAN_STRIPPING |
+				IB_UVERBS_QP_CREATE_PCI_WRITE_END_PADDING |
+				IB_UVERBS_QP_CREATE_SQ_SIG_ALL))
+		return EINVAL;		/* uverbs_get_flags32()'s allowed bits */
+	cmd.sq_sig_all = !!(flags & IB_UVERBS_QP_CREATE_SQ_SIG_ALL);
+	flags &= ~(uint64_t)IB_UVERBS_QP_CREATE_SQ_SIG_ALL;
+	if (flags && type != IBV_QPT_DRIVER &&
+	    ((type != IBV_QPT_RAW_PACKET && type != IBV_QPT_UD) ||
+	     (flags & (IB_UVERBS_QP_CREATE_SCATTER_FCS | IB_UVERBS_QP_CREATE_CVLAN_STRIPPING) &&
+	      type != IBV_QPT_RAW_PACKET)))
+		return EINVAL;		/* check_creation_flags() */
+	cmd.create_flags = (uint32_t)flags;
+	if (emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_SOURCE_QPN)) {
+		if (emu_ioc_copy_from(b, UVERBS_ATTR_CREATE_QP_SOURCE_QPN, &cmd.source_qpn,
+				      sizeof(cmd.source_qpn)))
+			return EFAULT;
+		cmd.create_flags |= IBV_QP_CREATE_SOURCE_QPN;
+	}
+	if (emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_SRQ_HANDLE)) {
+		srq = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_SRQ_HANDLE, EMU_OBJ_SRQ, &ret);
+		if (!srq)
+			return ret;
+		if ((srq->type == IBV_SRQT_XRC) != (type == IBV_QPT_XRC_RECV))
+			return EINVAL;
+		cmd.srq_handle = srq->obj.handle;
+		cmd.is_srq = 1;
+	}
+	if (evfd && (evfd->data_s64 < 0 || evfd->data_s64 > INT32_MAX ||
+		     !emu_async_is_ctx_locked(ctx, (int)evfd->data_s64)))
+		return EBADF;
+	cmd.max_send_wr = cap.max_send_wr;
+	cmd.max_recv_wr = cap.max_recv_wr;
+	cmd.max_send_sge = cap.max_send_sge;
+	cmd.max_recv_sge = cap.max_recv_sge;
+	cmd.max_inline_data = cap.max_inline_data;
+	if (emu_ioc_out_check(b, UVERBS_ATTR_CREATE_QP_RESP_CAP, sizeof(cap)) ||
+	    emu_ioc_out_check(b, UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, 4) ||
+	    emu_ioc_out_check(b, UVERBS_ATTR_UHW_OUT, uout ? uout->len : 0))
+		return EFAULT;
+
+	ret = uhw_bufs(b, &c, &drv, &drv_out);
+	if (ret)
+		return ret;
+	ret = emu_cmd_create_qp_ex(&c);
+	if (!ret) {
+		ret = emu_ioc_put_new(b, UVERBS_ATTR_CREATE_QP_HANDLE, resp.base.qp_handle);
+		if (ret)	/* the kernel aborts the new object */
+			emu_qp_destroy_locked(emu_obj_get_locked(ctx, resp.base.qp_handle,
+								 EMU_OBJ_QP));
+	}
+	if (!ret) {
+		cap = (struct ib_uverbs_qp_cap){
+			.max_send_wr = resp.base.max_send_wr,
+			.max_recv_wr = resp.base.max_recv_wr,
+			.max_send_sge = resp.base.max_send_sge,
+			.max_recv_sge = resp.base.max_recv_sge,
+			.max_inline_data = resp.base.max_inline_data,
+		};
+		emu_ioc_copy_to_struct_or_zero(b, UVERBS_ATTR_CREATE_QP_RESP_CAP, &cap, sizeof(cap));
+		emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, &resp.base.qpn,
+				sizeof(resp.base.qpn));
+		if (uout)
+			emu_copy_to_user(uout->data, drv_out, c.drv_out_len);
+	}
+	free(drv);
+	free(drv_out);
+	return ret;
+}
+
 #define MAND		EMU_IOC_MANDATORY
 #define IN(id, t, fl)	{ id, EMU_IOC_PTR_IN, fl, sizeof(t), sizeof(t) }
 #define OUT(id, t, fl)	{ id, EMU_IOC_PTR_OUT, fl, sizeof(t), sizeof(t) }
@@ -226,6 +372,23 @@ const struct emu_ioc_method emu_ioc_create_methods[] = {
 		OUT(UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, uint32_t, MAND),
 		OUT(UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, uint32_t, MAND),
 		OUT(UVERBS_ATTR_CREATE_SRQ_RESP_SRQ_NUM, uint32_t, 0),
+		UHW } },
+	{ UVERBS_OBJECT_QP, UVERBS_METHOD_QP_CREATE, qp_create, true, {
+		{ UVERBS_ATTR_CREATE_QP_HANDLE, EMU_IOC_NEW, MAND, 0, 0 },
+		IDR(UVERBS_ATTR_CREATE_QP_XRCD_HANDLE, 0),
+		IDR(UVERBS_ATTR_CREATE_QP_PD_HANDLE, 0),
+		IDR(UVERBS_ATTR_CREATE_QP_SRQ_HANDLE, 0),
+		IDR(UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, 0),
+		IDR(UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, 0),
+		IDR(UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE, 0),
+		IN(UVERBS_ATTR_CREATE_QP_USER_HANDLE, uint64_t, MAND),
+		IN(UVERBS_ATTR_CREATE_QP_CAP, struct ib_uverbs_qp_cap, MAND),
+		IN(UVERBS_ATTR_CREATE_QP_TYPE, uint64_t, MAND),	/* CONST_IN */
+		{ UVERBS_ATTR_CREATE_QP_FLAGS, EMU_IOC_PTR_IN, 0, 4, 8 },	/* FLAGS_IN */
+		IN(UVERBS_ATTR_CREATE_QP_SOURCE_QPN, uint32_t, 0),
+		{ UVERBS_ATTR_CREATE_QP_EVENT_FD, EMU_IOC_FD, 0, 0, 0 },
+		OUT(UVERBS_ATTR_CREATE_QP_RESP_CAP, struct ib_uverbs_qp_cap, MAND),
+		OUT(UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, uint32_t, MAND),
 		UHW } },
 };
 

@@ -141,6 +141,76 @@ Test(import, device_pd_mr_and_work_with_them)
 }
 
 /*
+ * QPs and an SRQ on the imported context itself: libibverbs sends their
+ * creation only by ioctl there (QP_CREATE, SRQ_CREATE), and work on them
+ * completes through the imported context's CQ.
+ */
+Test(import, qps_and_an_srq_on_the_imported_context)
+{
+	struct ibv_context *ic = import_dup();
+	struct ibv_pd *ipd = ibv_import_pd(ic, pd->handle);
+	struct ibv_mr *imr;
+	struct ibv_cq *cq;
+	struct ibv_srq *srq;
+	struct ibv_qp *a, *b;
+	struct ibv_port_attr pa;
+	static uint8_t sbuf[256];
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	const struct dt_qp_opts o = { .type = IBV_QPT_RC, .timeout = 14,
+				      .retry_cnt = 7, .rnr_retry = 7 };
+
+	cr_assert(ipd, "import_pd: %s", strerror(errno));
+	imr = ibv_import_mr(ipd, mr->handle);
+	cr_assert(imr, "import_mr: %s", strerror(errno));
+	cq = ibv_create_cq(ic, 16, NULL, NULL, 0);
+	cr_assert(cq, "create_cq: %s", strerror(errno));
+	srq = ibv_create_srq(ipd, &(struct ibv_srq_init_attr){
+		.attr = { .max_wr = 8, .max_sge = 1 } });
+	cr_assert(srq, "create_srq on the import: %s", strerror(errno));
+	struct ibv_qp_init_attr qa = {
+		.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_send_sge = 1 },
+	};
+	a = ibv_create_qp(ipd, &qa);
+	cr_assert(a, "create_qp on the import: %s", strerror(errno));
+	b = ibv_create_qp(ipd, &qa);
+	cr_assert(b, "create_qp on the import: %s", strerror(errno));
+	cr_assert_eq(a->context, ic);
+	cr_assert_eq(ibv_query_port(ic, 1, &pa), 0);
+	cr_assert_eq(dt_connect(a, b->qp_num, pa.lid, &o), 0);
+	cr_assert_eq(dt_connect(b, a->qp_num, pa.lid, &o), 0);
+
+	memset(sbuf, 0x5a, sizeof(sbuf));
+	sge = (struct ibv_sge){ (uintptr_t)buf, sizeof(sbuf), imr->lkey };
+	memcpy(buf, sbuf, sizeof(sbuf));
+	wr.wr_id = 9;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)buf + 4096;
+	wr.wr.rdma.rkey = imr->rkey;
+	cr_assert_eq(ibv_post_send(a, &wr, &bad), 0);
+	struct ibv_wc wc = dt_poll1(cq);
+
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_assert_eq(wc.wr_id, 9);
+	cr_assert_eq(memcmp(buf + 4096, sbuf, sizeof(sbuf)), 0);
+
+	cr_assert_eq(ibv_destroy_qp(a), 0);
+	cr_assert_eq(ibv_destroy_qp(b), 0);
+	cr_assert_eq(ibv_destroy_srq(srq), 0);
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+	ibv_unimport_mr(imr);
+	ibv_unimport_pd(ipd);
+	cr_assert_eq(ibv_close_device(ic), 0);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
+/*
  * Both user contexts destroy the same objects: the kernel's rules (EBUSY
  * while in use, ENOENT once gone), and the ucontext outlives the first
  * descriptor while another is open.

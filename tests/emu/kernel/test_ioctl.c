@@ -4,7 +4,7 @@
  * paths (no command goes through write()), the framework's refusals in the
  * order and with the errnos of the kernel's uverbs_ioctl.c, INVOKE_WRITE,
  * GET_CONTEXT/ASYNC_EVENT_ALLOC/QUERY_CONTEXT, the native QUERY_PORT,
- * mlx5dv_query_port(), the DESTROY methods, CQ_CREATE, SRQ_CREATE,
+ * mlx5dv_query_port(), the DESTROY methods, CQ_CREATE, SRQ_CREATE, QP_CREATE,
  * DM_ALLOC/DM_FREE, and DEVX refused as by a kernel without DEVX support.
  * Raw calls are made on the command fd of a context libibverbs opened, or
  * on a fresh one.
@@ -277,8 +277,6 @@ Test(ioctl, unknown_methods)
 	call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_TABLE);
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
 	call_init(&c, UVERBS_OBJECT_WQ, UVERBS_METHOD_WQ_DESTROY);
-	cr_expect_eq(call(&c), EPROTONOSUPPORT);
-	call_init(&c, UVERBS_OBJECT_QP, UVERBS_METHOD_QP_CREATE);
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
 	call_init(&c, UVERBS_OBJECT_COUNTERS, UVERBS_METHOD_COUNTERS_CREATE);
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
@@ -797,4 +795,93 @@ Test(ioctl, srq_create)
 	cr_assert_eq(ibv_dealloc_pd(pd), 0);
 	free(ring);
 	free(db);
+}
+
+/* ---- QP_CREATE ------------------------------------------------------------- */
+
+struct qp_call {
+	struct call c;
+	struct ib_uverbs_qp_cap cap, resp_cap;
+	uint32_t qpn;
+};
+
+/* the mandatory attributes; the objects are the test's to add */
+static void qp_create_call(struct qp_call *q, uint64_t type)
+{
+	memset(q, 0, sizeof(*q));
+	q->cap = (struct ib_uverbs_qp_cap){ .max_send_wr = 4, .max_recv_wr = 4,
+					    .max_send_sge = 1, .max_recv_sge = 1 };
+	call_init(&q->c, UVERBS_OBJECT_QP, UVERBS_METHOD_QP_CREATE);
+	attr(&q->c, UVERBS_ATTR_CREATE_QP_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, 0);
+	attr(&q->c, UVERBS_ATTR_CREATE_QP_USER_HANDLE, UVERBS_ATTR_F_MANDATORY, 8, 0x77);
+	attr(&q->c, UVERBS_ATTR_CREATE_QP_CAP, UVERBS_ATTR_F_MANDATORY, sizeof(q->cap),
+	     ptr(&q->cap));
+	attr(&q->c, UVERBS_ATTR_CREATE_QP_TYPE, UVERBS_ATTR_F_MANDATORY, 8, type);
+	attr(&q->c, UVERBS_ATTR_CREATE_QP_RESP_CAP, UVERBS_ATTR_F_MANDATORY,
+	     sizeof(q->resp_cap), ptr(&q->resp_cap));
+	attr(&q->c, UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, UVERBS_ATTR_F_MANDATORY, 4, ptr(&q->qpn));
+}
+
+/*
+ * The checks of the kernel's QP_CREATE handler, before the device sees the
+ * QP (the success path is libibverbs': every ibv_create_qp() takes it, and
+ * the only one on an imported context, tests/emu/device/test_import.c).
+ */
+Test(ioctl, qp_create_refusals)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_srq *srq = ibv_create_srq(pd, &(struct ibv_srq_init_attr){
+		.attr = { .max_wr = 4, .max_sge = 1 } });
+	struct qp_call q;
+
+	cr_assert(pd && cq && srq);
+	qp_create_call(&q, IBV_QPT_RC);
+	cr_expect_eq(call(&q.c), ENOENT, "RC without a PD");
+	attr(&q.c, UVERBS_ATTR_CREATE_QP_PD_HANDLE, 0, 0, pd->handle);
+	cr_expect_eq(call(&q.c), ENOENT, "RC without its send CQ");
+	attr(&q.c, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, 0, 0, cq->handle);
+	cr_expect_eq(call(&q.c), ENOENT, "RC without its receive CQ");
+	attr(&q.c, UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, 0, 0, pd->handle);
+	cr_expect_eq(call(&q.c), EINVAL, "a PD's handle for the receive CQ");
+	q.c.attrs[8].data = cq->handle;
+	attr(&q.c, UVERBS_ATTR_CREATE_QP_FLAGS, 0, 4,
+	     IB_UVERBS_QP_CREATE_BLOCK_MULTICAST_LOOPBACK);
+	cr_expect_eq(call(&q.c), EINVAL, "multicast loopback blocked on RC");
+	q.c.attrs[9].data = 1u << 20;
+	cr_expect_eq(call(&q.c), EINVAL, "a flag the kernel does not know");
+	q.c.attrs[9].data = IB_UVERBS_QP_CREATE_SQ_SIG_ALL;
+	attr(&q.c, UVERBS_ATTR_CREATE_QP_EVENT_FD, 0, 0, 0);
+	cr_expect_eq(call(&q.c), EBADF, "stdin is not the async file");
+	q.c.attrs[10].data = ctx->async_fd;
+	attr(&q.c, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE, 0, 0, 0);
+	cr_expect_eq(call(&q.c), ENOENT, "no indirection table exists");
+	/* which objects a type may name is checked before any is looked up */
+	q.c.attrs[11].attr_id = UVERBS_ATTR_CREATE_QP_XRCD_HANDLE;
+	cr_expect_eq(call(&q.c), EINVAL, "an XRC domain on an RC QP");
+	q.c.attrs[3].data = 99;
+	cr_expect_eq(call(&q.c), EINVAL, "no such QP type");
+
+	qp_create_call(&q, IBV_QPT_XRC_RECV);
+	cr_expect_eq(call(&q.c), ENOENT, "an XRC target without its domain");
+	attr(&q.c, UVERBS_ATTR_CREATE_QP_XRCD_HANDLE, 0, 0, 0);
+	attr(&q.c, UVERBS_ATTR_CREATE_QP_PD_HANDLE, 0, 0, pd->handle);
+	cr_expect_eq(call(&q.c), EINVAL, "an XRC target with a PD");
+
+	qp_create_call(&q, IBV_QPT_XRC_SEND);
+	attr(&q.c, UVERBS_ATTR_CREATE_QP_PD_HANDLE, 0, 0, pd->handle);
+	attr(&q.c, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, 0, 0, cq->handle);
+	attr(&q.c, UVERBS_ATTR_CREATE_QP_SRQ_HANDLE, 0, 0, srq->handle);
+	cr_expect_eq(call(&q.c), EINVAL, "an XRC initiator with an SRQ");
+
+	qp_create_call(&q, IBV_QPT_UD);
+	attr(&q.c, UVERBS_ATTR_CREATE_QP_PD_HANDLE, 0, 0, pd->handle);
+	attr(&q.c, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, 0, 0, cq->handle);
+	attr(&q.c, UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, 0, 0, cq->handle);
+	attr(&q.c, UVERBS_ATTR_CREATE_QP_FLAGS, 0, 4, IB_UVERBS_QP_CREATE_SCATTER_FCS);
+	cr_expect_eq(call(&q.c), EINVAL, "FCS scatter outside a raw packet QP");
+
+	cr_assert_eq(ibv_destroy_srq(srq), 0);
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
 }
