@@ -177,6 +177,18 @@ void dev_rc_on_response(struct dev_qp *dq, const struct dev_pkt *p)
 			break;		/* a late duplicate */
 		ack_upto(dq, (e->psn - 1) & DEV_PSN_MASK);
 		/*
+		 * The response of a later request while an earlier READ or
+		 * atomic is unanswered: its response was lost, ack_upto() has
+		 * rewound to it, and this one is dropped as an HCA drops
+		 * responses past a gap (they come again after the retry).
+		 * Completing it would free an initiator-depth slot, letting
+		 * more requests than max_dest_rd_atomic past the unanswered one
+		 * reach the responder, whose replay cache would then no longer
+		 * hold it: its retries would go unanswered to RETRY_EXC_ERR.
+		 */
+		if (e->state != DENT_SENT)
+			break;
+		/*
 		 * A response of another kind than its request (READ data for a
 		 * WRITE or SEND, an atomic ACK for a READ ...) is what the IBA
 		 * calls a bad response: the requester fails the WQE.

@@ -128,6 +128,25 @@ Test(dev_rd_atomic, fetch_add_256_lossy)
 	fetch_add_storm(16, 16);
 }
 
+/*
+ * Seeds that lose the response of an atomic while later ones arrive: the
+ * later responses must not complete past the gap (each of these ended in
+ * RETRY_EXC_ERR when they did).
+ */
+Test(dev_rd_atomic, fetch_add_256_lossy_seed_7919)
+{
+	setenv("RFEMU_FAULT_SEED", "7919", 1);
+	setenv("RFEMU_DROP", "0.05", 1);
+	fetch_add_storm(16, 16);
+}
+
+Test(dev_rd_atomic, fetch_add_256_lossy_seed_23757)
+{
+	setenv("RFEMU_FAULT_SEED", "23757", 1);
+	setenv("RFEMU_DROP", "0.05", 1);
+	fetch_add_storm(16, 16);
+}
+
 /* Depth 5 is 8 on mlx5 (rounded up to a power of two). */
 Test(dev_rd_atomic, fetch_add_256_depth_5_lossy)
 {
