@@ -492,7 +492,7 @@ int faccessat(int dirfd, const char *path, int mode, int flags)
 /* ------------------------------------------------------------------------ */
 /* The command interface                                                     */
 
-/* A umad file's answer: a count, or -errno into errno. */
+/* A umad file's answer: 0 or a count, or -errno into errno. */
 static ssize_t umad_ret(ssize_t r)
 {
 	if (r >= 0)
@@ -561,13 +561,8 @@ int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	if (emu_umad_is_fd(fd) && !emu_lock_held()) {
-		if ((ret = -emu_umad_ioctl(fd, req, arg))) {
-			errno = ret;
-			return -1;
-		}
-		return 0;
-	}
+	if (emu_umad_is_fd(fd) && !emu_lock_held())
+		return (int)umad_ret(emu_umad_ioctl(fd, req, arg));
 	if (emu_lock_held() ||
 	    !(emu_fd_is_cmd(fd) || (req == RDMA_VERBS_IOCTL && emu_fd_adopt(fd))))
 		return get_ioctl()(fd, req, arg);

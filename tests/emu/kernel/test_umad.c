@@ -8,6 +8,7 @@
  */
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 
 #include <rdma/ib_user_mad.h>
 #include <rdma/rdma_user_ioctl.h>
@@ -264,4 +265,43 @@ Test(umad, issm_is_exclusive)
 	b = open("/dev/infiniband/issm0", O_RDWR | O_NONBLOCK);
 	cr_expect_geq(b, 0, "free again after close");
 	close(b);
+}
+
+/*
+ * A umad file is a descriptor like any other: in a process that holds
+ * thousands of files it is numbered above 4096 and still answers ioctl(),
+ * write() and read() as the kernel's does.
+ */
+Test(umad, a_file_numbered_above_4096)
+{
+	struct rlimit rl;
+	int fd, base, last;
+	struct msg m, r;
+
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_cur < 4200) {
+		rl.rlim_cur = 4200;
+		if (rl.rlim_max < rl.rlim_cur)
+			rl.rlim_max = rl.rlim_cur;	/* root may raise it */
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			cr_skip_test("RLIMIT_NOFILE stays below 4200: %s", strerror(errno));
+	}
+	/* every descriptor below 4096 taken: the next open gets 4096 or above */
+	base = open("/dev/null", O_RDONLY);
+	cr_assert_geq(base, 0);
+	while ((last = dup(base)) >= 0 && last < 4096)
+		;
+	cr_assert_geq(last, 4096, "dup: %s", strerror(errno));
+	close(last);
+	fd = umad_open(0);
+	cr_assert_geq(fd, 4096);
+	cr_assert_eq(reg(fd, 1, 0x04, 1, 0), 0);
+	get_mad(&m, 0, 0x04, 0x0001, my_lid(), 600000, 0x4096);
+	cr_assert_eq(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m), "%s", strerror(errno));
+	cr_assert_eq(read(fd, &r, sizeof(r)), (ssize_t)sizeof(r), "%s", strerror(errno));
+	cr_expect_eq(r.mad[3], 0x81, "GetResp");
+	cr_expect_eq(memcmp(r.mad + 12, m.mad + 12, 4), 0, "the TID's lower half kept");
+	cr_expect_eq(close(fd), 0);
+	for (fd = base; fd < 4096; fd++)
+		close(fd);
 }
