@@ -10,8 +10,8 @@
  *   open/write/close of /dev/infiniband/rdma_cm   the connection manager (cm/)
  *   stat/fstat/access of that path/fd  a character device 231:192+N
  *   open/read/write/ioctl/close of /dev/infiniband/umadN, issmN
- *                                      the MAD interface (kernel/umad.c);
- *                                      on RoCE ports ENXIO (no MADs there)
+ *                                      the MAD interface (kernel/umad.c),
+ *                                      RoCE ports' too (GSI only, no QP0)
  *   open*, fopen, stat*, statx, access, faccessat of a path under
  *   /sys/class/infiniband{,_verbs,_mad}, the fake PCI functions or
  *   /dev/infiniband                    rewritten into our tree (sysfs.c);
@@ -167,7 +167,7 @@ static int open_cdev(const struct emu_cdev *c, int flags)
 
 	if (c->rdma_cm)
 		return emu_cm_open(flags);
-	if (c->mad_port && emu_cfg.link_layer == IBV_LINK_LAYER_INFINIBAND) {
+	if (c->mad_port) {
 		int fd = emu_umad_open(c->mad_dev, c->mad_port, c->issm, flags);
 
 		if (fd < 0) {

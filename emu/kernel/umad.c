@@ -21,6 +21,11 @@
  * request nobody answers does.  The answer reaches the sender's agent
  * only while the send waits for one (timeout_ms > 0): the MAD layer drops
  * a response it finds no send for.
+ *
+ * A RoCE port has its umad and issm files too, as ib_umad_add_one() makes
+ * them for every port with IB MAD caps (RDMA_CORE_PORT_IBA_ROCE has them,
+ * for the CM), but no QP0; its MADs go by GID, and no agent answers one
+ * here (routing MADs by GID is not modelled): such a request times out.
  */
 #include <endian.h>
 #include <errno.h>
@@ -519,6 +524,9 @@ static ssize_t umad_write(struct umad_file *f, const void *buf, size_t count)
 	a = &f->agent[u.h.id];
 	if (!a->used)
 		return -EINVAL;
+	/* rdma_create_user_ah(): a RoCE address is a GID, so a MAD needs a GRH */
+	if (!u.h.grh_present && emu_cfg.link_layer != IBV_LINK_LAYER_INFINIBAND)
+		return -EINVAL;
 	kernel_rmpp = a->rmpp_version && !(a->flags & IB_USER_MAD_USER_RMPP);
 	/*
 	 * One MAD at most: the kernel segments an active RMPP send of more
@@ -669,6 +677,12 @@ static int register_agent(struct umad_file *f, void *arg, bool v2)
 	if ((ret = check_registration(a.qpn, a.mgmt_class, a.class_version, oui,
 				      a.rmpp_version, a.flags)))
 		return -ret;
+	/*
+	 * ib_register_mad_agent(): a RoCE port has the GSI but no QP0 (its
+	 * core caps have IB_MAD, not IB_SMI), so an SMI agent is refused.
+	 */
+	if (a.qpn == 0 && emu_cfg.link_layer != IBV_LINK_LAYER_INFINIBAND)
+		return -EPROTONOSUPPORT;
 	if (emu_copy_to_user((uint64_t)(uintptr_t)arg, &id, sizeof(id)))
 		return -EFAULT;
 	a.hi_tid = ++next_hi_tid;
