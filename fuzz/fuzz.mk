@@ -7,6 +7,7 @@
 #   make fuzz                    every target FUZZ_SECONDS (60) seconds
 #   make fuzz FUZZ_SECONDS=15    the short form CI runs
 #   make fuzz-cq_decode          one target
+#   make fuzz-seeds              the seeds device_wqe and wire_packet write
 #
 # A finding (crash, sanitizer report, failed check, an input running longer
 # than FUZZ_TIMEOUT seconds) stops that target's run, fails make fuzz, and leaves
@@ -138,11 +139,36 @@ fuzz-umad: $(FUZZ_OUT)/umad
 fuzz-run-umad:
 	$(call fuzz_run,umad,-rss_limit_mb=2048)
 
+# ---- the seeds device_wqe and wire_packet write themselves (with this
+# process's keys and QPNs, host 1 of an empty subnet): `make fuzz-seeds`
+# writes them into fuzz/corpus/, `make fuzz-check-seeds` (part of make fuzz)
+# fails when the committed ones are not what the targets write today, as
+# after a change to the packet or WQE layout.
+FUZZ_SEEDED := device_wqe wire_packet
+.PHONY: fuzz-seeds fuzz-check-seeds
+# $(call fuzz_write_seeds,DIR): every FUZZ_SEEDED target's seeds into DIR/<target>/
+define fuzz_write_seeds
+	@for t in $(FUZZ_SEEDED); do \
+	    st=$$(mktemp -d) && rm -rf $(1)/$$t && mkdir -p $(1)/$$t && \
+	    RFEMU_STATE_DIR=$$st FUZZ_WRITE_SEEDS=$(1)/$$t $(FUZZ_OUT)/$$t; \
+	    rc=$$?; rm -rf $$st; [ $$rc = 0 ] || exit 1; \
+	done
+endef
+fuzz-seeds: $(addprefix $(FUZZ_OUT)/,$(FUZZ_SEEDED))
+	$(call fuzz_write_seeds,fuzz/corpus)
+fuzz-check-seeds: $(addprefix $(FUZZ_OUT)/,$(FUZZ_SEEDED))
+	$(call fuzz_write_seeds,$(FUZZ_OUT)/seeds)
+	@for t in $(FUZZ_SEEDED); do \
+	    diff -r fuzz/corpus/$$t $(FUZZ_OUT)/seeds/$$t >/dev/null || \
+	    { echo "fuzz/corpus/$$t: not what $$t writes today (make fuzz-seeds)"; exit 1; }; \
+	done
+
 # ---------------------------------------------------------------------------
 fuzz-bins: $(addprefix $(FUZZ_OUT)/,$(FUZZ_TARGETS))
 # Every target runs even after another's finding; the target fails if any had one.
 fuzz: deps
 	@$(MAKE) --no-print-directory fuzz-bins
+	@$(MAKE) --no-print-directory fuzz-check-seeds
 	@fail=""; for t in $(FUZZ_TARGETS); do \
 	    $(MAKE) --no-print-directory fuzz-$$t || fail="$$fail $$t"; \
 	done; \

@@ -13,13 +13,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/fdset.h"
 #include "internal.h"
 #include "kernel/kernel.h"
 
@@ -46,24 +46,11 @@ uint64_t cm_now_ms(void)
 /* ------------------------------------------------------------------------ */
 /* Which fds are channels: read without the lock by close() and write()     */
 
-#define CM_MAX_FD	65536
-static _Atomic uint64_t cm_fd_bits[CM_MAX_FD / 64];
+static struct emu_fdset cm_fds;
 
 bool emu_cm_is_fd(int fd)
 {
-	return fd >= 0 && fd < CM_MAX_FD &&
-	       (atomic_load_explicit(&cm_fd_bits[fd / 64], memory_order_acquire) >>
-		(fd % 64) & 1);
-}
-
-static void mark_fd(int fd, bool on)
-{
-	uint64_t bit = 1ULL << (fd % 64);
-
-	if (on)
-		atomic_fetch_or(&cm_fd_bits[fd / 64], bit);
-	else
-		atomic_fetch_and(&cm_fd_bits[fd / 64], ~bit);
+	return emu_fdset_has(&cm_fds, fd);
 }
 
 static struct cm_file *files;
@@ -531,7 +518,7 @@ int emu_cm_open(int flags)
 		free(f);
 		return -1;
 	}
-	if (sv[0] >= CM_MAX_FD) {
+	if (!emu_fdset_fits(sv[0])) {
 		emu_real_close(sv[0]);
 		emu_real_close(sv[1]);
 		free(f);
@@ -550,7 +537,7 @@ int emu_cm_open(int flags)
 	cm_lock();
 	f->next = files;
 	files = f;
-	mark_fd(f->fd, true);
+	emu_fdset_put(&cm_fds, f->fd, true);
 	cm_unlock();
 	emu_dbg("open rdma_cm -> fd %d\n", f->fd);
 	return f->fd;
@@ -574,7 +561,7 @@ void emu_cm_close(int fd)
 			cm_id_destroy(id);
 		}
 		*p = f->next;
-		mark_fd(fd, false);
+		emu_fdset_put(&cm_fds, fd, false);
 		emu_real_close(f->bell);
 		f->closed = true;
 		if (!f->waiters) {

@@ -10,8 +10,8 @@
  *   open/write/close of /dev/infiniband/rdma_cm   the connection manager (cm/)
  *   stat/fstat/access of that path/fd  a character device 231:192+N
  *   open/read/write/ioctl/close of /dev/infiniband/umadN, issmN
- *                                      the MAD interface (kernel/umad.c);
- *                                      on RoCE ports ENXIO (no MADs there)
+ *                                      the MAD interface (kernel/umad.c),
+ *                                      RoCE ports' too (GSI only, no QP0)
  *   open*, fopen, stat*, statx, access, faccessat of a path under
  *   /sys/class/infiniband{,_verbs,_mad}, the fake PCI functions or
  *   /dev/infiniband                    rewritten into our tree (sysfs.c);
@@ -176,7 +176,7 @@ static int open_cdev(const struct emu_cdev *c, int flags)
 
 	if (c->rdma_cm)
 		return emu_cm_open(flags);
-	if (c->mad_port && emu_cfg.link_layer == IBV_LINK_LAYER_INFINIBAND) {
+	if (c->mad_port) {
 		int fd = emu_umad_open(c->mad_dev, c->mad_port, c->issm, flags);
 
 		if (fd < 0) {
@@ -501,7 +501,7 @@ int faccessat(int dirfd, const char *path, int mode, int flags)
 /* ------------------------------------------------------------------------ */
 /* The command interface                                                     */
 
-/* A umad file's answer: a count, or -errno into errno. */
+/* A umad file's answer: 0 or a count, or -errno into errno. */
 static ssize_t umad_ret(ssize_t r)
 {
 	if (r >= 0)
@@ -570,13 +570,8 @@ int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	if (emu_umad_is_fd(fd) && !emu_lock_held()) {
-		if ((ret = -emu_umad_ioctl(fd, req, arg))) {
-			errno = ret;
-			return -1;
-		}
-		return 0;
-	}
+	if (emu_umad_is_fd(fd) && !emu_lock_held())
+		return (int)umad_ret(emu_umad_ioctl(fd, req, arg));
 	if (emu_lock_held() ||
 	    !(emu_fd_is_cmd(fd) || (req == RDMA_VERBS_IOCTL && emu_fd_adopt(fd))))
 		return get_ioctl()(fd, req, arg);

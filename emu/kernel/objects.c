@@ -13,6 +13,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "base/fdset.h"
 #include "internal.h"
 
 static pthread_mutex_t emu_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -21,15 +22,11 @@ static _Atomic bool emu_owned;
 static struct emu_ctx *ctx_list;
 
 /*
- * One bit per fd that is a command fd, so write()/ioctl()/close() on the
- * process's other fds take the fast path without the lock.
+ * The command fds, so that write()/ioctl()/close() on the process's other
+ * fds take the fast path without the lock; and the event fds we handed
+ * out, whose close() we must notice.
  */
-#define FD_BITS_MAX	65536
-static _Atomic unsigned long fd_bits[FD_BITS_MAX / (8 * sizeof(unsigned long))];
-/* ... and one per event fd we handed out, whose close() we must notice */
-static _Atomic unsigned long watch_bits[FD_BITS_MAX / (8 * sizeof(unsigned long))];
-#define FD_WORD(fd)	((unsigned)(fd) / (8 * sizeof(unsigned long)))
-#define FD_MASK(fd)	(1UL << ((unsigned)(fd) % (8 * sizeof(unsigned long))))
+static struct emu_fdset cmd_fds, watched_fds;
 
 void emu_lock_acquire(void)
 {
@@ -73,38 +70,22 @@ bool emu_lock_held(void)
 
 bool emu_fd_is_cmd(int fd)
 {
-	if (fd < 0 || fd >= FD_BITS_MAX)
-		return false;
-	return atomic_load_explicit(&fd_bits[FD_WORD(fd)], memory_order_relaxed) &
-	       FD_MASK(fd);
+	return emu_fdset_has(&cmd_fds, fd);
 }
 
 void emu_fd_watch(int fd, bool on)
 {
-	if (fd < 0 || fd >= FD_BITS_MAX)
-		return;
-	if (on)
-		atomic_fetch_or(&watch_bits[FD_WORD(fd)], FD_MASK(fd));
-	else
-		atomic_fetch_and(&watch_bits[FD_WORD(fd)], ~FD_MASK(fd));
+	emu_fdset_put(&watched_fds, fd, on);
 }
 
 void emu_fd_set_cmd(int fd, bool on)
 {
-	if (fd < 0 || fd >= FD_BITS_MAX)
-		return;
-	if (on)
-		atomic_fetch_or(&fd_bits[FD_WORD(fd)], FD_MASK(fd));
-	else
-		atomic_fetch_and(&fd_bits[FD_WORD(fd)], ~FD_MASK(fd));
+	emu_fdset_put(&cmd_fds, fd, on);
 }
 
 bool emu_fd_is_watched(int fd)
 {
-	if (fd < 0 || fd >= FD_BITS_MAX)
-		return false;
-	return atomic_load_explicit(&watch_bits[FD_WORD(fd)], memory_order_relaxed) &
-	       FD_MASK(fd);
+	return emu_fdset_has(&watched_fds, fd);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -126,7 +107,7 @@ struct emu_ctx *emu_ctx_create(unsigned dev_index)
 	fd = memfd_create("rfemu-uverbs", MFD_CLOEXEC);
 	if (fd < 0)
 		goto err_free;
-	if (fd >= FD_BITS_MAX) {
+	if (!emu_fdset_fits(fd)) {
 		errno = EMFILE;
 		goto err_close;
 	}
@@ -150,7 +131,7 @@ struct emu_ctx *emu_ctx_create(unsigned dev_index)
 	emu_lock_acquire();
 	ctx->next = ctx_list;
 	ctx_list = ctx;
-	atomic_fetch_or(&fd_bits[FD_WORD(fd)], FD_MASK(fd));
+	emu_fdset_put(&cmd_fds, fd, true);
 	emu_lock_release();
 	return ctx;
 

@@ -21,13 +21,17 @@
  * request nobody answers does.  The answer reaches the sender's agent
  * only while the send waits for one (timeout_ms > 0): the MAD layer drops
  * a response it finds no send for.
+ *
+ * A RoCE port has its umad and issm files too, as ib_umad_add_one() makes
+ * them for every port with IB MAD caps (RDMA_CORE_PORT_IBA_ROCE has them,
+ * for the CM), but no QP0; its MADs go by GID, and no agent answers one
+ * here (routing MADs by GID is not modelled): such a request times out.
  */
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -37,13 +41,13 @@
 #include <rdma/ib_user_mad.h>
 #include <rdma/rdma_user_ioctl.h>
 
+#include "base/fdset.h"
 #include "kernel.h"
 #include "mad.h"
 #include "subnet/subnet.h"
 #include "umad.h"
 
 #define UMAD_MAX_AGENTS		32	/* IB_UMAD_MAX_AGENTS */
-#define UMAD_MAX_FD		4096
 #define MAD_RMPP_HDR		36	/* IB_MGMT_RMPP_HDR */
 #define MAX_MGMT_CLASS		80	/* mad_priv.h */
 #define MAX_MGMT_VERSION	0x83
@@ -94,22 +98,11 @@ static struct umad_file *files;
 static struct umad_send *sends;
 static uint32_t next_hi_tid;
 static uint8_t issm_held[EMU_MAX_DEVS][EMU_MAX_PORTS];
-static _Atomic uint64_t fd_bits[UMAD_MAX_FD / 64];
+static struct emu_fdset umad_fds;	/* the files' fds, for the interposers */
 
 bool emu_umad_is_fd(int fd)
 {
-	return fd >= 0 && fd < UMAD_MAX_FD &&
-	       (atomic_load_explicit(&fd_bits[fd / 64], memory_order_acquire) >> (fd % 64) & 1);
-}
-
-static void mark_fd(int fd, bool on)
-{
-	uint64_t bit = 1ULL << (fd % 64);
-
-	if (on)
-		atomic_fetch_or(&fd_bits[fd / 64], bit);
-	else
-		atomic_fetch_and(&fd_bits[fd / 64], ~bit);
+	return emu_fdset_has(&umad_fds, fd);
 }
 
 static struct umad_file *file_by_fd(int fd)
@@ -429,7 +422,7 @@ int emu_umad_open(unsigned d, unsigned port, bool issm, int flags)
 		free(f);
 		return -e;
 	}
-	if (sv[0] >= UMAD_MAX_FD) {
+	if (!emu_fdset_fits(sv[0])) {
 		emu_real_close(sv[0]);
 		emu_real_close(sv[1]);
 		free(f);
@@ -462,7 +455,7 @@ int emu_umad_open(unsigned d, unsigned port, bool issm, int flags)
 	}
 	f->next = files;
 	files = f;
-	mark_fd(f->fd, true);
+	emu_fdset_put(&umad_fds, f->fd, true);
 	pthread_mutex_unlock(&umad_mu);
 	return f->fd;
 }
@@ -479,7 +472,7 @@ void emu_umad_close(int fd)
 			break;
 		}
 	if (f) {
-		mark_fd(fd, false);
+		emu_fdset_put(&umad_fds, fd, false);
 		/* its agents go, and with them the sends they wait on */
 		for (struct umad_send **pp = &sends; *pp;) {
 			struct umad_send *s = *pp;
@@ -530,6 +523,9 @@ static ssize_t umad_write(struct umad_file *f, const void *buf, size_t count)
 		return -EFAULT;
 	a = &f->agent[u.h.id];
 	if (!a->used)
+		return -EINVAL;
+	/* rdma_create_user_ah(): a RoCE address is a GID, so a MAD needs a GRH */
+	if (!u.h.grh_present && emu_cfg.link_layer != IBV_LINK_LAYER_INFINIBAND)
 		return -EINVAL;
 	kernel_rmpp = a->rmpp_version && !(a->flags & IB_USER_MAD_USER_RMPP);
 	/*
@@ -681,6 +677,12 @@ static int register_agent(struct umad_file *f, void *arg, bool v2)
 	if ((ret = check_registration(a.qpn, a.mgmt_class, a.class_version, oui,
 				      a.rmpp_version, a.flags)))
 		return -ret;
+	/*
+	 * ib_register_mad_agent(): a RoCE port has the GSI but no QP0 (its
+	 * core caps have IB_MAD, not IB_SMI), so an SMI agent is refused.
+	 */
+	if (a.qpn == 0 && emu_cfg.link_layer != IBV_LINK_LAYER_INFINIBAND)
+		return -EPROTONOSUPPORT;
 	if (emu_copy_to_user((uint64_t)(uintptr_t)arg, &id, sizeof(id)))
 		return -EFAULT;
 	a.hi_tid = ++next_hi_tid;

@@ -98,44 +98,87 @@ static inline void et_helper_path(char *buf, size_t len, const char *name)
 	snprintf(buf, len, "%s/%s", self, name);
 }
 
+/* What et_run() does beyond collecting the child's stdout. */
+enum {
+	ET_RUN_STDERR	= 1 << 0,	/* its stderr too */
+	ET_RUN_TOOL	= 1 << 1,	/* not ours: see et_tool_env() */
+};
+
 /*
- * Run a helper (inheriting LD_PRELOAD, so it is another emulated host),
- * capture its stdout, and wait at most `secs` seconds.  Returns its exit
- * status, or -1 on timeout.
+ * In a child that is about to exec a program that is not ours (ibstat,
+ * perftest, ucx_info, ...): under make sanitize, whose libasan is preloaded
+ * into every program, the tool's own leaks are not the emulator's to report
+ * (the emulator inside it stays checked for the rest).
  */
-static inline int et_run_helper(char *out, size_t outlen, int secs,
-				char *const argv[])
+static inline void et_tool_env(void)
 {
-	char path[PATH_MAX];
-	int pfd[2], status = 0;
+	const char *a = getenv("ASAN_OPTIONS");
+	char buf[1024];
+
+	if (a && snprintf(buf, sizeof(buf), "%s:detect_leaks=0", a) < (int)sizeof(buf))
+		setenv("ASAN_OPTIONS", buf, 1);
+}
+
+/* A wait status as a shell shows it: the exit code, or 128 + the signal. */
+static inline int et_status(int st)
+{
+	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+}
+
+/*
+ * Run file (NULL: argv[0]; looked up in PATH unless it holds a '/') with
+ * argv as a child, which inherits LD_PRELOAD and so is another host of the
+ * emulated subnet.  SIGALRM ends it after secs (that catches a hang, not a
+ * slow machine: keep secs generous).  What it prints goes into out (the
+ * tail of a longer output).  Returns its status as et_status() gives it,
+ * 127 if it could not be executed.
+ */
+static inline int et_run(const char *file, char *const argv[], unsigned flags,
+			 char *out, size_t len, unsigned secs)
+{
+	int pfd[2], st = 0;
 	size_t got = 0;
 	pid_t pid;
 
-	et_helper_path(path, sizeof(path), argv[0]);
 	cr_assert_eq(pipe(pfd), 0);
 	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
 		dup2(pfd[1], 1);
+		if (flags & ET_RUN_STDERR)
+			dup2(pfd[1], 2);
 		close(pfd[0]);
-		alarm((unsigned)secs);
-		execv(path, argv);
+		close(pfd[1]);
+		alarm(secs);
+		if (flags & ET_RUN_TOOL)
+			et_tool_env();
+		execvp(file ? file : argv[0], argv);
 		_exit(127);
 	}
 	close(pfd[1]);
 	for (;;) {
-		ssize_t n = read(pfd[0], out + got, outlen - 1 - got);
+		ssize_t n = read(pfd[0], out + got, len - 1 - got);
 
 		if (n <= 0)
 			break;
 		got += (size_t)n;
+		if (got == len - 1)
+			got = 0;	/* keep the tail of long outputs */
 	}
 	out[got] = 0;
 	close(pfd[0]);
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	if (WIFSIGNALED(status))
-		return -1;
-	return WEXITSTATUS(status);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	return et_status(st);
+}
+
+/* et_run() of a helper program built beside the tests, argv[0] its name. */
+static inline int et_run_helper(char *out, size_t outlen, unsigned secs,
+				char *const argv[])
+{
+	char path[PATH_MAX];
+
+	et_helper_path(path, sizeof(path), argv[0]);
+	return et_run(path, argv, 0, out, outlen, secs);
 }
 
 #endif /* RDMAFAST_TESTS_EMU_TEST_H */

@@ -9,48 +9,9 @@
  */
 #include "dev_test.h"
 
-/* Run argv bounded; its stdout and stderr into out; its exit status. */
-static int run(char *const argv[], char *out, size_t len)
-{
-	int pfd[2], st = 0;
-	size_t got = 0;
-	pid_t pid;
-
-	cr_assert_eq(pipe(pfd), 0);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		const char *a = getenv("ASAN_OPTIONS");
-		char env[1024];
-
-		/* under make sanitize, the tools' own leaks are not ours */
-		if (a && snprintf(env, sizeof(env), "%s:detect_leaks=0", a) < (int)sizeof(env))
-			setenv("ASAN_OPTIONS", env, 1);
-		dup2(pfd[1], 1);
-		dup2(pfd[1], 2);
-		close(pfd[0]);
-		close(pfd[1]);
-		alarm(60);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(pfd[1]);
-	for (;;) {
-		ssize_t n = read(pfd[0], out + got, len - 1 - got);
-
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		if (got == len - 1)
-			got = 0;
-	}
-	out[got] = 0;
-	close(pfd[0]);
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
-}
-
-#define RUN(...)	run((char *[]){ __VA_ARGS__, NULL }, out, sizeof(out))
+/* Run a tool, bounded; its stdout and stderr into out; its exit status. */
+#define RUN(...)	et_run(NULL, (char *[]){ __VA_ARGS__, NULL }, \
+			       ET_RUN_TOOL | ET_RUN_STDERR, out, sizeof(out), 60)
 
 static char out[1 << 16];
 

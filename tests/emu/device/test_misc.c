@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * test_misc.c - UD with GRH and Q_Key, SRQ, memory windows, send with
- * invalidate, completion events, the ibv_wr_* API and CQ overrun, all
- * through libmlx5's data path on the device model.
+ * invalidate, completion events, the ibv_wr_* API and 128-byte CQEs, all
+ * through libmlx5's data path on the device model (CQ overrun: test_robust.c).
  */
 #include "dev_test.h"
 
@@ -399,33 +399,6 @@ Test(dev_misc, wr_api_and_cq_ex)
 	cr_assert_eq(ibv_destroy_qp(qp), 0);
 	cr_assert_eq(ibv_destroy_qp(peer), 0);
 	cr_assert_eq(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), 0);
-}
-
-Test(dev_misc, cq_overrun_raises_cq_err)
-{
-	struct ibv_cq *cq = ibv_create_cq(t.ctx, 4, NULL, NULL, 0);
-	struct dt_qp_opts o = { .type = IBV_QPT_RC, .rnr_retry = 7, .retry_cnt = 7,
-				.timeout = 14, .sq_sig_all = 1 };
-	struct ibv_qp_init_attr ia = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .sq_sig_all = 1,
-		.cap = { .max_send_wr = 64, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct ibv_qp *qp = ibv_create_qp(t.pd, &ia), *peer = dt_create_qp(&t, 1, &o);
-	struct ibv_sge s = { (uintptr_t)t.buf[0], 8, t.mr[0]->lkey };
-	struct ibv_send_wr wr = {
-		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
-		.wr.rdma = { (uintptr_t)t.buf[1], t.mr[1]->rkey },
-	};
-
-	cr_assert(cq && qp);
-	cr_assert_eq(dt_connect(qp, peer->qp_num, t.lid, &o), 0);
-	cr_assert_eq(dt_connect(peer, qp->qp_num, t.lid, &o), 0);
-	for (int i = 0; i < 2 * cq->cqe + 8; i++)
-		dt_post(qp, &wr);
-	dt_expect_async(t.ctx, IBV_EVENT_CQ_ERR, 5000);
-	cr_assert_eq(ibv_destroy_qp(qp), 0);
-	cr_assert_eq(ibv_destroy_qp(peer), 0);
-	cr_assert_eq(ibv_destroy_cq(cq), 0);
 }
 
 Test(dev_misc, cqe_128_bytes)

@@ -8,11 +8,10 @@
  * crash: the outcome is an error CQE, an async event and a QP state, as on
  * a ConnectX.  Every test is bounded by its suite timeout.
  */
-#include <setjmp.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 
+#include "app_segv.h"
 #include "dev_test.h"
 
 static struct dt t;
@@ -715,21 +714,8 @@ Test(dev_robust, sq_buffer_inaccessible)
  * device faults become error CQEs, and the application's handler still
  * receives the application's own faults (twice, leaving by siglongjmp).
  */
-static sigjmp_buf app_env;
-static volatile int app_faults;
-
-static void app_handler(int sig, siginfo_t *si, void *uc)
-{
-	(void)sig;
-	(void)si;
-	(void)uc;
-	app_faults++;
-	siglongjmp(app_env, 1);
-}
-
 Test(dev_robust, application_segv_handler_installed_later)
 {
-	struct sigaction a = { .sa_sigaction = app_handler, .sa_flags = SA_SIGINFO };
 	uint8_t *p;
 	struct ibv_mr *mr;
 	struct ibv_sge s = { (uintptr_t)t.buf[0], 64, t.mr[0]->lkey };
@@ -737,22 +723,18 @@ Test(dev_robust, application_segv_handler_installed_later)
 		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
 		.send_flags = IBV_SEND_SIGNALED,
 	};
-	uint8_t *hole = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *hole = app_hole();
 	struct ibv_wc wc;
 
-	cr_assert_neq(hole, MAP_FAILED);
-	sigemptyset(&a.sa_mask);
-	cr_assert_eq(sigaction(SIGSEGV, &a, NULL), 0);
+	cr_assert_eq(app_segv_install(), 0);
 	usleep(20000);		/* the engine puts its handler back in front */
 	mr = doomed_mr(&p, -1);
 	wr.wr.rdma.remote_addr = (uintptr_t)p;
 	wr.wr.rdma.rkey = mr->rkey;
 	wc = post1(&wr);
 	cr_assert_eq(wc.status, IBV_WC_REM_ACCESS_ERR, "status %d", wc.status);
-	for (int i = 0; i < 2; i++) {
-		if (!sigsetjmp(app_env, 1))
-			(void)*(volatile uint8_t *)hole;
-	}
+	app_touch(hole);
+	app_touch(hole);
 	cr_assert_eq(app_faults, 2, "the application's handler saw %d faults", app_faults);
 	cr_assert_eq(ibv_dereg_mr(mr), 0);
 	munmap(hole, 4096);

@@ -8,60 +8,11 @@
  * device id), and perftest and ucx_perftest between two processes.  The
  * test runs under build/rfemu, so every child inherits LD_PRELOAD.
  */
-#include <signal.h>
-
 #include "emu_test.h"
 
-/*
- * In a child, before exec: under make sanitize, whose libasan is preloaded
- * into every program, the tools' own leaks are not the emulator's to
- * report (the emulator inside them stays checked for the rest).
- */
-static void tool_env(void)
-{
-	const char *a = getenv("ASAN_OPTIONS");
-	char buf[1024];
-
-	if (a && snprintf(buf, sizeof(buf), "%s:detect_leaks=0", a) < (int)sizeof(buf))
-		setenv("ASAN_OPTIONS", buf, 1);
-}
-
-/* Run argv bounded by secs; its stdout into out; its exit status. */
-static int run(char *const argv[], char *out, size_t len, unsigned secs)
-{
-	int pfd[2], st = 0;
-	size_t got = 0;
-	pid_t pid;
-
-	cr_assert_eq(pipe(pfd), 0);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		dup2(pfd[1], 1);
-		close(pfd[0]);
-		close(pfd[1]);
-		alarm(secs);	/* SIGALRM ends a hung tool */
-		tool_env();
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(pfd[1]);
-	for (;;) {
-		ssize_t n = read(pfd[0], out + got, len - 1 - got);
-
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-		if (got == len - 1)
-			got = 0;	/* keep the tail of long outputs */
-	}
-	out[got] = 0;
-	close(pfd[0]);
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	return WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
-}
-
-#define RUN(out, ...)	run((char *[]){ __VA_ARGS__, NULL }, out, sizeof(out), 60)
+/* Run a tool, bounded; its stdout into out; its exit status. */
+#define RUN(out, ...)	et_run(NULL, (char *[]){ __VA_ARGS__, NULL }, ET_RUN_TOOL, \
+				       out, sizeof(out), 60)
 
 static char out[1 << 16];
 
@@ -144,20 +95,20 @@ static void two_hosts(const char *prog, int off, const char *const args[])
 
 		dup2(null, 1);
 		alarm(120);
-		tool_env();
+		et_tool_env();
 		execvp(sv[0], sv);
 		_exit(127);
 	}
 	/* the client retries while the server is not listening yet */
 	for (int attempt = 0; attempt < 30; attempt++) {
 		usleep(200000);
-		cli = run(cv, cout, sizeof(cout), 120);
+		cli = et_run(NULL, cv, ET_RUN_TOOL, cout, sizeof(cout), 120);
 		if (cli == 0 || (reaped = waitpid(s, &st, WNOHANG) == s))
 			break;
 	}
 	if (!reaped)
 		cr_assert_eq(waitpid(s, &st, 0), s);
-	int srv = WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st);
+	int srv = et_status(st);
 
 	cr_expect_eq(cli, 0, "%s client exited %d: %s", prog, cli, cout);
 	cr_expect_eq(srv, 0, "%s server exited %d", prog, srv);

@@ -17,6 +17,7 @@
 
 #include <infiniband/mlx5dv.h>
 
+#include "app_segv.h"
 #include "dev_test.h"
 
 static struct dt t;
@@ -138,18 +139,6 @@ Test(dev_trap, an_unmapped_doorbell_page_is_forgotten)
 	munmap((void *)reg, 4096);
 }
 
-static sigjmp_buf app_env;
-static volatile sig_atomic_t app_faults;
-
-static void app_handler(int sig, siginfo_t *si, void *uc)
-{
-	(void)sig;
-	(void)si;
-	(void)uc;
-	app_faults++;
-	siglongjmp(app_env, 1);
-}
-
 /*
  * A SIGSEGV handler the application installs while the engine sleeps does
  * not see the doorbell faults, and sees its own faults: the device's
@@ -158,21 +147,18 @@ static void app_handler(int sig, siginfo_t *si, void *uc)
  */
 Test(dev_trap, a_later_segv_handler_sees_only_its_own_faults)
 {
-	struct sigaction a = { .sa_sigaction = app_handler, .sa_flags = SA_SIGINFO }, cur;
-	uint8_t *hole = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct sigaction cur;
+	uint8_t *hole = app_hole();
 
-	cr_assert_neq(hole, MAP_FAILED);
 	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
 	usleep(300000);
-	sigemptyset(&a.sa_mask);
-	cr_assert_eq(sigaction(SIGSEGV, &a, NULL), 0);
+	cr_assert_eq(app_segv_install(), 0);
 	if (!sigsetjmp(app_env, 1))
 		cr_assert_eq(write8(1500).status, IBV_WC_SUCCESS);
 	cr_assert_eq(app_faults, 0, "the application's handler saw a doorbell fault");
 	cr_assert_eq(sigaction(SIGSEGV, NULL, &cur), 0);
 	cr_assert(cur.sa_sigaction == app_handler, "sigaction() does not report the handler set");
-	if (!sigsetjmp(app_env, 1))
-		(void)*(volatile uint8_t *)hole;
+	app_touch(hole);
 	cr_assert_eq(app_faults, 1, "the application's own fault reached %d handlers", app_faults);
 	munmap(hole, 4096);
 }

@@ -5,9 +5,14 @@
  * The far end is helper_wire, another emulated host.  The link is lossless
  * as InfiniBand's credit flow control makes it: a large transfer that fills
  * the sockets waits for room instead of losing packets, so it completes
- * with nothing dropped and no retransmission timeout.  A peer killed with
- * SIGKILL leaves its survivor with error completions in bounded time and a
- * device that goes on working.
+ * with nothing dropped.  A peer killed with SIGKILL leaves its survivor
+ * with error completions once the retries are spent, and a device that
+ * goes on working.
+ *
+ * No test here asserts how long anything takes: the machine may be loaded
+ * (CI runs many builds at once, make test-aarch64 runs under qemu-user),
+ * and how fast the wire is belongs to make bench (bench/emu_model.c,
+ * --only bw).  The bounds on the waits only catch a hang.
  */
 #define _GNU_SOURCE	/* RTLD_DEFAULT */
 #include "wire_test.h"
@@ -130,7 +135,7 @@ static void peer_stats(struct wt_peer *peer, unsigned long long v[4])
 /*
  * 32 MiB written to the peer in 1 MiB WRITEs (16 in flight), then read
  * back in 1 MiB READs: 64 MiB over the wire, byte for byte, with no packet
- * dropped on either host and no retransmission stall.
+ * dropped on either host (a lossless link defers, it does not drop).
  */
 Test(dev_wire, large_transfer_lossless)
 {
@@ -149,8 +154,9 @@ Test(dev_wire, large_transfer_lossless)
 	}
 	memset(s.buf + HALF, 0, HALF);
 	/*
-	 * 4.096 us * 2^16 = 268 ms: every lost packet would stall the stream
-	 * that long before the retransmission, so losses show in the time.
+	 * 4.096 us * 2^16 = 268 ms a try, 7 retries: a peer descheduled for
+	 * a while on a loaded machine is waited for, not given up on; a lost
+	 * packet shows in the drop counters below, not in the time.
 	 */
 	side_connect(&s, &peer, HALF, 16, 7);
 
@@ -179,7 +185,6 @@ Test(dev_wire, large_transfer_lossless)
 		(unsigned long long)(st.drop_link + st.drop_fault), ps[2], ps[0] + ps[1]);
 	cr_assert_eq(st.drop_link + st.drop_fault, 0, "packets lost here");
 	cr_assert_eq(ps[0] + ps[1], 0, "packets lost at the peer");
-	cr_assert_lt(ms, 3000, "64 MiB took %llu ms", (unsigned long long)ms);
 	cr_assert_eq(wt_peer_end(&peer), 0);
 	side_close(&s);
 }
@@ -274,7 +279,7 @@ static void peer_killed(enum ibv_wr_opcode op)
 	struct side s;
 	struct wt_peer peer;
 	struct ibv_wc wc[WIN];
-	uint64_t posted = 0, done = 0, t0;
+	uint64_t posted = 0, done = 0;
 	int status;
 	bool err = false;
 
@@ -302,7 +307,6 @@ static void peer_killed(enum ibv_wr_opcode op)
 		done++;
 	}
 	cr_assert_eq(kill(peer.pid, SIGKILL), 0);
-	t0 = dt_now_ms();
 	/*
 	 * What was in flight may all have been acknowledged before the signal
 	 * landed (a loaded machine descheduling us is enough): WQEs posted
@@ -313,7 +317,8 @@ static void peer_killed(enum ibv_wr_opcode op)
 	for (int i = 0; i < WIN; i++, posted++)
 		post_rdma(&s, op, posted, (posted % 8) * CHUNK, (posted % 8) * CHUNK, CHUNK);
 	while (done < posted) {
-		int got = dt_poll(s.cq, wc, posted - done < WIN ? (int)(posted - done) : WIN, 5000);
+		int got = dt_poll(s.cq, wc, posted - done < WIN ? (int)(posted - done) : WIN,
+				  30000);
 
 		cr_assert_gt(got, 0, "%llu WQEs never completed after the peer died",
 			     (unsigned long long)(posted - done));
@@ -334,8 +339,6 @@ static void peer_killed(enum ibv_wr_opcode op)
 		done += (uint64_t)got;
 	}
 	cr_assert(err, "no error completion");
-	cr_assert_lt(dt_now_ms() - t0, 3000, "took %llu ms",
-		     (unsigned long long)(dt_now_ms() - t0));
 	cr_assert_eq(wt_qp_state(s.qp), IBV_QPS_ERR);
 	cr_expect_eq(ibv_destroy_qp(s.qp), 0);
 	s.qp = NULL;

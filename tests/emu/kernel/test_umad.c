@@ -8,6 +8,7 @@
  */
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 
 #include <rdma/ib_user_mad.h>
 #include <rdma/rdma_user_ioctl.h>
@@ -264,4 +265,98 @@ Test(umad, issm_is_exclusive)
 	b = open("/dev/infiniband/issm0", O_RDWR | O_NONBLOCK);
 	cr_expect_geq(b, 0, "free again after close");
 	close(b);
+}
+
+/*
+ * A umad file is a descriptor like any other: in a process that holds
+ * thousands of files it is numbered above 4096 and still answers ioctl(),
+ * write() and read() as the kernel's does.
+ */
+Test(umad, a_file_numbered_above_4096)
+{
+	struct rlimit rl;
+	int fd, base, last;
+	struct msg m, r;
+
+	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_cur < 4200) {
+		rl.rlim_cur = 4200;
+		if (rl.rlim_max < rl.rlim_cur)
+			rl.rlim_max = rl.rlim_cur;	/* root may raise it */
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			cr_skip_test("RLIMIT_NOFILE stays below 4200: %s", strerror(errno));
+	}
+	/* every descriptor below 4096 taken: the next open gets 4096 or above */
+	base = open("/dev/null", O_RDONLY);
+	cr_assert_geq(base, 0);
+	while ((last = dup(base)) >= 0 && last < 4096)
+		;
+	cr_assert_geq(last, 4096, "dup: %s", strerror(errno));
+	close(last);
+	fd = umad_open(0);
+	cr_assert_geq(fd, 4096);
+	cr_assert_eq(reg(fd, 1, 0x04, 1, 0), 0);
+	get_mad(&m, 0, 0x04, 0x0001, my_lid(), 600000, 0x4096);
+	cr_assert_eq(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m), "%s", strerror(errno));
+	cr_assert_eq(read(fd, &r, sizeof(r)), (ssize_t)sizeof(r), "%s", strerror(errno));
+	cr_expect_eq(r.mad[3], 0x81, "GetResp");
+	cr_expect_eq(memcmp(r.mad + 12, m.mad + 12, 4), 0, "the TID's lower half kept");
+	cr_expect_eq(close(fd), 0);
+	for (fd = base; fd < 4096; fd++)
+		close(fd);
+}
+
+/*
+ * RoCE ports have umad and issm files (ib_umad_add_one() makes them for
+ * every port whose core caps have IB_MAD, which RoCE's have for the CM),
+ * but no QP0: an SMI agent is EPROTONOSUPPORT (ib_register_mad_agent()),
+ * a GSI agent registers, and a MAD without a GRH is EINVAL, as
+ * rdma_create_user_ah() refuses a RoCE address without one.  Run by
+ * umad::on_roce, this binary again with RFEMU_LINK_LAYER=eth.
+ */
+Test(umad_roce, gsi_only)
+{
+	struct ibv_context *ctx = et_open();
+	struct ibv_port_attr pa;
+	struct msg m;
+	int fd;
+
+	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
+	cr_assert_eq(ibv_close_device(ctx), 0);
+	if (pa.link_layer != IBV_LINK_LAYER_ETHERNET)
+		cr_skip_test("InfiniBand: run by umad::on_roce");
+	fd = umad_open(0);
+	cr_expect_eq(reg(fd, 0, 0x01, 1, 0), -EPROTONOSUPPORT, "an SMI agent without QP0");
+	cr_expect_eq(reg(fd, 0, 0, 0, 0), -EPROTONOSUPPORT, "an SMI sender without QP0");
+	cr_expect_eq(reg(fd, 0, 0x04, 1, 0), -EINVAL, "a GMP class on QP0: checked first");
+	cr_assert_eq(reg(fd, 1, 0x04, 1, 0), 0, "a GSI agent");
+	get_mad(&m, 0, 0x04, 0x0001, 0, 0, 1);
+	cr_expect_eq(write(fd, &m, sizeof(m)), -1, "no GRH");
+	cr_expect_eq(errno, EINVAL);
+	m.h.grh_present = 1;
+	cr_expect_eq(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m), "%s", strerror(errno));
+	cr_expect_eq(close(fd), 0);
+	if (geteuid() == 0) {
+		fd = open("/dev/infiniband/issm0", O_RDWR | O_NONBLOCK);
+		cr_expect_geq(fd, 0, "issm0: %s", strerror(errno));
+		cr_expect_eq(close(fd), 0);
+	}
+}
+
+Test(umad, on_roce, .timeout = 120)
+{
+	int status;
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		setenv("RFEMU_LINK_LAYER", "eth", 1);
+		/* a fresh Criterion runner, not one of this runner's workers */
+		unsetenv("BXFI_MAP");
+		execl("/proc/self/exe", "test_umad", "--filter", "umad_roce/*",
+		      "--jobs", "1", (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
 }
