@@ -209,12 +209,10 @@ static void td_qp_destroy(struct td_qp *q)
  */
 Test(dev_trap, the_applications_mprotect_of_a_doorbell_page_stands)
 {
-	struct sigaction a = { .sa_sigaction = app_handler, .sa_flags = SA_SIGINFO };
 	struct td_qp q;
 	char perms[5];
 
 	td_qp_create(&q);
-	sigemptyset(&a.sa_mask);
 	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
 	usleep(100000);		/* idle: the pages are protected */
 	page_perms((const void *)q.page, perms);
@@ -225,7 +223,7 @@ Test(dev_trap, the_applications_mprotect_of_a_doorbell_page_stands)
 	usleep(100000);
 	page_perms((const void *)q.page, perms);
 	cr_assert_str_eq(perms, "r--s", "the engine made the page %s", perms);
-	cr_assert_eq(sigaction(SIGSEGV, &a, NULL), 0);
+	cr_assert_eq(app_segv_install(), 0);
 	if (!sigsetjmp(app_env, 1))
 		*(volatile uint32_t *)bf_reg(q.qp) = 0;
 	cr_assert_eq(app_faults, 1, "the application's fault reached %d handlers", app_faults);
