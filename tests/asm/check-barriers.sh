@@ -52,8 +52,8 @@ expect_match() {	# expect_match WHAT GOT EXTENDED-REGEX
 }
 
 check() {
-	for f in rf_asm_post rf_asm_ring_db rf_asm_ring_bf rf_asm_post_ring rf_asm_sq_ring \
-		 rf_asm_poll; do
+	for f in rf_asm_post rf_asm_ring_db rf_asm_ring_bf rf_asm_post_ring rf_asm_post_dc_ring \
+		 rf_asm_sq_ring rf_asm_poll; do
 		[ -n "$(body $f)" ] || { echo "check-barriers: $ARCH: $f not in $DIS"; fail=1; }
 	done
 	expect "post (no ring) has no barrier" "$(barriers rf_asm_post)" ""
@@ -67,6 +67,8 @@ check() {
 		expect "BlueFlame copy" "$(barriers rf_asm_ring_bf)" "sfence"
 		expect "post with RF_SEND_RING, BlueFlame from registers" \
 			"$(first_path rf_asm_post_ring)" "sfence"
+		expect "DCI post with RF_SEND_RING, two BBs from registers" \
+			"$(first_path rf_asm_post_dc_ring)" "sfence"
 		expect_match "rf_sq_ring" "$(barriers rf_asm_sq_ring)" '^sfence(, sfence)+$'
 		# loads are not reordered with older loads: no lfence
 		expect "poll" "$(barriers rf_asm_poll)" ""
@@ -84,6 +86,8 @@ check() {
 		expect_match "BlueFlame copy has the ST64B path" "$(body rf_asm_ring_bf)" '^st64b'
 		expect "post with RF_SEND_RING, BlueFlame from registers" \
 			"$(first_path rf_asm_post_ring)" "dmb oshst, dsb st, dsb st"
+		expect_match "DCI post with RF_SEND_RING, two BBs from registers" \
+			"$(barriers rf_asm_post_dc_ring)" '^dmb oshst, dsb st(, (dmb oshst|dsb st))+$'
 		expect_match "rf_sq_ring fences" "$(barriers rf_asm_sq_ring)" \
 			'^dmb oshst(, (dmb oshst|dsb st))+$'
 		# dmb oshld after the owner check, before the CQE body; no dsb
@@ -103,6 +107,7 @@ if [ $self_test = 1 ]; then
 	x86_64)  set -- '/<rf_asm_ring_db>:/,/^$/{/sfence/{x;s/^/x/;/^x$/{x;d};x}}' \
 	                '/<rf_asm_ring_bf>:/,/^$/{/sfence/d}' \
 	                '/<rf_asm_post_ring>:/,/^$/{/sfence/d}' \
+	                '/<rf_asm_post_dc_ring>:/,/^$/{/sfence/d}' \
 	                '/<rf_asm_poll>:/,/^$/{/ret/s/ret/lfence/}' ;;
 	aarch64) set -- 's/dmb\toshst/dmb\tishst/' 's/dmb\toshld/dmb\tishld/' \
 	                '/<rf_asm_ring_db>:/,/^$/{/dsb/{x;s/^/x/;/^x$/{x;d};x}}' \

@@ -159,12 +159,15 @@ RF_INLINE int rf__sq_open(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb,
  * registers: words 2..n-1 of bb hold its body, then with inl an inline
  * segment of inl payload bytes at word n; the control segment goes to
  * words 0 and 1 before it is all stored to the queue, and a BlueFlame ring
- * writes the register from bb too (rf_ring_bf_bb()). bb, n and inl are
- * constants at every call site.
+ * writes the register from bb too (rf_ring_bf_bb()). With vw instead, the
+ * WQE is built as n 16-byte words, v[1..n-1] its body (struct rf_wqe_v16:
+ * up to two BBs), and the control segment goes to v[0]; a BlueFlame ring
+ * writes them (rf_ring_bf_v16()). bb, vw, n and inl are constants at
+ * every call site.
  */
 RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
-			    struct rf_wqe_bb *bb, unsigned n, uint32_t inl,
-			    uint8_t opcode, uint8_t opmod, uint32_t ds_body,
+			    struct rf_wqe_bb *bb, struct rf_wqe_v16 *vw, unsigned n,
+			    uint32_t inl, uint8_t opcode, uint8_t opmod, uint32_t ds_body,
 			    __be32 imm, uint64_t wr_id)
 {
 	struct rf__wqe_words *v = (struct rf__wqe_words *)w->c;
@@ -172,20 +175,29 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 	uint64_t lo = w->ctrl_lo + rf__sq_ctrl_lo(0, w->pi, opcode, opmod, ds_body);
 	uint64_t hi = rf__sq_ctrl_hi(w->fm_bits, imm);
 
-	if (bb) {
-		bb->q[0] = lo;
-		bb->q[1] = hi;
-		RF__WQE_STORE_BODY(v, bb->q, n);
-		if (inl)
-			rf_wqe_bb_store_inline((uint8_t *)w->c, bb, n, inl);
+	if (vw) {
+		struct rf__wqe_v16_slots *q = (struct rf__wqe_v16_slots *)w->c;
+
+		vw->v[0] = rf__v16_words(lo, hi);
+		q->s0 = vw->v[0];
+		RF__WQE_STORE_V16_BODY(q, vw->v, n);
+	} else {
+		if (bb) {
+			bb->q[0] = lo;
+			bb->q[1] = hi;
+			RF__WQE_STORE_BODY(v, bb->q, n);
+			if (inl)
+				rf_wqe_bb_store_inline((uint8_t *)w->c, bb, n, inl);
+		}
+		/*
+		 * Outside the if: with a store of each word in both arms,
+		 * clang merges the pair into one store without a type,
+		 * which may alias the queue (a burst of posts then reloads
+		 * it in every post).
+		 */
+		v->w0 = lo;
+		v->w1 = hi;
 	}
-	/*
-	 * Outside the if: with a store of each word in both arms, clang
-	 * merges the pair into one store without a type, which may alias
-	 * the queue (a burst of posts then reloads it in every post).
-	 */
-	v->w0 = lo;
-	v->w1 = hi;
 	w->wr_id[w->idx].v = wr_id;
 	w->wqe_end[w->idx].v = w->pi + w->nbb;
 	sq->pi = w->pi + w->nbb;
@@ -197,6 +209,8 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 	if (w->ring && RF_LIKELY(w->pi == sq->bf_pi && (w->nbb == 1 || w->nbb <= sq->bf_bbs))) {
 		if (bb)
 			rf_ring_bf_bb(sq->dbrec, &sq->bf, w->pi + 1, bb, n, inl);
+		else if (vw)
+			rf_ring_bf_v16(sq->dbrec, &sq->bf, w->pi + w->nbb, vw, n, w->c);
 		else
 			rf_ring_bf(sq->dbrec, &sq->bf, w->pi + w->nbb, w->c, w->nbb);
 		sq->bf_pi = w->pi + w->nbb;	/* no_bf is 0 here */
@@ -213,7 +227,7 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 RF_INLINE void rf__sq_end(struct rf_sq *sq, const struct rf__sq_wqe *w, uint8_t opcode,
 			  uint8_t opmod, uint32_t ds_body, __be32 imm, uint64_t wr_id)
 {
-	rf__sq_close(sq, w, NULL, 0, 0, opcode, opmod, ds_body, imm, wr_id);
+	rf__sq_close(sq, w, NULL, NULL, 0, 0, opcode, opmod, ds_body, imm, wr_id);
 }
 
 /*
@@ -224,7 +238,18 @@ RF_INLINE void rf__sq_end_bb(struct rf_sq *sq, const struct rf__sq_wqe *w,
 			     struct rf_wqe_bb *bb, unsigned n, uint32_t inl,
 			     uint8_t opcode, uint32_t ds_body, __be32 imm, uint64_t wr_id)
 {
-	rf__sq_close(sq, w, bb, n, inl, opcode, 0, ds_body, imm, wr_id);
+	rf__sq_close(sq, w, bb, NULL, n, inl, opcode, 0, ds_body, imm, wr_id);
+}
+
+/*
+ * rf__sq_close() for a WQE of up to two BBs built as n 16-byte words in
+ * vw (v[1..n-1] its body, n a constant).
+ */
+RF_INLINE void rf__sq_end_v16(struct rf_sq *sq, const struct rf__sq_wqe *w,
+			      struct rf_wqe_v16 *vw, unsigned n, uint8_t opcode,
+			      uint32_t ds_body, __be32 imm, uint64_t wr_id)
+{
+	rf__sq_close(sq, w, NULL, vw, n, 0, opcode, 0, ds_body, imm, wr_id);
 }
 
 RF_END_DECLS
