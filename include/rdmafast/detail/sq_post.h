@@ -175,26 +175,26 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 	uint64_t lo = w->ctrl_lo + rf__sq_ctrl_lo(0, w->pi, opcode, opmod, ds_body);
 	uint64_t hi = rf__sq_ctrl_hi(w->fm_bits, imm);
 
-	if (vw) {
-		struct rf__wqe_v16_slots *q = (struct rf__wqe_v16_slots *)w->c;
+	/* a WQE in 16-byte words stored as 8-byte words: see rf__wqe_store_v16() */
+	int words = !w->ring;
 
+	if (vw) {
 		vw->v[0] = rf__v16_words(lo, hi);
-		q->s0 = vw->v[0];
-		RF__WQE_STORE_V16_BODY(q, vw->v, n);
-	} else {
-		if (bb) {
-			bb->q[0] = lo;
-			bb->q[1] = hi;
-			RF__WQE_STORE_BODY(v, bb->q, n);
-			if (inl)
-				rf_wqe_bb_store_inline((uint8_t *)w->c, bb, n, inl);
-		}
-		/*
-		 * Outside the if: with a store of each word in both arms,
-		 * clang merges the pair into one store without a type,
-		 * which may alias the queue (a burst of posts then reloads
-		 * it in every post).
-		 */
+		/* with words, the control segment's go below */
+		rf__wqe_store_v16(w->c, vw->v, (unsigned)words, n, words);
+	} else if (bb) {
+		bb->q[0] = lo;
+		bb->q[1] = hi;
+		RF__WQE_STORE_BODY(v, bb->q, n);
+		if (inl)
+			rf_wqe_bb_store_inline((uint8_t *)w->c, bb, n, inl);
+	}
+	/*
+	 * Outside the if: with a store of each word in both arms, clang
+	 * merges the pair into one store without a type, which may alias
+	 * the queue (a burst of posts then reloads it in every post).
+	 */
+	if (!vw || words) {
 		v->w0 = lo;
 		v->w1 = hi;
 	}

@@ -239,31 +239,23 @@ RF_INLINE void rf_ring_bf_bb(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
 
 /*
  * A WQE of up to two BBs built in registers as 16-byte words, one a DS:
- * the DCI WQEs with a 48-byte address vector, which one BB cannot hold
- * (ctrl, AV, raddr, data: 6 DS). v[i] holds bytes 16*i..16*i+15. Stored to
- * the queue and written to the BlueFlame register from the same registers,
- * one 16-byte move a DS each time, never read back from the queue.
+ * the DCI posts (a 48-byte address vector makes ctrl, AV, raddr, data 6
+ * DS, more than one BB holds) and the one-SGE posts that ring. v[i] holds
+ * bytes 16*i..16*i+15. Stored to the queue and written to the BlueFlame
+ * register from the same registers, one 16-byte move a DS each time,
+ * never read back from the queue.
  *
  * Why not the queue copy of rf_ring_bf(): an x86 load is forwarded from
  * the store buffer only when one older store covers it, and the 16-byte
  * loads of that copy each span a segment the post had just written in 4-
  * and 8-byte pieces, so they waited for those stores to reach the cache;
- * and 8-byte words (struct rf_wqe_bb) take twice the stores. The shape of
- * this post measured 8.3 ns with the queue copy, 6.6 with 8-byte words from
- * registers and 4.7 with 16-byte moves from registers
- * (bench/store_probe.c, the DC cases).
+ * and 8-byte words (struct rf_wqe_bb) take twice the stores. The DCI
+ * write's shape measured 8.3 ns with the queue copy, 6.6 with 8-byte words
+ * from registers and 4.7 with 16-byte moves from registers, the one-BB
+ * write 6.3 and 4.9 (bench/store_probe.c).
  */
 struct rf_wqe_v16 {
 	rf__v16r v[8];
-};
-
-/*
- * The queue's view for the stores of struct rf_wqe_v16: named members of
- * a struct that no rf_sq field is (see struct rf__wqe_words in
- * detail/sq.h), one 16-byte word each.
- */
-struct rf__wqe_v16_slots {
-	rf__v16r s0, s1, s2, s3, s4, s5, s6, s7;
 };
 
 /* The 16 bytes of a WQE that are word a, then word b (rf_wqe_word()). */
@@ -280,17 +272,56 @@ RF_INLINE rf__v16r rf__v16_load(const void *p)
 	return *(const rf__v16u *)p;
 }
 
-/* Store v[1..n-1] to the queue's WQE q (n a constant, 2..8). */
-#define RF__WQE_STORE_V16_BODY(q, v, n)				\
-	do {							\
-		(q)->s1 = (v)[1];				\
-		if ((n) > 2) (q)->s2 = (v)[2];			\
-		if ((n) > 3) (q)->s3 = (v)[3];			\
-		if ((n) > 4) (q)->s4 = (v)[4];			\
-		if ((n) > 5) (q)->s5 = (v)[5];			\
-		if ((n) > 6) (q)->s6 = (v)[6];			\
-		if ((n) > 7) (q)->s7 = (v)[7];			\
+/*
+ * The queue's views for the stores of struct rf_wqe_v16: named members of
+ * a struct that no rf_sq field is (see struct rf__wqe_words in
+ * detail/sq.h), 16-byte words or the 8-byte words of two BBs.
+ */
+struct rf__wqe_v16_slots {
+	rf__v16r s0, s1, s2, s3, s4, s5, s6, s7;
+};
+
+struct rf__wqe_words2 {
+	uint64_t w0, w1, w2, w3, w4, w5, w6, w7, w8, w9, w10, w11, w12, w13, w14, w15;
+};
+
+#define RF__WQE_V16_ST(words, v, i, a, b)				\
+	do {								\
+		if (words) {						\
+			q8->a = (uint64_t)(v)[i][0];			\
+			q8->b = (uint64_t)(v)[i][1];			\
+		} else {						\
+			q16->s##i = (v)[i];				\
+		}							\
 	} while (0)
+
+/*
+ * Store v[first..n-1] to the WQE at dst, v[i] at dst + 16 * i (first, n
+ * and words constants, n <= 8), straight-line: a loop left to gcc -O2
+ * stays a loop and puts v in memory. One 16-byte move a word, or with
+ * words two 8-byte stores from the registers it was built from
+ * (rf__v16_words()): a post that does not ring stores words, since
+ * clang 14's type-based alias analysis types every vector access as char,
+ * which may alias the queue's fields, and a burst of posts would reload
+ * them in every post (32.3 instructions per batched WQE against 28.5).
+ * A post that rings stores 16-byte moves: its BlueFlame stores are
+ * volatile and may alias anything anyway.
+ */
+RF_INLINE void rf__wqe_store_v16(void *dst, const rf__v16r *v, unsigned first, unsigned n,
+				 int words)
+{
+	struct rf__wqe_v16_slots *q16 = (struct rf__wqe_v16_slots *)dst;
+	struct rf__wqe_words2 *q8 = (struct rf__wqe_words2 *)dst;
+
+	if (first <= 0U && n > 0U) RF__WQE_V16_ST(words, v, 0, w0, w1);
+	if (first <= 1U && n > 1U) RF__WQE_V16_ST(words, v, 1, w2, w3);
+	if (first <= 2U && n > 2U) RF__WQE_V16_ST(words, v, 2, w4, w5);
+	if (first <= 3U && n > 3U) RF__WQE_V16_ST(words, v, 3, w6, w7);
+	if (first <= 4U && n > 4U) RF__WQE_V16_ST(words, v, 4, w8, w9);
+	if (first <= 5U && n > 5U) RF__WQE_V16_ST(words, v, 5, w10, w11);
+	if (first <= 6U && n > 6U) RF__WQE_V16_ST(words, v, 6, w12, w13);
+	if (first <= 7U && n > 7U) RF__WQE_V16_ST(words, v, 7, w14, w15);
+}
 
 /*
  * Store v[0..n-1] to the BlueFlame register d, then zeros to the end of
