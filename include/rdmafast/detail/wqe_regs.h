@@ -301,9 +301,10 @@ struct rf__wqe_words2 {
  * stays a loop and puts v in memory. One 16-byte move a word, or with
  * words two 8-byte stores from the registers it was built from
  * (rf__v16_words()): a post that does not ring stores words, since
- * clang 14's type-based alias analysis types every vector access as char,
- * which may alias the queue's fields, and a burst of posts would reload
- * them in every post (32.3 instructions per batched WQE against 28.5).
+ * clang 14's alias analysis lets a vector store alias the queue's fields
+ * (its type-based analysis gives vector types no type of their own), and
+ * a burst of posts would reload them in every post (32.3 instructions per
+ * batched WQE against 28.5).
  * A post that rings stores 16-byte moves: its BlueFlame stores are
  * volatile and may alias anything anyway.
  */
