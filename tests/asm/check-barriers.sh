@@ -60,8 +60,8 @@ expect_match() {	# expect_match WHAT GOT EXTENDED-REGEX
 }
 
 check() {
-	for f in rf_asm_post rf_asm_ring_db rf_asm_ring_bf rf_asm_post_ring rf_asm_post_dc_ring \
-		 rf_asm_sq_ring rf_asm_poll; do
+	for f in rf_asm_post rf_asm_ring_db rf_asm_ring_bf rf_asm_post_ring rf_asm_post_inline_ring \
+		 rf_asm_post_dc_ring rf_asm_sq_ring rf_asm_poll; do
 		[ -n "$(body $f)" ] || { echo "check-barriers: $ARCH: $f not in $DIS"; fail=1; }
 	done
 	expect "post (no ring) has no barrier" "$(barriers rf_asm_post)" ""
@@ -78,8 +78,13 @@ check() {
 		expect "DCI post with RF_SEND_RING, two BBs from registers" \
 			"$(first_path rf_asm_post_dc_ring)" "sfence"
 		# one move a DS: ctrl, raddr, data to the queue, then with
-		# the zeros that end the line to BlueFlame (DCI: 6 and 8)
+		# the zeros that end the line to BlueFlame (DCI: 6 and 8; an
+		# inline write: ctrl and raddr, the payload's zeros to BlueFlame)
 		expect "post with RF_SEND_RING, 16-byte stores" "$(v16_stores rf_asm_post_ring)" 7
+		expect "inline post with RF_SEND_RING, 16-byte stores" \
+			"$(v16_stores rf_asm_post_inline_ring)" 5
+		expect "inline post with RF_SEND_RING, BlueFlame from registers" \
+			"$(first_path rf_asm_post_inline_ring)" "sfence"
 		expect "DCI post with RF_SEND_RING, 16-byte stores" \
 			"$(v16_stores rf_asm_post_dc_ring)" 14
 		expect_match "rf_sq_ring" "$(barriers rf_asm_sq_ring)" '^sfence(, sfence)+$'

@@ -171,6 +171,17 @@ RF_INLINE int rf__sq_post_inline_t(struct rf_sq *sq, int tseg, uint8_t opcode,
 			i = 4;
 		}
 		rf_wqe_bb_inline(&bb, data, len);
+		if (w.ring) {
+			/* ctrl and raddr in 16-byte moves (rf__sq_post_v16_1()) */
+			struct rf_wqe_v16 v;
+
+			if (has_raddr)
+				v.v[1] = rf__v16_words((RF_FORCE uint64_t)raddr,
+						       rf_wqe_word(rkey, 0));
+			rf__sq_end_v16_inline(sq, &w, &v, i / 2, &bb, len, opcode, body,
+					      imm, wr_id);
+			return 0;
+		}
 		rf__sq_end_bb(sq, &w, &bb, i, len, opcode, body, imm, wr_id);
 		return 0;
 	}

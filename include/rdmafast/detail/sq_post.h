@@ -161,8 +161,9 @@ RF_INLINE int rf__sq_open(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb,
  * words 0 and 1 before it is all stored to the queue, and a BlueFlame ring
  * writes the register from bb too (rf_ring_bf_bb()). With vw instead, the
  * WQE is built as n 16-byte words, v[1..n-1] its body (struct rf_wqe_v16:
- * up to two BBs), and the control segment goes to v[0]; a BlueFlame ring
- * writes them (rf_ring_bf_v16()). bb, vw, n and inl are constants at
+ * up to two BBs), then with inl an inline segment at word n whose payload
+ * bb holds (one BB); the control segment goes to v[0], and a BlueFlame
+ * ring writes them (rf_ring_bf_v16()). bb, vw, n and inl are constants at
  * every call site.
  */
 RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
@@ -182,6 +183,8 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 		vw->v[0] = rf__v16_words(lo, hi);
 		/* with words, the control segment's go below */
 		rf__wqe_store_v16(w->c, vw->v, (unsigned)words, n, words);
+		if (inl)
+			rf_wqe_bb_store_inline((uint8_t *)w->c, bb, 2 * n, inl);
 	} else if (bb) {
 		bb->q[0] = lo;
 		bb->q[1] = hi;
@@ -207,10 +210,10 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 	 * holds; anything else is rf_sq_ring()'s to decide.
 	 */
 	if (w->ring && RF_LIKELY(w->pi == sq->bf_pi && (w->nbb == 1 || w->nbb <= sq->bf_bbs))) {
-		if (bb)
+		if (vw)
+			rf_ring_bf_v16(sq->dbrec, &sq->bf, w->pi + w->nbb, vw, n, bb, inl, w->c);
+		else if (bb)
 			rf_ring_bf_bb(sq->dbrec, &sq->bf, w->pi + 1, bb, n, inl);
-		else if (vw)
-			rf_ring_bf_v16(sq->dbrec, &sq->bf, w->pi + w->nbb, vw, n, w->c);
 		else
 			rf_ring_bf(sq->dbrec, &sq->bf, w->pi + w->nbb, w->c, w->nbb);
 		sq->bf_pi = w->pi + w->nbb;	/* no_bf is 0 here */
@@ -250,6 +253,19 @@ RF_INLINE void rf__sq_end_v16(struct rf_sq *sq, const struct rf__sq_wqe *w,
 			      uint32_t ds_body, __be32 imm, uint64_t wr_id)
 {
 	rf__sq_close(sq, w, NULL, vw, n, 0, opcode, 0, ds_body, imm, wr_id);
+}
+
+/*
+ * rf__sq_end_v16() for a one-BB WQE whose 16-byte words v[1..n-1] end in
+ * an inline segment of inl payload bytes (a constant) at v[n], its payload
+ * loaded into bb (rf_wqe_bb_inline()).
+ */
+RF_INLINE void rf__sq_end_v16_inline(struct rf_sq *sq, const struct rf__sq_wqe *w,
+				     struct rf_wqe_v16 *vw, unsigned n,
+				     struct rf_wqe_bb *bb, uint32_t inl, uint8_t opcode,
+				     uint32_t ds_body, __be32 imm, uint64_t wr_id)
+{
+	rf__sq_close(sq, w, bb, vw, n, inl, opcode, 0, ds_body, imm, wr_id);
 }
 
 RF_END_DECLS

@@ -240,7 +240,8 @@ RF_INLINE void rf_ring_bf_bb(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
 /*
  * A WQE of up to two BBs built in registers as 16-byte words, one a DS:
  * the DCI posts (a 48-byte address vector makes ctrl, AV, raddr, data 6
- * DS, more than one BB holds) and the one-SGE posts that ring. v[i] holds
+ * DS, more than one BB holds), the one-SGE posts that ring, and the
+ * segments before the payload of the inline posts that ring. v[i] holds
  * bytes 16*i..16*i+15. Stored to the queue and written to the BlueFlame
  * register from the same registers, one 16-byte move a DS each time,
  * never read back from the queue.
@@ -335,6 +336,15 @@ RF_INLINE void rf__wqe_store_v16(void *dst, const rf__v16r *v, unsigned first, u
 			(d)[i] = (i) < (n) ? (v)[i] : zero;	\
 	} while (0)
 
+/* Store v[0..n-1] (n a constant, 1..4) to the BlueFlame register d, nothing more. */
+RF_INLINE void rf__bf_store_v16_only(volatile rf__v16r *d, const rf__v16r *v, unsigned n)
+{
+	d[0] = v[0];
+	if (n > 1) d[1] = v[1];
+	if (n > 2) d[2] = v[2];
+	if (n > 3) d[3] = v[3];
+}
+
 RF_INLINE void rf__bf_store_v16(volatile rf__v16r *d, const rf__v16r *v, unsigned n)
 {
 	const rf__v16r zero = { 0, 0 };
@@ -353,14 +363,16 @@ RF_INLINE void rf__bf_store_v16(volatile rf__v16r *d, const rf__v16r *v, unsigne
 /*
  * rf_ring_bf_v16 - rf_ring_bf() (hw/doorbell.h) for a WQE built as n
  * 16-byte words in v (struct rf_wqe_v16, n a constant), at wqe in the
- * queue: the BlueFlame stores write v[0..n-1], then zeros to the end of
- * the last line. Where the queue's BlueFlame copies are ST64B (arm64
+ * queue: the BlueFlame stores write v[0..n-1], then with inl an inline
+ * segment of inl payload bytes from bb (rf_wqe_bb_inline(); one BB), then
+ * zeros to the end of the last line. Where the queue's BlueFlame copies are ST64B (arm64
  * LS64, bf->ls64) the lines are copied from wqe in the queue by ST64B as
  * rf_ring_bf() does, since one ST64B takes its 64 bytes from eight
  * general registers loaded from memory.
  */
 RF_INLINE void rf_ring_bf_v16(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
-			      const struct rf_wqe_v16 *v, unsigned n, const void *wqe)
+			      const struct rf_wqe_v16 *v, unsigned n,
+			      const struct rf_wqe_bb *bb, uint32_t inl, const void *wqe)
 {
 	uint8_t *cur = bf->cur;
 
@@ -368,13 +380,19 @@ RF_INLINE void rf_ring_bf_v16(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
 	rf_dbrec_set(sq_dbrec, pi);
 	rf_wc_start();		/* dbrec store before BlueFlame MMIO stores */
 #if defined(__aarch64__)
-	if (bf->ls64)
+	if (bf->ls64) {
 		rf__bf_copy_st64b(cur, wqe, (n + 3) / 4);
-	else
+	} else
 #else
 	(void)wqe;
 #endif
+	if (inl) {
+		/* one BB: v[0..n-1], the inline segment (hdr, payload), zeros */
+		rf__bf_store_v16_only((volatile rf__v16r *)cur, v->v, n);
+		rf__bf_zero_tail(cur, rf_wqe_bb_store_inline(cur, bb, 2 * n, inl));
+	} else {
 		rf__bf_store_v16((volatile rf__v16r *)cur, v->v, n);
+	}
 	rf_wc_flush_lines();	/* whole lines: they leave without a fence on x86 */
 	rf__bf_toggle(bf, cur);
 }
