@@ -181,7 +181,7 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 
 	if (vw) {
 		vw->v[0] = rf__v16_words(lo, hi);
-		/* with words, the control segment's go below */
+		/* with words, the control segment is stored below, as words */
 		rf__wqe_store_v16(w->c, vw->v, (unsigned)words, n, words);
 		if (inl)
 			rf_wqe_bb_store_inline((uint8_t *)w->c, bb, 2 * n, inl);
