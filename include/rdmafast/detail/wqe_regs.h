@@ -251,9 +251,10 @@ RF_INLINE void rf_ring_bf_bb(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
  * loads of that copy each span a segment the post had just written in 4-
  * and 8-byte pieces, so they waited for those stores to reach the cache;
  * and 8-byte words (struct rf_wqe_bb) take twice the stores. The DCI
- * write's shape measured 8.3 ns with the queue copy, 6.6 with 8-byte words
- * from registers and 4.7 with 16-byte moves from registers, the one-BB
- * write 6.3 and 4.9 (bench/store_probe.c).
+ * write's shape measured 8.97 ns with the queue copy, 6.90 with 8-byte
+ * words from registers and 4.83 with 16-byte moves from registers, the
+ * one-BB write 5.00 and 3.93 (bench/store_probe.c; docs/benchmark-history.md,
+ * round 5).
  */
 struct rf_wqe_v16 {
 	rf__v16r v[8];
