@@ -16,6 +16,15 @@
  * locked instruction or an mfence in the place of the first, and the
  * ring without its doorbell record or without its BlueFlame block.
  *
+ * The DC cases run a DCI write's shape: ctrl, the 48-byte address vector
+ * (loaded from a caller's struct), raddr and one data segment, 96 bytes,
+ * two BBs of a 64-WQE queue, then two 64-byte BlueFlame lines. The queue
+ * is written as the post's segments (8-byte ctrl words, the AV in 16-byte
+ * moves, the raddr and data segments in 8- and 4-byte pieces, one 8-byte
+ * store across their boundary), as 8-byte words, or as 16-byte moves;
+ * the BlueFlame lines are copied back from the queue in 16-byte loads, or
+ * written from the registers the queue was written from.
+ *
  * Prints the minimum and the median ns per post over the repetitions: on
  * a shared host the minimum is what the code costs.
  */
@@ -28,6 +37,8 @@
 #include <time.h>
 
 typedef uint64_t u64u __attribute__((aligned(1), may_alias));
+typedef uint32_t u32u __attribute__((aligned(1), may_alias));
+typedef long long v16 __attribute__((vector_size(16), may_alias));
 
 enum {
 	LOAD = 1,		/* payload loaded from src (else a constant) */
@@ -39,6 +50,16 @@ enum {
 	MFENCE = 32,		/* mfence instead of START */
 	NO_DBREC = 64,		/* no doorbell record store */
 	NO_BF = 128,		/* no BlueFlame block */
+};
+
+/* The DC cases: how the queue is written, where the BlueFlame lines come from. */
+enum {
+	DC_SEGS = 0,		/* the post's segment stores */
+	DC_WORDS = 1,		/* 8-byte words */
+	DC_V16 = 2,		/* 16-byte moves */
+	DC_FROM_REGS = 4,	/* BlueFlame from registers (else copied from the queue) */
+	DC_NO_FENCE = 8,	/* no sfence before the BlueFlame lines */
+	DC_NO_AV = 16,		/* no AV: the one-BB RC WQE, one BlueFlame line */
 };
 
 static uint8_t *sq, *bf, *src;
@@ -116,6 +137,97 @@ static __attribute__((noinline)) void run(unsigned n, int mode, size_t soff)
 	}
 }
 
+/* A DC target's address vector, 48 bytes in the caller's memory. */
+static v16 dc_av[3];
+
+/* The 96-byte DCI WQE to w: ctrl (c0, c1), the AV, raddr (r0, r1), data (d0, d1). */
+static inline void dc_wqe(volatile uint8_t *w, uint64_t c0, uint64_t c1, const v16 *av,
+			  uint64_t r0, uint64_t r1, uint64_t d0, uint64_t d1, int mode)
+{
+	volatile uint64_t *q = (volatile uint64_t *)w;
+	volatile v16 *v = (volatile v16 *)w;
+
+	unsigned b = (mode & DC_NO_AV) ? 1 : 4;	/* the raddr segment, in 16 bytes */
+
+	if (mode & DC_V16) {
+		v[0] = (v16){ (long long)c0, (long long)c1 };
+		if (b == 4) {
+			v[1] = av[0];
+			v[2] = av[1];
+			v[3] = av[2];
+		}
+		v[b] = (v16){ (long long)r0, (long long)r1 };
+		v[b + 1] = (v16){ (long long)d0, (long long)d1 };
+		return;
+	}
+	q[0] = c0;
+	q[1] = c1;
+	if (mode & DC_WORDS) {
+		const uint64_t *a = (const uint64_t *)av;
+
+		if (b == 4) {
+			q[2] = a[0];
+			q[3] = a[1];
+			q[4] = a[2];
+			q[5] = a[3];
+			q[6] = a[4];
+			q[7] = a[5];
+		}
+		q[2 * b] = r0;
+		q[2 * b + 1] = r1;
+		q[2 * b + 2] = d0;
+		q[2 * b + 3] = d1;
+		return;
+	}
+	if (b == 4) {
+		v[1] = av[0];
+		v[2] = av[1];
+		v[3] = av[2];
+	}
+	/* as gcc 12 stores rf_set_raddr_seg() and rf_set_data_seg() */
+	w += 16 * b;
+	*(volatile uint64_t *)w = r0;
+	*(volatile u32u *)(w + 0x8) = (uint32_t)r1;
+	*(volatile u64u *)(w + 0xc) = (r1 >> 32) | (d0 << 32);
+	*(volatile u32u *)(w + 0x14) = (uint32_t)(d0 >> 32);
+	*(volatile uint64_t *)(w + 0x18) = d1;
+}
+
+static __attribute__((noinline)) void run_dc(unsigned n, int mode)
+{
+	uint8_t *cur = bf;
+	uint32_t pi = 0;
+
+	while (n--) {
+		uint8_t *w = sq + ((pi & 127) << 6);
+		volatile v16 *s = (volatile v16 *)w, *d = (volatile v16 *)cur;
+		unsigned bbs = (mode & DC_NO_AV) ? 1 : 2;
+
+		dc_wqe(w, pi, 8, dc_av, 1, 2, 0x4000000000ULL, 3, mode);
+		__asm__ __volatile__("" ::: "memory");
+		*(volatile uint32_t *)(sq + 8192) = pi + bbs;		/* dbrec */
+		if (mode & DC_NO_FENCE)
+			__asm__ __volatile__("" ::: "memory");
+		else
+			__asm__ __volatile__("sfence" ::: "memory");
+		if (mode & DC_FROM_REGS) {
+			dc_wqe(cur, pi, 8, dc_av, 1, 2, 0x4000000000ULL, 3, mode);
+			/* the last line's 16 or 32 bytes after the WQE */
+			if (bbs == 2)
+				d[6] = (v16){ 0, 0 };
+			d[4 * bbs - 1] = (v16){ 0, 0 };
+		} else {
+			unsigned i;
+
+			for (i = 0; i < 4 * bbs; i++)
+				d[i] = s[i];
+		}
+		__asm__ __volatile__("" ::: "memory");
+		cur = (uint8_t *)((uintptr_t)cur ^ 256);
+		pi += bbs;
+	}
+}
+
 static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -150,6 +262,26 @@ int main(int argc, char **argv)
 		{ START | NO_BF, 0, "8 B data word, one sfence, no BlueFlame block" },
 		{ NO_BF, 0, "8 B data word, no sfence, no BlueFlame block" },
 	};
+	static const struct {
+		int mode;
+		const char *name;
+	} dc[] = {
+		{ DC_SEGS, "DC: segment stores, BlueFlame copied from the queue" },
+		{ DC_WORDS, "DC: 8-byte words, BlueFlame copied from the queue" },
+		{ DC_V16, "DC: 16-byte moves, BlueFlame copied from the queue" },
+		{ DC_SEGS | DC_FROM_REGS, "DC: segment stores, BlueFlame from registers" },
+		{ DC_WORDS | DC_FROM_REGS, "DC: 8-byte words, BlueFlame from registers" },
+		{ DC_V16 | DC_FROM_REGS, "DC: 16-byte moves, BlueFlame from registers" },
+		{ DC_SEGS | DC_NO_FENCE, "DC: segments, copied from the queue, no sfence" },
+		{ DC_WORDS | DC_FROM_REGS | DC_NO_FENCE, "DC: words, from registers, no sfence" },
+		{ DC_V16 | DC_NO_FENCE, "DC: 16-byte moves, copied from the queue, no sfence" },
+		{ DC_V16 | DC_FROM_REGS | DC_NO_FENCE, "DC: 16-byte moves, from registers, no sfence" },
+		{ DC_NO_AV | DC_WORDS | DC_FROM_REGS, "1 BB, no AV: 8-byte words, from registers" },
+		{ DC_NO_AV | DC_V16 | DC_FROM_REGS, "1 BB, no AV: 16-byte moves, from registers" },
+		{ DC_NO_AV | DC_V16, "1 BB, no AV: 16-byte moves, copied from the queue" },
+		{ DC_NO_AV | DC_WORDS | DC_FROM_REGS | DC_NO_FENCE, "1 BB: words, from registers, no sfence" },
+		{ DC_NO_AV | DC_V16 | DC_FROM_REGS | DC_NO_FENCE, "1 BB: 16-byte moves, from registers, no sfence" },
+	};
 	unsigned reps = argc > 1 ? (unsigned)atoi(argv[1]) : 25, n = 1U << 16, i, r;
 	double ns[256];
 	cpu_set_t set;
@@ -176,6 +308,16 @@ int main(int argc, char **argv)
 		}
 		qsort(ns, reps, sizeof(ns[0]), cmp);
 		printf("%-56s min %5.2f  median %6.2f ns\n", c[i].name, ns[0], ns[reps / 2]);
+	}
+	for (i = 0; i < sizeof(dc) / sizeof(dc[0]); i++) {
+		for (r = 0; r < reps; r++) {
+			uint64_t t0 = now_ns();
+
+			run_dc(n, dc[i].mode);
+			ns[r] = (double)(now_ns() - t0) / n;
+		}
+		qsort(ns, reps, sizeof(ns[0]), cmp);
+		printf("%-56s min %5.2f  median %6.2f ns\n", dc[i].name, ns[0], ns[reps / 2]);
 	}
 	return 0;
 }

@@ -165,66 +165,61 @@ RF_INLINE uint8_t *rf__sq_dc_open(struct rf_sq *sq, struct rf__sq_wqe *w,
 /*
  * One buffer (lkey, laddr, len): SEND-like without raddr, RDMA with it.
  * A zero length carries no data segment, as libmlx5's ibv_wr_set_sge().
+ * The WQE is built in 16-byte registers (struct rf_wqe_v16): ctrl, the AV
+ * loaded from d (av_ds words, a constant), raddr, data; stored to the
+ * queue once and rung from the registers. The data words are stored even
+ * for a zero length, beyond the DS, where the WQE's last BB has room for
+ * them: always, but for a SEND of nothing with the 48-byte AV (ctrl and AV
+ * fill its one BB). The raddr and data words come built (rdma_seg,
+ * data_seg) from rf__sq_post_dc1().
  */
-RF_INLINE int rf__sq_dc1_av48(struct rf_sq *sq, const struct rf_dc_dest *d,
-			      uint8_t opcode, __be32 imm, int rdma, uint32_t lkey,
-			      uint64_t laddr, uint32_t len, uint32_t rkey,
-			      uint64_t raddr, uint32_t flags, uint64_t wr_id)
+RF_INLINE int rf__sq_dc1_form(struct rf_sq *sq, const struct rf_dc_dest *d,
+			      uint32_t av_ds, uint8_t opcode, __be32 imm, int rdma,
+			      rf__v16r rdma_seg, rf__v16r data_seg, uint32_t len,
+			      uint32_t flags, uint64_t wr_id)
 {
 	struct rf__sq_wqe w;
-	uint32_t ds = (uint32_t)(rdma != 0) + (len != 0);
-	int rc;
-	uint8_t *p = rf__sq_dc_open(sq, &w, d, 3, ds, flags, &rc);
+	struct rf_wqe_v16 v;
+	const uint8_t *av = (const uint8_t *)&d->av;
+	uint32_t ds = (uint32_t)(rdma != 0) + RF__DS_DATA(len);
+	unsigned n = 2 + av_ds + (rdma != 0);
+	int rc = rf__sq_dc_claim(sq, &w, d, av_ds, ds, flags);
 
-	if (RF_UNLIKELY(!p))
+	if (RF_UNLIKELY(rc))
 		return rc;
-	if (rdma) {
-		rf_set_raddr_seg((struct rf_wqe_raddr_seg *)p, raddr, rkey);
-		p += RF_WQE_DS_SIZE;
+	v.v[1] = rf__v16_load(av);
+	if (av_ds == 3) {
+		v.v[2] = rf__v16_load(av + 16);
+		v.v[3] = rf__v16_load(av + 32);
 	}
-	if (len)
-		rf_set_data_seg((struct rf_wqe_data_seg *)p, len, lkey, laddr);
-	rf__sq_end(sq, &w, opcode, 0, ds, imm, wr_id);
+	if (rdma)
+		v.v[1 + av_ds] = rdma_seg;
+	v.v[n - 1] = data_seg;
+	if (av_ds == 3 && !rdma && !len)
+		rf__sq_end_v16(sq, &w, &v, 4, opcode, 0, imm, wr_id);
+	else
+		rf__sq_end_v16(sq, &w, &v, n, opcode, ds, imm, wr_id);
 	return 0;
 }
 
 /*
- * With the compact AV one buffer is always one BB (ctrl, AV, raddr, data:
- * 4 DS), built in registers as the RC posts do (rf__sq_end_bb()): stored
- * once, and a BlueFlame ring copies it from the registers. The data
- * words are stored even for a zero length, beyond the DS.
+ * The segments are built before the test of the AV form: a loop of posts
+ * then builds them once, outside the loop, for both forms (the form is
+ * read from d in every post, which the WQE stores may alias).
  */
-RF_INLINE int rf__sq_dc1_bb(struct rf_sq *sq, const struct rf_dc_dest *d,
-			    uint8_t opcode, __be32 imm, int rdma, uint32_t lkey,
-			    uint64_t laddr, uint32_t len, uint32_t rkey,
-			    uint64_t raddr, uint32_t flags, uint64_t wr_id)
-{
-	struct rf__sq_wqe w;
-	struct rf_wqe_bb bb;
-	uint32_t ds = (uint32_t)(rdma != 0) + RF__DS_DATA(len);
-	unsigned n = rdma ? 8 : 6;
-	int rc = rf__sq_dc_claim(sq, &w, d, 1, ds, flags);
-
-	if (RF_UNLIKELY(rc))
-		return rc;
-	__builtin_memcpy(&bb.q[2], &d->av, 16);
-	if (rdma)
-		rf_wqe_bb_raddr(&bb, 4, raddr, rkey);
-	rf_wqe_bb_data(&bb, n - 2, len, lkey, laddr);
-	rf__sq_end_bb(sq, &w, &bb, n, 0, opcode, ds, imm, wr_id);
-	return 0;
-}
-
 RF_INLINE int rf__sq_post_dc1(struct rf_sq *sq, const struct rf_dc_dest *d,
 			      uint8_t opcode, __be32 imm, int rdma, uint32_t lkey,
 			      uint64_t laddr, uint32_t len, uint32_t rkey,
 			      uint64_t raddr, uint32_t flags, uint64_t wr_id)
 {
+	rf__v16r r = rf__v16_words(rf_wqe_word_be64(raddr), rf_wqe_word(rf_htobe32(rkey), 0));
+	rf__v16r data = rf__v16_words(rf_wqe_word(rf_htobe32(len), rf_htobe32(lkey)),
+				      rf_wqe_word_be64(laddr));
+
 	if (d->av_ds == 1)
-		return rf__sq_dc1_bb(sq, d, opcode, imm, rdma, lkey, laddr, len, rkey,
-				     raddr, flags, wr_id);
-	return rf__sq_dc1_av48(sq, d, opcode, imm, rdma, lkey, laddr, len, rkey, raddr,
-			       flags, wr_id);
+		return rf__sq_dc1_form(sq, d, 1, opcode, imm, rdma, r, data, len, flags,
+				       wr_id);
+	return rf__sq_dc1_form(sq, d, 3, opcode, imm, rdma, r, data, len, flags, wr_id);
 }
 
 /* rf_sq_post_dc_write - RDMA WRITE of len bytes at laddr (lkey) to raddr (rkey) at d. */

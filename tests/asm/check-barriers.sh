@@ -10,6 +10,9 @@
 # DISASSEMBLY is objdump -d --no-show-raw-insn of paths.o. The emulator
 # cannot find a missing or too weak barrier: it runs on the host's memory
 # ordering (x86 TSO, also under qemu-user), so this is what guards them.
+# On x86-64 it also counts the 16-byte moves a ringing post stores its WQE
+# and its BlueFlame lines with (struct rf_wqe_v16 in detail/wqe_regs.h):
+# the same WQE in 8-byte words costs that post about a nanosecond.
 # --self-test first doctors the disassembly the way a regression would
 # (a weaker dmb, a dropped sfence, an lfence added to the poll) and demands
 # that each doctored copy fails, then checks the real one.
@@ -30,6 +33,11 @@ barriers() {	# barriers FUNCTION: its fences in address order, one line
 # out first, which for a post that rings itself is BlueFlame from registers
 first_path() {
 	body "$1" | awk '{ print } $1 == "ret" { exit }' | fences
+}
+# the 16-byte stores from a register on the path first_path() reads (x86-64)
+v16_stores() {
+	body "$1" | awk '{ print } $1 == "ret" { exit }' |
+	    awk '$1 ~ /^mov(aps|dqa|ups|dqu)$/ && $2 ~ /^%xmm[0-9]+,.*\(/ { n++ } END { print n + 0 }'
 }
 # barriers and stores, for the order of the doorbell steps (aarch64)
 steps() {
@@ -52,8 +60,8 @@ expect_match() {	# expect_match WHAT GOT EXTENDED-REGEX
 }
 
 check() {
-	for f in rf_asm_post rf_asm_ring_db rf_asm_ring_bf rf_asm_post_ring rf_asm_sq_ring \
-		 rf_asm_poll; do
+	for f in rf_asm_post rf_asm_ring_db rf_asm_ring_bf rf_asm_post_ring rf_asm_post_inline_ring \
+		 rf_asm_post_dc_ring rf_asm_sq_ring rf_asm_poll; do
 		[ -n "$(body $f)" ] || { echo "check-barriers: $ARCH: $f not in $DIS"; fail=1; }
 	done
 	expect "post (no ring) has no barrier" "$(barriers rf_asm_post)" ""
@@ -67,6 +75,18 @@ check() {
 		expect "BlueFlame copy" "$(barriers rf_asm_ring_bf)" "sfence"
 		expect "post with RF_SEND_RING, BlueFlame from registers" \
 			"$(first_path rf_asm_post_ring)" "sfence"
+		expect "DCI post with RF_SEND_RING, two BBs from registers" \
+			"$(first_path rf_asm_post_dc_ring)" "sfence"
+		# one move a DS: ctrl, raddr, data to the queue, then with
+		# the zeros that end the line to BlueFlame (DCI: 6 and 8; an
+		# inline write: ctrl and raddr, the payload's zeros to BlueFlame)
+		expect "post with RF_SEND_RING, 16-byte stores" "$(v16_stores rf_asm_post_ring)" 7
+		expect "inline post with RF_SEND_RING, 16-byte stores" \
+			"$(v16_stores rf_asm_post_inline_ring)" 5
+		expect "inline post with RF_SEND_RING, BlueFlame from registers" \
+			"$(first_path rf_asm_post_inline_ring)" "sfence"
+		expect "DCI post with RF_SEND_RING, 16-byte stores" \
+			"$(v16_stores rf_asm_post_dc_ring)" 14
 		expect_match "rf_sq_ring" "$(barriers rf_asm_sq_ring)" '^sfence(, sfence)+$'
 		# loads are not reordered with older loads: no lfence
 		expect "poll" "$(barriers rf_asm_poll)" ""
@@ -84,6 +104,8 @@ check() {
 		expect_match "BlueFlame copy has the ST64B path" "$(body rf_asm_ring_bf)" '^st64b'
 		expect "post with RF_SEND_RING, BlueFlame from registers" \
 			"$(first_path rf_asm_post_ring)" "dmb oshst, dsb st, dsb st"
+		expect_match "DCI post with RF_SEND_RING, two BBs from registers" \
+			"$(barriers rf_asm_post_dc_ring)" '^dmb oshst, dsb st(, (dmb oshst|dsb st))+$'
 		expect_match "rf_sq_ring fences" "$(barriers rf_asm_sq_ring)" \
 			'^dmb oshst(, (dmb oshst|dsb st))+$'
 		# dmb oshld after the owner check, before the CQE body; no dsb
@@ -103,6 +125,8 @@ if [ $self_test = 1 ]; then
 	x86_64)  set -- '/<rf_asm_ring_db>:/,/^$/{/sfence/{x;s/^/x/;/^x$/{x;d};x}}' \
 	                '/<rf_asm_ring_bf>:/,/^$/{/sfence/d}' \
 	                '/<rf_asm_post_ring>:/,/^$/{/sfence/d}' \
+	                '/<rf_asm_post_dc_ring>:/,/^$/{/sfence/d}' \
+	                '/<rf_asm_post_ring>:/,/^$/{/movaps/s/movaps/movq/}' \
 	                '/<rf_asm_poll>:/,/^$/{/ret/s/ret/lfence/}' ;;
 	aarch64) set -- 's/dmb\toshst/dmb\tishst/' 's/dmb\toshld/dmb\tishld/' \
 	                '/<rf_asm_ring_db>:/,/^$/{/dsb/{x;s/^/x/;/^x$/{x;d};x}}' \

@@ -30,6 +30,20 @@ int rf_asm_post_ring(struct rf_sq *sq, uint64_t a)
 	return rf_sq_post_write(sq, 1, a, 64, 2, a, RF_SEND_SIGNALED | RF_SEND_RING, 7);
 }
 
+/* An 8-byte inline write that rings itself: from registers, ctrl and raddr in 16-byte moves. */
+int rf_asm_post_inline_ring(struct rf_sq *sq, const void *p, uint64_t a)
+{
+	return rf_sq_post_write_inline(sq, p, 8, 2, a, RF_SEND_SIGNALED | RF_SEND_RING, 7);
+}
+
+/* A DCI write with the 48-byte AV that rings itself: two BBs from registers. */
+int rf_asm_post_dc_ring(struct rf_sq *sq, const struct rf_dc_dest *d, uint64_t a)
+{
+	return rf__sq_dc1_form(sq, d, 3, RF_OPCODE_RDMA_WRITE, 0, 1,
+			       rf__v16_words(a, 2), rf__v16_words(64, a), 64,
+			       RF_SEND_SIGNALED | RF_SEND_RING, 7);
+}
+
 /* rf_sq_ring() as the application calls it. */
 void rf_asm_sq_ring(struct rf_sq *sq)
 {

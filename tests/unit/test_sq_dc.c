@@ -76,6 +76,57 @@ Test(sq_dc, write_layout_and_blueflame)
 	rft_sq_fini(&t);
 }
 
+/*
+ * The 48-byte AV's WQE is two BBs built in registers and rung from them:
+ * the BlueFlame lines carry the WQE and then zeros, never the queue's
+ * stale bytes after it (a copy read back from the queue would send them).
+ */
+Test(sq_dc, av48_rings_blueflame_from_registers)
+{
+	struct rft_sq t;
+	struct rf_dc_dest d;
+	const uint8_t *w, *bf;
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_DCI, 16, 256, 64, 2, 0, QPN), 0);
+	dest(&d, 0xabcde, 0x1122334455667788ull);
+	memset(t.buf, 0xcc, 16 * 64);	/* stale bytes of an earlier lap */
+	memset(t.uar + RF_BF_REG_OFFSET, 0xee, 512);
+	cr_assert_eq(rf_sq_post_dc_write(&t.sq, &d, 0x10, 0x1000, 512, 0x20, 0x2000,
+					 RF_SEND_SIGNALED | RF_SEND_RING, 7), 0);
+	w = slot(&t, 0);
+	bf = t.uar + RF_BF_REG_OFFSET;
+	cr_assert_eq(w[7] & 0x3f, 6, "ctrl + AV (3) + raddr + data");
+	cr_assert_eq(memcmp(w + 16, &d.av, 48), 0, "the AV as prepared");
+	cr_assert_eq(memcmp(bf, w, 96), 0, "the WQE went out by BlueFlame");
+	for (int i = 96; i < 128; i++)
+		cr_assert_eq(bf[i], 0, "byte %d: the last line's tail is zeros, not the queue's", i);
+	cr_assert_eq(bf[128], 0xee, "two lines and no more");
+	cr_assert_eq(t.sq.bf.cur, t.uar + RF_BF_REG_OFFSET + 256, "the other half next");
+
+	/* a SEND: ctrl, AV, data (5 DS, 80 bytes), still two BBs */
+	cr_assert_eq(rf_sq_post_dc_send(&t.sq, &d, 0x11, 0x3000, 8,
+					RF_SEND_SIGNALED | RF_SEND_RING, 8), 0);
+	w = slot(&t, 2);
+	bf = t.uar + RF_BF_REG_OFFSET + 256;
+	cr_assert_eq(w[7] & 0x3f, 5);
+	cr_assert_eq(be32at(w + 64), 8, "data length right after the AV");
+	cr_assert_eq(be32at(w + 68), 0x11);
+	cr_assert_eq(be64at(w + 72), 0x3000);
+	cr_assert_eq(memcmp(bf, w, 80), 0);
+	for (int i = 80; i < 128; i++)
+		cr_assert_eq(bf[i], 0, "byte %d", i);
+
+	/* a SEND of nothing: ctrl and AV fill one BB; the next slot untouched */
+	cr_assert_eq(rf_sq_post_dc_send(&t.sq, &d, 0x11, 0x3000, 0,
+					RF_SEND_SIGNALED | RF_SEND_RING, 9), 0);
+	w = slot(&t, 4);
+	cr_assert_eq(w[7] & 0x3f, 4);
+	cr_assert_eq(t.sq.pi, 5, "one BB");
+	cr_assert_eq(slot(&t, 5)[0], 0xcc, "nothing stored past its BB");
+	cr_assert_eq(memcmp(t.uar + RF_BF_REG_OFFSET, w, 64), 0, "one line");
+	rft_sq_fini(&t);
+}
+
 /* An InfiniBand address handle's AV without GRH: bytes 16..47 zero. */
 static void compact_dest(struct rf_dc_dest *d, uint32_t dctn, uint64_t key)
 {

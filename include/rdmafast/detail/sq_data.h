@@ -67,6 +67,33 @@ RF_INLINE int rf__sq_post_bb1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 	return rf__sq_post_bb1_t(sq, &w, 1, opcode, imm, bb, n, ds_body, wr_id);
 }
 
+/*
+ * The one-SGE posts when they ring (RF_SEND_RING): on RC/UC the WQE is
+ * built in 16-byte registers (struct rf_wqe_v16), v[1..n-1] its body, and
+ * stored to the queue and to BlueFlame in one move a DS, half the stores
+ * of 8-byte words (struct rf_wqe_v16 explains; bench/store_probe.c, the
+ * one-BB cases). bb holds the same body in words for XRC. A post that does
+ * not ring keeps the words of rf__sq_post_bb1(): it stores its WQE once,
+ * and in a burst of posts clang would reload the queue's fields after
+ * every vector store (rf__wqe_store_v16()).
+ */
+RF_INLINE int rf__sq_post_v16_1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
+				struct rf_wqe_bb *bb, struct rf_wqe_v16 *v, unsigned n,
+				uint32_t ds_body, uint32_t flags, uint64_t wr_id)
+{
+	struct rf__sq_wqe w;
+	int rc;
+
+	rf__sq_load(sq, &w, flags);
+	if (RF_UNLIKELY(rf__sq_tseg_for(sq, opcode)))
+		return rf__sq_post_bb1_t(sq, &w, 1, opcode, imm, bb, 2 * n, ds_body, wr_id);
+	rc = rf__sq_claim(sq, &w, 1, 0);
+	if (RF_UNLIKELY(rc))
+		return rc;
+	rf__sq_end_v16(sq, &w, v, n, opcode, ds_body, imm, wr_id);
+	return 0;
+}
+
 /* ctrl [xrc] raddr data: WRITE, WRITE_IMM, READ. */
 RF_INLINE int rf__sq_post_rdma1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 				uint32_t lkey, uint64_t laddr, uint32_t len,
@@ -77,6 +104,14 @@ RF_INLINE int rf__sq_post_rdma1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 
 	rf_wqe_bb_raddr(&bb, 2, raddr, rkey);
 	rf_wqe_bb_data(&bb, 4, len, lkey, laddr);
+	if (flags & RF_SEND_RING) {
+		struct rf_wqe_v16 v;
+
+		v.v[1] = rf__v16_words(bb.q[2], bb.q[3]);
+		v.v[2] = rf__v16_words(bb.q[4], bb.q[5]);
+		return rf__sq_post_v16_1(sq, opcode, imm, &bb, &v, 3, 1 + RF__DS_DATA(len),
+					 flags, wr_id);
+	}
 	return rf__sq_post_bb1(sq, opcode, imm, &bb, 6, 1 + RF__DS_DATA(len), flags, wr_id);
 }
 
@@ -88,6 +123,13 @@ RF_INLINE int rf__sq_post_send1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 	struct rf_wqe_bb bb;
 
 	rf_wqe_bb_data(&bb, 2, len, lkey, laddr);
+	if (flags & RF_SEND_RING) {
+		struct rf_wqe_v16 v;
+
+		v.v[1] = rf__v16_words(bb.q[2], bb.q[3]);
+		return rf__sq_post_v16_1(sq, opcode, imm, &bb, &v, 2, RF__DS_DATA(len), flags,
+					 wr_id);
+	}
 	return rf__sq_post_bb1(sq, opcode, imm, &bb, 4, RF__DS_DATA(len), flags, wr_id);
 }
 
@@ -129,6 +171,17 @@ RF_INLINE int rf__sq_post_inline_t(struct rf_sq *sq, int tseg, uint8_t opcode,
 			i = 4;
 		}
 		rf_wqe_bb_inline(&bb, data, len);
+		if (w.ring) {
+			/* ctrl and raddr in 16-byte moves (rf__sq_post_v16_1()) */
+			struct rf_wqe_v16 v;
+
+			if (has_raddr)
+				v.v[1] = rf__v16_words((RF_FORCE uint64_t)raddr,
+						       rf_wqe_word(rkey, 0));
+			rf__sq_end_v16_inline(sq, &w, &v, i / 2, &bb, len, opcode, body,
+					      imm, wr_id);
+			return 0;
+		}
 		rf__sq_end_bb(sq, &w, &bb, i, len, opcode, body, imm, wr_id);
 		return 0;
 	}

@@ -159,12 +159,16 @@ RF_INLINE int rf__sq_open(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb,
  * registers: words 2..n-1 of bb hold its body, then with inl an inline
  * segment of inl payload bytes at word n; the control segment goes to
  * words 0 and 1 before it is all stored to the queue, and a BlueFlame ring
- * writes the register from bb too (rf_ring_bf_bb()). bb, n and inl are
- * constants at every call site.
+ * writes the register from bb too (rf_ring_bf_bb()). With vw instead, the
+ * WQE is built as n 16-byte words, v[1..n-1] its body (struct rf_wqe_v16:
+ * up to two BBs), then with inl an inline segment at word n whose payload
+ * bb holds (one BB); the control segment goes to v[0], and a BlueFlame
+ * ring writes them (rf_ring_bf_v16()). bb, vw, n and inl are constants at
+ * every call site.
  */
 RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
-			    struct rf_wqe_bb *bb, unsigned n, uint32_t inl,
-			    uint8_t opcode, uint8_t opmod, uint32_t ds_body,
+			    struct rf_wqe_bb *bb, struct rf_wqe_v16 *vw, unsigned n,
+			    uint32_t inl, uint8_t opcode, uint8_t opmod, uint32_t ds_body,
 			    __be32 imm, uint64_t wr_id)
 {
 	struct rf__wqe_words *v = (struct rf__wqe_words *)w->c;
@@ -172,7 +176,16 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 	uint64_t lo = w->ctrl_lo + rf__sq_ctrl_lo(0, w->pi, opcode, opmod, ds_body);
 	uint64_t hi = rf__sq_ctrl_hi(w->fm_bits, imm);
 
-	if (bb) {
+	/* a WQE in 16-byte words stored as 8-byte words: see rf__wqe_store_v16() */
+	int words = !w->ring;
+
+	if (vw) {
+		vw->v[0] = rf__v16_words(lo, hi);
+		/* with words, the control segment is stored below, as words */
+		rf__wqe_store_v16(w->c, vw->v, (unsigned)words, n, words);
+		if (inl)
+			rf_wqe_bb_store_inline((uint8_t *)w->c, bb, 2 * n, inl);
+	} else if (bb) {
 		bb->q[0] = lo;
 		bb->q[1] = hi;
 		RF__WQE_STORE_BODY(v, bb->q, n);
@@ -184,8 +197,10 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 	 * merges the pair into one store without a type, which may alias
 	 * the queue (a burst of posts then reloads it in every post).
 	 */
-	v->w0 = lo;
-	v->w1 = hi;
+	if (!vw || words) {
+		v->w0 = lo;
+		v->w1 = hi;
+	}
 	w->wr_id[w->idx].v = wr_id;
 	w->wqe_end[w->idx].v = w->pi + w->nbb;
 	sq->pi = w->pi + w->nbb;
@@ -195,7 +210,9 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 	 * holds; anything else is rf_sq_ring()'s to decide.
 	 */
 	if (w->ring && RF_LIKELY(w->pi == sq->bf_pi && (w->nbb == 1 || w->nbb <= sq->bf_bbs))) {
-		if (bb)
+		if (vw)
+			rf_ring_bf_v16(sq->dbrec, &sq->bf, w->pi + w->nbb, vw, n, bb, inl, w->c);
+		else if (bb)
 			rf_ring_bf_bb(sq->dbrec, &sq->bf, w->pi + 1, bb, n, inl);
 		else
 			rf_ring_bf(sq->dbrec, &sq->bf, w->pi + w->nbb, w->c, w->nbb);
@@ -213,7 +230,7 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 RF_INLINE void rf__sq_end(struct rf_sq *sq, const struct rf__sq_wqe *w, uint8_t opcode,
 			  uint8_t opmod, uint32_t ds_body, __be32 imm, uint64_t wr_id)
 {
-	rf__sq_close(sq, w, NULL, 0, 0, opcode, opmod, ds_body, imm, wr_id);
+	rf__sq_close(sq, w, NULL, NULL, 0, 0, opcode, opmod, ds_body, imm, wr_id);
 }
 
 /*
@@ -224,7 +241,31 @@ RF_INLINE void rf__sq_end_bb(struct rf_sq *sq, const struct rf__sq_wqe *w,
 			     struct rf_wqe_bb *bb, unsigned n, uint32_t inl,
 			     uint8_t opcode, uint32_t ds_body, __be32 imm, uint64_t wr_id)
 {
-	rf__sq_close(sq, w, bb, n, inl, opcode, 0, ds_body, imm, wr_id);
+	rf__sq_close(sq, w, bb, NULL, n, inl, opcode, 0, ds_body, imm, wr_id);
+}
+
+/*
+ * rf__sq_close() for a WQE of up to two BBs built as n 16-byte words in
+ * vw (v[1..n-1] its body, n a constant).
+ */
+RF_INLINE void rf__sq_end_v16(struct rf_sq *sq, const struct rf__sq_wqe *w,
+			      struct rf_wqe_v16 *vw, unsigned n, uint8_t opcode,
+			      uint32_t ds_body, __be32 imm, uint64_t wr_id)
+{
+	rf__sq_close(sq, w, NULL, vw, n, 0, opcode, 0, ds_body, imm, wr_id);
+}
+
+/*
+ * rf__sq_end_v16() for a one-BB WQE whose 16-byte words v[1..n-1] end in
+ * an inline segment of inl payload bytes (a constant) at v[n], its payload
+ * loaded into bb (rf_wqe_bb_inline()).
+ */
+RF_INLINE void rf__sq_end_v16_inline(struct rf_sq *sq, const struct rf__sq_wqe *w,
+				     struct rf_wqe_v16 *vw, unsigned n,
+				     struct rf_wqe_bb *bb, uint32_t inl, uint8_t opcode,
+				     uint32_t ds_body, __be32 imm, uint64_t wr_id)
+{
+	rf__sq_close(sq, w, bb, vw, n, inl, opcode, 0, ds_body, imm, wr_id);
 }
 
 RF_END_DECLS

@@ -237,6 +237,167 @@ RF_INLINE void rf_ring_bf_bb(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
 	rf__bf_toggle(bf, cur);
 }
 
+/*
+ * A WQE of up to two BBs built in registers as 16-byte words, one a DS:
+ * the DCI posts (a 48-byte address vector makes ctrl, AV, raddr, data 6
+ * DS, more than one BB holds), the one-SGE posts that ring, and the
+ * segments before the payload of the inline posts that ring. v[i] holds
+ * bytes 16*i..16*i+15. Stored to the queue and written to the BlueFlame
+ * register from the same registers, one 16-byte move a DS each time,
+ * never read back from the queue.
+ *
+ * Why not the queue copy of rf_ring_bf(): an x86 load is forwarded from
+ * the store buffer only when one older store covers it, and the 16-byte
+ * loads of that copy each span a segment the post had just written in 4-
+ * and 8-byte pieces, so they waited for those stores to reach the cache;
+ * and 8-byte words (struct rf_wqe_bb) take twice the stores. The DCI
+ * write's shape measured 8.97 ns with the queue copy, 6.90 with 8-byte
+ * words from registers and 4.83 with 16-byte moves from registers, the
+ * one-BB write 5.00 and 3.93 (bench/store_probe.c; docs/benchmark-history.md,
+ * round 5).
+ */
+struct rf_wqe_v16 {
+	rf__v16r v[8];
+};
+
+/* The 16 bytes of a WQE that are word a, then word b (rf_wqe_word()). */
+RF_INLINE rf__v16r rf__v16_words(uint64_t a, uint64_t b)
+{
+	rf__v16r v = { (long long)a, (long long)b };
+
+	return v;
+}
+
+/* 16 bytes of a WQE at p (unaligned, any type), into a register. */
+RF_INLINE rf__v16r rf__v16_load(const void *p)
+{
+	return *(const rf__v16u *)p;
+}
+
+/*
+ * The queue's views for the stores of struct rf_wqe_v16: named members of
+ * a struct that no rf_sq field is (see struct rf__wqe_words in
+ * detail/sq.h), 16-byte words or the 8-byte words of two BBs.
+ */
+struct rf__wqe_v16_slots {
+	rf__v16r s0, s1, s2, s3, s4, s5, s6, s7;
+};
+
+struct rf__wqe_words2 {
+	uint64_t w0, w1, w2, w3, w4, w5, w6, w7, w8, w9, w10, w11, w12, w13, w14, w15;
+};
+
+#define RF__WQE_V16_ST(words, v, i, a, b)				\
+	do {								\
+		if (words) {						\
+			q8->a = (uint64_t)(v)[i][0];			\
+			q8->b = (uint64_t)(v)[i][1];			\
+		} else {						\
+			q16->s##i = (v)[i];				\
+		}							\
+	} while (0)
+
+/*
+ * Store v[first..n-1] to the WQE at dst, v[i] at dst + 16 * i (first, n
+ * and words constants, n <= 8), straight-line: a loop left to gcc -O2
+ * stays a loop and puts v in memory. One 16-byte move a word, or with
+ * words two 8-byte stores from the registers it was built from
+ * (rf__v16_words()): a post that does not ring stores words, since
+ * clang 14's alias analysis lets a vector store alias the queue's fields
+ * (its type-based analysis gives vector types no type of their own), and
+ * a burst of posts would reload them in every post (32.3 instructions per
+ * batched WQE against 28.5).
+ * A post that rings stores 16-byte moves: its BlueFlame stores are
+ * volatile and may alias anything anyway.
+ */
+RF_INLINE void rf__wqe_store_v16(void *dst, const rf__v16r *v, unsigned first, unsigned n,
+				 int words)
+{
+	struct rf__wqe_v16_slots *q16 = (struct rf__wqe_v16_slots *)dst;
+	struct rf__wqe_words2 *q8 = (struct rf__wqe_words2 *)dst;
+
+	if (first <= 0U && n > 0U) RF__WQE_V16_ST(words, v, 0, w0, w1);
+	if (first <= 1U && n > 1U) RF__WQE_V16_ST(words, v, 1, w2, w3);
+	if (first <= 2U && n > 2U) RF__WQE_V16_ST(words, v, 2, w4, w5);
+	if (first <= 3U && n > 3U) RF__WQE_V16_ST(words, v, 3, w6, w7);
+	if (first <= 4U && n > 4U) RF__WQE_V16_ST(words, v, 4, w8, w9);
+	if (first <= 5U && n > 5U) RF__WQE_V16_ST(words, v, 5, w10, w11);
+	if (first <= 6U && n > 6U) RF__WQE_V16_ST(words, v, 6, w12, w13);
+	if (first <= 7U && n > 7U) RF__WQE_V16_ST(words, v, 7, w14, w15);
+}
+
+/*
+ * Store v[0..n-1] to the BlueFlame register d, then zeros to the end of
+ * the last 64-byte line (n a constant, 1..8): every line written whole,
+ * in ascending order, as rf__bf_zero_tail() explains.
+ */
+#define RF__BF_V16(d, v, n, i)					\
+	do {							\
+		if ((i) < (((n) + 3) & ~3U))			\
+			(d)[i] = (i) < (n) ? (v)[i] : zero;	\
+	} while (0)
+
+/* Store v[0..n-1] (n a constant, 1..4) to the BlueFlame register d, nothing more. */
+RF_INLINE void rf__bf_store_v16_only(volatile rf__v16r *d, const rf__v16r *v, unsigned n)
+{
+	d[0] = v[0];
+	if (n > 1) d[1] = v[1];
+	if (n > 2) d[2] = v[2];
+	if (n > 3) d[3] = v[3];
+}
+
+RF_INLINE void rf__bf_store_v16(volatile rf__v16r *d, const rf__v16r *v, unsigned n)
+{
+	const rf__v16r zero = { 0, 0 };
+
+	/* straight-line for a constant n: a loop left to gcc -O2 stays a loop */
+	RF__BF_V16(d, v, n, 0U);
+	RF__BF_V16(d, v, n, 1U);
+	RF__BF_V16(d, v, n, 2U);
+	RF__BF_V16(d, v, n, 3U);
+	RF__BF_V16(d, v, n, 4U);
+	RF__BF_V16(d, v, n, 5U);
+	RF__BF_V16(d, v, n, 6U);
+	RF__BF_V16(d, v, n, 7U);
+}
+
+/*
+ * rf_ring_bf_v16 - rf_ring_bf() (hw/doorbell.h) for a WQE built as n
+ * 16-byte words in v (struct rf_wqe_v16, n a constant), at wqe in the
+ * queue: the BlueFlame stores write v[0..n-1], then with inl an inline
+ * segment of inl payload bytes from bb (rf_wqe_bb_inline(); one BB), then
+ * zeros to the end of the last line. Where the queue's BlueFlame copies are ST64B (arm64
+ * LS64, bf->ls64) the lines are copied from wqe in the queue by ST64B as
+ * rf_ring_bf() does, since one ST64B takes its 64 bytes from eight
+ * general registers loaded from memory.
+ */
+RF_INLINE void rf_ring_bf_v16(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
+			      const struct rf_wqe_v16 *v, unsigned n,
+			      const struct rf_wqe_bb *bb, uint32_t inl, const void *wqe)
+{
+	uint8_t *cur = bf->cur;
+
+	rf_dma_wmb();		/* WQE stores before dbrec store */
+	rf_dbrec_set(sq_dbrec, pi);
+	rf_wc_start();		/* dbrec store before BlueFlame MMIO stores */
+#if defined(__aarch64__)
+	if (bf->ls64) {
+		rf__bf_copy_st64b(cur, wqe, (n + 3) / 4);
+	} else
+#else
+	(void)wqe;
+#endif
+	if (inl) {
+		/* one BB: v[0..n-1], the inline segment (hdr, payload), zeros */
+		rf__bf_store_v16_only((volatile rf__v16r *)cur, v->v, n);
+		rf__bf_zero_tail(cur, rf_wqe_bb_store_inline(cur, bb, 2 * n, inl));
+	} else {
+		rf__bf_store_v16((volatile rf__v16r *)cur, v->v, n);
+	}
+	rf_wc_flush_lines();	/* whole lines: they leave without a fence on x86 */
+	rf__bf_toggle(bf, cur);
+}
+
 RF_END_DECLS
 
 #endif /* RDMAFAST_DETAIL_WQE_REGS_H */
