@@ -58,6 +58,19 @@ uint64_t dev_wire_next_due(void);
 struct dev_pkt *dev_wire_alloc(uint32_t payload);
 void dev_wire_send(struct dev_pkt *p);
 /*
+ * The loopback shortcut.  May p, a header filled as for dev_wire_send(), be
+ * handed to its destination by the caller at once instead of through the
+ * loopback ring?  Only when that is what the ring would do next: p goes to
+ * this host and not to a multicast group, nothing queued locally is ahead
+ * of it (the ring and this host's backlog are empty), and nothing on the
+ * wire could alter it (no fault injection configured).
+ * RFEMU_LOOPBACK_SHORTCUT=0 says never.  The caller that takes it delivers
+ * p itself and then calls dev_wire_shortcut_sent(), which counts p as sent
+ * and received as the ring would have.
+ */
+bool dev_wire_shortcut_ok(const struct dev_pkt *p);
+void dev_wire_shortcut_sent(const struct dev_pkt *p);
+/*
  * The port counters (port_count.c): a packet leaving this host (by its
  * source LID or GID), one arriving at port d/port (port 0: the port its
  * DLID or DGID names, else the first).
