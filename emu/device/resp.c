@@ -905,7 +905,8 @@ bool dev_resp_shortcut_write(const struct dev_pkt *p, const uint8_t *payload)
 			return false;
 	}
 	dev_wire_shortcut_sent(p);
-	dev_wire_count_rx(p, qp->obj.ctx->dev_index, qp->attr.port_num ? qp->attr.port_num : 1);
+	dev_wire_count_rx_later(p, qp->obj.ctx->dev_index,
+				qp->attr.port_num ? qp->attr.port_num : 1);
 	/* resp_connected()'s success */
 	dq->nak_sent = false;
 	dq->epsn = (dq->epsn + 1) & DEV_PSN_MASK;

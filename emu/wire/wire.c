@@ -500,7 +500,7 @@ void dev_wire_shortcut_sent(const struct dev_pkt *p)
 {
 	struct link *l = &links[emu_cfg.host_id];
 
-	dev_wire_count_tx(p);
+	dev_wire_count_tx_later(p);
 	dev_wire_stats.pkts_tx++;
 	l->seq_in++;
 	l->seq_out = l->seq_in;
@@ -638,6 +638,7 @@ unsigned dev_wire_poll(bool sockets)
 {
 	unsigned n = 0;
 
+	dev_wire_count_flush();
 	if (nbacklogged)
 		n += flush_links();
 	if (delayed_head)

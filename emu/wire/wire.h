@@ -78,6 +78,13 @@ void dev_wire_shortcut_sent(const struct dev_pkt *p);
 void dev_wire_count_tx(const struct dev_pkt *p);
 void dev_wire_count_rx(const struct dev_pkt *p, unsigned d, unsigned port);
 /*
+ * The same for the loopback shortcut's packets, added to the counters in
+ * one go by dev_wire_count_flush() (from dev_wire_poll()).
+ */
+void dev_wire_count_tx_later(const struct dev_pkt *p);
+void dev_wire_count_rx_later(const struct dev_pkt *p, unsigned d, unsigned port);
+void dev_wire_count_flush(void);
+/*
  * Deliver queued packets (loopback ring, delayed, and the sockets if asked:
  * that costs a syscall); returns count.
  */
