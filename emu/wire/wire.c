@@ -3,11 +3,14 @@
  * wire.c - the fabric between QPs.
  *
  * Routing is by destination QPN: QPNs are subnet-unique and carry the host
- * id (EMU_NUM_HOST), as a LID or GID would name the port.  Two paths:
+ * id (EMU_NUM_HOST), as a LID or GID would name the port.  The paths:
  *
  *   loopback   packets to a QP of this process go through a byte ring in
  *              memory, drained by the engine in the same iteration; no
  *              syscall, no allocation
+ *   shortcut   a packet the ring would deliver next, unchanged, may be
+ *              handed to its QP by the device without entering the ring
+ *              (dev_wire_shortcut_ok(); emu/README.md, "Loopback shortcut")
  *   wire       packets to another host go over a Unix SOCK_SEQPACKET
  *              connection to that host's listener, <subnet dir>/wire.<id>,
  *              opened on first use and kept; SEQPACKET keeps packet
