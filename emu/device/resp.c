@@ -78,8 +78,9 @@ void dev_resp_flush_acks(void)
 		a.psn = dq->ack_psn;
 		dev_path_stamp(dq->qp, &a);
 		if (dev_wire_shortcut_ok(&a)) {
-			dev_wire_shortcut_sent(&a);
-			dev_resp_packet(&a);
+			dev_wire_shortcut_sent();
+			dev_wire_count_tx_later(&a);
+			dev_resp_packet(&a);	/* which counts its arrival */
 			continue;
 		}
 		r = dev_wire_alloc(0);
@@ -904,8 +905,8 @@ bool dev_resp_shortcut_write(const struct dev_pkt *p, const uint8_t *payload)
 		if (!dst || !dev_copy(dst, payload, p->len))
 			return false;
 	}
-	dev_wire_shortcut_sent(p);
-	dev_wire_count_rx_later(p, qp->obj.ctx->dev_index,
+	dev_wire_shortcut_sent();
+	dev_wire_count_loopback(p, qp->obj.ctx->dev_index,
 				qp->attr.port_num ? qp->attr.port_num : 1);
 	/* resp_connected()'s success */
 	dq->nak_sent = false;

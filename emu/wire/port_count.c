@@ -100,7 +100,12 @@ static void count_tx(const struct dev_pkt *p, bool later)
 	count(d, port, false, dev_pkt_is_mcast(p, roce()), octets(p), later);
 }
 
-static void count_rx(const struct dev_pkt *p, unsigned d, unsigned port, bool later)
+void dev_wire_count_tx(const struct dev_pkt *p)
+{
+	count_tx(p, false);
+}
+
+void dev_wire_count_rx(const struct dev_pkt *p, unsigned d, unsigned port)
 {
 	bool mc = dev_pkt_is_mcast(p, roce());
 
@@ -109,17 +114,7 @@ static void count_rx(const struct dev_pkt *p, unsigned d, unsigned port, bool la
 		d = 0;
 		port = 1;
 	}
-	count(d, port, true, mc, octets(p), later);
-}
-
-void dev_wire_count_tx(const struct dev_pkt *p)
-{
-	count_tx(p, false);
-}
-
-void dev_wire_count_rx(const struct dev_pkt *p, unsigned d, unsigned port)
-{
-	count_rx(p, d, port, false);
+	count(d, port, true, mc, octets(p), false);
 }
 
 void dev_wire_count_tx_later(const struct dev_pkt *p)
@@ -127,7 +122,16 @@ void dev_wire_count_tx_later(const struct dev_pkt *p)
 	count_tx(p, true);
 }
 
-void dev_wire_count_rx_later(const struct dev_pkt *p, unsigned d, unsigned port)
+void dev_wire_count_loopback(const struct dev_pkt *p, unsigned rx_d, unsigned rx_port)
 {
-	count_rx(p, d, port, true);
+	unsigned d = 0, port = 1;
+	uint32_t n = octets(p);
+
+	/* never multicast: dev_wire_shortcut_ok() leaves those to the ring */
+	if (roce())
+		emu_port_of_gid(p->sgid, &d, &port);
+	else
+		emu_port_of_lid(p->slid, &d, &port);
+	count(d, port, false, false, n, true);
+	count(rx_d, rx_port, true, false, n, true);
 }

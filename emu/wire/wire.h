@@ -65,11 +65,13 @@ void dev_wire_send(struct dev_pkt *p);
  * of it (the ring and this host's backlog are empty), and nothing on the
  * wire could alter it (no fault injection configured).
  * RFEMU_LOOPBACK_SHORTCUT=0 says never.  The caller that takes it delivers
- * p itself and then calls dev_wire_shortcut_sent(), which counts p as sent
- * and received as the ring would have.
+ * p itself and then calls dev_wire_shortcut_sent(), which counts p in the
+ * wire's statistics as sent and received, as the ring would have; its port
+ * counters are the caller's (dev_wire_count_loopback(), or
+ * dev_wire_count_tx_later() when the receiver counts its arrival).
  */
 bool dev_wire_shortcut_ok(const struct dev_pkt *p);
-void dev_wire_shortcut_sent(const struct dev_pkt *p);
+void dev_wire_shortcut_sent(void);
 /*
  * The port counters (port_count.c): a packet leaving this host (by its
  * source LID or GID), one arriving at port d/port (port 0: the port its
@@ -79,10 +81,12 @@ void dev_wire_count_tx(const struct dev_pkt *p);
 void dev_wire_count_rx(const struct dev_pkt *p, unsigned d, unsigned port);
 /*
  * The same for the loopback shortcut's packets, added to the counters in
- * one go by dev_wire_count_flush() (from dev_wire_poll()).
+ * one go by dev_wire_count_flush() (from dev_wire_poll()): one that leaves
+ * (its receiver counts its arrival), or one that leaves and arrives at
+ * port rx_d/rx_port.
  */
 void dev_wire_count_tx_later(const struct dev_pkt *p);
-void dev_wire_count_rx_later(const struct dev_pkt *p, unsigned d, unsigned port);
+void dev_wire_count_loopback(const struct dev_pkt *p, unsigned rx_d, unsigned rx_port);
 void dev_wire_count_flush(void);
 /*
  * Deliver queued packets (loopback ring, delayed, and the sockets if asked:
