@@ -662,7 +662,6 @@ int dev_wire_open(const struct dev_wire_ops *ops, const uint64_t *now)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int sz = 4 << 20;
-
 	const char *sc = getenv("RFEMU_LOOPBACK_SHORTCUT");
 
 	wire_ops = ops;
