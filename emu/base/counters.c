@@ -35,14 +35,20 @@ static void add(unsigned d, unsigned p, enum emu_ctr c, uint64_t n)
 		atomic_fetch_add_explicit(s, n, memory_order_relaxed);
 }
 
-void emu_port_count(unsigned d, unsigned p, bool rx, bool mcast, uint32_t octets)
+void emu_port_count_n(unsigned d, unsigned p, bool rx, bool mcast, uint64_t pkts,
+		      uint64_t octets)
 {
 	add(d, p, rx ? EMU_CTR_RCV_OCTETS : EMU_CTR_XMIT_OCTETS, octets);
-	add(d, p, rx ? EMU_CTR_RCV_PKTS : EMU_CTR_XMIT_PKTS, 1);
+	add(d, p, rx ? EMU_CTR_RCV_PKTS : EMU_CTR_XMIT_PKTS, pkts);
 	if (mcast)
-		add(d, p, rx ? EMU_CTR_MCAST_RCV : EMU_CTR_MCAST_XMIT, 1);
+		add(d, p, rx ? EMU_CTR_MCAST_RCV : EMU_CTR_MCAST_XMIT, pkts);
 	else
-		add(d, p, rx ? EMU_CTR_UCAST_RCV : EMU_CTR_UCAST_XMIT, 1);
+		add(d, p, rx ? EMU_CTR_UCAST_RCV : EMU_CTR_UCAST_XMIT, pkts);
+}
+
+void emu_port_count(unsigned d, unsigned p, bool rx, bool mcast, uint32_t octets)
+{
+	emu_port_count_n(d, p, rx, mcast, 1, octets);
 }
 
 uint64_t emu_port_ctr(unsigned d, unsigned p, enum emu_ctr c)

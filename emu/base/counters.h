@@ -30,6 +30,9 @@ enum emu_ctr {
 
 /* One packet of octets bytes sent (rx false) or received on port d/p. */
 void emu_port_count(unsigned d, unsigned p, bool rx, bool mcast, uint32_t octets);
+/* pkts packets of octets bytes in all, at once */
+void emu_port_count_n(unsigned d, unsigned p, bool rx, bool mcast, uint64_t pkts,
+		      uint64_t octets);
 uint64_t emu_port_ctr(unsigned d, unsigned p, enum emu_ctr c);
 /* A PMA Set of PortCounters(Extended): the selected counter back to 0. */
 void emu_port_ctr_clear(unsigned d, unsigned p, enum emu_ctr c);

@@ -23,7 +23,9 @@
  *
  * Every packet - even one between two QPs of the same process - goes through
  * the wire, so loopback and inter-process traffic run the same transport code
- * and fault injection applies to both.
+ * and fault injection applies to both.  The one exception is the loopback
+ * shortcut (wire.h, sq.c, resp.c): a packet the ring would deliver next and
+ * unchanged, which takes the same checks without being built in the ring.
  *
  * Locking: the engine holds emu_lock for a whole iteration (a batch of
  * doorbells, packets and timers), never per WQE.  Hooks run with emu_lock
@@ -501,6 +503,8 @@ bool dev_rc_rd_slot(const struct dev_qp *dq);
 /* Responder (resp.c) and receive queues (rq.c)                            */
 
 void dev_resp_packet(const struct dev_pkt *p);
+/* The loopback shortcut's RC WRITE (resp.c): true if executed, false if untouched. */
+bool dev_resp_shortcut_write(const struct dev_pkt *p, const uint8_t *payload);
 void dev_dct_conns_free(struct dev_qp *dq);	/* a DCT's per-DCI contexts */
 void dev_resp_flush_acks(void);
 /* A connected QP's packet: SLID and (global path or RoCE) GRH from its AV. */

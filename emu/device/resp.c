@@ -57,25 +57,36 @@ static void queue_ack(struct dev_qp *dq, const struct dev_pkt *req, uint32_t psn
 	}
 }
 
-/* Coalesced ACKs: one per QP per batch of packets, as HCAs coalesce them. */
+/*
+ * Coalesced ACKs: one per QP per batch of packets, as HCAs coalesce them.
+ * One to a QP of this host is handed to it at once when the loopback ring
+ * would deliver it next (the loopback shortcut, wire.h).
+ */
 void dev_resp_flush_acks(void)
 {
 	while (dev_eng.acks) {
 		struct dev_qp *dq = dev_eng.acks;
-		struct dev_pkt *r;
+		struct dev_pkt a, *r;
 
 		dev_eng.acks = dq->next_ack;
 		dq->ack_pending = false;
+		memset(&a, 0, sizeof(a));
+		a.size = (uint32_t)sizeof(a);
+		a.op = DOP_ACK;
+		a.src_qpn = dq->qpn;
+		a.dst_qpn = dq->ack_dst;
+		a.psn = dq->ack_psn;
+		dev_path_stamp(dq->qp, &a);
+		if (dev_wire_shortcut_ok(&a)) {
+			dev_wire_shortcut_sent();
+			dev_wire_count_tx_later(&a);
+			dev_resp_packet(&a);	/* which counts its arrival */
+			continue;
+		}
 		r = dev_wire_alloc(0);
 		if (!r)
 			continue;	/* lost like a dropped ACK: the requester retries */
-		r->op = DOP_ACK;
-		r->flags = 0;
-		r->src_qpn = dq->qpn;
-		r->dst_qpn = dq->ack_dst;
-		r->psn = dq->ack_psn;
-		r->len = 0;
-		dev_path_stamp(dq->qp, r);
+		memcpy(r, &a, sizeof(a));
 		dev_wire_send(r);
 	}
 }
@@ -864,6 +875,44 @@ static void resp_connected(struct dev_qp *dq, const struct dev_pkt *p)
 	dq->epsn = (dq->epsn + req_npkt(p)) & DEV_PSN_MASK;
 	if (v.reliable && p->op != DOP_READ && p->op < DOP_CS)
 		queue_ack(dq, p, p->psn);
+}
+
+/*
+ * The loopback shortcut's responder (sq.c emit_shortcut()): p, an RC RDMA
+ * WRITE of one packet from a QP of this host, its payload at payload.
+ * Executed as dev_resp_packet() would execute it when that is its plain
+ * success - a connected RC QP able to receive, p from its peer, the
+ * expected PSN, the QP's permission, the key and bounds, the target
+ * writable - and counted as the ring would have; false, with nothing
+ * changed, for anything else (the caller then sends the packet, which
+ * meets these checks and their errors here).  A target that faults may
+ * have taken part of the bytes: the packet writes the same ones again.
+ */
+bool dev_resp_shortcut_write(const struct dev_pkt *p, const uint8_t *payload)
+{
+	struct emu_qp *qp = emu_qp_by_qpn_locked(p->dst_qpn);
+	struct dev_qp *dq;
+	uint8_t *dst;
+
+	if (!qp || !(dq = dev_qp_of(qp)) || qp->opened || qp->type != IBV_QPT_RC ||
+	    qp->dc || !qp_can_receive(qp) || !from_peer(qp, p) ||
+	    p->op != DOP_WRITE || p->psn != dq->epsn || p->offset || p->len != p->dma_len ||
+	    !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) || dev_fault.force_rae > 0)
+		return false;
+	if (p->dma_len) {
+		dst = dev_rkey_ptr(p->rkey, p->raddr, p->dma_len, qp->pd, qp,
+				   IBV_ACCESS_REMOTE_WRITE);
+		if (!dst || !dev_copy(dst, payload, p->len))
+			return false;
+	}
+	dev_wire_shortcut_sent();
+	dev_wire_count_loopback(p, qp->obj.ctx->dev_index,
+				qp->attr.port_num ? qp->attr.port_num : 1);
+	/* resp_connected()'s success */
+	dq->nak_sent = false;
+	dq->epsn = (dq->epsn + 1) & DEV_PSN_MASK;
+	queue_ack(dq, p, p->psn);
+	return true;
 }
 
 /*

@@ -381,6 +381,99 @@ static void fill_grh(const struct emu_qp *qp, struct dev_pkt *p, const uint8_t *
 }
 
 /*
+ * The header of request packet e->sent of entry e, its WQE as parsed in w:
+ * len payload bytes from byte offset of the message's total.
+ */
+static void fill_request(struct dev_qp *dq, const struct dev_ent *e, const struct dev_wqe *w,
+			 struct dev_pkt *p, uint32_t dst, uint32_t offset, uint32_t len,
+			 uint32_t total)
+{
+	struct emu_qp *qp = dq->qp;
+	enum dev_op op = wqe_dev_op(w->opcode);
+	bool req_only = op == DOP_READ || w->atomic_size;
+
+	p->op = (uint8_t)op;
+	p->flags = 0;
+	if (e->sent == 0)
+		p->flags |= DPKT_FIRST;
+	if (req_only || offset + len >= total)
+		p->flags |= DPKT_LAST;
+	if ((p->flags & DPKT_LAST) && (w->fm_ce_se & RF_WQE_CTRL_SOLICITED))
+		p->flags |= DPKT_SE;
+	p->opmod = w->opmod;
+	p->sl = qp->attr.ah.sl;
+	p->src_qpn = dq->qpn;
+	p->dst_qpn = dst;
+	p->psn = (e->psn + e->sent) & DEV_PSN_MASK;
+	p->slid = port_lid(qp);
+	p->pkey_index = qp->attr.pkey_index;
+	p->imm = w->imm;
+	p->xrc_srqn = w->xrc_srqn;
+	p->raddr = w->raddr;
+	p->rkey = w->rkey;
+	p->dma_len = w->atomic_size ? w->atomic_size :
+		     (op == DOP_READ ? e->byte_len : total);
+	p->offset = offset;
+	p->len = len;
+	memcpy(p->atomic, w->atomic, sizeof(p->atomic));
+	if (qp->type == IBV_QPT_UD) {
+		/* a Q_Key with the top bit set means "use the QP's own" */
+		p->qkey = (w->qkey & 0x80000000u) ? qp->attr.qkey : w->qkey;
+		p->sl = w->av[12] & 0xf;
+		/* the AV's rlid is a LID on InfiniBand only (RoCE: a UDP port) */
+		if (emu_cfg.link_layer == IBV_LINK_LAYER_INFINIBAND)
+			p->dlid = dev_be16(w->av + 14);
+		if (qp->create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)
+			p->flags |= DPKT_MC_NO_LB;
+		if (w->av_ext)
+			fill_grh(qp, p, w->av);
+	} else if (qp->dc == EMU_DC_DCI) {
+		/* the path is the WQE's address vector, the rest is RC's */
+		p->sl = w->av[12] & 0xf;
+		p->dc_key = w->dc_key;
+		p->dc_conn = dq->dc_conn;
+		p->dc_conn_psn = dq->dc_conn_psn;
+		if (w->av_ext)
+			fill_grh(qp, p, w->av);
+	} else {
+		dev_path_stamp(qp, p);
+	}
+}
+
+/* Where the loopback shortcut gathers a message that is not one inline piece. */
+static uint8_t shortcut_stage[DEV_WIRE_MTU];
+
+/*
+ * The loopback shortcut (emu/README.md, "Loopback shortcut"): an RC RDMA
+ * WRITE of one packet to a QP of this host is executed by the responder
+ * from here, with the packet's header on the stack and its payload where it
+ * lies (the device's copy of the WQE for inline data), instead of being
+ * built in the loopback ring and parsed from there.  Taken only when the
+ * outcome is the packet's plain success; anything else (a fault in the
+ * gather, a responder check that fails, a PSN out of order, anything queued
+ * ahead) returns false having changed nothing, and the packet goes out as
+ * usual and meets the same checks there.
+ */
+static bool emit_shortcut(struct dev_qp *dq, const struct dev_ent *e, const struct dev_wqe *w,
+			  const struct dev_sgl *sgl, uint32_t dst)
+{
+	uint32_t len = (uint32_t)sgl->total;
+	const uint8_t *payload = shortcut_stage;
+	struct dev_pkt h;
+
+	memset(&h, 0, sizeof(h));
+	h.size = (uint32_t)sizeof(h) + len;
+	fill_request(dq, e, w, &h, dst, 0, len, len);
+	if (!dev_wire_shortcut_ok(&h))
+		return false;
+	if (sgl->n == 1 && sgl->e[0].local)
+		payload = sgl->e[0].ptr;
+	else if (len && !dev_sgl_copy_out(sgl, 0, shortcut_stage, len))
+		return false;	/* the packet's gather faults as well, and fails the WQE */
+	return dev_resp_shortcut_write(&h, payload);
+}
+
+/*
  * Emit the request packets of entry e from packet e->sent on, its WQE as
  * parsed in w and its gather list in sgl.  Returns false when the wire has
  * no room (try again next iteration).
@@ -389,14 +482,19 @@ static bool emit_parsed(struct dev_qp *dq, struct dev_ent *e, const struct dev_w
 			const struct dev_sgl *sgl)
 {
 	struct emu_qp *qp = dq->qp;
-	enum dev_op op = wqe_dev_op(w->opcode);
+	bool req_only = w->opcode == RF_OPCODE_RDMA_READ || w->atomic_size;
 	uint32_t total, dst;
 
 	total = (uint32_t)sgl->total;
 	dst = qp->type == IBV_QPT_UD || qp->dc == EMU_DC_DCI ? w->dqpn : qp->attr.dest_qp_num;
 
+	if (w->opcode == RF_OPCODE_RDMA_WRITE && qp->type == IBV_QPT_RC && !qp->dc &&
+	    e->npkt == 1 && e->sent == 0 && emit_shortcut(dq, e, w, sgl, dst)) {
+		e->sent = 1;
+		dq->pkts_out++;
+		return true;
+	}
 	while (e->sent < e->npkt) {
-		bool req_only = op == DOP_READ || w->atomic_size;
 		uint32_t offset = req_only ? 0 : e->sent * DEV_WIRE_MTU;
 		uint32_t len = req_only ? 0 : total - offset;
 		struct dev_pkt *p;
@@ -408,52 +506,7 @@ static bool emit_parsed(struct dev_qp *dq, struct dev_ent *e, const struct dev_w
 		p = dev_wire_alloc(len);
 		if (!p)
 			return false;
-		p->op = (uint8_t)op;
-		p->flags = 0;
-		if (e->sent == 0)
-			p->flags |= DPKT_FIRST;
-		if (req_only || offset + len >= total)
-			p->flags |= DPKT_LAST;
-		if ((p->flags & DPKT_LAST) && (w->fm_ce_se & RF_WQE_CTRL_SOLICITED))
-			p->flags |= DPKT_SE;
-		p->opmod = w->opmod;
-		p->sl = qp->attr.ah.sl;
-		p->src_qpn = dq->qpn;
-		p->dst_qpn = dst;
-		p->psn = (e->psn + e->sent) & DEV_PSN_MASK;
-		p->slid = port_lid(qp);
-		p->pkey_index = qp->attr.pkey_index;
-		p->imm = w->imm;
-		p->xrc_srqn = w->xrc_srqn;
-		p->raddr = w->raddr;
-		p->rkey = w->rkey;
-		p->dma_len = w->atomic_size ? w->atomic_size :
-			     (op == DOP_READ ? e->byte_len : total);
-		p->offset = offset;
-		p->len = len;
-		memcpy(p->atomic, w->atomic, sizeof(p->atomic));
-		if (qp->type == IBV_QPT_UD) {
-			/* a Q_Key with the top bit set means "use the QP's own" */
-			p->qkey = (w->qkey & 0x80000000u) ? qp->attr.qkey : w->qkey;
-			p->sl = w->av[12] & 0xf;
-			/* the AV's rlid is a LID on InfiniBand only (RoCE: a UDP port) */
-			if (emu_cfg.link_layer == IBV_LINK_LAYER_INFINIBAND)
-				p->dlid = dev_be16(w->av + 14);
-			if (qp->create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)
-				p->flags |= DPKT_MC_NO_LB;
-			if (w->av_ext)
-				fill_grh(qp, p, w->av);
-		} else if (qp->dc == EMU_DC_DCI) {
-			/* the path is the WQE's address vector, the rest is RC's */
-			p->sl = w->av[12] & 0xf;
-			p->dc_key = w->dc_key;
-			p->dc_conn = dq->dc_conn;
-			p->dc_conn_psn = dq->dc_conn_psn;
-			if (w->av_ext)
-				fill_grh(qp, p, w->av);
-		} else {
-			dev_path_stamp(qp, p);
-		}
+		fill_request(dq, e, w, p, dst, offset, len, total);
 		if (len && !dev_sgl_copy_out(sgl, offset, p->payload, len)) {
 			/* the source pages went away: the packet is never sent */
 			e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;

@@ -26,6 +26,7 @@ struct rfemu_dev_stats {
 	uint64_t	rd_outstanding_max;	/* most READ/atomics one QP had unanswered */
 	uint64_t	drop_dc_key;	/* DC: a request with another DCT's access key */
 	uint64_t	wqe_fetches;	/* send WQEs read from a queue (retransmissions read again) */
+	uint64_t	shortcuts;	/* of pkts_tx: delivered on this host past the ring (wire.h) */
 };
 
 /* Copy min(size, sizeof) bytes of the counters to out; returns 0. */

@@ -3,11 +3,14 @@
  * wire.c - the fabric between QPs.
  *
  * Routing is by destination QPN: QPNs are subnet-unique and carry the host
- * id (EMU_NUM_HOST), as a LID or GID would name the port.  Two paths:
+ * id (EMU_NUM_HOST), as a LID or GID would name the port.  The paths:
  *
  *   loopback   packets to a QP of this process go through a byte ring in
  *              memory, drained by the engine in the same iteration; no
  *              syscall, no allocation
+ *   shortcut   a packet the ring would deliver next, unchanged, may be
+ *              handed to its QP by the device without entering the ring
+ *              (dev_wire_shortcut_ok(); emu/README.md, "Loopback shortcut")
  *   wire       packets to another host go over a Unix SOCK_SEQPACKET
  *              connection to that host's listener, <subnet dir>/wire.<id>,
  *              opened on first use and kept; SEQPACKET keeps packet
@@ -95,6 +98,7 @@ struct delayed {
 	struct dev_pkt		pkt;	/* followed by the payload */
 };
 static struct delayed *delayed_head, **delayed_tail = &delayed_head;
+static bool shortcut_off;		/* RFEMU_LOOPBACK_SHORTCUT=0 */
 
 struct rfemu_dev_stats dev_wire_stats;
 static const struct dev_wire_ops *wire_ops;
@@ -483,6 +487,29 @@ void dev_wire_send(struct dev_pkt *p)
 	transmit(p, true);
 }
 
+/* ---- the loopback shortcut (wire.h) ---------------------------------------- */
+
+bool dev_wire_shortcut_ok(const struct dev_pkt *p)
+{
+	unsigned h = emu_cfg.host_id;
+
+	return !shortcut_off && !dev_fault.any && EMU_NUM_HOST(p->dst_qpn) == h &&
+	       h && h <= EMU_MAX_HOSTS && ring_rd == ring_wr && !links[h].head &&
+	       !dev_pkt_is_mcast(p, emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET);
+}
+
+/* What transmit_to() and deliver() count of a loopback packet. */
+void dev_wire_shortcut_sent(void)
+{
+	struct link *l = &links[emu_cfg.host_id];
+
+	dev_wire_stats.pkts_tx++;
+	l->seq_in++;
+	l->seq_out = l->seq_in;
+	dev_wire_stats.pkts_rx++;
+	dev_wire_stats.shortcuts++;
+}
+
 /* ---- receive -------------------------------------------------------------- */
 
 static void deliver(const struct dev_pkt *p, uint32_t got)
@@ -613,6 +640,7 @@ unsigned dev_wire_poll(bool sockets)
 {
 	unsigned n = 0;
 
+	dev_wire_count_flush();
 	if (nbacklogged)
 		n += flush_links();
 	if (delayed_head)
@@ -634,9 +662,11 @@ int dev_wire_open(const struct dev_wire_ops *ops, const uint64_t *now)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int sz = 4 << 20;
+	const char *sc = getenv("RFEMU_LOOPBACK_SHORTCUT");
 
 	wire_ops = ops;
 	wire_now = now;
+	shortcut_off = sc && !strcmp(sc, "0");
 	ring = malloc(RING_SIZE);
 	rx_buf = malloc(MAX_PKT);
 	scratch = malloc(pkt_bytes(DEV_WIRE_MTU));

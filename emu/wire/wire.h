@@ -58,12 +58,36 @@ uint64_t dev_wire_next_due(void);
 struct dev_pkt *dev_wire_alloc(uint32_t payload);
 void dev_wire_send(struct dev_pkt *p);
 /*
+ * The loopback shortcut.  May p, a header filled as for dev_wire_send(), be
+ * handed to its destination by the caller at once instead of through the
+ * loopback ring?  Only when that is what the ring would do next: p goes to
+ * this host and not to a multicast group, nothing queued locally is ahead
+ * of it (the ring and this host's backlog are empty), and nothing on the
+ * wire could alter it (no fault injection configured).
+ * RFEMU_LOOPBACK_SHORTCUT=0 says never.  The caller that takes it delivers
+ * p itself and then calls dev_wire_shortcut_sent(), which counts p in the
+ * wire's statistics as sent and received, as the ring would have; its port
+ * counters are the caller's (dev_wire_count_loopback(), or
+ * dev_wire_count_tx_later() when the receiver counts its arrival).
+ */
+bool dev_wire_shortcut_ok(const struct dev_pkt *p);
+void dev_wire_shortcut_sent(void);
+/*
  * The port counters (port_count.c): a packet leaving this host (by its
  * source LID or GID), one arriving at port d/port (port 0: the port its
  * DLID or DGID names, else the first).
  */
 void dev_wire_count_tx(const struct dev_pkt *p);
 void dev_wire_count_rx(const struct dev_pkt *p, unsigned d, unsigned port);
+/*
+ * The same for the loopback shortcut's packets, added to the counters in
+ * one go by dev_wire_count_flush() (from dev_wire_poll()): one that leaves
+ * (its receiver counts its arrival), or one that leaves and arrives at
+ * port rx_d/rx_port.
+ */
+void dev_wire_count_tx_later(const struct dev_pkt *p);
+void dev_wire_count_loopback(const struct dev_pkt *p, unsigned rx_d, unsigned rx_port);
+void dev_wire_count_flush(void);
 /*
  * Deliver queued packets (loopback ring, delayed, and the sockets if asked:
  * that costs a syscall); returns count.
