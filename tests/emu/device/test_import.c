@@ -44,6 +44,25 @@ static struct ibv_context *import_dup(void)
 	return ic;
 }
 
+/* An RDMA WRITE of len bytes at src (lkey) to buf + off (rkey) on qp: it completes on cq. */
+static void write_and_check(struct ibv_qp *qp, struct ibv_cq *cq, const uint8_t *src,
+			    uint32_t len, uint32_t lkey, size_t off, uint32_t rkey, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)src, len, lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { (uintptr_t)buf + off, rkey },
+	}, *bad;
+	struct ibv_wc wc;
+
+	cr_assert_eq(ibv_post_send(qp, &wr, &bad), 0);
+	wc = dt_poll1(cq);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_assert_eq(wc.wr_id, wr_id);
+	cr_assert_eq(memcmp(buf + off, src, len), 0);
+}
+
 static uint32_t pdn(struct ibv_pd *p)
 {
 	struct mlx5dv_pd dv = { 0 };
@@ -62,8 +81,6 @@ Test(import, device_pd_mr_and_work_with_them)
 	struct ibv_cq *cq;
 	struct ibv_qp *a, *b;
 	static uint8_t sbuf[512];
-	struct ibv_sge sge;
-	struct ibv_send_wr wr = { 0 }, *bad;
 	const struct dt_qp_opts o = { .type = IBV_QPT_RC, .timeout = 14,
 				      .retry_cnt = 7, .rnr_retry = 7 };
 
@@ -112,20 +129,7 @@ Test(import, device_pd_mr_and_work_with_them)
 
 	/* WRITE from the MR of the imported PD with the imported MR's rkey */
 	memset(sbuf, 0xc3, sizeof(sbuf));
-	sge = (struct ibv_sge){ (uintptr_t)sbuf, sizeof(sbuf), src->lkey };
-	wr.wr_id = 5;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = (uintptr_t)buf + 100;
-	wr.wr.rdma.rkey = imr->rkey;
-	cr_assert_eq(ibv_post_send(a, &wr, &bad), 0);
-	struct ibv_wc wc = dt_poll1(cq);
-
-	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
-	cr_assert_eq(wc.wr_id, 5);
-	cr_assert_eq(memcmp(buf + 100, sbuf, sizeof(sbuf)), 0);
+	write_and_check(a, cq, sbuf, sizeof(sbuf), src->lkey, 100, imr->rkey, 5);
 
 	cr_assert_eq(ibv_destroy_qp(a), 0);
 	cr_assert_eq(ibv_destroy_qp(b), 0);
@@ -154,9 +158,6 @@ Test(import, qps_and_an_srq_on_the_imported_context)
 	struct ibv_srq *srq;
 	struct ibv_qp *a, *b;
 	struct ibv_port_attr pa;
-	static uint8_t sbuf[256];
-	struct ibv_sge sge;
-	struct ibv_send_wr wr = { 0 }, *bad;
 	const struct dt_qp_opts o = { .type = IBV_QPT_RC, .timeout = 14,
 				      .retry_cnt = 7, .rnr_retry = 7 };
 
@@ -181,22 +182,9 @@ Test(import, qps_and_an_srq_on_the_imported_context)
 	cr_assert_eq(dt_connect(a, b->qp_num, pa.lid, &o), 0);
 	cr_assert_eq(dt_connect(b, a->qp_num, pa.lid, &o), 0);
 
-	memset(sbuf, 0x5a, sizeof(sbuf));
-	sge = (struct ibv_sge){ (uintptr_t)buf, sizeof(sbuf), imr->lkey };
-	memcpy(buf, sbuf, sizeof(sbuf));
-	wr.wr_id = 9;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = (uintptr_t)buf + 4096;
-	wr.wr.rdma.rkey = imr->rkey;
-	cr_assert_eq(ibv_post_send(a, &wr, &bad), 0);
-	struct ibv_wc wc = dt_poll1(cq);
-
-	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
-	cr_assert_eq(wc.wr_id, 9);
-	cr_assert_eq(memcmp(buf + 4096, sbuf, sizeof(sbuf)), 0);
+	/* from the imported MR (the first 256 bytes of buf) to its second page */
+	memset(buf, 0x5a, 256);
+	write_and_check(a, cq, buf, 256, imr->lkey, 4096, imr->rkey, 9);
 
 	cr_assert_eq(ibv_destroy_qp(a), 0);
 	cr_assert_eq(ibv_destroy_qp(b), 0);
