@@ -27,10 +27,10 @@
  * is executed when it lands.
  *
  * Only the application's mappings are protected, never our own view of the
- * memfd (ctx->map), which the engine reads and clears.  mmap is not
- * interposed (see interpose/preload.c), so those mappings are found in
- * /proc/self/maps by the memfd's inode and file offset, each time the set
- * of watched pages changes.  A mapping can change under us: munmap(),
+ * memfd (ctx->map), which the engine reads and clears.  The interposer
+ * checks mmap() of the memfd but keeps no record of it (interpose/preload.c),
+ * so those mappings are found in /proc/self/maps by the memfd's inode and
+ * file offset, each time the set of watched pages changes.  A mapping can change under us: munmap(),
  * mmap(MAP_FIXED), mremap() and mprotect() near a protected page are done
  * under our lock (emu_dev_vm_change(), from the interposer), so we never
  * protect an address that has been given to something else, nor undo the
@@ -106,7 +106,7 @@ static void protect_all(bool trap)
 {
 	for (unsigned i = 0; i < nranges; i++)
 		emu_real_mprotect((void *)ranges[i].lo, ranges[i].hi - ranges[i].lo,
-			 trap ? PROT_READ : ranges[i].prot);
+				  trap ? PROT_READ : ranges[i].prot);
 }
 
 /* Within change_begin/end: give the pages back their protection. */
