@@ -97,8 +97,27 @@ REAL(ssize_t, __read_chk, int, void *, size_t, size_t)
 REAL(int, ioctl, int, unsigned long, ...)
 REAL(int, socket, int, int, int)
 REAL(int, munmap, void *, size_t)
+/*
+ * Under ThreadSanitizer (san/: the stress program links the emulator in)
+ * the sanitizer's own start-up maps memory through whatever mmap() the
+ * executable defines, before instrumented code may run: there mmap() is
+ * left to libc, unchecked.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define EMU_WATCH_MMAP 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define EMU_WATCH_MMAP 0
+#endif
+#endif
+#ifndef EMU_WATCH_MMAP
+#define EMU_WATCH_MMAP 1
+#endif
+
+#if EMU_WATCH_MMAP
 REAL(void *, mmap, void *, size_t, int, int, int, off_t)
 REAL(void *, mmap64, void *, size_t, int, int, int, off64_t)
+#endif
 REAL(void *, mremap, void *, size_t, size_t, int, ...)
 REAL(int, mprotect, void *, size_t, int)
 REAL(int, pkey_mprotect, void *, size_t, int, int)
@@ -653,6 +672,7 @@ int pkey_mprotect(void *addr, size_t len, int prot, int pkey)
 	return ret;
 }
 
+#if EMU_WATCH_MMAP
 /*
  * A mapping of a command fd is first checked as the kernel's mlx5_ib_mmap()
  * checks it (kernel/mmap.c).  Only MAP_FIXED replaces what is there
@@ -690,6 +710,7 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 {
 	return do_mmap(get_mmap64(), addr, len, prot, flags, fd, off);
 }
+#endif
 
 /* The old place always changes; the new one is given only with MREMAP_FIXED. */
 void *mremap(void *old, size_t old_len, size_t len, int flags, ...)
