@@ -45,6 +45,20 @@ static inline uint64_t dt_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Port 1's traffic counter `name`, as sysfs counters/ shows it. */
+static inline unsigned long long dt_port_counter(const char *name)
+{
+	char path[128], buf[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/mlx5_0/ports/1/counters/%s", name);
+	f = fopen(path, "r");
+	cr_assert(f, "%s: %s", path, strerror(errno));
+	cr_assert(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	return strtoull(buf, NULL, 10);
+}
+
 /* Poll n completions within ms milliseconds; backs off instead of spinning. */
 static inline int dt_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, unsigned ms)
 {

@@ -30,19 +30,6 @@ static unsigned long long field(const char *name)
 	return strtoull(p, NULL, 0);
 }
 
-static unsigned long long sysfs_counter(const char *name)
-{
-	char path[128], buf[32] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/infiniband/mlx5_0/ports/1/counters/%s", name);
-	f = fopen(path, "r");
-	cr_assert(f, "%s: %s", path, strerror(errno));
-	cr_assert(fgets(buf, sizeof(buf), f));
-	fclose(f);
-	return strtoull(buf, NULL, 10);
-}
-
 /* n RDMA writes of len bytes from qp 0 to qp 1, over the loopback. */
 static void writes(struct dt *t, int n, uint32_t len)
 {
@@ -71,13 +58,13 @@ Test(diags, perfquery_counts_the_traffic_sysfs_shows)
 
 	dt_setup(&t);
 	snprintf(lid, sizeof(lid), "%u", t.lid);
-	xd0 = sysfs_counter("port_xmit_data");
-	xp0 = sysfs_counter("port_xmit_packets");
+	xd0 = dt_port_counter("port_xmit_data");
+	xp0 = dt_port_counter("port_xmit_packets");
 	writes(&t, 20, 4096);
-	xd = sysfs_counter("port_xmit_data");
-	rd = sysfs_counter("port_rcv_data");
-	xp = sysfs_counter("port_xmit_packets");
-	rp = sysfs_counter("port_rcv_packets");
+	xd = dt_port_counter("port_xmit_data");
+	rd = dt_port_counter("port_rcv_data");
+	xp = dt_port_counter("port_xmit_packets");
+	rp = dt_port_counter("port_rcv_packets");
 	/* at least the payload (in 4-byte words) and one packet per write */
 	cr_expect_geq(xd - xd0, 20 * 4096 / 4, "%llu words", xd - xd0);
 	cr_expect_geq(xp - xp0, 20);
@@ -91,11 +78,11 @@ Test(diags, perfquery_counts_the_traffic_sysfs_shows)
 	 */
 	cr_assert_eq(RUN("perfquery", "-x", lid, "1"), 0, "%s", out);
 	cr_expect_geq(field("PortXmitData"), xd, "%s", out);
-	cr_expect_leq(field("PortXmitData"), sysfs_counter("port_xmit_data"), "%s", out);
+	cr_expect_leq(field("PortXmitData"), dt_port_counter("port_xmit_data"), "%s", out);
 	cr_expect_geq(field("PortRcvData"), rd, "%s", out);
-	cr_expect_leq(field("PortRcvData"), sysfs_counter("port_rcv_data"), "%s", out);
+	cr_expect_leq(field("PortRcvData"), dt_port_counter("port_rcv_data"), "%s", out);
 	cr_expect_geq(field("PortXmitPkts"), xp, "%s", out);
-	cr_expect_leq(field("PortXmitPkts"), sysfs_counter("port_xmit_packets"), "%s", out);
+	cr_expect_leq(field("PortXmitPkts"), dt_port_counter("port_xmit_packets"), "%s", out);
 	cr_expect_eq(field("PortUnicastXmitPkts"), field("PortXmitPkts"), "%s", out);
 	cr_expect_eq(field("PortMulticastXmitPkts"), 0, "%s", out);
 	cr_assert_eq(RUN("perfquery", lid, "1"), 0, "%s", out);
@@ -103,8 +90,8 @@ Test(diags, perfquery_counts_the_traffic_sysfs_shows)
 	cr_expect_geq(field("PortXmitPkts"), xp, "%s", out);
 	/* perfquery -R: a Set of PortCounters clears them, here too */
 	cr_assert_eq(RUN("perfquery", "-R", lid, "1"), 0, "%s", out);
-	cr_expect_eq(sysfs_counter("port_xmit_data"), 0);
-	cr_expect_eq(sysfs_counter("port_rcv_packets"), 0);
+	cr_expect_eq(dt_port_counter("port_xmit_data"), 0);
+	cr_expect_eq(dt_port_counter("port_rcv_packets"), 0);
 	dt_teardown(&t);
 }
 

@@ -63,6 +63,21 @@ static void write_and_check(struct ibv_qp *qp, struct ibv_cq *cq, const uint8_t 
 	cr_assert_eq(memcmp(buf + off, src, len), 0);
 }
 
+/*
+ * Unimport the PD and MR of the imported context ic (unimporting sends
+ * nothing: the objects stay the first context's), close it, then release
+ * the first context's MR, PD and the context itself.
+ */
+static void unimport_and_close(struct ibv_context *ic, struct ibv_pd *ipd, struct ibv_mr *imr)
+{
+	ibv_unimport_mr(imr);
+	ibv_unimport_pd(ipd);
+	cr_assert_eq(ibv_close_device(ic), 0);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
 static uint32_t pdn(struct ibv_pd *p)
 {
 	struct mlx5dv_pd dv = { 0 };
@@ -135,13 +150,7 @@ Test(import, device_pd_mr_and_work_with_them)
 	cr_assert_eq(ibv_destroy_qp(b), 0);
 	cr_assert_eq(ibv_destroy_cq(cq), 0);
 	cr_assert_eq(ibv_dereg_mr(src), 0);
-	/* unimporting sends nothing: the objects stay the first context's */
-	ibv_unimport_mr(imr);
-	ibv_unimport_pd(ipd);
-	cr_assert_eq(ibv_close_device(ic), 0);
-	cr_assert_eq(ibv_dereg_mr(mr), 0);
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
-	cr_assert_eq(ibv_close_device(ctx), 0);
+	unimport_and_close(ic, ipd, imr);
 }
 
 /*
@@ -190,12 +199,7 @@ Test(import, qps_and_an_srq_on_the_imported_context)
 	cr_assert_eq(ibv_destroy_qp(b), 0);
 	cr_assert_eq(ibv_destroy_srq(srq), 0);
 	cr_assert_eq(ibv_destroy_cq(cq), 0);
-	ibv_unimport_mr(imr);
-	ibv_unimport_pd(ipd);
-	cr_assert_eq(ibv_close_device(ic), 0);
-	cr_assert_eq(ibv_dereg_mr(mr), 0);
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
-	cr_assert_eq(ibv_close_device(ctx), 0);
+	unimport_and_close(ic, ipd, imr);
 }
 
 /*

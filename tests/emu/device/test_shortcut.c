@@ -47,19 +47,6 @@ struct scenario {
 	bool			counts;
 };
 
-static unsigned long long sysfs_counter(const char *name)
-{
-	char path[128], buf[32] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/infiniband/mlx5_0/ports/1/counters/%s", name);
-	f = fopen(path, "r");
-	cr_assert(f, "%s: %s", path, strerror(errno));
-	cr_assert(fgets(buf, sizeof(buf), f));
-	fclose(f);
-	return strtoull(buf, NULL, 10);
-}
-
 static const struct dt_qp_opts quick = {
 	/* 4.096 us * 2^4: a lost request is retried soon, twice, then fails */
 	.type = IBV_QPT_RC, .rnr_retry = 7, .retry_cnt = 2, .timeout = 4,
@@ -353,7 +340,7 @@ static void run_once(const struct scenario *s, bool shortcut, struct outcome *o)
 	dt_setup_opts(&t, &s->opts);
 	before = wt_stats();
 	for (int i = 0; i < 4; i++)
-		o->ctr[i] = sysfs_counter(counters[i]);
+		o->ctr[i] = dt_port_counter(counters[i]);
 	want = s->run(&t, priv);
 	cr_assert_leq(want, MAX_WC);
 	o->nwc = dt_poll(t.cq[0], o->wc, want, 20000);
@@ -374,7 +361,7 @@ static void run_once(const struct scenario *s, bool shortcut, struct outcome *o)
 		memcpy(o->mem[i], t.buf[i], MEM_BYTES);
 	}
 	for (int i = 0; i < 4; i++)
-		o->ctr[i] = sysfs_counter(counters[i]) - o->ctr[i];
+		o->ctr[i] = dt_port_counter(counters[i]) - o->ctr[i];
 	o->shortcuts = wt_stats().shortcuts - before.shortcuts;
 	o->pkts[0] = wt_stats().pkts_tx - before.pkts_tx;
 	o->pkts[1] = wt_stats().pkts_rx - before.pkts_rx;
