@@ -35,6 +35,47 @@ static int uhw_bufs(const struct emu_ioc *b, struct emu_cmd *c, void **drv, void
 	return 0;
 }
 
+/* The kernel aborts a new object whose handle could not be handed back. */
+static void abort_new(struct emu_ctx *ctx, uint32_t handle, enum emu_obj_type type)
+{
+	void *obj = emu_obj_get_locked(ctx, handle, type);
+
+	if (type == EMU_OBJ_CQ)
+		emu_cq_destroy_locked(obj);
+	else if (type == EMU_OBJ_SRQ)
+		emu_srq_destroy_locked(obj);
+	else
+		emu_qp_destroy_locked(obj);
+}
+
+/*
+ * What the CREATE methods share once their attributes are checked: the
+ * write() command's handler with the driver buffers of UHW_IN and UHW_OUT,
+ * the new object's handle (*handle, which the handler set) into
+ * handle_attr, and UHW_OUT.  The method then copies its own outputs.
+ */
+static int create_run(struct emu_ioc *b, struct emu_cmd *c, int (*handler)(struct emu_cmd *),
+		      uint16_t handle_attr, const uint32_t *handle, enum emu_obj_type type)
+{
+	const struct ib_uverbs_attr *uout = emu_ioc_get(b, UVERBS_ATTR_UHW_OUT);
+	void *drv = NULL, *drv_out = NULL;
+	int ret = uhw_bufs(b, c, &drv, &drv_out);
+
+	if (ret)
+		return ret;
+	ret = handler(c);
+	if (!ret) {
+		ret = emu_ioc_put_new(b, handle_attr, *handle);
+		if (ret)
+			abort_new(b->ctx, *handle, type);
+	}
+	if (!ret && uout)
+		emu_copy_to_user(uout->data, drv_out, c->drv_out_len);
+	free(drv);
+	free(drv_out);
+	return ret;
+}
+
 /*
  * UVERBS_METHOD_CQ_CREATE: the extended CREATE_CQ with its fields from the
  * attributes.  The completion channel and the async event file are FD
@@ -51,7 +92,6 @@ static int cq_create(struct emu_ioc *b)
 	struct emu_ctx *ctx = b->ctx;
 	struct emu_cmd c = { .ctx = ctx, .in = &cmd, .in_len = sizeof(cmd), .out = &resp,
 			     .out_len = sizeof(resp), .extended = true };
-	void *drv = NULL, *drv_out = NULL;
 	uint64_t flags;
 	int ret;
 
@@ -80,24 +120,11 @@ static int cq_create(struct emu_ioc *b)
 	    emu_ioc_out_check(b, UVERBS_ATTR_UHW_OUT, uout ? uout->len : 0))
 		return EFAULT;
 
-	ret = uhw_bufs(b, &c, &drv, &drv_out);
-	if (ret)
-		return ret;
-	ret = emu_cmd_create_cq_ex(&c);
-	if (!ret) {
-		ret = emu_ioc_put_new(b, UVERBS_ATTR_CREATE_CQ_HANDLE, resp.base.cq_handle);
-		if (ret)	/* the kernel aborts the new object */
-			emu_cq_destroy_locked(emu_obj_get_locked(ctx, resp.base.cq_handle,
-								 EMU_OBJ_CQ));
-	}
-	if (!ret) {
+	ret = create_run(b, &c, emu_cmd_create_cq_ex, UVERBS_ATTR_CREATE_CQ_HANDLE,
+			 &resp.base.cq_handle, EMU_OBJ_CQ);
+	if (!ret)
 		emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_CQ_RESP_CQE, &resp.base.cqe,
 				sizeof(resp.base.cqe));
-		if (uout)
-			emu_copy_to_user(uout->data, drv_out, c.drv_out_len);
-	}
-	free(drv);
-	free(drv_out);
 	return ret;
 }
 
@@ -117,7 +144,6 @@ static int srq_create(struct emu_ioc *b)
 	struct emu_cmd c = { .ctx = ctx, .in = &cmd, .in_len = sizeof(cmd), .out = &resp,
 			     .out_len = sizeof(resp) };
 	struct emu_obj *obj;
-	void *drv = NULL, *drv_out = NULL;
 	uint64_t type;
 	int ret;
 
@@ -167,16 +193,8 @@ static int srq_create(struct emu_ioc *b)
 	    emu_ioc_out_check(b, UVERBS_ATTR_UHW_OUT, uout ? uout->len : 0))
 		return EFAULT;
 
-	ret = uhw_bufs(b, &c, &drv, &drv_out);
-	if (ret)
-		return ret;
-	ret = emu_cmd_create_xsrq(&c);
-	if (!ret) {
-		ret = emu_ioc_put_new(b, UVERBS_ATTR_CREATE_SRQ_HANDLE, resp.srq_handle);
-		if (ret)	/* the kernel aborts the new object */
-			emu_srq_destroy_locked(emu_obj_get_locked(ctx, resp.srq_handle,
-								  EMU_OBJ_SRQ));
-	}
+	ret = create_run(b, &c, emu_cmd_create_xsrq, UVERBS_ATTR_CREATE_SRQ_HANDLE,
+			 &resp.srq_handle, EMU_OBJ_SRQ);
 	if (!ret) {
 		emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, &resp.max_wr,
 				sizeof(resp.max_wr));
@@ -185,11 +203,7 @@ static int srq_create(struct emu_ioc *b)
 		if (type == IBV_SRQT_XRC)
 			emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_SRQ_RESP_SRQ_NUM, &resp.srqn,
 					sizeof(resp.srqn));
-		if (uout)
-			emu_copy_to_user(uout->data, drv_out, c.drv_out_len);
 	}
-	free(drv);
-	free(drv_out);
 	return ret;
 }
 
@@ -214,7 +228,6 @@ static int qp_create(struct emu_ioc *b)
 			     .out_len = sizeof(resp), .extended = true };
 	const struct emu_srq *srq;
 	struct emu_obj *obj;
-	void *drv = NULL, *drv_out = NULL;
 	uint64_t type, flags;
 	int ret;
 
@@ -310,16 +323,8 @@ static int qp_create(struct emu_ioc *b)
 	    emu_ioc_out_check(b, UVERBS_ATTR_UHW_OUT, uout ? uout->len : 0))
 		return EFAULT;
 
-	ret = uhw_bufs(b, &c, &drv, &drv_out);
-	if (ret)
-		return ret;
-	ret = emu_cmd_create_qp_ex(&c);
-	if (!ret) {
-		ret = emu_ioc_put_new(b, UVERBS_ATTR_CREATE_QP_HANDLE, resp.base.qp_handle);
-		if (ret)	/* the kernel aborts the new object */
-			emu_qp_destroy_locked(emu_obj_get_locked(ctx, resp.base.qp_handle,
-								 EMU_OBJ_QP));
-	}
+	ret = create_run(b, &c, emu_cmd_create_qp_ex, UVERBS_ATTR_CREATE_QP_HANDLE,
+			 &resp.base.qp_handle, EMU_OBJ_QP);
 	if (!ret) {
 		cap = (struct ib_uverbs_qp_cap){
 			.max_send_wr = resp.base.max_send_wr,
@@ -331,11 +336,7 @@ static int qp_create(struct emu_ioc *b)
 		emu_ioc_copy_to_struct_or_zero(b, UVERBS_ATTR_CREATE_QP_RESP_CAP, &cap, sizeof(cap));
 		emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, &resp.base.qpn,
 				sizeof(resp.base.qpn));
-		if (uout)
-			emu_copy_to_user(uout->data, drv_out, c.drv_out_len);
 	}
-	free(drv);
-	free(drv_out);
 	return ret;
 }
 
