@@ -110,5 +110,12 @@ int emu_real_fstat(int fd, struct stat *st);
  * is the system call itself (nothing to resolve, async-signal-safe).
  */
 int emu_real_mprotect(void *addr, size_t len, int prot);
+/*
+ * sigaction() past the interposer (which keeps the device's fault handler
+ * in front).  Resolved by a first call outside any signal handler
+ * (dev_guard_init()), so the fault handler's own calls look nothing up.
+ */
+struct sigaction;
+int emu_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 #endif /* RDMAFAST_EMU_BASE_H */

@@ -36,3 +36,13 @@ int emu_real_mprotect(void *addr, size_t len, int prot)
 {
 	return (int)syscall(SYS_mprotect, addr, len, prot);
 }
+
+int emu_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
+
+	if (!real_sigaction)
+		real_sigaction = (int (*)(int, const struct sigaction *, struct sigaction *))
+				 dlsym(RTLD_NEXT, "sigaction");
+	return real_sigaction(sig, act, old);
+}

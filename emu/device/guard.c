@@ -152,7 +152,14 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	if ((chain_frame && (uintptr_t)&here < chain_frame) ||
 	    (!(p->sa_flags & SA_SIGINFO) &&
 	     (p->sa_handler == SIG_DFL || p->sa_handler == SIG_IGN))) {
-		signal(sig, SIG_DFL);
+		struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+		/*
+		 * Past the interposer: through it, this would only become
+		 * the handler we chain to, and the fault would come back
+		 * here for ever instead of killing the process.
+		 */
+		emu_real_sigaction(sig, &dfl, NULL);
 		return;		/* the faulting instruction runs again and dies */
 	}
 	chain_frame = (uintptr_t)&here;
@@ -183,8 +190,12 @@ static void install(int sig)
 
 void dev_guard_init(void)
 {
+	struct sigaction cur;
+
 	if (installed)
 		return;
+	/* resolves it now: on_fault() may need it, and must look nothing up */
+	emu_real_sigaction(SIGSEGV, NULL, &cur);
 	install(SIGSEGV);
 	install(SIGBUS);
 	installed = true;

@@ -8,7 +8,8 @@
  * destination that cannot be written, wholly or from a page boundary on,
  * makes the copy return false instead of killing the process, and the
  * next copy works; a fault of the application's own still reaches its
- * handler.  The fault handler is installed when a device context opens.
+ * handler, or without one kills the process.  The fault handler is
+ * installed when a device context opens.
  */
 #define _GNU_SOURCE	/* RTLD_DEFAULT */
 #include <dlfcn.h>
@@ -180,4 +181,33 @@ Test(dev_guard, the_applications_faults_still_reach_its_handler)
 	check_good_copy(64);
 	cr_assert_eq(munmap(hole, PAGE), 0);
 	cr_assert_eq(munmap(bad - PAGE, 2 * PAGE), 0);
+}
+
+/*
+ * A fault of the application's own with no handler of its own takes the
+ * default action: the process dies of it, as it would without the device.
+ * (The device's handler resets the disposition past the sigaction()
+ * interposer; through it, the fault came back for ever.)
+ */
+Test(dev_guard, an_unhandled_fault_still_kills_the_process)
+{
+	uint8_t *hole = app_hole();
+	pid_t pid = fork();
+	int status = 0;
+
+	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		*(volatile uint8_t *)hole = 1;
+		_exit(0);
+	}
+	for (int i = 0; i < 1000 && waitpid(pid, &status, WNOHANG) == 0; i++)
+		usleep(10000);
+	if (waitpid(pid, &status, WNOHANG) == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		cr_assert_fail("the child still runs 10 s after its fault");
+	}
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV,
+		  "the child's status is %#x, not death by SIGSEGV", status);
+	cr_assert_eq(munmap(hole, PAGE), 0);
 }
