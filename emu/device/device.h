@@ -450,25 +450,65 @@ void dev_zip_pass_done(bool idle);
 /* ------------------------------------------------------------------------ */
 /* Memory protection (mem.c)                                                */
 
-/* Resolve [va, va+len) through an lkey of pd with the given IBV_ACCESS_* need. */
-uint8_t *dev_lkey_ptr(uint32_t lkey, uint64_t va, uint64_t len,
-		      const struct emu_pd *pd, uint32_t need);
 /*
- * Resolve an rkey for a responder QP (type-2 MWs are bound to one QP).
- * Returns NULL on any violation.
+ * Every access the device makes to process memory is resolved through a
+ * key, exactly as the HCA's memory translation does: the key must exist
+ * (including its variant byte), belong to the QP's protection domain, grant
+ * the access and cover the whole range.  Anything else yields NULL and the
+ * caller turns that into the error the transport prescribes; the target
+ * memory is never touched by a failing operation because every range is
+ * checked before the first byte moves.  Inline: a packet resolves one or
+ * two keys.
  */
-uint8_t *dev_rkey_ptr(uint32_t rkey, uint64_t va, uint64_t len,
-		      const struct emu_pd *pd, const struct emu_qp *qp, uint32_t need);
+
+/* [va, va+len) inside [base, base+size), without overflow. */
+static inline bool dev_in_range(uint64_t va, uint64_t len, uint64_t base, uint64_t size)
+{
+	return va >= base && len <= size && va - base <= size - len;
+}
+
+/* Resolve [va, va+len) through an lkey of pd with the given IBV_ACCESS_* need. */
+static inline uint8_t *dev_lkey_ptr(uint32_t lkey, uint64_t va, uint64_t len,
+				    const struct emu_pd *pd, uint32_t need)
+{
+	struct emu_mr *mr = emu_mr_by_lkey_locked(lkey);
+
+	/* local read is always allowed; everything else must be granted */
+	if (DEV_UNLIKELY(!mr || mr->pd != pd || (mr->access & need) != need ||
+			 !dev_in_range(va, len, mr->iova, mr->length)))
+		return NULL;
+	return (uint8_t *)(uintptr_t)(mr->addr + (va - mr->iova));
+}
+
+/* The same through a memory window's rkey (mem.c). */
+uint8_t *dev_mw_ptr(uint32_t rkey, uint64_t va, uint64_t len,
+		    const struct emu_pd *pd, const struct emu_qp *qp, uint32_t need);
+
 /*
- * Gather list of a send WQE's data/inline segments seg[0..nseg) (wrapping
- * in [base, base+qsize)), and scatter list of a receive WQE for a message
- * of msg_len bytes: 0, DEV_SGL_PROT (a key, bound or access violation) or
- * DEV_SGL_LEN (an inline segment longer than the DS left for it, too many
- * entries).
+ * Resolve an rkey for a responder QP: an MR's, or a memory window's (a
+ * type-2 window is bound to one QP).  NULL on any violation.
+ */
+static inline uint8_t *dev_rkey_ptr(uint32_t rkey, uint64_t va, uint64_t len,
+				    const struct emu_pd *pd, const struct emu_qp *qp,
+				    uint32_t need)
+{
+	struct emu_mr *mr = emu_mr_by_rkey_locked(rkey);
+
+	if (!mr)
+		return dev_mw_ptr(rkey, va, len, pd, qp, need);
+	if (DEV_UNLIKELY(mr->pd != pd || (mr->access & need) != need ||
+			 !dev_in_range(va, len, mr->iova, mr->length)))
+		return NULL;
+	return (uint8_t *)(uintptr_t)(mr->addr + (va - mr->iova));
+}
+
+/*
+ * The gather list of a send WQE (sq.c) and the scatter list of a receive
+ * WQE for a message of msg_len bytes: 0, DEV_SGL_PROT (a key, bound or
+ * access violation) or DEV_SGL_LEN (an inline segment longer than the DS
+ * left for it, too many entries).
  */
 enum { DEV_SGL_PROT = -1, DEV_SGL_LEN = -2 };
-int dev_sgl_from_dsegs(struct dev_sgl *sgl, const uint8_t *base, uint32_t qsize,
-		       uint32_t off, unsigned nseg, const struct emu_pd *pd, uint32_t need);
 struct dev_rwqe;
 int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 		      const struct emu_pd *pd, uint64_t msg_len);
@@ -504,11 +544,30 @@ bool dev_rc_rd_slot(const struct dev_qp *dq);
 
 void dev_resp_packet(const struct dev_pkt *p);
 /* The loopback shortcut's RC WRITE (resp.c): true if executed, false if untouched. */
-bool dev_resp_shortcut_write(const struct dev_pkt *p, const uint8_t *payload);
+bool dev_resp_shortcut_write(const struct dev_pkt *p, const uint8_t *payload,
+			     const struct emu_qp *src);
 void dev_dct_conns_free(struct dev_qp *dq);	/* a DCT's per-DCI contexts */
 void dev_resp_flush_acks(void);
-/* A connected QP's packet: SLID and (global path or RoCE) GRH from its AV. */
-void dev_path_stamp(const struct emu_qp *qp, struct dev_pkt *p);
+/*
+ * A connected QP's packet: SLID and (global path or RoCE) GRH from its AV.
+ * Inline: every request and response of a connected QP takes it.
+ */
+static inline void dev_path_stamp(const struct emu_qp *qp, struct dev_pkt *p)
+{
+	const struct ibv_ah_attr *ah = &qp->attr.ah;
+	const struct emu_port_id *port = dev_qp_port(qp);
+	unsigned sgid = ah->grh.sgid_index < port->num_gids ? ah->grh.sgid_index : 0;
+
+	p->slid = port->lid;
+	if (emu_cfg.link_layer != IBV_LINK_LAYER_ETHERNET && !ah->is_global)
+		return;
+	p->flags |= DPKT_GRH;
+	p->flow_label = ah->grh.flow_label;
+	p->tclass = ah->grh.traffic_class;
+	p->hop_limit = ah->grh.hop_limit;
+	memcpy(p->sgid, port->gid[sgid].raw, 16);
+	memcpy(p->dgid, ah->grh.dgid.raw, 16);
+}
 
 struct dev_rwqe {
 	uint8_t			*wqe;		/* first data segment (in buf) */

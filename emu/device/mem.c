@@ -1,68 +1,35 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * mem.c - memory protection and data movement.
- *
- * Every access the device makes to process memory is resolved here, through
- * a key, exactly as the HCA's memory translation does: the key must exist
- * (including its variant byte), belong to the QP's protection domain, grant
- * the access and cover the whole range.  Anything else yields NULL and the
- * caller turns that into the error the transport prescribes; the target
- * memory is never touched by a failing operation because every range is
- * checked before the first byte moves.
+ * mem.c - memory windows (access through them, binding by UMR WQEs,
+ * invalidation) and data movement between packets and the gather/scatter
+ * lists of WQEs.  MR keys are resolved inline (device.h): every packet
+ * resolves one or two.
  */
 #include "device.h"
 
-/* [va, va+len) inside [base, base+size), without overflow. */
-static bool in_range(uint64_t va, uint64_t len, uint64_t base, uint64_t size)
+/* A memory window: the rkey carries its current tag. */
+uint8_t *dev_mw_ptr(uint32_t rkey, uint64_t va, uint64_t len,
+		    const struct emu_pd *pd, const struct emu_qp *qp, uint32_t need)
 {
-	return va >= base && len <= size && va - base <= size - len;
-}
-
-uint8_t *dev_lkey_ptr(uint32_t lkey, uint64_t va, uint64_t len,
-		      const struct emu_pd *pd, uint32_t need)
-{
-	struct emu_mr *mr = emu_mr_by_lkey_locked(lkey);
-
-	if (DEV_UNLIKELY(!mr || mr->pd != pd))
-		return NULL;
-	/* local read is always allowed; everything else must be granted */
-	if (DEV_UNLIKELY((mr->access & need) != need))
-		return NULL;
-	if (DEV_UNLIKELY(!in_range(va, len, mr->iova, mr->length)))
-		return NULL;
-	return (uint8_t *)(uintptr_t)(mr->addr + (va - mr->iova));
-}
-
-uint8_t *dev_rkey_ptr(uint32_t rkey, uint64_t va, uint64_t len,
-		      const struct emu_pd *pd, const struct emu_qp *qp, uint32_t need)
-{
-	struct emu_mr *mr = emu_mr_by_rkey_locked(rkey);
-	struct emu_mw *mw;
+	struct emu_mw *mw = emu_mw_by_rkey_locked(rkey);
+	struct emu_mr *mr;
 	uint64_t iova;
 
-	if (mr) {
-		if (mr->pd != pd || (mr->access & need) != need ||
-		    !in_range(va, len, mr->iova, mr->length))
-			return NULL;
-		return (uint8_t *)(uintptr_t)(mr->addr + (va - mr->iova));
-	}
-	/* A memory window: the rkey carries its current tag. */
-	mw = emu_mw_by_rkey_locked(rkey);
 	if (!mw || !mw->mr || mw->pd != pd || (mw->access & need) != need)
 		return NULL;
 	if (mw->type == IBV_MW_TYPE_2 && mw->qp != qp)
 		return NULL;
 	if (mw->access & IBV_ACCESS_ZERO_BASED) {
-		if (!in_range(va, len, 0, mw->length))
+		if (!dev_in_range(va, len, 0, mw->length))
 			return NULL;
 		iova = mw->addr + va;
 	} else {
-		if (!in_range(va, len, mw->addr, mw->length))
+		if (!dev_in_range(va, len, mw->addr, mw->length))
 			return NULL;
 		iova = va;
 	}
 	mr = mw->mr;
-	if (!in_range(iova, len, mr->iova, mr->length))
+	if (!dev_in_range(iova, len, mr->iova, mr->length))
 		return NULL;
 	return (uint8_t *)(uintptr_t)(mr->addr + (iova - mr->iova));
 }
@@ -112,64 +79,6 @@ bool dev_sgl_copy_out(const struct dev_sgl *sgl, uint64_t off, void *dst, uint32
 bool dev_sgl_copy_in(const struct dev_sgl *sgl, uint64_t off, const void *src, uint32_t len)
 {
 	return sgl_copy(sgl, off, NULL, src, len);
-}
-
-/*
- * Gather list of a send WQE: data and inline segments starting at byte off
- * of a WQE copy of qsize bytes (the caller fetched it through the fault
- * guard, so nothing here reads application memory).  Inline payload is a
- * byte stream; pointer segments are 16-byte aligned.  nseg is what the
- * WQE's DS leave for data: an inline segment whose byte count needs more
- * than that is a length error (its bytes would come from beyond the WQE).
- * A gather entry of 0 bytes moves nothing and needs no key.
- */
-int dev_sgl_from_dsegs(struct dev_sgl *sgl, const uint8_t *base, uint32_t qsize,
-		       uint32_t off, unsigned nseg, const struct emu_pd *pd, uint32_t need)
-{
-	uint32_t mask = qsize - 1;
-
-	sgl->n = 0;
-	sgl->total = 0;
-	while (nseg) {
-		const uint8_t *seg = base + (off & mask);
-		uint32_t bc = dev_be32(seg);
-
-		if (bc & RF_INLINE_SEG) {
-			uint32_t len = bc & ~RF_INLINE_SEG;
-			uint32_t start = (off + 4) & mask;
-			uint32_t first;
-			uint64_t used = (4ull + len + 15) / 16;
-
-			if (used > nseg || sgl->n + 2 > DEV_MAX_SGE)
-				return DEV_SGL_LEN;
-			/* READ/atomic results need memory to land in, not the WQE */
-			if (need & IBV_ACCESS_LOCAL_WRITE)
-				return DEV_SGL_PROT;
-			first = qsize - start < len ? qsize - start : len;
-			if (len) {
-				sgl->e[sgl->n++] = (struct dev_sge){ (uint8_t *)base + start, first, true };
-				if (first < len)
-					sgl->e[sgl->n++] = (struct dev_sge){ (uint8_t *)base, len - first, true };
-				sgl->total += len;
-			}
-			nseg -= (unsigned)used;
-			off += (uint32_t)used * 16;
-			continue;
-		}
-		if (bc) {
-			uint8_t *p = dev_lkey_ptr(dev_be32(seg + 4), dev_be64(seg + 8), bc, pd, need);
-
-			if (!p)
-				return DEV_SGL_PROT;
-			if (sgl->n == DEV_MAX_SGE)
-				return DEV_SGL_LEN;
-			sgl->e[sgl->n++] = (struct dev_sge){ p, bc, false };
-			sgl->total += bc;
-		}
-		nseg--;
-		off += 16;
-	}
-	return 0;
 }
 
 /*
@@ -296,7 +205,7 @@ uint8_t dev_umr_execute(struct dev_qp *dq, const uint8_t *sq, uint32_t qsize,
 	mr = emu_mr_by_lkey_locked(klm_key);
 	if (!mr || mr->pd != qp->pd || !(mr->access & IBV_ACCESS_MW_BIND))
 		return RF_CQE_SYNDROME_MW_BIND_ERR;
-	if (klm_len != len || !in_range(kaddr, len, mr->iova, mr->length))
+	if (klm_len != len || !dev_in_range(kaddr, len, mr->iova, mr->length))
 		return RF_CQE_SYNDROME_MW_BIND_ERR;
 	if (acc & MKC_REMOTE_READ)
 		access |= IBV_ACCESS_REMOTE_READ;

@@ -70,7 +70,7 @@ void dev_resp_flush_acks(void)
 
 		dev_eng.acks = dq->next_ack;
 		dq->ack_pending = false;
-		memset(&a, 0, sizeof(a));
+		dev_pkt_clear(&a);
 		a.size = (uint32_t)sizeof(a);
 		a.op = DOP_ACK;
 		a.src_qpn = dq->qpn;
@@ -98,23 +98,6 @@ static bool roce(void)
 	return emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET;
 }
 
-void dev_path_stamp(const struct emu_qp *qp, struct dev_pkt *p)
-{
-	const struct ibv_ah_attr *ah = &qp->attr.ah;
-	const struct emu_port_id *port = dev_qp_port(qp);
-	unsigned sgid = ah->grh.sgid_index < port->num_gids ? ah->grh.sgid_index : 0;
-
-	p->slid = port->lid;
-	if (!roce() && !ah->is_global)
-		return;
-	p->flags |= DPKT_GRH;
-	p->flow_label = ah->grh.flow_label;
-	p->tclass = ah->grh.traffic_class;
-	p->hop_limit = ah->grh.hop_limit;
-	memcpy(p->sgid, port->gid[sgid].raw, 16);
-	memcpy(p->dgid, ah->grh.dgid.raw, 16);
-}
-
 /*
  * Is p from the QP this RC/UC/XRC QP is connected to?  Its source QPN must
  * be the QP's remote QPN and its source address the one the QP's path
@@ -124,7 +107,7 @@ void dev_path_stamp(const struct emu_qp *qp, struct dev_pkt *p)
  * response), so a third party can neither inject requests nor forge
  * acknowledgements.
  */
-static bool from_peer(const struct emu_qp *qp, const struct dev_pkt *p)
+static inline bool from_peer(const struct emu_qp *qp, const struct dev_pkt *p)
 {
 	const struct ibv_ah_attr *ah = &qp->attr.ah;
 
@@ -879,7 +862,7 @@ static void resp_connected(struct dev_qp *dq, const struct dev_pkt *p)
 
 /*
  * The loopback shortcut's responder (sq.c emit_shortcut()): p, an RC RDMA
- * WRITE of one packet from a QP of this host, its payload at payload.
+ * WRITE of one packet from src, a QP of this host, its payload at payload.
  * Executed as dev_resp_packet() would execute it when that is its plain
  * success - a connected RC QP able to receive, p from its peer, the
  * expected PSN, the QP's permission, the key and bounds, the target
@@ -888,7 +871,8 @@ static void resp_connected(struct dev_qp *dq, const struct dev_pkt *p)
  * meets these checks and their errors here).  A target that faults may
  * have taken part of the bytes: the packet writes the same ones again.
  */
-bool dev_resp_shortcut_write(const struct dev_pkt *p, const uint8_t *payload)
+bool dev_resp_shortcut_write(const struct dev_pkt *p, const uint8_t *payload,
+			     const struct emu_qp *src)
 {
 	struct emu_qp *qp = emu_qp_by_qpn_locked(p->dst_qpn);
 	struct dev_qp *dq;
@@ -906,7 +890,9 @@ bool dev_resp_shortcut_write(const struct dev_pkt *p, const uint8_t *payload)
 			return false;
 	}
 	dev_wire_shortcut_sent();
-	dev_wire_count_loopback(p, qp->obj.ctx->dev_index,
+	dev_wire_count_loopback(p, src->obj.ctx->dev_index,
+				src->attr.port_num ? src->attr.port_num : 1,
+				qp->obj.ctx->dev_index,
 				qp->attr.port_num ? qp->attr.port_num : 1);
 	/* resp_connected()'s success */
 	dq->nak_sent = false;

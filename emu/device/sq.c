@@ -31,6 +31,8 @@ struct dev_wqe {
 	uint32_t		off;		/* byte offset of ctrl in the SQ */
 	uint32_t		len;		/* bytes the DS cover */
 	uint8_t			opcode;
+	uint8_t			opf;		/* OPF_* of the opcode */
+	uint8_t			dop;		/* its packet operation, enum dev_op */
 	uint8_t			opmod;
 	uint8_t			fm_ce_se;
 	uint8_t			ds;
@@ -85,16 +87,51 @@ static uint32_t wqe_nbb(const struct emu_qp *qp, uint32_t bb, uint8_t *opcode)
 	return ds ? (ds + 3) / 4 : 1;
 }
 
-static bool op_is_rdma(uint8_t op)
-{
-	return op == RF_OPCODE_RDMA_WRITE || op == RF_OPCODE_RDMA_WRITE_IMM ||
-	       op == RF_OPCODE_RDMA_READ;
-}
+/*
+ * What the requester needs to know of each WQE opcode, looked up once per
+ * WQE: its packet operation, the segments that follow the control segment
+ * (and the transport's), and the transports it is legal on: UD carries
+ * sends only, UC no READ, atomic or send with invalidate (IBA vol. 1, the
+ * operations of each transport service); a DCI takes every RC opcode
+ * (mlx5dv_wr_set_dc_addr(3)); QP types that send nothing take UC's set.
+ * Opcodes not listed are invalid everywhere.
+ */
+enum {
+	OPF_RADDR	= 1 << 0,	/* a remote address segment follows */
+	OPF_ATOMIC	= 1 << 1,	/* and an atomic segment after it */
+	OPF_RESP	= 1 << 2,	/* READ/atomic: completes on its response */
+	OPF_LOCAL	= 1 << 3,	/* NOP/UMR: executed by the requester alone */
+	OPF_ON_UD	= 1 << 4,	/* legal on a UD QP */
+	OPF_ON_UC	= 1 << 5,	/* on UC (and XRC_RECV, raw ...) */
+	OPF_ON_RC	= 1 << 6,	/* on RC, XRC_SEND and a DCI */
+	OPF_ON_ALL	= OPF_ON_UD | OPF_ON_UC | OPF_ON_RC,
+	OPF_ATOMIC_OP	= OPF_RADDR | OPF_ATOMIC | OPF_RESP | OPF_ON_RC,
+};
 
-static bool op_is_atomic(uint8_t op)
+static const struct {
+	uint8_t		dop;		/* enum dev_op; 0: no packet */
+	uint8_t		flags;		/* OPF_* */
+} op_info[256] = {
+	[RF_OPCODE_NOP]			= { 0, OPF_LOCAL | OPF_ON_ALL },
+	[RF_OPCODE_SEND]		= { DOP_SEND, OPF_ON_ALL },
+	[RF_OPCODE_SEND_IMM]		= { DOP_SEND_IMM, OPF_ON_ALL },
+	[RF_OPCODE_RDMA_WRITE]		= { DOP_WRITE, OPF_RADDR | OPF_ON_UC | OPF_ON_RC },
+	[RF_OPCODE_RDMA_WRITE_IMM]	= { DOP_WRITE_IMM, OPF_RADDR | OPF_ON_UC | OPF_ON_RC },
+	[RF_OPCODE_UMR]			= { 0, OPF_LOCAL | OPF_ON_UC | OPF_ON_RC },
+	[RF_OPCODE_SEND_INVAL]		= { DOP_SEND_INV, OPF_ON_RC },
+	[RF_OPCODE_RDMA_READ]		= { DOP_READ, OPF_RADDR | OPF_RESP | OPF_ON_RC },
+	[RF_OPCODE_ATOMIC_CS]		= { DOP_CS, OPF_ATOMIC_OP },
+	[RF_OPCODE_ATOMIC_FA]		= { DOP_FA, OPF_ATOMIC_OP },
+	[RF_OPCODE_ATOMIC_MASKED_CS]	= { DOP_MCS, OPF_ATOMIC_OP },
+	[RF_OPCODE_ATOMIC_MASKED_FA]	= { DOP_MFA, OPF_ATOMIC_OP },
+};
+
+/* The OPF_ON_* bit of the QP's transport. */
+static uint8_t qp_opf(const struct emu_qp *qp)
 {
-	return op == RF_OPCODE_ATOMIC_CS || op == RF_OPCODE_ATOMIC_FA ||
-	       op == RF_OPCODE_ATOMIC_MASKED_CS || op == RF_OPCODE_ATOMIC_MASKED_FA;
+	if (qp->type == IBV_QPT_RC || qp->type == IBV_QPT_XRC_SEND || qp->dc == EMU_DC_DCI)
+		return OPF_ON_RC;
+	return qp->type == IBV_QPT_UD ? OPF_ON_UD : OPF_ON_UC;
 }
 
 /*
@@ -111,7 +148,7 @@ static bool wqe_parse(const struct dev_qp *dq, uint32_t bb, struct dev_wqe *w)
 	uint32_t word0, cur = 16;
 
 	/* only the fields the opcode and transport use get set below */
-	w->opcode = w->opmod = w->fm_ce_se = w->ds = 0;
+	w->opcode = w->opf = w->dop = w->opmod = w->fm_ce_se = w->ds = 0;
 	w->imm = 0;
 	w->xrc_srqn = w->dqpn = w->qkey = w->rkey = 0;
 	w->dc_key = 0;
@@ -131,6 +168,8 @@ static bool wqe_parse(const struct dev_qp *dq, uint32_t bb, struct dev_wqe *w)
 		return false;
 	word0 = dev_be32(b);
 	w->opcode = word0 & 0xff;
+	w->opf = op_info[w->opcode].flags;
+	w->dop = op_info[w->opcode].dop;
 	w->opmod = word0 >> 24;
 	w->ds = dev_be32(b + 4) & 0x3f;
 	w->fm_ce_se = b[11];
@@ -143,7 +182,7 @@ static bool wqe_parse(const struct dev_qp *dq, uint32_t bb, struct dev_wqe *w)
 	    !sq_fetch(qp, (off + RF_SEND_WQE_BB) & (sq_size(qp) - 1), w->buf + RF_SEND_WQE_BB,
 		      w->len - RF_SEND_WQE_BB))
 		return false;
-	if (w->opcode == RF_OPCODE_NOP || w->opcode == RF_OPCODE_UMR)
+	if (w->opf & OPF_LOCAL)
 		return true;
 	if (qp->type == IBV_QPT_XRC_SEND) {
 		if (cur + 16 > w->len)
@@ -167,14 +206,14 @@ static bool wqe_parse(const struct dev_qp *dq, uint32_t bb, struct dev_wqe *w)
 		if (cur > w->len)
 			return false;
 	}
-	if (op_is_rdma(w->opcode) || op_is_atomic(w->opcode)) {
+	if (w->opf & OPF_RADDR) {
 		if (cur + 16 > w->len)
 			return false;
 		w->raddr = dev_be64(b + cur);
 		w->rkey = dev_be32(b + cur + 8);
 		cur += 16;
 	}
-	if (op_is_atomic(w->opcode)) {
+	if (w->opf & OPF_ATOMIC) {
 		const uint8_t *a = b + cur;
 		bool masked_cs8 = w->opcode == RF_OPCODE_ATOMIC_MASKED_CS &&
 				  w->opmod == RF_OPMOD_EXT_ATOMIC_8B;
@@ -211,58 +250,59 @@ static bool wqe_parse(const struct dev_qp *dq, uint32_t bb, struct dev_wqe *w)
 	return true;
 }
 
-/* Scatter/gather list of a parsed WQE; need = IBV_ACCESS_* for the local side. */
-static int wqe_sgl(const struct dev_qp *dq, const struct dev_wqe *w,
-		   struct dev_sgl *sgl, uint32_t need)
-{
-	return dev_sgl_from_dsegs(sgl, w->buf, WQE_MAX_BYTES, w->data_off,
-				  w->nseg, dq->qp->pd, need);
-}
-
-static enum dev_op wqe_dev_op(uint8_t opcode)
-{
-	switch (opcode) {
-	case RF_OPCODE_SEND:		return DOP_SEND;
-	case RF_OPCODE_SEND_IMM:	return DOP_SEND_IMM;
-	case RF_OPCODE_SEND_INVAL:	return DOP_SEND_INV;
-	case RF_OPCODE_RDMA_WRITE:	return DOP_WRITE;
-	case RF_OPCODE_RDMA_WRITE_IMM:	return DOP_WRITE_IMM;
-	case RF_OPCODE_RDMA_READ:	return DOP_READ;
-	case RF_OPCODE_ATOMIC_CS:	return DOP_CS;
-	case RF_OPCODE_ATOMIC_FA:	return DOP_FA;
-	case RF_OPCODE_ATOMIC_MASKED_CS: return DOP_MCS;
-	case RF_OPCODE_ATOMIC_MASKED_FA: return DOP_MFA;
-	default:			return 0;
-	}
-}
-
 /*
- * Is the opcode legal on this QP type (IB spec table 9-? of valid ops)?  A
- * DCI takes every RC opcode (mlx5dv_wr_set_dc_addr(3)).
+ * The gather list of a parsed WQE: its data and inline segments, from the
+ * WQE as fetched (so nothing here reads application memory); need =
+ * IBV_ACCESS_* for the local side.  Inline payload is a byte stream;
+ * pointer segments are 16-byte aligned.  w->nseg is what the DS leave for
+ * data: an inline segment whose byte count needs more than that is a length
+ * error (its bytes would come from beyond the WQE).  A gather entry of
+ * 0 bytes moves nothing and needs no key.
  */
-static bool op_allowed(const struct emu_qp *qp, uint8_t opcode)
+static inline int wqe_sgl(const struct dev_qp *dq, const struct dev_wqe *w,
+			  struct dev_sgl *sgl, uint32_t need)
 {
-	enum ibv_qp_type t = qp->dc == EMU_DC_DCI ? IBV_QPT_RC : qp->type;
+	uint32_t off = w->data_off;
+	unsigned nseg = w->nseg;
 
-	switch (opcode) {
-	case RF_OPCODE_NOP:
-	case RF_OPCODE_SEND:
-	case RF_OPCODE_SEND_IMM:
-		return true;
-	case RF_OPCODE_RDMA_WRITE:
-	case RF_OPCODE_RDMA_WRITE_IMM:
-	case RF_OPCODE_UMR:
-		return t != IBV_QPT_UD;
-	case RF_OPCODE_SEND_INVAL:
-	case RF_OPCODE_RDMA_READ:
-	case RF_OPCODE_ATOMIC_CS:
-	case RF_OPCODE_ATOMIC_FA:
-	case RF_OPCODE_ATOMIC_MASKED_CS:
-	case RF_OPCODE_ATOMIC_MASKED_FA:
-		return t == IBV_QPT_RC || t == IBV_QPT_XRC_SEND;
-	default:
-		return false;
+	sgl->n = 0;
+	sgl->total = 0;
+	while (nseg) {
+		const uint8_t *seg = w->buf + off;
+		uint32_t bc = dev_be32(seg);
+
+		if (bc & RF_INLINE_SEG) {
+			uint32_t len = bc & ~RF_INLINE_SEG;
+			uint32_t used = (4 + len + 15) / 16;	/* len < 2^31 */
+
+			if (used > nseg || sgl->n == DEV_MAX_SGE)
+				return DEV_SGL_LEN;
+			/* READ/atomic results need memory to land in, not the WQE */
+			if (need & IBV_ACCESS_LOCAL_WRITE)
+				return DEV_SGL_PROT;
+			if (len) {
+				sgl->e[sgl->n++] = (struct dev_sge){ (uint8_t *)seg + 4, len, true };
+				sgl->total += len;
+			}
+			nseg -= used;
+			off += used * 16;
+			continue;
+		}
+		if (bc) {
+			uint8_t *p = dev_lkey_ptr(dev_be32(seg + 4), dev_be64(seg + 8), bc,
+						  dq->qp->pd, need);
+
+			if (!p)
+				return DEV_SGL_PROT;
+			if (sgl->n == DEV_MAX_SGE)
+				return DEV_SGL_LEN;
+			sgl->e[sgl->n++] = (struct dev_sge){ p, bc, false };
+			sgl->total += bc;
+		}
+		nseg--;
+		off += 16;
 	}
+	return 0;
 }
 
 static bool qp_reliable(const struct emu_qp *qp)
@@ -303,15 +343,15 @@ static bool sq_parse_one(struct dev_qp *dq, uint32_t avail, struct dev_wqe *w,
 	dq->ent_tail++;
 	dev_eng.wqes++;
 
-	if (!ok || !op_allowed(qp, w->opcode)) {
+	if (!ok || !(w->opf & qp_opf(qp))) {
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 		goto fail;
 	}
-	if (w->opcode == RF_OPCODE_NOP || w->opcode == RF_OPCODE_UMR) {
+	if (w->opf & OPF_LOCAL) {
 		e->flags |= DENTF_LOCAL;
 		return true;
 	}
-	if (w->opcode == RF_OPCODE_RDMA_READ || op_is_atomic(w->opcode)) {
+	if (w->opf & OPF_RESP) {
 		need = IBV_ACCESS_LOCAL_WRITE;
 		e->flags |= DENTF_RESP;
 	}
@@ -353,19 +393,9 @@ fail:
 	return true;
 }
 
-/* Our LID, for the packets' SLID. */
-static uint16_t port_lid(const struct emu_qp *qp)
-{
-	unsigned port = qp->attr.port_num ? qp->attr.port_num : 1;
-
-	return emu_cfg.dev[qp->obj.ctx->dev_index].port[(port - 1) % EMU_MAX_PORTS].lid;
-}
-
 static void fill_grh(const struct emu_qp *qp, struct dev_pkt *p, const uint8_t *av)
 {
-	unsigned port = qp->attr.port_num ? qp->attr.port_num : 1;
-	const struct emu_port_id *pid =
-		&emu_cfg.dev[qp->obj.ctx->dev_index].port[(port - 1) % EMU_MAX_PORTS];
+	const struct emu_port_id *pid = dev_qp_port(qp);
 	uint32_t gfl = dev_be32(av + 28);
 	unsigned sgid_index = (gfl >> 20) & 0xff;
 	bool roce = emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET;
@@ -382,15 +412,16 @@ static void fill_grh(const struct emu_qp *qp, struct dev_pkt *p, const uint8_t *
 
 /*
  * The header of request packet e->sent of entry e, its WQE as parsed in w:
- * len payload bytes from byte offset of the message's total.
+ * len payload bytes from byte offset of the message's total.  p comes
+ * zeroed (dev_wire_alloc(), or the shortcut's dev_pkt_clear()).
  */
 static void fill_request(struct dev_qp *dq, const struct dev_ent *e, const struct dev_wqe *w,
 			 struct dev_pkt *p, uint32_t dst, uint32_t offset, uint32_t len,
 			 uint32_t total)
 {
 	struct emu_qp *qp = dq->qp;
-	enum dev_op op = wqe_dev_op(w->opcode);
-	bool req_only = op == DOP_READ || w->atomic_size;
+	enum dev_op op = (enum dev_op)w->dop;
+	bool req_only = w->opf & OPF_RESP;
 
 	p->op = (uint8_t)op;
 	p->flags = 0;
@@ -405,7 +436,6 @@ static void fill_request(struct dev_qp *dq, const struct dev_ent *e, const struc
 	p->src_qpn = dq->qpn;
 	p->dst_qpn = dst;
 	p->psn = (e->psn + e->sent) & DEV_PSN_MASK;
-	p->slid = port_lid(qp);
 	p->pkey_index = qp->attr.pkey_index;
 	p->imm = w->imm;
 	p->xrc_srqn = w->xrc_srqn;
@@ -415,8 +445,10 @@ static void fill_request(struct dev_qp *dq, const struct dev_ent *e, const struc
 		     (op == DOP_READ ? e->byte_len : total);
 	p->offset = offset;
 	p->len = len;
-	memcpy(p->atomic, w->atomic, sizeof(p->atomic));
+	if (w->opf & OPF_ATOMIC)	/* the header came zeroed */
+		memcpy(p->atomic, w->atomic, sizeof(p->atomic));
 	if (qp->type == IBV_QPT_UD) {
+		p->slid = dev_qp_port(qp)->lid;
 		/* a Q_Key with the top bit set means "use the QP's own" */
 		p->qkey = (w->qkey & 0x80000000u) ? qp->attr.qkey : w->qkey;
 		p->sl = w->av[12] & 0xf;
@@ -429,6 +461,7 @@ static void fill_request(struct dev_qp *dq, const struct dev_ent *e, const struc
 			fill_grh(qp, p, w->av);
 	} else if (qp->dc == EMU_DC_DCI) {
 		/* the path is the WQE's address vector, the rest is RC's */
+		p->slid = dev_qp_port(qp)->lid;
 		p->sl = w->av[12] & 0xf;
 		p->dc_key = w->dc_key;
 		p->dc_conn = dq->dc_conn;
@@ -436,7 +469,7 @@ static void fill_request(struct dev_qp *dq, const struct dev_ent *e, const struc
 		if (w->av_ext)
 			fill_grh(qp, p, w->av);
 	} else {
-		dev_path_stamp(qp, p);
+		dev_path_stamp(qp, p);		/* the QP's path, our SLID with it */
 	}
 }
 
@@ -461,7 +494,7 @@ static bool emit_shortcut(struct dev_qp *dq, const struct dev_ent *e, const stru
 	const uint8_t *payload = shortcut_stage;
 	struct dev_pkt h;
 
-	memset(&h, 0, sizeof(h));
+	dev_pkt_clear(&h);
 	h.size = (uint32_t)sizeof(h) + len;
 	fill_request(dq, e, w, &h, dst, 0, len, len);
 	if (!dev_wire_shortcut_ok(&h))
@@ -470,7 +503,7 @@ static bool emit_shortcut(struct dev_qp *dq, const struct dev_ent *e, const stru
 		payload = sgl->e[0].ptr;
 	else if (len && !dev_sgl_copy_out(sgl, 0, shortcut_stage, len))
 		return false;	/* the packet's gather faults as well, and fails the WQE */
-	return dev_resp_shortcut_write(&h, payload);
+	return dev_resp_shortcut_write(&h, payload, dq->qp);
 }
 
 /*
@@ -482,7 +515,7 @@ static bool emit_parsed(struct dev_qp *dq, struct dev_ent *e, const struct dev_w
 			const struct dev_sgl *sgl)
 {
 	struct emu_qp *qp = dq->qp;
-	bool req_only = w->opcode == RF_OPCODE_RDMA_READ || w->atomic_size;
+	bool req_only = w->opf & OPF_RESP;
 	uint32_t total, dst;
 
 	total = (uint32_t)sgl->total;

@@ -36,11 +36,8 @@ void emu_obj_free_locked(struct emu_obj *obj);
 void *emu_obj_get_locked(struct emu_ctx *ctx, uint32_t handle,
 			 enum emu_obj_type type);
 
-enum emu_num_kind { EMU_NUM_PD, EMU_NUM_CQ, EMU_NUM_QP, EMU_NUM_SRQ,
-		    EMU_NUM_MKEY, EMU_NUM_KIND_COUNT };
 int emu_num_alloc_locked(enum emu_num_kind kind, void *obj, uint32_t *num);
 void emu_num_free_locked(enum emu_num_kind kind, uint32_t num);
-void *emu_num_lookup_locked(enum emu_num_kind kind, uint32_t num);
 
 struct emu_channel *emu_channel_by_fd_locked(struct emu_ctx *ctx, int fd);
 

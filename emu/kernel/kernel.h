@@ -499,13 +499,71 @@ uint32_t emu_core_clock_khz(void);
 uint64_t emu_clock_cycles(void);
 void emu_clock_tick_locked(void);
 
-/* Host-wide lookups by number or key (any context of this process). */
-struct emu_qp *emu_qp_by_qpn_locked(uint32_t qpn);
-struct emu_cq *emu_cq_by_cqn_locked(uint32_t cqn);
-struct emu_srq *emu_srq_by_srqn_locked(uint32_t srqn);
-struct emu_mr *emu_mr_by_lkey_locked(uint32_t lkey);
-struct emu_mr *emu_mr_by_rkey_locked(uint32_t rkey);
-struct emu_mw *emu_mw_by_rkey_locked(uint32_t rkey);
+/*
+ * Host-wide lookups by number or key (any context of this process): one
+ * table per kind of number (objects.c), indexed by the number's low bits.
+ * Inline, because the device model makes several for every packet.
+ */
+enum emu_num_kind { EMU_NUM_PD, EMU_NUM_CQ, EMU_NUM_QP, EMU_NUM_SRQ,
+		    EMU_NUM_MKEY, EMU_NUM_KIND_COUNT };
+struct emu_num_space {
+	void		**slot;		/* EMU_NUM_IDX_MASK + 1 entries */
+	uint32_t	next;		/* rotate, so numbers are not reused at once */
+};
+extern struct emu_num_space emu_num_spaces[EMU_NUM_KIND_COUNT];
+
+static inline void *emu_num_lookup_locked(enum emu_num_kind kind, uint32_t num)
+{
+	void **slot = emu_num_spaces[kind].slot;
+
+	if (!slot || EMU_NUM_HOST(num) != emu_cfg.host_id)
+		return NULL;
+	return slot[num & EMU_NUM_IDX_MASK];
+}
+
+static inline struct emu_qp *emu_qp_by_qpn_locked(uint32_t qpn)
+{
+	return (struct emu_qp *)emu_num_lookup_locked(EMU_NUM_QP, qpn);
+}
+
+static inline struct emu_cq *emu_cq_by_cqn_locked(uint32_t cqn)
+{
+	return (struct emu_cq *)emu_num_lookup_locked(EMU_NUM_CQ, cqn);
+}
+
+static inline struct emu_srq *emu_srq_by_srqn_locked(uint32_t srqn)
+{
+	return (struct emu_srq *)emu_num_lookup_locked(EMU_NUM_SRQ, srqn);
+}
+
+/* mkeys: index in bits 31..8, a variant ("key") byte in 7..0 */
+static inline struct emu_obj *emu_mkey_lookup_locked(uint32_t key, enum emu_obj_type type)
+{
+	struct emu_obj *o = (struct emu_obj *)emu_num_lookup_locked(EMU_NUM_MKEY, key >> 8);
+
+	return o && o->type == type ? o : NULL;
+}
+
+static inline struct emu_mr *emu_mr_by_lkey_locked(uint32_t lkey)
+{
+	struct emu_mr *mr = (struct emu_mr *)emu_mkey_lookup_locked(lkey, EMU_OBJ_MR);
+
+	return mr && mr->lkey == lkey ? mr : NULL;
+}
+
+static inline struct emu_mr *emu_mr_by_rkey_locked(uint32_t rkey)
+{
+	struct emu_mr *mr = (struct emu_mr *)emu_mkey_lookup_locked(rkey, EMU_OBJ_MR);
+
+	return mr && mr->rkey == rkey ? mr : NULL;
+}
+
+static inline struct emu_mw *emu_mw_by_rkey_locked(uint32_t rkey)
+{
+	struct emu_mw *mw = (struct emu_mw *)emu_mkey_lookup_locked(rkey, EMU_OBJ_MW);
+
+	return mw && mw->rkey == rkey ? mw : NULL;
+}
 struct emu_ctx *emu_ctx_first_locked(void);	/* iterate with ->next */
 
 /*

@@ -318,16 +318,11 @@ void *emu_obj_get_locked(struct emu_ctx *ctx, uint32_t handle,
 /* ------------------------------------------------------------------------ */
 /* Subnet-unique numbers: host_id << EMU_NUM_IDX_BITS | index               */
 
-struct num_space {
-	void		**slot;		/* EMU_NUM_IDX_MASK + 1 entries */
-	uint32_t	next;		/* rotate, so numbers are not reused at once */
-};
-
-static struct num_space num_spaces[EMU_NUM_KIND_COUNT];
+struct emu_num_space emu_num_spaces[EMU_NUM_KIND_COUNT];
 
 int emu_num_alloc_locked(enum emu_num_kind kind, void *obj, uint32_t *num)
 {
-	struct num_space *s = &num_spaces[kind];
+	struct emu_num_space *s = &emu_num_spaces[kind];
 
 	if (!s->slot) {
 		s->slot = calloc(EMU_NUM_IDX_MASK + 1, sizeof(void *));
@@ -350,69 +345,17 @@ int emu_num_alloc_locked(enum emu_num_kind kind, void *obj, uint32_t *num)
 
 void emu_num_free_locked(enum emu_num_kind kind, uint32_t num)
 {
-	if (num_spaces[kind].slot)
-		num_spaces[kind].slot[num & EMU_NUM_IDX_MASK] = NULL;
-}
-
-void *emu_num_lookup_locked(enum emu_num_kind kind, uint32_t num)
-{
-	if (!num_spaces[kind].slot || EMU_NUM_HOST(num) != emu_cfg.host_id)
-		return NULL;
-	return num_spaces[kind].slot[num & EMU_NUM_IDX_MASK];
+	if (emu_num_spaces[kind].slot)
+		emu_num_spaces[kind].slot[num & EMU_NUM_IDX_MASK] = NULL;
 }
 
 static void num_spaces_free(void) __attribute__((destructor(200)));
 static void num_spaces_free(void)
 {
 	for (int k = 0; k < EMU_NUM_KIND_COUNT; k++) {
-		free(num_spaces[k].slot);
-		num_spaces[k].slot = NULL;
+		free(emu_num_spaces[k].slot);
+		emu_num_spaces[k].slot = NULL;
 	}
-}
-
-struct emu_qp *emu_qp_by_qpn_locked(uint32_t qpn)
-{
-	return emu_num_lookup_locked(EMU_NUM_QP, qpn);
-}
-
-struct emu_cq *emu_cq_by_cqn_locked(uint32_t cqn)
-{
-	return emu_num_lookup_locked(EMU_NUM_CQ, cqn);
-}
-
-struct emu_srq *emu_srq_by_srqn_locked(uint32_t srqn)
-{
-	return emu_num_lookup_locked(EMU_NUM_SRQ, srqn);
-}
-
-/* mkeys: index in bits 31..8, a variant ("key") byte in 7..0 */
-static struct emu_obj *mkey_lookup(uint32_t key)
-{
-	return emu_num_lookup_locked(EMU_NUM_MKEY, key >> 8);
-}
-
-struct emu_mr *emu_mr_by_lkey_locked(uint32_t lkey)
-{
-	struct emu_obj *o = mkey_lookup(lkey);
-	struct emu_mr *mr = (struct emu_mr *)o;
-
-	return o && o->type == EMU_OBJ_MR && mr->lkey == lkey ? mr : NULL;
-}
-
-struct emu_mr *emu_mr_by_rkey_locked(uint32_t rkey)
-{
-	struct emu_obj *o = mkey_lookup(rkey);
-	struct emu_mr *mr = (struct emu_mr *)o;
-
-	return o && o->type == EMU_OBJ_MR && mr->rkey == rkey ? mr : NULL;
-}
-
-struct emu_mw *emu_mw_by_rkey_locked(uint32_t rkey)
-{
-	struct emu_obj *o = mkey_lookup(rkey);
-	struct emu_mw *mw = (struct emu_mw *)o;
-
-	return o && o->type == EMU_OBJ_MW && mw->rkey == rkey ? mw : NULL;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -14,8 +14,9 @@
 #ifndef RDMAFAST_EMU_WIRE_PACKET_H
 #define RDMAFAST_EMU_WIRE_PACKET_H
 
+#include <stddef.h>
 #include <stdint.h>
-
+#include <string.h>
 
 enum dev_op {
 	/* requests, requester -> responder */
@@ -110,6 +111,23 @@ struct dev_pkt {
 	uint64_t		crc;		/* DPKT_CRC: hash of everything after it */
 	uint8_t			payload[];
 };
+
+/*
+ * Zero a packet's header.  In pieces of at most 64 bytes, which compilers
+ * store inline: a memset of the whole header becomes `rep stosq` on x86-64
+ * (gcc's generic tuning), several times slower for one header, and the
+ * engine clears one for every packet it builds.
+ */
+static inline void dev_pkt_clear(struct dev_pkt *p)
+{
+	enum { HDR = offsetof(struct dev_pkt, payload) };
+	char *h = (char *)p;
+	size_t off;
+
+	for (off = 0; off + 64 <= HDR; off += 64)
+		memset(h + off, 0, 64);
+	memset(h + off, 0, HDR - off);
+}
 
 /*
  * Is p addressed to a multicast group?  On InfiniBand by its DLID

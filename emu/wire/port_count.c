@@ -35,7 +35,7 @@ static bool roce(void)
 	return emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET;
 }
 
-static uint32_t octets(const struct dev_pkt *p)
+static inline uint32_t octets(const struct dev_pkt *p)
 {
 	uint32_t n = 12 + 4 + ((p->len + 3) & ~3u);	/* BTH, ICRC, padded payload */
 
@@ -122,16 +122,21 @@ void dev_wire_count_tx_later(const struct dev_pkt *p)
 	count_tx(p, true);
 }
 
-void dev_wire_count_loopback(const struct dev_pkt *p, unsigned rx_d, unsigned rx_port)
+void dev_wire_count_loopback(const struct dev_pkt *p, unsigned tx_d, unsigned tx_port,
+			     unsigned rx_d, unsigned rx_port)
 {
-	unsigned d = 0, port = 1;
 	uint32_t n = octets(p);
 
 	/* never multicast: dev_wire_shortcut_ok() leaves those to the ring */
-	if (roce())
-		emu_port_of_gid(p->sgid, &d, &port);
-	else
-		emu_port_of_lid(p->slid, &d, &port);
-	count(d, port, false, false, n, true);
-	count(rx_d, rx_port, true, false, n, true);
+	if (DEV_UNLIKELY(tx_d >= EMU_MAX_DEVS || rx_d >= EMU_MAX_DEVS ||
+			 tx_port - 1 >= EMU_MAX_PORTS || rx_port - 1 >= EMU_MAX_PORTS)) {
+		count(tx_d, tx_port, false, false, n, true);
+		count(rx_d, rx_port, true, false, n, true);
+		return;
+	}
+	held[tx_d][tx_port - 1][0].pkts++;
+	held[tx_d][tx_port - 1][0].octets += n;
+	held[rx_d][rx_port - 1][1].pkts++;
+	held[rx_d][rx_port - 1][1].octets += n;
+	any_held = true;
 }

@@ -161,7 +161,7 @@ struct dev_pkt *dev_wire_alloc(uint32_t payload)
 	p = (struct dev_pkt *)ring_reserve(n);
 	if (!p)
 		p = (struct dev_pkt *)scratch;	/* sent from there into a backlog */
-	memset(p, 0, offsetof(struct dev_pkt, payload));
+	dev_pkt_clear(p);
 	p->size = (uint32_t)sizeof(struct dev_pkt) + payload;
 	p->len = payload;
 	return p;

@@ -82,11 +82,13 @@ void dev_wire_count_rx(const struct dev_pkt *p, unsigned d, unsigned port);
 /*
  * The same for the loopback shortcut's packets, added to the counters in
  * one go by dev_wire_count_flush() (from dev_wire_poll()): one that leaves
- * (its receiver counts its arrival), or one that leaves and arrives at
- * port rx_d/rx_port.
+ * (its receiver counts its arrival), or one that leaves port tx_d/tx_port
+ * (the port of the QP that sent it, which its source address names) and
+ * arrives at port rx_d/rx_port.
  */
 void dev_wire_count_tx_later(const struct dev_pkt *p);
-void dev_wire_count_loopback(const struct dev_pkt *p, unsigned rx_d, unsigned rx_port);
+void dev_wire_count_loopback(const struct dev_pkt *p, unsigned tx_d, unsigned tx_port,
+			     unsigned rx_d, unsigned rx_port);
 void dev_wire_count_flush(void);
 /*
  * Deliver queued packets (loopback ring, delayed, and the sockets if asked:
