@@ -564,6 +564,7 @@ static inline struct emu_mw *emu_mw_by_rkey_locked(uint32_t rkey)
 
 	return mw && mw->rkey == rkey ? mw : NULL;
 }
+
 struct emu_ctx *emu_ctx_first_locked(void);	/* iterate with ->next */
 
 /*
