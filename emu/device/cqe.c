@@ -72,6 +72,7 @@ static void cq_try_fire(struct dev_cq *dcq, bool wakes_solicited)
 	dcq->fired_sn = (uint8_t)cq->arm_sn;
 	emu_post_comp_event_locked(cq);	/* clears cq->armed */
 	cq->armed = false;
+	dev_eng.last_event = dev_eng.now;
 }
 
 /* The moderation periods that ended: their CQs' events fire now. */

@@ -153,6 +153,8 @@ bool dev_trap_arm_locked(void);		/* protect them; false: cannot */
  */
 bool dev_trap_take_locked(struct dev_ctx **dctx, uint64_t *off);
 void dev_trap_fini_locked(void);
+/* How many doorbell faults and mprotect() calls so far (rfemu_dev_stats) */
+void dev_trap_counts(uint64_t *faults, uint64_t *mprotects);
 /* from the SIGSEGV handler: true if the fault was a trapped doorbell */
 bool dev_trap_fault(const void *addr);
 
@@ -309,6 +311,7 @@ struct dev_engine {
 	unsigned		timers;		/* QPs with a deadline or rnr wait */
 	unsigned		cq_timers;	/* CQs with a moderation period running */
 	uint64_t		wqes;		/* statistics */
+	uint64_t		last_event;	/* ns: the last completion event */
 	uint8_t			zip_mode;	/* EMU_CQE_COMPRESS_*, at engine start */
 	struct dev_zip		*zip_held;	/* CQs holding CQEs back (cqe_zip.c) */
 };

@@ -25,17 +25,20 @@
  *      another thread (typically a busy-polling application) wanted this
  *      CPU, and spinning would then steal its time slices; the engine stops
  *      spinning for the next 100 ms;
- *   2. naps RFEMU_NAP_US (50 us) at a time for RFEMU_HOT_MS (100 ms): a
+ *   2. within RFEMU_EVENT_GRACE_US (300 us) of a completion event it
+ *      delivered, naps 1 us at a time and leaves the doorbells unprotected
+ *      (idle_sleep_ns());
+ *   3. naps RFEMU_NAP_US (50 us) at a time for RFEMU_HOT_MS (100 ms): a
  *      doorbell still wakes it at once, but a wake-up by a busy thread can
  *      wait for that thread's CPU tick (4 ms), and a timer's does not;
- *   3. then sleeps until a doorbell, packet, command or timer (retransmit,
+ *   4. then sleeps until a doorbell, packet, command or timer (retransmit,
  *      RNR wait, delayed packets, CQ moderation) wakes it, and at least
  *      every TRAP_IDLE_NS (4 ms) to refresh the clock pages (kernel/clock.c)
  *      and do its slow tasks.
  *
  * Where doorbells cannot be trapped (RFEMU_DOORBELL_TRAP=0, or more watched
  * pages than trap.c keeps), the engine must look, and how often it looks is
- * the trade between doorbell latency and idle CPU: instead of 3. it doubles
+ * the trade between doorbell latency and idle CPU: instead of 4. it doubles
  * its sleep up to RFEMU_IDLE_MAX_US (1000 us).
  *
  * A thread that wakes from a short sleep has a claim on the CPU that a
@@ -43,7 +46,9 @@
  * busy-polling application, so sleeping, not spinning, keeps latency low
  * when there are fewer cores than busy threads.  Naps much shorter than
  * 50 us measured worse on 2 cores: the engine then uses enough CPU to lose
- * that claim.  The engine also asks for a short scheduler slice
+ * that claim (the 1 us naps of 2., taken by every idle engine, tripled the
+ * busy-polling round trip; after an event the application is asleep in its
+ * channel, and they do not compete with it).  The engine also asks for a short scheduler slice
  * (sched_setattr runtime 100 us, honoured by EEVDF kernels >= 6.12), which
  * helps its wake-ups preempt an application that has just started its own
  * slice.  An idle wake-up costs 5-15 us of CPU on the 2-core VM this was
@@ -84,6 +89,7 @@ static unsigned nctx;
 static uint64_t spin_ns = 20000;
 static uint64_t nap_ns = 50000;
 static uint64_t hot_ns = 100000000;
+static uint64_t event_grace_ns = 300000;
 static uint64_t idle_max_ns = 1000000;
 
 uint64_t dev_now_ns(void)
@@ -414,6 +420,8 @@ struct idle_state {
 /* After a doorbell fault: nap this long, for at most TRAP_WAIT_NS. */
 #define TRAP_NAP_NS	5000u
 #define TRAP_WAIT_NS	1000000u
+/* After a completion event, before RFEMU_EVENT_GRACE_US: naps this long. */
+#define EVENT_NAP_NS	1000u
 
 /* Timers (retransmit, RNR, delayed packets, CQ moderation) bound a sleep. */
 static uint64_t bounded_by_timers(uint64_t now, uint64_t sleep)
@@ -447,6 +455,17 @@ static uint64_t idle_sleep_ns(struct idle_state *st, uint64_t now, uint64_t idle
 	st->no_arm = false;
 	if (idle < spin_ns && now >= st->no_spin_until)
 		return 0;
+	/*
+	 * A completion event was just delivered: an event-driven application
+	 * is waking to poll and ring again, within tens of us.  Protecting the
+	 * pages now would cost more than the doorbell it catches (an mprotect
+	 * that must shoot down the TLB of the CPU the application runs on,
+	 * then the fault): nap in steps short enough to see the doorbell.
+	 */
+	if (now - dev_eng.last_event < event_grace_ns) {
+		st->no_arm = true;
+		return bounded_by_timers(now, EVENT_NAP_NS);
+	}
 	if (idle < hot_ns) {
 		sleep = nap_ns;
 		st->backoff = nap_ns;
@@ -587,6 +606,7 @@ int emu_dev_ctx_init(struct emu_ctx *ctx)
 		spin_ns = env_ns("RFEMU_SPIN_US", 1000, 20000);
 		nap_ns = env_ns("RFEMU_NAP_US", 1000, 50000);
 		hot_ns = env_ns("RFEMU_HOT_MS", 1000000, 100000000);
+		event_grace_ns = env_ns("RFEMU_EVENT_GRACE_US", 1000, 300000);
 		idle_max_ns = env_ns("RFEMU_IDLE_MAX_US", 1000, 1000000);
 		dev_trap_init();
 		if (nap_ns < 1000)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * stats.c - rfemu_dev_stats(): the wire's and the device's packet counters
- * (wire/stats.h), read under emu_lock.
+ * (wire/stats.h), read under emu_lock, and the doorbell trap's.
  */
 #include <string.h>
 
@@ -14,6 +14,7 @@ int rfemu_dev_stats(struct rfemu_dev_stats *out, size_t size)
 	emu_lock_acquire();
 	s = dev_wire_stats;
 	emu_lock_release();
+	dev_trap_counts(&s.trap_faults, &s.trap_mprotects);
 	memcpy(out, &s, size < sizeof(s) ? size : sizeof(s));
 	return 0;
 }

@@ -65,6 +65,22 @@ struct trap_range {
 
 static struct trap_range ranges[TRAP_MAX_RANGES];
 static unsigned nranges;
+/*
+ * What one mprotect() can cover: ranges that touch in the address space and
+ * have the same protection, whatever their files and offsets (mprotect()
+ * crosses mappings).  libmlx5 maps each UAR page on its own, usually next
+ * to the last, and on the VM this was measured on an mprotect() costs 6 us,
+ * 24 us while another thread of the process runs (the TLB shootdown): a
+ * QP's and a CQ's doorbell pages armed and disarmed together halve that.
+ */
+struct trap_run {
+	uintptr_t	lo, hi;
+	int		prot;
+};
+static struct trap_run runs[TRAP_MAX_RANGES];
+static unsigned nruns;
+/* rfemu_dev_stats(); the fault handler counts without the lock */
+static _Atomic uint64_t n_faults, n_mprotects;
 static atomic_uint gen;
 static atomic_uint inflight;
 static atomic_bool armed;
@@ -104,9 +120,25 @@ static void change_end(void)
 
 static void protect_all(bool trap)
 {
-	for (unsigned i = 0; i < nranges; i++)
-		emu_real_mprotect((void *)ranges[i].lo, ranges[i].hi - ranges[i].lo,
-				  trap ? PROT_READ : ranges[i].prot);
+	atomic_fetch_add_explicit(&n_mprotects, nruns, memory_order_relaxed);
+	for (unsigned i = 0; i < nruns; i++)
+		emu_real_mprotect((void *)runs[i].lo, runs[i].hi - runs[i].lo,
+				  trap ? PROT_READ : runs[i].prot);
+}
+
+/* Within change_begin/end, after the ranges changed: the runs anew. */
+static void ranges_changed(void)
+{
+	nruns = 0;
+	for (unsigned i = 0; i < nranges; i++) {
+		struct trap_run *t = nruns ? &runs[nruns - 1] : NULL;
+
+		if (t && t->hi == ranges[i].lo && t->prot == ranges[i].prot)
+			t->hi = ranges[i].hi;
+		else
+			runs[nruns++] = (struct trap_run){ ranges[i].lo, ranges[i].hi,
+							   ranges[i].prot };
+	}
 }
 
 /* Within change_begin/end: give the pages back their protection. */
@@ -158,13 +190,22 @@ bool dev_trap_fault(const void *addr)
 	if (r) {
 		if (atomic_exchange(&armed, false))
 			protect_all(false);
-		else	/* another thread is unprotecting them: ours now */
+		else {	/* another thread is unprotecting them: ours now */
+			atomic_fetch_add_explicit(&n_mprotects, 1, memory_order_relaxed);
 			emu_real_mprotect((void *)(a & ~(TRAP_PAGE - 1)), TRAP_PAGE, r->prot);
+		}
+		atomic_fetch_add_explicit(&n_faults, 1, memory_order_relaxed);
 		atomic_store(&rung, a & ~(TRAP_PAGE - 1));
 		dev_kick();
 	}
 	atomic_fetch_sub(&inflight, 1);
 	return r != NULL;
+}
+
+void dev_trap_counts(uint64_t *faults, uint64_t *mprotects)
+{
+	*faults = atomic_load_explicit(&n_faults, memory_order_relaxed);
+	*mprotects = atomic_load_explicit(&n_mprotects, memory_order_relaxed);
 }
 
 bool dev_trap_take_locked(struct dev_ctx **dctx, uint64_t *off)
@@ -292,7 +333,7 @@ static unsigned collect(struct trap_range *r, const struct trap_map *m, unsigned
 		}
 	}
 	qsort(r, n, sizeof(*r), range_cmp);
-	/* one mprotect() for pages that follow each other in both spaces */
+	/* one range for pages that follow each other in both spaces */
 	for (unsigned i = 0; i < n; i++) {
 		struct trap_range *t = k ? &r[k - 1] : NULL;
 
@@ -316,6 +357,7 @@ static void install_ranges(const struct trap_range *r, unsigned n, uintptr_t lo,
 	if (n)
 		memcpy(ranges, r, n * sizeof(*r));
 	nranges = n;
+	ranges_changed();
 	atomic_store(&span_lo, lo);
 	atomic_store(&span_hi, hi);
 	atomic_store(&rung, 0);
@@ -379,6 +421,7 @@ bool emu_dev_vm_change(const void *a, size_t alen, const void *b, size_t blen)
 		    !overlaps(ranges[i].lo, ranges[i].hi, b, blen))
 			ranges[k++] = ranges[i];
 	nranges = k;
+	ranges_changed();
 	change_end();
 	return true;
 }

@@ -27,6 +27,8 @@ struct rfemu_dev_stats {
 	uint64_t	drop_dc_key;	/* DC: a request with another DCT's access key */
 	uint64_t	wqe_fetches;	/* send WQEs read from a queue (retransmissions read again) */
 	uint64_t	shortcuts;	/* of pkts_tx: delivered on this host past the ring (wire.h) */
+	uint64_t	trap_faults;	/* doorbell stores that faulted on a protected page */
+	uint64_t	trap_mprotects;	/* mprotect() calls that protected or freed those pages */
 };
 
 /* Copy min(size, sizeof) bytes of the counters to out; returns 0. */

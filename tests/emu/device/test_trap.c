@@ -9,6 +9,7 @@
  * engine thread runs at the process's nice value.
  */
 #include <dirent.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@
 #include <infiniband/mlx5dv.h>
 
 #include "app_segv.h"
-#include "dev_test.h"
+#include "wire_test.h"
 
 static struct dt t;
 
@@ -107,6 +108,50 @@ Test(dev_trap, a_doorbell_wakes_the_sleeping_engine)
 		cr_assert_eq(t.buf[1][0], 0x40 + i);
 		usleep(100000);
 	}
+}
+
+static uintptr_t page_of(const void *p)
+{
+	return (uintptr_t)p & ~(uintptr_t)4095;
+}
+
+static void *cq_arm_page(struct ibv_cq *cq)
+{
+	struct mlx5dv_cq dv = { .comp_mask = 0 };
+	struct mlx5dv_obj o = { .cq = { cq, &dv } };
+
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_CQ), 0);
+	return dv.cq_uar;
+}
+
+/*
+ * libmlx5 maps each UAR page on its own: the QP's BlueFlame page and the
+ * CQ's arm page sit next to each other, from unrelated offsets of the
+ * memfd.  One mprotect() covers both: a doorbell on the sleeping engine
+ * costs one call to give them back and one to take them again.  (A write
+ * can fault twice: the engine may take the doorbell record and sleep again
+ * before the rest of the BlueFlame copy is stored.)
+ */
+Test(dev_trap, adjacent_doorbell_pages_take_one_mprotect)
+{
+	struct rfemu_dev_stats s0, s1;
+
+	cr_assert_eq(page_of(cq_arm_page(t.cq[0])), page_of(bf_reg(t.qp[0])) + 4096,
+		     "the fixture's QP and CQ doorbell pages are not adjacent");
+	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
+	usleep(100000);
+	s0 = wt_stats();
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(write8(1500).status, IBV_WC_SUCCESS);
+		usleep(100000);
+	}
+	s1 = wt_stats();
+	cr_assert_geq(s1.trap_faults - s0.trap_faults, 3, "%llu doorbell faults for 3 writes",
+		      (unsigned long long)(s1.trap_faults - s0.trap_faults));
+	cr_assert_eq(s1.trap_mprotects - s0.trap_mprotects, 2 * (s1.trap_faults - s0.trap_faults),
+		     "%llu mprotect() calls for %llu faults and as many armings",
+		     (unsigned long long)(s1.trap_mprotects - s0.trap_mprotects),
+		     (unsigned long long)(s1.trap_faults - s0.trap_faults));
 }
 
 /*
@@ -262,6 +307,82 @@ Test(dev_trap, a_mapping_put_over_a_doorbell_page_is_left_alone)
 	td_qp_destroy(&q);
 }
 
+/*
+ * After a completion event the engine leaves the doorbells unprotected for
+ * RFEMU_EVENT_GRACE_US (1 s here, so that a slow machine still rings
+ * within it): the application that woke on the event arms its CQ and
+ * posts again without a fault.  Once the grace is over the pages are
+ * trapped again.
+ */
+static void setup_grace(void)
+{
+	setenv("RFEMU_EVENT_GRACE_US", "1000000", 1);
+	setup();
+}
+
+TestSuite(dev_trap_grace, .init = setup_grace, .fini = teardown, .timeout = 60);
+
+/* Arm cq, post an 8-byte write from qp, and take the event it raises. */
+static void write8_event(struct ibv_comp_channel *ch, struct ibv_cq *cq, struct ibv_qp *qp)
+{
+	struct ibv_sge s = { (uintptr_t)t.buf[0], 8, t.mr[0]->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { (uintptr_t)t.buf[1], t.mr[1]->rkey },
+	};
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	cr_assert_eq(ibv_req_notify_cq(cq, 0), 0);
+	dt_post(qp, &wr);
+	cr_assert_eq(poll(&p, 1, 10000), 1, "no completion event");
+	cr_assert_eq(ibv_get_cq_event(ch, &ev_cq, &ev_ctx), 0);
+	ibv_ack_cq_events(ev_cq, 1);
+	cr_assert_eq(dt_poll1(cq).status, IBV_WC_SUCCESS);
+}
+
+Test(dev_trap_grace, the_doorbells_after_an_event_do_not_fault)
+{
+	struct ibv_comp_channel *ch = ibv_create_comp_channel(t.ctx);
+	struct ibv_cq *cq = ch ? ibv_create_cq(t.ctx, 16, NULL, ch, 0) : NULL;
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = t.cq[0], .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct dt_qp_opts o = { .type = IBV_QPT_RC, .retry_cnt = 7, .timeout = 14 };
+	struct rfemu_dev_stats s0, s1;
+	struct ibv_qp *qp, *peer;
+
+	cr_assert(cq, "%s", strerror(errno));
+	qp = ibv_create_qp(t.pd, &ia);
+	cr_assert(qp);
+	peer = dt_create_qp(&t, 1, &o);
+	cr_assert_eq(dt_connect(qp, peer->qp_num, t.lid, &o), 0);
+	cr_assert_eq(dt_connect(peer, qp->qp_num, t.lid, &o), 0);
+
+	write8_event(ch, cq, qp);
+	s0 = wt_stats();
+	write8_event(ch, cq, qp);
+	write8_event(ch, cq, qp);
+	s1 = wt_stats();
+	cr_assert_eq(s1.trap_faults, s0.trap_faults,
+		     "%llu doorbell faults right after completion events",
+		     (unsigned long long)(s1.trap_faults - s0.trap_faults));
+
+	usleep(1500000);	/* the grace is over: the pages are protected */
+	write8_event(ch, cq, qp);
+	cr_assert_gt(wt_stats().trap_faults, s1.trap_faults,
+		     "no doorbell fault once the grace was over");
+
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	cr_assert_eq(ibv_destroy_qp(peer), 0);
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+	cr_assert_eq(ibv_destroy_comp_channel(ch), 0);
+}
+
 /* With RFEMU_DOORBELL_TRAP=0 the engine looks for doorbells by itself. */
 static void setup_off(void)
 {
@@ -354,3 +475,4 @@ Test(dev_engine_nice, the_engine_keeps_the_process_nice_value)
 	for_each_thread(check_new);
 	cr_assert_geq(new_threads, 1, "no engine thread");
 }
+
