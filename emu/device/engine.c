@@ -48,12 +48,13 @@
  * 50 us measured worse on 2 cores: the engine then uses enough CPU to lose
  * that claim (the 1 us naps of 2., taken by every idle engine, tripled the
  * busy-polling round trip; after an event the application is asleep in its
- * channel, and they do not compete with it).  The engine also asks for a short scheduler slice
- * (sched_setattr runtime 100 us, honoured by EEVDF kernels >= 6.12), which
- * helps its wake-ups preempt an application that has just started its own
- * slice.  An idle wake-up costs 5-15 us of CPU on the 2-core VM this was
- * measured on: about 0.3% of a CPU at 4 ms.  Looking at the sockets costs a
- * syscall, so a wake-up by timeout (no packet) skips them.
+ * channel, and they do not compete with it).  The engine also asks for a
+ * short scheduler slice (sched_setattr runtime 100 us, honoured by EEVDF
+ * kernels >= 6.12), which helps its wake-ups preempt an application that
+ * has just started its own slice.  An idle wake-up costs 5-15 us of CPU on
+ * the 2-core VM this was measured on: about 0.3% of a CPU at 4 ms.  Looking
+ * at the sockets costs a syscall, so a wake-up by timeout (no packet) skips
+ * them.
  *
  * RFEMU_DEVICE=off never starts the engine: the fake kernel works as usual
  * but nothing rung is executed and no CQE is written. Benchmarks of the

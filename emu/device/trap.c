@@ -70,8 +70,8 @@ static unsigned nranges;
  * have the same protection, whatever their files and offsets (mprotect()
  * crosses mappings).  libmlx5 maps each UAR page on its own, usually next
  * to the last, and on the VM this was measured on an mprotect() costs 6 us,
- * 24 us while another thread of the process runs (the TLB shootdown): a
- * QP's and a CQ's doorbell pages armed and disarmed together halve that.
+ * 24-40 us while another CPU runs (the TLB shootdown waits for it): a QP's
+ * and a CQ's doorbell pages armed and disarmed together halve that.
  */
 struct trap_run {
 	uintptr_t	lo, hi;
