@@ -333,7 +333,8 @@ static unsigned collect(struct trap_range *r, const struct trap_map *m, unsigned
 		}
 	}
 	qsort(r, n, sizeof(*r), range_cmp);
-	/* one range for pages that follow each other in both spaces */
+	/* one range for pages that follow each other in both spaces (the runs
+	 * of ranges_changed() then join those that touch in the address space) */
 	for (unsigned i = 0; i < n; i++) {
 		struct trap_range *t = k ? &r[k - 1] : NULL;
 

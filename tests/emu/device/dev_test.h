@@ -104,6 +104,21 @@ static inline void dt_poll_none(struct ibv_cq *cq, unsigned ms)
 		     "unexpected completion: status %d opcode %d", wc.status, wc.opcode);
 }
 
+/* Whether ch has an event within ms; if so, it is cq's, taken and acknowledged. */
+static inline bool dt_event_within(struct ibv_comp_channel *ch, struct ibv_cq *cq, int ms)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	if (poll(&p, 1, ms) != 1)
+		return false;
+	cr_assert_eq(ibv_get_cq_event(ch, &ev_cq, &ev_ctx), 0);
+	cr_assert_eq(ev_cq, cq, "the event is another CQ's");
+	ibv_ack_cq_events(ev_cq, 1);
+	return true;
+}
+
 static inline int dt_connect(struct ibv_qp *qp, uint32_t dqpn, uint16_t dlid,
 			     const struct dt_qp_opts *o)
 {

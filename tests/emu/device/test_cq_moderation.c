@@ -4,7 +4,6 @@
  * event once cq_count CQEs arrived since the arm, or cq_period us after the
  * first of them, instead of on the first CQE.
  */
-#include <poll.h>
 
 #include "dev_test.h"
 
@@ -75,21 +74,6 @@ static void write_one(struct mod *m)
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
 }
 
-/* Whether the channel has an event within ms; takes and acks it. */
-static bool event_within(struct mod *m, int ms)
-{
-	struct pollfd p = { .fd = m->ch->fd, .events = POLLIN };
-	struct ibv_cq *ev_cq;
-	void *ev_ctx;
-
-	if (poll(&p, 1, ms) != 1)
-		return false;
-	cr_assert_eq(ibv_get_cq_event(m->ch, &ev_cq, &ev_ctx), 0);
-	cr_assert_eq(ev_cq, m->cq);
-	ibv_ack_cq_events(ev_cq, 1);
-	return true;
-}
-
 /* cq_count 4, no period: three CQEs raise nothing, the fourth the event. */
 Test(moderation, count)
 {
@@ -100,14 +84,14 @@ Test(moderation, count)
 	cr_assert_eq(ibv_req_notify_cq(m.cq, 0), 0);
 	for (int i = 0; i < 3; i++)
 		write_one(&m);
-	cr_assert(!event_within(&m, 300), "an event after 3 of 4 CQEs");
+	cr_assert(!dt_event_within(m.ch, m.cq, 300), "an event after 3 of 4 CQEs");
 	write_one(&m);
-	cr_assert(event_within(&m, 10000), "no event after the 4th CQE");
+	cr_assert(dt_event_within(m.ch, m.cq, 10000), "no event after the 4th CQE");
 
 	/* the count starts again at the next arm */
 	cr_assert_eq(ibv_req_notify_cq(m.cq, 0), 0);
 	write_one(&m);
-	cr_assert(!event_within(&m, 300), "an event after 1 of 4 CQEs");
+	cr_assert(!dt_event_within(m.ch, m.cq, 300), "an event after 1 of 4 CQEs");
 	mod_teardown(&m);
 }
 
@@ -127,7 +111,7 @@ Test(moderation, period)
 	cr_assert_eq(ibv_req_notify_cq(m.cq, 0), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	write_one(&m);
-	cr_assert(event_within(&m, 10000), "the period's timer never fired");
+	cr_assert(dt_event_within(m.ch, m.cq, 10000), "the period's timer never fired");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	us = (t1.tv_sec - t0.tv_sec) * 1000000L + (t1.tv_nsec - t0.tv_nsec) / 1000;
 	cr_assert_geq(us, 4095, "event after %ld us, before the 4095 us period", us);
@@ -135,6 +119,6 @@ Test(moderation, period)
 	moderate(&m, 0, 0);
 	cr_assert_eq(ibv_req_notify_cq(m.cq, 0), 0);
 	write_one(&m);
-	cr_assert(event_within(&m, 10000), "no event without moderation");
+	cr_assert(dt_event_within(m.ch, m.cq, 10000), "no event without moderation");
 	mod_teardown(&m);
 }
