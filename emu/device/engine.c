@@ -309,8 +309,6 @@ static unsigned iterate(bool sockets)
 {
 	unsigned work = 0;
 
-	if (dev_eng.watch_dirty)
-		dev_watch_rebuild_locked();
 	work += scan_doorbells();
 	for (unsigned round = 0; round < 16; round++) {
 		unsigned n = 0;
@@ -518,6 +516,14 @@ static void *engine_main(void *arg)
 
 		emu_lock_acquire();
 		now = dev_eng.now = dev_now_ns();
+		/*
+		 * First: a context closed since the last pass has left its
+		 * pointer in the watches and the trap's ranges, and a doorbell
+		 * noted there must not lead to it.  The rebuild forgets both;
+		 * iterate() then scans every doorbell, so none is lost.
+		 */
+		if (dev_eng.watch_dirty)
+			dev_watch_rebuild_locked();
 		if (trap_rung())
 			st.trap_woke = now;
 		emu_clock_tick_locked();
