@@ -181,4 +181,48 @@ static inline int et_run_helper(char *out, size_t outlen, unsigned secs,
 	return et_run(path, argv, 0, out, outlen, secs);
 }
 
+/*
+ * Whether a TCP socket listens on @port (state 0A in /proc/net/tcp or tcp6).
+ * Connecting to find out would take the server's only accept().
+ */
+static inline bool et_tcp_listening(int port)
+{
+	static const char *const tables[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+	bool found = false;
+
+	for (unsigned t = 0; t < 2 && !found; t++) {
+		FILE *f = fopen(tables[t], "r");
+		char line[512];
+
+		if (!f)
+			continue;
+		while (!found && fgets(line, sizeof(line), f)) {
+			unsigned lport, state;
+
+			/* "sl: local_address rem_address st ..." */
+			found = sscanf(line, " %*s %*[0-9A-Fa-f]:%x %*s %x", &lport, &state) == 2 &&
+				lport == (unsigned)port && state == 0x0A;
+		}
+		fclose(f);
+	}
+	return found;
+}
+
+/*
+ * Wait, at most 30 s, until the server @srv listens on TCP @port or has
+ * exited (left to be reaped): a client started on a timer gave up before a
+ * loaded machine's server listened.
+ */
+static inline void et_wait_listening(int port, pid_t srv)
+{
+	for (int i = 0; i < 600 && !et_tcp_listening(port); i++) {
+		siginfo_t si = { 0 };
+
+		if (waitid(P_PID, (id_t)srv, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    si.si_pid == srv)
+			return;
+		usleep(50000);
+	}
+}
+
 #endif /* RDMAFAST_TESTS_EMU_TEST_H */

@@ -63,9 +63,11 @@ static void pingpong(const char *prog, int port_off, const char *const args[])
 	cv[n] = NULL;
 
 	s = spawn(sv, 60);
-	/* the client retries while the server is not listening yet */
+	et_wait_listening(port_base() + port_off, s);
+	/* a refused connection is still retried a few times */
 	for (int attempt = 0; attempt < 20; attempt++) {
-		usleep(100000);
+		if (attempt)
+			usleep(100000);
 		c = spawn(cv, 60);
 		cli = wait_status(c);
 		if (cli != 1 || attempt == 19)

@@ -99,9 +99,10 @@ static void two_hosts(const char *prog, int off, const char *const args[])
 		execvp(sv[0], sv);
 		_exit(127);
 	}
-	/* the client retries while the server is not listening yet */
+	et_wait_listening(port_base() + off, s);
 	for (int attempt = 0; attempt < 30; attempt++) {
-		usleep(200000);
+		if (attempt)
+			usleep(200000);
 		cli = et_run(NULL, cv, ET_RUN_TOOL, cout, sizeof(cout), 120);
 		if (cli == 0 || (reaped = waitpid(s, &st, WNOHANG) == s))
 			break;
