@@ -312,6 +312,10 @@ struct dev_engine {
 	unsigned		cq_timers;	/* CQs with a moderation period running */
 	uint64_t		wqes;		/* statistics */
 	uint64_t		last_event;	/* ns: the last completion event */
+	uint64_t		last_assist;	/* ns: an application's poll ran a pass */
+	uint64_t		assist_wire;	/* ns: such a pass looked at the sockets */
+	uint64_t		assists;	/* passes run from applications' polls */
+	uint32_t		assist_streak;	/* of them since a CQ was last armed */
 	uint8_t			zip_mode;	/* EMU_CQE_COMPRESS_*, at engine start */
 	struct dev_zip		*zip_held;	/* CQs holding CQEs back (cqe_zip.c) */
 };

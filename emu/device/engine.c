@@ -36,6 +36,11 @@
  *      every TRAP_IDLE_NS (4 ms) to refresh the clock pages (kernel/clock.c)
  *      and do its slow tasks.
  *
+ * An application busy polling through ibv_poll_cq() runs the device in its
+ * own thread when its CQ is empty (emu_dev_poll_assist()); while it does,
+ * the engine neither traps its doorbells nor wakes for packets.  On a
+ * contended CPU the naps of 3. leave the doorbells untrapped too.
+ *
  * Where doorbells cannot be trapped (RFEMU_DOORBELL_TRAP=0, or more watched
  * pages than trap.c keeps), the engine must look, and how often it looks is
  * the trade between doorbell latency and idle CPU: instead of 4. it doubles
@@ -92,6 +97,7 @@ static uint64_t nap_ns = 50000;
 static uint64_t hot_ns = 100000000;
 static uint64_t event_grace_ns = 300000;
 static uint64_t idle_max_ns = 1000000;
+static uint64_t assist_window_ns = 1000000;	/* RFEMU_POLL_ASSIST_US; 0: off */
 
 uint64_t dev_now_ns(void)
 {
@@ -330,15 +336,43 @@ static unsigned iterate(bool sockets)
 	return work;
 }
 
-/* Sleep up to ns; true if a socket may have a packet. */
-static bool idle_wait(uint64_t ns)
+/*
+ * One pass of the device at dev_eng.now, lock held: the engine's, or one run
+ * from an application's empty poll (emu_dev_poll_assist()).  Returns the
+ * work done; *trapped if a trapped doorbell was taken.
+ */
+static unsigned pass(bool sockets, bool *trapped)
+{
+	unsigned work;
+
+	/*
+	 * First: a context closed since the last pass has left its pointer in
+	 * the watches and the trap's ranges, and a doorbell noted there must
+	 * not lead to it.  The rebuild forgets both; iterate() then scans
+	 * every doorbell, so none is lost.
+	 */
+	if (dev_eng.watch_dirty)
+		dev_watch_rebuild_locked();
+	*trapped = trap_rung();
+	emu_clock_tick_locked();
+	work = iterate(sockets);
+	if (dev_eng.zip_held)
+		dev_zip_pass_done(!work);
+	return work;
+}
+
+/*
+ * Sleep up to ns; true if a socket may have a packet.  Without `wire` the
+ * sockets do not wake it: an application's polls are looking at them.
+ */
+static bool idle_wait(uint64_t ns, bool wire)
 {
 	struct pollfd fds[2];
 	unsigned n = 0;
 	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
 
 	fds[n++] = (struct pollfd){ .fd = kick_fd, .events = POLLIN };
-	if (dev_wire_wait_fd() >= 0)
+	if (wire && dev_wire_wait_fd() >= 0)
 		fds[n++] = (struct pollfd){ .fd = dev_wire_wait_fd(), .events = POLLIN };
 	if (ppoll(fds, n, &ts, NULL) <= 0)
 		return false;	/* timed out: only doorbells can have changed */
@@ -412,6 +446,7 @@ struct idle_state {
 	uint64_t	no_spin_until;	/* contended CPU: no spinning before this */
 	uint64_t	trap_woke;	/* woken by a doorbell fault, not yet seen */
 	bool		no_arm;		/* this sleep waits for that doorbell */
+	bool		assisted;	/* an application's polls run the device */
 };
 
 /* With doorbells trapped, the longest sleep (see "Idling"). */
@@ -421,6 +456,15 @@ struct idle_state {
 #define TRAP_WAIT_NS	1000000u
 /* After a completion event, before RFEMU_EVENT_GRACE_US: naps this long. */
 #define EVENT_NAP_NS	1000u
+/*
+ * The engine leaves the device to an application's polls after this many of
+ * them without a CQ armed in between (an event-driven application polls
+ * once or twice between arms: it is about to sleep), for as long as they
+ * go on and RFEMU_POLL_ASSIST_US after the last.  Those polls look at the
+ * sockets at most every ASSIST_WIRE_NS.
+ */
+#define ASSIST_STREAK		8u
+#define ASSIST_WIRE_NS		2000u
 
 /* Timers (retransmit, RNR, delayed packets, CQ moderation) bound a sleep. */
 static uint64_t bounded_by_timers(uint64_t now, uint64_t sleep)
@@ -447,9 +491,22 @@ static uint64_t idle_sleep_ns(struct idle_state *st, uint64_t now, uint64_t idle
 	 * yield, hands the CPU over) without protecting the pages again,
 	 * until the doorbell is seen.
 	 */
+	st->assisted = false;
 	if (st->trap_woke && now - st->trap_woke < TRAP_WAIT_NS) {
 		st->no_arm = true;
 		return TRAP_NAP_NS;
+	}
+	/*
+	 * An application is busy polling and runs the device from its polls
+	 * (emu_dev_poll_assist()): they see its doorbells and the packets.
+	 * Neither trap its doorbells nor wake for packets, which would only
+	 * take its CPU (the 50 us naps of 3. doubled the round trip in half
+	 * the runs); sleep until its polls have stopped for the window, or a
+	 * timer, or a CQ armed (emu_dev_poll_arm()).
+	 */
+	if (dev_eng.last_assist && now - dev_eng.last_assist < assist_window_ns) {
+		st->no_arm = st->assisted = true;
+		return bounded_by_timers(now, dev_eng.last_assist + assist_window_ns - now);
 	}
 	st->no_arm = false;
 	if (idle < spin_ns && now >= st->no_spin_until)
@@ -468,6 +525,13 @@ static uint64_t idle_sleep_ns(struct idle_state *st, uint64_t now, uint64_t idle
 	if (idle < hot_ns) {
 		sleep = nap_ns;
 		st->backoff = nap_ns;
+		/*
+		 * On a contended CPU (a busy-polling application holds it),
+		 * protecting the pages again after each doorbell costs more
+		 * than the nap's wait for the next: the mprotect() shoots down
+		 * the TLB of that application's CPU.
+		 */
+		st->no_arm = now < st->no_spin_until;
 	} else {
 		sleep = st->backoff;
 		st->backoff = st->backoff * 2 > idle_max_ns ? idle_max_ns : st->backoff * 2;
@@ -513,23 +577,13 @@ static void *engine_main(void *arg)
 	while (!atomic_load_explicit(&engine_stop, memory_order_relaxed)) {
 		unsigned work;
 		uint64_t now, sleep;
+		bool trapped;
 
 		emu_lock_acquire();
 		now = dev_eng.now = dev_now_ns();
-		/*
-		 * First: a context closed since the last pass has left its
-		 * pointer in the watches and the trap's ranges, and a doorbell
-		 * noted there must not lead to it.  The rebuild forgets both;
-		 * iterate() then scans every doorbell, so none is lost.
-		 */
-		if (dev_eng.watch_dirty)
-			dev_watch_rebuild_locked();
-		if (trap_rung())
+		work = pass(sockets, &trapped);
+		if (trapped)
 			st.trap_woke = now;
-		emu_clock_tick_locked();
-		work = iterate(sockets);
-		if (dev_eng.zip_held)
-			dev_zip_pass_done(!work);
 		sockets = true;
 		if (now - last_slow > 1000000) {
 			slow_tasks();
@@ -563,9 +617,70 @@ static void *engine_main(void *arg)
 		if (!sleep)
 			spin_yield(&st);
 		else
-			sockets = idle_wait(sleep);
+			sockets = idle_wait(sleep, !st.assisted);
 	}
 	return NULL;
+}
+
+/*
+ * An application busy-polling a CQ through ibv_poll_cq() (libmlx5's poll is
+ * a call through the context's ops, interpose/verbs.c wraps it) runs the
+ * device itself when its CQ is empty: the doorbells it rang and the packets
+ * that came are executed in its own thread, and the engine thread, which
+ * would have to be woken and scheduled for each (20-35 us a wake-up on a
+ * CPU that a polling thread holds, bench/wake_probe.c), stays out of the
+ * way (idle_sleep_ns()).  The sockets cost a system call: an assist looks
+ * at them at most every ASSIST_WIRE_NS.  A thread already in a pass (the
+ * engine, another poller) is left to it.
+ */
+bool emu_dev_poll_assist(void)
+{
+	unsigned work;
+	bool sockets, trapped;
+	uint64_t now;
+
+	if (!emu_lock_try())
+		return false;
+	if (!engine_running || !assist_window_ns) {
+		emu_lock_release();
+		return false;
+	}
+	now = dev_eng.now = dev_now_ns();
+	sockets = now - dev_eng.assist_wire >= ASSIST_WIRE_NS;
+	if (sockets)
+		dev_eng.assist_wire = now;
+	work = pass(sockets, &trapped);
+	dev_eng.assists++;
+	if (dev_eng.assist_streak < ASSIST_STREAK)
+		dev_eng.assist_streak++;
+	else
+		dev_eng.last_assist = now;
+	emu_lock_release();
+	return work != 0;
+}
+
+void emu_dev_poll_arm(void)
+{
+	bool assisted;
+
+	emu_lock_acquire();
+	assisted = dev_eng.last_assist != 0;
+	dev_eng.assist_streak = 0;
+	dev_eng.last_assist = 0;
+	emu_lock_release();
+	/* its doorbells and packets are the engine's again, the arm's too */
+	if (assisted)
+		dev_kick();
+}
+
+bool emu_dev_poll_assist_on(void)
+{
+	bool on;
+
+	emu_lock_acquire();
+	on = engine_running && assist_window_ns;
+	emu_lock_release();
+	return on;
 }
 
 /* A duration from the environment in `unit` ns, else def_ns. */
@@ -615,6 +730,7 @@ int emu_dev_ctx_init(struct emu_ctx *ctx)
 		hot_ns = env_ns("RFEMU_HOT_MS", 1000000, 100000000);
 		event_grace_ns = env_ns("RFEMU_EVENT_GRACE_US", 1000, 300000);
 		idle_max_ns = env_ns("RFEMU_IDLE_MAX_US", 1000, 1000000);
+		assist_window_ns = env_ns("RFEMU_POLL_ASSIST_US", 1000, 1000000);
 		dev_trap_init();
 		if (nap_ns < 1000)
 			nap_ns = 1000;

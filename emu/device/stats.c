@@ -13,6 +13,7 @@ int rfemu_dev_stats(struct rfemu_dev_stats *out, size_t size)
 
 	emu_lock_acquire();
 	s = dev_wire_stats;
+	s.poll_assists = dev_eng.assists;
 	emu_lock_release();
 	dev_trap_counts(&s.trap_faults, &s.trap_mprotects);
 	memcpy(out, &s, size < sizeof(s) ? size : sizeof(s));

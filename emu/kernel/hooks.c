@@ -118,3 +118,18 @@ WEAK bool emu_dev_sigaction(int sig, const struct sigaction *act, struct sigacti
 	(void)old;
 	return false;
 }
+
+/* No device: nothing to run in the application's poll. */
+WEAK bool emu_dev_poll_assist(void)
+{
+	return false;
+}
+
+WEAK void emu_dev_poll_arm(void)
+{
+}
+
+WEAK bool emu_dev_poll_assist_on(void)
+{
+	return false;
+}

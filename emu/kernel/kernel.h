@@ -446,6 +446,7 @@ void emu_port_attr(unsigned dev_index, unsigned port_num,
 /* Services to device/                                                      */
 
 void emu_lock_acquire(void);
+bool emu_lock_try(void);		/* false: another thread holds it */
 void emu_lock_release(void);
 bool emu_lock_held(void);	/* by the calling thread; for assertions */
 
@@ -660,5 +661,19 @@ void emu_dev_vm_changed(void);
  */
 struct sigaction;
 bool emu_dev_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+/*
+ * The application's ibv_poll_cq() found its CQ empty (interpose/verbs.c): the
+ * device runs a pass in the caller's thread, if nobody else is in one. True
+ * if it did any work, so that a second look may find a completion. Called
+ * without the lock.
+ */
+bool emu_dev_poll_assist(void);
+/*
+ * The application arms a CQ by ibv_req_notify_cq(), after the provider has:
+ * it is going to wait for an event, not to poll. Without the lock.
+ */
+void emu_dev_poll_arm(void);
+/* Whether the device runs and takes those calls (on ibv_open_device()). */
+bool emu_dev_poll_assist_on(void);
 
 #endif /* RDMAFAST_EMU_KERNEL_H */

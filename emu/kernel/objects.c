@@ -35,6 +35,15 @@ void emu_lock_acquire(void)
 	atomic_store(&emu_owned, true);
 }
 
+bool emu_lock_try(void)
+{
+	if (pthread_mutex_trylock(&emu_mutex))
+		return false;
+	atomic_store(&emu_owner, pthread_self());
+	atomic_store(&emu_owned, true);
+	return true;
+}
+
 void emu_lock_release(void)
 {
 	atomic_store(&emu_owned, false);

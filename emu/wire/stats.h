@@ -29,6 +29,7 @@ struct rfemu_dev_stats {
 	uint64_t	shortcuts;	/* of pkts_tx: delivered on this host past the ring (wire.h) */
 	uint64_t	trap_faults;	/* doorbell stores that faulted on a protected page */
 	uint64_t	trap_mprotects;	/* mprotect() calls that protected or freed those pages */
+	uint64_t	poll_assists;	/* device passes run from applications' empty ibv_poll_cq() */
 };
 
 /* Copy min(size, sizeof) bytes of the counters to out; returns 0. */

@@ -4,13 +4,16 @@
  *
  * The engine is told to look for doorbells only rarely (no hot window,
  * sleeps growing to a minute), so a doorbell it does not trap would wait
- * for seconds.  A trapped one completes at once; the application's own
+ * for seconds; and the tests' polls do not run the device themselves
+ * (RFEMU_POLL_ASSIST_US=0, test_poll_assist.c), which would hide the trap.  A trapped one completes at once; the application's own
  * mappings and its own SIGSEGV handler are left as they were.  And the
  * engine thread runs at the process's nice value.
  */
 #include <dirent.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -24,6 +27,7 @@ static struct dt t;
 
 static void setup(void)
 {
+	setenv("RFEMU_POLL_ASSIST_US", "0", 1);
 	setenv("RFEMU_HOT_MS", "0", 1);
 	setenv("RFEMU_SPIN_US", "0", 1);
 	setenv("RFEMU_IDLE_MAX_US", "60000000", 1);
@@ -400,9 +404,58 @@ Test(dev_trap_grace, the_doorbells_after_an_event_do_not_fault)
 	cr_assert_eq(ibv_destroy_comp_channel(ch), 0);
 }
 
+/*
+ * Busy threads on every CPU: the engine's yields take long, it knows its
+ * CPU contended, and after a doorbell it naps with the pages left
+ * writable.  Protecting them again each time would shoot down the TLB of
+ * the CPU a polling application holds, and the next doorbell would fault.
+ */
+static atomic_bool contend_stop;
+
+static void *contend(void *arg)
+{
+	(void)arg;
+	while (!atomic_load_explicit(&contend_stop, memory_order_relaxed))
+		;
+	return NULL;
+}
+
+static void setup_contended(void)
+{
+	setenv("RFEMU_POLL_ASSIST_US", "0", 1);
+	dt_setup(&t);
+}
+
+TestSuite(dev_trap_contended, .init = setup_contended, .fini = teardown, .timeout = 120);
+
+Test(dev_trap_contended, a_contended_engine_does_not_trap_again)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t th[64];
+	struct rfemu_dev_stats s0, s1;
+	uint64_t faults;
+	int n = ncpu < 1 ? 1 : ncpu > 64 ? 64 : (int)ncpu;
+
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(pthread_create(&th[i], NULL, contend, NULL), 0);
+	for (int i = 0; i < 10; i++)
+		cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
+	s0 = wt_stats();
+	for (int i = 0; i < 30; i++)
+		cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
+	s1 = wt_stats();
+	atomic_store(&contend_stop, true);
+	for (int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	faults = s1.trap_faults - s0.trap_faults;
+	cr_assert_leq(faults, 10, "%llu doorbell faults in 30 writes on contended CPUs",
+		      (unsigned long long)faults);
+}
+
 /* With RFEMU_DOORBELL_TRAP=0 the engine looks for doorbells by itself. */
 static void setup_off(void)
 {
+	setenv("RFEMU_POLL_ASSIST_US", "0", 1);
 	setenv("RFEMU_DOORBELL_TRAP", "0", 1);
 	setenv("RFEMU_HOT_MS", "0", 1);
 	setenv("RFEMU_IDLE_MAX_US", "2000", 1);
