@@ -15,6 +15,7 @@
 #   make bench      rdmafast against libmlx5 and UCX: build/bench/report.{json,svg}
 #   make bench-clang  the same built by clang, in build/clang/
 #   make bench-probe  the stores of a ringing post alone (bench/store_probe.c)
+#   make bench-wake-probe  the host's floor under a busy-polling round trip (bench/wake_probe.c)
 #   make test-aarch64  everything built for arm64 and tested under qemu-user (cross/aarch64.mk)
 #   make fuzz       the libFuzzer targets, FUZZ_SECONDS each (fuzz/fuzz.mk)
 #   make clean      remove build/
@@ -41,7 +42,7 @@ HEADERS := $(sort $(wildcard include/rdmafast/*.h include/rdmafast/hw/*.h \
                                include/rdmafast/detail/*.h))
 
 .PHONY: all test check install uninstall clean deps check-headers unit-bins \
-        unit-test e2e-test examples run bench bench-test bench-clang bench-probe test-aarch64 check-layout \
+        unit-test e2e-test examples run bench bench-test bench-clang bench-probe bench-wake-probe test-aarch64 check-layout \
         man man-test readme-test \
         install-man uninstall-man
 all:
@@ -273,6 +274,14 @@ bench-probe:
 	@mkdir -p $(BUILD)/bench
 	$(CC) -std=c11 -O2 $(WARN) -pedantic -o $(BUILD)/bench/store_probe bench/store_probe.c
 	$(BUILD)/bench/store_probe
+
+# What this host puts under a two-process busy-polling round trip for each
+# way of driving a device, with none of the device's work (bench/wake_probe.c;
+# not part of make bench; emu/README.md, "Wake-up latency").
+bench-wake-probe:
+	@mkdir -p $(BUILD)/bench
+	$(CC) -std=gnu11 -O2 $(WARN) -pedantic -o $(BUILD)/bench/wake_probe bench/wake_probe.c -lpthread
+	$(BUILD)/bench/wake_probe
 
 # The same built by clang, in a tree of its own (a CC change alone rebuilds
 # nothing): rfbench then holds the data path to gcc's limits plus 10%.
