@@ -21,6 +21,7 @@
  * No wrapper is installed when the device does not run (RFEMU_DEVICE=off)
  * or RFEMU_POLL_ASSIST_US=0.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -28,7 +29,6 @@
 
 #include <infiniband/verbs.h>
 
-#include "real.h"
 #include "kernel/kernel.h"
 
 typedef int poll_fn(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
@@ -104,10 +104,8 @@ static void hook(struct ibv_context *ctx)
 
 static void unhook(struct ibv_context *ctx)
 {
-	unsigned n = atomic_load(&nhooked);
-
 	pthread_mutex_lock(&hook_lock);
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < atomic_load(&nhooked); i++)
 		if (atomic_load(&hooked[i].ctx) == ctx) {
 			ctx->ops.poll_cq = hooked[i].poll;
 			ctx->ops.req_notify_cq = hooked[i].arm;
