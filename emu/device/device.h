@@ -147,6 +147,7 @@ struct dev_ctx;
 void dev_trap_init(void);		/* RFEMU_DOORBELL_TRAP, at engine start */
 void dev_trap_rebuild_locked(void);	/* the watched pages changed */
 bool dev_trap_arm_locked(void);		/* protect them; false: cannot */
+void dev_trap_disarm_locked(void);	/* give them back, if protected */
 /*
  * A doorbell fault since arming?  *dctx (NULL if unknown) and *off: the
  * memfd page the last one hit, whose send queue doorbells may be taken as rung.

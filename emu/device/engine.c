@@ -454,6 +454,14 @@ struct idle_state {
 /* After a doorbell fault: nap this long, for at most TRAP_WAIT_NS. */
 #define TRAP_NAP_NS	5000u
 #define TRAP_WAIT_NS	1000000u
+/*
+ * A yield that takes this long, or a sleep this much longer than asked (a
+ * timer's overshoot on the VM measured on reached 20 us), means the CPU is
+ * contended, and it is taken to be for CONTENDED_FOR_NS.
+ */
+#define CONTENDED_NS		20000u
+#define LATE_WAKE_NS		100000u
+#define CONTENDED_FOR_NS	100000000u
 /* After a completion event, before RFEMU_EVENT_GRACE_US: naps this long. */
 #define EVENT_NAP_NS	1000u
 /*
@@ -519,6 +527,8 @@ static uint64_t idle_sleep_ns(struct idle_state *st, uint64_t now, uint64_t idle
 	 * then the fault): nap in steps short enough to see the doorbell.
 	 */
 	if (now - dev_eng.last_event < event_grace_ns) {
+		/* protected before the event, between the doorbell and its completion */
+		dev_trap_disarm_locked();
 		st->no_arm = true;
 		return bounded_by_timers(now, EVENT_NAP_NS);
 	}
@@ -550,8 +560,8 @@ static void spin_yield(struct idle_state *st)
 
 	sched_yield();
 	t1 = dev_now_ns();
-	if (t1 - t0 > 20000)
-		st->no_spin_until = t1 + 100000000;
+	if (t1 - t0 > CONTENDED_NS)
+		st->no_spin_until = t1 + CONTENDED_FOR_NS;
 }
 
 static void *engine_main(void *arg)
@@ -614,10 +624,21 @@ static void *engine_main(void *arg)
 				sleep = bounded_by_timers(now, TRAP_IDLE_NS);
 		}
 		emu_lock_release();
-		if (!sleep)
+		if (!sleep) {
 			spin_yield(&st);
-		else
+		} else {
+			uint64_t t0 = dev_now_ns(), t1;
+
 			sockets = idle_wait(sleep, !st.assisted);
+			/*
+			 * Woken late: the CPU was busy with another thread, as
+			 * a yield that takes long tells (spin_yield()).  The
+			 * naps, which do not spin, learn it this way.
+			 */
+			t1 = dev_now_ns();
+			if (t1 - t0 > sleep + LATE_WAKE_NS)
+				st.no_spin_until = t1 + CONTENDED_FOR_NS;
+		}
 	}
 	return NULL;
 }

@@ -173,6 +173,11 @@ static void disarm_locked(void)
 	change_end();
 }
 
+void dev_trap_disarm_locked(void)
+{
+	disarm_locked();
+}
+
 bool dev_trap_fault(const void *addr)
 {
 	uintptr_t a = (uintptr_t)addr;
