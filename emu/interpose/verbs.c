@@ -1,25 +1,29 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * verbs.c - the libibverbs calls seen: ibv_poll_cq() and ibv_req_notify_cq().
+ * verbs.c - the libibverbs calls seen: ibv_poll_cq(), ibv_start_poll() and
+ * ibv_req_notify_cq().
  *
- * Both are inline functions of <infiniband/verbs.h> that call the context's
- * ops (poll_cq, req_notify_cq), which libmlx5 sets when the context is
- * opened.  ibv_open_device() and ibv_import_device() are interposed to put
- * wrappers there: when the provider's poll finds the CQ empty, the device
- * runs a pass in the polling thread (emu_dev_poll_assist(),
- * device/engine.c) and the provider polls once more.  A busy-polling
- * application then executes its own doorbells and receives its own packets,
- * instead of waiting for the engine thread to be scheduled on a CPU that
- * the application holds.  An arm tells the device that the application is
- * going to sleep instead (emu_dev_poll_arm()).  Nothing else changes: the
- * CQEs are the device's, read by libmlx5's poll, and the arm is libmlx5's.
+ * All three are inline functions of <infiniband/verbs.h> that call through
+ * pointers libmlx5 sets: the context's ops (poll_cq, req_notify_cq) when
+ * the context is opened, an extended CQ's start_poll when the CQ is created
+ * (by the context's create_cq_ex, itself an inline call).
+ * ibv_open_device() and ibv_import_device() are interposed to put wrappers
+ * there: when the provider's poll finds the CQ empty, the device runs a
+ * pass in the polling thread (emu_dev_poll_assist(), device/engine.c) and
+ * the provider polls once more.  A busy-polling application then executes
+ * its own doorbells and receives its own packets, instead of waiting for
+ * the engine thread to be scheduled on a CPU that the application holds.
+ * An arm tells the device that the application is going to sleep instead
+ * (emu_dev_poll_arm()).  Nothing else changes: the CQEs are the device's,
+ * read by libmlx5's poll, and the arm is libmlx5's.  ibv_destroy_cq() is
+ * interposed to forget an extended CQ before its memory goes.
  *
- * Only a poll through the ops is seen.  rdmafast's and UCX's polls are
- * inline reads of the CQ, as mlx5dv users' are, and contexts from
- * mlx5dv_open_device() or a libibverbs found by dlopen()/dlsym() keep the
- * provider's poll: all of them are served by the engine thread as before.
- * No wrapper is installed when the device does not run (RFEMU_DEVICE=off)
- * or RFEMU_POLL_ASSIST_US=0.
+ * Only a poll through those pointers is seen.  rdmafast's and UCX's polls
+ * are inline reads of the CQ, as mlx5dv users' are, and contexts from
+ * mlx5dv_open_device() or a libibverbs found by dlopen()/dlsym(), and CQs
+ * from mlx5dv_create_cq(), keep the provider's poll: all of them are served
+ * by the engine thread as before.  No wrapper is installed when the device
+ * does not run (RFEMU_DEVICE=off) or RFEMU_POLL_ASSIST_US=0.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -33,6 +37,9 @@
 
 typedef int poll_fn(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 typedef int arm_fn(struct ibv_cq *cq, int solicited_only);
+typedef struct ibv_cq_ex *create_cq_ex_fn(struct ibv_context *ctx,
+					  struct ibv_cq_init_attr_ex *attr);
+typedef int start_poll_fn(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr);
 
 /* The contexts wrapped and their provider's calls; a context beyond them is not wrapped. */
 #define HOOKED_MAX	64
@@ -40,9 +47,20 @@ static struct {
 	struct ibv_context *_Atomic	ctx;	/* published after the calls */
 	poll_fn				*poll;
 	arm_fn				*arm;
+	create_cq_ex_fn			*create_cq_ex;	/* NULL: not the provider's */
 } hooked[HOOKED_MAX];
 static _Atomic unsigned nhooked;		/* entries ever used */
-static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The extended CQs wrapped and their provider's start_poll; beyond them, not wrapped. */
+#define EX_MAX	256
+static struct {
+	struct ibv_cq_ex *_Atomic	cq;	/* published after the others */
+	start_poll_fn			*start_poll;
+	struct ibv_context		*ctx;
+} ex[EX_MAX];
+static _Atomic unsigned nex;			/* entries ever used */
+
+static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;	/* both tables */
 
 static int slot_of(const struct ibv_context *ctx)
 {
@@ -77,6 +95,77 @@ static int assisted_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	return err;
 }
 
+static int ex_slot_of(const void *cq)
+{
+	unsigned n = atomic_load_explicit(&nex, memory_order_acquire);
+
+	for (unsigned i = 0; i < n; i++)
+		if ((const void *)atomic_load_explicit(&ex[i].cq, memory_order_acquire) == cq)
+			return (int)i;
+	return -1;
+}
+
+static int assisted_start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
+{
+	int i = ex_slot_of(cq), err;
+
+	if (i < 0)
+		return EINVAL;	/* destroyed */
+	/* libmlx5's start_poll releases the CQ's lock when it finds it empty */
+	err = ex[i].start_poll(cq, attr);
+	if (err == ENOENT && emu_dev_poll_assist())
+		err = ex[i].start_poll(cq, attr);
+	return err;
+}
+
+/* Under hook_lock: wrap cq's start_poll, if there is room. */
+static void ex_add_locked(struct ibv_cq_ex *cq)
+{
+	unsigned free_slot = EX_MAX, n = atomic_load(&nex);
+
+	for (unsigned i = 0; i < n && free_slot == EX_MAX; i++)
+		if (!atomic_load(&ex[i].cq))
+			free_slot = i;
+	if (free_slot == EX_MAX && n < EX_MAX)
+		free_slot = n;
+	if (free_slot == EX_MAX || !cq->start_poll)
+		return;
+	ex[free_slot].start_poll = cq->start_poll;
+	ex[free_slot].ctx = cq->context;
+	atomic_store_explicit(&ex[free_slot].cq, cq, memory_order_release);
+	if (free_slot == n)
+		atomic_store_explicit(&nex, n + 1, memory_order_release);
+	cq->start_poll = assisted_start_poll;
+}
+
+/* Under hook_lock: give slot i's CQ its provider's start_poll back and forget it. */
+static void ex_forget_locked(unsigned i)
+{
+	struct ibv_cq_ex *cq = atomic_load(&ex[i].cq);
+
+	cq->start_poll = ex[i].start_poll;
+	atomic_store(&ex[i].cq, NULL);
+}
+
+static struct ibv_cq_ex *assisted_create_cq_ex(struct ibv_context *ctx,
+					       struct ibv_cq_init_attr_ex *attr)
+{
+	int i = slot_of(ctx);
+	struct ibv_cq_ex *cq;
+
+	if (i < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = hooked[i].create_cq_ex(ctx, attr);
+	if (cq) {
+		pthread_mutex_lock(&hook_lock);
+		ex_add_locked(cq);
+		pthread_mutex_unlock(&hook_lock);
+	}
+	return cq;
+}
+
 static void hook(struct ibv_context *ctx)
 {
 	unsigned free_slot = HOOKED_MAX, n;
@@ -91,13 +180,18 @@ static void hook(struct ibv_context *ctx)
 	if (free_slot == HOOKED_MAX && n < HOOKED_MAX)
 		free_slot = n;
 	if (free_slot < HOOKED_MAX) {
+		struct verbs_context *vctx = verbs_get_ctx_op(ctx, create_cq_ex);
+
 		hooked[free_slot].poll = ctx->ops.poll_cq;
 		hooked[free_slot].arm = ctx->ops.req_notify_cq;
+		hooked[free_slot].create_cq_ex = vctx ? vctx->create_cq_ex : NULL;
 		atomic_store_explicit(&hooked[free_slot].ctx, ctx, memory_order_release);
 		if (free_slot == n)
 			atomic_store_explicit(&nhooked, n + 1, memory_order_release);
 		ctx->ops.poll_cq = assisted_poll_cq;
 		ctx->ops.req_notify_cq = assisted_req_notify_cq;
+		if (vctx)
+			vctx->create_cq_ex = assisted_create_cq_ex;
 	}
 	pthread_mutex_unlock(&hook_lock);
 }
@@ -109,8 +203,14 @@ static void unhook(struct ibv_context *ctx)
 		if (atomic_load(&hooked[i].ctx) == ctx) {
 			ctx->ops.poll_cq = hooked[i].poll;
 			ctx->ops.req_notify_cq = hooked[i].arm;
+			if (hooked[i].create_cq_ex)
+				verbs_get_ctx(ctx)->create_cq_ex = hooked[i].create_cq_ex;
 			atomic_store(&hooked[i].ctx, NULL);
 		}
+	/* CQs left open: their memory stays until the context goes */
+	for (unsigned i = 0; i < atomic_load(&nex); i++)
+		if (atomic_load(&ex[i].cq) && ex[i].ctx == ctx)
+			ex_forget_locked(i);
 	pthread_mutex_unlock(&hook_lock);
 }
 
@@ -164,4 +264,28 @@ int ibv_close_device(struct ibv_context *ctx)
 
 	unhook(ctx);
 	return next ? next(ctx) : (no_libibverbs(), -1);
+}
+
+/*
+ * A destroyed CQ's memory may come back as another CQ, with another
+ * start_poll: forget it first, and wrap it again if it lives on (EBUSY).
+ */
+int ibv_destroy_cq(struct ibv_cq *cq)
+{
+	int (*next)(struct ibv_cq *) =
+		(int (*)(struct ibv_cq *))next_of("ibv_destroy_cq", "IBVERBS_1.1");
+	int i, err;
+
+	pthread_mutex_lock(&hook_lock);
+	i = cq ? ex_slot_of(cq) : -1;
+	if (i >= 0)
+		ex_forget_locked((unsigned)i);
+	pthread_mutex_unlock(&hook_lock);
+	err = next ? next(cq) : (no_libibverbs(), ENOSYS);
+	if (err && i >= 0) {
+		pthread_mutex_lock(&hook_lock);
+		ex_add_locked((struct ibv_cq_ex *)cq);
+		pthread_mutex_unlock(&hook_lock);
+	}
+	return err;
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * test_poll_assist.c - an application's empty ibv_poll_cq() runs the
- * device in its own thread (emu/interpose/verbs.c, emu_dev_poll_assist()
- * in emu/device/engine.c), and its ibv_req_notify_cq() hands the device
- * back to the engine thread.
+ * test_poll_assist.c - an application's empty ibv_poll_cq() or
+ * ibv_start_poll() runs the device in its own thread
+ * (emu/interpose/verbs.c, emu_dev_poll_assist() in emu/device/engine.c),
+ * and its ibv_req_notify_cq() hands the device back to the engine thread.
  *
  * The engine is told to look for doorbells only rarely (no trap, no hot
  * window, sleeps growing to a minute) and, once an application polls, to
@@ -88,6 +88,81 @@ Test(dev_poll_assist, an_empty_poll_runs_the_device)
 		     (unsigned long long)(dt_now_ms() - t0));
 	cr_assert_arr_eq(t.buf[1], "assisted", 8);
 	cr_assert_gt(wt_stats().poll_assists, s0.poll_assists);
+}
+
+/* An extended CQ of 16 entries on t.ctx. */
+static struct ibv_cq_ex *cq_ex_create(void)
+{
+	struct ibv_cq_init_attr_ex a = { .cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS };
+	struct ibv_cq_ex *cq = ibv_create_cq_ex(t.ctx, &a);
+
+	cr_assert(cq, "ibv_create_cq_ex: %s", strerror(errno));
+	return cq;
+}
+
+/* An RC QP whose send CQ is cq, connected to a QP of the second context. */
+static struct ibv_qp *qp_on(struct ibv_cq *cq, struct ibv_qp **peer)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = t.cq[0], .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct dt_qp_opts o = { .type = IBV_QPT_RC, .retry_cnt = 7, .timeout = 14 };
+	struct ibv_qp *qp = ibv_create_qp(t.pd, &ia);
+
+	cr_assert(qp, "ibv_create_qp: %s", strerror(errno));
+	*peer = dt_create_qp(&t, 1, &o);
+	cr_assert_eq(dt_connect(qp, (*peer)->qp_num, t.lid, &o), 0);
+	cr_assert_eq(dt_connect(*peer, qp->qp_num, t.lid, &o), 0);
+	return qp;
+}
+
+Test(dev_poll_assist, an_empty_start_poll_runs_the_device)
+{
+	struct ibv_cq_ex *cq = cq_ex_create();
+	struct ibv_poll_cq_attr pa = { .comp_mask = 0 };
+	struct rfemu_dev_stats s0;
+	struct ibv_qp *qp, *peer;
+	uint64_t t0;
+	int err;
+
+	cr_assert(ours((const void *)cq->start_poll), "ibv_start_poll() is not wrapped");
+	qp = qp_on(ibv_cq_ex_to_cq(cq), &peer);
+	usleep(1000000);	/* the engine now sleeps for half a second or more */
+	s0 = wt_stats();
+	memcpy(t.buf[0], "extended", 8);
+	t0 = dt_now_ms();
+	post_write8(qp, (uintptr_t)t.buf[1], t.mr[1]->rkey);
+	while ((err = ibv_start_poll(cq, &pa)) == ENOENT && dt_now_ms() - t0 < 5000)
+		;
+	cr_assert_eq(err, 0, "ibv_start_poll: %d", err);
+	cr_assert_eq(cq->status, IBV_WC_SUCCESS);
+	cr_assert_eq(ibv_next_poll(cq), ENOENT);
+	ibv_end_poll(cq);
+	cr_assert_lt(dt_now_ms() - t0, 200, "the write took %llu ms: the engine did it",
+		     (unsigned long long)(dt_now_ms() - t0));
+	cr_assert_arr_eq(t.buf[1], "extended", 8);
+	cr_assert_gt(wt_stats().poll_assists, s0.poll_assists);
+
+	/* still attached to the QP: it lives on, and so does its wrapper */
+	cr_assert_eq(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), EBUSY);
+	cr_assert(ours((const void *)cq->start_poll));
+	cr_assert_eq(ibv_start_poll(cq, &pa), ENOENT);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	cr_assert_eq(ibv_destroy_qp(peer), 0);
+	cr_assert_eq(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+}
+
+/* A destroyed CQ is forgotten: its place is free for the next one. */
+Test(dev_poll_assist, destroyed_extended_cqs_are_forgotten)
+{
+	for (int i = 0; i < 300; i++) {
+		struct ibv_cq_ex *cq = cq_ex_create();
+
+		cr_assert(ours((const void *)cq->start_poll), "CQ %d is not wrapped", i);
+		cr_assert_eq(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+	}
 }
 
 /*
@@ -187,10 +262,20 @@ static void setup_device_off(void)
 
 TestSuite(dev_poll_assist_device_off, .init = setup_device_off, .fini = teardown, .timeout = 60);
 
-Test(dev_poll_assist_device_off, the_calls_are_libmlx5s)
+/* ... an extended CQ's start_poll too */
+static void calls_are_libmlx5s(void)
 {
+	struct ibv_cq_ex *cq = cq_ex_create();
+
 	cr_assert_not(ours((const void *)t.ctx->ops.poll_cq));
 	cr_assert_not(ours((const void *)t.ctx->ops.req_notify_cq));
+	cr_assert_not(ours((const void *)cq->start_poll));
+	cr_assert_eq(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+}
+
+Test(dev_poll_assist_device_off, the_calls_are_libmlx5s)
+{
+	calls_are_libmlx5s();
 }
 
 static void setup_assist_off(void)
@@ -203,6 +288,5 @@ TestSuite(dev_poll_assist_off, .init = setup_assist_off, .fini = teardown, .time
 
 Test(dev_poll_assist_off, the_calls_are_libmlx5s)
 {
-	cr_assert_not(ours((const void *)t.ctx->ops.poll_cq));
-	cr_assert_not(ours((const void *)t.ctx->ops.req_notify_cq));
+	calls_are_libmlx5s();
 }
