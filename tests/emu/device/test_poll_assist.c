@@ -262,7 +262,7 @@ static void setup_device_off(void)
 
 TestSuite(dev_poll_assist_device_off, .init = setup_device_off, .fini = teardown, .timeout = 60);
 
-/* ... an extended CQ's start_poll too */
+/* libmlx5's own calls: the context's ops and an extended CQ's start_poll */
 static void calls_are_libmlx5s(void)
 {
 	struct ibv_cq_ex *cq = cq_ex_create();
