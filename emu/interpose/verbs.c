@@ -30,6 +30,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <infiniband/verbs.h>
 
@@ -41,35 +42,69 @@ typedef struct ibv_cq_ex *create_cq_ex_fn(struct ibv_context *ctx,
 					  struct ibv_cq_init_attr_ex *attr);
 typedef int start_poll_fn(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr);
 
+/*
+ * The objects wrapped, by slot: key[i] is slot i's object (NULL: free),
+ * published after the slot's other fields, and `used` counts the slots
+ * ever taken.  The polls look without a lock; changes hold hook_lock.
+ */
+struct slots {
+	const void *_Atomic	*key;
+	_Atomic unsigned	used;
+	unsigned		max;
+};
+
+static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* The contexts wrapped and their provider's calls; a context beyond them is not wrapped. */
 #define HOOKED_MAX	64
+static const void *_Atomic hooked_ctx[HOOKED_MAX];
 static struct {
-	struct ibv_context *_Atomic	ctx;	/* published after the calls */
-	poll_fn				*poll;
-	arm_fn				*arm;
-	create_cq_ex_fn			*create_cq_ex;	/* NULL: not the provider's */
+	poll_fn			*poll;
+	arm_fn			*arm;
+	create_cq_ex_fn		*create_cq_ex;	/* NULL: not the provider's */
 } hooked[HOOKED_MAX];
-static _Atomic unsigned nhooked;		/* entries ever used */
+static struct slots ctxs = { hooked_ctx, 0, HOOKED_MAX };
 
 /* The extended CQs wrapped and their provider's start_poll; beyond them, not wrapped. */
 #define EX_MAX	256
+static const void *_Atomic ex_cq[EX_MAX];
 static struct {
-	struct ibv_cq_ex *_Atomic	cq;	/* published after the others */
-	start_poll_fn			*start_poll;
-	struct ibv_context		*ctx;
+	start_poll_fn		*start_poll;
+	struct ibv_context	*ctx;
 } ex[EX_MAX];
-static _Atomic unsigned nex;			/* entries ever used */
+static struct slots cqs = { ex_cq, 0, EX_MAX };
 
-static pthread_mutex_t hook_lock = PTHREAD_MUTEX_INITIALIZER;	/* both tables */
+/* The slot holding obj, or -1 (obj NULL: a freed slot). */
+static int slot_find(struct slots *t, const void *obj)
+{
+	unsigned n = atomic_load_explicit(&t->used, memory_order_acquire);
+
+	for (unsigned i = 0; i < n; i++)
+		if (atomic_load_explicit(&t->key[i], memory_order_acquire) == obj)
+			return (int)i;
+	return -1;
+}
+
+/* Under hook_lock: a slot to fill, or -1 if all are taken. */
+static int slot_free_locked(struct slots *t)
+{
+	int i = slot_find(t, NULL);
+	unsigned n = atomic_load(&t->used);
+
+	return i >= 0 ? i : n < t->max ? (int)n : -1;
+}
+
+/* Under hook_lock: slot i, its other fields set, now holds obj (NULL: free). */
+static void slot_set_locked(struct slots *t, unsigned i, const void *obj)
+{
+	atomic_store_explicit(&t->key[i], obj, memory_order_release);
+	if (i == atomic_load(&t->used))
+		atomic_store_explicit(&t->used, i + 1, memory_order_release);
+}
 
 static int slot_of(const struct ibv_context *ctx)
 {
-	unsigned n = atomic_load_explicit(&nhooked, memory_order_acquire);
-
-	for (unsigned i = 0; i < n; i++)
-		if (atomic_load_explicit(&hooked[i].ctx, memory_order_acquire) == ctx)
-			return (int)i;
-	return -1;	/* its context was closed */
+	return slot_find(&ctxs, ctx);	/* -1: its context was closed */
 }
 
 static int assisted_poll_cq(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc)
@@ -95,19 +130,9 @@ static int assisted_req_notify_cq(struct ibv_cq *cq, int solicited_only)
 	return err;
 }
 
-static int ex_slot_of(const void *cq)
-{
-	unsigned n = atomic_load_explicit(&nex, memory_order_acquire);
-
-	for (unsigned i = 0; i < n; i++)
-		if ((const void *)atomic_load_explicit(&ex[i].cq, memory_order_acquire) == cq)
-			return (int)i;
-	return -1;
-}
-
 static int assisted_start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *attr)
 {
-	int i = ex_slot_of(cq), err;
+	int i = slot_find(&cqs, cq), err;
 
 	if (i < 0)
 		return EINVAL;	/* destroyed */
@@ -121,30 +146,23 @@ static int assisted_start_poll(struct ibv_cq_ex *cq, struct ibv_poll_cq_attr *at
 /* Under hook_lock: wrap cq's start_poll, if there is room. */
 static void ex_add_locked(struct ibv_cq_ex *cq)
 {
-	unsigned free_slot = EX_MAX, n = atomic_load(&nex);
+	int i = slot_free_locked(&cqs);
 
-	for (unsigned i = 0; i < n && free_slot == EX_MAX; i++)
-		if (!atomic_load(&ex[i].cq))
-			free_slot = i;
-	if (free_slot == EX_MAX && n < EX_MAX)
-		free_slot = n;
-	if (free_slot == EX_MAX || !cq->start_poll)
+	if (i < 0 || !cq->start_poll)
 		return;
-	ex[free_slot].start_poll = cq->start_poll;
-	ex[free_slot].ctx = cq->context;
-	atomic_store_explicit(&ex[free_slot].cq, cq, memory_order_release);
-	if (free_slot == n)
-		atomic_store_explicit(&nex, n + 1, memory_order_release);
+	ex[i].start_poll = cq->start_poll;
+	ex[i].ctx = cq->context;
+	slot_set_locked(&cqs, (unsigned)i, cq);
 	cq->start_poll = assisted_start_poll;
 }
 
 /* Under hook_lock: give slot i's CQ its provider's start_poll back and forget it. */
 static void ex_forget_locked(unsigned i)
 {
-	struct ibv_cq_ex *cq = atomic_load(&ex[i].cq);
+	struct ibv_cq_ex *cq = (struct ibv_cq_ex *)(uintptr_t)atomic_load(&ex_cq[i]);
 
 	cq->start_poll = ex[i].start_poll;
-	atomic_store(&ex[i].cq, NULL);
+	slot_set_locked(&cqs, i, NULL);
 }
 
 static struct ibv_cq_ex *assisted_create_cq_ex(struct ibv_context *ctx,
@@ -168,26 +186,19 @@ static struct ibv_cq_ex *assisted_create_cq_ex(struct ibv_context *ctx,
 
 static void hook(struct ibv_context *ctx)
 {
-	unsigned free_slot = HOOKED_MAX, n;
+	int i;
 
 	if (!ctx || ctx->ops.poll_cq == assisted_poll_cq || !emu_dev_poll_assist_on())
 		return;
 	pthread_mutex_lock(&hook_lock);
-	n = atomic_load(&nhooked);
-	for (unsigned i = 0; i < n && free_slot == HOOKED_MAX; i++)
-		if (!atomic_load(&hooked[i].ctx))
-			free_slot = i;
-	if (free_slot == HOOKED_MAX && n < HOOKED_MAX)
-		free_slot = n;
-	if (free_slot < HOOKED_MAX) {
+	i = slot_free_locked(&ctxs);
+	if (i >= 0) {
 		struct verbs_context *vctx = verbs_get_ctx_op(ctx, create_cq_ex);
 
-		hooked[free_slot].poll = ctx->ops.poll_cq;
-		hooked[free_slot].arm = ctx->ops.req_notify_cq;
-		hooked[free_slot].create_cq_ex = vctx ? vctx->create_cq_ex : NULL;
-		atomic_store_explicit(&hooked[free_slot].ctx, ctx, memory_order_release);
-		if (free_slot == n)
-			atomic_store_explicit(&nhooked, n + 1, memory_order_release);
+		hooked[i].poll = ctx->ops.poll_cq;
+		hooked[i].arm = ctx->ops.req_notify_cq;
+		hooked[i].create_cq_ex = vctx ? vctx->create_cq_ex : NULL;
+		slot_set_locked(&ctxs, (unsigned)i, ctx);
 		ctx->ops.poll_cq = assisted_poll_cq;
 		ctx->ops.req_notify_cq = assisted_req_notify_cq;
 		if (vctx)
@@ -198,19 +209,21 @@ static void hook(struct ibv_context *ctx)
 
 static void unhook(struct ibv_context *ctx)
 {
+	int i;
+
 	pthread_mutex_lock(&hook_lock);
-	for (unsigned i = 0; i < atomic_load(&nhooked); i++)
-		if (atomic_load(&hooked[i].ctx) == ctx) {
-			ctx->ops.poll_cq = hooked[i].poll;
-			ctx->ops.req_notify_cq = hooked[i].arm;
-			if (hooked[i].create_cq_ex)
-				verbs_get_ctx(ctx)->create_cq_ex = hooked[i].create_cq_ex;
-			atomic_store(&hooked[i].ctx, NULL);
-		}
+	i = slot_find(&ctxs, ctx);
+	if (ctx && i >= 0) {
+		ctx->ops.poll_cq = hooked[i].poll;
+		ctx->ops.req_notify_cq = hooked[i].arm;
+		if (hooked[i].create_cq_ex)
+			verbs_get_ctx(ctx)->create_cq_ex = hooked[i].create_cq_ex;
+		slot_set_locked(&ctxs, (unsigned)i, NULL);
+	}
 	/* CQs left open: their memory stays until the context goes */
-	for (unsigned i = 0; i < atomic_load(&nex); i++)
-		if (atomic_load(&ex[i].cq) && ex[i].ctx == ctx)
-			ex_forget_locked(i);
+	for (unsigned k = 0; k < atomic_load(&cqs.used); k++)
+		if (atomic_load(&ex_cq[k]) && ex[k].ctx == ctx)
+			ex_forget_locked(k);
 	pthread_mutex_unlock(&hook_lock);
 }
 
@@ -277,7 +290,7 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 	int i, err;
 
 	pthread_mutex_lock(&hook_lock);
-	i = cq ? ex_slot_of(cq) : -1;
+	i = cq ? slot_find(&cqs, cq) : -1;
 	if (i >= 0)
 		ex_forget_locked((unsigned)i);
 	pthread_mutex_unlock(&hook_lock);
