@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rdmafast/verbs/ibv.h - what the control glue stands on: libibverbs and
+ * mlx5dv included with the byte-order helpers they need, verbs returns
+ * turned into -errno, the device check and its asynchronous events.
+ * Included through rdmafast/verbs.h.
+ */
+#ifndef RDMAFAST_VERBS_IBV_H
+#define RDMAFAST_VERBS_IBV_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <endian.h>
+#include <poll.h>
+
+/*
+ * mlx5dv.h's inline helpers call htobe32() and friends, which glibc only
+ * declares for _DEFAULT_SOURCE; under -std=c11 they would silently become
+ * undefined functions (the warning is lost inside a system header) and
+ * the program would fail to link. Supply them while mlx5dv.h is read (its
+ * inline bodies are expanded there) and take them back afterwards, so
+ * that they do not stay defined in the program's namespace.
+ */
+#if !defined(htobe32)
+#define RF__BYTE_ORDER_SHIM 1
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define htobe16(x) __builtin_bswap16(x)
+#define htobe32(x) __builtin_bswap32(x)
+#define htobe64(x) __builtin_bswap64(x)
+#define be16toh(x) __builtin_bswap16(x)
+#define be32toh(x) __builtin_bswap32(x)
+#define be64toh(x) __builtin_bswap64(x)
+#else
+#define htobe16(x) ((uint16_t)(x))
+#define htobe32(x) ((uint32_t)(x))
+#define htobe64(x) ((uint64_t)(x))
+#define be16toh(x) ((uint16_t)(x))
+#define be32toh(x) ((uint32_t)(x))
+#define be64toh(x) ((uint64_t)(x))
+#endif
+#endif
+
+#include <infiniband/verbs.h>
+#include <infiniband/mlx5dv.h>
+
+#ifdef RF__BYTE_ORDER_SHIM
+#undef RF__BYTE_ORDER_SHIM
+#undef htobe16
+#undef htobe32
+#undef htobe64
+#undef be16toh
+#undef be32toh
+#undef be64toh
+#endif
+
+#include <rdmafast/rdmafast.h>
+
+RF_BEGIN_DECLS
+
+/* Turn a verbs return (positive errno, or -1 with errno) into -errno. */
+static inline RF_COLD int rf__ibv_err(int ret)
+{
+	if (ret > 0)
+		return -ret;
+	if (ret < 0)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+/* -EPROTONOSUPPORT unless mlx5dv drives this device. */
+static inline RF_COLD int rf_device_check_ibv(struct ibv_context *ctx)
+{
+	return ctx && mlx5dv_is_supported(ctx->device) ? 0 : -EPROTONOSUPPORT;
+}
+
+/*
+ * rf_async_event_ibv - the next asynchronous event of ctx (IBV_EVENT_*,
+ * copied to *ev and acknowledged), waiting at most ms milliseconds for it
+ * (0: do not wait). Returns 0, -EAGAIN when none came, or -errno. The
+ * object ev names (ev->element) stays the caller's to keep alive.
+ */
+static inline RF_COLD int rf_async_event_ibv(struct ibv_context *ctx,
+					     struct ibv_async_event *ev, int ms)
+{
+	struct pollfd p;
+	struct ibv_async_event e;
+	int ret;
+
+	p.fd = ctx->async_fd;
+	p.events = POLLIN;
+	p.revents = 0;
+	ret = poll(&p, 1, ms);
+	if (ret < 0)
+		return -errno;
+	if (ret == 0)
+		return -EAGAIN;
+	if (ibv_get_async_event(ctx, &e))
+		return errno ? -errno : -EIO;
+	*ev = e;
+	ibv_ack_async_event(&e);
+	return 0;
+}
+
+RF_END_DECLS
+
+#endif /* RDMAFAST_VERBS_IBV_H */
