@@ -293,8 +293,14 @@ struct emu_qp {
 	 */
 	bool			dyn_uar;
 
-	/* caps as answered */
-	struct ibv_qp_cap	cap;
+	/*
+	 * The receive queue as mlx5_ib_query_qp() answers it, from the ring
+	 * the kernel's set_rq_size() took from the driver request: rq.wqe_cnt
+	 * WQEs of rq.max_gs SGEs (stride / 16, less one for a signature), 0
+	 * and 0 without a receive queue of its own (an SRQ, XRC, no WRs).
+	 */
+	uint32_t		rq_max_wr;
+	uint32_t		rq_max_gs;
 
 	struct emu_qp_attr	attr;
 

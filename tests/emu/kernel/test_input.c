@@ -385,6 +385,113 @@ Test(kin, create_qp_pins_its_rings)
 	pages_free(p);
 }
 
+/*
+ * What the kernel's mlx5 driver answers of a user QP's caps.  CREATE_QP
+ * returns the caps asked (ib_uverbs_create_qp() copies back what the
+ * driver left in ib_qp_init_attr), the receive caps zeroed without a
+ * receive queue (set_rq_size()); QUERY_QP the receive ring as made (WQEs
+ * and stride / 16, less one with a signature), no send WR or SGE count
+ * and no inline size (mlx5_ib_query_qp(): those are libmlx5's).
+ */
+static void query_qp_raw(uint32_t handle, struct ib_uverbs_query_qp_resp *r)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_query_qp core;
+	} q = {
+		.hdr = HDR(IB_USER_VERBS_CMD_QUERY_QP, sizeof(q), sizeof(*r)),
+		.core = { .response = (uintptr_t)r, .qp_handle = handle,
+			  .attr_mask = IBV_QP_CAP },
+	};
+
+	memset(r, 0xff, sizeof(*r));
+	cr_assert_eq(cmd_write(&q, sizeof(q)), 0, "%s", strerror(errno));
+}
+
+static void destroy_qp_raw(uint32_t handle)
+{
+	struct ib_uverbs_destroy_qp_resp dr;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_destroy_qp core;
+	} d = {
+		.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_QP, sizeof(d), sizeof(dr)),
+		.core = { .response = (uintptr_t)&dr, .qp_handle = handle },
+	};
+
+	cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+}
+
+Test(kin, query_qp_answers_the_rings)
+{
+	/* 1024 receive WQEs of 64 bytes, then 16 send WQEBBs, then the doorbell */
+	size_t ring = (1024 << 6) + (16 << 6);
+	uint8_t *p = mmap(NULL, ring + 4096, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct ib_uverbs_query_qp_resp q;
+	struct create_qp_resp r;
+	struct create_qp_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_QP, sizeof(c), sizeof(r)),
+		.core = {
+			.response = (uintptr_t)&r, .pd_handle = pd->handle,
+			.send_cq_handle = cq->handle, .recv_cq_handle = cq->handle,
+			.max_send_wr = 16, .max_recv_wr = 1000, .max_send_sge = 1,
+			.max_recv_sge = 3, .max_inline_data = 64, .qp_type = IBV_QPT_RC,
+		},
+		.drv = {
+			.buf_addr = (uintptr_t)p, .db_addr = (uintptr_t)(p + ring),
+			.sq_wqe_count = 16, .rq_wqe_count = 1024, .rq_wqe_shift = 6,
+			.flags = MLX5_QP_FLAG_UAR_PAGE_INDEX, .bfreg_index = uar,
+		},
+	};
+
+	cr_assert_neq(p, MAP_FAILED);
+	cr_assert(srq);
+	memset(&r, 0xff, sizeof(r));
+	cr_assert_eq(cmd_write(&c, sizeof(c)), 0, "%s", strerror(errno));
+	cr_expect_eq(r.core.max_send_wr, 16);
+	cr_expect_eq(r.core.max_recv_wr, 1000);
+	cr_expect_eq(r.core.max_send_sge, 1);
+	cr_expect_eq(r.core.max_recv_sge, 3);
+	cr_expect_eq(r.core.max_inline_data, 64);
+	query_qp_raw(r.core.qp_handle, &q);
+	cr_expect_eq(q.max_send_wr, 0);
+	cr_expect_eq(q.max_recv_wr, 1024);
+	cr_expect_eq(q.max_send_sge, 0);
+	cr_expect_eq(q.max_recv_sge, 4);
+	cr_expect_eq(q.max_inline_data, 0);
+	destroy_qp_raw(r.core.qp_handle);
+
+	/* a signature takes one SGE's room in each receive WQE */
+	c.drv.flags |= MLX5_QP_FLAG_SIGNATURE;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), 0, "%s", strerror(errno));
+	query_qp_raw(r.core.qp_handle, &q);
+	cr_expect_eq(q.max_recv_wr, 1024);
+	cr_expect_eq(q.max_recv_sge, 3);
+	destroy_qp_raw(r.core.qp_handle);
+	c.drv.flags &= ~(uint32_t)MLX5_QP_FLAG_SIGNATURE;
+
+	/* on an SRQ: no receive queue, 0 and 0 both ways */
+	c.core.is_srq = 1;
+	c.core.srq_handle = srq->handle;
+	c.drv.rq_wqe_count = 0;
+	c.drv.rq_wqe_shift = 0;
+	memset(&r, 0xff, sizeof(r));
+	cr_assert_eq(cmd_write(&c, sizeof(c)), 0, "%s", strerror(errno));
+	cr_expect_eq(r.core.max_recv_wr, 0);
+	cr_expect_eq(r.core.max_recv_sge, 0);
+	cr_expect_eq(r.core.max_send_wr, 16);
+	query_qp_raw(r.core.qp_handle, &q);
+	cr_expect_eq(q.max_recv_wr, 0);
+	cr_expect_eq(q.max_recv_sge, 0);
+	destroy_qp_raw(r.core.qp_handle);
+
+	cr_assert_eq(ibv_destroy_srq(srq), 0);
+	munmap(p, ring + 4096);
+}
+
 struct create_srq_cmd {
 	struct ib_uverbs_cmd_hdr hdr;
 	struct ib_uverbs_create_srq core;
