@@ -16,7 +16,6 @@
 #include "caps.h"
 #include "internal.h"
 
-#define EMU_MAX_INLINE		512
 #define EMU_USER_INDEX_MASK	0xffffffu
 
 /* ---- bfreg allocation, as mlx5's static scheme ---------------------------
@@ -88,12 +87,20 @@ struct create_args {
 	uint32_t	create_flags;
 };
 
+/*
+ * No limit on max_inline_data: the kernel's mlx5 driver checks a user QP's
+ * send queue only by the sq_wqe_count libmlx5 sizes (set_user_buf_size()
+ * in drivers/infiniband/hw/mlx5/qp.c); calc_sq_size(), which refuses a
+ * WQE above max_wqe_sz_sq, sizes kernel QPs only.  libmlx5 bounds the
+ * inline data itself: its WQE must fit max_sq_desc_sz, the max_wqe_sz_sq
+ * GET_CONTEXT answers (mlx5_calc_send_wqe() in rdma-core's
+ * providers/mlx5/verbs.c), 1024 bytes on a ConnectX.
+ */
 static int check_caps(const struct ibv_qp_cap *cap)
 {
 	if (cap->max_send_wr > EMU_CAP_POW2(log_max_qp_sz) ||
 	    cap->max_recv_wr > EMU_CAP_POW2(log_max_qp_sz) ||
-	    cap->max_send_sge > emu_cap_max_sge() || cap->max_recv_sge > emu_cap_max_sge() ||
-	    cap->max_inline_data > EMU_MAX_INLINE)
+	    cap->max_send_sge > emu_cap_max_sge() || cap->max_recv_sge > emu_cap_max_sge())
 		return EINVAL;
 	return 0;
 }

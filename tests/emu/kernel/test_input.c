@@ -391,7 +391,9 @@ Test(kin, create_qp_pins_its_rings)
  * driver left in ib_qp_init_attr), the receive caps zeroed without a
  * receive queue (set_rq_size()); QUERY_QP the receive ring as made (WQEs
  * and stride / 16, less one with a signature), no send WR or SGE count
- * and no inline size (mlx5_ib_query_qp(): those are libmlx5's).
+ * and no inline size (mlx5_ib_query_qp(): those are libmlx5's).  No
+ * inline size is refused, 4096 bytes neither: the kernel sizes a user
+ * QP's send queue by the sq_wqe_count libmlx5 sends (set_user_buf_size()).
  */
 static void query_qp_raw(uint32_t handle, struct ib_uverbs_query_qp_resp *r)
 {
@@ -438,7 +440,7 @@ Test(kin, query_qp_answers_the_rings)
 			.response = (uintptr_t)&r, .pd_handle = pd->handle,
 			.send_cq_handle = cq->handle, .recv_cq_handle = cq->handle,
 			.max_send_wr = 16, .max_recv_wr = 1000, .max_send_sge = 1,
-			.max_recv_sge = 3, .max_inline_data = 64, .qp_type = IBV_QPT_RC,
+			.max_recv_sge = 3, .max_inline_data = 4096, .qp_type = IBV_QPT_RC,
 		},
 		.drv = {
 			.buf_addr = (uintptr_t)p, .db_addr = (uintptr_t)(p + ring),
@@ -455,7 +457,7 @@ Test(kin, query_qp_answers_the_rings)
 	cr_expect_eq(r.core.max_recv_wr, 1000);
 	cr_expect_eq(r.core.max_send_sge, 1);
 	cr_expect_eq(r.core.max_recv_sge, 3);
-	cr_expect_eq(r.core.max_inline_data, 64);
+	cr_expect_eq(r.core.max_inline_data, 4096);
 	query_qp_raw(r.core.qp_handle, &q);
 	cr_expect_eq(q.max_send_wr, 0);
 	cr_expect_eq(q.max_recv_wr, 1024);

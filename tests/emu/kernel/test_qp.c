@@ -292,6 +292,37 @@ Test(qp, query_answers_the_rings)
 	cr_assert_eq(ibv_destroy_srq(srq), 0);
 }
 
+/*
+ * Inline data up to what a WQE of max_sq_desc_sz (the device's
+ * max_wqe_sz_sq, 1024 bytes) holds: libmlx5 sizes the WQE and refuses a
+ * larger one itself, the kernel takes what it sizes (ib_write_lat -I 800
+ * and rdma-core's test_mlx5_mkey create such QPs on a ConnectX).
+ */
+Test(qp, inline_up_to_the_wqe)
+{
+	enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		struct ibv_qp_init_attr ia = {
+			.send_cq = cq, .recv_cq = cq, .qp_type = types[i],
+			.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+				 .max_recv_sge = 1, .max_inline_data = 800 },
+		};
+		struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+
+		cr_assert(qp, "create_qp(%d) with 800 inline: %s", types[i], strerror(errno));
+		cr_expect_geq(ia.cap.max_inline_data, 800);
+		expect_query_caps(qp, &ia.cap, 16, 1);
+		cr_assert_eq(ibv_destroy_qp(qp), 0);
+
+		/* more than a 1024-byte WQE holds: libmlx5 refuses it */
+		ia.cap.max_inline_data = 1024;
+		errno = 0;
+		cr_assert_null(ibv_create_qp(pd, &ia));
+		cr_expect_eq(errno, EINVAL);
+	}
+}
+
 Test(qp, busy_dependencies)
 {
 	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
