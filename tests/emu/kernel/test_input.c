@@ -544,6 +544,55 @@ Test(kin, create_srq_pins_its_ring)
 	pages_free(p);
 }
 
+/*
+ * An SRQ's caps as mlx5_ib_create_srq() and mlx5_ib_query_srq() answer
+ * them: max_wr the ring less one, max_sge the SGEs asked (msrq.max_gs),
+ * not the three a 64-byte WQE holds.  libmlx5 asks the rounded count
+ * itself (mlx5_alloc_srq_buf()), so only a raw request tells them apart.
+ */
+Test(kin, query_srq_answers_the_sges_asked)
+{
+	uint8_t *p = pages();
+	struct ib_uverbs_query_srq_resp q;
+	struct create_srq_resp r;
+	struct create_srq_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_SRQ, sizeof(c), sizeof(r)),
+		.core = { .response = (uintptr_t)&r, .pd_handle = pd->handle,
+			  .max_wr = 10, .max_sge = 2 },
+		.drv = { .buf_addr = (uintptr_t)p, .db_addr = (uintptr_t)(p + 3072) },
+	};
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_query_srq core;
+	} qc = {
+		.hdr = HDR(IB_USER_VERBS_CMD_QUERY_SRQ, sizeof(qc), sizeof(q)),
+		.core = { .response = (uintptr_t)&q },
+	};
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_destroy_srq core;
+	} d = {
+		.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_SRQ, sizeof(d),
+			   sizeof(struct ib_uverbs_destroy_srq_resp)),
+		.core = { .response = (uintptr_t)&r },
+	};
+
+	/* 16 WQEs of 64 bytes (16-byte next segment, 2 SGEs, rounded up) */
+	memset(&r, 0xff, sizeof(r));
+	cr_assert_eq(cmd_write(&c, sizeof(c)), 0, "%s", strerror(errno));
+	cr_expect_eq(r.core.max_wr, 15);
+	cr_expect_eq(r.core.max_sge, 2);
+	qc.core.srq_handle = r.core.srq_handle;
+	memset(&q, 0xff, sizeof(q));
+	cr_assert_eq(cmd_write(&qc, sizeof(qc)), 0, "%s", strerror(errno));
+	cr_expect_eq(q.max_wr, 15);
+	cr_expect_eq(q.max_sge, 2);
+	cr_expect_eq(q.srq_limit, 0);
+	d.core.srq_handle = r.core.srq_handle;
+	cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+	pages_free(p);
+}
+
 /* ---- memory registration: get_user_pages(FOLL_WRITE) -------------------- */
 
 Test(kin, reg_mr_needs_writable_pages_for_write_access)
