@@ -335,38 +335,52 @@ struct create_qp_resp {
 	struct mlx5_ib_create_qp_resp drv;
 };
 
-/* an RC QP with 16 send and 16 receive WQEs of 64 bytes: 2 KiB of ring */
-static int create_qp_raw(void *buf, void *db)
+/*
+ * CREATE_QP of an RC QP with 16 send and rq_wqe_count receive WQEs of 64
+ * bytes, its rings at buf, answered in *r.
+ */
+static struct create_qp_cmd rc_qp_cmd(struct create_qp_resp *r, void *buf, void *db,
+				      uint32_t rq_wqe_count)
 {
-	struct create_qp_resp r;
-	struct create_qp_cmd c = {
-		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_QP, sizeof(c), sizeof(r)),
+	return (struct create_qp_cmd){
+		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_QP, sizeof(struct create_qp_cmd), sizeof(*r)),
 		.core = {
-			.response = (uintptr_t)&r, .pd_handle = pd->handle,
+			.response = (uintptr_t)r, .pd_handle = pd->handle,
 			.send_cq_handle = cq->handle, .recv_cq_handle = cq->handle,
 			.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
 			.max_recv_sge = 1, .qp_type = IBV_QPT_RC,
 		},
 		.drv = {
 			.buf_addr = (uintptr_t)buf, .db_addr = (uintptr_t)db,
-			.sq_wqe_count = 16, .rq_wqe_count = 16, .rq_wqe_shift = 6,
+			.sq_wqe_count = 16, .rq_wqe_count = rq_wqe_count, .rq_wqe_shift = 6,
 			.flags = MLX5_QP_FLAG_UAR_PAGE_INDEX, .bfreg_index = uar,
 		},
 	};
+}
+
+static void destroy_qp_raw(uint32_t handle)
+{
+	struct ib_uverbs_destroy_qp_resp dr;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_destroy_qp core;
+	} d = {
+		.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_QP, sizeof(d), sizeof(dr)),
+		.core = { .response = (uintptr_t)&dr, .qp_handle = handle },
+	};
+
+	cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+}
+
+/* an RC QP with 16 send and 16 receive WQEs of 64 bytes: 2 KiB of ring */
+static int create_qp_raw(void *buf, void *db)
+{
+	struct create_qp_resp r;
+	struct create_qp_cmd c = rc_qp_cmd(&r, buf, db, 16);
 	int ret = cmd_write(&c, sizeof(c));
 
-	if (!ret) {
-		struct {
-			struct ib_uverbs_cmd_hdr hdr;
-			struct ib_uverbs_destroy_qp core;
-		} d = {
-			.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_QP, sizeof(d),
-				   sizeof(struct ib_uverbs_destroy_qp_resp)),
-			.core = { .response = (uintptr_t)&r, .qp_handle = r.core.qp_handle },
-		};
-
-		cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
-	}
+	if (!ret)
+		destroy_qp_raw(r.core.qp_handle);
 	return ret;
 }
 
@@ -410,20 +424,6 @@ static void query_qp_raw(uint32_t handle, struct ib_uverbs_query_qp_resp *r)
 	cr_assert_eq(cmd_write(&q, sizeof(q)), 0, "%s", strerror(errno));
 }
 
-static void destroy_qp_raw(uint32_t handle)
-{
-	struct ib_uverbs_destroy_qp_resp dr;
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_destroy_qp core;
-	} d = {
-		.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_QP, sizeof(d), sizeof(dr)),
-		.core = { .response = (uintptr_t)&dr, .qp_handle = handle },
-	};
-
-	cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
-}
-
 Test(kin, query_qp_answers_the_rings)
 {
 	/* 1024 receive WQEs of 64 bytes, then 16 send WQEBBs, then the doorbell */
@@ -434,21 +434,11 @@ Test(kin, query_qp_answers_the_rings)
 	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
 	struct ib_uverbs_query_qp_resp q;
 	struct create_qp_resp r;
-	struct create_qp_cmd c = {
-		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_QP, sizeof(c), sizeof(r)),
-		.core = {
-			.response = (uintptr_t)&r, .pd_handle = pd->handle,
-			.send_cq_handle = cq->handle, .recv_cq_handle = cq->handle,
-			.max_send_wr = 16, .max_recv_wr = 1000, .max_send_sge = 1,
-			.max_recv_sge = 3, .max_inline_data = 4096, .qp_type = IBV_QPT_RC,
-		},
-		.drv = {
-			.buf_addr = (uintptr_t)p, .db_addr = (uintptr_t)(p + ring),
-			.sq_wqe_count = 16, .rq_wqe_count = 1024, .rq_wqe_shift = 6,
-			.flags = MLX5_QP_FLAG_UAR_PAGE_INDEX, .bfreg_index = uar,
-		},
-	};
+	struct create_qp_cmd c = rc_qp_cmd(&r, p, p + ring, 1024);
 
+	c.core.max_recv_wr = 1000;
+	c.core.max_recv_sge = 3;
+	c.core.max_inline_data = 4096;
 	cr_assert_neq(p, MAP_FAILED);
 	cr_assert(srq);
 	memset(&r, 0xff, sizeof(r));
@@ -505,6 +495,20 @@ struct create_srq_resp {
 	struct mlx5_ib_create_srq_resp drv;
 };
 
+static void destroy_srq_raw(uint32_t handle)
+{
+	struct ib_uverbs_destroy_srq_resp dr;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_destroy_srq core;
+	} d = {
+		.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_SRQ, sizeof(d), sizeof(dr)),
+		.core = { .response = (uintptr_t)&dr, .srq_handle = handle },
+	};
+
+	cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+}
+
 /* 16 WQEs of 32 bytes: 512 bytes of ring */
 static int create_srq_raw(void *buf, void *db)
 {
@@ -517,18 +521,8 @@ static int create_srq_raw(void *buf, void *db)
 	};
 	int ret = cmd_write(&c, sizeof(c));
 
-	if (!ret) {
-		struct {
-			struct ib_uverbs_cmd_hdr hdr;
-			struct ib_uverbs_destroy_srq core;
-		} d = {
-			.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_SRQ, sizeof(d),
-				   sizeof(struct ib_uverbs_destroy_srq_resp)),
-			.core = { .response = (uintptr_t)&r, .srq_handle = r.core.srq_handle },
-		};
-
-		cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
-	}
+	if (!ret)
+		destroy_srq_raw(r.core.srq_handle);
 	return ret;
 }
 
@@ -568,14 +562,6 @@ Test(kin, query_srq_answers_the_sges_asked)
 		.hdr = HDR(IB_USER_VERBS_CMD_QUERY_SRQ, sizeof(qc), sizeof(q)),
 		.core = { .response = (uintptr_t)&q },
 	};
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_destroy_srq core;
-	} d = {
-		.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_SRQ, sizeof(d),
-			   sizeof(struct ib_uverbs_destroy_srq_resp)),
-		.core = { .response = (uintptr_t)&r },
-	};
 
 	/* 16 WQEs of 64 bytes (16-byte next segment, 2 SGEs, rounded up) */
 	memset(&r, 0xff, sizeof(r));
@@ -588,8 +574,7 @@ Test(kin, query_srq_answers_the_sges_asked)
 	cr_expect_eq(q.max_wr, 15);
 	cr_expect_eq(q.max_sge, 2);
 	cr_expect_eq(q.srq_limit, 0);
-	d.core.srq_handle = r.core.srq_handle;
-	cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+	destroy_srq_raw(r.core.srq_handle);
 	pages_free(p);
 }
 
@@ -1074,17 +1059,7 @@ Test(kin, create_srq_reserved_fields)
 	cr_assert_eq(cmd_write(&x, sizeof(x)), EINVAL, "non-zero bytes past the request");
 	x.more = 0;
 	cr_assert_eq(cmd_write(&x, sizeof(x)), 0, "%s", strerror(errno));
-
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_destroy_srq core;
-	} d = {
-		.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_SRQ, sizeof(d),
-			   sizeof(struct ib_uverbs_destroy_srq_resp)),
-		.core = { .response = (uintptr_t)&r, .srq_handle = r.core.srq_handle },
-	};
-
-	cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+	destroy_srq_raw(r.core.srq_handle);
 	pages_free(p);
 }
 
