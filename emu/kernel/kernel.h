@@ -293,8 +293,14 @@ struct emu_qp {
 	 */
 	bool			dyn_uar;
 
-	/* caps as answered */
-	struct ibv_qp_cap	cap;
+	/*
+	 * The receive queue as mlx5_ib_query_qp() answers it, from the ring
+	 * the kernel's set_rq_size() took from the driver request: rq.wqe_cnt
+	 * WQEs of rq.max_gs SGEs (stride / 16, less one for a signature), 0
+	 * and 0 without a receive queue of its own (an SRQ, XRC, no WRs).
+	 */
+	uint32_t		rq_max_wr;
+	uint32_t		rq_max_gs;
 
 	struct emu_qp_attr	attr;
 
@@ -317,8 +323,8 @@ struct emu_srq {
 	uint64_t		dbrec;		/* [0] BE32 posted-WQE counter */
 	uint32_t		wqe_cnt;	/* max_wr + 1 rounded up to a power of two */
 	uint32_t		wqe_shift;	/* stride = 1 << wqe_shift */
-	uint32_t		max_wr;
-	uint32_t		max_sge;
+	uint32_t		max_wr;		/* wqe_cnt - 1 */
+	uint32_t		max_sge;	/* as asked, what QUERY_SRQ answers */
 	uint32_t		limit;		/* srq_limit; armed when non-zero */
 	bool			limit_armed;	/* the model fires IBV_EVENT_SRQ_LIMIT_REACHED once */
 	unsigned		async_events;

@@ -16,7 +16,6 @@
 #include "caps.h"
 #include "internal.h"
 
-#define EMU_MAX_INLINE		512
 #define EMU_USER_INDEX_MASK	0xffffffu
 
 /* ---- bfreg allocation, as mlx5's static scheme ---------------------------
@@ -88,12 +87,20 @@ struct create_args {
 	uint32_t	create_flags;
 };
 
+/*
+ * No limit on max_inline_data: the kernel's mlx5 driver checks a user QP's
+ * send queue only by the sq_wqe_count libmlx5 sizes (set_user_buf_size()
+ * in drivers/infiniband/hw/mlx5/qp.c); calc_sq_size(), which refuses a
+ * WQE above max_wqe_sz_sq, sizes kernel QPs only.  libmlx5 bounds the
+ * inline data itself: its WQE must fit max_sq_desc_sz, the max_wqe_sz_sq
+ * GET_CONTEXT answers (mlx5_calc_send_wqe() in rdma-core's
+ * providers/mlx5/verbs.c), 1024 bytes on a ConnectX.
+ */
 static int check_caps(const struct ibv_qp_cap *cap)
 {
 	if (cap->max_send_wr > EMU_CAP_POW2(log_max_qp_sz) ||
 	    cap->max_recv_wr > EMU_CAP_POW2(log_max_qp_sz) ||
-	    cap->max_send_sge > emu_cap_max_sge() || cap->max_recv_sge > emu_cap_max_sge() ||
-	    cap->max_inline_data > EMU_MAX_INLINE)
+	    cap->max_send_sge > emu_cap_max_sge() || cap->max_recv_sge > emu_cap_max_sge())
 		return EINVAL;
 	return 0;
 }
@@ -174,6 +181,7 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	struct ibv_qp_cap cap = a->cap;
 	enum ibv_qp_type type = a->qp_type;
 	struct emu_qp *qp;
+	uint32_t rq_max_gs = 0;
 	uint8_t dc;
 	int ret;
 
@@ -235,6 +243,15 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	}
 	if ((ret = check_caps(&cap)))
 		return ret;
+	/*
+	 * No receive queue of its own (qp_has_rq() of the kernel's mlx5
+	 * qp.c: an SRQ, XRC, no receive WRs): set_rq_size() zeroes the
+	 * receive caps, which CREATE_QP's response then carries.
+	 */
+	if (srq || !cap.max_recv_wr) {
+		cap.max_recv_wr = 0;
+		cap.max_recv_sge = 0;
+	}
 	/* only the create flags this device implements */
 	if (a->create_flags & ~(uint32_t)IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)
 		return EINVAL;
@@ -258,6 +275,17 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 			return EINVAL;
 		if (req.rq_wqe_shift > 31 || (srq && req.rq_wqe_count))
 			return EINVAL;
+		/*
+		 * set_rq_size() of a user QP: the ring libmlx5 made, not the
+		 * WRs asked; a signature takes one SGE's room in each WQE.
+		 */
+		if (cap.max_recv_wr) {
+			uint32_t sig = (req.flags & MLX5_QP_FLAG_SIGNATURE) ? 1 : 0;
+
+			if ((1u << req.rq_wqe_shift) / EMU_DATA_SEG_SZ < sig)
+				return EINVAL;
+			rq_max_gs = (1u << req.rq_wqe_shift) / EMU_DATA_SEG_SZ - sig;
+		}
 		/*
 		 * Pinned as mlx5's create_user_qp() does: the RQ then the SQ
 		 * (64-byte basic blocks), and the doorbell record's page.
@@ -300,7 +328,10 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	qp->rq_buf = req.buf_addr;
 	qp->sq_wqe_cnt = req.sq_wqe_count;
 	qp->sq_buf = req.buf_addr + ((uint64_t)req.rq_wqe_count << req.rq_wqe_shift);
-	qp->cap = cap;
+	if (cap.max_recv_wr) {
+		qp->rq_max_wr = req.rq_wqe_count;
+		qp->rq_max_gs = rq_max_gs;
+	}
 	qp->attr.state = IBV_QPS_RESET;
 	/* XRC and DC targets send nothing: the shared no-BlueFlame register */
 	if (type == IBV_QPT_XRC_RECV || dc == EMU_DC_DCT) {
@@ -498,11 +529,17 @@ int emu_cmd_query_qp(struct emu_cmd *c)
 	}
 	dest_from_ah(&r->dest, &a.ah);
 	dest_from_ah(&r->alt_dest, &a.alt_ah);
-	r->max_send_wr = qp->cap.max_send_wr;
-	r->max_recv_wr = qp->cap.max_recv_wr;
-	r->max_send_sge = qp->cap.max_send_sge;
-	r->max_recv_sge = qp->cap.max_recv_sge;
-	r->max_inline_data = qp->cap.max_inline_data;
+	/*
+	 * mlx5_ib_query_qp(): the receive queue as made; of a user QP's send
+	 * queue the kernel knows no WR or SGE count (0) and no inline size
+	 * (calc_sq_size() sets it for kernel QPs only).  libmlx5's
+	 * mlx5_query_qp() puts its own send caps over these.
+	 */
+	r->max_send_wr = 0;
+	r->max_recv_wr = qp->rq_max_wr;
+	r->max_send_sge = 0;
+	r->max_recv_sge = qp->rq_max_gs;
+	r->max_inline_data = 0;
 	r->qkey = a.qkey;
 	r->rq_psn = a.rq_psn;
 	r->sq_psn = a.sq_psn;

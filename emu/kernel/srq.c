@@ -5,7 +5,8 @@
  * libmlx5 sizes the ring itself (max_wr + 1 rounded up to a power of two,
  * stride = 16-byte next segment + 16 bytes per SGE, at least 32, power of
  * two) and sends the adjusted max_wr/max_sge; we derive the same geometry
- * so the device model can walk the WQE list.
+ * so the device model can walk the WQE list, as the kernel's mlx5 srq.c
+ * (mlx5_ib_create_srq()) derives it from the same request.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -112,7 +113,12 @@ static int create_srq(struct emu_cmd *c, const struct srq_args *a,
 	srq->wqe_cnt = roundup_pow2(a->max_wr + 1);
 	srq->wqe_shift = ilog2(desc);
 	srq->max_wr = srq->wqe_cnt - 1;
-	srq->max_sge = (desc - 16) / 16;
+	/*
+	 * The SGEs asked, not those the stride holds: mlx5_ib_create_srq()
+	 * keeps them as msrq.max_gs, which CREATE_SRQ and QUERY_SRQ
+	 * (mlx5_ib_query_srq()) answer.  libmlx5 asks the rounded count.
+	 */
+	srq->max_sge = a->max_sge;
 	pd->obj.usecnt++;
 	if (xrcd)
 		xrcd->obj.usecnt++;

@@ -34,6 +34,7 @@ struct dt_qp_opts {
 	uint8_t			min_rnr_timer;
 	int			sq_sig_all;
 	uint32_t		max_send_wr;
+	uint32_t		max_inline_data;	/* 0: 128 */
 	struct ibv_srq		*srq;
 };
 
@@ -182,7 +183,7 @@ static inline struct ibv_qp *dt_create_qp(struct dt *t, int i, const struct dt_q
 			.max_recv_wr = 64,
 			.max_send_sge = 4,
 			.max_recv_sge = 4,
-			.max_inline_data = 128,
+			.max_inline_data = o->max_inline_data ? o->max_inline_data : 128,
 		},
 		.qp_type = o->type,
 		.sq_sig_all = o->sq_sig_all,

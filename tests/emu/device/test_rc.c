@@ -94,6 +94,56 @@ Test(dev_rc, send_imm_inline_multi_sge)
 	cr_assert_eq(wc.opcode, IBV_WC_SEND);
 }
 
+/*
+ * Inline RDMA WRITEs of 800 bytes and of all the QP takes (828: libmlx5
+ * sizes the WQE up to the 1024 bytes of max_sq_desc_sz), 14 WQEBBs each,
+ * 100 of them through a ring of 1024 WQEBBs, so some wrap at its end:
+ * each arrives whole, from the WQE (the source is overwritten once posted).
+ */
+Test(dev_rc, inline_write_of_800_bytes)
+{
+	struct dt_qp_opts o = {
+		.type = IBV_QPT_RC, .rnr_retry = 7, .retry_cnt = 7, .timeout = 14,
+		.max_inline_data = 800,
+	};
+	struct ibv_qp *qp[2] = { dt_create_qp(&t, 0, &o), dt_create_qp(&t, 1, &o) };
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+	uint32_t max;
+
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(dt_connect(qp[i], qp[!i]->qp_num, t.lid, &o), 0);
+	cr_assert_eq(ibv_query_qp(qp[0], &a, IBV_QP_CAP, &ia), 0);
+	max = a.cap.max_inline_data;
+	cr_assert_eq(max, 828, "1024 - 192 (ctrl and UMR) - 4");
+	for (unsigned n = 0; n < 100; n++) {
+		uint32_t len = n % 2 ? max : 800;
+		struct ibv_sge s = { (uintptr_t)t.buf[0], len, t.mr[0]->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = n, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+			.wr.rdma = { (uintptr_t)t.buf[1] + 64, t.mr[1]->rkey },
+		};
+		uint8_t expect[1024];
+		struct ibv_wc wc;
+
+		fill(t.buf[0], len, (uint8_t)n);
+		memcpy(expect, t.buf[0], len);
+		memset(t.buf[1], 0, 2048);
+		dt_post(qp[0], &wr);
+		memset(t.buf[0], 0xee, len);
+		wc = dt_poll1(t.cq[0]);
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "write %u of %u bytes: %s", n, len,
+			     ibv_wc_status_str(wc.status));
+		cr_assert_eq(wc.wr_id, n);
+		cr_assert_eq(memcmp(t.buf[1] + 64, expect, len), 0, "write %u of %u bytes", n, len);
+		cr_assert_eq(t.buf[1][63], 0);
+		cr_assert_eq(t.buf[1][64 + len], 0);
+	}
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(ibv_destroy_qp(qp[i]), 0);
+}
+
 Test(dev_rc, rdma_write_and_imm)
 {
 	struct ibv_sge s = { (uintptr_t)t.buf[0], 5000, t.mr[0]->lkey };

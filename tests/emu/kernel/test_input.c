@@ -335,38 +335,52 @@ struct create_qp_resp {
 	struct mlx5_ib_create_qp_resp drv;
 };
 
-/* an RC QP with 16 send and 16 receive WQEs of 64 bytes: 2 KiB of ring */
-static int create_qp_raw(void *buf, void *db)
+/*
+ * CREATE_QP of an RC QP with 16 send and rq_wqe_count receive WQEs of 64
+ * bytes, its rings at buf, answered in *r.
+ */
+static struct create_qp_cmd rc_qp_cmd(struct create_qp_resp *r, void *buf, void *db,
+				      uint32_t rq_wqe_count)
 {
-	struct create_qp_resp r;
-	struct create_qp_cmd c = {
-		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_QP, sizeof(c), sizeof(r)),
+	return (struct create_qp_cmd){
+		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_QP, sizeof(struct create_qp_cmd), sizeof(*r)),
 		.core = {
-			.response = (uintptr_t)&r, .pd_handle = pd->handle,
+			.response = (uintptr_t)r, .pd_handle = pd->handle,
 			.send_cq_handle = cq->handle, .recv_cq_handle = cq->handle,
 			.max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
 			.max_recv_sge = 1, .qp_type = IBV_QPT_RC,
 		},
 		.drv = {
 			.buf_addr = (uintptr_t)buf, .db_addr = (uintptr_t)db,
-			.sq_wqe_count = 16, .rq_wqe_count = 16, .rq_wqe_shift = 6,
+			.sq_wqe_count = 16, .rq_wqe_count = rq_wqe_count, .rq_wqe_shift = 6,
 			.flags = MLX5_QP_FLAG_UAR_PAGE_INDEX, .bfreg_index = uar,
 		},
 	};
+}
+
+static void destroy_qp_raw(uint32_t handle)
+{
+	struct ib_uverbs_destroy_qp_resp dr;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_destroy_qp core;
+	} d = {
+		.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_QP, sizeof(d), sizeof(dr)),
+		.core = { .response = (uintptr_t)&dr, .qp_handle = handle },
+	};
+
+	cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+}
+
+/* an RC QP with 16 send and 16 receive WQEs of 64 bytes: 2 KiB of ring */
+static int create_qp_raw(void *buf, void *db)
+{
+	struct create_qp_resp r;
+	struct create_qp_cmd c = rc_qp_cmd(&r, buf, db, 16);
 	int ret = cmd_write(&c, sizeof(c));
 
-	if (!ret) {
-		struct {
-			struct ib_uverbs_cmd_hdr hdr;
-			struct ib_uverbs_destroy_qp core;
-		} d = {
-			.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_QP, sizeof(d),
-				   sizeof(struct ib_uverbs_destroy_qp_resp)),
-			.core = { .response = (uintptr_t)&r, .qp_handle = r.core.qp_handle },
-		};
-
-		cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
-	}
+	if (!ret)
+		destroy_qp_raw(r.core.qp_handle);
 	return ret;
 }
 
@@ -385,6 +399,91 @@ Test(kin, create_qp_pins_its_rings)
 	pages_free(p);
 }
 
+/*
+ * What the kernel's mlx5 driver answers of a user QP's caps.  CREATE_QP
+ * returns the caps asked (ib_uverbs_create_qp() copies back what the
+ * driver left in ib_qp_init_attr), the receive caps zeroed without a
+ * receive queue (set_rq_size()); QUERY_QP the receive ring as made (WQEs
+ * and stride / 16, less one with a signature), no send WR or SGE count
+ * and no inline size (mlx5_ib_query_qp(): those are libmlx5's).  No
+ * inline size is refused, 4096 bytes neither: the kernel sizes a user
+ * QP's send queue by the sq_wqe_count libmlx5 sends (set_user_buf_size()).
+ */
+static void query_qp_raw(uint32_t handle, struct ib_uverbs_query_qp_resp *r)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_query_qp core;
+	} q = {
+		.hdr = HDR(IB_USER_VERBS_CMD_QUERY_QP, sizeof(q), sizeof(*r)),
+		.core = { .response = (uintptr_t)r, .qp_handle = handle,
+			  .attr_mask = IBV_QP_CAP },
+	};
+
+	memset(r, 0xff, sizeof(*r));
+	cr_assert_eq(cmd_write(&q, sizeof(q)), 0, "%s", strerror(errno));
+}
+
+Test(kin, query_qp_answers_the_rings)
+{
+	/* 1024 receive WQEs of 64 bytes, then 16 send WQEBBs, then the doorbell */
+	size_t ring = (1024 << 6) + (16 << 6);
+	uint8_t *p = mmap(NULL, ring + 4096, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct ib_uverbs_query_qp_resp q;
+	struct create_qp_resp r;
+	struct create_qp_cmd c = rc_qp_cmd(&r, p, p + ring, 1024);
+
+	c.core.max_recv_wr = 1000;
+	c.core.max_recv_sge = 3;
+	c.core.max_inline_data = 4096;
+	cr_assert_neq(p, MAP_FAILED);
+	cr_assert(srq);
+	memset(&r, 0xff, sizeof(r));
+	cr_assert_eq(cmd_write(&c, sizeof(c)), 0, "%s", strerror(errno));
+	cr_expect_eq(r.core.max_send_wr, 16);
+	cr_expect_eq(r.core.max_recv_wr, 1000);
+	cr_expect_eq(r.core.max_send_sge, 1);
+	cr_expect_eq(r.core.max_recv_sge, 3);
+	cr_expect_eq(r.core.max_inline_data, 4096);
+	query_qp_raw(r.core.qp_handle, &q);
+	cr_expect_eq(q.max_send_wr, 0);
+	cr_expect_eq(q.max_recv_wr, 1024);
+	cr_expect_eq(q.max_send_sge, 0);
+	cr_expect_eq(q.max_recv_sge, 4);
+	cr_expect_eq(q.max_inline_data, 0);
+	destroy_qp_raw(r.core.qp_handle);
+
+	/* a signature takes one SGE's room in each receive WQE */
+	c.drv.flags |= MLX5_QP_FLAG_SIGNATURE;
+	cr_assert_eq(cmd_write(&c, sizeof(c)), 0, "%s", strerror(errno));
+	query_qp_raw(r.core.qp_handle, &q);
+	cr_expect_eq(q.max_recv_wr, 1024);
+	cr_expect_eq(q.max_recv_sge, 3);
+	destroy_qp_raw(r.core.qp_handle);
+	c.drv.flags &= ~(uint32_t)MLX5_QP_FLAG_SIGNATURE;
+
+	/* on an SRQ: no receive queue, 0 and 0 both ways */
+	c.core.is_srq = 1;
+	c.core.srq_handle = srq->handle;
+	c.drv.rq_wqe_count = 0;
+	c.drv.rq_wqe_shift = 0;
+	memset(&r, 0xff, sizeof(r));
+	cr_assert_eq(cmd_write(&c, sizeof(c)), 0, "%s", strerror(errno));
+	cr_expect_eq(r.core.max_recv_wr, 0);
+	cr_expect_eq(r.core.max_recv_sge, 0);
+	cr_expect_eq(r.core.max_send_wr, 16);
+	query_qp_raw(r.core.qp_handle, &q);
+	cr_expect_eq(q.max_recv_wr, 0);
+	cr_expect_eq(q.max_recv_sge, 0);
+	destroy_qp_raw(r.core.qp_handle);
+
+	cr_assert_eq(ibv_destroy_srq(srq), 0);
+	munmap(p, ring + 4096);
+}
+
 struct create_srq_cmd {
 	struct ib_uverbs_cmd_hdr hdr;
 	struct ib_uverbs_create_srq core;
@@ -395,6 +494,20 @@ struct create_srq_resp {
 	struct ib_uverbs_create_srq_resp core;
 	struct mlx5_ib_create_srq_resp drv;
 };
+
+static void destroy_srq_raw(uint32_t handle)
+{
+	struct ib_uverbs_destroy_srq_resp dr;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_destroy_srq core;
+	} d = {
+		.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_SRQ, sizeof(d), sizeof(dr)),
+		.core = { .response = (uintptr_t)&dr, .srq_handle = handle },
+	};
+
+	cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+}
 
 /* 16 WQEs of 32 bytes: 512 bytes of ring */
 static int create_srq_raw(void *buf, void *db)
@@ -408,18 +521,8 @@ static int create_srq_raw(void *buf, void *db)
 	};
 	int ret = cmd_write(&c, sizeof(c));
 
-	if (!ret) {
-		struct {
-			struct ib_uverbs_cmd_hdr hdr;
-			struct ib_uverbs_destroy_srq core;
-		} d = {
-			.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_SRQ, sizeof(d),
-				   sizeof(struct ib_uverbs_destroy_srq_resp)),
-			.core = { .response = (uintptr_t)&r, .srq_handle = r.core.srq_handle },
-		};
-
-		cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
-	}
+	if (!ret)
+		destroy_srq_raw(r.core.srq_handle);
 	return ret;
 }
 
@@ -432,6 +535,46 @@ Test(kin, create_srq_pins_its_ring)
 	cr_assert_eq(create_srq_raw(p + 12288, p + 2048), EFAULT, "unmapped ring");
 	cr_assert_eq(create_srq_raw(p + 8192 - 256, p + 2048), EFAULT, "ring past the end");
 	cr_assert_eq(create_srq_raw(p, p + 12288), EFAULT, "unmapped doorbell");
+	pages_free(p);
+}
+
+/*
+ * An SRQ's caps as mlx5_ib_create_srq() and mlx5_ib_query_srq() answer
+ * them: max_wr the ring less one, max_sge the SGEs asked (msrq.max_gs),
+ * not the three a 64-byte WQE holds.  libmlx5 asks the rounded count
+ * itself (mlx5_alloc_srq_buf()), so only a raw request tells them apart.
+ */
+Test(kin, query_srq_answers_the_sges_asked)
+{
+	uint8_t *p = pages();
+	struct ib_uverbs_query_srq_resp q;
+	struct create_srq_resp r;
+	struct create_srq_cmd c = {
+		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_SRQ, sizeof(c), sizeof(r)),
+		.core = { .response = (uintptr_t)&r, .pd_handle = pd->handle,
+			  .max_wr = 10, .max_sge = 2 },
+		.drv = { .buf_addr = (uintptr_t)p, .db_addr = (uintptr_t)(p + 3072) },
+	};
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_query_srq core;
+	} qc = {
+		.hdr = HDR(IB_USER_VERBS_CMD_QUERY_SRQ, sizeof(qc), sizeof(q)),
+		.core = { .response = (uintptr_t)&q },
+	};
+
+	/* 16 WQEs of 64 bytes (16-byte next segment, 2 SGEs, rounded up) */
+	memset(&r, 0xff, sizeof(r));
+	cr_assert_eq(cmd_write(&c, sizeof(c)), 0, "%s", strerror(errno));
+	cr_expect_eq(r.core.max_wr, 15);
+	cr_expect_eq(r.core.max_sge, 2);
+	qc.core.srq_handle = r.core.srq_handle;
+	memset(&q, 0xff, sizeof(q));
+	cr_assert_eq(cmd_write(&qc, sizeof(qc)), 0, "%s", strerror(errno));
+	cr_expect_eq(q.max_wr, 15);
+	cr_expect_eq(q.max_sge, 2);
+	cr_expect_eq(q.srq_limit, 0);
+	destroy_srq_raw(r.core.srq_handle);
 	pages_free(p);
 }
 
@@ -916,17 +1059,7 @@ Test(kin, create_srq_reserved_fields)
 	cr_assert_eq(cmd_write(&x, sizeof(x)), EINVAL, "non-zero bytes past the request");
 	x.more = 0;
 	cr_assert_eq(cmd_write(&x, sizeof(x)), 0, "%s", strerror(errno));
-
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_destroy_srq core;
-	} d = {
-		.hdr = HDR(IB_USER_VERBS_CMD_DESTROY_SRQ, sizeof(d),
-			   sizeof(struct ib_uverbs_destroy_srq_resp)),
-		.core = { .response = (uintptr_t)&r, .srq_handle = r.core.srq_handle },
-	};
-
-	cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
+	destroy_srq_raw(r.core.srq_handle);
 	pages_free(p);
 }
 

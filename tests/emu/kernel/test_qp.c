@@ -232,6 +232,97 @@ Test(qp, post_through_libmlx5)
 	cr_assert_eq(ibv_dereg_mr(mr), 0);
 }
 
+/*
+ * The receive caps come back as the ring libmlx5 made, as the kernel's
+ * mlx5_ib_query_qp() reads them: 1000 WRs of 3 SGEs are a ring of 1024
+ * WQEs of 64 bytes, four SGEs each (rdma-core tests/utils.py,
+ * full_rq_bad_flow(), posts max_recv_wr + 1 and expects ENOMEM).  The
+ * send caps are libmlx5's own, the same on create and on query.
+ */
+static void expect_query_caps(struct ibv_qp *qp, const struct ibv_qp_cap *made,
+			      uint32_t recv_wr, uint32_t recv_sge)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	memset(&a, 0xff, sizeof(a));
+	memset(&ia, 0xff, sizeof(ia));
+	cr_assert_eq(ibv_query_qp(qp, &a, IBV_QP_CAP, &ia), 0);
+	cr_expect_eq(a.cap.max_recv_wr, recv_wr);
+	cr_expect_eq(a.cap.max_recv_sge, recv_sge);
+	cr_expect_eq(made->max_recv_wr, recv_wr);
+	cr_expect_eq(made->max_recv_sge, recv_sge);
+	cr_expect_eq(a.cap.max_send_wr, made->max_send_wr);
+	cr_expect_eq(a.cap.max_send_sge, made->max_send_sge);
+	cr_expect_eq(a.cap.max_inline_data, made->max_inline_data);
+	cr_expect_eq(memcmp(&ia.cap, &a.cap, sizeof(a.cap)), 0);
+}
+
+Test(qp, query_answers_the_rings)
+{
+	enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+
+	cr_assert(srq);
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		struct ibv_qp_init_attr ia = {
+			.send_cq = cq, .recv_cq = cq, .qp_type = types[i],
+			.cap = { .max_send_wr = 10, .max_recv_wr = 1000,
+				 .max_send_sge = 1, .max_recv_sge = 3 },
+		};
+		struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+
+		cr_assert(qp, "create_qp(%d): %s", types[i], strerror(errno));
+		cr_expect_geq(ia.cap.max_send_wr, 10);
+		cr_expect_eq(ia.cap.max_send_sge, 1);
+		expect_query_caps(qp, &ia.cap, 1024, 4);
+		cr_assert_eq(ibv_destroy_qp(qp), 0);
+
+		/* on an SRQ the QP has no receive queue: 0 and 0 */
+		ia.srq = srq;
+		ia.cap.max_recv_wr = ia.cap.max_recv_sge = 0;
+		if (types[i] == IBV_QPT_RC) {
+			qp = ibv_create_qp(pd, &ia);
+			cr_assert(qp, "%s", strerror(errno));
+			expect_query_caps(qp, &ia.cap, 0, 0);
+			cr_assert_eq(ibv_destroy_qp(qp), 0);
+		}
+	}
+	cr_assert_eq(ibv_destroy_srq(srq), 0);
+}
+
+/*
+ * Inline data up to what a WQE of max_sq_desc_sz (the device's
+ * max_wqe_sz_sq, 1024 bytes) holds: libmlx5 sizes the WQE and refuses a
+ * larger one itself, the kernel takes what it sizes (ib_write_lat -I 800
+ * and rdma-core's test_mlx5_mkey create such QPs on a ConnectX).
+ */
+Test(qp, inline_up_to_the_wqe)
+{
+	enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		struct ibv_qp_init_attr ia = {
+			.send_cq = cq, .recv_cq = cq, .qp_type = types[i],
+			.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+				 .max_recv_sge = 1, .max_inline_data = 800 },
+		};
+		struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+
+		cr_assert(qp, "create_qp(%d) with 800 inline: %s", types[i], strerror(errno));
+		cr_expect_geq(ia.cap.max_inline_data, 800);
+		expect_query_caps(qp, &ia.cap, 16, 1);
+		cr_assert_eq(ibv_destroy_qp(qp), 0);
+
+		/* more than a 1024-byte WQE holds: libmlx5 refuses it */
+		ia.cap.max_inline_data = 1024;
+		errno = 0;
+		cr_assert_null(ibv_create_qp(pd, &ia));
+		cr_expect_eq(errno, EINVAL);
+	}
+}
+
 Test(qp, busy_dependencies)
 {
 	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
