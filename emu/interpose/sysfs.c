@@ -464,7 +464,9 @@ static void build_port(struct tree *t, const char *ibdir, unsigned d, unsigned p
 		if (i >= id->num_gids)
 			continue;
 		at(t, sub, sizeof(sub), "%s/gid_attrs/types", pd);
-		attr(t, sub, name, "%s\n", eth ? "RoCE v2" : "IB/RoCE v1");
+		/* ib_cache_gid_type_str() */
+		attr(t, sub, name, "%s\n", id->gid_type[i] == IBV_GID_TYPE_ROCE_V2 ?
+		     "RoCE v2" : "IB/RoCE v1");
 	}
 	/* ndevs/N names the netdev of a RoCE GID; IB GIDs have none (the
 	 * kernel's read fails), and the emulator has no netdev to name */
