@@ -3,11 +3,13 @@
  * The GID table: on InfiniBand the port GID; on RoCE each address as a
  * RoCE v1 and a RoCE v2 entry (link-local v1, v2, IPv4-mapped v1, v2, as a
  * ConnectX port lists them), the same through ibv_query_gid_ex(),
- * ibv_query_gid_table() and sysfs, and a UD packet from a v1 entry carrying
+ * ibv_query_gid_table() and sysfs (gid_attrs of empty entries failing with
+ * EINVAL, as the kernel's), and a UD packet from a v1 entry carrying
  * a GRH where one from the v2 IPv4 entry carries an IPv4 header.  Suite
  * gid_check runs in this process (InfiniBand under make emu-test) and, by
  * suite gid, again in a fresh process on RoCE.
  */
+#include <fcntl.h>
 #include <sys/wait.h>
 
 #include "emu_test.h"
@@ -70,6 +72,52 @@ Test(gid_check, table)
 		cr_expect_eq(memcmp(tab[3].gid.raw, v4mapped, 12), 0);
 		cr_expect_eq(tab[3].gid.raw[12], 10);
 	}
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
+/* read() of path: its errno, or 0 */
+static int read_errno(const char *path)
+{
+	char b[64];
+	int fd = open(path, O_RDONLY);
+	int ret = 0;
+
+	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+	if (read(fd, b, sizeof(b)) < 0)
+		ret = errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * gid_attrs/types/N and ndevs/N exist for every index, as the kernel's
+ * do; a read fails with EINVAL where the entry is empty, and for every
+ * ndevs/N (no netdev), as _show_port_gid_attr() and print_ndev() answer
+ */
+Test(gid_check, gid_attrs_of_every_index)
+{
+	struct ibv_context *ctx = et_open();
+	struct ibv_port_attr pa;
+	unsigned used = roce(ctx) ? 4 : 1;
+	char path[128], line[64];
+	FILE *f;
+
+	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
+	for (unsigned i = 0; i < (unsigned)pa.gid_tbl_len; i++) {
+		snprintf(path, sizeof(path), PORT1 "/gid_attrs/types/%u", i);
+		cr_expect_eq(read_errno(path), i < used ? 0 : EINVAL, "%s", path);
+		snprintf(path, sizeof(path), PORT1 "/gid_attrs/ndevs/%u", i);
+		cr_expect_eq(read_errno(path), EINVAL, "%s", path);
+	}
+	snprintf(path, sizeof(path), PORT1 "/gid_attrs/types/%u", pa.gid_tbl_len);
+	cr_expect_neq(access(path, F_OK), 0, "none past the table");
+	/* through stdio too */
+	f = fopen(PORT1 "/gid_attrs/types/7", "r");
+	cr_assert(f);
+	errno = 0;
+	cr_expect_null(fgets(line, sizeof(line), f));
+	cr_expect_eq(errno, EINVAL);
+	fclose(f);
 	cr_assert_eq(ibv_close_device(ctx), 0);
 }
 
