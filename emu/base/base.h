@@ -38,11 +38,28 @@
 /* ------------------------------------------------------------------------ */
 /* Host identity and configuration (config.c; identities from subnet/)      */
 
+/*
+ * The GID table of a port (subnet.c): on InfiniBand one GID, of type
+ * IBV_GID_TYPE_IB; on RoCE each address twice, RoCE v1 then RoCE v2, as
+ * the kernel adds an address once per GID type the port supports (roce_
+ * gid_mgmt.c update_gid(); both on a ConnectX, roce_gid_type_mask_support())
+ * and reserves the first entries for the default, link-local GID (cache.c).
+ * Entries from num_gids on are empty.
+ */
+enum {
+	EMU_GID_LL_V1,		/* fe80::<EUI-64 of the MAC>, RoCE v1 (and the IB GID) */
+	EMU_GID_LL_V2,		/* the same, RoCE v2 */
+	EMU_GID_V4_V1,		/* ::ffff:<IPv4 address>, RoCE v1 */
+	EMU_GID_V4_V2,		/* the same, RoCE v2: what rdma_cm picks for IPv4 */
+	EMU_MAX_GIDS
+};
+
 struct emu_port_id {
 	uint16_t		lid;		/* IB only; 0 on Ethernet */
 	uint8_t			mac[6];		/* Ethernet only */
 	unsigned		num_gids;
-	union ibv_gid		gid[2];		/* [0] link-local, [1] IPv4-mapped (RoCE) */
+	union ibv_gid		gid[EMU_MAX_GIDS];	/* EMU_GID_* */
+	uint8_t			gid_type[EMU_MAX_GIDS];	/* enum ibv_gid_type */
 };
 
 struct emu_dev_id {

@@ -109,8 +109,12 @@ static void end_from(struct cm_end *end, const struct emu_dev_id *devs,
 	end->dev = (uint8_t)dev;
 	end->port = (uint8_t)port;
 	end->lid = p->lid;
-	/* RoCE: the IPv4-mapped RoCE v2 GID, the one rdma_cm picks for IPv4 */
-	end->gid_index = eth ? 1 : 0;
+	/*
+	 * RoCE: the IPv4-mapped RoCE v2 GID, the one rdma_cm picks for IPv4
+	 * (cma.c: the port's default GID type is RoCE v2 when it has it,
+	 * CMA_PREFERRED_ROCE_GID_TYPE)
+	 */
+	end->gid_index = eth ? EMU_GID_V4_V2 : 0;
 	end->gid = p->gid[end->gid_index];
 }
 
@@ -146,7 +150,7 @@ static bool gid_owner(const union ibv_gid *gid, unsigned *h, unsigned *d, unsign
 		return false;
 	emu_subnet_identity(*h, devs);
 	return !memcmp(&devs[*d].port[*p - 1].gid[emu_cfg.link_layer ==
-			IBV_LINK_LAYER_ETHERNET ? 1 : 0], g, 16);
+			IBV_LINK_LAYER_ETHERNET ? EMU_GID_V4_V2 : 0], g, 16);
 }
 
 /* The GID an address names, if it is one of the subnet's RoCE/IB GIDs. */

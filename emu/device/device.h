@@ -557,6 +557,20 @@ bool dev_resp_shortcut_write(const struct dev_pkt *p, const uint8_t *payload,
 void dev_dct_conns_free(struct dev_qp *dq);	/* a DCT's per-DCI contexts */
 void dev_resp_flush_acks(void);
 /*
+ * The source GID at index i of port (0 for one past the table, which the
+ * kernel refused when the AH or path was made), and on RoCE whether the
+ * packet is RoCE v1, as that entry's type makes it.
+ */
+static inline void dev_pkt_sgid(struct dev_pkt *p, const struct emu_port_id *port, unsigned i)
+{
+	if (i >= port->num_gids)
+		i = 0;
+	memcpy(p->sgid, port->gid[i].raw, 16);
+	if (port->gid_type[i] == IBV_GID_TYPE_ROCE_V1)
+		p->flags |= DPKT_ROCE_V1;
+}
+
+/*
  * A connected QP's packet: SLID and (global path or RoCE) GRH from its AV.
  * Inline: every request and response of a connected QP takes it.
  */
@@ -564,7 +578,6 @@ static inline void dev_path_stamp(const struct emu_qp *qp, struct dev_pkt *p)
 {
 	const struct ibv_ah_attr *ah = &qp->attr.ah;
 	const struct emu_port_id *port = dev_qp_port(qp);
-	unsigned sgid = ah->grh.sgid_index < port->num_gids ? ah->grh.sgid_index : 0;
 
 	p->slid = port->lid;
 	if (emu_cfg.link_layer != IBV_LINK_LAYER_ETHERNET && !ah->is_global)
@@ -573,7 +586,7 @@ static inline void dev_path_stamp(const struct emu_qp *qp, struct dev_pkt *p)
 	p->flow_label = ah->grh.flow_label;
 	p->tclass = ah->grh.traffic_class;
 	p->hop_limit = ah->grh.hop_limit;
-	memcpy(p->sgid, port->gid[sgid].raw, 16);
+	dev_pkt_sgid(p, port, ah->grh.sgid_index);
 	memcpy(p->dgid, ah->grh.dgid.raw, 16);
 }
 

@@ -180,13 +180,18 @@ static bool gid_is_v4mapped(const uint8_t *g)
 	return !memcmp(g, pfx, 12);
 }
 
-/* The 40 bytes a UD receive buffer starts with (GRH or, RoCE v2/IPv4, IP). */
+/*
+ * The 40 bytes a UD receive buffer starts with: the GRH (InfiniBand, RoCE
+ * v1), the IPv6 header (RoCE v2, the GRH's layout) or the IPv4 header in
+ * its last 20 bytes (RoCE v2 between IPv4-mapped GIDs).
+ */
 static void build_grh(const struct dev_pkt *p, uint8_t *g, uint8_t *cqe_sl)
 {
-	bool roce = emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET;
+	bool v2 = emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET &&
+		  !(p->flags & DPKT_ROCE_V1);
 
 	memset(g, 0, 40);
-	if (roce && gid_is_v4mapped(p->sgid) && gid_is_v4mapped(p->dgid)) {
+	if (v2 && gid_is_v4mapped(p->sgid) && gid_is_v4mapped(p->dgid)) {
 		uint8_t *ip = g + 20;
 		uint16_t tot = (uint16_t)(20 + 8 + 12 + 8 + p->len + 4);
 
@@ -211,16 +216,18 @@ static void build_grh(const struct dev_pkt *p, uint8_t *g, uint8_t *cqe_sl)
 	{
 		uint32_t w0 = htobe32(6u << 28 | (uint32_t)p->tclass << 20 |
 				      (p->flow_label & 0xfffff));
-		uint16_t plen = htobe16((uint16_t)(p->len + (roce ? 8 + 12 + 8 + 4 : 12 + 8 + 4)));
+		uint16_t plen = htobe16((uint16_t)(p->len + (v2 ? 8 + 12 + 8 + 4 : 12 + 8 + 4)));
 
 		memcpy(g, &w0, 4);
 		memcpy(g + 4, &plen, 2);
-		g[6] = roce ? 17 : 0x1b;	/* UDP, or IBA's next header */
+		g[6] = v2 ? 17 : 0x1b;		/* UDP, or IBA's next header */
 		g[7] = p->hop_limit;
 		memcpy(g + 8, p->sgid, 16);
 		memcpy(g + 24, p->dgid, 16);
-		if (roce)
+		if (v2)
 			*cqe_sl = 0x8 | 0x1;	/* UDP, L3 IPv6 */
+		else if (emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET)
+			*cqe_sl = 0;		/* RoCE v1: L3 GRH, no UDP */
 	}
 }
 

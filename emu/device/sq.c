@@ -407,7 +407,7 @@ static void fill_grh(const struct emu_qp *qp, struct dev_pkt *p, const uint8_t *
 	p->tclass = av[26];
 	p->hop_limit = av[27];
 	memcpy(p->dgid, av + 32, 16);
-	memcpy(p->sgid, pid->gid[sgid_index < pid->num_gids ? sgid_index : 0].raw, 16);
+	dev_pkt_sgid(p, pid, sgid_index);
 }
 
 /*

@@ -28,6 +28,13 @@ const char *emu_sysfs_root(void);
 const char *emu_sysfs_redirect(const char *path, char *buf, size_t len);
 /* The reverse, in place, for paths libc hands back (realpath). */
 void emu_sysfs_unredirect(char *path);
+/*
+ * Is path (in the tree) an attribute whose read() the kernel fails with
+ * EINVAL?  gid_attrs/types/N of an empty GID entry and every
+ * gid_attrs/ndevs/N (no netdev is emulated): the files exist, as the
+ * kernel's do for every index, but cannot be read (preload.c).
+ */
+bool emu_sysfs_read_fails(const char *path);
 
 /* A node of /dev/infiniband: what stat() shows, and whose open() it is. */
 struct emu_cdev {

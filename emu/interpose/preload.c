@@ -60,6 +60,7 @@
 #include <rdma/rdma_user_ioctl_cmds.h>
 
 #include "interpose.h"
+#include "base/fdset.h"
 #include "real.h"
 #include "cm/cm.h"
 #include "kernel/kernel.h"
@@ -250,6 +251,59 @@ static mode_t open_mode(int flags, va_list ap)
 	return (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
 }
 
+/*
+ * Descriptors of tree attributes whose read() fails (emu_sysfs_read_fails():
+ * the gid_attrs of empty GID entries): marked when opened by an absolute
+ * path, failed by read() with EINVAL, unmarked by close().  A descriptor
+ * closed past close() (close_range(), a raw syscall) and reused keeps its
+ * mark, so read() first asks /proc which file it is now.  Opened relative
+ * to a descriptor or directory in the tree, such a file reads empty.
+ */
+static struct emu_fdset unreadable;
+
+static int opened(int fd, const char *alt)
+{
+	if (fd >= 0 && alt && emu_sysfs_read_fails(alt))
+		emu_fdset_put(&unreadable, fd, true);
+	return fd;
+}
+
+/* Is fd, marked, still such an attribute?  Unmarks it if not. */
+static bool read_fails(int fd)
+{
+	char link[32], path[PATH_MAX];
+	ssize_t n;
+
+	if (!emu_fdset_has(&unreadable, fd))
+		return false;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n > 0) {
+		path[n] = 0;
+		if (emu_sysfs_read_fails(path))
+			return true;
+	}
+	emu_fdset_put(&unreadable, fd, false);
+	return false;
+}
+
+/* fopen() of such an attribute: a stream whose reads fail so too */
+static ssize_t einval_read(void *cookie, char *buf, size_t len)
+{
+	(void)cookie;
+	(void)buf;
+	(void)len;
+	errno = EINVAL;
+	return -1;
+}
+
+static FILE *unreadable_stream(const char *mode)
+{
+	static const cookie_io_functions_t io = { .read = einval_read };
+
+	return fopencookie(NULL, mode, io);
+}
+
 /* ------------------------------------------------------------------------ */
 /* open family                                                               */
 
@@ -263,7 +317,7 @@ static mode_t open_mode(int flags, va_list ap)
 	alt = sysfs_redirect(path, buf, sizeof(buf));			\
 	if (tree_write(alt, flags))					\
 		return -1;						\
-	return realfn(alt ? alt : path, __VA_ARGS__)
+	return opened(realfn(alt ? alt : path, __VA_ARGS__), alt)
 
 int open(const char *path, int flags, ...)
 {
@@ -313,7 +367,7 @@ int __open64_2(const char *path, int flags)
 	alt = sysfs_redirect(path, buf, sizeof(buf));			\
 	if (tree_write(alt, flags))					\
 		return -1;						\
-	return realfn(dirfd, alt ? alt : path, flags, mode)
+	return opened(realfn(dirfd, alt ? alt : path, flags, mode), alt)
 
 int openat(int dirfd, const char *path, int flags, ...)
 {
@@ -337,7 +391,7 @@ int __openat_2(int dirfd, const char *path, int flags)
 	alt = sysfs_redirect(path, buf, sizeof(buf));
 	if (tree_write(alt, flags))
 		return -1;
-	return get___openat_2()(dirfd, alt ? alt : path, flags);
+	return opened(get___openat_2()(dirfd, alt ? alt : path, flags), alt);
 }
 
 int __openat64_2(int dirfd, const char *path, int flags)
@@ -351,7 +405,7 @@ int __openat64_2(int dirfd, const char *path, int flags)
 	alt = sysfs_redirect(path, buf, sizeof(buf));
 	if (tree_write(alt, flags))
 		return -1;
-	return get___openat64_2()(dirfd, alt ? alt : path, flags);
+	return opened(get___openat64_2()(dirfd, alt ? alt : path, flags), alt);
 }
 
 FILE *fopen(const char *path, const char *mode)
@@ -361,6 +415,8 @@ FILE *fopen(const char *path, const char *mode)
 
 	if (tree_write(alt, fopen_flags(mode)))
 		return NULL;
+	if (alt && emu_sysfs_read_fails(alt) && !access(alt, F_OK))
+		return unreadable_stream(mode);
 	return get_fopen()(alt ? alt : path, mode);
 }
 
@@ -371,6 +427,8 @@ FILE *fopen64(const char *path, const char *mode)
 
 	if (tree_write(alt, fopen_flags(mode)))
 		return NULL;
+	if (alt && emu_sysfs_read_fails(alt) && !access(alt, F_OK))
+		return unreadable_stream(mode);
 	return get_fopen64()(alt ? alt : path, mode);
 }
 
@@ -533,6 +591,10 @@ ssize_t read(int fd, void *buf, size_t len)
 {
 	if (emu_umad_is_fd(fd) && !emu_lock_held())
 		return umad_ret(emu_umad_read(fd, buf, len));
+	if (read_fails(fd)) {
+		errno = EINVAL;
+		return -1;
+	}
 	return get_read()(fd, buf, len);
 }
 
@@ -540,6 +602,10 @@ ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
 {
 	if (emu_umad_is_fd(fd) && !emu_lock_held() && len <= buflen)
 		return umad_ret(emu_umad_read(fd, buf, len));
+	if (read_fails(fd) && len <= buflen) {
+		errno = EINVAL;
+		return -1;
+	}
 	return get___read_chk()(fd, buf, len, buflen);
 }
 
@@ -618,6 +684,7 @@ int close(int fd)
 		emu_cm_close(fd);
 	if (emu_umad_is_fd(fd))
 		emu_umad_close(fd);
+	emu_fdset_put(&unreadable, fd, false);
 	return emu_real_close(fd);
 }
 

@@ -171,6 +171,32 @@ void emu_sysfs_unredirect(char *path)
 	memmove(path, path + host_dir_len, strlen(path + host_dir_len) + 1);
 }
 
+/*
+ * _show_port_gid_attr() (drivers/infiniband/core/sysfs.c): an entry
+ * rdma_get_gid_attr() finds empty is EINVAL "for user space compatibility
+ * reasons", which libibverbs reads as "no type file: IB/RoCE v1" and then
+ * as an empty entry (libibverbs/cmd_device.c query_sysfs_gid_type());
+ * print_ndev() is EINVAL too for an entry without a netdev, here all.
+ */
+bool emu_sysfs_read_fails(const char *path)
+{
+	const char *m = NULL;
+	unsigned d, p, i;
+	char kind[6];
+	int end = 0;
+
+	/* the last device name in it: the state directory may hold one too */
+	for (const char *q = path; q && (q = strstr(q, "/mlx5_")); q++)
+		m = q;
+	if (!m || sscanf(m, "/mlx5_%u/ports/%u/gid_attrs/%5[a-z]/%u%n", &d, &p, kind,
+			 &i, &end) != 4 || m[end] || d >= emu_cfg.num_devs || !p ||
+	    p > emu_cfg.num_ports)
+		return false;
+	if (!strcmp(kind, "ndevs"))
+		return true;
+	return !strcmp(kind, "types") && i >= emu_cfg.dev[d].port[p - 1].num_gids;
+}
+
 const struct emu_cdev *emu_cdev_lookup(const char *path)
 {
 	static const char dir[] = EMU_CDEV_DIR "/";
@@ -449,7 +475,11 @@ static void build_port(struct tree *t, const char *ibdir, unsigned d, unsigned p
 	/*
 	 * Every entry of the tables QUERY_PORT announces exists, as on
 	 * hardware: unused P_Keys read 0x0000 (above), unused GIDs read as
-	 * zeros and have no type.
+	 * zeros, and gid_attrs/types/N and ndevs/N exist for every index
+	 * (the kernel's gid_attr_group), their reads failing with EINVAL
+	 * where the entry is empty (emu_sysfs_read_fails()).  ndevs/N names
+	 * a RoCE GID's netdev; the emulator has none, so every one fails, as
+	 * an InfiniBand GID's does.
 	 */
 	for (unsigned i = 0; i < a.gid_tbl_len; i++) {
 		static const union ibv_gid zero;
@@ -461,16 +491,13 @@ static void build_port(struct tree *t, const char *ibdir, unsigned d, unsigned p
 		     "%02x%02x:%02x%02x:%02x%02x:%02x%02x\n",
 		     g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8],
 		     g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
-		if (i >= id->num_gids)
-			continue;
 		at(t, sub, sizeof(sub), "%s/gid_attrs/types", pd);
-		attr(t, sub, name, "%s\n", eth ? "RoCE v2" : "IB/RoCE v1");
+		/* ib_cache_gid_type_str() */
+		attr(t, sub, name, "%s", i >= id->num_gids ? "" :
+		     id->gid_type[i] == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2\n" : "IB/RoCE v1\n");
+		at(t, sub, sizeof(sub), "%s/gid_attrs/ndevs", pd);
+		attr(t, sub, name, "%s", "");
 	}
-	/* ndevs/N names the netdev of a RoCE GID; IB GIDs have none (the
-	 * kernel's read fails), and the emulator has no netdev to name */
-	at(t, sub, sizeof(sub), "%s/gid_attrs/ndevs", pd);
-	if (!t->err)
-		t->err = make_dir(sub);
 	at(t, sub, sizeof(sub), "%s/counters", pd);
 	for (size_t i = 0; i < sizeof(pma_counters) / sizeof(pma_counters[0]); i++)
 		attr(t, sub, pma_counters[i], "0\n");

@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <rdma/ib_user_ioctl_cmds.h>
 #include <rdma/ib_user_ioctl_verbs.h>
@@ -35,6 +36,8 @@
 #define PTR_IN_MIN(id, n, fl)	{ id, EMU_IOC_PTR_IN, fl, n, USHRT_MAX }
 #define PTR_OUT_MIN(id, n, fl)	{ id, EMU_IOC_PTR_OUT, fl, n, USHRT_MAX }
 #define PTR_OUT_TYPE(id, t, fl)	{ id, EMU_IOC_PTR_OUT, fl, sizeof(t), sizeof(t) }
+/* UVERBS_ATTR_FLAGS_IN: a u32 or a u64 */
+#define FLAGS_IN(id, fl)	{ id, EMU_IOC_PTR_IN, fl, 4, 8 }
 /* UVERBS_ATTR_STRUCT(type, last): at least up to last, may grow */
 #define PTR_OUT_STRUCT(id, t, last, fl) \
 	{ id, EMU_IOC_PTR_OUT, (fl) | EMU_IOC_ZERO_TRAILING, END(t, last), sizeof(t) }
@@ -234,6 +237,120 @@ static int mlx5_query_port(struct emu_ioc *b)
 					      sizeof(info));
 }
 
+/*
+ * Entry index of port_num's GID table as the kernel's GID cache holds it
+ * (drivers/infiniband/core/cache.c): the host's GIDs and their types
+ * (subnet.c, the ones sysfs shows), no netdev (the emulator has none, so
+ * netdev_ifindex stays 0, as for an InfiniBand GID).  False if the entry
+ * is empty.
+ */
+static bool gid_entry(unsigned dev, uint32_t port_num, uint32_t index,
+		      struct ib_uverbs_gid_entry *e)
+{
+	const struct emu_port_id *id = &emu_cfg.dev[dev].port[port_num - 1];
+
+	if (index >= id->num_gids)
+		return false;
+	memset(e, 0, sizeof(*e));
+	memcpy(e->gid, id->gid[index].raw, sizeof(e->gid));
+	e->gid_index = index;
+	e->port_num = port_num;
+	e->gid_type = id->gid_type[index];
+	return true;
+}
+
+/* uverbs_get_flags32() with no flag allowed: absent or 0, else EINVAL */
+static int no_flags(const struct emu_ioc *b, uint16_t id)
+{
+	uint64_t flags;
+	int ret = emu_ioc_get_flags(b, id, &flags);
+
+	return ret ? ret : flags ? EINVAL : 0;
+}
+
+/*
+ * UVERBS_METHOD_QUERY_GID_TABLE (ibv_query_gid_table()): every valid entry
+ * of every port, in the kernel handler's order of checks
+ * (uverbs_std_types_device.c): the flags, an entry size of 0 or a buffer
+ * not a whole number of entries (or none) -> EINVAL, no ucontext -> EINVAL,
+ * more valid entries than the buffer holds -> EINVAL (rdma_query_gid_table()).
+ * Entries are written at the caller's entry size, cut or zero-padded
+ * (copy_gid_entries_to_user()).
+ */
+static int query_gid_table(struct emu_ioc *b)
+{
+	const struct ib_uverbs_attr *out = emu_ioc_get(b, UVERBS_ATTR_QUERY_GID_TABLE_RESP_ENTRIES);
+	struct ib_uverbs_gid_entry e;
+	uint64_t esize, max, n = 0;
+	size_t copy;
+	uint8_t *buf;
+	int ret;
+
+	ret = no_flags(b, UVERBS_ATTR_QUERY_GID_TABLE_FLAGS);
+	if (!ret)
+		ret = emu_ioc_get_const(b, UVERBS_ATTR_QUERY_GID_TABLE_ENTRY_SIZE,
+					UINT64_MAX, &esize);
+	if (ret)
+		return ret;
+	if (!esize || out->len % esize || !(max = out->len / esize))
+		return EINVAL;
+	if (!b->ctx->have_context)
+		return EINVAL;
+	buf = calloc(1, out->len);
+	if (!buf)
+		return ENOMEM;
+	copy = esize < sizeof(e) ? esize : sizeof(e);
+	for (unsigned p = 1; p <= emu_cfg.num_ports; p++)
+		for (uint32_t i = 0; i < emu_cap_gid_tbl_len(); i++) {
+			if (!gid_entry(b->ctx->dev_index, p, i, &e))
+				continue;
+			if (n == max) {
+				free(buf);
+				return EINVAL;
+			}
+			memcpy(buf + n++ * esize, &e, copy);
+		}
+	ret = emu_copy_to_user(out->data, buf, n * esize) ? EFAULT : 0;
+	free(buf);
+	if (!ret)
+		ret = emu_ioc_output_written(b, UVERBS_ATTR_QUERY_GID_TABLE_RESP_ENTRIES);
+	if (!ret)
+		ret = emu_ioc_copy_to(b, UVERBS_ATTR_QUERY_GID_TABLE_RESP_NUM_ENTRIES,
+				      &n, sizeof(n));
+	return ret;
+}
+
+/*
+ * UVERBS_METHOD_QUERY_GID_ENTRY (ibv_query_gid_ex(), and ibv_query_gid()
+ * and ibv_query_gid_type() through it): flags -> EINVAL, no ucontext or a
+ * port the device lacks -> EINVAL, then rdma_get_gid_attr(): an index past
+ * the table -> EINVAL, an empty entry -> ENODATA (libibverbs gives
+ * ibv_query_gid() zeros for that).
+ */
+static int query_gid_entry(struct emu_ioc *b)
+{
+	struct ib_uverbs_gid_entry e;
+	uint64_t port, index;
+	int ret;
+
+	ret = no_flags(b, UVERBS_ATTR_QUERY_GID_ENTRY_FLAGS);
+	if (!ret)
+		ret = emu_ioc_get_const(b, UVERBS_ATTR_QUERY_GID_ENTRY_PORT, UINT32_MAX, &port);
+	if (!ret)
+		ret = emu_ioc_get_const(b, UVERBS_ATTR_QUERY_GID_ENTRY_GID_INDEX, UINT32_MAX,
+					&index);
+	if (ret)
+		return ret;
+	if (!b->ctx->have_context || !emu_port_valid(b->ctx, (unsigned)port))
+		return EINVAL;
+	if (index >= emu_cap_gid_tbl_len())
+		return EINVAL;
+	if (!gid_entry(b->ctx->dev_index, (uint32_t)port, (uint32_t)index, &e))
+		return ENODATA;
+	return emu_ioc_copy_to_struct_or_zero(b, UVERBS_ATTR_QUERY_GID_ENTRY_RESP_ENTRY, &e,
+					      sizeof(e));
+}
+
 const struct emu_ioc_method emu_ioc_device_methods[] = {
 	{ UVERBS_OBJECT_DEVICE, UVERBS_METHOD_GET_CONTEXT, get_context, true, {
 		PTR_OUT_TYPE(UVERBS_ATTR_GET_CONTEXT_NUM_COMP_VECTORS, uint32_t, 0),
@@ -257,6 +374,17 @@ const struct emu_ioc_method emu_ioc_device_methods[] = {
 		CONST_IN(UVERBS_ATTR_QUERY_PORT_PORT_NUM, MAND),
 		PTR_OUT_STRUCT(UVERBS_ATTR_QUERY_PORT_RESP,
 			       struct ib_uverbs_query_port_resp_ex, reserved, MAND) } },
+	{ UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_TABLE, query_gid_table, false, {
+		CONST_IN(UVERBS_ATTR_QUERY_GID_TABLE_ENTRY_SIZE, MAND),
+		FLAGS_IN(UVERBS_ATTR_QUERY_GID_TABLE_FLAGS, 0),
+		PTR_OUT_MIN(UVERBS_ATTR_QUERY_GID_TABLE_RESP_ENTRIES, 0, MAND),
+		PTR_OUT_TYPE(UVERBS_ATTR_QUERY_GID_TABLE_RESP_NUM_ENTRIES, uint64_t, MAND) } },
+	{ UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_ENTRY, query_gid_entry, false, {
+		CONST_IN(UVERBS_ATTR_QUERY_GID_ENTRY_PORT, MAND),
+		CONST_IN(UVERBS_ATTR_QUERY_GID_ENTRY_GID_INDEX, MAND),
+		FLAGS_IN(UVERBS_ATTR_QUERY_GID_ENTRY_FLAGS, MAND),
+		PTR_OUT_STRUCT(UVERBS_ATTR_QUERY_GID_ENTRY_RESP_ENTRY,
+			       struct ib_uverbs_gid_entry, netdev_ifindex, MAND) } },
 	{ UVERBS_OBJECT_DEVICE, MLX5_IB_METHOD_QUERY_PORT, mlx5_query_port, false, {
 		PTR_IN_TYPE(MLX5_IB_ATTR_QUERY_PORT_PORT_NUM, uint32_t, MAND),
 		PTR_OUT_STRUCT(MLX5_IB_ATTR_QUERY_PORT, struct mlx5_ib_uapi_query_port,

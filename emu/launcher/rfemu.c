@@ -28,7 +28,7 @@ static void usage(FILE *f)
 "\n"
 "  -d, --devices N       mlx5 devices per host, 1-4 (RFEMU_DEVICES, default 1)\n"
 "  -p, --ports N         ports per device, 1-2 (RFEMU_PORTS, default 1)\n"
-"  -l, --link-layer L    ib or eth (RoCE v2) (RFEMU_LINK_LAYER, default ib)\n"
+"  -l, --link-layer L    ib or eth (RoCE v1/v2) (RFEMU_LINK_LAYER, default ib)\n"
 "      --part-id ID      the model: 0x1017 ConnectX-5, 0x101b ConnectX-6 (default),\n"
 "                        0x101d ConnectX-6 Dx (Ethernet only), 0x1021 ConnectX-7\n"
 "                        (RFEMU_PART_ID)\n"

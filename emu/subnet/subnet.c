@@ -90,7 +90,13 @@ static int lock_range(int fd, int cmd, short type, off_t start, off_t len)
  *   LID         h * (devs*ports) + dev * ports + port - 1, never 0
  *   IB GID      fe80::<port GUID>
  *   MAC (RoCE)  02:c9:hh:hh:dd:pp
- *   RoCE GIDs   [0] fe80::<EUI-64 of the MAC>   [1] ::ffff:10.<d*2+p>.<hh>.<hh>
+ *   RoCE GIDs   fe80::<EUI-64 of the MAC> and ::ffff:10.<d*2+p>.<hh>.<hh>,
+ *               each as RoCE v1 then RoCE v2 (EMU_GID_*, base.h): the
+ *               kernel adds every address once per GID type the port
+ *               supports, the default (link-local) one first
+ *               (drivers/infiniband/core/roce_gid_mgmt.c update_gid(),
+ *               cache.c ib_cache_gid_set_default_gid()), so a ConnectX
+ *               port lists RoCE v2 over IPv4 at index 3
  * The connection manager derives other hosts' from an address (cm/addr.c).
  */
 void emu_subnet_identity(unsigned h, struct emu_dev_id devs[EMU_MAX_DEVS])
@@ -103,8 +109,8 @@ void emu_subnet_identity(unsigned h, struct emu_dev_id devs[EMU_MAX_DEVS])
 		for (unsigned p = 1; p <= EMU_MAX_PORTS; p++) {
 			struct emu_port_id *port = &dev->port[p - 1];
 			uint64_t pguid = dev->node_guid + p - 1;
-			uint8_t *g0 = port->gid[0].raw;
-			uint8_t *g1 = port->gid[1].raw;
+			uint8_t *g0 = port->gid[EMU_GID_LL_V1].raw;
+			uint8_t *g1 = port->gid[EMU_GID_V4_V1].raw;
 
 			memset(port, 0, sizeof(*port));
 			g0[0] = 0xfe;
@@ -114,6 +120,7 @@ void emu_subnet_identity(unsigned h, struct emu_dev_id devs[EMU_MAX_DEVS])
 						       d * EMU_MAX_PORTS + p - 1);
 				for (int i = 0; i < 8; i++)
 					g0[8 + i] = (uint8_t)(pguid >> (56 - 8 * i));
+				port->gid_type[0] = IBV_GID_TYPE_IB;
 				port->num_gids = 1;
 				continue;
 			}
@@ -138,7 +145,12 @@ void emu_subnet_identity(unsigned h, struct emu_dev_id devs[EMU_MAX_DEVS])
 			g1[13] = (uint8_t)(d * EMU_MAX_PORTS + p);
 			g1[14] = (uint8_t)(h >> 8);
 			g1[15] = (uint8_t)h;
-			port->num_gids = 2;
+			port->gid[EMU_GID_LL_V2] = port->gid[EMU_GID_LL_V1];
+			port->gid[EMU_GID_V4_V2] = port->gid[EMU_GID_V4_V1];
+			for (unsigned i = 0; i < EMU_MAX_GIDS; i++)
+				port->gid_type[i] = i % 2 ? IBV_GID_TYPE_ROCE_V2 :
+							    IBV_GID_TYPE_ROCE_V1;
+			port->num_gids = EMU_MAX_GIDS;
 		}
 	}
 }

@@ -48,6 +48,12 @@ enum {
 	 * (the QPC's block_lb_mc): no copy for the sender's own port.
 	 */
 	DPKT_MC_NO_LB	= 1 << 5,
+	/*
+	 * RoCE v1: the frame carries the GRH itself (ethertype 0x8915), not
+	 * an IP and UDP header as RoCE v2 does; the sender's GID type (its
+	 * source GID index) decides.
+	 */
+	DPKT_ROCE_V1	= 1 << 6,
 };
 
 /*

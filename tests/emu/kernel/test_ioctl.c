@@ -3,7 +3,8 @@
  * The uverbs ioctl interface (RDMA_VERBS_IOCTL): libibverbs on its ioctl
  * paths (no command goes through write()), the framework's refusals in the
  * order and with the errnos of the kernel's uverbs_ioctl.c, INVOKE_WRITE,
- * GET_CONTEXT/ASYNC_EVENT_ALLOC/QUERY_CONTEXT, the native QUERY_PORT,
+ * GET_CONTEXT/ASYNC_EVENT_ALLOC/QUERY_CONTEXT, the native QUERY_PORT, the
+ * GID queries (QUERY_GID_ENTRY, QUERY_GID_TABLE),
  * mlx5dv_query_port(), the DESTROY methods, CQ_CREATE, SRQ_CREATE, QP_CREATE,
  * DM_ALLOC/DM_FREE, and DEVX refused as by a kernel without DEVX support.
  * Raw calls are made on the command fd of a context libibverbs opened, or
@@ -221,6 +222,120 @@ Test(ioctl, query_port)
 	cr_expect_eq(call(&c), EINVAL, "a response shorter than the structure");
 }
 
+/*
+ * UVERBS_METHOD_QUERY_GID_ENTRY, with the checks of the kernel's handler
+ * (uverbs_std_types_device.c) and rdma_get_gid_attr() (cache.c): flags,
+ * port, an index past the table -> EINVAL, an empty entry -> ENODATA,
+ * which ibv_query_gid_ex() passes on (pyverbs' test_query_gid_ex_bad_flow)
+ */
+Test(ioctl, query_gid_entry)
+{
+	struct {
+		struct ib_uverbs_gid_entry e;
+		uint8_t more[8];
+	} resp;
+	struct ibv_port_attr pa;
+	struct ibv_gid_entry ge;
+	union ibv_gid gid;
+	struct call c;
+
+	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
+	cr_assert_eq(ibv_query_gid(ctx, 1, 0, &gid), 0);
+	memset(&resp, 0xa5, sizeof(resp));
+	call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_ENTRY);
+	attr(&c, UVERBS_ATTR_QUERY_GID_ENTRY_PORT, UVERBS_ATTR_F_MANDATORY, 8, 1);
+	attr(&c, UVERBS_ATTR_QUERY_GID_ENTRY_GID_INDEX, UVERBS_ATTR_F_MANDATORY, 8, 0);
+	attr(&c, UVERBS_ATTR_QUERY_GID_ENTRY_FLAGS, UVERBS_ATTR_F_MANDATORY, 4, 0);
+	attr(&c, UVERBS_ATTR_QUERY_GID_ENTRY_RESP_ENTRY, UVERBS_ATTR_F_MANDATORY,
+	     sizeof(resp), ptr(&resp));
+	cr_assert_eq(call(&c), 0);
+	cr_expect_eq(memcmp(resp.e.gid, gid.raw, 16), 0);
+	cr_expect_eq(resp.e.gid_index, 0);
+	cr_expect_eq(resp.e.port_num, 1);
+	cr_expect_eq(resp.e.gid_type, pa.link_layer == IBV_LINK_LAYER_ETHERNET ?
+		     IB_UVERBS_GID_TYPE_ROCE_V1 : IB_UVERBS_GID_TYPE_IB);
+	cr_expect_eq(resp.e.netdev_ifindex, 0);
+	for (size_t i = 0; i < sizeof(resp.more); i++)
+		cr_expect_eq(resp.more[i], 0);
+
+	c.attrs[2].data = 1;
+	cr_expect_eq(call(&c), EINVAL, "a flag");
+	c.attrs[2].data = 0;
+	c.attrs[2].len = 2;
+	cr_expect_eq(call(&c), EINVAL, "flags neither a u32 nor a u64");
+	c.attrs[2].len = 8;
+	c.attrs[0].data = 0;
+	cr_expect_eq(call(&c), EINVAL, "port 0");
+	c.attrs[0].data = 2;
+	cr_expect_eq(call(&c), EINVAL, "a port the device lacks");
+	c.attrs[0].data = 1ull << 32;
+	cr_expect_eq(call(&c), EINVAL, "a port number above a u32");
+	c.attrs[0].data = 1;
+	c.attrs[1].data = pa.gid_tbl_len - 1;
+	cr_expect_eq(call(&c), ENODATA, "an empty entry");
+	c.attrs[1].data = pa.gid_tbl_len;
+	cr_expect_eq(call(&c), EINVAL, "an index past the table");
+	c.attrs[1].data = 0;
+	c.attrs[3].len = offsetof(struct ib_uverbs_gid_entry, netdev_ifindex);
+	cr_expect_eq(call(&c), EINVAL, "a response shorter than the structure");
+
+	cr_expect_eq(ibv_query_gid_ex(ctx, 1, pa.gid_tbl_len - 1, &ge, 0), ENODATA);
+	cr_expect_eq(ibv_query_gid_ex(ctx, 1, 0, &ge, 1), EINVAL);
+	cr_expect_eq(ibv_query_gid_ex(ctx, 1, pa.gid_tbl_len, &ge, 0), EINVAL);
+	/* ibv_query_gid() keeps answering zeros for an empty entry */
+	memset(&gid, 0xa5, sizeof(gid));
+	cr_assert_eq(ibv_query_gid(ctx, 1, pa.gid_tbl_len - 1, &gid), 0);
+	for (size_t i = 0; i < 16; i++)
+		cr_expect_eq(gid.raw[i], 0);
+}
+
+/*
+ * UVERBS_METHOD_QUERY_GID_TABLE: the valid entries of every port, at the
+ * caller's entry size (cut or zero-padded); an entry size of 0, a buffer
+ * that is no whole number of entries or holds none, or too few entries
+ * -> EINVAL (rdma_query_gid_table())
+ */
+Test(ioctl, query_gid_table)
+{
+	struct ibv_gid_entry one, tab[4];
+	struct ib_uverbs_gid_entry big[3][2];
+	uint64_t n = 99;
+	struct call c;
+	ssize_t got;
+
+	got = ibv_query_gid_table(ctx, tab, 4, 0);
+	cr_assert_gt(got, 0, "%zd", got);
+	cr_expect_eq(ibv_query_gid_ex(ctx, 1, 0, &one, 0), 0);
+	cr_expect_eq(memcmp(&one, &tab[0], sizeof(one)), 0);
+	cr_expect_eq(ibv_query_gid_table(ctx, tab, (size_t)got - 1, 0), -EINVAL, "too small");
+	cr_expect_eq(ibv_query_gid_table(ctx, tab, 4, 1), -EINVAL, "a flag");
+
+	/* entries of twice the size: the rest of each zeroed */
+	memset(big, 0xa5, sizeof(big));
+	call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_TABLE);
+	attr(&c, UVERBS_ATTR_QUERY_GID_TABLE_ENTRY_SIZE, UVERBS_ATTR_F_MANDATORY, 8,
+	     sizeof(big[0]));
+	attr(&c, UVERBS_ATTR_QUERY_GID_TABLE_RESP_ENTRIES, UVERBS_ATTR_F_MANDATORY,
+	     sizeof(big), ptr(big));
+	attr(&c, UVERBS_ATTR_QUERY_GID_TABLE_RESP_NUM_ENTRIES, UVERBS_ATTR_F_MANDATORY,
+	     8, ptr(&n));
+	if (got <= 3) {
+		cr_assert_eq(call(&c), 0);
+		cr_expect_eq(n, (uint64_t)got);
+		cr_expect_eq(memcmp(big[0][0].gid, tab[0].gid.raw, 16), 0);
+		cr_expect_eq(big[0][0].gid_type, tab[0].gid_type);
+		for (size_t i = 0; i < sizeof(big[0][1]); i++)
+			cr_expect_eq(((uint8_t *)&big[0][1])[i], 0);
+	}
+	c.attrs[0].data = 0;
+	cr_expect_eq(call(&c), EINVAL, "entry size 0");
+	c.attrs[0].data = sizeof(big[0]) + 1;
+	cr_expect_eq(call(&c), EINVAL, "not a whole number of entries");
+	c.attrs[0].data = sizeof(big[0]);
+	c.attrs[1].len = 0;
+	cr_expect_eq(call(&c), EINVAL, "no room for an entry");
+}
+
 /* ---- the framework ------------------------------------------------------ */
 
 Test(ioctl, header_refusals)
@@ -274,8 +389,6 @@ Test(ioctl, unknown_methods)
 	call_init(&c, 0x3ff, 0);
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
 	/* methods of rdma-core 44 this kernel does not have (yet) */
-	call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_TABLE);
-	cr_expect_eq(call(&c), EPROTONOSUPPORT);
 	call_init(&c, UVERBS_OBJECT_WQ, UVERBS_METHOD_WQ_DESTROY);
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
 	call_init(&c, UVERBS_OBJECT_COUNTERS, UVERBS_METHOD_COUNTERS_CREATE);
