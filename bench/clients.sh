@@ -65,11 +65,11 @@ fi
 # of its own (the client and what it started); TERM to those groups, KILL
 # after 5 s. Only pids not yet reaped come here, so none is anybody else's.
 stop() {
-	local p i alive
+	local p alive
 	for p in "$@"; do
 		kill -TERM -- "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null
 	done
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		alive=0
 		for p in "$@"; do
 			kill -0 -- "-$p" 2>/dev/null && alive=1
@@ -111,8 +111,7 @@ next_port() {
 
 # Wait until something listens on port $1 (up to 15 s) or pid $2 ends.
 wait_listen() {
-	local i
-	for i in $(seq 150); do
+	for _ in $(seq 150); do
 		ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && return 0
 		kill -0 "$2" 2>/dev/null || return 1
 		sleep 0.1
@@ -185,8 +184,7 @@ run_pair() {
 	local cpid=$LASTPID crc src
 	reap "$cpid"; crc=$?
 	# The server ends with the client; give it a few seconds, no more.
-	local i
-	for i in $(seq 50); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
+	for _ in $(seq 50); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
 	kill -0 "$spid" 2>/dev/null && stop "$spid"
 	reap "$spid"; src=$?
 	if [ "$crc" -ne 0 ]; then
@@ -298,6 +296,12 @@ for r in "${ROWS[@]}"; do
 	fi
 	printf '%-22s %10s  %-16s %10s  %7s  %-8s %s\n' "$f" "${fv:--}" "$t" "${tv:--}" \
 		"$ratio" "<= 2x" "$res"
+done
+for r in "${ROWS[@]}"; do
+	f=${r%%|*} t=${r#*|}
+	fv=${VAL[$f]:-} tv=${VAL[$t]:-}
+	[ -n "$fv" ] && [ -n "$tv" ] && awk -v a="$fv" -v b="$tv" 'BEGIN { exit !(b > a) }' &&
+		echo "note: $t ($tv us) was slower than $f: its goal is met by the twin's slowness"
 done
 if [ "$MPI" = 0 ]; then
 	echo "(MPI rows skipped: Open MPI not installed)"
