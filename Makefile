@@ -16,6 +16,7 @@
 #   make bench-clang  the same built by clang, in build/clang/
 #   make bench-probe  the stores of a ringing post alone (bench/store_probe.c)
 #   make bench-wake-probe  the host's floor under a busy-polling round trip (bench/wake_probe.c)
+#   make bench-clients  ucx_perftest, perftest and Open MPI latencies on the emulated HCA (bench/clients.sh)
 #   make test-aarch64  everything built for arm64 and tested under qemu-user (cross/aarch64.mk)
 #   make fuzz       the libFuzzer targets, FUZZ_SECONDS each (fuzz/fuzz.mk)
 #   make clean      remove build/
@@ -42,7 +43,7 @@ HEADERS := $(sort $(wildcard include/rdmafast/*.h include/rdmafast/hw/*.h includ
                                include/rdmafast/detail/*.h))
 
 .PHONY: all test check install uninstall clean deps check-headers unit-bins \
-        unit-test e2e-test examples run bench bench-test bench-clang bench-probe bench-wake-probe test-aarch64 check-layout \
+        unit-test e2e-test examples run bench bench-test bench-clang bench-probe bench-wake-probe bench-clients test-aarch64 check-layout \
         man man-test readme-test \
         install-man uninstall-man
 all:
@@ -290,6 +291,14 @@ bench-wake-probe:
 	@mkdir -p $(BUILD)/bench
 	$(CC) -std=gnu11 -O2 $(WARN) -pedantic -o $(BUILD)/bench/wake_probe bench/wake_probe.c -lpthread
 	$(BUILD)/bench/wake_probe
+
+# Real clients under rfemu, two hosts on 127.0.0.1 each: ucx_perftest's UCT
+# am_lat/put_lat (rc_mlx5, dc_mlx5) against perftest's ib_send_lat and
+# ib_write_lat, Open MPI's pml ucx against ob1/openib; one table of
+# latencies, ratios and issue 29's goal (bench/clients.sh; not part of make
+# bench; emu/README.md, "Real clients (make bench-clients)").
+bench-clients: emu
+	RF_BUILD=$(BUILD) bench/clients.sh
 
 # The same built by clang, in a tree of its own (a CC change alone rebuilds
 # nothing): rfbench then holds the data path to gcc's limits plus 10%.
