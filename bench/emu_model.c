@@ -540,7 +540,9 @@ static uint64_t rd_local_off(uint64_t i)
 	return i % RD_SLOTS * RD_MSG;
 }
 
-static uint64_t rd_reads[IMPL_COUNT];	/* posted and completed, for --only read-batch */
+/* for --only read-batch: READs posted and completed, and over how long (s) */
+static uint64_t rd_reads[IMPL_COUNT];
+static double rd_secs[IMPL_COUNT];
 
 /*
  * One batch of BATCH 64-byte READs from number first on, the last one
@@ -642,6 +644,7 @@ static double read_batch_run(struct side *s, const struct peer_msg *peer, double
 		}
 	}
 	rd_reads[s->impl] = done;
+	rd_secs[s->impl] = t1 - t0;	/* longer than secs if completions stalled */
 	return (double)done / (t1 - t0);
 }
 
@@ -936,8 +939,8 @@ int main(int argc, char **argv)
 		    i == IMPL_LIBMLX5 ? "(the reference)" : "rdmafast >= libmlx5",
 		    i == IMPL_LIBMLX5 ? -1 : rd[i] >= rd[IMPL_LIBMLX5]);
 		if (run == RUN_READ)
-			printf("  (%s: %llu READs, the last %d checked against the table)\n",
-			       impl_name[i], (unsigned long long)rd_reads[i], RD_SLOTS);
+			printf("  (%s: %llu READs in %.2f s, the last %d checked against the table)\n",
+			       impl_name[i], (unsigned long long)rd_reads[i], rd_secs[i], RD_SLOTS);
 	}
 	if (run & RUN_IDLE) {
 		snprintf(fig, sizeof(fig), "%.2f %% of a CPU", idle);
