@@ -5,7 +5,8 @@
  *
  *   build/rfemu -- build/bench/emu_model [seconds] [--only NAME]
  *
- * NAME is one of loopback, rtt, rtt-events, bw, idle (default: all).
+ * NAME is one of loopback, rtt, rtt-events, bw, read-batch, idle (default:
+ * all).
  *
  * 1. loopback     one process, an RC QP pair, 8-byte inline RDMA writes in
  *                 batches of 16 with the last one signaled and one doorbell
@@ -20,7 +21,16 @@
  *                 channels between messages (arm, poll once more, wait).
  * 4. bw           two processes, 64 KiB RDMA WRITEs and then READs, eight
  *                 in flight, for seconds/2 each; and READ over WRITE.
- * 5. idle         a child process with a context, a CQ and a connected RC
+ * 5. read-batch   two processes: the peer fills a 1 MiB table with a known
+ *                 pattern, registers it and waits; this one reads it by
+ *                 64-byte RDMA READs, each at the next 64 bytes (wrapping),
+ *                 in batches of 16 with the last one signaled and one
+ *                 doorbell per batch (ibv_post_send of a 16-WR chain, or 16
+ *                 rf_sq_post_read and one rf_sq_ring), 8 batches in
+ *                 flight, for seconds/2; READs per second, and rdmafast's
+ *                 against libmlx5's of the same run. The last 128 READs'
+ *                 data are checked against the pattern (a mismatch fails).
+ * 6. idle         a child process with a context, a CQ and a connected RC
  *                 QP, left alone: its CPU time (getrusage) over 3 s, after
  *                 0.5 s to settle, as a share of one CPU.
  *
@@ -55,6 +65,10 @@ enum {
 	BW_MSG		= 64 << 10,
 	BW_DEPTH	= 8,		/* messages in flight */
 	BW_SLOTS	= 16,		/* distinct 64 KiB targets at the peer */
+	RD_MSG		= 64,		/* read-batch: bytes per READ */
+	RD_TABLE	= 1 << 20,	/* the peer's table */
+	RD_DEPTH	= 8,		/* batches of BATCH in flight */
+	RD_SLOTS	= RD_DEPTH * BATCH,	/* local 64 B targets, reused in turn */
 	RTT_ITERS	= 2000,
 	RTT_EV_ITERS	= 1000,
 	RTT_WARMUP	= 50,
@@ -73,7 +87,7 @@ enum impl { IMPL_LIBMLX5, IMPL_RDMAFAST, IMPL_COUNT };
 static const char *const impl_name[] = { "libmlx5", "rdmafast" };
 
 /* What a peer process does (its --peer argument). */
-enum mode { MODE_RTT, MODE_RTT_EV, MODE_BW, MODE_IDLE };
+enum mode { MODE_RTT, MODE_RTT_EV, MODE_BW, MODE_IDLE, MODE_READ };
 
 static pid_t peer_pid;		/* the child running, killed if we die */
 
@@ -509,6 +523,131 @@ static double bw_run(struct side *s, const struct peer_msg *peer, int read, doub
 	return (double)done * BW_MSG / (t1 - t0) / 1e6;
 }
 
+/* The read-batch table: word w (8 bytes) of the peer's table holds rd_pattern(w). */
+static uint64_t rd_pattern(uint64_t w)
+{
+	return (w + 1) * 0x9e3779b97f4a7c15ull ^ 0x5244524f57000000ull;
+}
+
+/* READ number i: where it reads at the peer, and where it lands here. */
+static uint64_t rd_remote_off(uint64_t i)
+{
+	return i * RD_MSG % RD_TABLE;
+}
+
+static uint64_t rd_local_off(uint64_t i)
+{
+	return i % RD_SLOTS * RD_MSG;
+}
+
+/* for --only read-batch: READs posted and completed, and over how long (s) */
+static uint64_t rd_reads[IMPL_COUNT];
+static double rd_secs[IMPL_COUNT];
+
+/*
+ * One batch of BATCH 64-byte READs from number first on, the last one
+ * signaled, one doorbell. wr and sge are the prepared libibverbs chain
+ * (opcode, keys, lengths, links, flags); the addresses are set here.
+ */
+static void post_read_batch(struct side *s, const struct peer_msg *peer, uint64_t first,
+			    struct ibv_send_wr *wr, struct ibv_sge *sge)
+{
+	struct ibv_send_wr *bad;
+
+	if (s->impl == IMPL_LIBMLX5) {
+		for (int k = 0; k < BATCH; k++) {
+			sge[k].addr = (uintptr_t)s->buf + rd_local_off(first + (uint64_t)k);
+			wr[k].wr.rdma.remote_addr = peer->addr + rd_remote_off(first + (uint64_t)k);
+			wr[k].wr_id = first + (uint64_t)k;
+		}
+		if (ibv_post_send(s->qp, wr, &bad))
+			die("post_send");
+		return;
+	}
+	for (int k = 0; k < BATCH; k++) {
+		uint64_t i = first + (uint64_t)k;
+
+		if (rf_sq_post_read(&s->rqp.sq, s->mr->lkey, (uintptr_t)s->buf + rd_local_off(i),
+				    RD_MSG, peer->rkey, peer->addr + rd_remote_off(i),
+				    k == BATCH - 1 ? RF_SEND_SIGNALED : 0, i))
+			die("rf_sq_post_read");
+	}
+	rf_sq_ring(&s->rqp.sq);
+}
+
+/*
+ * The read-batch run: batches of BATCH READs, RD_DEPTH in flight, for secs,
+ * then every one in flight completed; returns READs per second. The data
+ * of the last RD_SLOTS READs (each in its own local slot) must be the
+ * table's: a run that read nothing, or the wrong bytes, fails.
+ */
+static double read_batch_run(struct side *s, const struct peer_msg *peer, double secs)
+{
+	struct ibv_send_wr wr[BATCH];
+	struct ibv_sge sge[BATCH];
+	uint64_t posted = 0, done = 0;
+	double t0, t1, deadline;
+	unsigned spins = 0;
+	int outstanding = 0;
+
+	for (int k = 0; k < BATCH; k++) {
+		sge[k] = (struct ibv_sge){ 0, RD_MSG, s->mr->lkey };
+		wr[k] = (struct ibv_send_wr){
+			.sg_list = &sge[k], .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+			.next = k + 1 < BATCH ? &wr[k + 1] : NULL,
+			.send_flags = k == BATCH - 1 ? IBV_SEND_SIGNALED : 0,
+			.wr.rdma = { peer->addr, peer->rkey },
+		};
+	}
+	memset(s->buf, 0, RD_SLOTS * RD_MSG);
+	t0 = now_s();
+	t1 = t0;
+	deadline = t0 + secs + WAIT_MS / 1000.0;
+	while (t1 - t0 < secs || outstanding) {
+		for (; t1 - t0 < secs && outstanding < RD_DEPTH; outstanding++) {
+			post_read_batch(s, peer, posted, wr, sge);
+			posted += BATCH;
+		}
+		int n = poll_some(s, NULL);
+
+		done += (uint64_t)n * BATCH;
+		outstanding -= n;
+		if (n || !(++spins & 0x3f)) {
+			t1 = now_s();
+			if (t1 > deadline) {
+				errno = ETIMEDOUT;
+				die("READ completion");
+			}
+		}
+	}
+	if (done != posted) {
+		errno = EPROTO;
+		die("READ completions miscounted");
+	}
+	for (uint64_t i = done > RD_SLOTS ? done - RD_SLOTS : 0; i < done; i++) {
+		const uint8_t *got = s->buf + rd_local_off(i);
+
+		for (uint64_t w = 0; w < RD_MSG / 8; w++) {
+			uint64_t v, want = rd_pattern(rd_remote_off(i) / 8 + w);
+
+			memcpy(&v, got + 8 * w, 8);
+			if (v != want) {
+				fprintf(stderr, "emu_model: READ %llu (table offset %llu) word %llu: "
+					"0x%016llx, the table holds 0x%016llx\n",
+					(unsigned long long)i, (unsigned long long)rd_remote_off(i),
+					(unsigned long long)w, (unsigned long long)v,
+					(unsigned long long)want);
+				if (peer_pid > 0)
+					kill(peer_pid, SIGKILL);
+				exit(1);
+			}
+		}
+	}
+	rd_reads[s->impl] = done;
+	rd_secs[s->impl] = t1 - t0;	/* longer than secs if completions stalled */
+	return (double)done / (t1 - t0);
+}
+
 /* The idle host: its CPU share over the window, as % of one CPU. */
 static double idle_run(struct side *s)
 {
@@ -548,7 +687,16 @@ static int peer_main(enum mode mode, enum impl impl, int rfd, int wfd, int iters
 		return 0;
 	}
 	side_up(&s, impl, mode == MODE_RTT_EV, rfd, wfd, &peer);
-	if (mode == MODE_BW)
+	if (mode == MODE_READ) {
+		/* the table, then nothing: the device answers the READs */
+		for (uint64_t w = 0; w < RD_TABLE / 8; w++) {
+			uint64_t v = rd_pattern(w);
+
+			memcpy(s.buf + 8 * w, &v, 8);
+		}
+		xfer(rfd, wfd, &c, &c, 1);	/* the table is ready */
+		xfer(rfd, wfd, &c, &c, 1);	/* the initiator is done */
+	} else if (mode == MODE_BW)
 		xfer(rfd, wfd, &c, &c, 1);	/* the initiator is done */
 	else
 		pingpong_run(&s, mode == MODE_RTT_EV, iters, 0, NULL);
@@ -652,6 +800,25 @@ static void bandwidth(enum impl impl, double secs, double *write_mbs, double *re
 	peer_wait(rfd, wfd);
 }
 
+/* 64-byte READs in batches of 16 from a peer's table, READs per second. */
+static double read_batch(enum impl impl, double secs)
+{
+	struct side s;
+	struct peer_msg peer;
+	int rfd, wfd;
+	char c = 0;
+	double rate;
+
+	peer_start(MODE_READ, impl, 0, &rfd, &wfd);
+	side_up(&s, impl, 0, rfd, wfd, &peer);
+	xfer(rfd, wfd, &c, &c, 1);	/* the peer's table is filled */
+	rate = read_batch_run(&s, &peer, secs);
+	xfer(rfd, wfd, &c, &c, 1);
+	close_side(&s);
+	peer_wait(rfd, wfd);
+	return rate;
+}
+
 static double idle_cpu(void)
 {
 	int rfd, wfd;
@@ -665,24 +832,29 @@ static double idle_cpu(void)
 
 /* ---- report ---------------------------------------------------------------- */
 
+/* met: 1 met, 0 MISSED, -1 none (a reference the other row is measured against) */
 static void row(const char *what, const char *impl, const char *fig, const char *goal, int met)
 {
-	printf("  %-34s %-9s %-26s %-18s %s\n", what, impl, fig, goal, met ? "met" : "MISSED");
+	printf("  %-34s %-9s %-26s %-18s %s\n", what, impl, fig, goal,
+	       met < 0 ? "-" : met ? "met" : "MISSED");
 }
 
-enum { RUN_LOOPBACK = 1, RUN_RTT = 2, RUN_RTT_EV = 4, RUN_BW = 8, RUN_IDLE = 16, RUN_ALL = 31 };
+enum {
+	RUN_LOOPBACK = 1, RUN_RTT = 2, RUN_RTT_EV = 4, RUN_BW = 8, RUN_IDLE = 16,
+	RUN_READ = 32, RUN_ALL = 63
+};
 
 static unsigned parse_only(const char *s)
 {
 	static const struct { const char *name; unsigned bit; } t[] = {
 		{ "loopback", RUN_LOOPBACK }, { "rtt", RUN_RTT }, { "rtt-events", RUN_RTT_EV },
-		{ "bw", RUN_BW }, { "idle", RUN_IDLE },
+		{ "bw", RUN_BW }, { "read-batch", RUN_READ }, { "idle", RUN_IDLE },
 	};
 
 	for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++)
 		if (!strcmp(s, t[i].name))
 			return t[i].bit;
-	fprintf(stderr, "usage: emu_model [seconds] [--only loopback|rtt|rtt-events|bw|idle]\n");
+	fprintf(stderr, "usage: emu_model [seconds] [--only loopback|rtt|rtt-events|bw|read-batch|idle]\n");
 	exit(2);
 }
 
@@ -690,6 +862,7 @@ int main(int argc, char **argv)
 {
 	double secs = 2.0, rate[IMPL_COUNT], med[IMPL_COUNT], p99[IMPL_COUNT];
 	double emed[IMPL_COUNT], ep99[IMPL_COUNT], wbw[IMPL_COUNT], rbw[IMPL_COUNT], idle = 0;
+	double rd[IMPL_COUNT];
 	unsigned run = 0;
 	char fig[64], goal[32];
 	int i;
@@ -709,7 +882,7 @@ int main(int argc, char **argv)
 		run = RUN_ALL;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGALRM, on_alarm);
-	alarm((unsigned)(4 * secs) + 4 * CHILD_TIMEOUT_S);
+	alarm((unsigned)(5 * secs) + 5 * CHILD_TIMEOUT_S);
 
 	for (i = 0; i < IMPL_COUNT; i++) {
 		if (run & RUN_LOOPBACK)
@@ -720,6 +893,8 @@ int main(int argc, char **argv)
 			rtt((enum impl)i, 1, &emed[i], &ep99[i]);
 		if (run & RUN_BW)
 			bandwidth((enum impl)i, secs / 2, &wbw[i], &rbw[i]);
+		if (run & RUN_READ)
+			rd[i] = read_batch((enum impl)i, secs / 2);
 	}
 	if (run & RUN_IDLE)
 		idle = idle_cpu();
@@ -753,6 +928,19 @@ int main(int argc, char **argv)
 		snprintf(goal, sizeof(goal), "READ >= %.1f WRITE", GOAL_READ_WRITE);
 		row("2-process 64 KiB READ / WRITE x8", impl_name[i], fig, goal,
 		    rbw[i] >= GOAL_READ_WRITE * wbw[i]);
+	}
+	for (i = 0; i < IMPL_COUNT && (run & RUN_READ); i++) {
+		if (i == IMPL_LIBMLX5)
+			snprintf(fig, sizeof(fig), "%.3f M READ/s", rd[i] / 1e6);
+		else
+			snprintf(fig, sizeof(fig), "%.3f M READ/s = %.2fx", rd[i] / 1e6,
+				 rd[IMPL_LIBMLX5] > 0 ? rd[i] / rd[IMPL_LIBMLX5] : 0);
+		row("2-process 64 B READ x16 batches", impl_name[i], fig,
+		    i == IMPL_LIBMLX5 ? "(the reference)" : "rdmafast >= libmlx5",
+		    i == IMPL_LIBMLX5 ? -1 : rd[i] >= rd[IMPL_LIBMLX5]);
+		if (run == RUN_READ)
+			printf("  (%s: %llu READs in %.2f s, the last %d checked against the table)\n",
+			       impl_name[i], (unsigned long long)rd_reads[i], rd_secs[i], RD_SLOTS);
 	}
 	if (run & RUN_IDLE) {
 		snprintf(fig, sizeof(fig), "%.2f %% of a CPU", idle);
