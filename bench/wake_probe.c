@@ -31,12 +31,25 @@
  *                  and the ring's fault turns both back and sends. The only
  *                  way an inline poll, which makes no call, could run the
  *                  device in its own thread.
+ *   signalled      the kernel signals the receiving application's thread
+ *   poll           when a packet arrives (O_ASYNC, F_SETSIG, F_SETOWN_EX
+ *                  to its thread id) and the handler reads the wire and
+ *                  completes: the device run in a busy thread with no call,
+ *                  no fault and no thread woken;
+ *   requester      the requester's device does the responder's work: the
+ *   writes the     ring is a store to a write-protected doorbell page, its
+ *   peer           fault handler writes the peer's completion word with
+ *                  process_vm_writev() and unprotects the page, and a
+ *                  single step (x86-64 EFLAGS.TF) after the store protects
+ *                  it again. No thread is woken and no signal crosses
+ *                  processes: the shape of issue 29's first design.
  *
  * Prints the median and the 99th percentile of the round trip over the
  * rounds, after a warm-up, and the pair's CPU time per round trip.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -50,8 +63,10 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 enum { WARMUP = 100 };
@@ -304,9 +319,100 @@ static void fault_side(int who, uint32_t seq)
 	}
 }
 
+/* ---- the device in the application's thread, signalled by the kernel ---- */
+
+static volatile uint32_t signal_cq;	/* what the handler completed */
+
+static void on_packet(int sig, siginfo_t *si, void *uc)
+{
+	int saved = errno;
+	uint32_t v;
+
+	(void)sig;
+	(void)si;
+	(void)uc;
+	while ((v = wire_recv(MSG_DONTWAIT)) != 0)
+		signal_cq = v;
+	errno = saved;
+}
+
+static void signal_side(int who, uint32_t seq)
+{
+	if (who == 0)
+		wire_send(seq);
+	while (signal_cq != seq)
+		;
+	if (who == 1)
+		wire_send(seq);
+}
+
+/* ---- the requester writes the peer's memory ------------------------------- */
+
+static pid_t peer_pid;			/* the other process */
+static volatile uint32_t direct_cq;	/* at the same address in both (fork); the
+					   peer may write it before setup() runs */
+static volatile uint32_t *direct_db;	/* read-only but for the ring's store */
+static uint32_t direct_record;		/* what the ring asks for */
+
+#ifdef __x86_64__
+enum { EFLAGS_TF = 0x100 };
+
+static void on_ring(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	int saved = errno;
+
+	(void)sig;
+	if ((char *)si->si_addr < (char *)direct_db ||
+	    (char *)si->si_addr >= (char *)direct_db + page) {
+		signal(SIGSEGV, SIG_DFL);	/* not ours: fault again, for real */
+		return;
+	}
+	{
+		uint32_t v = direct_record;
+		struct iovec local = { &v, sizeof(v) };
+		struct iovec remote = { (void *)&direct_cq, sizeof(v) };
+
+		if (process_vm_writev(peer_pid, &local, 1, &remote, 1, 0) != sizeof(v))
+			die("process_vm_writev");
+	}
+	if (mprotect((void *)direct_db, (size_t)page, PROT_READ | PROT_WRITE))
+		die("mprotect");
+	uc->uc_mcontext.gregs[REG_EFL] |= EFLAGS_TF;	/* stop after the store */
+	errno = saved;
+}
+
+static void on_step(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	int saved = errno;
+
+	(void)sig;
+	(void)si;
+	uc->uc_mcontext.gregs[REG_EFL] &= ~EFLAGS_TF;
+	if (mprotect((void *)direct_db, (size_t)page, PROT_READ))
+		die("mprotect");
+	errno = saved;
+}
+#endif
+
+static void direct_side(int who, uint32_t seq)
+{
+	if (who == 0) {
+		direct_record = seq;
+		*direct_db = seq;
+	}
+	while (direct_cq != seq)
+		;
+	if (who == 1) {
+		direct_record = seq;
+		*direct_db = seq;
+	}
+}
+
 /* ---- the harness -------------------------------------------------------- */
 
-enum kind { SHM, CALL, THREAD, SHARED, FAULT };
+enum kind { SHM, CALL, THREAD, SHARED, FAULT, SIGNAL, DIRECT };
 
 static void setup(enum kind k)
 {
@@ -323,6 +429,25 @@ static void setup(enum kind k)
 		db_page = mmap(NULL, (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (cq_page == MAP_FAILED || db_page == MAP_FAILED || sigaction(SIGSEGV, &sa, NULL))
 			die("fault setup");
+	} else if (k == SIGNAL) {
+		struct sigaction sa = { .sa_sigaction = on_packet, .sa_flags = SA_SIGINFO | SA_RESTART };
+		struct f_owner_ex owner = { F_OWNER_TID, gettid() };
+
+		signal_cq = 0;
+		if (sigaction(SIGRTMIN, &sa, NULL) || fcntl(wire, F_SETOWN_EX, &owner) ||
+		    fcntl(wire, F_SETSIG, SIGRTMIN) || fcntl(wire, F_SETFL, O_ASYNC))
+			die("signal setup");
+		on_packet(0, NULL, NULL);	/* what came before the signals were set up */
+	} else if (k == DIRECT) {
+#ifdef __x86_64__
+		struct sigaction sa = { .sa_sigaction = on_ring, .sa_flags = SA_SIGINFO };
+		struct sigaction st = { .sa_sigaction = on_step, .sa_flags = SA_SIGINFO };
+
+		direct_db = mmap(NULL, (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (direct_db == MAP_FAILED || sigaction(SIGSEGV, &sa, NULL) ||
+		    sigaction(SIGTRAP, &st, NULL))
+			die("direct setup");
+#endif
 	}
 }
 
@@ -334,6 +459,8 @@ static void side(enum kind k, int who, uint32_t seq)
 	case THREAD: thread_side(who, seq); break;
 	case SHARED: shared_side(who, seq); break;
 	case FAULT: fault_side(who, seq); break;
+	case SIGNAL: signal_side(who, seq); break;
+	case DIRECT: direct_side(who, seq); break;
 	}
 }
 
@@ -383,6 +510,7 @@ static void run(enum kind k, const char *name)
 		alarm(120);	/* bounded: a lost message ends the child */
 		close(sv[0]);
 		wire = sv[1];
+		peer_pid = getppid();
 		setup(k);
 		for (uint32_t i = 1; i <= WARMUP + rounds; i++)
 			side(k, 1, i);
@@ -392,6 +520,7 @@ static void run(enum kind k, const char *name)
 	}
 	close(sv[1]);
 	wire = sv[0];
+	peer_pid = child;
 	alarm(120);
 	setup(k);
 	for (uint32_t i = 1; i <= WARMUP + rounds; i++) {
@@ -465,5 +594,11 @@ int main(int argc, char **argv)
 		printf("%-34s (SCHED_FIFO not permitted)\n", "thread per process, SCHED_FIFO");
 	}
 	run(FAULT, "in the poll's faults");
+	run(SIGNAL, "signalled poll (O_ASYNC)");
+#ifdef __x86_64__
+	run(DIRECT, "requester writes the peer");
+#else
+	printf("%-34s (x86-64 only: single step)\n", "requester writes the peer");
+#endif
 	return 0;
 }
