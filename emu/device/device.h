@@ -156,8 +156,37 @@ bool dev_trap_take_locked(struct dev_ctx **dctx, uint64_t *off);
 void dev_trap_fini_locked(void);
 /* How many doorbell faults and mprotect() calls so far (rfemu_dev_stats) */
 void dev_trap_counts(uint64_t *faults, uint64_t *mprotects);
-/* from the SIGSEGV handler: true if the fault was a trapped doorbell */
-bool dev_trap_fault(const void *addr);
+/*
+ * From the SIGSEGV handler (uc: its ucontext): true if the fault was a
+ * trapped doorbell, which it either wrote itself and stepped over (a store
+ * dev_store_decode() knows) or let through.
+ */
+bool dev_trap_fault(const void *addr, void *uc);
+/* How many of those faults wrote the store themselves (rfemu_dev_stats) */
+uint64_t dev_trap_stores(void);
+/* Does the handler write the stores it knows (RFEMU_DOORBELL_ASSIST)? */
+bool dev_trap_writes_stores(void);
+
+/* ------------------------------------------------------------------------ */
+/* The store a faulting instruction makes (store.c)                         */
+
+struct dev_store {
+	unsigned		len;		/* bytes stored: 1 to 32 */
+	unsigned		insn_len;	/* bytes of the instruction */
+	uint8_t			data[32];
+};
+
+/* Whether store.c has a decoder for this architecture. */
+#if defined(__x86_64__) && !defined(__ILP32__)
+#define DEV_STORE_DECODER 1
+#else
+#define DEV_STORE_DECODER 0
+#endif
+
+/* The store of the instruction the ucontext uc stopped at; false if unknown. */
+bool dev_store_decode(const void *uc, struct dev_store *st);
+/* Resume uc after that instruction (only for a store decoded above). */
+void dev_store_skip(void *uc, const struct dev_store *st);
 
 /* ------------------------------------------------------------------------ */
 /* Per-object device state                                                  */
@@ -316,6 +345,8 @@ struct dev_engine {
 	uint64_t		last_assist;	/* ns: an application's poll ran a pass */
 	uint64_t		assist_wire;	/* ns: such a pass looked at the sockets */
 	uint64_t		assists;	/* passes run from applications' polls */
+	uint64_t		db_assists;	/* passes run from doorbell faults */
+	uint64_t		sleep_until;	/* ns: the sleeping engine's wake-up, 0: awake */
 	uint32_t		assist_streak;	/* of them since a CQ was last armed */
 	uint8_t			zip_mode;	/* EMU_CQE_COMPRESS_*, at engine start */
 	struct dev_zip		*zip_held;	/* CQs holding CQEs back (cqe_zip.c) */
@@ -324,6 +355,11 @@ struct dev_engine {
 extern struct dev_engine dev_eng;
 
 void dev_kick(void);			/* wake the engine (any thread) */
+/*
+ * A doorbell store that faulted and was written by its handler (trap.c):
+ * the device runs a pass in the storing thread, or the engine is kicked.
+ */
+void dev_doorbell_assist(void);
 void dev_watch_rebuild_locked(void);
 void dev_watch_changed(void);		/* a bfreg or CQ UAR gained or lost a watcher */
 void dev_qp_set_busy(struct dev_qp *dq);

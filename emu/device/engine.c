@@ -513,6 +513,8 @@ static uint64_t idle_sleep_ns(struct idle_state *st, uint64_t now, uint64_t idle
 	 * timer, or a CQ armed (emu_dev_poll_arm()).
 	 */
 	if (dev_eng.last_assist && now - dev_eng.last_assist < assist_window_ns) {
+		/* protected since before the polls (written stores never unprotect) */
+		dev_trap_disarm_locked();
 		st->no_arm = st->assisted = true;
 		return bounded_by_timers(now, dev_eng.last_assist + assist_window_ns - now);
 	}
@@ -539,9 +541,12 @@ static uint64_t idle_sleep_ns(struct idle_state *st, uint64_t now, uint64_t idle
 		 * On a contended CPU (a busy-polling application holds it),
 		 * protecting the pages again after each doorbell costs more
 		 * than the nap's wait for the next: the mprotect() shoots down
-		 * the TLB of that application's CPU.
+		 * the TLB of that application's CPU.  Unless the fault handler
+		 * writes the stores (trap.c): the pages then stay protected
+		 * from one doorbell to the next, and each is executed in the
+		 * thread that rang it, with no wake-up to wait for.
 		 */
-		st->no_arm = now < st->no_spin_until;
+		st->no_arm = now < st->no_spin_until && !dev_trap_writes_stores();
 	} else {
 		sleep = st->backoff;
 		st->backoff = st->backoff * 2 > idle_max_ns ? idle_max_ns : st->backoff * 2;
@@ -590,6 +595,7 @@ static void *engine_main(void *arg)
 		bool trapped;
 
 		emu_lock_acquire();
+		dev_eng.sleep_until = 0;
 		now = dev_eng.now = dev_now_ns();
 		work = pass(sockets, &trapped);
 		if (trapped)
@@ -623,6 +629,8 @@ static void *engine_main(void *arg)
 			if (now - last_work >= hot_ns)
 				sleep = bounded_by_timers(now, TRAP_IDLE_NS);
 		}
+		/* what a doorbell's pass in another thread must not outrun (dev_doorbell_assist) */
+		dev_eng.sleep_until = sleep ? now + sleep : 0;
 		emu_lock_release();
 		if (!sleep) {
 			spin_yield(&st);
@@ -678,6 +686,53 @@ bool emu_dev_poll_assist(void)
 		dev_eng.last_assist = now;
 	emu_lock_release();
 	return work != 0;
+}
+
+/*
+ * A pass that executed this many WQEs, or found work left for the next, was
+ * a stream, not a lone request: the engine, on a CPU of its own, keeps up
+ * with streams while the storing thread goes on posting (a fault a doorbell
+ * would cost it there), and takes the pages back from the trap.
+ */
+#define DB_ASSIST_STREAM_WQES	8u
+
+/*
+ * A doorbell store on a sleeping engine, written by its fault handler
+ * (trap.c) in the thread that stored it: that thread runs the device's pass
+ * at once, as a ConnectX takes a doorbell the moment it is written, and the
+ * engine sleeps on.  No thread is woken, so a busy-polling application on a
+ * CPU it shares with nobody else sees its work done in the time of the pass
+ * (bench/wake_probe.c: a wake-up costs 20-35 us on a CPU a polling thread
+ * holds).  The engine is kicked instead when another thread is in a pass,
+ * and after the pass when it leaves work the engine must take up: a
+ * stream of WQEs, more work queued, or a timer due before the engine's
+ * wake-up.
+ */
+void dev_doorbell_assist(void)
+{
+	uint64_t wqes, due;
+	bool trapped, kick;
+
+	if (!emu_lock_try()) {
+		dev_kick();
+		return;
+	}
+	if (!engine_running) {
+		emu_lock_release();
+		return;
+	}
+	dev_eng.now = dev_now_ns();
+	wqes = dev_eng.wqes;
+	pass(true, &trapped);
+	dev_eng.db_assists++;
+	due = bounded_by_timers(dev_eng.now, UINT64_MAX / 2);
+	kick = dev_eng.busy || dev_eng.wqes - wqes >= DB_ASSIST_STREAM_WQES ||
+	       !dev_eng.sleep_until || dev_eng.now + due < dev_eng.sleep_until;
+	if (kick && dev_eng.wqes - wqes >= DB_ASSIST_STREAM_WQES)
+		dev_trap_disarm_locked();
+	emu_lock_release();
+	if (kick)
+		dev_kick();
 }
 
 void emu_dev_poll_arm(void)

@@ -140,7 +140,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	}
 	/* a doorbell store to a page protected while the engine sleeps */
 	if (sig == SIGSEGV && si && si->si_code == SEGV_ACCERR &&
-	    dev_trap_fault(si->si_addr))
+	    dev_trap_fault(si->si_addr, uc))
 		return;
 	/*
 	 * Not a device access.  A handler that chains back to us (it saved

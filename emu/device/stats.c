@@ -14,8 +14,10 @@ int rfemu_dev_stats(struct rfemu_dev_stats *out, size_t size)
 	emu_lock_acquire();
 	s = dev_wire_stats;
 	s.poll_assists = dev_eng.assists;
+	s.doorbell_assists = dev_eng.db_assists;
 	emu_lock_release();
 	dev_trap_counts(&s.trap_faults, &s.trap_mprotects);
+	s.trap_stores = dev_trap_stores();
 	memcpy(out, &s, size < sizeof(s) ? size : sizeof(s));
 	return 0;
 }

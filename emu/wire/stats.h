@@ -30,6 +30,8 @@ struct rfemu_dev_stats {
 	uint64_t	trap_faults;	/* doorbell stores that faulted on a protected page */
 	uint64_t	trap_mprotects;	/* mprotect() calls that protected or freed those pages */
 	uint64_t	poll_assists;	/* device passes run from applications' empty ibv_poll_cq() */
+	uint64_t	trap_stores;	/* of trap_faults: stores the handler wrote and stepped over */
+	uint64_t	doorbell_assists;	/* device passes run by those handlers */
 };
 
 /* Copy min(size, sizeof) bytes of the counters to out; returns 0. */

@@ -5,9 +5,15 @@
  * The engine is told to look for doorbells only rarely (no hot window,
  * sleeps growing to a minute), so a doorbell it does not trap would wait
  * for seconds; and the tests' polls do not run the device themselves
- * (RFEMU_POLL_ASSIST_US=0, test_poll_assist.c), which would hide the trap.  A trapped one completes at once; the application's own
- * mappings and its own SIGSEGV handler are left as they were.  And the
- * engine thread runs at the process's nice value.
+ * (RFEMU_POLL_ASSIST_US=0, test_poll_assist.c), which would hide the trap.
+ * A trapped one completes at once; the application's own mappings and its
+ * own SIGSEGV handler are left as they were.  And the engine thread runs at
+ * the process's nice value.
+ *
+ * These tests take the path where the fault handler lets the store through
+ * and kicks the engine (RFEMU_DOORBELL_ASSIST=0): the one of every store
+ * trap.c cannot decode, and of every architecture without a decoder.
+ * test_doorbell_assist.c tests the stores the handler writes itself.
  */
 #include <dirent.h>
 #include <pthread.h>
@@ -28,6 +34,7 @@ static struct dt t;
 static void setup(void)
 {
 	setenv("RFEMU_POLL_ASSIST_US", "0", 1);
+	setenv("RFEMU_DOORBELL_ASSIST", "0", 1);
 	setenv("RFEMU_HOT_MS", "0", 1);
 	setenv("RFEMU_SPIN_US", "0", 1);
 	setenv("RFEMU_IDLE_MAX_US", "60000000", 1);
@@ -423,6 +430,7 @@ static void *contend(void *arg)
 static void setup_contended(void)
 {
 	setenv("RFEMU_POLL_ASSIST_US", "0", 1);
+	setenv("RFEMU_DOORBELL_ASSIST", "0", 1);
 	dt_setup(&t);
 }
 

@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * test_doorbell_assist.c - doorbell stores that the fault handler writes
+ * itself (emu/device/trap.c, store.c) and the device pass that then runs in
+ * the storing thread (dev_doorbell_assist() in engine.c).
+ *
+ * As in test_trap.c the engine looks for doorbells only rarely and the
+ * tests' polls do not run the device: a doorbell completes quickly only if
+ * it is executed where it faulted.  The page stays read-only throughout, no
+ * mprotect() is made for it, and the decoder gives each store form the
+ * bytes and length the CPU would have stored.
+ */
+#define _GNU_SOURCE 1
+#include <dlfcn.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+
+#include <infiniband/mlx5dv.h>
+
+#include "wire_test.h"
+#include "device/device.h"
+
+static struct dt t;
+
+/* Elsewhere every doorbell store is let through: test_trap.c's path. */
+#define NEEDS_DECODER()								\
+	do {									\
+		if (!DEV_STORE_DECODER)						\
+			cr_skip_test("no store decoder on this architecture");	\
+	} while (0)
+
+static void setup(void)
+{
+	if (!DEV_STORE_DECODER)
+		return;
+	setenv("RFEMU_POLL_ASSIST_US", "0", 1);
+	setenv("RFEMU_HOT_MS", "0", 1);
+	setenv("RFEMU_SPIN_US", "0", 1);
+	setenv("RFEMU_IDLE_MAX_US", "60000000", 1);
+	dt_setup(&t);
+}
+
+static void teardown(void)
+{
+	if (DEV_STORE_DECODER)
+		dt_teardown(&t);
+}
+
+TestSuite(dev_doorbell_assist, .init = setup, .fini = teardown, .timeout = 60);
+
+static void *bf_reg(struct ibv_qp *qp)
+{
+	struct mlx5dv_qp dv;
+	struct mlx5dv_obj o = { .qp = { qp, &dv } };
+
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_QP), 0);
+	return dv.bf.reg;
+}
+
+/* The permissions /proc/self/maps shows for the page at p, e.g. "r--s". */
+static void page_perms(const void *p, char perms[5])
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	cr_assert_not_null(f);
+	strcpy(perms, "?");
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 &&
+		    (uintptr_t)p >= lo && (uintptr_t)p < hi)
+			break;
+		strcpy(perms, "?");
+	}
+	fclose(f);
+}
+
+/* n signaled 8-byte RDMA writes from QP 0 in one post (one doorbell), flags added. */
+static void post_writes(int n, unsigned flags)
+{
+	struct ibv_sge s[32];
+	struct ibv_send_wr wr[32];
+
+	cr_assert_leq(n, 32);
+	for (int i = 0; i < n; i++) {
+		s[i] = (struct ibv_sge){ (uintptr_t)t.buf[0] + 8 * i, 8, t.mr[0]->lkey };
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = (uint64_t)i, .sg_list = &s[i], .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED | flags,
+			.wr.rdma = { (uintptr_t)t.buf[1] + 8 * i, t.mr[1]->rkey },
+			.next = i + 1 < n ? &wr[i + 1] : NULL,
+		};
+	}
+	dt_post(t.qp[0], wr);
+}
+
+static void write8(unsigned flags, uint8_t v)
+{
+	struct ibv_wc wc;
+
+	t.buf[0][0] = v;
+	post_writes(1, flags);
+	cr_assert_eq(dt_poll(t.cq[0], &wc, 1, 1000), 1, "the doorbell was not executed within 1 s");
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	cr_assert_eq(t.buf[1][0], v);
+}
+
+/*
+ * An idle engine has protected the doorbell page.  Each later doorbell -
+ * an 8-byte one and a BlueFlame copy of an inline WQE - faults, is written
+ * by the handler and executed in this thread: the page is still read-only
+ * afterwards, and not one mprotect() was made for them.
+ */
+Test(dev_doorbell_assist, the_storing_thread_executes_the_doorbell)
+{
+	void *reg = bf_reg(t.qp[0]);
+	struct rfemu_dev_stats s0, s1;
+	char perms[5];
+
+	NEEDS_DECODER();
+	write8(0, 1);
+	usleep(300000);		/* long idle: the engine sleeps for seconds */
+	page_perms(reg, perms);
+	cr_assert_str_eq(perms, "r--s", "the idle engine left the doorbell page %s", perms);
+	s0 = wt_stats();
+	for (int i = 0; i < 10; i++)
+		write8(i & 1 ? IBV_SEND_INLINE : 0, (uint8_t)(0x40 + i));
+	s1 = wt_stats();
+	page_perms(reg, perms);
+	cr_assert_str_eq(perms, "r--s", "after the doorbells the page is %s", perms);
+	cr_assert_eq(s1.trap_mprotects, s0.trap_mprotects, "%llu mprotect() calls for 10 doorbells",
+		     (unsigned long long)(s1.trap_mprotects - s0.trap_mprotects));
+	cr_assert_geq(s1.trap_stores - s0.trap_stores, 10, "%llu stores written for 10 doorbells",
+		      (unsigned long long)(s1.trap_stores - s0.trap_stores));
+	/* a doorbell that finds the engine in a pass (its 4 ms tick) is left to it */
+	cr_assert_geq(s1.doorbell_assists - s0.doorbell_assists, 5,
+		      "%llu passes in the storing thread for 10 doorbells",
+		      (unsigned long long)(s1.doorbell_assists - s0.doorbell_assists));
+	cr_assert_eq(s1.trap_faults - s0.trap_faults, s1.trap_stores - s0.trap_stores,
+		     "a doorbell fault was let through");
+}
+
+/*
+ * A doorbell that brings a stream of WQEs is the engine's: after executing
+ * it the storing thread gives the pages back (an mprotect() of each run)
+ * and kicks the engine, which then takes the doorbells while the stream
+ * goes on, at no cost to the thread that posts.
+ */
+Test(dev_doorbell_assist, a_stream_goes_to_the_engine)
+{
+	struct rfemu_dev_stats s0, s1;
+	struct ibv_wc wc[16];
+	int got = 0;
+
+	NEEDS_DECODER();
+	write8(0, 1);
+	usleep(300000);
+	s0 = wt_stats();
+	post_writes(16, 0);
+	while (got < 16) {
+		int n = dt_poll(t.cq[0], wc, 16 - got, 1000);
+
+		cr_assert_gt(n, 0, "the stream did not complete");
+		for (int i = 0; i < n; i++)
+			cr_assert_eq(wc[i].status, IBV_WC_SUCCESS);
+		got += n;
+	}
+	s1 = wt_stats();
+	cr_assert_eq(s1.doorbell_assists - s0.doorbell_assists, 1);
+	cr_assert_gt(s1.trap_mprotects, s0.trap_mprotects,
+		     "the pages were not given back after a stream of 16");
+}
+
+/*
+ * A thread whose signals run on a small alternate stack (Go and Rust give
+ * each thread one) does not run the pass there: the engine is kicked, and
+ * the doorbell completes all the same.
+ */
+static void *post_on_small_altstack(void *arg)
+{
+	static uint8_t stack[32 << 10];
+	stack_t ss = { .ss_sp = stack, .ss_size = sizeof(stack) };
+
+	(void)arg;
+	if (sigaltstack(&ss, NULL))
+		return (void *)1;
+	post_writes(1, 0);
+	ss.ss_flags = SS_DISABLE;
+	sigaltstack(&ss, NULL);
+	return NULL;
+}
+
+Test(dev_doorbell_assist, not_on_a_small_alternate_stack)
+{
+	struct rfemu_dev_stats s0, s1;
+
+	NEEDS_DECODER();
+	write8(0, 1);
+	usleep(300000);
+	s0 = wt_stats();
+	for (int i = 0; i < 5; i++) {
+		struct ibv_wc wc;
+		pthread_t th;
+		void *ret;
+
+		usleep(50000);
+		t.buf[0][0] = (uint8_t)(0x60 + i);
+		cr_assert_eq(pthread_create(&th, NULL, post_on_small_altstack, NULL), 0);
+		pthread_join(th, &ret);
+		cr_assert_null(ret, "sigaltstack() failed");
+		cr_assert_eq(dt_poll(t.cq[0], &wc, 1, 1000), 1);
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+		cr_assert_eq(t.buf[1][0], 0x60 + i);
+	}
+	s1 = wt_stats();
+	cr_assert_geq(s1.trap_stores - s0.trap_stores, 5);
+	cr_assert_eq(s1.doorbell_assists, s0.doorbell_assists, "%llu passes ran on a 32 KiB signal stack",
+		     (unsigned long long)(s1.doorbell_assists - s0.doorbell_assists));
+}
+
+/* ---- the decoder (store.c), on stores the CPU really faulted on ---------- */
+
+#if defined(__x86_64__)
+typedef bool decode_fn(const void *uc, struct dev_store *st);
+
+static decode_fn *decode;
+static uint8_t *hole;			/* a read-only page of the test's own */
+static struct dev_store seen;
+static bool decoded;
+static sigjmp_buf undecoded;
+
+static void on_fault(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig;
+	if ((uint8_t *)si->si_addr < hole || (uint8_t *)si->si_addr >= hole + 4096 ||
+	    !decode(ucv, &seen))
+		siglongjmp(undecoded, 1);
+	decoded = true;
+	((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP] += seen.insn_len;
+}
+
+static void setup_decoder(void)
+{
+	struct sigaction a = { .sa_sigaction = on_fault, .sa_flags = SA_SIGINFO };
+
+	decode = (decode_fn *)dlsym(RTLD_DEFAULT, "dev_store_decode");
+	cr_assert_not_null(decode, "librfemu.so has no dev_store_decode()");
+	hole = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(hole, MAP_FAILED);
+	sigemptyset(&a.sa_mask);
+	/* through the interposer: the device's handler chains faults not its own to us */
+	cr_assert_eq(sigaction(SIGSEGV, &a, NULL), 0);
+}
+
+static void teardown_decoder(void)
+{
+	munmap(hole, 4096);
+}
+
+TestSuite(dev_store_decode, .init = setup_decoder, .fini = teardown_decoder, .timeout = 30);
+
+/* The store's bytes as the decoder saw them, and that the next instruction ran. */
+static void expect(const void *want, unsigned len, const char *what)
+{
+	cr_assert(decoded, "%s: not decoded", what);
+	cr_assert_eq(seen.len, len, "%s: %u bytes, not %u", what, seen.len, len);
+	cr_assert_arr_eq(seen.data, want, len, "%s: other bytes than stored", what);
+	decoded = false;
+}
+
+#define STORE(asm_text, ...) do {						\
+		if (sigsetjmp(undecoded, 1))					\
+			cr_assert_fail("not decoded: %s", asm_text);		\
+		__asm__ volatile(asm_text : : __VA_ARGS__ :			\
+				 "memory", "r9", "xmm0", "xmm1", "xmm2", "xmm3",	\
+				 "xmm11", "xmm12");				\
+	} while (0)
+
+Test(dev_store_decode, general_registers_and_immediates)
+{
+	uint64_t v = 0x1122334455667788ull;
+	uint8_t *p = hole + 64;
+
+	STORE("movq %0, (%1)", "r"(v), "r"(p));
+	expect(&v, 8, "movq r64");
+	STORE("movl %k0, 4(%1)", "r"(v), "r"(p));
+	expect(&v, 4, "movl r32, disp8");
+	STORE("movw %w0, 0x100(%1)", "r"(v), "r"(p));
+	expect(&v, 2, "movw r16, disp32");
+	STORE("movb %b0, (%1,%2,8)", "q"(v), "r"(p), "r"(1L));
+	expect(&v, 1, "movb r8, SIB");
+	STORE("movb %%ah, (%1)", "a"(v), "D"(p));
+	expect((const uint8_t *)&v + 1, 1, "movb ah");
+	STORE("movq %0, %%r9; movq %%r9, (%1)", "r"(v), "r"(p));
+	expect(&v, 8, "movq r9 (REX.R)");
+	STORE("movnti %0, 8(%1)", "r"(v), "r"(p));
+	expect(&v, 8, "movnti");
+	{
+		int64_t imm = -2;
+
+		STORE("movq $-2, 16(%0)", "r"(p));
+		expect(&imm, 8, "movq imm32 sign-extended");
+		STORE("movl $0x01020304, (%0)", "r"(p));
+		imm = 0x01020304;
+		expect(&imm, 4, "movl imm32");
+		STORE("movb $0x7f, (%0)", "r"(p));
+		imm = 0x7f;
+		expect(&imm, 1, "movb imm8");
+	}
+}
+
+Test(dev_store_decode, sse_stores)
+{
+	static const uint8_t x[16] __attribute__((aligned(16))) = {
+		1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+	uint8_t *p = hole + 128;
+
+	STORE("movdqa (%0), %%xmm3; movups %%xmm3, (%1)", "r"(x), "r"(p));
+	expect(x, 16, "movups");
+	STORE("movdqa (%0), %%xmm3; movaps %%xmm3, (%1)", "r"(x), "r"(p));
+	expect(x, 16, "movaps");
+	STORE("movdqa (%0), %%xmm12; movdqa %%xmm12, 16(%1)", "r"(x), "r"(p));
+	expect(x, 16, "movdqa xmm12 (REX.R)");
+	STORE("movdqa (%0), %%xmm1; movdqu %%xmm1, 3(%1)", "r"(x), "r"(p));
+	expect(x, 16, "movdqu");
+	STORE("movdqa (%0), %%xmm1; movntdq %%xmm1, (%1)", "r"(x), "r"(p));
+	expect(x, 16, "movntdq");
+	STORE("movdqa (%0), %%xmm1; movq %%xmm1, (%1)", "r"(x), "r"(p));
+	expect(x, 8, "movq xmm -> m64");
+	STORE("movdqa (%0), %%xmm1; movd %%xmm1, (%1)", "r"(x), "r"(p));
+	expect(x, 4, "movd xmm -> m32");
+	STORE("movdqa (%0), %%xmm1; movss %%xmm1, (%1)", "r"(x), "r"(p));
+	expect(x, 4, "movss");
+	STORE("movdqa (%0), %%xmm1; movsd %%xmm1, (%1)", "r"(x), "r"(p));
+	expect(x, 8, "movsd");
+}
+
+Test(dev_store_decode, avx_stores)
+{
+	static const uint8_t y[32] __attribute__((aligned(32))) = {
+		1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+		17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32 };
+	uint8_t *p = hole + 256;
+
+	if (!__builtin_cpu_supports("avx"))
+		cr_skip_test("no AVX on this CPU");
+	STORE("vmovdqu (%0), %%xmm2; vmovdqu %%xmm2, (%1)", "r"(y), "r"(p));
+	expect(y, 16, "vmovdqu xmm");
+	STORE("vmovdqu (%0), %%ymm2; vmovdqu %%ymm2, (%1)", "r"(y), "r"(p));
+	expect(y, 32, "vmovdqu ymm");
+	STORE("vmovdqa (%0), %%ymm11; vmovdqa %%ymm11, 32(%1)", "r"(y), "r"(p));
+	expect(y, 32, "vmovdqa ymm11 (C4 VEX)");
+	STORE("vmovups (%0), %%ymm0; vmovntps %%ymm0, (%1)", "r"(y), "r"(p));
+	expect(y, 32, "vmovntps ymm");
+	__asm__ volatile("vzeroupper");
+}
+
+/* What it does not know is refused, and the store is left to fault for real. */
+Test(dev_store_decode, the_rest_is_refused)
+{
+	uint8_t *p = hole + 512;
+	volatile int refused = 0;
+
+	if (sigsetjmp(undecoded, 1))
+		refused = 1;
+	else
+		__asm__ volatile("movq %0, %%rdi; movq $2, %%rcx; rep stosb"
+				 : : "r"(p) : "rdi", "rcx", "rax", "memory");
+	cr_assert(refused, "rep stosb was decoded");
+}
+#endif
