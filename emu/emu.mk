@@ -87,7 +87,7 @@ uninstall-emu:
 # ---- device model benchmark (emu/README.md) ---------------------------
 # Not a test: the end-to-end figures beside their goals (bench/emu_model.c).
 .PHONY: bench-emu
-$(BUILD)/bench/emu_model: bench/emu_model.c bench/connect.h $(HEADERS)
+$(BUILD)/bench/emu_model: bench/emu_model.c bench/bring_up.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=gnu11 $(WARN) -D_GNU_SOURCE $(RF_CPPFLAGS) -o $@ $< -libverbs -lmlx5
 
