@@ -57,7 +57,7 @@
 #include <infiniband/verbs.h>
 #include <rdmafast/verbs.h>
 
-#include "connect.h"
+#include "bring_up.h"
 
 enum {
 	BATCH		= 16,
@@ -179,13 +179,16 @@ static struct ibv_qp *make_qp(struct side *s)
 	return qp;
 }
 
-/* Up to 16 READs in flight each way (the device's max_qp_rd_atom). */
-static void connect_qp(struct ibv_qp *qp, uint32_t dqpn, uint16_t dlid)
+/*
+ * Up to 16 READs in flight each way (the device's max_qp_rd_atom). Every
+ * QP of a side is made by make_qp(): s->cap is the capabilities of each.
+ */
+static void connect_qp(struct side *s, struct ibv_qp *qp, uint32_t dqpn, uint16_t dlid)
 {
-	int ret = bench_connect_rc_rd(qp, dqpn, dlid, NULL, 16);
+	int ret = bench_rc_bring_up(qp, &s->cap, dqpn, dlid, NULL, 16);
 
 	if (ret) {
-		errno = ret;
+		errno = -ret;
 		die("connect");
 	}
 }
@@ -328,8 +331,8 @@ static double loopback_rate(double secs, enum impl impl)
 	if (impl == IMPL_RDMAFAST)
 		take_over(&s, a);
 	b = make_qp(&s);
-	connect_qp(a, b->qp_num, s.lid);
-	connect_qp(b, a->qp_num, s.lid);
+	connect_qp(&s, a, b->qp_num, s.lid);
+	connect_qp(&s, b, a->qp_num, s.lid);
 	sge.addr = (uintptr_t)s.buf;
 	sge.lkey = s.mr->lkey;
 	for (int i = 0; i < BATCH; i++) {
@@ -394,7 +397,7 @@ static void side_up(struct side *s, enum impl impl, int events, int rfd, int wfd
 		take_over(s, s->qp);
 	mine = (struct peer_msg){ (uintptr_t)s->buf, s->qp->qp_num, s->mr->rkey, s->lid, 0 };
 	xfer(rfd, wfd, &mine, peer, sizeof(mine));
-	connect_qp(s->qp, peer->qpn, (uint16_t)peer->lid);
+	connect_qp(s, s->qp, peer->qpn, (uint16_t)peer->lid);
 	/* both QPs ready to receive before either sends */
 	xfer(rfd, wfd, &c, &c, 1);
 }
@@ -656,7 +659,7 @@ static double idle_run(struct side *s)
 
 	/* connected to itself: a live QP on a watched bfreg, nothing posted */
 	s->qp = make_qp(s);
-	connect_qp(s->qp, s->qp->qp_num, s->lid);
+	connect_qp(s, s->qp, s->qp->qp_num, s->lid);
 	usleep(500 * 1000);	/* past the engine's hot window after the setup */
 	getrusage(RUSAGE_SELF, &r0);
 	t0 = now_s();

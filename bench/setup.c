@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "connect.h"
+#include "bring_up.h"
 
 const char *const bench_op_name[OP_COUNT] = {
 	"post_write_sge64", "post_write_inline8", "post_send_inline32",
@@ -37,8 +37,8 @@ static struct ibv_context *open_dev(const char *name)
 	return ctx;
 }
 
-/* RESET -> INIT -> RTR -> RTS, the QP connected to itself. */
-static int to_rts(struct bench_qp *b)
+/* RESET -> INIT -> RTR -> RTS, the QP (created with cap) connected to itself. */
+static int to_rts(struct bench_qp *b, const struct ibv_qp_cap *cap)
 {
 	struct ibv_port_attr port;
 	union ibv_gid gid;
@@ -46,10 +46,10 @@ static int to_rts(struct bench_qp *b)
 	if (ibv_query_port(b->ctx, 1, &port))
 		return -1;
 	if (port.link_layer != IBV_LINK_LAYER_ETHERNET)
-		return bench_connect_rc(b->qp, b->qp->qp_num, port.lid, NULL);
+		return bench_rc_bring_up(b->qp, cap, b->qp->qp_num, port.lid, NULL, 1);
 	if (ibv_query_gid(b->ctx, 1, 0, &gid))
 		return -1;
-	return bench_connect_rc(b->qp, b->qp->qp_num, 0, &gid);
+	return bench_rc_bring_up(b->qp, cap, b->qp->qp_num, 0, &gid, 1);
 }
 
 /* The context, PD, registered buffer and CQ of either kind of QP. */
@@ -146,7 +146,7 @@ int bench_qp_open(struct bench_qp *b, enum bench_impl impl, const char *dev)
 		return -errno;
 	if (impl == IMPL_LIBMLX5_WR)
 		b->qpx = ibv_qp_to_qp_ex(b->qp);
-	if (to_rts(b))
+	if (to_rts(b, &qa.cap))
 		return -EINVAL;
 	return open_queues(b, &qa.cap);
 }

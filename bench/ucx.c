@@ -34,7 +34,12 @@
 
 /* ---- what UCX's mlx5dv_init_obj() calls returned ------------------------- */
 
-enum { SEEN_MAX = 16 };
+/*
+ * Every call is recorded, rfbench's own too (each implementation's QP and
+ * DCI, and rdmafast's look at each when bench/bring_up.h connects it),
+ * before UCX opens last: room for all of them and UCX's.
+ */
+enum { SEEN_MAX = 64 };
 
 static struct {
 	struct ibv_qp *qp[SEEN_MAX];

@@ -21,7 +21,9 @@ EMU_CFLAGS   := -std=gnu11 $(WARN) $(RF_CPPFLAGS) -Iemu -D_GNU_SOURCE -fPIC -fvi
 
 # tests/emu/ mirrors emu/: kernel/ tests the fake kernel's commands and
 # rules, device/ the device model, cm/ the connection manager;
-# tests/emu/emu_test.h serves them all.
+# tests/emu/emu_test.h serves them all; tests/emu/qp_bring_up.h (plain
+# libibverbs, no rdmafast) brings up their QPs, the helpers' and those of
+# the fuzz harness (fuzz/emu_harness.h).
 EMU_TEST_DIRS := kernel device cm
 EMU_TEST_SRCS := $(foreach d,$(EMU_TEST_DIRS),$(sort $(wildcard tests/emu/$(d)/*.c)))
 # helper_*.c: programs the tests start as other hosts, built beside them
@@ -49,12 +51,12 @@ $(EMU_LAUNCHER): emu/launcher/rfemu.c
 
 # Tests and helpers may include emu/'s wire/packet.h and wire/stats.h, which
 # depend on nothing else: a test forges packets and reads the counters.
-$(BUILD)/tests/emu/%: tests/emu/%.c tests/emu/emu_test.h $(wildcard tests/emu/*/*.h) $(EMU_HDRS)
+$(BUILD)/tests/emu/%: tests/emu/%.c $(wildcard tests/emu/*.h tests/emu/*/*.h) $(EMU_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -Itests/emu -Iemu -Iinclude -o $@ $< \
 		$(CRITERION_FLAGS) -lrdmacm -libverbs -lmlx5 -lpthread
 
-$(EMU_TEST_HELPERS): $(BUILD)/tests/emu/%: tests/emu/%.c $(EMU_HDRS)
+$(EMU_TEST_HELPERS): $(BUILD)/tests/emu/%: tests/emu/%.c tests/emu/qp_bring_up.h $(EMU_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -Iemu -o $@ $< -lrdmacm -libverbs
 
@@ -85,7 +87,7 @@ uninstall-emu:
 # ---- device model benchmark (emu/README.md) ---------------------------
 # Not a test: the end-to-end figures beside their goals (bench/emu_model.c).
 .PHONY: bench-emu
-$(BUILD)/bench/emu_model: bench/emu_model.c bench/connect.h $(HEADERS)
+$(BUILD)/bench/emu_model: bench/emu_model.c bench/bring_up.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -std=gnu11 $(WARN) -D_GNU_SOURCE $(RF_CPPFLAGS) -o $@ $< -libverbs -lmlx5
 

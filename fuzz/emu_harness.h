@@ -20,6 +20,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "../tests/emu/qp_bring_up.h"
+
 #define MR_LEN    (64 * 1024)
 #define GUARD_LEN 4096
 #define GUARD_PAT 0x5c
@@ -68,51 +70,26 @@ static void harness_open(int ncqe)
 /*
  * RESET -> INIT -> RTR -> RTS toward dqpn on our own port (RTR only for a
  * responder-only XRC target), whatever state the last input left the QP
- * in. Returns 0, or -1 if a transition was refused.
+ * in. The emulator's plain-verbs bring-up (tests/emu/qp_bring_up.h), with
+ * short timers: retransmissions stay within an input. Returns 0, or -1 if
+ * a transition was refused.
  */
 static int harness_bring_up(struct ibv_qp *qp, enum ibv_qp_type type, uint32_t dqpn)
 {
-	struct ibv_qp_attr a;
-	int ud = type == IBV_QPT_UD, resp = type == IBV_QPT_RC || type == IBV_QPT_XRC_RECV;
-	int req = type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND;
+	const struct qpu_conn c = {
+		.reset_first = 1, .rtr_only = type == IBV_QPT_XRC_RECV,
+		.dqpn = dqpn, .dlid = H.lid, .mtu = IBV_MTU_1024,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+		.qkey = 0x11111111,
+		.max_dest_rd_atomic = 4, .min_rnr_timer = 1,
+		.max_rd_atomic = 4,
+		.timeout = 1,		/* 8 us */
+		.retry_cnt = 1, .rnr_retry = 0,
+	};
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RESET;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		return -1;
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qkey = 0x11111111;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			    IBV_ACCESS_REMOTE_ATOMIC;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  (ud ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS)))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 0;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.dlid = H.lid;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | (ud ? 0 : IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN) |
-			  (resp ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0)))
-		return -1;
-	if (type == IBV_QPT_XRC_RECV)
-		return 0;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	a.timeout = 1;		/* 8 us: retransmissions stay within an input */
-	a.retry_cnt = 1;
-	a.rnr_retry = 0;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     (req ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				    IBV_QP_MAX_QP_RD_ATOMIC : 0));
+	CHECK(qp->qp_type == type);
+	return qpu_bring_up(qp, &c) ? -1 : 0;
 }
 
 /* Every completion so far, each of a status libibverbs defines. */

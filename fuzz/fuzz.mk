@@ -56,7 +56,7 @@ $(FUZZ_OUT)/emu/%.o: %.c $(EMU_HDRS) $(HEADERS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -O1 -g -fno-omit-frame-pointer $(EMU_CFLAGS) \
 	    -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -c -o $@ $<
-$(FUZZ_OUT)/device_wqe: fuzz/device_wqe.c fuzz/emu_harness.h $(FUZZ_EMU_OBJS)
+$(FUZZ_OUT)/device_wqe: fuzz/device_wqe.c fuzz/emu_harness.h tests/emu/qp_bring_up.h $(FUZZ_EMU_OBJS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=gnu11 $(FUZZ_CFLAGS) -D_GNU_SOURCE $(FUZZ_SAN) -Wl,--export-dynamic \
 	    -o $@ $(filter-out %.h,$^) -libverbs -lmlx5 -ldl -lpthread
@@ -67,7 +67,7 @@ fuzz-device_wqe: $(FUZZ_OUT)/device_wqe
 # (emulator linked in as for device_wqe, fuzz/emu_harness.h the setup both
 # share; wire/packet.h for the packet header)
 FUZZ_TARGETS += wire_packet
-$(FUZZ_OUT)/wire_packet: fuzz/wire_packet.c fuzz/emu_harness.h $(FUZZ_EMU_OBJS)
+$(FUZZ_OUT)/wire_packet: fuzz/wire_packet.c fuzz/emu_harness.h tests/emu/qp_bring_up.h $(FUZZ_EMU_OBJS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=gnu11 $(FUZZ_CFLAGS) -D_GNU_SOURCE -Iemu $(FUZZ_SAN) -Wl,--export-dynamic \
 	    -o $@ $(filter-out %.h,$^) -libverbs -lmlx5 -ldl -lpthread

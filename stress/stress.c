@@ -156,59 +156,16 @@ static int make_qp(struct thr *t, struct rf_qp *qp, enum ibv_qp_type type, int r
 	return rf_qp_create_ibv(qp, &a);
 }
 
+/* The XRC receive side: a domain, an XRC SRQ and an XRC receive QP, by the glue. */
 static int xrc_recv_side(struct thr *t)
 {
-	struct ibv_xrcd_init_attr xa = { .comp_mask = IBV_XRCD_INIT_ATTR_FD |
-					 IBV_XRCD_INIT_ATTR_OFLAGS, .fd = -1, .oflags = O_CREAT };
-	struct ibv_srq_init_attr_ex sa;
-	struct ibv_qp_init_attr_ex ra;
-
-	t->xrcd = ibv_open_xrcd(t->ctx, &xa);
-	if (!t->xrcd)
-		return -errno;
-	memset(&sa, 0, sizeof(sa));
-	sa.attr.max_wr = NRECV;
-	sa.attr.max_sge = 1;
-	sa.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_XRCD |
-		       IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD;
-	sa.srq_type = IBV_SRQT_XRC;
-	sa.xrcd = t->xrcd;
-	sa.cq = t->ib_rcq;
-	sa.pd = t->pd;
-	t->ib_srq = ibv_create_srq_ex(t->ctx, &sa);
-	if (!t->ib_srq || ibv_get_srq_num(t->ib_srq, &t->srqn) ||
+	if (rf_xrcd_open_ibv(t->ctx, -1, O_CREAT, &t->xrcd) ||
+	    rf_xrc_srq_create_ibv(t->ctx, t->pd, t->xrcd, t->ib_rcq, NRECV, 1,
+				  &t->ib_srq, &t->srqn) ||
 	    rf_srq_init_ibv(&t->srq, t->ib_srq))
 		return -EIO;
 	rf_cq_set_srq(&t->rcq, &t->srq);
-	memset(&ra, 0, sizeof(ra));
-	ra.qp_type = IBV_QPT_XRC_RECV;
-	ra.comp_mask = IBV_QP_INIT_ATTR_XRCD;
-	ra.xrcd = t->xrcd;
-	t->xrc_recv = ibv_create_qp_ex(t->ctx, &ra);
-	return t->xrc_recv ? 0 : -errno;
-}
-
-static int xrc_recv_connect(struct thr *t, uint32_t dqpn)
-{
-	struct ibv_qp_attr at;
-
-	memset(&at, 0, sizeof(at));
-	at.qp_state = IBV_QPS_INIT;
-	at.port_num = 1;
-	if (ibv_modify_qp(t->xrc_recv, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&at, 0, sizeof(at));
-	at.qp_state = IBV_QPS_RTR;
-	at.path_mtu = IBV_MTU_1024;
-	at.dest_qp_num = dqpn;
-	at.max_dest_rd_atomic = 1;
-	at.min_rnr_timer = 1;
-	at.ah_attr.dlid = t->lid;
-	at.ah_attr.port_num = 1;
-	return ibv_modify_qp(t->xrc_recv, &at, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			     IBV_QP_MIN_RNR_TIMER);
+	return rf_xrc_recv_qp_create_ibv(t->ctx, t->xrcd, &t->xrc_recv);
 }
 
 static int setup(struct thr *t)
@@ -254,7 +211,8 @@ static int setup(struct thr *t)
 	memset(&peer, 0, sizeof(peer));
 	peer.lid = t->lid;
 	if (t->kind == K_XRC) {
-		if (xrc_recv_side(t) || xrc_recv_connect(t, t->sqp.qpn))
+		peer.qpn = t->sqp.qpn;
+		if (xrc_recv_side(t) || rf_xrc_recv_connect_ibv(t->xrc_recv, &ca, &peer))
 			return -1;
 		t->remote_qpn = t->xrc_recv->qp_num;
 		rf_sq_set_xrc_srqn(&t->sqp.sq, t->srqn);

@@ -194,12 +194,18 @@ Test(e2e_mw, access_flags_of_the_bind)
 	e2e_close(&e);
 }
 
-/* A QP of libibverbs' own, connected to itself: where ibv_bind_mw() posts. */
+/*
+ * A QP of libibverbs' own, connected to itself: where ibv_bind_mw() posts.
+ * Connected by the glue through a view of it that lives only for the
+ * call: nothing is posted through rdmafast.
+ */
 static struct ibv_qp *verbs_qp(struct e2e *e, struct ibv_cq **cq)
 {
 	struct ibv_qp_init_attr ia;
-	struct ibv_qp_attr at;
+	struct rf_qp_conn_attr ca;
+	struct rf_qp_peer peer;
 	struct ibv_qp *qp;
+	struct rf_qp tmp;
 
 	*cq = ibv_create_cq(e->ctx, 16, NULL, NULL, 0);
 	cr_assert_not_null(*cq);
@@ -210,30 +216,15 @@ static struct ibv_qp *verbs_qp(struct e2e *e, struct ibv_cq **cq)
 	ia.qp_type = IBV_QPT_RC;
 	qp = ibv_create_qp(e->pd, &ia);
 	cr_assert_not_null(qp);
-	memset(&at, 0, sizeof(at));
-	at.qp_state = IBV_QPS_INIT;
-	at.port_num = 1;
-	cr_assert_eq(ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				   IBV_QP_ACCESS_FLAGS), 0);
-	at.qp_state = IBV_QPS_RTR;
-	at.path_mtu = IBV_MTU_1024;
-	at.dest_qp_num = qp->qp_num;
-	at.ah_attr.dlid = e->port.lid;
-	at.ah_attr.port_num = 1;
-	if (e->port.link_layer == IBV_LINK_LAYER_ETHERNET) {
-		at.ah_attr.is_global = 1;
-		at.ah_attr.grh.hop_limit = 1;
-		cr_assert_eq(ibv_query_gid(e->ctx, 1, 0, &at.ah_attr.grh.dgid), 0);
-	}
-	cr_assert_eq(ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				   IBV_QP_MIN_RNR_TIMER), 0);
-	at.qp_state = IBV_QPS_RTS;
-	at.timeout = 14;
-	at.retry_cnt = 7;
-	at.rnr_retry = 7;
-	cr_assert_eq(ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-				   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	memset(&ca, 0, sizeof(ca));
+	memset(&peer, 0, sizeof(peer));
+	peer.qpn = qp->qp_num;
+	peer.lid = e->port.lid;
+	if (e->port.link_layer == IBV_LINK_LAYER_ETHERNET)
+		cr_assert_eq(ibv_query_gid(e->ctx, 1, 0, &peer.gid), 0);
+	cr_assert_eq(rf_qp_init_ibv(&tmp, qp, &ia.cap, 0), 0);
+	cr_assert_eq(rf_qp_connect_ibv(&tmp, &ca, &peer), 0);
+	rf_qp_fini_ibv(&tmp);
 	return qp;
 }
 

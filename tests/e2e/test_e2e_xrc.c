@@ -20,7 +20,6 @@ Test(e2e_xrc, send_write_to_xrc_srq)
 	struct ibv_srq *ibsrq;
 	struct ibv_qp_init_attr_ex ra;
 	struct ibv_qp *rqp;
-	struct ibv_qp_attr at;
 	struct rf_srq srq;
 	struct rf_qp sqp;
 	struct rf_qp_init_attr qa;
@@ -73,29 +72,14 @@ Test(e2e_xrc, send_write_to_xrc_srq)
 	cr_assert_eq(sqp.has_rq, 0);
 	cr_assert_eq(rf_cq_attach(&e.a.cq, sqp.qpn, &sqp.sq, NULL, NULL), 0);
 
-	memset(&at, 0, sizeof(at));
-	at.qp_state = IBV_QPS_INIT;
-	at.port_num = 1;
-	at.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	cr_assert_eq(ibv_modify_qp(rqp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				   IBV_QP_ACCESS_FLAGS), 0);
-	memset(&at, 0, sizeof(at));
-	at.qp_state = IBV_QPS_RTR;
-	at.path_mtu = e.port.active_mtu;
-	at.dest_qp_num = sqp.qpn;
-	at.rq_psn = 0;
-	at.max_dest_rd_atomic = 4;
-	at.min_rnr_timer = 12;
-	at.ah_attr.dlid = e.port.lid;
-	at.ah_attr.port_num = 1;
-	cr_assert_eq(ibv_modify_qp(rqp, &at, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER), 0);
+	/* both sides by the glue: the XRC_RECV QP to RTR, the sender to RTS */
 	memset(&ca, 0, sizeof(ca));
 	ca.gid_index = -1;
 	memset(&peer, 0, sizeof(peer));
-	peer.qpn = rqp->qp_num;
+	peer.qpn = sqp.qpn;
 	peer.lid = e.port.lid;
+	cr_assert_eq(rf_xrc_recv_connect_ibv(rqp, &ca, &peer), 0);
+	peer.qpn = rqp->qp_num;
 	cr_assert_eq(rf_qp_connect_ibv(&sqp, &ca, &peer), 0);
 
 	{

@@ -20,6 +20,8 @@
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
+#include "qp_bring_up.h"
+
 static inline struct ibv_context *et_open(void)
 {
 	struct ibv_device **list;
@@ -35,49 +37,21 @@ static inline struct ibv_context *et_open(void)
 	return ctx;
 }
 
-/* Bring an RC/UC/XRC QP to RTS, connected to dest_qpn on our own port. */
+/*
+ * Bring an RC/UC/XRC QP to RTS (an XRC target too), connected to dest_qpn
+ * on our own port. Returns 0 or the errno value of the refused transition.
+ */
 static inline int et_qp_to_rts(struct ibv_qp *qp, uint32_t dest_qpn, uint16_t dlid)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.pkey_index = 0,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+	const struct qpu_conn c = {
+		.dqpn = dest_qpn, .dlid = dlid, .mtu = IBV_MTU_1024,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+		.rq_psn = 0x123, .sq_psn = 0x456,
+		.max_dest_rd_atomic = 4, .min_rnr_timer = 12,
+		.max_rd_atomic = 4, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
 	};
-	int ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest_qpn;
-	a.rq_psn = 0x123;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	a.ah_attr.dlid = dlid;
-	a.ah_attr.port_num = 1;
-	/* IB spec table 94: what each type needs for RTR and RTS */
-	bool responder = qp->qp_type == IBV_QPT_RC || qp->qp_type == IBV_QPT_XRC_RECV;
-	bool requester = qp->qp_type == IBV_QPT_RC || qp->qp_type == IBV_QPT_XRC_SEND;
-
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			    (responder ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0));
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x456;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     (requester ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-					  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0) |
-			     (qp->qp_type == IBV_QPT_XRC_RECV ? IBV_QP_TIMEOUT : 0));
+	return qpu_bring_up(qp, &c);
 }
 
 /* Path of a helper program built beside the tests. */

@@ -123,53 +123,19 @@ static inline bool dt_event_within(struct ibv_comp_channel *ch, struct ibv_cq *c
 static inline int dt_connect(struct ibv_qp *qp, uint32_t dqpn, uint16_t dlid,
 			     const struct dt_qp_opts *o)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
+	const struct qpu_conn c = {
+		.dqpn = dqpn, .dlid = dlid, .mtu = IBV_MTU_1024,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+		.qkey = 0x11111111,
+		.rq_psn = 0x100, .sq_psn = 0x100,
+		.max_dest_rd_atomic = 4,
+		.min_rnr_timer = o->min_rnr_timer ? o->min_rnr_timer : 1,
+		.max_rd_atomic = 4, .timeout = o->timeout, .retry_cnt = o->retry_cnt,
+		.rnr_retry = o->rnr_retry,
 	};
-	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
 
-	if (o->type == IBV_QPT_UD) {
-		a.qkey = 0x11111111;
-		mask |= IBV_QP_QKEY;
-	} else {
-		mask |= IBV_QP_ACCESS_FLAGS;
-	}
-	if (ibv_modify_qp(qp, &a, mask))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	mask = IBV_QP_STATE;
-	if (o->type != IBV_QPT_UD) {
-		a.path_mtu = IBV_MTU_1024;
-		a.dest_qp_num = dqpn;
-		a.rq_psn = 0x100;
-		a.ah_attr.dlid = dlid;
-		a.ah_attr.port_num = 1;
-		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-		if (o->type == IBV_QPT_RC) {
-			a.max_dest_rd_atomic = 4;
-			a.min_rnr_timer = o->min_rnr_timer ? o->min_rnr_timer : 1;
-			mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-		}
-	}
-	if (ibv_modify_qp(qp, &a, mask))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x100;
-	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (o->type == IBV_QPT_RC) {
-		a.timeout = o->timeout;
-		a.retry_cnt = o->retry_cnt;
-		a.rnr_retry = o->rnr_retry;
-		a.max_rd_atomic = 4;
-		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			IBV_QP_MAX_QP_RD_ATOMIC;
-	}
-	return ibv_modify_qp(qp, &a, mask);
+	return qpu_bring_up(qp, &c);
 }
 
 static inline struct ibv_qp *dt_create_qp(struct dt *t, int i, const struct dt_qp_opts *o)

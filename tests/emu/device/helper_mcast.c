@@ -22,6 +22,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "../qp_bring_up.h"
+
 enum { SLOT = 256, SLOTS = 16 };
 
 static uint64_t now_ms(void)
@@ -67,7 +69,7 @@ int main(int argc, char **argv)
 			 .max_recv_sge = 1 },
 		.qp_type = IBV_QPT_UD,
 	};
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct qpu_conn c = { .qkey = 0 };
 	union ibv_gid mgid;
 	uint16_t mlid;
 	int attach;
@@ -79,7 +81,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	mlid = (uint16_t)strtoul(argv[2], NULL, 0);
-	a.qkey = (uint32_t)strtoul(argv[3], NULL, 0);
+	c.qkey = (uint32_t)strtoul(argv[3], NULL, 0);
 	attach = !strcmp(argv[4], "attach");
 	list = ibv_get_device_list(NULL);
 	if (!list || !list[0] || !(ctx = ibv_open_device(list[0])))
@@ -91,14 +93,7 @@ int main(int argc, char **argv)
 	ia.send_cq = ia.recv_cq = cq;
 	if (!(qp = ibv_create_qp(pd, &ia)))
 		return 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
-		return 1;
-	a.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		return 1;
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+	if (qpu_bring_up(qp, &c))
 		return 1;
 	for (unsigned i = 0; i < SLOTS; i++)
 		if (post_recv(qp, mr, i))

@@ -25,40 +25,20 @@
 
 #include "wire/stats.h"
 
+#include "../qp_bring_up.h"
+
 static int connect_qp(struct ibv_qp *qp, uint32_t dqpn, uint16_t dlid)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
+	const struct qpu_conn c = {
+		.dqpn = dqpn, .dlid = dlid, .mtu = IBV_MTU_4096,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+		.rq_psn = 0x100, .sq_psn = 0x100,
+		.max_dest_rd_atomic = 16, .min_rnr_timer = 1,
+		.max_rd_atomic = 16, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
 	};
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 0x100;
-	a.ah_attr.dlid = dlid;
-	a.ah_attr.port_num = 1;
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			  IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x100;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 16;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return qpu_bring_up(qp, &c);
 }
 
 int main(int argc, char **argv)

@@ -39,16 +39,11 @@ static struct ibv_qp *ud_qp(struct ibv_cq *cq, uint32_t create_flags, uint32_t q
 		.pd = m.pd,
 		.create_flags = create_flags,
 	};
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = qkey };
+	const struct qpu_conn c = { .qkey = qkey };
 	struct ibv_qp *qp = ibv_create_qp_ex(m.ctx, &ia);
 
 	cr_assert(qp, "ibv_create_qp_ex: %s", strerror(errno));
-	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				   IBV_QP_QKEY), 0);
-	a.qp_state = IBV_QPS_RTR;
-	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
+	cr_assert_eq(qpu_bring_up(qp, &c), 0);
 	return qp;
 }
 

@@ -353,39 +353,17 @@ static struct ibv_srq *xrc_srq(struct ibv_xrcd *x, struct ibv_cq *cq)
 /* An XRC initiator or target QP to RTS (target: RTR), PSNs matching. */
 static void xrc_connect(struct ibv_qp *qp, uint32_t dest_qpn)
 {
-	bool tgt = qp->qp_type == IBV_QPT_XRC_RECV;
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+	const struct qpu_conn c = {
+		.dqpn = dest_qpn, .dlid = t.lid, .mtu = IBV_MTU_1024,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+		.rq_psn = 0x321, .sq_psn = 0x321,
+		.max_dest_rd_atomic = 1, .min_rnr_timer = 1,
+		.max_rd_atomic = 1, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+		.rtr_only = qp->qp_type == IBV_QPT_XRC_RECV,
 	};
+	int ret = qpu_bring_up(qp, &c);
 
-	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				   IBV_QP_ACCESS_FLAGS), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest_qpn;
-	a.rq_psn = 0x321;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.dlid = t.lid;
-	a.ah_attr.port_num = 1;
-	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				   (tgt ? IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER : 0)),
-		     0, "RTR: %s", strerror(errno));
-	if (tgt)
-		return;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x321;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-				   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-				   IBV_QP_MAX_QP_RD_ATOMIC), 0, "RTS: %s", strerror(errno));
+	cr_assert_eq(ret, 0, "XRC bring-up: %s", strerror(ret));
 }
 
 static struct ibv_xrcd *private_xrcd(void)

@@ -193,23 +193,14 @@ static int dest_destroyed(struct dt *t, void *priv)
 /* qp[1] taken through RESET again and connected to dqpn, expecting PSN rq_psn. */
 static void reconnect(struct dt *t, uint32_t dqpn, uint32_t rq_psn)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	const struct qpu_conn c = {
+		.reset_first = 1, .rtr_only = 1,
+		.dqpn = dqpn, .dlid = t->lid, .mtu = IBV_MTU_1024,
+		.access = IBV_ACCESS_REMOTE_WRITE, .rq_psn = rq_psn,
+		.max_dest_rd_atomic = 4, .min_rnr_timer = 1,
+	};
 
-	cr_assert_eq(ibv_modify_qp(t->qp[1], &a, IBV_QP_STATE), 0);
-	a = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
-	};
-	cr_assert_eq(ibv_modify_qp(t->qp[1], &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				   IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
-	a = (struct ibv_qp_attr){
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024, .dest_qp_num = dqpn,
-		.rq_psn = rq_psn, .max_dest_rd_atomic = 4, .min_rnr_timer = 1,
-		.ah_attr = { .dlid = t->lid, .port_num = 1 },
-	};
-	cr_assert_eq(ibv_modify_qp(t->qp[1], &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				   IBV_QP_MIN_RNR_TIMER), 0);
+	cr_assert_eq(qpu_bring_up(t->qp[1], &c), 0);
 }
 
 /* The responder expects a later PSN: sequence NAKs, retries, RETRY_EXC_ERR. */

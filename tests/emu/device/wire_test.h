@@ -38,43 +38,17 @@ struct wt_conn {
 /* RESET -> RTS for an RC QP, every remote access allowed. */
 static inline int wt_connect(struct ibv_qp *qp, const struct wt_conn *c)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
+	const struct qpu_conn q = {
+		.dqpn = c->dqpn, .dlid = c->dlid, .dgid = c->dgid, .mtu = IBV_MTU_4096,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC,
+		.rq_psn = 0x100, .sq_psn = 0x100,
+		.max_dest_rd_atomic = c->max_dest_rd_atomic, .min_rnr_timer = 1,
+		.max_rd_atomic = c->max_rd_atomic, .timeout = c->timeout,
+		.retry_cnt = c->retry_cnt, .rnr_retry = 7,
 	};
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-			  IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_4096;
-	a.dest_qp_num = c->dqpn;
-	a.rq_psn = 0x100;
-	a.ah_attr.dlid = c->dlid;
-	a.ah_attr.port_num = 1;
-	if (c->dgid) {
-		a.ah_attr.is_global = 1;
-		a.ah_attr.grh.dgid = *c->dgid;
-		a.ah_attr.grh.hop_limit = 1;
-	}
-	a.max_dest_rd_atomic = c->max_dest_rd_atomic;
-	a.min_rnr_timer = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			  IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x100;
-	a.timeout = c->timeout;
-	a.retry_cnt = c->retry_cnt;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = c->max_rd_atomic;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return qpu_bring_up(qp, &q);
 }
 
 static inline struct ibv_qp *wt_create_qp(struct ibv_pd *pd, struct ibv_cq *cq,
