@@ -12,6 +12,17 @@
 
 #include "device.h"
 
+/*
+ * The CQ's next entry lent to a grant (grant.c) is taken back before
+ * anything else writes, arms or resizes: a message delivered there is
+ * counted first.
+ */
+static inline void cq_take_grant(struct dev_cq *dcq)
+{
+	if (DEV_UNLIKELY(dcq->grant_qp != NULL))
+		dev_grant_take(dcq->grant_qp);
+}
+
 static uint8_t *cqe_slot(const struct emu_cq *cq, uint32_t idx)
 {
 	return (uint8_t *)(uintptr_t)cq->buf +
@@ -164,6 +175,7 @@ void dev_cq_fail(struct dev_cq *dcq)
 {
 	if (dcq->overrun)
 		return;
+	cq_take_grant(dcq);
 	dcq->overrun = true;
 	emu_post_async_event_locked(dcq->cq->obj.ctx, &dcq->cq->obj, 0, IBV_EVENT_CQ_ERR);
 }
@@ -286,6 +298,7 @@ void dev_cq_write_now(struct dev_cq *dcq, const struct dev_cqe *c)
 	uint8_t op_own;
 	bool err = c->opcode == RF_CQE_REQ_ERR || c->opcode == RF_CQE_RESP_ERR;
 
+	cq_take_grant(dcq);
 	if (DEV_UNLIKELY(dcq->overrun)) {
 		if (c->opcode != RF_CQE_RESIZE_CQ)
 			cq_error_qp(c->qpn);
@@ -336,6 +349,7 @@ void dev_cq_arm_doorbell(struct dev_cq *dcq, uint32_t word)
 	bool sol = (word & (1u << 24)) != 0;
 	uint32_t ci = word & 0xffffff;
 
+	cq_take_grant(dcq);
 	dcq->last_arm_word = word;
 	if (dcq->overrun || sn == dcq->fired_sn)
 		return;
@@ -393,6 +407,7 @@ void dev_cq_check_arms(struct dev_cq *dcq)
  */
 void dev_cq_resize(struct dev_cq *dcq)
 {
+	cq_take_grant(dcq);
 	if (dcq->zip)
 		dev_zip_flush(dcq);	/* what was held goes into the old ring */
 	emu_cq_finish_resize_locked(dcq->cq, dcq->pi);

@@ -187,6 +187,37 @@ struct dev_store {
 bool dev_store_decode(const void *uc, struct dev_store *st);
 /* Resume uc after that instruction (only for a store decoded above). */
 void dev_store_skip(void *uc, const struct dev_store *st);
+/*
+ * The instruction after it, if it goes on with the same copy: a store
+ * (its data in st, its address in *ea, for the caller to write and skip)
+ * or a load into a register from ordinary memory (done: the register set
+ * in uc, the instruction skipped).  Anything else is left to the CPU.
+ */
+enum { DEV_STEP_NONE, DEV_STEP_STORE, DEV_STEP_LOAD };
+int dev_store_next(void *uc, struct dev_store *st, uintptr_t *ea);
+
+/* ------------------------------------------------------------------------ */
+/* Direct delivery: the requester writes the responder's SEND (grant.c)     */
+
+struct dev_qp;
+struct dev_pkt;
+struct dev_grant;
+void dev_grant_init(void);		/* the host's table, at engine start */
+void dev_grant_fini(void);		/* every grant back, the table gone */
+/* responder: keep a grant out for dq, or no longer */
+void dev_grant_lend(struct dev_qp *dq);
+void dev_grant_forget(struct dev_qp *dq);
+/*
+ * Take dq's grant back before anything touches what it lends (its QP's
+ * receive state, its CQ's next entry): a delivered message is settled.
+ */
+void dev_grant_take(struct dev_qp *dq);
+void dev_grant_take_all(void);
+void dev_grant_publish(void);		/* end of a pass: grants for the lenders */
+/* requester: claim the grant of dst_qpn (NULL: none), deliver, or give it back */
+const struct dev_grant *dev_grant_claim(uint32_t dst_qpn);
+bool dev_grant_deliver(const struct dev_grant *g, const struct dev_pkt *h, const void *payload);
+void dev_grant_release(const struct dev_grant *g);
 
 /* ------------------------------------------------------------------------ */
 /* Per-object device state                                                  */
@@ -206,6 +237,7 @@ struct dev_cq {
 	uint64_t		mod_due;	/* moderation period ends (ns), 0: no timer */
 	struct dev_cq		*next_on_uar;	/* CQs sharing a UAR page (arm doorbell) */
 	struct dev_zip		*zip;		/* CQE compression on: held CQEs (cqe_zip.c) */
+	struct dev_qp		*grant_qp;	/* its next entry is lent to this QP's grant */
 };
 
 /* One issued-but-not-completed send WQE. */
@@ -300,6 +332,14 @@ struct dev_qp {
 	bool			last_wqe_sent;	/* IBV_EVENT_QP_LAST_WQE_REACHED posted */
 	bool			busy;		/* on the engine's work list */
 	struct dev_qp		*next_busy;
+
+	/* ---- direct delivery (grant.c) ---- */
+	bool			lender;		/* keeps a grant out: on the lenders' list */
+	bool			granted;	/* its grant is out (READY, CLAIMED or DONE) */
+	bool			direct_ack;	/* a SEND delivered directly waits for its ACK */
+	uint32_t		direct_psn;	/* ... up to this PSN */
+	struct dev_qp		*next_lender;
+	struct dev_qp		*next_direct_ack;
 };
 
 struct dev_srq {
@@ -350,6 +390,7 @@ struct dev_engine {
 	uint32_t		assist_streak;	/* of them since a CQ was last armed */
 	uint8_t			zip_mode;	/* EMU_CQE_COMPRESS_*, at engine start */
 	struct dev_zip		*zip_held;	/* CQs holding CQEs back (cqe_zip.c) */
+	struct dev_qp		*direct_acks;	/* QPs whose direct SENDs await their ACK */
 };
 
 extern struct dev_engine dev_eng;
@@ -572,6 +613,7 @@ void dev_sq_process(struct dev_qp *dq);		/* parse, emit, complete */
 void dev_sq_flush(struct dev_qp *dq);		/* QP in ERR: flush everything */
 void dev_sq_reset(struct dev_qp *dq);
 void dev_sq_complete(struct dev_qp *dq);
+unsigned dev_sq_direct_acks(void);		/* the ACKs of SENDs delivered directly */
 
 void dev_rc_on_response(struct dev_qp *dq, const struct dev_pkt *p);
 void dev_rc_timers(void);
@@ -587,6 +629,12 @@ bool dev_rc_rd_slot(const struct dev_qp *dq);
 /* Responder (resp.c) and receive queues (rq.c)                            */
 
 void dev_resp_packet(const struct dev_pkt *p);
+/* May the QP receive requests in its state (RTR and later, not ERR)? */
+static inline bool dev_qp_can_receive(const struct emu_qp *qp)
+{
+	return qp->attr.state == IBV_QPS_RTR || qp->attr.state == IBV_QPS_RTS ||
+	       qp->attr.state == IBV_QPS_SQD || qp->attr.state == IBV_QPS_SQE;
+}
 /* The loopback shortcut's RC WRITE (resp.c): true if executed, false if untouched. */
 bool dev_resp_shortcut_write(const struct dev_pkt *p, const uint8_t *payload,
 			     const struct emu_qp *src);
@@ -637,6 +685,8 @@ struct dev_rwqe {
 
 /* Take the next receive WQE from the QP's RQ or from srq; false when empty. */
 bool dev_rq_take(struct dev_qp *dq, struct emu_srq *srq, struct dev_rwqe *r);
+/* The QP's next receive (its own RQ), fetched but not taken. */
+bool dev_rq_peek(struct dev_qp *dq, struct dev_rwqe *r);
 /* Re-locate a receive WQE already taken (multi-packet messages). */
 void dev_rq_locate(struct dev_qp *dq, struct emu_srq *srq, uint32_t idx,
 		   struct dev_rwqe *r);

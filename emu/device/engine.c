@@ -324,6 +324,7 @@ static unsigned iterate(bool sockets)
 		/* the sockets cost a syscall: once per iteration is enough */
 		n += dev_wire_poll(sockets && round == 0);
 		dev_resp_flush_acks();
+		n += dev_sq_direct_acks();
 		n += dev_wire_poll(false);
 		if (dev_eng.timers)
 			dev_rc_timers();
@@ -358,6 +359,8 @@ static unsigned pass(bool sockets, bool *trapped)
 	work = iterate(sockets);
 	if (dev_eng.zip_held)
 		dev_zip_pass_done(!work);
+	/* what the pass leaves: the next SENDs its QPs may receive directly */
+	dev_grant_publish();
 	return work;
 }
 
@@ -817,6 +820,7 @@ int emu_dev_ctx_init(struct emu_ctx *ctx)
 			free(dc);
 			return err;
 		}
+		dev_grant_init();
 		kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		dev_guard_init();
 		atomic_store(&engine_stop, false);
@@ -868,6 +872,7 @@ void emu_dev_ctx_fini(struct emu_ctx *ctx)
 	dev_kick();
 	pthread_join(engine_thread, NULL);
 	emu_lock_acquire();
+	dev_grant_fini();
 	dev_trap_fini_locked();
 	dev_wire_close();
 	dev_guard_fini();

@@ -56,6 +56,8 @@ uint32_t emu_dev_cq_held(const struct emu_cq *cq)
 
 	if (!dcq)
 		return 0;
+	if (dcq->grant_qp)
+		dev_grant_take(dcq->grant_qp);	/* a CQE delivered there is counted */
 	/* the record may have been unmapped since it was pinned: then 0 */
 	emu_copy_from_user(ci, cq->dbrec, sizeof(ci));
 	return (dcq->pi - dev_be32(ci)) & 0xffffff;
@@ -68,6 +70,8 @@ void emu_dev_cq_destroyed(struct emu_cq *cq)
 
 	if (!dcq)
 		return;
+	if (dcq->grant_qp)
+		dev_grant_take(dcq->grant_qp);
 	if (dc && cq->uar_page < EMU_MAX_UARS)
 		for (struct dev_cq **pp = &dc->uar_cqs[cq->uar_page]; *pp; pp = &(*pp)->next_on_uar)
 			if (*pp == dcq) {
@@ -143,6 +147,7 @@ void emu_dev_qp_modified(struct emu_qp *qp, enum ibv_qp_state old, uint32_t mask
 
 	if (!dq)
 		return;
+	dev_grant_take(dq);	/* what it lent was for the state it left */
 	if (st == IBV_QPS_RESET) {
 		dev_sq_reset(dq);
 		return;
@@ -185,6 +190,9 @@ void emu_dev_qp_destroyed(struct emu_qp *qp)
 
 	if (!dq)
 		return;
+	dev_grant_forget(dq);
+	if (dq->direct_ack)
+		unlink_qp(&dev_eng.direct_acks, dq, offsetof(struct dev_qp, next_direct_ack));
 	if (dq->deadline)
 		dev_eng.timers--;
 	if (dq->rnr_until)
@@ -232,4 +240,16 @@ void emu_dev_srq_destroyed(struct emu_srq *srq)
 {
 	free(srq->dev_priv);
 	srq->dev_priv = NULL;
+}
+
+/* ---- MR ------------------------------------------------------------------- */
+
+/*
+ * A grant's scatter entries were resolved through the MRs as they were:
+ * every grant is taken back before one is deregistered or changed.
+ */
+void emu_dev_mr_dereg(struct emu_mr *mr)
+{
+	(void)mr;
+	dev_grant_take_all();
 }

@@ -122,11 +122,6 @@ static inline bool from_peer(const struct emu_qp *qp, const struct dev_pkt *p)
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static bool qp_can_receive(const struct emu_qp *qp)
-{
-	return qp->attr.state == IBV_QPS_RTR || qp->attr.state == IBV_QPS_RTS ||
-	       qp->attr.state == IBV_QPS_SQD || qp->attr.state == IBV_QPS_SQE;
-}
 
 /*
  * A responder error that takes the QP down (reliable transports).  A DCT
@@ -334,7 +329,7 @@ static void resp_mcast(const struct dev_pkt *p)
 			const struct emu_mcast *o;
 			struct dev_qp *dq = dev_qp_of(m->qp);
 
-			if (!dq || !mcast_match(m, p) || !qp_can_receive(m->qp))
+			if (!dq || !mcast_match(m, p) || !dev_qp_can_receive(m->qp))
 				continue;
 			for (o = ctx->mcast; o != m; o = o->next)
 				if (o->qp == m->qp && mcast_match(o, p))
@@ -481,6 +476,10 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 		}
 		dq->recv_busy = false;
 		dev_cq_write(v->cq, &c);
+		/* from another host: its next SENDs may come directly (grant.c) */
+		if (EMU_NUM_HOST(p->src_qpn) != emu_cfg.host_id && !v->srq &&
+		    v->qp->type == IBV_QPT_RC && !v->qp->dc)
+			dev_grant_lend(dq);
 	}
 	return 0;
 }
@@ -886,7 +885,7 @@ bool dev_resp_shortcut_write(const struct dev_pkt *p, const uint8_t *payload,
 	uint8_t *dst;
 
 	if (!qp || !(dq = dev_qp_of(qp)) || qp->opened || qp->type != IBV_QPT_RC ||
-	    qp->dc || !qp_can_receive(qp) || !from_peer(qp, p) ||
+	    qp->dc || !dev_qp_can_receive(qp) || !from_peer(qp, p) ||
 	    p->op != DOP_WRITE || p->psn != dq->epsn || p->offset || p->len != p->dma_len ||
 	    !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) || dev_fault.force_rae > 0)
 		return false;
@@ -1022,7 +1021,10 @@ void dev_resp_packet(const struct dev_pkt *p)
 		dev_rc_on_response(dq, p);
 		return;
 	}
-	if (!qp_can_receive(qp) || qp->dc == EMU_DC_DCI)
+	/* a SEND delivered by its requester is settled before the next request */
+	if (dq->granted)
+		dev_grant_take(dq);
+	if (!dev_qp_can_receive(qp) || qp->dc == EMU_DC_DCI)
 		return;		/* a DCI receives nothing but responses */
 	if (qp->dc == EMU_DC_DCT) {
 		resp_dct(dq, p);

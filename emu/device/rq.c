@@ -98,31 +98,36 @@ bool dev_rq_take(struct dev_qp *dq, struct emu_srq *srq, struct dev_rwqe *r)
 		dev_srq_check_limit(srq);
 		return true;
 	}
-	{
-		struct emu_qp *qp = dq->qp;
-		uint32_t slot;
-		int32_t avail;
+	if (!dev_rq_peek(dq, r))
+		return false;
+	dq->rq_ci++;
+	return true;
+}
 
-		if (!qp->rq_wqe_cnt)
-			return false;
-		avail = rq_avail(qp->dbrec, dq->rq_ci, qp->rq_wqe_cnt);
-		if (avail < 0) {
-			rq_catastrophic(dq, NULL);
-			return false;
-		}
-		if (!avail)
-			return false;
-		slot = dq->rq_ci & (qp->rq_wqe_cnt - 1);
-		if (!rq_fetch(r, (uint8_t *)(uintptr_t)qp->rq_buf + ((size_t)slot << qp->rq_wqe_shift),
-			      1u << qp->rq_wqe_shift, 0)) {
-			rq_catastrophic(dq, NULL);
-			return false;
-		}
-		r->idx = dq->rq_ci & 0xffff;
-		r->srq = NULL;
-		dq->rq_ci++;
-		return true;
+bool dev_rq_peek(struct dev_qp *dq, struct dev_rwqe *r)
+{
+	struct emu_qp *qp = dq->qp;
+	uint32_t slot;
+	int32_t avail;
+
+	if (!qp->rq_wqe_cnt)
+		return false;
+	avail = rq_avail(qp->dbrec, dq->rq_ci, qp->rq_wqe_cnt);
+	if (avail < 0) {
+		rq_catastrophic(dq, NULL);
+		return false;
 	}
+	if (!avail)
+		return false;
+	slot = dq->rq_ci & (qp->rq_wqe_cnt - 1);
+	if (!rq_fetch(r, (uint8_t *)(uintptr_t)qp->rq_buf + ((size_t)slot << qp->rq_wqe_shift),
+		      1u << qp->rq_wqe_shift, 0)) {
+		rq_catastrophic(dq, NULL);
+		return false;
+	}
+	r->idx = dq->rq_ci & 0xffff;
+	r->srq = NULL;
+	return true;
 }
 
 /* A fault here leaves no data segments: the message fails its length check. */
@@ -185,6 +190,7 @@ void dev_rq_flush(struct dev_qp *dq)
 		.uidx = qp->uidx,
 	};
 
+	dev_grant_take(dq);	/* a message delivered directly is settled first */
 	dq->recv_busy = false;
 	if (qp->srq || qp->type == IBV_QPT_XRC_RECV) {
 		if (!dq->last_wqe_sent && qp->srq) {

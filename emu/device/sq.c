@@ -507,6 +507,78 @@ static bool emit_shortcut(struct dev_qp *dq, const struct dev_ent *e, const stru
 }
 
 /*
+ * Direct delivery (grant.c): an RC SEND of one packet to a QP of another
+ * host that lent its next receive is written into that host's memory from
+ * here, its header filled as for the wire and checked against the grant as
+ * the responder would check the packet.  The ACK it would have earned is
+ * taken after this pass's emission (dev_sq_direct_acks()).  False, with
+ * nothing changed, when there is no grant or the grant does not take it:
+ * the packet goes out as usual.
+ */
+static bool emit_direct(struct dev_qp *dq, const struct dev_ent *e, const struct dev_wqe *w,
+			const struct dev_sgl *sgl, uint32_t dst)
+{
+	uint32_t len = (uint32_t)sgl->total;
+	const uint8_t *payload = shortcut_stage;
+	const struct dev_grant *g;
+	struct dev_pkt h;
+
+	if (EMU_NUM_HOST(dst) == emu_cfg.host_id || len > DEV_WIRE_MTU || dq->direct_ack)
+		return false;
+	g = dev_grant_claim(dst);
+	if (!g)
+		return false;
+	dev_pkt_clear(&h);
+	h.size = (uint32_t)sizeof(h) + len;
+	fill_request(dq, e, w, &h, dst, 0, len, len);
+	if (sgl->n == 1 && sgl->e[0].local) {
+		payload = sgl->e[0].ptr;
+	} else if (len && !dev_sgl_copy_out(sgl, 0, shortcut_stage, len)) {
+		dev_grant_release(g);	/* the packet's gather faults as well */
+		return false;
+	}
+	if (!dev_grant_deliver(g, &h, payload))
+		return false;
+	dev_wire_stats.pkts_tx++;
+	dev_wire_stats.direct++;
+	dev_wire_count_tx(&h);
+	dq->direct_ack = true;
+	dq->direct_psn = h.psn;
+	dq->next_direct_ack = dev_eng.direct_acks;
+	dev_eng.direct_acks = dq;
+	return true;
+}
+
+/*
+ * The ACKs of the SENDs delivered directly, as if they had come back over
+ * the wire (counted as received); returns how many.
+ */
+unsigned dev_sq_direct_acks(void)
+{
+	unsigned n = 0;
+
+	while (dev_eng.direct_acks) {
+		struct dev_qp *dq = dev_eng.direct_acks;
+		struct dev_pkt a;
+
+		dev_eng.direct_acks = dq->next_direct_ack;
+		dq->direct_ack = false;
+		dev_pkt_clear(&a);
+		a.size = (uint32_t)sizeof(a);
+		a.op = DOP_ACK;
+		a.src_qpn = dq->qp->attr.dest_qp_num;
+		a.dst_qpn = dq->qpn;
+		a.psn = dq->direct_psn;
+		dev_wire_stats.pkts_rx++;
+		dev_wire_count_rx(&a, dq->qp->obj.ctx->dev_index,
+				  dq->qp->attr.port_num ? dq->qp->attr.port_num : 1);
+		dev_rc_on_response(dq, &a);
+		n++;
+	}
+	return n;
+}
+
+/*
  * Emit the request packets of entry e from packet e->sent on, its WQE as
  * parsed in w and its gather list in sgl.  Returns false when the wire has
  * no room (try again next iteration).
@@ -523,6 +595,12 @@ static bool emit_parsed(struct dev_qp *dq, struct dev_ent *e, const struct dev_w
 
 	if (w->opcode == RF_OPCODE_RDMA_WRITE && qp->type == IBV_QPT_RC && !qp->dc &&
 	    e->npkt == 1 && e->sent == 0 && emit_shortcut(dq, e, w, sgl, dst)) {
+		e->sent = 1;
+		dq->pkts_out++;
+		return true;
+	}
+	if ((w->dop == DOP_SEND || w->dop == DOP_SEND_IMM) && qp->type == IBV_QPT_RC &&
+	    !qp->dc && e->npkt == 1 && e->sent == 0 && emit_direct(dq, e, w, sgl, dst)) {
 		e->sent = 1;
 		dq->pkts_out++;
 		return true;

@@ -648,7 +648,7 @@ void emu_dev_srq_destroyed(struct emu_srq *srq);
 
 /* Before the MW is unbound and freed. */
 void emu_dev_mw_dealloc(struct emu_mw *mw);
-/* Before an MR is freed (a cached key must be forgotten). */
+/* Before an MR is freed or re-registered (what the device resolved through it is forgotten). */
 void emu_dev_mr_dereg(struct emu_mr *mr);
 /*
  * The application is about to change its mappings of [a, a + alen) and

@@ -223,6 +223,8 @@ int emu_cmd_rereg_mr(struct emu_cmd *c)
 	if (mr->mw_bound)
 		return EBUSY;
 
+	/* the device forgets the old translation as after a deregistration */
+	emu_dev_mr_dereg(mr);
 	if (cmd->flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
 		mr->addr = cmd->start;
 		mr->iova = cmd->hca_va;

@@ -1,0 +1,590 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * grant.c - the requester delivers a SEND itself: direct delivery.
+ *
+ * A ConnectX places a message, consumes the responder's receive WQE and
+ * writes the responder's CQE without the responder's CPU; a busy-polling
+ * responder just sees the CQE appear.  The model's responder is a thread
+ * in the responder's process, and waking it for a packet costs a
+ * scheduler wake-up, 20-35 us on a CPU a polling thread holds
+ * (bench/wake_probe.c).  So a responder lends what the delivery of its
+ * next SEND needs to whoever sends it, and that requester does the work
+ * with process_vm_writev(2): it writes the payload into the receive
+ * buffers and the CQE into the CQ ring, in the responder's memory, and the
+ * responder's thread need not run at all (4.6 us a round trip for the bare
+ * mechanism in bench/wake_probe.c, against 25-40 us for any wake-up).
+ *
+ * The loan is a grant, one per QP, in a table of the responder's host that
+ * every host maps (<subnet dir>/grant.<host>).  The responder fills it
+ * only from its own state, as its device would check the packet: a QP of
+ * RC able to receive, with its own receive queue, the expected PSN, the
+ * only peer (QPN, LID, GID) it accepts, the next posted receive WQE with
+ * its scatter entries resolved through the QP's PD for local write (the
+ * prefix of entries whose keys are valid: a message that needs more goes
+ * as a packet and meets the error there), and the receive CQ's next entry
+ * when it has room and nobody waits on it (no arm, no compression).  A
+ * grant names that entry of the ring, so it stands only while nothing else
+ * writes the CQ: every write, arm, resize, QP change and deregistration on
+ * the responder takes the grant back first (dev_grant_take()).
+ *
+ * The state word makes the handover: FREE (the responder's), READY
+ * (published), CLAIMED (a requester is delivering), DONE (delivered, the
+ * result in the grant).  A requester claims READY -> CLAIMED, checks its
+ * packet against the grant exactly as the responder would check it,
+ * writes the data, the result and then the CQE (its body, then its owner
+ * byte: two iovecs of one process_vm_writev(), whose stores an x86-64
+ * issues in order), sets DONE, and completes its own WQE as the ACK would.
+ * Anything it cannot do (a check fails, a write faults) hands the grant
+ * back READY, and the message goes out as a packet: the responder then
+ * takes the grant back and answers as always, with the same errors.  The
+ * responder takes back READY -> FREE; it finds a DONE grant's message as
+ * its device would have left it (the receive taken, the CQE counted, the
+ * PSN moved, the packet counted) and waits out a CLAIMED one - a claimer
+ * that died mid-way is detected by its pid, and its CQE, if written, is
+ * counted.
+ *
+ * Before every write the requester asks the kernel whether the very
+ * process that published is still alive (a pidfd opened when it mapped
+ * the table, checked against a nonce the responder keeps in its memory),
+ * so that a recycled pid is never written to.  Where process_vm_writev()
+ * is refused (another uid, Yama ptrace_scope, seccomp) the table is not
+ * used and the wire carries everything as before.  RFEMU_DIRECT_DELIVERY=0
+ * turns it off.  x86-64 only: elsewhere the CQE's body and owner byte
+ * could be seen out of order.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "device.h"
+#include "subnet/subnet.h"
+
+#if defined(__x86_64__) && !defined(__ILP32__) && defined(SYS_pidfd_open) && \
+    defined(SYS_pidfd_send_signal)
+#define GRANT_SUPPORTED 1
+#else
+#define GRANT_SUPPORTED 0
+#endif
+
+#define GRANT_MAGIC	0x52464752414e5431ull	/* "RFGRANT1" */
+#define GRANT_SGE	16u
+
+enum { GRANT_FREE, GRANT_READY, GRANT_CLAIMED, GRANT_DONE };
+enum { GRANT_OK = 1, GRANT_CQE_LOST };	/* result */
+
+struct dev_grant {
+	_Atomic uint32_t	state;
+	uint32_t		qpn;		/* the responder QP */
+	uint32_t		peer_qpn;	/* the requester it accepts */
+	uint32_t		epsn;
+	uint16_t		slid;		/* on InfiniBand: the peer's LID */
+	uint8_t			roce;		/* no LIDs: the SGID alone names the peer */
+	uint8_t			global;		/* the peer's packets carry a GRH: sgid */
+	uint8_t			nsge;
+	uint8_t			pad0[3];
+	uint8_t			sgid[16];
+	uint64_t		max_len;	/* what the valid scatter entries hold */
+	struct {
+		uint64_t	addr;
+		uint64_t	len;
+	}			sge[GRANT_SGE];
+	/* the CQE, as dev_cqe_build() makes it for a SEND to this QP */
+	uint64_t		cqe_addr;	/* its slot in the responder's ring */
+	uint32_t		cqe_size;
+	uint32_t		clock_khz;	/* the responder's core clock: the timestamp */
+	uint32_t		uidx;
+	uint16_t		wqe_counter;
+	uint8_t			owner;		/* the lap's owner bit */
+	uint8_t			scat_max;	/* scatter-to-CQE: 0, 32 or 64 */
+	/* the requester's result, written before the CQE */
+	uint32_t		byte_cnt;
+	uint32_t		imm;
+	uint8_t			opcode;		/* RF_CQE_RESP_SEND or _SEND_IMM */
+	uint8_t			result;
+	uint8_t			sl;
+	uint8_t			pad;
+	uint16_t		src_lid;
+	int32_t			claimer;	/* the requester's pid */
+};
+
+struct grant_table {
+	uint64_t		magic;
+	int32_t			pid;		/* the responder */
+	uint32_t		pad;
+	uint64_t		nonce_addr;	/* where its nonce lies in its memory */
+	uint64_t		nonce;
+	struct dev_grant		g[EMU_NUM_IDX_MASK + 1];
+};
+
+/* ---- the responder's table ------------------------------------------------ */
+
+static struct grant_table *own;
+static int own_fd = -1;
+static char own_path[256];
+static volatile uint64_t own_nonce;	/* peers read it to know us */
+static bool enabled;
+static struct dev_qp *lenders;		/* QPs that keep a grant (dq->next_lender) */
+
+static struct dev_grant *grant_of(uint32_t qpn)
+{
+	return &own->g[qpn & EMU_NUM_IDX_MASK];
+}
+
+void dev_grant_init(void)
+{
+	const char *s = getenv("RFEMU_DIRECT_DELIVERY");
+	size_t size = sizeof(struct grant_table);
+	struct timespec ts;
+
+	enabled = GRANT_SUPPORTED && (!s || !*s || atoi(s) != 0);
+	if (!enabled || own)
+		return;
+	if ((size_t)snprintf(own_path, sizeof(own_path), "%s/grant.%u", emu_subnet_dir(),
+			     emu_cfg.host_id) >= sizeof(own_path))
+		goto off;
+	/* a new file: a peer that mapped an earlier host's keeps that one */
+	unlink(own_path);
+	own_fd = open(own_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (own_fd < 0 || ftruncate(own_fd, (off_t)size))
+		goto off;
+	own = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, own_fd, 0);
+	if (own == MAP_FAILED) {
+		own = NULL;
+		goto off;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	own_nonce = ((uint64_t)ts.tv_nsec << 32 ^ (uint64_t)ts.tv_sec) ^
+		    ((uint64_t)getpid() << 16) ^ (uint64_t)(uintptr_t)&ts;
+	own->pid = getpid();
+	own->nonce_addr = (uint64_t)(uintptr_t)&own_nonce;
+	own->nonce = own_nonce;
+	atomic_thread_fence(memory_order_release);
+	own->magic = GRANT_MAGIC;
+	return;
+off:
+	if (own_fd >= 0) {
+		emu_real_close(own_fd);
+		unlink(own_path);
+	}
+	own_fd = -1;
+	enabled = false;
+}
+
+/* Every grant taken back (the engine stops, an MR went away). */
+void dev_grant_take_all(void)
+{
+	for (struct dev_qp *dq = lenders; dq; dq = dq->next_lender)
+		dev_grant_take(dq);
+}
+
+void dev_grant_fini(void)
+{
+	if (!own)
+		return;
+	dev_grant_take_all();
+	own->magic = 0;
+	munmap(own, sizeof(*own));
+	own = NULL;
+	emu_real_close(own_fd);
+	own_fd = -1;
+	unlink(own_path);
+}
+
+/* A QP that receives SENDs from another host: keep a grant out for it. */
+void dev_grant_lend(struct dev_qp *dq)
+{
+	if (!own || dq->lender)
+		return;
+	dq->lender = true;
+	dq->next_lender = lenders;
+	lenders = dq;
+}
+
+void dev_grant_forget(struct dev_qp *dq)
+{
+	if (!dq->lender)
+		return;
+	dev_grant_take(dq);
+	for (struct dev_qp **pp = &lenders; *pp; pp = &(*pp)->next_lender)
+		if (*pp == dq) {
+			*pp = dq->next_lender;
+			break;
+		}
+	dq->lender = false;
+}
+
+/*
+ * A delivered message as the device would have left it: the receive
+ * taken, the CQE counted (with the arms and moderation that go with it),
+ * the PSN moved, the packet and its ACK counted on the port.
+ */
+static void settle(struct dev_qp *dq, struct dev_grant *g)
+{
+	struct emu_qp *qp = dq->qp;
+	struct dev_cq *dcq = dev_cq_of(qp->recv_cq);
+	struct dev_pkt h;
+
+	/*
+	 * The receive granted, counted as taken without a look at the doorbell
+	 * record: the application may have consumed the message and posted
+	 * again since, and the record is then ahead of what the device had
+	 * taken by more than the queue holds, until this count.
+	 */
+	dq->rq_ci++;
+	dq->epsn = (g->epsn + 1) & DEV_PSN_MASK;
+	dq->nak_sent = false;
+	dev_pkt_clear(&h);
+	h.size = (uint32_t)sizeof(h) + g->byte_cnt;
+	h.len = g->byte_cnt;
+	h.op = g->opcode == RF_CQE_RESP_SEND_IMM ? DOP_SEND_IMM : DOP_SEND;
+	h.slid = g->src_lid;
+	h.src_qpn = g->peer_qpn;
+	h.dst_qpn = g->qpn;
+	if (g->global)
+		h.flags |= DPKT_GRH;
+	dev_wire_stats.pkts_rx++;
+	dev_wire_stats.direct++;
+	dev_wire_count_rx(&h, qp->obj.ctx->dev_index, qp->attr.port_num ? qp->attr.port_num : 1);
+	if (dcq) {
+		dcq->grant_qp = NULL;
+		if (g->result == GRANT_CQE_LOST) {
+			dev_cq_refuse(dcq, dq->qpn);
+		} else {
+			dcq->pi++;
+			dev_cq_written(dcq, 1, false);
+		}
+	}
+}
+
+/* Is the process pid gone? */
+static bool gone(int32_t pid)
+{
+	return pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH);
+}
+
+void dev_grant_take(struct dev_qp *dq)
+{
+	struct dev_grant *g;
+	uint32_t st;
+	unsigned spins = 0;
+
+	if (!dq->granted)
+		return;
+	g = grant_of(dq->qpn);
+	for (;;) {
+		st = GRANT_READY;
+		if (atomic_compare_exchange_strong(&g->state, &st, GRANT_FREE))
+			break;		/* taken back before anyone claimed it */
+		if (st == GRANT_DONE) {
+			atomic_thread_fence(memory_order_acquire);
+			settle(dq, g);
+			atomic_store_explicit(&g->state, GRANT_FREE, memory_order_release);
+			break;
+		}
+		if (st != GRANT_CLAIMED)
+			break;
+		/* a requester is writing: a few system calls, unless it died */
+		if (++spins % 64 == 0 && gone(g->claimer)) {
+			const uint8_t *slot = (const uint8_t *)(uintptr_t)g->cqe_addr;
+			uint8_t op_own = 0;
+
+			st = GRANT_CLAIMED;
+			if (!atomic_compare_exchange_strong(&g->state, &st, GRANT_FREE))
+				continue;
+			/* its CQE, if it got that far, is the message's: count it */
+			if (dev_copy(&op_own, slot + 63, 1) && (op_own & 1) == g->owner &&
+			    (op_own >> 4 == RF_CQE_RESP_SEND || op_own >> 4 == RF_CQE_RESP_SEND_IMM) &&
+			    g->result)
+				settle(dq, g);
+			break;
+		}
+		sched_yield();
+	}
+	dq->granted = false;
+	{
+		struct dev_cq *dcq = dev_cq_of(dq->qp->recv_cq);
+
+		if (dcq && dcq->grant_qp == dq)
+			dcq->grant_qp = NULL;
+	}
+}
+
+/*
+ * Publish dq's grant if its next SEND could be delivered without it: what
+ * resp_connected() and resp_send() would check of a packet from the peer,
+ * done now from the responder's own tables.
+ */
+static void publish(struct dev_qp *dq)
+{
+	struct emu_qp *qp = dq->qp;
+	struct emu_cq *cq = qp->recv_cq;
+	struct dev_cq *dcq = dev_cq_of(cq);
+	const struct ibv_ah_attr *ah = &qp->attr.ah;
+	struct dev_grant *g = grant_of(dq->qpn);
+	struct dev_rwqe r;
+	uint64_t total = 0;
+	uint32_t slot;
+	unsigned n = 0;
+
+	if (dq->granted || !dev_qp_can_receive(qp) || qp->type != IBV_QPT_RC || qp->dc ||
+	    qp->opened || qp->srq || !qp->rq_wqe_cnt || dq->recv_busy || !dcq || dcq->overrun ||
+	    dcq->zip || dcq->grant_qp || cq->armed || dev_fault.any || !dev_cq_has_room(dcq, 1) ||
+	    atomic_load_explicit(&g->state, memory_order_relaxed) != GRANT_FREE)
+		return;
+	/* the next receive, looked at, not taken */
+	if (!dev_rq_peek(dq, &r))
+		return;
+	for (uint32_t i = 0; i < r.nseg && n < GRANT_SGE; i++) {
+		const uint8_t *seg = r.wqe + 16 * i;
+		uint32_t bc = dev_be32(seg), lkey = dev_be32(seg + 4);
+		uint64_t len = bc ? bc : 1ull << 31;
+		uint8_t *p;
+
+		if (lkey == RF_INVALID_LKEY)
+			break;
+		p = dev_lkey_ptr(lkey, dev_be64(seg + 8), len, qp->pd, IBV_ACCESS_LOCAL_WRITE);
+		if (!p)
+			break;		/* a message that reaches it goes as a packet */
+		g->sge[n].addr = (uint64_t)(uintptr_t)p;
+		g->sge[n].len = len;
+		total += len;
+		n++;
+	}
+	g->qpn = dq->qpn;
+	g->peer_qpn = qp->attr.dest_qp_num;
+	g->epsn = dq->epsn;
+	g->roce = emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET;
+	g->global = g->roce || ah->is_global;
+	g->slid = ah->dlid;
+	memcpy(g->sgid, ah->grh.dgid.raw, 16);
+	g->nsge = (uint8_t)n;
+	g->max_len = total;
+	slot = dcq->pi & (cq->cqe_cnt - 1);
+	g->cqe_addr = (uint64_t)(uintptr_t)cq->buf + (uint64_t)slot * cq->cqe_size +
+		      cq->cqe_size - 64;
+	g->cqe_size = cq->cqe_size;
+	g->clock_khz = emu_core_clock_khz();
+	g->uidx = qp->uidx;
+	g->wqe_counter = (uint16_t)r.idx;
+	g->owner = (uint8_t)((dcq->pi / cq->cqe_cnt) & 1);
+	g->scat_max = qp->scat_res;
+	g->result = 0;
+	g->claimer = 0;
+	atomic_store_explicit(&g->state, GRANT_READY, memory_order_release);
+	dq->granted = true;
+	dcq->grant_qp = dq;
+}
+
+/* At the end of a pass: a grant for every lender that can have one. */
+void dev_grant_publish(void)
+{
+	for (struct dev_qp *dq = lenders; dq; dq = dq->next_lender) {
+		if (dq->granted &&
+		    atomic_load_explicit(&grant_of(dq->qpn)->state, memory_order_acquire) == GRANT_DONE)
+			dev_grant_take(dq);	/* delivered since: settle it */
+		publish(dq);
+	}
+}
+
+/* ---- the requester --------------------------------------------------------- */
+
+struct peer {
+	struct grant_table	*t;
+	int			pidfd;
+	int32_t			pid;
+	bool			refused;	/* process_vm_writev() not allowed */
+};
+
+static struct peer peers[EMU_MAX_HOSTS + 1];
+
+static void peer_drop(struct peer *p)
+{
+	if (p->t)
+		munmap(p->t, sizeof(*p->t));
+	if (p->pidfd >= 0)
+		emu_real_close(p->pidfd);
+	p->t = NULL;
+	p->pidfd = -1;
+	p->pid = 0;
+}
+
+/*
+ * The table of host h, mapped, with its process alive and known to be the
+ * one that wrote it (a pidfd, then its nonce read from its memory); NULL
+ * if there is none or it cannot be written to.
+ */
+static struct peer *peer_of(unsigned h)
+{
+	struct peer *p;
+	char path[256];
+	uint64_t nonce = 0;
+	struct iovec l = { &nonce, sizeof(nonce) }, r;
+	int fd;
+
+	if (h == 0 || h > EMU_MAX_HOSTS || h == emu_cfg.host_id)
+		return NULL;
+	p = &peers[h];
+	if (p->t && p->t->magic == GRANT_MAGIC && p->t->pid == p->pid &&
+	    syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) == 0)
+		return p;
+	if (p->t || p->pid)
+		peer_drop(p);
+	if ((size_t)snprintf(path, sizeof(path), "%s/grant.%u", emu_subnet_dir(), h) >= sizeof(path))
+		return NULL;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	p->t = mmap(NULL, sizeof(*p->t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	emu_real_close(fd);
+	if (p->t == MAP_FAILED) {
+		p->t = NULL;
+		return NULL;
+	}
+	p->pidfd = -1;
+	if (p->t->magic != GRANT_MAGIC) {
+		peer_drop(p);
+		return NULL;
+	}
+	p->pid = p->t->pid;
+	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+	r.iov_base = (void *)(uintptr_t)p->t->nonce_addr;
+	r.iov_len = sizeof(nonce);
+	if (p->pidfd < 0 || process_vm_readv(p->pid, &l, 1, &r, 1, 0) != sizeof(nonce) ||
+	    nonce != p->t->nonce) {
+		if (errno == EPERM && !p->refused) {
+			p->refused = true;
+			emu_dbg("direct delivery to host %u refused (%s): packets only", h,
+				  strerror(errno));
+		}
+		peer_drop(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* A claimed grant, or NULL. */
+const struct dev_grant *dev_grant_claim(uint32_t dst_qpn)
+{
+	struct peer *p;
+	struct dev_grant *g;
+	uint32_t st = GRANT_READY;
+
+	if (!enabled || dev_fault.any)
+		return NULL;
+	p = peer_of(EMU_NUM_HOST(dst_qpn));
+	if (!p)
+		return NULL;
+	g = &p->t->g[dst_qpn & EMU_NUM_IDX_MASK];
+	if (atomic_load_explicit(&g->state, memory_order_relaxed) != GRANT_READY ||
+	    !atomic_compare_exchange_strong(&g->state, &st, GRANT_CLAIMED))
+		return NULL;
+	g->claimer = getpid();
+	if (g->qpn != (dst_qpn & 0xffffff)) {
+		atomic_store_explicit(&g->state, GRANT_READY, memory_order_release);
+		return NULL;
+	}
+	return g;
+}
+
+void dev_grant_release(const struct dev_grant *dg)
+{
+	struct dev_grant *g = (struct dev_grant *)(uintptr_t)dg;
+
+	atomic_store_explicit(&g->state, GRANT_READY, memory_order_release);
+}
+
+/*
+ * Deliver h (a SEND or SEND with immediate of one packet, as the wire
+ * would carry it) with its payload through the claimed grant: true when
+ * delivered; false, the grant handed back and nothing the responder's
+ * software can see changed, when the packet must go instead.
+ */
+bool dev_grant_deliver(const struct dev_grant *dg, const struct dev_pkt *h, const void *payload)
+{
+	struct dev_grant *g = (struct dev_grant *)(uintptr_t)dg;
+	uint32_t dst = h->dst_qpn;
+	struct peer *p = &peers[EMU_NUM_HOST(dst)];
+	struct iovec l[2], r[GRANT_SGE + 1];
+	struct dev_cqe c;
+	struct emu_cq cq;
+	uint8_t body[128], op_own;
+	uint64_t left = h->dma_len;
+	unsigned nr = 0;
+	bool scat;
+
+	/* the checks resp_connected() and resp_send() make of the packet */
+	if (h->src_qpn != g->peer_qpn || h->psn != g->epsn || (h->flags & DPKT_SE) ||
+	    !(h->flags & DPKT_FIRST) || !(h->flags & DPKT_LAST) || h->len != h->dma_len ||
+	    h->dma_len > g->max_len || g->clock_khz != emu_core_clock_khz() ||
+	    g->cqe_size > sizeof(body) ||
+	    (!g->roce && h->slid != g->slid) ||
+	    (g->global && (!(h->flags & DPKT_GRH) || memcmp(h->sgid, g->sgid, 16))))
+		goto back;
+	memset(&cq, 0, sizeof(cq));
+	cq.cqe_size = g->cqe_size;
+	scat = dev_scat_fits(g->scat_max, &cq, h->dma_len);
+	if (left && !scat) {
+		for (unsigned i = 0; i < g->nsge && left; i++) {
+			uint64_t n = g->sge[i].len < left ? g->sge[i].len : left;
+
+			r[nr].iov_base = (void *)(uintptr_t)g->sge[i].addr;
+			r[nr++].iov_len = n;
+			left -= n;
+		}
+		l[0].iov_base = (void *)(uintptr_t)payload;
+		l[0].iov_len = h->dma_len;
+		if (process_vm_writev(p->pid, l, 1, r, nr, 0) != (ssize_t)h->dma_len)
+			goto back;	/* the packet writes the same bytes again */
+	}
+	/* the CQE, built as dev_cqe_build() builds the responder's own */
+	c = (struct dev_cqe){
+		.opcode = h->op == DOP_SEND_IMM ? RF_CQE_RESP_SEND_IMM : RF_CQE_RESP_SEND,
+		.sl = h->sl,
+		.slid = h->slid,
+		.wqe_counter = g->wqe_counter,
+		.qpn = g->qpn,
+		.uidx = g->uidx,
+		.rqpn = h->src_qpn,
+		.byte_cnt = h->dma_len,
+		.imm = h->op == DOP_SEND_IMM ? h->imm : 0,
+	};
+	if (scat) {
+		c.scat = payload;
+		c.scat_len = (uint8_t)h->dma_len;
+		c.scat_max = g->scat_max;
+	}
+	op_own = (uint8_t)(dev_cqe_build(&cq, &c, body) | g->owner);
+	g->byte_cnt = h->dma_len;
+	g->imm = c.imm;
+	g->opcode = c.opcode;
+	g->sl = h->sl;
+	g->src_lid = h->slid;
+	g->result = GRANT_OK;
+	atomic_thread_fence(memory_order_release);
+	l[0].iov_base = body;
+	l[0].iov_len = g->cqe_size - 1u;
+	l[1].iov_base = &op_own;
+	l[1].iov_len = 1;
+	r[0].iov_base = (void *)(uintptr_t)(g->cqe_addr + 64 - g->cqe_size);
+	r[0].iov_len = g->cqe_size - 1u;
+	r[1].iov_base = (void *)(uintptr_t)(g->cqe_addr + 63);
+	r[1].iov_len = 1;
+	if (process_vm_writev(p->pid, l, 2, r, 2, 0) != (ssize_t)g->cqe_size)
+		g->result = GRANT_CQE_LOST;	/* its CQ's ring went away: the CQ fails */
+	atomic_store_explicit(&g->state, GRANT_DONE, memory_order_release);
+	return true;
+back:
+	g->result = 0;
+	dev_grant_release(dg);
+	return false;
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * helper_echo - the far end of test_direct.c: an RC QP that sends every
+ * message it receives back, as a SEND with the same immediate, from a
+ * buffer of its own.
+ *
+ *   helper_echo BYTES
+ *
+ * prints "QPN LID", reads "QPN LID" of the test's QP from stdin and
+ * connects to it, posts 16 receives of BYTES each, prints "ready"; then
+ * echoes until the test closes its stdin (checked between messages) or a
+ * completion fails, and prints "echoed N direct D" (D: the messages its
+ * device model received by direct delivery) before it exits 0.  Its polls
+ * are ibv_poll_cq()'s, so its device runs in them (the poll assist).
+ */
+#define _GNU_SOURCE	/* RTLD_DEFAULT */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#include "wire/stats.h"
+
+#include "../qp_bring_up.h"
+
+enum { NRECV = 16 };
+
+static int post_recv(struct ibv_qp *qp, struct ibv_mr *mr, uint8_t *buf, size_t bytes, int i)
+{
+	struct ibv_sge s = { (uintptr_t)(buf + (size_t)i * bytes), (uint32_t)bytes, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &s, .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(qp, &wr, &bad);
+}
+
+static unsigned long long direct_count(void)
+{
+	rfemu_dev_stats_fn *fn = (rfemu_dev_stats_fn *)dlsym(RTLD_DEFAULT, "rfemu_dev_stats");
+	struct rfemu_dev_stats s = { 0 };
+
+	if (fn)
+		fn(&s, sizeof(s));
+	return (unsigned long long)s.direct;
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx;
+	struct ibv_port_attr pa;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+	struct ibv_qp_init_attr ia = {
+		.cap = { .max_send_wr = 32, .max_recv_wr = NRECV, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	char line[256];
+	unsigned dqpn, dlid, echoed = 0;
+	size_t bytes;
+	uint8_t *buf;
+
+	if (argc != 2)
+		return 2;
+	bytes = strtoull(argv[1], NULL, 0);
+	list = ibv_get_device_list(NULL);
+	ctx = list && list[0] ? ibv_open_device(list[0]) : NULL;
+	if (!ctx || ibv_query_port(ctx, 1, &pa))
+		return 3;
+	ibv_free_device_list(list);
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 256, NULL, NULL, 0);
+	/* NRECV receive buffers, then one to send each from */
+	buf = aligned_alloc(4096, 2 * NRECV * bytes);
+	if (!pd || !cq || !buf)
+		return 4;
+	memset(buf, 0, 2 * NRECV * bytes);
+	mr = ibv_reg_mr(pd, buf, 2 * NRECV * bytes, IBV_ACCESS_LOCAL_WRITE);
+	ia.send_cq = ia.recv_cq = cq;
+	qp = mr ? ibv_create_qp(pd, &ia) : NULL;
+	if (!qp)
+		return 5;
+	printf("%u %u\n", qp->qp_num, pa.lid);
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin) || sscanf(line, "%u %u", &dqpn, &dlid) != 2)
+		return 6;
+	{
+		const struct qpu_conn c = {
+			.dqpn = dqpn, .dlid = (uint16_t)dlid, .mtu = IBV_MTU_4096,
+			.rq_psn = 0x100, .sq_psn = 0x100, .max_dest_rd_atomic = 1,
+			.min_rnr_timer = 1, .max_rd_atomic = 1, .timeout = 14,
+			.retry_cnt = 7, .rnr_retry = 7,
+		};
+
+		if (qpu_bring_up(qp, &c))
+			return 7;
+	}
+	for (int i = 0; i < NRECV; i++)
+		if (post_recv(qp, mr, buf, bytes, i))
+			return 8;
+	printf("ready\n");
+	fflush(stdout);
+	fcntl(0, F_SETFL, O_NONBLOCK);
+	for (;;) {
+		struct ibv_wc wc;
+		int n = ibv_poll_cq(cq, 1, &wc);
+
+		if (n < 0)
+			return 9;
+		if (n == 0) {
+			struct pollfd p = { .fd = 0, .events = POLLIN };
+
+			if (poll(&p, 1, 0) == 1)
+				break;		/* the test is done (EOF on stdin) */
+			continue;
+		}
+		if (wc.status != IBV_WC_SUCCESS) {
+			printf("status %d\n", wc.status);
+			fflush(stdout);
+			return 10;
+		}
+		if (wc.opcode == IBV_WC_RECV) {
+			int i = (int)wc.wr_id;
+			uint8_t *out = buf + (size_t)(NRECV + i) * bytes;
+			struct ibv_sge s = { (uintptr_t)out, wc.byte_len, mr->lkey };
+			struct ibv_send_wr wr = {
+				.wr_id = 1000, .sg_list = &s, .num_sge = wc.byte_len ? 1 : 0,
+				.opcode = (wc.wc_flags & IBV_WC_WITH_IMM) ? IBV_WR_SEND_WITH_IMM :
+									   IBV_WR_SEND,
+				.send_flags = IBV_SEND_SIGNALED, .imm_data = wc.imm_data,
+			}, *bad;
+
+			memcpy(out, buf + (size_t)i * bytes, wc.byte_len);
+			if (post_recv(qp, mr, buf, bytes, i) || ibv_post_send(qp, &wr, &bad))
+				return 11;
+			echoed++;
+		}
+	}
+	printf("echoed %u direct %llu\n", echoed, direct_count());
+	fflush(stdout);
+	ibv_destroy_qp(qp);
+	ibv_dereg_mr(mr);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	free(buf);
+	return 0;
+}

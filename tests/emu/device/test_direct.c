@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * test_direct.c - direct delivery (emu/device/grant.c): the requester
+ * writes an RC SEND into the responder's memory, receive buffer and CQE,
+ * under a grant the responder published from its own tables.
+ *
+ * A second process (helper_echo) sends every message back.  Both ways the
+ * first message goes as a packet (nothing is lent before a QP has heard
+ * from another host) and most of the others directly: each arrives byte
+ * for byte with its immediate, and its completion is the one the packet
+ * would have given.  What a grant cannot take - a message longer than the
+ * receive - goes as a packet and fails there as it always did.
+ */
+#include <stdio.h>
+
+#include "wire_test.h"
+
+#if defined(__x86_64__)
+#define DIRECT_DELIVERY 1	/* grant.c's: elsewhere every SEND is a packet */
+#else
+#define DIRECT_DELIVERY 0
+#endif
+
+enum { BYTES = 8192, NRECV = 16 };
+
+struct host {
+	struct ibv_context	*ctx;
+	struct ibv_pd		*pd;
+	struct ibv_cq		*cq;
+	struct ibv_qp		*qp;
+	struct ibv_mr		*mr;
+	uint8_t			*buf;		/* NRECV receive slots, then the send slot */
+	uint32_t		peer_qpn;
+	struct wt_peer		peer;
+};
+
+static void post_recv(struct host *h, int i)
+{
+	dt_post_recv(h->qp, (uint64_t)i, h->buf + (size_t)i * BYTES, BYTES, h->mr->lkey);
+}
+
+static void host_up(struct host *h)
+{
+	char *argv[] = { "helper_echo", "8192", NULL };
+	struct ibv_port_attr pa;
+	struct wt_conn c = { .max_rd_atomic = 1, .max_dest_rd_atomic = 1, .timeout = 14,
+			     .retry_cnt = 7 };
+	char line[256];
+	unsigned qpn, lid;
+
+	memset(h, 0, sizeof(*h));
+	h->ctx = et_open();
+	cr_assert_eq(ibv_query_port(h->ctx, 1, &pa), 0);
+	h->pd = ibv_alloc_pd(h->ctx);
+	h->cq = ibv_create_cq(h->ctx, 256, NULL, NULL, 0);
+	h->buf = aligned_alloc(4096, (NRECV + 1) * (size_t)BYTES);
+	cr_assert(h->pd && h->cq && h->buf);
+	h->mr = ibv_reg_mr(h->pd, h->buf, (NRECV + 1) * (size_t)BYTES, DT_ACC_ALL);
+	cr_assert(h->mr);
+	wt_peer_start(&h->peer, argv);
+	wt_peer_line(&h->peer, line, sizeof(line));
+	cr_assert_eq(sscanf(line, "%u %u", &qpn, &lid), 2, "helper said '%s'", line);
+	h->qp = wt_create_qp(h->pd, h->cq, 64);
+	c.dqpn = qpn;
+	c.dlid = (uint16_t)lid;
+	h->peer_qpn = qpn;
+	cr_assert_eq(wt_connect(h->qp, &c), 0, "connect: %s", strerror(errno));
+	for (int i = 0; i < NRECV; i++)
+		post_recv(h, i);
+	snprintf(line, sizeof(line), "%u %u", h->qp->qp_num, pa.lid);
+	wt_peer_say(&h->peer, line);
+	wt_peer_line(&h->peer, line, sizeof(line));
+	cr_assert_str_eq(line, "ready");
+}
+
+static void host_down(struct host *h)
+{
+	cr_expect_eq(ibv_destroy_qp(h->qp), 0);
+	cr_expect_eq(ibv_dereg_mr(h->mr), 0);
+	cr_expect_eq(ibv_destroy_cq(h->cq), 0);
+	cr_expect_eq(ibv_dealloc_pd(h->pd), 0);
+	cr_expect_eq(ibv_close_device(h->ctx), 0);
+	free(h->buf);
+}
+
+/* Send len bytes of pattern seed (with immediate imm when with_imm). */
+static void send_msg(struct host *h, uint32_t len, unsigned seed, bool with_imm, uint32_t imm)
+{
+	uint8_t *out = h->buf + (size_t)NRECV * BYTES;
+	struct ibv_sge s = { (uintptr_t)out, len, h->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 1000 + seed, .sg_list = &s, .num_sge = len ? 1 : 0,
+		.opcode = with_imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED, .imm_data = htobe32(imm),
+	};
+
+	for (uint32_t i = 0; i < len; i++)
+		out[i] = (uint8_t)(seed * 31 + i * 7);
+	dt_post(h->qp, &wr);
+}
+
+/* The next receive completion; send completions on the way must be good. */
+static struct ibv_wc next_recv(struct host *h)
+{
+	struct ibv_wc wc;
+
+	for (;;) {
+		memset(&wc, 0, sizeof(wc));	/* what libmlx5 leaves alone compares equal */
+		cr_assert_eq(dt_poll(h->cq, &wc, 1, 5000), 1, "no echo within 5 s");
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "wr %llu: status %s",
+			     (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+		if (wc.opcode == IBV_WC_RECV)
+			return wc;
+	}
+}
+
+static const uint32_t sizes[] = { 8, 0, 1, 7, 8, 31, 32, 33, 64, 100, 1000, 4096, 8192 };
+#define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+/*
+ * 300 messages of every size up to the receive's, half with an immediate:
+ * each echo arrives whole, with the completion the packet path gave the
+ * first one of its kind, and most of them were delivered directly.
+ */
+Test(dev_direct, sends_arrive_directly_and_intact, .timeout = 120)
+{
+	struct host h;
+	struct ibv_wc first[2][NSIZES];
+	bool seen[2][NSIZES] = { { false } };
+	struct rfemu_dev_stats s0, s1;
+	char line[256];
+	unsigned echoed;
+	unsigned long long direct;
+	const unsigned n = 300;
+
+	host_up(&h);
+	s0 = wt_stats();
+	for (unsigned m = 0; m < n; m++) {
+		unsigned k = m % NSIZES;
+		uint32_t len = sizes[k];
+		bool imm = (m / NSIZES) & 1;
+		struct ibv_wc wc;
+		const uint8_t *in;
+
+		send_msg(&h, len, m, imm, 0xa5000000u + m);
+		wc = next_recv(&h);
+		in = h.buf + (size_t)wc.wr_id * BYTES;
+		cr_assert_eq(wc.byte_len, len, "message %u: %u bytes back, not %u", m, wc.byte_len, len);
+		for (uint32_t i = 0; i < len; i++)
+			cr_assert_eq(in[i], (uint8_t)(m * 31 + i * 7), "message %u: byte %u", m, i);
+		cr_assert_eq(!!(wc.wc_flags & IBV_WC_WITH_IMM), imm, "message %u: immediate flag", m);
+		if (imm)
+			cr_assert_eq(be32toh(wc.imm_data), 0xa5000000u + m, "message %u: immediate", m);
+		cr_assert_eq(wc.qp_num, h.qp->qp_num);
+		/* the same completion, field for field, whichever way it came */
+		if (!seen[imm][k]) {
+			seen[imm][k] = true;
+			first[imm][k] = wc;
+		} else {
+			struct ibv_wc f = first[imm][k];
+			/*
+			 * 1-32 bytes are scattered into the CQE, over its
+			 * first 32 bytes: libmlx5 then reads the GRH bit,
+			 * source QP, SL, SLID, path bits and P_Key index out of
+			 * the message's data.
+			 */
+			unsigned lost = len && len <= 32 ? IBV_WC_GRH : 0;
+
+			cr_assert_eq(wc.opcode, f.opcode);
+			cr_assert_eq(wc.wc_flags & ~lost, f.wc_flags & ~lost,
+				     "message %u: flags %#x, not %#x", m, wc.wc_flags, f.wc_flags);
+			if (!lost) {
+				cr_assert_eq(wc.src_qp, f.src_qp);
+				cr_assert_eq(wc.slid, f.slid);
+				cr_assert_eq(wc.sl, f.sl);
+				/* libmlx5 reads it from the immediate's field */
+				if (!imm)
+					cr_assert_eq(wc.pkey_index, f.pkey_index);
+				cr_assert_eq(wc.dlid_path_bits, f.dlid_path_bits);
+			}
+			cr_assert_eq(wc.vendor_err, f.vendor_err);
+		}
+		post_recv(&h, (int)wc.wr_id);
+	}
+	s1 = wt_stats();
+	wt_peer_say(&h.peer, "done");	/* any line: it stops echoing */
+	wt_peer_line(&h.peer, line, sizeof(line));
+	cr_assert_eq(sscanf(line, "echoed %u direct %llu", &echoed, &direct), 2,
+		     "helper said '%s'", line);
+	cr_assert_eq(echoed, n);
+	cr_assert_eq(wt_peer_end(&h.peer), 0);
+	if (DIRECT_DELIVERY) {
+		/* ours: the sends we delivered and the echoes delivered to us */
+		cr_assert_gt(s1.direct - s0.direct, n, "%llu direct deliveries here for %u round trips",
+			     (unsigned long long)(s1.direct - s0.direct), n);
+		cr_assert_gt(direct, n / 2, "%llu of %u messages delivered directly to the peer",
+			     direct, n);
+	}
+	host_down(&h);
+}
+
+/*
+ * A message longer than the receive posted for it does not fit the grant:
+ * it goes as a packet, and the responder refuses it as it always has (the
+ * requester's REM_INV_REQ_ERR, the responder's LOC_LEN_ERR).
+ */
+Test(dev_direct, too_long_goes_as_a_packet_and_fails, .timeout = 60)
+{
+	struct host h;
+	struct ibv_wc wc;
+	char line[256];
+	uint8_t *big = aligned_alloc(4096, 2 * BYTES);
+	struct ibv_mr *mr;
+
+	host_up(&h);
+	for (unsigned m = 0; m < 4; m++) {	/* grants out both ways */
+		send_msg(&h, 8, m, false, 0);
+		post_recv(&h, (int)next_recv(&h).wr_id);
+	}
+	cr_assert_not_null(big);
+	mr = ibv_reg_mr(h.pd, big, 2 * BYTES, IBV_ACCESS_LOCAL_WRITE);
+	cr_assert_not_null(mr);
+	{
+		struct ibv_sge s = { (uintptr_t)big, BYTES + 1, mr->lkey };
+		struct ibv_send_wr wr = { .wr_id = 7, .sg_list = &s, .num_sge = 1,
+					  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+
+		dt_post(h.qp, &wr);
+	}
+	do
+		cr_assert_eq(dt_poll(h.cq, &wc, 1, 5000), 1);
+	while (wc.wr_id != 7);
+	cr_assert_eq(wc.status, IBV_WC_REM_INV_REQ_ERR, "status %s", ibv_wc_status_str(wc.status));
+	wt_peer_line(&h.peer, line, sizeof(line));
+	cr_assert_str_eq(line, "status 1", "the responder's completion: %s", line);	/* LOC_LEN_ERR */
+	wt_peer_end(&h.peer);
+	ibv_dereg_mr(mr);
+	free(big);
+	host_down(&h);
+}
