@@ -107,147 +107,245 @@ static unsigned modrm_len(const uint8_t *p)
 	return n + (mod == 1 ? 1 : mod == 2 ? 4 : 0);
 }
 
-bool dev_store_decode(const void *ucv, struct dev_store *st)
+enum insn_kind { INSN_OTHER, INSN_STORE, INSN_LOAD };
+
+/* One instruction, as far as this file understands it. */
+struct insn {
+	enum insn_kind	kind;
+	unsigned	len;		/* bytes stored or loaded */
+	unsigned	insn_len;
+	unsigned	reg;		/* the register stored or loaded */
+	unsigned	rex;		/* REX bits (VEX's folded in) */
+	bool		xmm;		/* reg is an xmm register, else a general one */
+	bool		ymm;		/* VEX.256: 32 bytes */
+	bool		high8;		/* ah, ch, dh, bh */
+	bool		aligned;	/* faults unless the address is a multiple of len */
+	bool		segment;	/* an FS or GS override: not a plain address */
+	const uint8_t	*modrm;
+	int64_t		imm;		/* C6, C7: the value stored */
+	bool		has_imm;
+};
+
+static bool decode(const ucontext_t *uc, struct insn *in)
 {
-	const ucontext_t *uc = ucv;
 	const uint8_t *p = (const uint8_t *)(uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 	const uint8_t *start = p;
-	unsigned rex = 0, pp = 0, reg, ml, vex_l = 0;
+	unsigned pp = 0, ml, ilen = 0;
 	bool vex = false, opsize = false;
 	uint8_t op;
 
-	/* legacy prefixes (a segment override changes nothing: si_addr is the address) */
-	for (;; p++) {
+	memset(in, 0, sizeof(*in));
+	for (;; p++) {		/* legacy prefixes */
 		if (*p == 0x66)
 			opsize = true, pp = 1;
 		else if (*p == 0xf3)
 			pp = 2;
 		else if (*p == 0xf2)
 			pp = 3;
-		else if (*p != 0x2e && *p != 0x3e && *p != 0x26 && *p != 0x36 &&
-			 *p != 0x64 && *p != 0x65)
+		else if (*p == 0x64 || *p == 0x65)
+			in->segment = true;
+		else if (*p != 0x2e && *p != 0x3e && *p != 0x26 && *p != 0x36)
 			break;
 		if (p - start > 4)
 			return false;
 	}
 	if ((*p & 0xf0) == 0x40) {
-		rex = *p++;
-	} else if (*p == 0xc5) {		/* VEX, 2 bytes: R vvvv L pp */
+		in->rex = *p++;
+	} else if (*p == 0xc5) {		/* VEX, 2 bytes: ~R vvvv L pp */
 		vex = true;
-		rex = (p[1] & 0x80) ? 0 : 0x44;	/* R is stored inverted */
-		vex_l = (p[1] >> 2) & 1;
+		in->rex = (p[1] & 0x80) ? 0 : 4;
+		in->ymm = (p[1] >> 2) & 1;
 		pp = p[1] & 3;
 		p += 2;
-	} else if (*p == 0xc4) {		/* VEX, 3 bytes: R X B mmmmm, W vvvv L pp */
+	} else if (*p == 0xc4) {		/* VEX, 3 bytes: ~R ~X ~B mmmmm, W vvvv L pp */
 		if ((p[1] & 0x1f) != 1)
 			return false;		/* map 0F only */
 		vex = true;
-		rex = (p[1] & 0x80) ? 0 : 0x44;
-		vex_l = (p[2] >> 2) & 1;
+		in->rex = ((p[1] & 0x80) ? 0 : 4) | ((p[1] & 0x40) ? 0 : 2) |
+			  ((p[1] & 0x20) ? 0 : 1) | ((p[2] & 0x80) ? 8 : 0);
+		in->ymm = (p[2] >> 2) & 1;
 		pp = p[2] & 3;
-		if (p[2] & 0x80)
-			rex |= 0x48;		/* W */
 		p += 3;
 	}
-	reg = 0;
-	if (!vex) {
-		if (*p == 0x88 || *p == 0x89) {
-			op = *p++;
-			ml = modrm_len(p);
-			if (!ml)
-				return false;
-			reg = ((p[0] >> 3) & 7) | ((rex & 4) << 1);
-			st->len = op == 0x88 ? 1 : (rex & 8) ? 8 : opsize ? 2 : 4;
-			if (op == 0x88 && !rex && reg >= 4) {	/* ah, ch, dh, bh */
-				uint64_t v = (uint64_t)uc->uc_mcontext.gregs[gpr_index[reg - 4]];
-
-				st->data[0] = (uint8_t)(v >> 8);
-			} else {
-				uint64_t v = (uint64_t)uc->uc_mcontext.gregs[gpr_index[reg]];
-
-				memcpy(st->data, &v, st->len);	/* little-endian */
-			}
-			st->insn_len = (unsigned)(p + ml - start);
-			return true;
-		}
-		if (*p == 0xc6 || *p == 0xc7) {
-			op = *p++;
-			ml = modrm_len(p);
-			if (!ml || ((p[0] >> 3) & 7))
-				return false;
-			st->len = op == 0xc6 ? 1 : (rex & 8) ? 8 : opsize ? 2 : 4;
-			{
-				unsigned ilen = st->len == 8 ? 4 : st->len;
-				int64_t v = 0;
-
-				if (ilen == 1)
-					v = (int8_t)p[ml];
-				else if (ilen == 2)
-					v = (int16_t)(p[ml] | p[ml + 1] << 8);
-				else {
-					int32_t w;
-
-					memcpy(&w, p + ml, 4);
-					v = w;		/* sign-extended for REX.W */
-				}
-				memcpy(st->data, &v, st->len);
-				st->insn_len = (unsigned)(p + ml + ilen - start);
-			}
-			return true;
-		}
-		if (*p++ != 0x0f)
+	if (!vex && (*p == 0x88 || *p == 0x89 || *p == 0x8b || *p == 0xc6 || *p == 0xc7)) {
+		op = *p++;
+		ml = modrm_len(p);
+		if (!ml)
 			return false;
+		in->modrm = p;
+		in->reg = ((p[0] >> 3) & 7) | ((in->rex & 4) << 1);
+		in->len = (op == 0x88 || op == 0xc6) ? 1 : (in->rex & 8) ? 8 : opsize ? 2 : 4;
+		in->kind = op == 0x8b ? INSN_LOAD : INSN_STORE;
+		if (op == 0x88 && !in->rex && in->reg >= 4) {
+			in->high8 = true;		/* ah, ch, dh, bh */
+			in->reg -= 4;
+		}
+		if (op == 0xc6 || op == 0xc7) {
+			if ((p[0] >> 3) & 7)
+				return false;
+			ilen = in->len == 8 ? 4 : in->len;
+			in->has_imm = true;
+			if (ilen == 1) {
+				in->imm = (int8_t)p[ml];
+			} else if (ilen == 2) {
+				in->imm = (int16_t)(p[ml] | p[ml + 1] << 8);
+			} else {
+				int32_t w;
+
+				memcpy(&w, p + ml, 4);
+				in->imm = w;		/* sign-extended for REX.W */
+			}
+		}
+		if (op == 0x8b && in->len != 8)
+			return false;	/* a 32-bit load zero-extends: keep to the one the copies use */
+		in->insn_len = (unsigned)(p + ml + ilen - start);
+		return true;
 	}
+	if (!vex && *p++ != 0x0f)
+		return false;
 	op = *p++;
 	ml = modrm_len(p);
 	if (!ml)
 		return false;
-	reg = ((p[0] >> 3) & 7) | ((rex & 4) << 1);
-	st->insn_len = (unsigned)(p + ml - start);
-	if (!vex && op == 0xc3) {		/* movnti */
-		uint64_t v = (uint64_t)uc->uc_mcontext.gregs[gpr_index[reg]];
-
-		st->len = (rex & 8) ? 8 : 4;
-		memcpy(st->data, &v, st->len);
-		return true;
-	}
+	in->modrm = p;
+	in->reg = ((p[0] >> 3) & 7) | ((in->rex & 4) << 1);
+	in->insn_len = (unsigned)(p + ml - start);
+	in->xmm = true;
+	in->kind = INSN_STORE;
 	switch (op) {
+	case 0xc3:		/* movnti r32/64 -> m */
+		if (vex)
+			return false;
+		in->xmm = false;
+		in->len = (in->rex & 8) ? 8 : 4;
+		return true;
 	case 0x11:		/* movups, movupd; movss (F3), movsd (F2) */
-		st->len = pp == 2 ? 4 : pp == 3 ? 8 : 16;
+		in->len = pp == 2 ? 4 : pp == 3 ? 8 : 16;
 		break;
 	case 0x29:		/* movaps, movapd */
 	case 0x2b:		/* movntps, movntpd */
 		if (pp > 1)
 			return false;
-		st->len = 16;
+		in->len = 16;
+		in->aligned = true;
 		break;
 	case 0x7f:		/* movdqa (66), movdqu (F3); none: MMX */
 		if (pp != 1 && pp != 2)
 			return false;
-		st->len = 16;
+		in->len = 16;
+		in->aligned = pp == 1;
 		break;
 	case 0xe7:		/* movntdq (66); none: MMX */
+		if (pp != 1)
+			return false;
+		in->len = 16;
+		in->aligned = true;
+		break;
 	case 0xd6:		/* movq xmm -> m64 (66) */
 		if (pp != 1)
 			return false;
-		st->len = op == 0xd6 ? 8 : 16;
+		in->len = 8;
 		break;
 	case 0x7e:		/* movd/movq xmm -> r/m (66) */
 		if (pp != 1)
 			return false;
-		st->len = (rex & 8) ? 8 : 4;
+		in->len = (in->rex & 8) ? 8 : 4;
 		break;
+	case 0x6f:		/* movdqa (66), movdqu (F3) m -> xmm */
+	case 0x28:		/* movaps m -> xmm */
+	case 0x10:		/* movups m -> xmm */
+		/*
+		 * Loads, legacy SSE only: they leave the upper half of the
+		 * ymm register alone, which the VEX forms would clear.
+		 */
+		if (vex || (op == 0x6f && pp != 1 && pp != 2) || (op != 0x6f && pp))
+			return false;
+		in->kind = INSN_LOAD;
+		in->len = 16;
+		in->aligned = op == 0x28 || (op == 0x6f && pp == 1);
+		return true;
 	default:
 		return false;
 	}
-	if (!xmm(uc, reg, st->data))
+	if (vex && in->ymm && in->len == 16)
+		in->len = 32;
+	else if (in->ymm)
 		return false;
-	if (vex && vex_l && st->len == 16) {
-		if (!ymm_high(uc, reg, st->data + 16))
-			return false;
-		st->len = 32;
-	}
 	return true;
+}
+
+/* The value of general register n (0-15, x86 numbering). */
+static uint64_t gpr(const ucontext_t *uc, unsigned n)
+{
+	return (uint64_t)uc->uc_mcontext.gregs[gpr_index[n]];
+}
+
+/* The address the memory operand of in names; false if it cannot be told. */
+static bool address(const ucontext_t *uc, const struct insn *in, uintptr_t *ea)
+{
+	const uint8_t *p = in->modrm;
+	unsigned mod = p[0] >> 6, rm = p[0] & 7;
+	uint64_t a = 0;
+	int32_t disp = 0;
+
+	if (in->segment)
+		return false;
+	if (rm == 4) {
+		unsigned scale = p[1] >> 6, index = ((p[1] >> 3) & 7) | ((in->rex & 2) << 2);
+		unsigned base = (p[1] & 7) | ((in->rex & 1) << 3);
+
+		if (index != 4)
+			a += gpr(uc, index) << scale;
+		if (mod == 0 && (base & 7) == 5)
+			memcpy(&disp, p + 2, 4);
+		else
+			a += gpr(uc, base);
+		p += 2;
+	} else if (mod == 0 && rm == 5) {
+		memcpy(&disp, p + 1, 4);
+		a = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] + in->insn_len;
+		*ea = (uintptr_t)(a + (uint64_t)(int64_t)disp);
+		return true;
+	} else {
+		a = gpr(uc, rm | ((in->rex & 1) << 3));
+		p += 1;
+	}
+	if (mod == 1)
+		disp = (int8_t)p[0];
+	else if (mod == 2)
+		memcpy(&disp, p, 4);
+	*ea = (uintptr_t)(a + (uint64_t)(int64_t)disp);
+	return true;
+}
+
+/* The bytes a decoded store writes. */
+static bool store_data(const ucontext_t *uc, const struct insn *in, struct dev_store *st)
+{
+	st->len = in->len;
+	st->insn_len = in->insn_len;
+	if (in->has_imm) {
+		memcpy(st->data, &in->imm, in->len);
+		return true;
+	}
+	if (!in->xmm) {
+		uint64_t v = gpr(uc, in->reg);
+
+		if (in->high8)
+			v >>= 8;
+		memcpy(st->data, &v, in->len);	/* little-endian */
+		return true;
+	}
+	if (!xmm(uc, in->reg, st->data))
+		return false;
+	return in->len != 32 || ymm_high(uc, in->reg, st->data + 16);
+}
+
+bool dev_store_decode(const void *ucv, struct dev_store *st)
+{
+	const ucontext_t *uc = ucv;
+	struct insn in;
+
+	return decode(uc, &in) && in.kind == INSN_STORE && store_data(uc, &in, st);
 }
 
 void dev_store_skip(void *ucv, const struct dev_store *st)
@@ -255,6 +353,32 @@ void dev_store_skip(void *ucv, const struct dev_store *st)
 	ucontext_t *uc = ucv;
 
 	uc->uc_mcontext.gregs[REG_RIP] += st->insn_len;
+}
+
+int dev_store_next(void *ucv, struct dev_store *st, uintptr_t *ea)
+{
+	ucontext_t *uc = ucv;
+	struct insn in;
+
+	if (!decode(uc, &in) || in.kind == INSN_OTHER || !address(uc, &in, ea) ||
+	    (in.aligned && (*ea & (in.len - 1))))
+		return DEV_STEP_NONE;	/* the CPU runs it: a misaligned one faults there */
+	if (in.kind == INSN_STORE)
+		return store_data(uc, &in, st) ? DEV_STEP_STORE : DEV_STEP_NONE;
+	/* a load of the copy's source, ordinary memory: read it through the guard */
+	if (in.xmm) {
+		if (!uc->uc_mcontext.fpregs ||
+		    !dev_copy(&uc->uc_mcontext.fpregs->_xmm[in.reg], (const void *)*ea, 16))
+			return DEV_STEP_NONE;
+	} else {
+		uint64_t v;
+
+		if (!dev_copy(&v, (const void *)*ea, 8))
+			return DEV_STEP_NONE;
+		uc->uc_mcontext.gregs[gpr_index[in.reg]] = (greg_t)v;
+	}
+	uc->uc_mcontext.gregs[REG_RIP] += in.insn_len;
+	return DEV_STEP_LOAD;
 }
 
 #else	/* no decoder: every doorbell store is let through (trap.c) */
@@ -270,5 +394,13 @@ void dev_store_skip(void *uc, const struct dev_store *st)
 {
 	(void)uc;
 	(void)st;
+}
+
+int dev_store_next(void *uc, struct dev_store *st, uintptr_t *ea)
+{
+	(void)uc;
+	(void)st;
+	(void)ea;
+	return DEV_STEP_NONE;
 }
 #endif

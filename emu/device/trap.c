@@ -68,6 +68,8 @@
 #include "device.h"
 
 #define TRAP_MAX_RANGES	64u
+/* Instructions of a BlueFlame copy one fault goes on with: 8 a basic block. */
+#define TRAP_COPY_STEPS	64u
 #define TRAP_PAGE	((uintptr_t)EMU_PAGE_SIZE)
 
 /* Application pages [lo, hi), showing the memfd of dctx from offset off. */
@@ -245,6 +247,25 @@ static bool write_store(const struct trap_range *r, uintptr_t a, void *uc, bool 
 	atomic_fetch_add_explicit(&n_faults, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&n_stores, 1, memory_order_relaxed);
 	*rang = rings(off, st.len);
+	/*
+	 * A BlueFlame copy goes on: its next stores would fault one by one
+	 * (1.6 us each), so the rest of it is written here too, as long as
+	 * the instructions are its loads from the WQE and its stores into
+	 * this page.
+	 */
+	for (unsigned k = 0; k < TRAP_COPY_STEPS; k++) {
+		uintptr_t ea;
+		int step = dev_store_next(uc, &st, &ea);
+
+		if (step == DEV_STEP_LOAD)
+			continue;
+		if (step != DEV_STEP_STORE || ea < r->lo || ea >= r->hi ||
+		    (ea & (TRAP_PAGE - 1)) + st.len > TRAP_PAGE || (ea ^ a) & ~(TRAP_PAGE - 1))
+			break;
+		memcpy((uint8_t *)r->dctx->ctx->map + r->off + (ea - r->lo), st.data, st.len);
+		dev_store_skip(uc, &st);
+		*rang |= rings(ea & (TRAP_PAGE - 1), st.len);
+	}
 	if (*rang)
 		atomic_store(&rung, a & ~(TRAP_PAGE - 1));
 	return true;
