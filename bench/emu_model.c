@@ -76,9 +76,11 @@ enum {
 	WAIT_MS		= 10000,	/* a completion that takes longer is a hang */
 };
 
-/* The goals of issue 19, item 4. */
+/* The goals of issue 19, item 4, and of issue 29 for the busy round trip. */
 #define GOAL_LOOPBACK_MWQE	10.0	/* >= M WQE/s */
-#define GOAL_RTT_US		50.0	/* <= us, median, busy polling */
+#define GOAL_RTT_US		50.0	/* <= us, median, busy polling: libmlx5 */
+#define GOAL_RTT_INLINE_US	30.0	/* <= us, median, busy polling: rdmafast */
+#define GOAL_RTT_RATIO		2.5	/* rdmafast <= this times libmlx5 in the same run */
 #define GOAL_RTT_EV_US		200.0	/* <= us, median, completion channels */
 #define GOAL_READ_WRITE		0.5	/* READ bandwidth >= this share of WRITE's */
 #define GOAL_IDLE_PCT		1.0	/* <= % of one CPU */
@@ -902,7 +904,7 @@ int main(int argc, char **argv)
 	if (run & RUN_IDLE)
 		idle = idle_cpu();
 
-	printf("end to end on the emulated HCA (the device model, not the data path; goals of issue 19):\n");
+	printf("end to end on the emulated HCA (the device model, not the data path; goals of issues 19 and 29):\n");
 	for (i = 0; i < IMPL_COUNT && (run & RUN_LOOPBACK); i++) {
 		snprintf(fig, sizeof(fig), "%.2f M WQE/s", rate[i]);
 		snprintf(goal, sizeof(goal), ">= %.0f M WQE/s", GOAL_LOOPBACK_MWQE);
@@ -915,9 +917,19 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < IMPL_COUNT && (run & RUN_RTT); i++) {
 		snprintf(fig, sizeof(fig), "%.1f us (p99 %.1f)", med[i], p99[i]);
-		snprintf(goal, sizeof(goal), "<= %.0f us median", GOAL_RTT_US);
+		if (i == IMPL_LIBMLX5) {
+			snprintf(goal, sizeof(goal), "<= %.0f us median", GOAL_RTT_US);
+			row("2-process 8 B RC RTT, busy poll", impl_name[i], fig, goal,
+			    med[i] <= GOAL_RTT_US);
+			continue;
+		}
+		/* it polls its CQ itself: the emulator must serve it as well */
+		snprintf(goal, sizeof(goal), "<= %.0f us, <= %.1fx", GOAL_RTT_INLINE_US,
+			 GOAL_RTT_RATIO);
+		snprintf(fig, sizeof(fig), "%.1f us (p99 %.1f) = %.1fx", med[i], p99[i],
+			 med[IMPL_LIBMLX5] > 0 ? med[i] / med[IMPL_LIBMLX5] : 0);
 		row("2-process 8 B RC RTT, busy poll", impl_name[i], fig, goal,
-		    med[i] <= GOAL_RTT_US);
+		    med[i] <= GOAL_RTT_INLINE_US && med[i] <= GOAL_RTT_RATIO * med[IMPL_LIBMLX5]);
 	}
 	for (i = 0; i < IMPL_COUNT && (run & RUN_RTT_EV); i++) {
 		snprintf(fig, sizeof(fig), "%.1f us (p99 %.1f)", emed[i], ep99[i]);
