@@ -6,8 +6,10 @@
 #   make test       install missing Debian packages, then run every test
 #   make check      clang static analyzer over the whole build (zero reports)
 #   make check-layout  emu/'s folders include and link each other as a DAG (part of make test)
-#   make install    headers, rdmafast.pc, man pages, the emulator (PREFIX, DESTDIR)
+#   make install    headers, rdmafast.pc, man pages (needs pandoc), the emulator,
+#                   the examples and docs the pages cite (PREFIX, DESTDIR)
 #   make uninstall  remove what install put there
+#   make install-test  install into a temporary DESTDIR and PREFIX, run what was installed
 #   make deps       install (as root) or name the missing Debian packages
 #   make run        install missing Debian packages, then the two-process showcase
 #   make examples-run  every example on the emulated HCA (examples/run.sh --all)
@@ -27,6 +29,7 @@ LIBDIR       ?= $(PREFIX)/lib
 BINDIR       ?= $(PREFIX)/bin
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 MANDIR       ?= $(PREFIX)/share/man
+DOCDIR       ?= $(PREFIX)/share/doc/rdmafast
 
 BUILD       := build
 CC          ?= cc
@@ -45,7 +48,7 @@ HEADERS := $(sort $(wildcard include/rdmafast/*.h include/rdmafast/hw/*.h includ
 .PHONY: all test check install uninstall clean deps check-headers unit-bins \
         unit-test e2e-test examples run bench bench-test bench-clang bench-probe bench-wake-probe bench-clients test-aarch64 check-layout \
         man man-test readme-test \
-        install-man uninstall-man
+        install-man uninstall-man install-doc uninstall-doc install-test
 all:
 
 # ---------------------------------------------------------------------------
@@ -199,7 +202,7 @@ $(README_EX): README.md $(HEADERS)
 	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(RF_CPPFLAGS) -o $@ $@.c $(VERBS_LIBS)
 
 readme-test: $(README_EX) $(if $(filter hw,$(RF_DEVICE)),,emu)
-	@port=$$(( 30000 + $$$$ % 20000 )); \
+	@port=$${RF_PORT:-$$(( 30000 + $$$$ % 20000 ))}; \
 	timeout 60 $(RF_RUN) $(README_EX) $$port & spid=$$!; \
 	timeout 60 $(RF_RUN) $(README_EX) $$port 127.0.0.1; crc=$$?; \
 	wait $$spid; src=$$?; \
@@ -311,7 +314,7 @@ bench-clang:
 # ---------------------------------------------------------------------------
 test: deps
 	@$(MAKE) --no-print-directory check-headers check-includes check-layout asm-test unit-test emu-test e2e-test \
-	    bench-test man-test readme-test
+	    bench-test man-test readme-test install-test
 
 # scan-build re-runs the whole build from scratch with the analyzer as CC.
 check: deps
@@ -322,7 +325,7 @@ check: deps
 	        $(BUILD)/scan/readme/example
 
 # ---------------------------------------------------------------------------
-install: install-emu install-man
+install: install-emu install-man install-doc
 	install -d $(DESTDIR)$(INCLUDEDIR)/rdmafast/hw $(DESTDIR)$(INCLUDEDIR)/rdmafast/detail \
 	    $(DESTDIR)$(INCLUDEDIR)/rdmafast/verbs $(DESTDIR)$(PKGCONFIGDIR)
 	install -m 644 $(wildcard include/rdmafast/*.h) $(DESTDIR)$(INCLUDEDIR)/rdmafast/
@@ -332,9 +335,60 @@ install: install-emu install-man
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    -e 's|@VERSION@|$(VERSION)|' rdmafast.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/rdmafast.pc
 
-uninstall: uninstall-emu uninstall-man
+uninstall: uninstall-emu uninstall-man uninstall-doc
 	rm -rf $(DESTDIR)$(INCLUDEDIR)/rdmafast
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/rdmafast.pc
+
+# What the manual pages and the installed headers cite by its path in this
+# tree (examples/atomics.c, emu/README.md, docs/*.md, bench/store_probe.c),
+# installed under the same path below DOCDIR, so that a citation read from
+# an installed page is found there (rdmafast(7), FILES).
+DOC_FILES := README.md LICENSE emu/README.md bench/store_probe.c \
+             $(wildcard docs/*.md) $(wildcard examples/*.c examples/*.h) examples/run.sh
+
+install-doc:
+	@for f in $(DOC_FILES); do \
+	    install -d $(DESTDIR)$(DOCDIR)/$$(dirname $$f) && \
+	    install -m 644 $$f $(DESTDIR)$(DOCDIR)/$$f || exit 1; \
+	done
+	@echo "install-doc: $(words $(DOC_FILES)) files in $(DESTDIR)$(DOCDIR)"
+
+uninstall-doc:
+	rm -rf $(DESTDIR)$(DOCDIR)
+
+# make install into a temporary DESTDIR with a PREFIX other than the build's,
+# as "make; make install PREFIX=/opt/x" does, then use what was installed:
+# the installed rfemu finds its own librfemu.so (not the build's prefix)
+# and runs ibv_devices on the emulated HCA; every file the installed pages
+# and headers cite is there; installed examples build from the installed
+# headers and pkg-config file alone; make uninstall leaves nothing.
+INSTALL_TEST_PREFIX := /opt/rdmafast-install-test
+install-test: all
+	@d=$$(mktemp -d "$${TMPDIR:-/tmp}/rdmafast-install.XXXXXX"); p=$$d$(INSTALL_TEST_PREFIX); \
+	trap 'rm -rf "$$d"' EXIT; \
+	$(MAKE) --no-print-directory install DESTDIR=$$d PREFIX=$(INSTALL_TEST_PREFIX) > $$d.log 2>&1 \
+	    || { cat $$d.log; rm -f $$d.log; echo "install-test: make install failed"; exit 1; }; \
+	rm -f $$d.log; \
+	out=$$(env -u RFEMU_LIB RFEMU_STATE_DIR=$$d/state $$p/bin/rfemu -- ibv_devices 2>&1) \
+	    || { echo "$$out"; echo "install-test: the installed rfemu failed"; exit 1; }; \
+	echo "$$out" | grep -q mlx5_0 \
+	    || { echo "$$out"; echo "install-test: the installed rfemu shows no mlx5_0"; exit 1; }; \
+	missing=$$(cd $$p && for f in $$(grep -ho '\(examples\|emu\|docs\|bench\)/[A-Za-z0-9_.-]*\.\(c\|h\|md\)' \
+	        share/man/man*/* include/rdmafast -r | sort -u); do \
+	    [ -f share/doc/rdmafast/$$f ] || echo $$f; done); \
+	[ -z "$$missing" ] || { echo "install-test: cited, not installed:" $$missing; exit 1; }; \
+	export PKG_CONFIG_PATH=$$p/lib/pkgconfig; \
+	pc="pkg-config --define-variable=includedir=$$p/include"; \
+	for ex in rc_pingpong atomics; do \
+	    $(CC) -std=c11 -D_DEFAULT_SOURCE $(WARN) -pedantic \
+	        $$($$pc --cflags rdmafast) -o $$d/$$ex $$p/share/doc/rdmafast/examples/$$ex.c \
+	        $$($$pc --libs rdmafast) \
+	    || { echo "install-test: the installed $$ex.c does not build from the installed headers"; exit 1; }; \
+	done; \
+	$(MAKE) --no-print-directory uninstall DESTDIR=$$d PREFIX=$(INSTALL_TEST_PREFIX) > /dev/null; \
+	left=$$(find $$p -type f); \
+	[ -z "$$left" ] || { echo "install-test: uninstall left" $$left; exit 1; }; \
+	echo "install-test: installed under DESTDIR, PREFIX=$(INSTALL_TEST_PREFIX): rfemu runs ibv_devices, every cited file is there, the installed examples build, uninstall removes it all"
 
 # Each page into man<section>/, and beside it a .so page for every other
 # name it documents.

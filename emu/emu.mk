@@ -44,10 +44,17 @@ $(BUILD)/emu/%.o: emu/%.c $(EMU_HDRS)
 $(EMU_LIB): $(EMU_LIB_OBJS)
 	$(CC) $(CFLAGS) -shared -Wl,-z,defs -o $@ $^ -ldl -lpthread
 
+# The launcher finds its library beside itself (the build tree), else at
+# BINDIR's path to EMU_LIBDIR from its own directory (installed, under
+# whatever PREFIX: make, then make install PREFIX=/opt/x), else at the
+# EMU_LIBDIR of the build.
+EMU_LIB_RELATIVE = $(shell realpath -m --relative-to='$(BINDIR)' '$(EMU_LIBDIR)')/librfemu.so
+
 $(EMU_LAUNCHER): emu/launcher/rfemu.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE $(WARN) \
-		-DRFEMU_LIB_DEFAULT='"$(EMU_LIBDIR)/librfemu.so"' -o $@ $<
+		-DRFEMU_LIB_DEFAULT='"$(EMU_LIBDIR)/librfemu.so"' \
+		-DRFEMU_LIB_RELATIVE='"$(EMU_LIB_RELATIVE)"' -o $@ $<
 
 # Tests and helpers may include emu/'s wire/packet.h and wire/stats.h, which
 # depend on nothing else: a test forges packets and reads the counters.

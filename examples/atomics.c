@@ -99,6 +99,7 @@ static int loopback_setup(struct at *a, const struct ex_opts *o)
 	EX_CHECK(rf_cq_attach(&a->x.cq, a->lq.qpn, &a->lq.sq, &a->lq.rq, NULL), "attach");
 	EX_CHECK(ibv_query_port(a->x.ctx, (uint8_t)o->ib_port, &pa), "ibv_query_port");
 	memset(&ca, 0, sizeof(ca));
+	ca.access = RF_ACCESS_REMOTE_ATOMIC;	/* lq's atomics on our own buffer */
 	ca.port = (uint8_t)o->ib_port;
 	ca.gid_index = o->gid_index;
 	memset(&p1, 0, sizeof(p1));
@@ -219,7 +220,8 @@ int main(int argc, char **argv)
 	if (ex_parse(&o, argc, argv, ""))
 		return 2;
 	memset(&a, 0, sizeof(a));
-	if (ex_start(&a.x, &o, 4096, 64, 0))
+	/* the client's atomics land on the server's buffer; nothing on the client's */
+	if (ex_start(&a.x, &o, 4096, 64, 0, o.host ? 0 : RF_ACCESS_REMOTE_ATOMIC, 0))
 		return 1;
 	counter = (volatile uint64_t *)a.x.buf;	/* meaningful on the server */
 	if (o.host) {

@@ -139,10 +139,13 @@ static inline void ex_perror(const char *what, int ret)
  * ex_start - bring up an RC endpoint as the command line says (device,
  * ports, GID, completion channel) with a buffer of buf_size bytes and
  * max_wr WQEs of up to max_inline bytes inline, then serve or connect.
- * Returns 0, or -1 after printing what failed (the endpoint is closed).
+ * access is what the peer may do to the buffer (RF_ACCESS_REMOTE_*, 0:
+ * nothing, only send), qp_access what more the QP allows for memory the
+ * program hands out itself (rf_ep_attr). Returns 0, or -1 after printing
+ * what failed (the endpoint is closed).
  */
 static inline int ex_start(struct rf_ep *e, const struct ex_opts *o, size_t buf_size,
-			   uint32_t max_wr, uint32_t max_inline)
+			   uint32_t max_wr, uint32_t max_inline, int access, int qp_access)
 {
 	struct rf_ep_attr a;
 	char addr[64];
@@ -161,6 +164,8 @@ static inline int ex_start(struct rf_ep *e, const struct ex_opts *o, size_t buf_
 	a.max_wr = max_wr;
 	a.max_inline = max_inline;
 	a.events = o->events;
+	a.access = access;
+	a.qp_access = qp_access;
 	ret = rf_ep_open(e, &a);
 	if (!ret)
 		ret = rf_ep_connect(e, o->host ? addr : NULL, (uint16_t)o->port);

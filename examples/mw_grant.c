@@ -178,7 +178,11 @@ int main(int argc, char **argv)
 	for (int round = 0; round < 2 && !ret; round++) {
 		struct rf_ep e;
 
-		if (ex_start(&e, &o, 4096, 16, 0))
+		/*
+		 * The server's QP allows remote write, for the window; its
+		 * endpoint buffer none (access 0): the window's key decides.
+		 */
+		if (ex_start(&e, &o, 4096, 16, 0, 0, o.host ? 0 : RF_ACCESS_REMOTE_WRITE))
 			return 1;
 		if (!o.host && !s.mw) {
 			/* the buffer: no remote access of its own, windows only */

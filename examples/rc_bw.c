@@ -150,7 +150,10 @@ int main(int argc, char **argv)
 	b.o = &o;
 	b.size = (uint32_t)o.size;
 	b.slot = b.size ? b.size : 1;
-	if (ex_start(&b.x, &o, 2 * SLOTS * (size_t)b.slot, 256, 0))
+	/* the client writes into and reads from the server's buffer */
+	if (ex_start(&b.x, &o, 2 * SLOTS * (size_t)b.slot, 256, 0,
+		     o.host ? 0 : (do_write ? RF_ACCESS_REMOTE_WRITE : 0) |
+				  (do_read ? RF_ACCESS_REMOTE_READ : 0), 0))
 		return 1;
 	if (b.x.qp.sq.bb_max < (uint32_t)o.batch) {
 		fprintf(stderr, "batch larger than the send queue\n");

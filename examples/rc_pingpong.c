@@ -167,7 +167,9 @@ int main(int argc, char **argv)
 	p.size = (uint32_t)o.size;
 	p.server = o.host == NULL;
 	need = 2 * (size_t)(p.size ? p.size : 1) + RX_DEPTH * (size_t)(p.size ? p.size : 1);
-	if (ex_start(&p.x, &o, need, 128, o.use_inline ? p.size + 16 : 0))
+	/* each side writes (with immediate) into the other's buffer */
+	if (ex_start(&p.x, &o, need, 128, o.use_inline ? p.size + 16 : 0,
+		     RF_ACCESS_REMOTE_WRITE, 0))
 		return 1;
 	if (o.use_inline && p.size > p.x.qp.sq.max_inline) {
 		fprintf(stderr, "--inline: %u bytes exceed the QP's max_inline_data %u\n",

@@ -26,7 +26,7 @@ else
 		exit 1
 	fi
 fi
-PORT=$(( 20000 + $$ % 20000 ))
+PORT=${RF_PORT_BASE:-$(( 20000 + $$ % 20000 ))}	# RF_PORT_BASE: the first port less one
 LOG=$(mktemp -d "${TMPDIR:-/tmp}/rdmafast-run.XXXXXX")
 trap 'rm -rf "$LOG"' EXIT
 failed=0

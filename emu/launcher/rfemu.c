@@ -19,6 +19,15 @@
 #ifndef RFEMU_LIB_DEFAULT
 #define RFEMU_LIB_DEFAULT "/usr/local/lib/rdmafast/librfemu.so"
 #endif
+/*
+ * Where an installed launcher finds the library, from its own directory:
+ * BINDIR to LIBDIR/rdmafast (emu/emu.mk), so that an rfemu installed under
+ * any PREFIX, or moved with its lib/ beside bin/, finds its own library
+ * and not the one of the prefix it was built for.
+ */
+#ifndef RFEMU_LIB_RELATIVE
+#define RFEMU_LIB_RELATIVE "../lib/rdmafast/librfemu.so"
+#endif
 
 static void usage(FILE *f)
 {
@@ -43,7 +52,21 @@ static void usage(FILE *f)
 "  -h, --help            this text\n");
 }
 
-/* RFEMU_LIB, else librfemu.so beside this executable, else the install path. */
+/* dir/name into buf when it fits and is readable. */
+static int try_lib(char *buf, size_t len, size_t dirlen, const char *name)
+{
+	if (dirlen + 1 + strlen(name) >= len)
+		return 0;
+	buf[dirlen] = '/';
+	strcpy(buf + dirlen + 1, name);
+	return access(buf, R_OK) == 0;
+}
+
+/*
+ * RFEMU_LIB, else librfemu.so beside this executable (the build tree),
+ * else RFEMU_LIB_RELATIVE from its directory (an installed launcher,
+ * whatever the prefix), else the path of the prefix it was built for.
+ */
 static const char *find_lib(char *buf, size_t len)
 {
 	const char *env = getenv("RFEMU_LIB");
@@ -56,11 +79,9 @@ static const char *find_lib(char *buf, size_t len)
 	if (n > 0) {
 		buf[n] = 0;
 		slash = strrchr(buf, '/');
-		if (slash && (size_t)(slash - buf) + sizeof("/librfemu.so") < len) {
-			strcpy(slash, "/librfemu.so");
-			if (access(buf, R_OK) == 0)
-				return buf;
-		}
+		if (slash && (try_lib(buf, len, (size_t)(slash - buf), "librfemu.so") ||
+			      try_lib(buf, len, (size_t)(slash - buf), RFEMU_LIB_RELATIVE)))
+			return buf;
 	}
 	return RFEMU_LIB_DEFAULT;
 }

@@ -6,11 +6,19 @@
  * taken over by rdmafast) brought up and connected through it.
  *
  *	struct rf_ep_attr a = ...;            zeros: defaults, see below
+ *	a.access = RF_ACCESS_REMOTE_WRITE;    what the peer may do to ep.buf
+ *	                                      (0: nothing; it can only send)
  *	struct rf_ep ep;
  *	ret = rf_ep_open(&ep, &a);            device, PD, buffer, CQ, QP
  *	ret = rf_ep_connect(&ep, host, port); host NULL: serve, else connect
  *	...data path on ep.qp.sq, ep.qp.rq, ep.cq; ep.peer is the other side...
  *	rf_ep_close(&ep);
+ *
+ * What you send the peer is what it may use: with a.access 0 (the
+ * default) it gets no key to your buffer and the QP refuses its RDMA
+ * WRITE, READ and atomics; with a.access named, it gets the address, size
+ * and rkey of the whole buffer and may do exactly those operations on any
+ * byte of it, at any time until rf_ep_close().
  *
  * Like rdma-core's ibv_rc_pingpong, one side serves (waits for one peer
  * on a TCP port) and the other connects to it. Every wait is bounded.
@@ -207,7 +215,8 @@ static inline RF_COLD int rf_tcp_sync(int fd, uint8_t tag, int ms)
 
 /*
  * What each side tells the other: where its QP is (rf_qp_peer's fields)
- * and one registered buffer the peer may access. Sent in network order.
+ * and one registered buffer the peer may access (rkey, addr, size: all 0
+ * when it may access none). Sent in network order.
  */
 struct rf_ep_info {
 	uint32_t qpn;
@@ -272,12 +281,26 @@ struct rf_ep_attr {
 	uint32_t max_inline;	/* inline payload bytes; 0: none */
 	int      ncqe;		/* CQ entries; 0: 2 * max_wr + 16 */
 	int      events;	/* nonzero: a completion channel for the CQ */
+	/*
+	 * What the peer may do to buf: RF_ACCESS_REMOTE_WRITE, _READ,
+	 * _ATOMIC or-ed, or _ALL. 0: nothing; buf is registered for local
+	 * write only, its key is not sent, and the QP refuses the peer's
+	 * RDMA and atomics (it can still send into your receives).
+	 */
+	int      access;
+	/*
+	 * More RF_ACCESS_REMOTE_* that the QP alone allows, for memory you
+	 * register or bind yourself and hand out (a memory window, another
+	 * region): the key of that memory decides the rest. 0: none.
+	 */
+	int      qp_access;
 };
 
 /*
  * struct rf_ep - one side of an RC connection. buf (buf_size bytes,
- * page-aligned, zeroed) is registered as mr with local write and remote
- * read, write and atomic access; ch is NULL without events. After
+ * page-aligned, zeroed) is registered as mr with local write and the
+ * remote access rf_ep_attr.access names (none by default); ch is NULL
+ * without events. After
  * rf_ep_connect(), peer describes the other side and sock stays open for
  * rf_tcp_sync() and rf_tcp_xfer().
  */
@@ -294,6 +317,8 @@ struct rf_ep {
 	uint8_t                  port;
 	int                      gid_index;
 	uint32_t                 grh;
+	int                      access;	/* rf_ep_attr.access */
+	int                      qp_access;	/* access | rf_ep_attr.qp_access */
 	struct rf_ep_info        peer;
 	int                      sock;
 	const char              *failed;	/* the step that failed, or NULL */
@@ -379,6 +404,12 @@ static inline RF_COLD int rf_ep_open(struct rf_ep *e, const struct rf_ep_attr *a
 	e->port = a->port ? a->port : 1;
 	e->gid_index = a->gid_index;
 	e->grh = a->grh;
+	/* remote flags only (local write, always given to buf, is let by) */
+	if ((a->access | a->qp_access) & ~(RF_ACCESS_REMOTE_ALL | IBV_ACCESS_LOCAL_WRITE))
+		return rf__ep_fail(e, "rf_ep_attr.access: only RF_ACCESS_REMOTE_* flags",
+				   -EINVAL);
+	e->access = a->access & RF_ACCESS_REMOTE_ALL;
+	e->qp_access = (a->access | a->qp_access) & RF_ACCESS_REMOTE_ALL;
 	e->ctx = rf__ep_open_dev(a->dev, &ret);
 	if (!e->ctx)
 		return rf__ep_fail(e, "opening the RDMA device", ret);
@@ -393,9 +424,7 @@ static inline RF_COLD int rf_ep_open(struct rf_ep *e, const struct rf_ep_attr *a
 	if (!e->buf)
 		goto fail_errno;
 	memset(e->buf, 0, e->buf_size);
-	e->mr = ibv_reg_mr(e->pd, e->buf, e->buf_size,
-			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	e->mr = ibv_reg_mr(e->pd, e->buf, e->buf_size, IBV_ACCESS_LOCAL_WRITE | e->access);
 	if (!e->mr)
 		goto fail_errno;
 	if (a->events) {
@@ -432,8 +461,10 @@ fail_ret:
 /*
  * rf_ep_connect - serve (host NULL: wait for one peer on TCP port) or
  * connect to host:port; exchange rf_ep_info (a random first PSN, the
- * LID, the GID when a GRH is sent, the buffer's address, size and rkey);
- * move the QP to RTS toward the peer (rf_qp_connect_ibv()); and wait
+ * LID, the GID when a GRH is sent, and the buffer's address, size and
+ * rkey when rf_ep_attr.access grants the peer any, else zeros); move the
+ * QP to RTS toward the peer (rf_qp_connect_ibv(), with access and
+ * qp_access of rf_ep_attr); and wait
  * until both QPs are ready to receive. Each wait lasts at most
  * RF_TCP_TIMEOUT_MS. Returns 0 or -errno; the endpoint stays open either
  * way (rf_ep_close()).
@@ -454,13 +485,16 @@ static inline RF_COLD int rf_ep_connect(struct rf_ep *e, const char *host, uint1
 	ca.port = e->port;
 	ca.gid_index = e->gid_index;
 	ca.grh = e->grh;
+	ca.access = e->qp_access;
 	memset(&me, 0, sizeof(me));
 	me.qpn = e->qp.qpn;
 	me.psn = ((uint32_t)getpid() * 2654435761U ^ (uint32_t)time(NULL)) & 0xffffff;
 	me.lid = pa.lid;
-	me.rkey = e->mr->rkey;
-	me.addr = (uint64_t)(uintptr_t)e->buf;
-	me.size = e->buf_size;
+	if (e->access) {	/* a key only for access that was asked for */
+		me.rkey = e->mr->rkey;
+		me.addr = (uint64_t)(uintptr_t)e->buf;
+		me.size = e->buf_size;
+	}
 	if (rf__qp_grh(&ca, &pa)) {
 		union ibv_gid g;
 

@@ -134,6 +134,8 @@ static inline void e2e_open(struct e2e *e, const struct e2e_opts *o)
 	pb.psn = 0x200;
 	pb.lid = e->port.lid;
 	memset(&ca, 0, sizeof(ca));
+	/* the tests write, read and do atomics on each other's buffers */
+	ca.access = RF_ACCESS_REMOTE_ALL;
 	ca.gid_index = -1;
 	if (e->port.link_layer == IBV_LINK_LAYER_ETHERNET) {
 		ca.gid_index = 0;

@@ -48,6 +48,7 @@ static void dc_open(struct dc *d)
 	d->ccq = ibv_create_cq(d->e.ctx, 64, NULL, NULL, 0);
 	cr_assert(d->srq && d->dcq && d->ccq);
 	memset(&ca, 0, sizeof(ca));
+	ca.access = RF_ACCESS_REMOTE_ALL;	/* the DCIs write, read and do atomics */
 	rc = rf_dct_create_ibv(d->e.pd, d->srq, d->dcq, KEY, &ca, &d->dct);
 	cr_assert_eq(rc, 0, "DCT: %s", strerror(-rc));
 

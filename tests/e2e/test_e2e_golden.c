@@ -51,6 +51,7 @@ static void golden_open(struct golden *g)
 	cr_assert_not_null(qd);
 	cr_assert_eq(rf_qp_init_ibv(&g->d, qd, &ia.cap, 0), 0);
 	memset(&ca, 0, sizeof(ca));
+	ca.access = RF_ACCESS_REMOTE_ALL;	/* writes, reads and atomics */
 	ca.gid_index = -1;
 	memset(&pc, 0, sizeof(pc));
 	memset(&pd, 0, sizeof(pd));

@@ -217,6 +217,7 @@ static struct ibv_qp *verbs_qp(struct e2e *e, struct ibv_cq **cq)
 	qp = ibv_create_qp(e->pd, &ia);
 	cr_assert_not_null(qp);
 	memset(&ca, 0, sizeof(ca));
+	ca.access = RF_ACCESS_REMOTE_WRITE | RF_ACCESS_REMOTE_READ;	/* through windows */
 	memset(&peer, 0, sizeof(peer));
 	peer.qpn = qp->qp_num;
 	peer.lid = e->port.lid;

@@ -80,6 +80,7 @@ static struct ibv_ah *ud_open(struct e2e *e, uint32_t qkey, struct rf_wqe_av *av
 	e2e_side_open(e, &e->b, &o, NULL);
 	cr_assert_eq(e->a.qp.kind, RF_QP_UD);
 	memset(&ca, 0, sizeof(ca));
+	ca.access = RF_ACCESS_REMOTE_WRITE;	/* UC: writes (UD ignores it) */
 	ca.gid_index = -1;
 	ca.qkey = qkey;
 	cr_assert_eq(rf_qp_connect_ibv(&e->a.qp, &ca, NULL), 0);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The verbs glue's own promises: a zeroed rf_qp_conn_attr is a working
- * connection (a GRH exactly where the port needs one), and
- * rf_cq_destroy_ibv() refuses a CQ that still routes a QP.
+ * connection (a GRH exactly where the port needs one) that grants the peer
+ * no remote access, and rf_cq_destroy_ibv() refuses a CQ that still
+ * routes a QP.
  */
 #include "e2e.h"
 
@@ -64,18 +65,97 @@ Test(e2e_verbs, zeroed_conn_attr_grh_only_where_the_port_needs_it)
 		     eth ? "RoCE" : "InfiniBand");
 	cr_assert_eq(qp_is_global(&qb), eth);
 
-	/* and the connection carries data */
+	/* and the connection carries messages */
+	cr_assert_eq(rf_cq_attach(&e.b.cq, qb.qpn, &qb.sq, &qb.rq, NULL), 0);
+	cr_assert_eq(rf_rq_post_one(&qb.rq, e.b.mr->lkey, e2e_addr(&e.b, 0), 64, 8), 0);
+	rf_rq_ring(&qb.rq);
 	memcpy(e.a.buf, "zeroed", 6);
-	cr_assert_eq(rf_sq_post_write(&qa.sq, e.a.mr->lkey, e2e_addr(&e.a, 0), 6, e.b.mr->rkey,
-				      e2e_addr(&e.b, 0), RF_SEND_SIGNALED | RF_SEND_RING, 7), 0);
+	cr_assert_eq(rf_sq_post_send(&qa.sq, e.a.mr->lkey, e2e_addr(&e.a, 0), 6,
+				     RF_SEND_SIGNALED | RF_SEND_RING, 7), 0);
 	e2e_wait(&e.a.cq, &wc, 1);
 	cr_assert_eq(wc.status, RF_WC_SUCCESS, "status %u", wc.status);
 	cr_assert_eq(wc.wr_id, 7);
+	e2e_wait(&e.b.cq, &wc, 1);
+	cr_assert_eq(wc.status, RF_WC_SUCCESS, "status %u", wc.status);
+	cr_assert_eq(wc.wr_id, 8);
 	cr_assert_eq(memcmp(e.b.buf, "zeroed", 6), 0);
+
+	rf_cq_detach(&e.a.cq, qa.qpn);
+	rf_cq_detach(&e.b.cq, qb.qpn);
+	rf_qp_destroy_ibv(&qa);
+	rf_qp_destroy_ibv(&qb);
+	e2e_close(&e);
+}
+
+static int qp_access(struct rf_qp *qp)
+{
+	struct ibv_qp_attr at;
+	struct ibv_qp_init_attr ia;
+
+	memset(&at, 0, sizeof(at));
+	cr_assert_eq(ibv_query_qp(qp->ibqp, &at, IBV_QP_ACCESS_FLAGS, &ia), 0);
+	return (int)at.qp_access_flags;
+}
+
+/*
+ * A zeroed conn attr grants nothing, as ibv_modify_qp() with access 0: the
+ * QPs say so, and a WRITE with a key that allows it is refused by the QP
+ * (a remote invalid request NAK on the emulated HCA, as rdma-core's rxe
+ * answers an opcode the QP refuses; a device may report a remote access
+ * error); what is named is granted.
+ */
+Test(e2e_verbs, zeroed_conn_attr_grants_no_remote_access)
+{
+	struct e2e_opts o = { 0 };
+	struct e2e e;
+	struct rf_qp qa, qb, qc;
+	struct rf_qp_init_attr ia;
+	struct rf_qp_conn_attr ca;
+	struct rf_qp_peer p;
+	struct rf_wc wc;
+
+	e2e_open(&e, &o);
+	memset(&ia, 0, sizeof(ia));
+	ia.pd = e.pd;
+	ia.send_cq = e.a.ibcq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.max_send_wr = 16;
+	ia.max_recv_wr = 16;
+	cr_assert_eq(rf_qp_create_ibv(&qa, &ia), 0);
+	ia.send_cq = e.b.ibcq;
+	cr_assert_eq(rf_qp_create_ibv(&qb, &ia), 0);
+	cr_assert_eq(rf_cq_attach(&e.a.cq, qa.qpn, &qa.sq, &qa.rq, NULL), 0);
+	connect_zeroed(&e, &qa, &qb);
+	cr_assert_eq(qp_access(&qa), 0, "access %#x", qp_access(&qa));
+	cr_assert_eq(qp_access(&qb), 0, "access %#x", qp_access(&qb));
+
+	/* e.b.mr's key allows remote write; qb does not */
+	memset(e.b.buf, 0, 64);
+	memcpy(e.a.buf, "refused", 7);
+	cr_assert_eq(rf_sq_post_write(&qa.sq, e.a.mr->lkey, e2e_addr(&e.a, 0), 7, e.b.mr->rkey,
+				      e2e_addr(&e.b, 0), RF_SEND_SIGNALED | RF_SEND_RING, 7), 0);
+	e2e_wait(&e.a.cq, &wc, 1);
+	cr_assert(wc.status == RF_WC_REM_INV_REQ_ERR || wc.status == RF_WC_REM_ACCESS_ERR,
+		  "status %u", wc.status);
+	cr_assert_eq(wc.wr_id, 7);
+	cr_assert_eq(e.b.buf[0], 0, "the refused write landed");
+
+	/* what is named is what the QP gets */
+	ia.send_cq = e.a.ibcq;
+	cr_assert_eq(rf_qp_create_ibv(&qc, &ia), 0);
+	memset(&ca, 0, sizeof(ca));
+	ca.access = RF_ACCESS_REMOTE_READ;
+	memset(&p, 0, sizeof(p));
+	p.qpn = qb.qpn;
+	p.lid = e.port.lid;
+	cr_assert_eq(ibv_query_gid(e.ctx, 1, 0, &p.gid), 0);
+	cr_assert_eq(rf_qp_connect_ibv(&qc, &ca, &p), 0);
+	cr_assert_eq(qp_access(&qc), IBV_ACCESS_REMOTE_READ, "access %#x", qp_access(&qc));
 
 	rf_cq_detach(&e.a.cq, qa.qpn);
 	rf_qp_destroy_ibv(&qa);
 	rf_qp_destroy_ibv(&qb);
+	rf_qp_destroy_ibv(&qc);
 	e2e_close(&e);
 }
 

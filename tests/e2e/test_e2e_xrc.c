@@ -74,6 +74,7 @@ Test(e2e_xrc, send_write_to_xrc_srq)
 
 	/* both sides by the glue: the XRC_RECV QP to RTR, the sender to RTS */
 	memset(&ca, 0, sizeof(ca));
+	ca.access = RF_ACCESS_REMOTE_WRITE;	/* the sender writes into e.b */
 	ca.gid_index = -1;
 	memset(&peer, 0, sizeof(peer));
 	peer.qpn = sqp.qpn;

@@ -23,7 +23,8 @@ RF_BEGIN_DECLS
  * rf_dct_create_ibv - a DCT receiving through srq into cq, reachable with
  * dc_key, brought to RTR on l's port (its number exists from then on:
  * (*out)->qp_num). l's access, mtu, min_rnr_timer, gid_index and grh
- * apply as to rf_qp_connect_ibv(). Returns 0 or -errno.
+ * apply as to rf_qp_connect_ibv(): access 0 lets the initiators send only;
+ * name RF_ACCESS_REMOTE_* for RDMA. Returns 0 or -errno.
  */
 static inline RF_COLD int rf_dct_create_ibv(struct ibv_pd *pd, struct ibv_srq *srq,
 					    struct ibv_cq *cq, uint64_t dc_key,
@@ -58,9 +59,7 @@ static inline RF_COLD int rf_dct_create_ibv(struct ibv_pd *pd, struct ibv_srq *s
 	memset(&at, 0, sizeof(at));
 	at.qp_state = IBV_QPS_INIT;
 	at.port_num = c.port;
-	at.qp_access_flags = c.access ? c.access : IBV_ACCESS_LOCAL_WRITE |
-			     IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			     IBV_ACCESS_REMOTE_ATOMIC;
+	at.qp_access_flags = (unsigned int)c.access;	/* 0: no remote access */
 	ret = ibv_modify_qp(qp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 			    IBV_QP_ACCESS_FLAGS);
 	if (!ret) {

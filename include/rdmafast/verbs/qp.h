@@ -258,9 +258,27 @@ enum rf_qp_grh {
 };
 
 /*
+ * What a peer may do through a QP (rf_qp_conn_attr.access) or with a key
+ * you send it (rf_ep_attr.access): these, or the IBV_ACCESS_REMOTE_* flags
+ * they stand for, or-ed. Nothing is granted that is not named, as with
+ * ibv_reg_mr() and ibv_modify_qp(): with RF_ACCESS_REMOTE_NONE a peer can
+ * only send you messages (into the receives you post); an RDMA WRITE,
+ * READ or atomic of its completes in error at the peer (a remote invalid
+ * request when the QP refuses it, a remote access error when the key
+ * does) and takes both QPs to the error state.
+ */
+#define RF_ACCESS_REMOTE_NONE   0
+#define RF_ACCESS_REMOTE_WRITE  IBV_ACCESS_REMOTE_WRITE
+#define RF_ACCESS_REMOTE_READ   IBV_ACCESS_REMOTE_READ
+#define RF_ACCESS_REMOTE_ATOMIC IBV_ACCESS_REMOTE_ATOMIC
+#define RF_ACCESS_REMOTE_ALL \
+	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+
+/*
  * The local side of a connection. A zeroed struct is a working RC
  * connection on port 1, on InfiniBand (no GRH) as on RoCE (a GRH from
- * GID 0); each field's 0 is the default named beside it.
+ * GID 0), over which the peer may send messages and nothing more (access);
+ * each field's 0 is the default named beside it.
  */
 struct rf_qp_conn_attr {
 	uint8_t   port;		/* 0: RF_QP_DEFAULT_PORT */
@@ -281,7 +299,13 @@ struct rf_qp_conn_attr {
 	uint8_t   retry_cnt;
 	uint8_t   rnr_retry;		/* 0: the default unless rnr_retry_set */
 	int       rnr_retry_set;	/* nonzero: rnr_retry as given, even 0 */
-	int       access;		/* 0: local write, remote read/write/atomic */
+	/*
+	 * RF_ACCESS_REMOTE_* (IBV_ACCESS_REMOTE_*) the peer may use through
+	 * this QP: 0, RF_ACCESS_REMOTE_NONE, allows none. The QP's remote
+	 * access and the key's must both allow an operation. On UC, read
+	 * and atomic are dropped (UC has neither).
+	 */
+	int       access;
 	uint32_t  qkey;			/* UD */
 };
 
@@ -301,8 +325,7 @@ enum rf_qp_conn_default {
 
 /*
  * rf__qp_conn_begin - l as it will be programmed: every zero that stands
- * for a default replaced by it (access stays 0: its default depends on the
- * QP kind), the MTU by the active MTU of the port, which is queried into
+ * for a default replaced by it (access, 0 for none, is as given), the MTU by the active MTU of the port, which is queried into
  * *pa. Returns 0 or -errno.
  */
 static inline RF_COLD int rf__qp_conn_begin(struct ibv_context *ctx,
@@ -389,10 +412,10 @@ static inline RF_COLD int rf_qp_connect_ibv(struct rf_qp *qp, const struct rf_qp
 		at.qkey = c.qkey;
 		mask |= IBV_QP_QKEY;
 	} else {
-		at.qp_access_flags = c.access ? c.access :
-			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			(qp->kind == RF_QP_UC ? 0 :
-			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+		/* what the caller named, nothing more (0: no remote access) */
+		at.qp_access_flags = (unsigned int)c.access &
+			(qp->kind == RF_QP_UC ?
+			 ~(unsigned int)(IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC) : ~0U);
 		mask |= IBV_QP_ACCESS_FLAGS;
 	}
 	ret = ibv_modify_qp(qp->ibqp, &at, mask);

@@ -118,7 +118,8 @@ static inline RF_COLD int rf_xrc_recv_qp_open_ibv(struct ibv_context *ctx,
  * rf_xrc_recv_connect_ibv - move an XRC receive QP RESET -> INIT -> RTR
  * toward the XRC_SEND QP peer (its receive side is all it has; the sender
  * goes to RTS with rf_qp_connect_ibv()). l as for rf_qp_connect_ibv():
- * port, GRH, MTU, PSN (unused here), access (0: remote read and write),
+ * port, GRH, MTU, PSN (unused here), access (0: none, the sender may only
+ * send; RF_ACCESS_REMOTE_* for RDMA into this domain's memory),
  * min_rnr_timer. Returns 0 or -errno.
  */
 static inline RF_COLD int rf_xrc_recv_connect_ibv(struct ibv_qp *rqp,
@@ -136,8 +137,7 @@ static inline RF_COLD int rf_xrc_recv_connect_ibv(struct ibv_qp *rqp,
 	memset(&at, 0, sizeof(at));
 	at.qp_state = IBV_QPS_INIT;
 	at.port_num = c.port;
-	at.qp_access_flags = c.access ? c.access :
-		IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	at.qp_access_flags = (unsigned int)c.access;	/* 0: no remote access */
 	ret = ibv_modify_qp(rqp, &at, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 			    IBV_QP_ACCESS_FLAGS);
 	if (ret)
