@@ -102,6 +102,39 @@ $(UNIT_BINS): $(UNIT_SRCS) $(HEADERS) tests/unit/rftest.h
 	$(CC) -std=c11 $(TFLAGS) $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) $(CRIT_CFLAGS) \
 	    -o $@ $(UNIT_SRCS) $(CRIT_LIBS) $(VERBS_LIBS)
 
+# The checked build (-DRF_CHECKED, rdmafast/checked.h): every unit test
+# again with the checks compiled in (their results must not change), and
+# tests/unit/checked/, a suite per rule whose report hook records instead
+# of aborting. RF_CHECKED_IDLE_POLLS lowered so that the no-ring test
+# polls 64 times, not a million.
+CHECKED_SRCS  := $(sort $(wildcard tests/unit/checked/test_*.c))
+CHECKED_FLAGS := -DRF_CHECKED -DRF_CHECKED_IDLE_POLLS=64
+CHECKED_UNIT  := $(BUILD)/tests/checked/rftest
+
+$(CHECKED_UNIT): $(UNIT_SRCS) $(CHECKED_SRCS) $(HEADERS) tests/unit/rftest.h
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g $(CHECKED_FLAGS) $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) \
+	    $(CRIT_CFLAGS) -o $@ $(UNIT_SRCS) $(CHECKED_SRCS) $(CRIT_LIBS) $(VERBS_LIBS)
+
+UNIT_BINS += $(CHECKED_UNIT)
+
+# Each suite of tests/unit/checked/ fails when its rule's check is left
+# out (RF_CHECKED_SKIP), and no other suite does.
+.PHONY: checked-selftest
+checked-selftest:
+	@mkdir -p $(BUILD)/tests/checked-skip
+	@for r in $$(sed -n 's/^\tRF_CHK_\([A-Z_]*\)\( = 1\)*,.*/\1/p' include/rdmafast/checked.h); do \
+	    i=$$((i + 1)); suite=checked_$$(echo $$r | tr A-Z a-z); \
+	    bin=$(BUILD)/tests/checked-skip/$$suite; \
+	    $(CC) -std=c11 -O1 $(CHECKED_FLAGS) -DRF_CHECKED_SKIP='(1U << '$$i')' $(WARN) -pedantic \
+	        $(RF_CPPFLAGS) $(CRIT_CFLAGS) -o $$bin $(CHECKED_SRCS) $(CRIT_LIBS) || exit 1; \
+	    failed=$$($$bin --jobs=2 2>&1 | sed -n 's/.*\[FAIL\] \([a-z_]*\)::.*/\1/p' | sort -u); \
+	    if [ "$$failed" != "$$suite" ]; then \
+	        echo "checked-selftest: without rule $$r failed: '$$failed', wanted only $$suite"; exit 1; \
+	    fi; \
+	    echo "checked-selftest: without its check, $$suite fails and no other suite"; \
+	done
+
 unit-bins: $(UNIT_BINS)
 
 unit-test: $(UNIT_BINS)
@@ -111,7 +144,8 @@ unit-test: $(UNIT_BINS)
 
 # ---------------------------------------------------------------------------
 # Header checks: every public header included alone, first, into an empty
-# translation unit, as C11, C17, C++11 and C++17, by gcc and by clang.
+# translation unit, as C11, C17, C++11 and C++17, by gcc and by clang, and
+# in the checked build (-DRF_CHECKED) as C11 by gcc and C++11 by clang.
 HDR_STAMPS := $(patsubst include/%.h,$(BUILD)/hdrcheck/%.ok,$(HEADERS))
 HDR_CSTD   := c11 c17
 HDR_CXXSTD := c++11 c++17
@@ -125,7 +159,9 @@ $(BUILD)/hdrcheck/%.ok: include/%.h $(HEADERS)
 	@for cxx in g++ clang++; do for std in $(HDR_CXXSTD); do \
 	    $$cxx -std=$$std $(WARN) -pedantic $(RF_CPPFLAGS) -fsyntax-only -x c++ $(@:.ok=.c) || exit 1; \
 	done; done
-	@echo "header ok: $*.h (gcc, clang; $(HDR_CSTD) $(HDR_CXXSTD))"
+	@gcc -std=c11 -DRF_CHECKED $(WARN) -pedantic $(RF_CPPFLAGS) -fsyntax-only $(@:.ok=.c)
+	@clang++ -std=c++11 -DRF_CHECKED $(WARN) -pedantic $(RF_CPPFLAGS) -fsyntax-only -x c++ $(@:.ok=.c)
+	@echo "header ok: $*.h (gcc, clang; $(HDR_CSTD) $(HDR_CXXSTD); checked)"
 	@touch $@
 
 check-headers: $(HDR_STAMPS) $(BUILD)/hdrcheck/verbs_namespace.ok
@@ -159,8 +195,18 @@ $(E2E_BIN): $(E2E_SRCS) $(HEADERS) $(wildcard tests/e2e/*.h)
 	$(CC) -std=c11 $(CFLAGS) $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) $(CRIT_CFLAGS) \
 	    -o $@ $(E2E_SRCS) $(CRIT_LIBS) $(E2E_LIBS)
 
-e2e-test: $(if $(E2E_SRCS),$(E2E_BIN)) $(if $(filter hw,$(RF_DEVICE)),,emu)
+e2e-test: $(if $(E2E_SRCS),$(E2E_BIN) $(E2E_CHECKED)) $(if $(filter hw,$(RF_DEVICE)),,emu)
 	$(if $(E2E_SRCS),timeout 600 $(RF_RUN) $(E2E_BIN) --jobs=1)
+	$(if $(E2E_SRCS),timeout 600 $(RF_RUN) $(E2E_CHECKED) --jobs=1)
+
+# The same suite in the checked build (-DRF_CHECKED): a report that a
+# test did not announce aborts it (tests/e2e/test_e2e_checked.c).
+E2E_CHECKED := $(BUILD)/tests/e2e-checked/rfe2e
+
+$(E2E_CHECKED): $(E2E_SRCS) $(HEADERS) $(wildcard tests/e2e/*.h)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 $(CFLAGS) -DRF_CHECKED $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) \
+	    $(CRIT_CFLAGS) -o $@ $(E2E_SRCS) $(CRIT_LIBS) $(E2E_LIBS)
 
 # ---------------------------------------------------------------------------
 # Examples: each examples/NAME.c is a standalone program, build/examples/NAME.
@@ -313,8 +359,8 @@ bench-clang:
 
 # ---------------------------------------------------------------------------
 test: deps
-	@$(MAKE) --no-print-directory check-headers check-includes check-layout asm-test unit-test emu-test e2e-test \
-	    bench-test man-test readme-test install-test
+	@$(MAKE) --no-print-directory check-headers check-includes check-layout asm-test unit-test \
+	    checked-selftest emu-test e2e-test bench-test man-test readme-test install-test
 
 # scan-build re-runs the whole build from scratch with the analyzer as CC.
 check: deps

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include <rdmafast/compiler.h>
+#include <rdmafast/checked.h>
 #include <rdmafast/hw/endian.h>
 #include <rdmafast/hw/barrier.h>
 #include <rdmafast/hw/doorbell.h>
@@ -142,6 +143,9 @@ struct rf_cq {
 	struct rf__sq_wr_id none_wr_id;
 	struct rf__sq_end none_end;
 	uint32_t   none_limit;
+#ifdef RF_CHECKED
+	struct rf__chk_cq chk;
+#endif
 };
 
 /*
@@ -231,6 +235,55 @@ static inline RF_COLD int rf_cq_init(struct rf_cq *cq, const struct rf_cq_attr *
 	return 0;
 }
 
+#ifdef RF_CHECKED
+/* qpn attached again: its CQEs are no longer expected stale. */
+static inline RF_COLD void rf__chk_cq_undetach(struct rf_cq *cq, uint32_t qpn)
+{
+	uint32_t i;
+
+	for (i = 0; i < 8; i++)
+		if (cq->chk.detached[i] == (qpn | 0x80000000U))
+			cq->chk.detached[i] = 0;
+}
+
+/* The queues of an entry leave the CQ: their CQEs may still arrive (flushes). */
+static inline RF_COLD void rf__chk_cq_detach(struct rf_cq *cq, const struct rf_cq_qp *q)
+{
+	if (q->sq && rf__chk_sq(q->sq)->cq == cq)
+		rf__chk_sq(q->sq)->cq = NULL;
+	if (q->rq && rf__chk_rq(q->rq)->cq == cq)
+		rf__chk_rq(q->rq)->cq = NULL;
+	cq->chk.detached[cq->chk.ndetached++ & 7] = q->qpn | 0x80000000U;
+}
+
+/*
+ * A CQE that rf_cq_poll() drops (cq->nstale): expected for a QP detached
+ * from this CQ, a broken rule otherwise.
+ */
+static inline RF_COLD void rf__chk_cq_stale(struct rf_cq *cq, const struct rf_cq_qp *q,
+					    uint32_t qpn, int req)
+{
+	uint32_t i;
+
+	for (i = 0; i < 8; i++)
+		if (cq->chk.detached[i] == (qpn | 0x80000000U))
+			return;
+	if (!q)
+		rf__chk_fail(RF_CHK_NOT_ATTACHED, qpn, cq->cqn,
+			     "a %s completion for a QP never attached to this CQ was dropped "
+			     "(counted in nstale)", req ? "send" : "receive");
+	else if (req)
+		rf__chk_fail(RF_CHK_NO_RECV_QUEUE, qpn, cq->cqn,
+			     "a send completion was dropped (counted in nstale): the QP is "
+			     "attached to this CQ with a NULL sq");
+	else
+		rf__chk_fail(RF_CHK_NO_RECV_QUEUE, qpn, cq->cqn,
+			     "a receive completion was dropped (counted in nstale): the QP is "
+			     "attached to this CQ with neither rq nor srq (a QP that receives "
+			     "through an SRQ is attached with its srq)");
+}
+#endif
+
 /*
  * rf_cq_attach - route completions of QP qpn: requester CQEs to sq, receive
  * CQEs to srq if given, else to rq. Any of them may be NULL. Attaching a
@@ -251,6 +304,13 @@ static inline int rf_cq_attach(struct rf_cq *cq, uint32_t qpn, struct rf_sq *sq,
 	cq->qp[i].srq = srq;
 	if (i == cq->nqp)
 		cq->nqp++;
+#ifdef RF_CHECKED
+	if (sq)
+		rf__chk_sq(sq)->cq = cq;
+	if (rq)
+		rf__chk_rq(rq)->cq = cq;
+	rf__chk_cq_undetach(cq, qpn & 0xffffff);
+#endif
 	cq->last = &cq->none;
 	rf__cq_req_forget(cq);
 	return 0;
@@ -267,6 +327,7 @@ static inline int rf_cq_detach(struct rf_cq *cq, uint32_t qpn)
 
 	for (i = 0; i < cq->nqp; i++) {
 		if (cq->qp[i].qpn == qpn) {
+			RF__CHK(rf__chk_cq_detach(cq, &cq->qp[i]));
 			cq->qp[i] = cq->qp[--cq->nqp];
 			cq->last = &cq->none;
 			rf__cq_req_forget(cq);
@@ -438,6 +499,7 @@ RF_INLINE void rf_cq_session_advance(struct rf_cq *cq)
 RF_INLINE void rf_cq_update_ci(struct rf_cq *cq)
 {
 	*(volatile __be32 *)&cq->dbrec[RF_CQ_SET_CI] = rf_htobe32(cq->ci & 0xffffff);
+	RF__CHK(cq->chk.ci_written = cq->ci & 0xffffff);
 }
 
 /*
@@ -459,6 +521,7 @@ RF_INLINE void rf_cq_arm(struct rf_cq *cq, int solicited)
 	db[1] = rf_htobe32(cq->cqn);
 	__builtin_memcpy(&v, db, sizeof(v));
 	cq->dbrec[RF_CQ_SET_CI] = rf_htobe32(ci);
+	RF__CHK(cq->chk.ci_written = ci);
 	*(volatile __be32 *)&cq->dbrec[RF_CQ_ARM_DB] = db[0];
 	rf_wc_start();	/* dbrec stores before the MMIO store */
 	rf_mmio_write64(cq->uar + RF_CQ_DOORBELL, v);

@@ -53,6 +53,9 @@
 #include <rdmafast/cq.h>
 #include <rdmafast/detail/cq_decode.h>
 #include <rdmafast/detail/cq_poll.h>
+#ifdef RF_CHECKED
+#include <rdmafast/detail/checked.h>
+#endif
 
 RF_BEGIN_DECLS
 
@@ -84,7 +87,12 @@ RF_INLINE int rf_cq_decode(struct rf_cq *cq, struct rf_cqe64 *cqe, struct rf_wc 
  * last CQE retired this way (every earlier WQE is retired with it).
  * Everything else goes through rf_cq_decode().
  */
-RF_INLINE int rf_cq_poll(struct rf_cq *cq, struct rf_wc *wc, int n)
+#ifdef RF_CHECKED
+#define RF__CQ_POLL rf__cq_poll_unchecked
+#else
+#define RF__CQ_POLL rf_cq_poll
+#endif
+RF_INLINE int RF__CQ_POLL(struct rf_cq *cq, struct rf_wc *wc, int n)
 {
 	struct rf__cq_batch b;
 	union rf__wc_view *w = (union rf__wc_view *)wc, *wend, *stop;
@@ -120,6 +128,20 @@ RF_INLINE int rf_cq_poll(struct rf_cq *cq, struct rf_wc *wc, int n)
 	rf__cq_poll_end(cq, &b, b.used);
 	return (int)(w - (union rf__wc_view *)wc);
 }
+
+#ifdef RF_CHECKED
+/* The checked build's rf_cq_poll(): the same poll between two checks. */
+RF_INLINE int rf_cq_poll(struct rf_cq *cq, struct rf_wc *wc, int n)
+{
+	int k;
+
+	rf__chk_cq_poll_begin(cq);
+	k = rf__cq_poll_unchecked(cq, wc, n);
+	if (!k)
+		rf__chk_cq_idle(cq);
+	return k;
+}
+#endif
 
 RF_END_DECLS
 

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include <rdmafast/compiler.h>
+#include <rdmafast/checked.h>
 #include <rdmafast/hw/endian.h>
 #include <rdmafast/hw/barrier.h>
 #include <rdmafast/hw/doorbell.h>
@@ -37,6 +38,9 @@
 RF_BEGIN_DECLS
 
 struct rf_rq {
+#ifdef RF_CHECKED
+	struct rf__chk_rq chk;	/* first: cq.h reaches it by the pointer (checked.h) */
+#endif
 	uint8_t  *buf;
 	uint32_t  head;		/* WQEs posted, free running (written) */
 	uint32_t  tail;		/* WQEs completed, free running (written) */

@@ -60,6 +60,7 @@
 #include <stdint.h>
 
 #include <rdmafast/compiler.h>
+#include <rdmafast/checked.h>
 #include <rdmafast/hw/endian.h>
 #include <rdmafast/hw/barrier.h>
 #include <rdmafast/hw/doorbell.h>
@@ -83,6 +84,9 @@ enum rf_qp_kind {
  * read-only afterwards except where noted.
  */
 struct rf_sq {
+#ifdef RF_CHECKED
+	struct rf__chk_sq chk;	/* first: cq.h reaches it by the pointer (checked.h) */
+#endif
 	/* hot: every post (read before the WQE stores, see rf__sq_post_rdma1) */
 	uint8_t  *buf;		/* BB 0 */
 	/*

@@ -366,8 +366,10 @@ RF_INLINE int rf__sq_dc_atomic_form(struct rf_sq *sq, const struct rf_dc_dest *d
 {
 	struct rf__sq_wqe w;
 	int rc;
-	uint8_t *p = rf__sq_dc_open(sq, &w, d, av_ds, 3, flags, &rc);
+	uint8_t *p;
 
+	RF__CHK(rf__chk_atomic(sq, raddr, 8));
+	p = rf__sq_dc_open(sq, &w, d, av_ds, 3, flags, &rc);
 	if (RF_UNLIKELY(!p))
 		return rc;
 	rf_set_raddr_seg((struct rf_wqe_raddr_seg *)p, raddr, rkey);

@@ -18,6 +18,9 @@
 #include <rdmafast/sq.h>
 #include <rdmafast/detail/sq.h>
 #include <rdmafast/detail/sq_slots.h>
+#ifdef RF_CHECKED
+#include <rdmafast/detail/checked.h>
+#endif
 
 RF_BEGIN_DECLS
 
@@ -30,8 +33,11 @@ RF_BEGIN_DECLS
  */
 RF_INLINE struct rf_wqe_ctrl_seg *rf_sq_reserve(struct rf_sq *sq, uint32_t nbb)
 {
-	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+	RF__CHK(rf__chk_sq_post(sq));
+	if (RF_UNLIKELY(!rf__sq_room(sq, nbb))) {
+		RF__CHK(rf__chk_sq_full(sq));
 		return NULL;
+	}
 	return rf__sq_begin(sq, nbb);
 }
 
@@ -67,6 +73,7 @@ RF_INLINE void rf_sq_commit(struct rf_sq *sq, struct rf_wqe_ctrl_seg *c,
 	rf__sq_set_ctrl(c, sq->pi, opcode, opmod, sq->qpn_be | rf_htobe32(ds),
 			fm_bits, imm);
 	rf__sq_advance(sq, (ds + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB, wr_id);
+	RF__CHK(rf__chk_sq_posted(sq, (fm_bits & rf__sq_fm_bits(RF_WQE_CTRL_CQ_UPDATE)) != 0));
 	if (flags & RF_SEND_RING)
 		rf_sq_ring(sq);
 }

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include <rdmafast/compiler.h>
+#include <rdmafast/checked.h>
 #include <rdmafast/hw/endian.h>
 #include <rdmafast/hw/barrier.h>
 #include <rdmafast/hw/doorbell.h>
@@ -35,6 +36,9 @@
 RF_BEGIN_DECLS
 
 struct rf_srq {
+#ifdef RF_CHECKED
+	struct rf__chk_srq chk;	/* first: cq.h reaches it by the pointer (checked.h) */
+#endif
 	uint8_t  *buf;
 	uint32_t  head;		/* next WQE to fill (written) */
 	uint32_t  tail;		/* sentinel at the end of the free list (written) */
@@ -165,6 +169,7 @@ RF_INLINE uint64_t rf_srq_free(struct rf_srq *srq, uint16_t idx)
 {
 	rf_srq_wqe(srq, srq->tail)->next_wqe_index = rf_htobe16(idx);
 	srq->tail = idx;
+	RF__CHK(rf__chk_srq(srq)->freed++);
 	return srq->wr_id[idx];
 }
 

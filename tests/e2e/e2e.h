@@ -21,6 +21,27 @@
 
 enum { E2E_BUF = 1 << 16, E2E_TIMEOUT_MS = 20000 };
 
+/*
+ * The checked build (-DRF_CHECKED): a test that misuses rdmafast on
+ * purpose announces the rule it breaks, and then asserts the report with
+ * a word of its message; any other report aborts (test_e2e_checked.c).
+ * Unchecked, both are nothing.
+ */
+#ifdef RF_CHECKED
+void e2e_checked_expect(enum rf_checked_rule rule);
+int e2e_checked_count(enum rf_checked_rule rule);
+const char *e2e_checked_last(void);
+#define E2E_CHECKED_EXPECT(rule) e2e_checked_expect(rule)
+#define E2E_CHECKED_ASSERT(rule, word)						\
+	do {									\
+		cr_assert_gt(e2e_checked_count(rule), 0, "no report of rule %d", (int)(rule)); \
+		cr_assert(strstr(e2e_checked_last(), word), "%s", e2e_checked_last()); \
+	} while (0)
+#else
+#define E2E_CHECKED_EXPECT(rule) ((void)0)
+#define E2E_CHECKED_ASSERT(rule, word) ((void)0)
+#endif
+
 struct e2e_side {
 	struct ibv_cq *ibcq;
 	struct rf_cq cq;

@@ -18,11 +18,13 @@ Test(e2e_sizing, interval_longer_than_the_queue_never_completes)
 	e2e_open(&e, &o);
 	room = rf_sq_space(&e.a.qp.sq);
 	cr_assert_gt(room, 0);
+	E2E_CHECKED_EXPECT(RF_CHK_SIGNALING);
 	/* "signal every 1000th": the queue fills with unsignaled WQEs */
 	while (rf_sq_post_write(&e.a.qp.sq, e.a.mr->lkey, e2e_addr(&e.a, 0), 8, e.b.mr->rkey,
 				e2e_addr(&e.b, 0), 0, posted) == 0)
 		posted++;
 	cr_assert_eq(posted, room, "one-BB writes fill every block");
+	E2E_CHECKED_ASSERT(RF_CHK_SIGNALING, "-ENOSPC");
 	rf_sq_ring(&e.a.qp.sq);
 	cr_assert_eq(e2e_poll_for(&e.a.cq, &wc, 1, 300), 0, "nothing asked for a CQE");
 	cr_assert_eq(rf_sq_space(&e.a.qp.sq), 0);
@@ -44,12 +46,14 @@ Test(e2e_sizing, cq_smaller_than_its_completions_overruns)
 	e2e_open(&e, &o);
 	n = e.a.cq.cqe_cnt + 4;
 	cr_assert_leq(n, rf_sq_space(&e.a.qp.sq));
+	E2E_CHECKED_EXPECT(RF_CHK_CQ_SIZE);
 	/* every WQE signaled, nobody polls */
 	for (i = 0; i < n; i++)
 		cr_assert_eq(rf_sq_post_write(&e.a.qp.sq, e.a.mr->lkey, e2e_addr(&e.a, 0), 8,
 					      e.b.mr->rkey, e2e_addr(&e.b, 0), RF_SEND_SIGNALED,
 					      i), 0);
 	rf_sq_ring(&e.a.qp.sq);
+	E2E_CHECKED_ASSERT(RF_CHK_CQ_SIZE, "entries");
 	{
 		struct pollfd p = { e.ctx->async_fd, POLLIN, 0 };
 

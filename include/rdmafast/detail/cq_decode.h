@@ -26,6 +26,9 @@
 #include <rdmafast/cq.h>
 #include <rdmafast/detail/cq.h>
 #include <rdmafast/detail/copy.h>
+#ifdef RF_CHECKED
+#include <rdmafast/detail/checked.h>
+#endif
 
 RF_BEGIN_DECLS
 
@@ -224,6 +227,7 @@ static inline RF_COLD int rf__cq_poll_slow(struct rf_cq *cq, struct rf_cqe64 *cq
 		q = &cq->none;
 	}
 	if (!q || (req && !q->sq) || (!req && !q->srq && !q->rq)) {
+		RF__CHK(rf__chk_cq_stale(cq, q, qpn, req));
 		cq->nstale++;
 		return 0;
 	}
@@ -233,6 +237,7 @@ static inline RF_COLD int rf__cq_poll_slow(struct rf_cq *cq, struct rf_cqe64 *cq
 
 		k = req ? *rf__wc_req_kind(sop >> 24) : *rf__wc_resp_kind(RF_CQE_RESP_SEND);
 		k.status = (uint8_t)rf_cqe_syndrome_to_wc_status(e->syndrome);
+		RF__CHK(rf__chk_cq_error(q));
 		k.vendor_err = e->vendor_err_synd;
 		k.flags = 0;
 		byte_cnt = 0;

@@ -38,7 +38,10 @@ RF_INLINE int rf__sq_atomic_begin(struct rf_sq *sq, struct rf__sq_wqe *w, void *
 	uint32_t nbb = opnd_ds > 1 ? 2 : 1 + (sq->tseg_ds != 0);
 	struct rf_wqe_raddr_seg *r;
 	uint8_t *o;
-	int rc = rf__sq_open(sq, w, nbb, flags, sq->rd_tseg != 0);
+	int rc;
+
+	RF__CHK(rf__chk_atomic(sq, raddr, fetch_len));
+	rc = rf__sq_open(sq, w, nbb, flags, sq->rd_tseg != 0);
 
 	if (RF_UNLIKELY(rc))
 		return rc;
@@ -67,6 +70,7 @@ RF_INLINE int rf__sq_post_atomic(struct rf_sq *sq, uint8_t opcode, uint32_t lkey
 	if (RF_LIKELY(!sq->rd_tseg)) {
 		struct rf_wqe_bb bb;
 
+		RF__CHK(rf__chk_atomic(sq, raddr, 8));
 		rc = rf__sq_open(sq, &w, 1, flags, 0);
 		if (RF_UNLIKELY(rc))
 			return rc;

@@ -24,6 +24,9 @@
 #include <rdmafast/detail/sq.h>
 #include <rdmafast/detail/sq_slots.h>
 #include <rdmafast/detail/wqe_regs.h>
+#ifdef RF_CHECKED
+#include <rdmafast/detail/checked.h>
+#endif
 
 RF_BEGIN_DECLS
 
@@ -115,10 +118,13 @@ RF_INLINE int rf__sq_claim(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb,
 {
 	uint32_t pi = sq->pi;
 
+	RF__CHK(rf__chk_sq_post(sq));
 	if (tseg && RF_UNLIKELY(sq->kind != RF_QP_XRC))
 		return -EINVAL;
-	if (RF_UNLIKELY(!rf__sq_room(sq, nbb)))
+	if (RF_UNLIKELY(!rf__sq_room(sq, nbb))) {
+		RF__CHK(rf__chk_sq_full(sq));
 		return -ENOSPC;
+	}
 	if (RF_UNLIKELY(rf__sq_pad_need(sq, nbb))) {
 		w->c = rf__sq_begin(sq, nbb);	/* pads: pi moved */
 		pi = sq->pi;
@@ -204,6 +210,7 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 	w->wr_id[w->idx].v = wr_id;
 	w->wqe_end[w->idx].v = w->pi + w->nbb;
 	sq->pi = w->pi + w->nbb;
+	RF__CHK(rf__chk_sq_posted(sq, (w->fm_bits & rf__sq_fm_bits(RF_WQE_CTRL_CQ_UPDATE)) != 0));
 	/*
 	 * RF_SEND_RING (a constant): alone since the last ring and small
 	 * enough, the WQE goes out by BlueFlame here, from what the post

@@ -197,7 +197,13 @@ static inline RF_COLD int rf_dci_reset_ibv(struct rf_qp *qp, const struct rf_qp_
 	sa.sig_all = sq->fm_ce_se != 0;
 	sa.wr_id = (uint64_t *)sq->wr_id;
 	sa.wqe_end = (uint32_t *)sq->wqe_end;
-	ret = rf_sq_init(sq, &sa);
+	{
+#ifdef RF_CHECKED
+		struct rf__chk_sq chk = *rf__chk_sq(sq);	/* what the glue set, attached */
+#endif
+		ret = rf_sq_init(sq, &sa);
+		RF__CHK(*rf__chk_sq(sq) = chk);
+	}
 	if (ret)
 		return ret;
 	return rf_dci_connect_ibv(qp, l);

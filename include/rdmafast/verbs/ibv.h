@@ -59,6 +59,23 @@
 
 RF_BEGIN_DECLS
 
+#ifdef RF_CHECKED
+/*
+ * The checked build's question to a QP (struct rf__chk_sq.query): its
+ * state as enum ibv_qp_state, or -1. Asked at a post only while the QP is
+ * not known to be in RTS.
+ */
+static inline RF_COLD int rf__chk_qp_state_ibv(const void *arg)
+{
+	struct ibv_qp_attr at;
+	struct ibv_qp_init_attr ia;
+
+	if (ibv_query_qp((struct ibv_qp *)(uintptr_t)arg, &at, IBV_QP_STATE, &ia))
+		return -1;
+	return (int)at.qp_state;
+}
+#endif
+
 /* Turn a verbs return (positive errno, or -1 with errno) into -errno. */
 static inline RF_COLD int rf__ibv_err(int ret)
 {

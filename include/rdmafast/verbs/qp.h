@@ -141,6 +141,12 @@ static inline RF_COLD int rf_qp_init_ibv(struct rf_qp *qp, struct ibv_qp *ibqp,
 		free(sa.wr_id);
 		return ret;
 	}
+#ifdef RF_CHECKED
+	/* the checked build asks the QP's state until it is RTS (rdmafast/checked.h) */
+	rf__chk_sq(&qp->sq)->query = rf__chk_qp_state_ibv;
+	rf__chk_sq(&qp->sq)->query_arg = ibqp;
+	rf__chk_sq(&qp->sq)->state = RF__CHK_QPS(0);	/* asked at the first post */
+#endif
 	if (dv.rq.wqe_cnt) {
 		struct rf_rq_attr ra;
 
@@ -455,6 +461,7 @@ static inline RF_COLD int rf_qp_connect_ibv(struct rf_qp *qp, const struct rf_qp
 			IBV_QP_MAX_QP_RD_ATOMIC;
 	}
 	ret = ibv_modify_qp(qp->ibqp, &at, mask);
+	RF__CHK(rf__chk_sq(&qp->sq)->state = ret ? RF__CHK_QPS(0) : RF__CHK_RTS);
 	return rf__ibv_err(ret);
 }
 
