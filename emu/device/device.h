@@ -171,9 +171,9 @@ bool dev_trap_writes_stores(void);
 /* The store a faulting instruction makes (store.c)                         */
 
 struct dev_store {
-	unsigned		len;		/* bytes stored: 1 to 32 */
+	unsigned		len;		/* bytes stored: 1 to 64 */
 	unsigned		insn_len;	/* bytes of the instruction */
-	uint8_t			data[32];
+	uint8_t			data[64];
 };
 
 /* Whether store.c has a decoder for this architecture. */
@@ -338,6 +338,7 @@ struct dev_qp {
 	bool			granted;	/* its grant is out (READY, CLAIMED or DONE) */
 	bool			direct_ack;	/* a SEND delivered directly waits for its ACK */
 	uint32_t		direct_psn;	/* ... up to this PSN */
+	uint32_t		grant_srq_next;	/* its grant's SRQ WQE links to this one */
 	struct dev_qp		*next_lender;
 	struct dev_qp		*next_direct_ack;
 };
@@ -347,6 +348,7 @@ struct dev_srq {
 	uint32_t		head;		/* next WQE index the device takes */
 	uint32_t		taken;		/* WQEs consumed (16 bits significant) */
 	bool			failed;		/* IBV_EVENT_SRQ_ERR raised: takes nothing */
+	struct dev_qp		*grant_qp;	/* its head WQE is lent to this QP's grant */
 };
 
 /* A doorbell location: one 8-byte word of a UAR page in our view. */
@@ -687,6 +689,8 @@ struct dev_rwqe {
 bool dev_rq_take(struct dev_qp *dq, struct emu_srq *srq, struct dev_rwqe *r);
 /* The QP's next receive (its own RQ), fetched but not taken. */
 bool dev_rq_peek(struct dev_qp *dq, struct dev_rwqe *r);
+/* The head WQE of a basic SRQ, fetched but not taken; *next: its link. */
+bool dev_srq_peek(struct dev_qp *dq, struct emu_srq *srq, struct dev_rwqe *r, uint32_t *next);
 /* Re-locate a receive WQE already taken (multi-packet messages). */
 void dev_rq_locate(struct dev_qp *dq, struct emu_srq *srq, uint32_t idx,
 		   struct dev_rwqe *r);

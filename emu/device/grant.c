@@ -17,15 +17,16 @@
  * The loan is a grant, one per QP, in a table of the responder's host that
  * every host maps (<subnet dir>/grant.<host>).  The responder fills it
  * only from its own state, as its device would check the packet: a QP of
- * RC able to receive, with its own receive queue, the expected PSN, the
- * only peer (QPN, LID, GID) it accepts, the next posted receive WQE with
+ * RC able to receive, the expected PSN, the only peer (QPN, LID, GID) it
+ * accepts, the next posted receive WQE of its receive queue or basic SRQ with
  * its scatter entries resolved through the QP's PD for local write (the
  * prefix of entries whose keys are valid: a message that needs more goes
  * as a packet and meets the error there), and the receive CQ's next entry
  * when it has room and nobody waits on it (no arm, no compression).  A
- * grant names that entry of the ring, so it stands only while nothing else
- * writes the CQ: every write, arm, resize, QP change and deregistration on
- * the responder takes the grant back first (dev_grant_take()).
+ * grant names that entry of the ring and that receive, so it stands only
+ * while nothing else writes the CQ or takes from the SRQ: every write,
+ * arm, resize, receive taken, QP or SRQ change and deregistration on the
+ * responder takes the grant back first (dev_grant_take()).
  *
  * The state word makes the handover: FREE (the responder's), READY
  * (published), CLAIMED (a requester is delivering), DONE (delivered, the
@@ -112,7 +113,7 @@ struct dev_grant {
 	uint8_t			opcode;		/* RF_CQE_RESP_SEND or _SEND_IMM */
 	uint8_t			result;
 	uint8_t			sl;
-	uint8_t			pad;
+	uint8_t			se;		/* solicited: an armed solicited CQ's event */
 	uint16_t		src_lid;
 	int32_t			claimer;	/* the requester's pid */
 };
@@ -240,7 +241,16 @@ static void settle(struct dev_qp *dq, struct dev_grant *g)
 	 * again since, and the record is then ahead of what the device had
 	 * taken by more than the queue holds, until this count.
 	 */
-	dq->rq_ci++;
+	if (qp->srq) {
+		struct dev_srq *ds = dev_srq_of(qp->srq);
+
+		ds->head = dq->grant_srq_next;
+		ds->taken++;
+		ds->grant_qp = NULL;
+		dev_srq_check_limit(qp->srq);
+	} else {
+		dq->rq_ci++;
+	}
 	dq->epsn = (g->epsn + 1) & DEV_PSN_MASK;
 	dq->nak_sent = false;
 	dev_pkt_clear(&h);
@@ -252,6 +262,8 @@ static void settle(struct dev_qp *dq, struct dev_grant *g)
 	h.dst_qpn = g->qpn;
 	if (g->global)
 		h.flags |= DPKT_GRH;
+	if (g->se)
+		h.flags |= DPKT_SE;
 	dev_wire_stats.pkts_rx++;
 	dev_wire_stats.direct++;
 	dev_wire_count_rx(&h, qp->obj.ctx->dev_index, qp->attr.port_num ? qp->attr.port_num : 1);
@@ -261,7 +273,7 @@ static void settle(struct dev_qp *dq, struct dev_grant *g)
 			dev_cq_refuse(dcq, dq->qpn);
 		} else {
 			dcq->pi++;
-			dev_cq_written(dcq, 1, false);
+			dev_cq_written(dcq, 1, g->se);
 		}
 	}
 }
@@ -311,6 +323,8 @@ void dev_grant_take(struct dev_qp *dq)
 		sched_yield();
 	}
 	dq->granted = false;
+	if (dq->qp->srq && dev_srq_of(dq->qp->srq) && dev_srq_of(dq->qp->srq)->grant_qp == dq)
+		dev_srq_of(dq->qp->srq)->grant_qp = NULL;
 	{
 		struct dev_cq *dcq = dev_cq_of(dq->qp->recv_cq);
 
@@ -336,13 +350,18 @@ static void publish(struct dev_qp *dq)
 	uint32_t slot;
 	unsigned n = 0;
 
+	struct dev_srq *ds = qp->srq ? dev_srq_of(qp->srq) : NULL;
+	uint32_t next = 0;
+
 	if (dq->granted || !dev_qp_can_receive(qp) || qp->type != IBV_QPT_RC || qp->dc ||
-	    qp->opened || qp->srq || !qp->rq_wqe_cnt || dq->recv_busy || !dcq || dcq->overrun ||
+	    qp->opened || (qp->srq ? !ds || ds->grant_qp || qp->srq->type != IBV_SRQT_BASIC :
+				     !qp->rq_wqe_cnt) ||
+	    dq->recv_busy || !dcq || dcq->overrun ||
 	    dcq->zip || dcq->grant_qp || cq->armed || dev_fault.any || !dev_cq_has_room(dcq, 1) ||
 	    atomic_load_explicit(&g->state, memory_order_relaxed) != GRANT_FREE)
 		return;
 	/* the next receive, looked at, not taken */
-	if (!dev_rq_peek(dq, &r))
+	if (qp->srq ? !dev_srq_peek(dq, qp->srq, &r, &next) : !dev_rq_peek(dq, &r))
 		return;
 	for (uint32_t i = 0; i < r.nseg && n < GRANT_SGE; i++) {
 		const uint8_t *seg = r.wqe + 16 * i;
@@ -380,9 +399,12 @@ static void publish(struct dev_qp *dq)
 	g->scat_max = qp->scat_res;
 	g->result = 0;
 	g->claimer = 0;
+	dq->grant_srq_next = next;
 	atomic_store_explicit(&g->state, GRANT_READY, memory_order_release);
 	dq->granted = true;
 	dcq->grant_qp = dq;
+	if (ds)
+		ds->grant_qp = dq;	/* the SRQ's head: one grant at a time */
 }
 
 /* At the end of a pass: a grant for every lender that can have one. */
@@ -523,7 +545,7 @@ bool dev_grant_deliver(const struct dev_grant *dg, const struct dev_pkt *h, cons
 	bool scat;
 
 	/* the checks resp_connected() and resp_send() make of the packet */
-	if (h->src_qpn != g->peer_qpn || h->psn != g->epsn || (h->flags & DPKT_SE) ||
+	if (h->src_qpn != g->peer_qpn || h->psn != g->epsn ||
 	    !(h->flags & DPKT_FIRST) || !(h->flags & DPKT_LAST) || h->len != h->dma_len ||
 	    h->dma_len > g->max_len || g->clock_khz != emu_core_clock_khz() ||
 	    g->cqe_size > sizeof(body) ||
@@ -549,6 +571,7 @@ bool dev_grant_deliver(const struct dev_grant *dg, const struct dev_pkt *h, cons
 	/* the CQE, built as dev_cqe_build() builds the responder's own */
 	c = (struct dev_cqe){
 		.opcode = h->op == DOP_SEND_IMM ? RF_CQE_RESP_SEND_IMM : RF_CQE_RESP_SEND,
+		.se = (h->flags & DPKT_SE) != 0,
 		.sl = h->sl,
 		.slid = h->slid,
 		.wqe_counter = g->wqe_counter,
@@ -568,6 +591,7 @@ bool dev_grant_deliver(const struct dev_grant *dg, const struct dev_pkt *h, cons
 	g->imm = c.imm;
 	g->opcode = c.opcode;
 	g->sl = h->sl;
+	g->se = c.se;
 	g->src_lid = h->slid;
 	g->result = GRANT_OK;
 	atomic_thread_fence(memory_order_release);

@@ -230,6 +230,8 @@ void emu_dev_srq_modified(struct emu_srq *srq, uint32_t mask)
 {
 	if (!srq->dev_priv)
 		return;
+	if (dev_srq_of(srq)->grant_qp)
+		dev_grant_take(dev_srq_of(srq)->grant_qp);
 	if (mask & IBV_SRQ_LIMIT) {
 		srq->limit_armed = srq->limit != 0;
 		dev_srq_check_limit(srq);
@@ -238,6 +240,8 @@ void emu_dev_srq_modified(struct emu_srq *srq, uint32_t mask)
 
 void emu_dev_srq_destroyed(struct emu_srq *srq)
 {
+	if (srq->dev_priv && dev_srq_of(srq)->grant_qp)
+		dev_grant_take(dev_srq_of(srq)->grant_qp);
 	free(srq->dev_priv);
 	srq->dev_priv = NULL;
 }

@@ -67,33 +67,14 @@ bool dev_rq_take(struct dev_qp *dq, struct emu_srq *srq, struct dev_rwqe *r)
 {
 	if (srq) {
 		struct dev_srq *ds = dev_srq_of(srq);
-		uint32_t stride = 1u << srq->wqe_shift;
-		uint8_t *wqe;
-		uint8_t next[4];
-		int32_t avail;
+		uint32_t next;
 
-		if (ds->failed)
+		/* its head lent to a grant (grant.c): a message delivered there first */
+		if (ds->grant_qp)
+			dev_grant_take(ds->grant_qp);
+		if (!dev_srq_peek(dq, srq, r, &next))
 			return false;
-		avail = rq_avail(srq->dbrec, ds->taken, srq->wqe_cnt);
-		if (avail < 0) {
-			rq_catastrophic(dq, srq);
-			return false;
-		}
-		if (!avail)
-			return false;
-		/*
-		 * The SRQ is a linked list: software fills wqe[head] and moves
-		 * head along next_wqe_index; the device follows the same links.
-		 * Each take is one step, bounded by the record's count.
-		 */
-		wqe = (uint8_t *)(uintptr_t)srq->buf + (size_t)ds->head * stride;
-		if (!dev_copy(next, wqe, sizeof(next)) || !rq_fetch(r, wqe, stride, 16)) {
-			rq_catastrophic(dq, srq);
-			return false;
-		}
-		r->idx = ds->head;
-		r->srq = srq;
-		ds->head = dev_be16(next + 2) & (srq->wqe_cnt - 1);
+		ds->head = next;
 		ds->taken++;
 		dev_srq_check_limit(srq);
 		return true;
@@ -101,6 +82,39 @@ bool dev_rq_take(struct dev_qp *dq, struct emu_srq *srq, struct dev_rwqe *r)
 	if (!dev_rq_peek(dq, r))
 		return false;
 	dq->rq_ci++;
+	return true;
+}
+
+bool dev_srq_peek(struct dev_qp *dq, struct emu_srq *srq, struct dev_rwqe *r, uint32_t *next)
+{
+	struct dev_srq *ds = dev_srq_of(srq);
+	uint32_t stride = 1u << srq->wqe_shift;
+	uint8_t *wqe;
+	uint8_t link[4];
+	int32_t avail;
+
+	if (ds->failed)
+		return false;
+	avail = rq_avail(srq->dbrec, ds->taken, srq->wqe_cnt);
+	if (avail < 0) {
+		rq_catastrophic(dq, srq);
+		return false;
+	}
+	if (!avail)
+		return false;
+	/*
+	 * The SRQ is a linked list: software fills wqe[head] and moves head
+	 * along next_wqe_index; the device follows the same links.  Each take
+	 * is one step, bounded by the record's count.
+	 */
+	wqe = (uint8_t *)(uintptr_t)srq->buf + (size_t)ds->head * stride;
+	if (!dev_copy(link, wqe, sizeof(link)) || !rq_fetch(r, wqe, stride, 16)) {
+		rq_catastrophic(dq, srq);
+		return false;
+	}
+	r->idx = ds->head;
+	r->srq = srq;
+	*next = dev_be16(link + 2) & (srq->wqe_cnt - 1);
 	return true;
 }
 

@@ -21,10 +21,20 @@
  *   66 0F 7F, F3 0F 7F   movdqa, movdqu; 66 0F E7 movntdq
  *   66 0F D6, 66 0F 7E   movq xmm -> m64, movd/movq xmm -> m32/64
  *   the same in VEX (C5, C4 with map 0F), 128 and 256 bits
+ *   EVEX (62, map 0F) full-vector stores, 128 to 512 bits, unmasked:
+ *                        vmovdqu8/16/32/64, vmovdqa32/64, vmovups/aps,
+ *                        vmovntdq/ps (UCX's BlueFlame copy is one
+ *                        vmovdqu64 of zmm16)
+ *
+ * and, after the faulting store, the loads that feed the rest of a copy
+ * (movdqa, movdqu, movaps, movups into an xmm register; mov into a 64-bit
+ * general one), so that dev_store_next() can go on with it.
  *
  * (Intel SDM vol. 2, chapter 2 for the encodings, and the instructions'
- * pages).  Anything else - a string move, EVEX, an address-size prefix -
- * is refused, and the handler falls back to letting the store through.
+ * pages; the vector registers' upper parts come from the XSAVE area of the
+ * signal frame, vol. 1 chapter 13).  Anything else - a string move, a
+ * masked store, an address-size prefix - is refused, and the handler falls
+ * back to letting the store through.
  * Only the instruction's encoding is read here: its address is the one the
  * kernel reported (si_addr), the only one the page can be reached at.
  */
@@ -48,14 +58,16 @@ static const int gpr_index[16] = {
 #ifndef FP_XSTATE_MAGIC1
 #define FP_XSTATE_MAGIC1	0x46505853u
 #endif
-#define XFEATURE_YMM		(1u << 2)
+/* XSAVE components: YMM_Hi128, ZMM_Hi256 (zmm0-15 bits 256-511), Hi16_ZMM */
+enum { XCOMP_YMM = 2, XCOMP_ZMM_HI256 = 6, XCOMP_HI16_ZMM = 7 };
 
 /*
- * The upper 128 bits of ymm n, from the XSAVE area the kernel put in the
- * signal frame (standard format: the YMM_Hi128 component at the offset
- * CPUID leaf 0xD, sub-leaf 2 gives); false if the frame has none.
+ * len bytes at off of XSAVE component c in the signal frame (standard
+ * format: the component at the offset CPUID leaf 0xD, sub-leaf c gives),
+ * zeros for a component in its initial state; false if the frame has no
+ * XSAVE area.
  */
-static bool ymm_high(const ucontext_t *uc, unsigned n, uint8_t out[16])
+static bool xcomp(const ucontext_t *uc, unsigned c, unsigned off, unsigned len, uint8_t *out)
 {
 	const uint8_t *fx = (const uint8_t *)uc->uc_mcontext.fpregs;
 	unsigned eax, ebx, ecx, edx;
@@ -68,23 +80,35 @@ static bool ymm_high(const ucontext_t *uc, unsigned n, uint8_t out[16])
 	if (magic != FP_XSTATE_MAGIC1)
 		return false;
 	memcpy(&bv, fx + 512, 8);		/* xsave header: xstate_bv */
-	if (!(bv & XFEATURE_YMM)) {
-		memset(out, 0, 16);		/* in its initial state: zero */
+	if (!(bv & (1ull << c))) {
+		memset(out, 0, len);
 		return true;
 	}
-	if (!__get_cpuid_count(0xd, 2, &eax, &ebx, &ecx, &edx) || !ebx)
+	if (!__get_cpuid_count(0xd, c, &eax, &ebx, &ecx, &edx) || !ebx)
 		return false;
-	memcpy(out, fx + ebx + 16 * n, 16);
+	memcpy(out, fx + ebx + off, len);
 	return true;
 }
 
-/* The low 16 bytes of xmm n. */
+/* The low 16 bytes of xmm n (0-15). */
 static bool xmm(const ucontext_t *uc, unsigned n, uint8_t out[16])
 {
 	if (!uc->uc_mcontext.fpregs)
 		return false;
 	memcpy(out, &uc->uc_mcontext.fpregs->_xmm[n], 16);
 	return true;
+}
+
+/* The low len (16, 32 or 64) bytes of vector register n (0-31). */
+static bool vreg(const ucontext_t *uc, unsigned n, unsigned len, uint8_t *out)
+{
+	if (n >= 16)
+		return xcomp(uc, XCOMP_HI16_ZMM, 64 * (n - 16), len, out);
+	if (!xmm(uc, n, out))
+		return false;
+	if (len > 16 && !xcomp(uc, XCOMP_YMM, 16 * n, 16, out + 16))
+		return false;
+	return len <= 32 || xcomp(uc, XCOMP_ZMM_HI256, 32 * n, 32, out + 32);
 }
 
 /*
@@ -118,6 +142,8 @@ struct insn {
 	unsigned	rex;		/* REX bits (VEX's folded in) */
 	bool		xmm;		/* reg is an xmm register, else a general one */
 	bool		ymm;		/* VEX.256: 32 bytes */
+	unsigned	vlen;		/* EVEX: 16, 32 or 64 bytes; 0 for the others */
+	unsigned	disp8;		/* what a disp8 counts in (EVEX: the operand's size) */
 	bool		high8;		/* ah, ch, dh, bh */
 	bool		aligned;	/* faults unless the address is a multiple of len */
 	bool		segment;	/* an FS or GS override: not a plain address */
@@ -157,6 +183,17 @@ static bool decode(const ucontext_t *uc, struct insn *in)
 		in->ymm = (p[1] >> 2) & 1;
 		pp = p[1] & 3;
 		p += 2;
+	} else if (*p == 0x62) {	/* EVEX: ~R ~X ~B ~R' 00 mm, W vvvv 1 pp, z L'L b ~V' aaa */
+		/* map 0F, no opmask (a masked store writes some bytes only), no broadcast */
+		if ((p[1] & 0x0f) != 1 || !(p[2] & 0x04) || (p[3] & 0x17) || ((p[3] >> 5) & 3) == 3)
+			return false;
+		vex = true;
+		in->rex = ((p[1] & 0x80) ? 0 : 4) | ((p[1] & 0x40) ? 0 : 2) |
+			  ((p[1] & 0x20) ? 0 : 1) | ((p[2] & 0x80) ? 8 : 0);
+		in->vlen = 16u << ((p[3] >> 5) & 3);
+		in->reg = (p[1] & 0x10) ? 0 : 16;	/* R': registers 16-31 */
+		pp = p[2] & 3;
+		p += 4;
 	} else if (*p == 0xc4) {		/* VEX, 3 bytes: ~R ~X ~B mmmmm, W vvvv L pp */
 		if ((p[1] & 0x1f) != 1)
 			return false;		/* map 0F only */
@@ -208,10 +245,12 @@ static bool decode(const ucontext_t *uc, struct insn *in)
 	if (!ml)
 		return false;
 	in->modrm = p;
-	in->reg = ((p[0] >> 3) & 7) | ((in->rex & 4) << 1);
+	in->reg |= ((p[0] >> 3) & 7) | ((in->rex & 4) << 1);
 	in->insn_len = (unsigned)(p + ml - start);
 	in->xmm = true;
 	in->kind = INSN_STORE;
+	if (in->vlen && op != 0x11 && op != 0x29 && op != 0x2b && op != 0x7f && op != 0xe7)
+		return false;	/* EVEX: the full-vector stores only */
 	switch (op) {
 	case 0xc3:		/* movnti r32/64 -> m */
 		if (vex)
@@ -229,8 +268,8 @@ static bool decode(const ucontext_t *uc, struct insn *in)
 		in->len = 16;
 		in->aligned = true;
 		break;
-	case 0x7f:		/* movdqa (66), movdqu (F3); none: MMX */
-		if (pp != 1 && pp != 2)
+	case 0x7f:		/* movdqa (66), movdqu (F3); none: MMX; EVEX F2: vmovdqu8/16 */
+		if (pp != 1 && pp != 2 && !(in->vlen && pp == 3))
 			return false;
 		in->len = 16;
 		in->aligned = pp == 1;
@@ -266,6 +305,12 @@ static bool decode(const ucontext_t *uc, struct insn *in)
 		return true;
 	default:
 		return false;
+	}
+	if (in->vlen) {
+		if (in->len != 16)
+			return false;	/* EVEX scalar forms: not a copy's */
+		in->len = in->disp8 = in->vlen;
+		return true;
 	}
 	if (vex && in->ymm && in->len == 16)
 		in->len = 32;
@@ -311,7 +356,7 @@ static bool address(const ucontext_t *uc, const struct insn *in, uintptr_t *ea)
 		p += 1;
 	}
 	if (mod == 1)
-		disp = (int8_t)p[0];
+		disp = (int8_t)p[0] * (int32_t)(in->disp8 ? in->disp8 : 1);
 	else if (mod == 2)
 		memcpy(&disp, p, 4);
 	*ea = (uintptr_t)(a + (uint64_t)(int64_t)disp);
@@ -335,9 +380,7 @@ static bool store_data(const ucontext_t *uc, const struct insn *in, struct dev_s
 		memcpy(st->data, &v, in->len);	/* little-endian */
 		return true;
 	}
-	if (!xmm(uc, in->reg, st->data))
-		return false;
-	return in->len != 32 || ymm_high(uc, in->reg, st->data + 16);
+	return vreg(uc, in->reg, in->len, st->data);
 }
 
 bool dev_store_decode(const void *ucv, struct dev_store *st)

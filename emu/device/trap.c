@@ -105,6 +105,7 @@ static _Atomic uintptr_t rung;	/* the page of the last doorbell fault */
 static bool engine_armed;	/* the engine armed it and has not seen it fire */
 static bool enabled;
 static bool write_stores;	/* the handler writes the stores it knows (store.c) */
+static atomic_bool let_through;	/* the last doorbell fault was not one of them */
 /*
  * Every application page of a watched register, trapped or not, lies in
  * [span_lo, span_hi): emu_dev_vm_change()'s quick test.
@@ -120,9 +121,15 @@ void dev_trap_init(void)
 	write_stores = enabled && DEV_STORE_DECODER && (!w || !*w || atoi(w) != 0);
 }
 
+/*
+ * Whether the doorbells rung lately were written by the handler: a store it
+ * cannot decode is let through, and the engine then treats the doorbells as
+ * it does without the decoder (engine.c: on a contended CPU it does not
+ * protect the pages again after each).
+ */
 bool dev_trap_writes_stores(void)
 {
-	return write_stores;
+	return write_stores && !atomic_load_explicit(&let_through, memory_order_relaxed);
 }
 
 uint64_t dev_trap_stores(void)
@@ -271,8 +278,13 @@ static bool write_store(const struct trap_range *r, uintptr_t a, void *uc, bool 
 	return true;
 }
 
-/* Stack a doorbell pass may take: the packet staging buffers live there. */
-#define TRAP_ASSIST_STACK	(256u << 10)
+/*
+ * Stack a doorbell pass may take: its deepest chain of frames (the parse
+ * of a WQE, a packet's delivery to a responder, a CQE) is some 12 KiB by
+ * gcc's -fstack-usage, and the signal frame with an AVX-512 XSAVE area
+ * 3 KiB more; UCX gives its threads a 145 KiB alternate stack.
+ */
+#define TRAP_ASSIST_STACK	(64u << 10)
 
 static bool roomy_stack(const void *ucv)
 {
@@ -298,6 +310,7 @@ bool dev_trap_fault(const void *addr, void *uc)
 		if (a >= ranges[i].lo && a < ranges[i].hi)
 			r = &ranges[i];
 	if (r && write_stores && (r->prot & PROT_WRITE) && write_store(r, a, uc, &rang)) {
+		atomic_store_explicit(&let_through, false, memory_order_relaxed);
 		atomic_fetch_sub(&inflight, 1);
 		if (!rang)
 			return true;
@@ -315,6 +328,8 @@ bool dev_trap_fault(const void *addr, void *uc)
 		return true;
 	}
 	if (r) {
+		if (write_stores)
+			atomic_store_explicit(&let_through, true, memory_order_relaxed);
 		if (atomic_exchange(&armed, false))
 			protect_all(false);
 		else {	/* another thread is unprotecting them: ours now */

@@ -4,10 +4,11 @@
  * message it receives back, as a SEND with the same immediate, from a
  * buffer of its own.
  *
- *   helper_echo BYTES
+ *   helper_echo BYTES [srq]
  *
  * prints "QPN LID", reads "QPN LID" of the test's QP from stdin and
- * connects to it, posts 16 receives of BYTES each, prints "ready"; then
+ * connects to it, posts 16 receives of BYTES each (to a shared receive
+ * queue with "srq"), prints "ready"; then
  * echoes until the test closes its stdin (checked between messages) or a
  * completion fails, and prints "echoed N direct D" (D: the messages its
  * device model received by direct delivery) before it exits 0.  Its polls
@@ -30,12 +31,14 @@
 
 enum { NRECV = 16 };
 
+static struct ibv_srq *srq;
+
 static int post_recv(struct ibv_qp *qp, struct ibv_mr *mr, uint8_t *buf, size_t bytes, int i)
 {
 	struct ibv_sge s = { (uintptr_t)(buf + (size_t)i * bytes), (uint32_t)bytes, mr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &s, .num_sge = 1 }, *bad;
 
-	return ibv_post_recv(qp, &wr, &bad);
+	return srq ? ibv_post_srq_recv(srq, &wr, &bad) : ibv_post_recv(qp, &wr, &bad);
 }
 
 static unsigned long long direct_count(void)
@@ -67,7 +70,7 @@ int main(int argc, char **argv)
 	size_t bytes;
 	uint8_t *buf;
 
-	if (argc != 2)
+	if (argc != 2 && (argc != 3 || strcmp(argv[2], "srq")))
 		return 2;
 	bytes = strtoull(argv[1], NULL, 0);
 	list = ibv_get_device_list(NULL);
@@ -84,6 +87,15 @@ int main(int argc, char **argv)
 	memset(buf, 0, 2 * NRECV * bytes);
 	mr = ibv_reg_mr(pd, buf, 2 * NRECV * bytes, IBV_ACCESS_LOCAL_WRITE);
 	ia.send_cq = ia.recv_cq = cq;
+	if (argc == 3) {
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = NRECV, .max_sge = 1 } };
+
+		srq = ibv_create_srq(pd, &sa);
+		if (!srq)
+			return 4;
+		ia.srq = srq;
+		ia.cap.max_recv_wr = ia.cap.max_recv_sge = 0;
+	}
 	qp = mr ? ibv_create_qp(pd, &ia) : NULL;
 	if (!qp)
 		return 5;
@@ -146,6 +158,8 @@ int main(int argc, char **argv)
 	printf("echoed %u direct %llu\n", echoed, direct_count());
 	fflush(stdout);
 	ibv_destroy_qp(qp);
+	if (srq)
+		ibv_destroy_srq(srq);
 	ibv_dereg_mr(mr);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);

@@ -39,9 +39,10 @@ static void post_recv(struct host *h, int i)
 	dt_post_recv(h->qp, (uint64_t)i, h->buf + (size_t)i * BYTES, BYTES, h->mr->lkey);
 }
 
-static void host_up(struct host *h)
+/* The test's QP and an echoing peer's, its receives on an SRQ with srq. */
+static void host_up(struct host *h, bool srq)
 {
-	char *argv[] = { "helper_echo", "8192", NULL };
+	char *argv[] = { "helper_echo", "8192", srq ? "srq" : NULL, NULL };
 	struct ibv_port_attr pa;
 	struct wt_conn c = { .max_rd_atomic = 1, .max_dest_rd_atomic = 1, .timeout = 14,
 			     .retry_cnt = 7 };
@@ -84,19 +85,25 @@ static void host_down(struct host *h)
 }
 
 /* Send len bytes of pattern seed (with immediate imm when with_imm). */
-static void send_msg(struct host *h, uint32_t len, unsigned seed, bool with_imm, uint32_t imm)
+static void send_msg_flags(struct host *h, uint32_t len, unsigned seed, bool with_imm,
+			   uint32_t imm, unsigned flags)
 {
 	uint8_t *out = h->buf + (size_t)NRECV * BYTES;
 	struct ibv_sge s = { (uintptr_t)out, len, h->mr->lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = 1000 + seed, .sg_list = &s, .num_sge = len ? 1 : 0,
 		.opcode = with_imm ? IBV_WR_SEND_WITH_IMM : IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED, .imm_data = htobe32(imm),
+		.send_flags = IBV_SEND_SIGNALED | flags, .imm_data = htobe32(imm),
 	};
 
 	for (uint32_t i = 0; i < len; i++)
 		out[i] = (uint8_t)(seed * 31 + i * 7);
 	dt_post(h->qp, &wr);
+}
+
+static void send_msg(struct host *h, uint32_t len, unsigned seed, bool with_imm, uint32_t imm)
+{
+	send_msg_flags(h, len, seed, with_imm, imm, 0);
 }
 
 /* The next receive completion; send completions on the way must be good. */
@@ -118,11 +125,13 @@ static const uint32_t sizes[] = { 8, 0, 1, 7, 8, 31, 32, 33, 64, 100, 1000, 4096
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 
 /*
- * 300 messages of every size up to the receive's, half with an immediate:
- * each echo arrives whole, with the completion the packet path gave the
- * first one of its kind, and most of them were delivered directly.
+ * 300 messages of every size up to the receive's, half with an immediate,
+ * a third solicited: each echo arrives whole, with the completion the
+ * packet path gave the first one of its kind, and most of them were
+ * delivered directly; to a QP of its own receive queue and to one of an
+ * SRQ.
  */
-Test(dev_direct, sends_arrive_directly_and_intact, .timeout = 120)
+static void round_trips(bool srq)
 {
 	struct host h;
 	struct ibv_wc first[2][NSIZES];
@@ -133,7 +142,7 @@ Test(dev_direct, sends_arrive_directly_and_intact, .timeout = 120)
 	unsigned long long direct;
 	const unsigned n = 300;
 
-	host_up(&h);
+	host_up(&h, srq);
 	s0 = wt_stats();
 	for (unsigned m = 0; m < n; m++) {
 		unsigned k = m % NSIZES;
@@ -142,7 +151,8 @@ Test(dev_direct, sends_arrive_directly_and_intact, .timeout = 120)
 		struct ibv_wc wc;
 		const uint8_t *in;
 
-		send_msg(&h, len, m, imm, 0xa5000000u + m);
+		/* every third solicited: its CQE says so, and an arm would wake */
+		send_msg_flags(&h, len, m, imm, 0xa5000000u + m, m % 3 ? 0 : IBV_SEND_SOLICITED);
 		wc = next_recv(&h);
 		in = h.buf + (size_t)wc.wr_id * BYTES;
 		cr_assert_eq(wc.byte_len, len, "message %u: %u bytes back, not %u", m, wc.byte_len, len);
@@ -199,6 +209,16 @@ Test(dev_direct, sends_arrive_directly_and_intact, .timeout = 120)
 	host_down(&h);
 }
 
+Test(dev_direct, sends_arrive_directly_and_intact, .timeout = 120)
+{
+	round_trips(false);
+}
+
+Test(dev_direct, to_an_srq, .timeout = 120)
+{
+	round_trips(true);
+}
+
 /*
  * A message longer than the receive posted for it does not fit the grant:
  * it goes as a packet, and the responder refuses it as it always has (the
@@ -212,7 +232,7 @@ Test(dev_direct, too_long_goes_as_a_packet_and_fails, .timeout = 60)
 	uint8_t *big = aligned_alloc(4096, 2 * BYTES);
 	struct ibv_mr *mr;
 
-	host_up(&h);
+	host_up(&h, false);
 	for (unsigned m = 0; m < 4; m++) {	/* grants out both ways */
 		send_msg(&h, 8, m, false, 0);
 		post_recv(&h, (int)next_recv(&h).wr_id);

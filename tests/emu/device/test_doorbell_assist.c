@@ -439,6 +439,25 @@ Test(dev_store_decode, a_copy_faults_once)
 	cr_assert_eq(copy_faults, 1, "the misaligned store was written");
 }
 
+/* AVX-512 (UCX's BlueFlame copy is one 64-byte store from zmm16). */
+Test(dev_store_decode, avx512_stores)
+{
+	static uint8_t z[64] __attribute__((aligned(64)));
+	uint8_t *p = hole + 1024;
+
+	if (!__builtin_cpu_supports("avx512f"))
+		cr_skip_test("no AVX-512 on this CPU");
+	for (unsigned i = 0; i < sizeof(z); i++)
+		z[i] = (uint8_t)(0x80 + i);
+	STORE("vmovdqu64 (%0), %%zmm16; vmovdqu64 %%zmm16, (%1)", "r"(z), "r"(p));
+	expect(z, 64, "vmovdqu64 zmm16 (EVEX R')");
+	STORE("vmovdqu64 (%0), %%zmm3; vmovdqa64 %%zmm3, 64(%1)", "r"(z), "r"(p));
+	expect(z, 64, "vmovdqa64 zmm3, disp8 scaled");
+	STORE("vmovdqu64 (%0), %%ymm17; vmovdqu64 %%ymm17, (%1)", "r"(z), "r"(p));
+	expect(z, 32, "vmovdqu64 ymm17");
+	__asm__ volatile("vzeroupper");
+}
+
 /* What it does not know is refused, and the store is left to fault for real. */
 Test(dev_store_decode, the_rest_is_refused)
 {
@@ -451,5 +470,16 @@ Test(dev_store_decode, the_rest_is_refused)
 		__asm__ volatile("movq %0, %%rdi; movq $2, %%rcx; rep stosb"
 				 : : "r"(p) : "rdi", "rcx", "rax", "memory");
 	cr_assert(refused, "rep stosb was decoded");
+	if (__builtin_cpu_supports("avx512f")) {
+		/* a masked store writes some of its bytes only */
+		refused = 0;
+		if (sigsetjmp(undecoded, 1))
+			refused = 1;
+		else
+			__asm__ volatile("movl $3, %%eax; kmovw %%eax, %%k1;"
+					 "vmovdqu32 %%zmm0, (%0)%{%%k1%}"
+					 : : "r"(p) : "rax", "memory");
+		cr_assert(refused, "a masked store was decoded");
+	}
 }
 #endif
