@@ -195,13 +195,13 @@ $(E2E_BIN): $(E2E_SRCS) $(HEADERS) $(wildcard tests/e2e/*.h)
 	$(CC) -std=c11 $(CFLAGS) $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) $(CRIT_CFLAGS) \
 	    -o $@ $(E2E_SRCS) $(CRIT_LIBS) $(E2E_LIBS)
 
-e2e-test: $(if $(E2E_SRCS),$(E2E_BIN) $(E2E_CHECKED)) $(if $(filter hw,$(RF_DEVICE)),,emu)
-	$(if $(E2E_SRCS),timeout 600 $(RF_RUN) $(E2E_BIN) --jobs=1)
-	$(if $(E2E_SRCS),timeout 600 $(RF_RUN) $(E2E_CHECKED) --jobs=1)
-
 # The same suite in the checked build (-DRF_CHECKED): a report that a
 # test did not announce aborts it (tests/e2e/test_e2e_checked.c).
 E2E_CHECKED := $(BUILD)/tests/e2e-checked/rfe2e
+
+e2e-test: $(if $(E2E_SRCS),$(E2E_BIN) $(E2E_CHECKED)) $(if $(filter hw,$(RF_DEVICE)),,emu)
+	$(if $(E2E_SRCS),timeout 600 $(RF_RUN) $(E2E_BIN) --jobs=1)
+	$(if $(E2E_SRCS),timeout 600 $(RF_RUN) $(E2E_CHECKED) --jobs=1)
 
 $(E2E_CHECKED): $(E2E_SRCS) $(HEADERS) $(wildcard tests/e2e/*.h)
 	@mkdir -p $(@D)
