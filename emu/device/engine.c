@@ -708,8 +708,8 @@ bool emu_dev_poll_assist(void)
  * (bench/wake_probe.c: a wake-up costs 20-35 us on a CPU a polling thread
  * holds).  The engine is kicked instead when another thread is in a pass,
  * and after the pass when it leaves work the engine must take up: a
- * stream of WQEs, more work queued, or a timer due before the engine's
- * wake-up.
+ * stream of WQEs, more work queued, or a timer due before a sleeping
+ * engine's wake-up.
  */
 void dev_doorbell_assist(void)
 {
@@ -729,8 +729,12 @@ void dev_doorbell_assist(void)
 	pass(true, &trapped);
 	dev_eng.db_assists++;
 	due = bounded_by_timers(dev_eng.now, UINT64_MAX / 2);
+	/*
+	 * An engine that is not asleep (sleep_until 0: spinning, or between
+	 * passes) runs another pass and sees all this by itself.
+	 */
 	kick = dev_eng.busy || dev_eng.wqes - wqes >= DB_ASSIST_STREAM_WQES ||
-	       !dev_eng.sleep_until || dev_eng.now + due < dev_eng.sleep_until;
+	       (dev_eng.sleep_until && dev_eng.now + due < dev_eng.sleep_until);
 	if (kick && dev_eng.wqes - wqes >= DB_ASSIST_STREAM_WQES)
 		dev_trap_disarm_locked();
 	emu_lock_release();

@@ -510,7 +510,7 @@ const struct dev_grant *dev_grant_claim(uint32_t dst_qpn)
 	if (atomic_load_explicit(&g->state, memory_order_relaxed) != GRANT_READY ||
 	    !atomic_compare_exchange_strong(&g->state, &st, GRANT_CLAIMED))
 		return NULL;
-	g->claimer = getpid();
+	g->claimer = own ? own->pid : getpid();
 	if (g->qpn != (dst_qpn & 0xffffff)) {
 		atomic_store_explicit(&g->state, GRANT_READY, memory_order_release);
 		return NULL;
