@@ -21,6 +21,7 @@
 
 #include <infiniband/mlx5dv.h>
 
+#include "trap_test.h"
 #include "wire_test.h"
 #include "device/device.h"
 
@@ -51,34 +52,6 @@ static void teardown(void)
 }
 
 TestSuite(dev_doorbell_assist, .init = setup, .fini = teardown, .timeout = 60);
-
-static void *bf_reg(struct ibv_qp *qp)
-{
-	struct mlx5dv_qp dv;
-	struct mlx5dv_obj o = { .qp = { qp, &dv } };
-
-	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_QP), 0);
-	return dv.bf.reg;
-}
-
-/* The permissions /proc/self/maps shows for the page at p, e.g. "r--s". */
-static void page_perms(const void *p, char perms[5])
-{
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	cr_assert_not_null(f);
-	strcpy(perms, "?");
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-
-		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 &&
-		    (uintptr_t)p >= lo && (uintptr_t)p < hi)
-			break;
-		strcpy(perms, "?");
-	}
-	fclose(f);
-}
 
 /* n signaled 8-byte RDMA writes from QP 0 in one post (one doorbell), flags added. */
 static void post_writes(int n, unsigned flags)
@@ -118,20 +91,20 @@ static void write8(unsigned flags, uint8_t v)
  */
 Test(dev_doorbell_assist, the_storing_thread_executes_the_doorbell)
 {
-	void *reg = bf_reg(t.qp[0]);
+	void *reg = tt_bf_reg(t.qp[0]);
 	struct rfemu_dev_stats s0, s1;
 	char perms[5];
 
 	NEEDS_DECODER();
 	write8(0, 1);
 	usleep(300000);		/* long idle: the engine sleeps for seconds */
-	page_perms(reg, perms);
+	tt_page_perms(reg, perms);
 	cr_assert_str_eq(perms, "r--s", "the idle engine left the doorbell page %s", perms);
 	s0 = wt_stats();
 	for (int i = 0; i < 10; i++)
 		write8(i & 1 ? IBV_SEND_INLINE : 0, (uint8_t)(0x40 + i));
 	s1 = wt_stats();
-	page_perms(reg, perms);
+	tt_page_perms(reg, perms);
 	cr_assert_str_eq(perms, "r--s", "after the doorbells the page is %s", perms);
 	cr_assert_eq(s1.trap_mprotects, s0.trap_mprotects, "%llu mprotect() calls for 10 doorbells",
 		     (unsigned long long)(s1.trap_mprotects - s0.trap_mprotects));

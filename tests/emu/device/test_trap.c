@@ -27,6 +27,7 @@
 #include <infiniband/mlx5dv.h>
 
 #include "app_segv.h"
+#include "trap_test.h"
 #include "wire_test.h"
 
 static struct dt t;
@@ -47,34 +48,6 @@ static void teardown(void)
 }
 
 TestSuite(dev_trap, .init = setup, .fini = teardown, .timeout = 60);
-
-/* The permissions /proc/self/maps shows for the page at p, e.g. "rw-s". */
-static void page_perms(const void *p, char perms[5])
-{
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	cr_assert_not_null(f);
-	strcpy(perms, "?");
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-
-		if (sscanf(line, "%lx-%lx %4s", &lo, &hi, perms) == 3 &&
-		    (uintptr_t)p >= lo && (uintptr_t)p < hi)
-			break;
-		strcpy(perms, "?");
-	}
-	fclose(f);
-}
-
-static void *bf_reg(struct ibv_qp *qp)
-{
-	struct mlx5dv_qp dv;
-	struct mlx5dv_obj o = { .qp = { qp, &dv } };
-
-	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_QP), 0);
-	return dv.bf.reg;
-}
 
 /* Post a signaled 8-byte RDMA write on qp from buffer i to the other one. */
 static void post_write8(struct ibv_qp *qp, int i)
@@ -112,12 +85,12 @@ static struct ibv_wc write8(unsigned ms)
  */
 Test(dev_trap, a_doorbell_wakes_the_sleeping_engine)
 {
-	void *reg = bf_reg(t.qp[0]);
+	void *reg = tt_bf_reg(t.qp[0]);
 	char perms[5];
 
 	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
 	usleep(300000);		/* long idle: it would now sleep for seconds */
-	page_perms(reg, perms);
+	tt_page_perms(reg, perms);
 	cr_assert_str_eq(perms, "r--s", "the idle engine left the doorbell page %s", perms);
 	for (int i = 0; i < 3; i++) {
 		t.buf[0][0] = (uint8_t)(0x40 + i);
@@ -152,7 +125,7 @@ static int page_cmp(const void *a, const void *b)
 static unsigned doorbell_runs(void)
 {
 	uintptr_t pg[4] = {
-		page_of(bf_reg(t.qp[0])), page_of(bf_reg(t.qp[1])),
+		page_of(tt_bf_reg(t.qp[0])), page_of(tt_bf_reg(t.qp[1])),
 		page_of(cq_arm_page(t.cq[0])), page_of(cq_arm_page(t.cq[1])),
 	};
 	unsigned runs = 0;
@@ -200,7 +173,7 @@ Test(dev_trap, adjacent_doorbell_pages_take_one_mprotect)
  */
 Test(dev_trap, an_unmapped_doorbell_page_is_forgotten)
 {
-	uintptr_t reg = (uintptr_t)bf_reg(t.qp[0]) & ~(uintptr_t)4095;
+	uintptr_t reg = (uintptr_t)tt_bf_reg(t.qp[0]) & ~(uintptr_t)4095;
 	volatile uint8_t *p;
 	struct ibv_qp *qp;
 	char perms[5];
@@ -214,7 +187,7 @@ Test(dev_trap, an_unmapped_doorbell_page_is_forgotten)
 	usleep(100000);
 	qp = dt_create_qp(&t, 1, &(struct dt_qp_opts){ .type = IBV_QPT_RC });
 	usleep(100000);
-	page_perms((const void *)p, perms);
+	tt_page_perms((const void *)p, perms);
 	cr_assert_str_eq(perms, "rw-p", "the engine changed another mapping to %s", perms);
 	p[0] = 1;
 	cr_assert_eq(ibv_destroy_qp(qp), 0);
@@ -274,9 +247,9 @@ static void td_qp_create(struct td_qp *q)
 	cr_assert(q->pad, "alloc_parent_domain: %s", strerror(errno));
 	q->qp = ibv_create_qp(q->pad, &a);
 	cr_assert(q->qp, "create_qp: %s", strerror(errno));
-	q->page = (uintptr_t)bf_reg(q->qp) & ~(uintptr_t)4095;
+	q->page = (uintptr_t)tt_bf_reg(q->qp) & ~(uintptr_t)4095;
 	for (int i = 0; i < 2; i++)
-		cr_assert_neq(q->page, (uintptr_t)bf_reg(t.qp[i]) & ~(uintptr_t)4095,
+		cr_assert_neq(q->page, (uintptr_t)tt_bf_reg(t.qp[i]) & ~(uintptr_t)4095,
 			      "the thread domain's QP rings on a page of the fixture's");
 }
 
@@ -300,23 +273,23 @@ Test(dev_trap, the_applications_mprotect_of_a_doorbell_page_stands)
 	td_qp_create(&q);
 	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
 	usleep(100000);		/* idle: the pages are protected */
-	page_perms((const void *)q.page, perms);
+	tt_page_perms((const void *)q.page, perms);
 	cr_assert_str_eq(perms, "r--s", "the idle engine left the page %s", perms);
 	cr_assert_eq(mprotect((void *)q.page, 4096, PROT_READ), 0);
 	/* a doorbell elsewhere wakes the engine, which gives back its pages */
 	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
 	usleep(100000);
-	page_perms((const void *)q.page, perms);
+	tt_page_perms((const void *)q.page, perms);
 	cr_assert_str_eq(perms, "r--s", "the engine made the page %s", perms);
 	cr_assert_eq(app_segv_install(), 0);
 	if (!sigsetjmp(app_env, 1))
-		*(volatile uint32_t *)bf_reg(q.qp) = 0;
+		*(volatile uint32_t *)tt_bf_reg(q.qp) = 0;
 	cr_assert_eq(app_faults, 1, "the application's fault reached %d handlers", app_faults);
 	/* writable again, the page is trapped again */
 	cr_assert_eq(mprotect((void *)q.page, 4096, PROT_READ | PROT_WRITE), 0);
 	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
 	usleep(100000);
-	page_perms((const void *)q.page, perms);
+	tt_page_perms((const void *)q.page, perms);
 	cr_assert_str_eq(perms, "r--s", "the idle engine left the page %s", perms);
 	td_qp_destroy(&q);
 }
@@ -341,7 +314,7 @@ Test(dev_trap, a_mapping_put_over_a_doorbell_page_is_left_alone)
 	/* the engine wakes, and sleeps again */
 	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
 	usleep(100000);
-	page_perms((const void *)p, perms);
+	tt_page_perms((const void *)p, perms);
 	cr_assert_str_eq(perms, "rw-p", "the engine changed another mapping to %s", perms);
 	p[0] = 1;
 	td_qp_destroy(&q);
@@ -478,7 +451,7 @@ Test(dev_trap_off, the_engine_looks)
 
 	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
 	usleep(100000);
-	page_perms(bf_reg(t.qp[0]), perms);
+	tt_page_perms(tt_bf_reg(t.qp[0]), perms);
 	cr_assert_eq(perms[1], 'w', "the doorbell page is %s with the trap off", perms);
 	cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
 }
