@@ -193,6 +193,8 @@ void dev_grant_fini(void)
 	if (!own)
 		return;
 	dev_grant_take_all();
+	while (lenders)
+		dev_grant_forget(lenders);
 	own->magic = 0;
 	munmap(own, sizeof(*own));
 	own = NULL;
