@@ -91,11 +91,12 @@ static void write8(unsigned flags, uint8_t v)
  */
 Test(dev_doorbell_assist, the_storing_thread_executes_the_doorbell)
 {
-	void *reg = tt_bf_reg(t.qp[0]);
 	struct rfemu_dev_stats s0, s1;
 	char perms[5];
+	void *reg;
 
 	NEEDS_DECODER();
+	reg = tt_bf_reg(t.qp[0]);
 	write8(0, 1);
 	usleep(300000);		/* long idle: the engine sleeps for seconds */
 	tt_page_perms(reg, perms);
@@ -116,7 +117,6 @@ Test(dev_doorbell_assist, the_storing_thread_executes_the_doorbell)
 		      (unsigned long long)(s1.doorbell_assists - s0.doorbell_assists));
 	cr_assert_eq(s1.trap_faults - s0.trap_faults, s1.trap_stores - s0.trap_stores,
 		     "a doorbell fault was let through");
-
 }
 
 /*
