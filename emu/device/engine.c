@@ -38,8 +38,10 @@
  *
  * An application busy polling through ibv_poll_cq() runs the device in its
  * own thread when its CQ is empty (emu_dev_poll_assist()); while it does,
- * the engine neither traps its doorbells nor wakes for packets.  On a
- * contended CPU the naps of 3. leave the doorbells untrapped too.
+ * the engine neither traps its doorbells nor wakes for packets.  Any other
+ * application runs it from its trapped doorbells, whose stores the fault
+ * handler writes (dev_doorbell_assist()); where a store had to be let
+ * through, the naps of 3. on a contended CPU leave the doorbells untrapped.
  *
  * Where doorbells cannot be trapped (RFEMU_DOORBELL_TRAP=0, or more watched
  * pages than trap.c keeps), the engine must look, and how often it looks is
