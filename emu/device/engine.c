@@ -726,6 +726,15 @@ void dev_doorbell_assist(void)
 		emu_lock_release();
 		return;
 	}
+	/*
+	 * The watches to rebuild read /proc/self/maps (stdio, malloc): not
+	 * in a signal handler.  The engine does it.
+	 */
+	if (dev_eng.watch_dirty) {
+		emu_lock_release();
+		dev_kick();
+		return;
+	}
 	dev_eng.now = dev_now_ns();
 	wqes = dev_eng.wqes;
 	pass(true, &trapped);
