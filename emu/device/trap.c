@@ -234,6 +234,27 @@ static bool rings(uintptr_t off, unsigned len)
 }
 
 /*
+ * A store written into our view, in atomic pieces: the engine exchanges the
+ * doorbell words atomically (engine.c), and an aligned 8-byte piece is what
+ * the doorbell is.
+ */
+static void view_write(uint8_t *dst, const uint8_t *src, unsigned len)
+{
+	for (unsigned i = 0; i < len;) {
+		if (!((uintptr_t)(dst + i) & 7) && len - i >= 8) {
+			uint64_t v;
+
+			memcpy(&v, src + i, 8);
+			__atomic_store_n((uint64_t *)(void *)(dst + i), v, __ATOMIC_RELAXED);
+			i += 8;
+		} else {
+			__atomic_store_n(dst + i, src[i], __ATOMIC_RELAXED);
+			i++;
+		}
+	}
+}
+
+/*
  * The faulting store at a, in range r, written into our view of the memfd
  * (the same file, the page the application would have reached) and the
  * instruction stepped over: the page stays protected, and the next doorbell
@@ -249,7 +270,7 @@ static bool write_store(const struct trap_range *r, uintptr_t a, void *uc, bool 
 	if (!dev_store_decode(uc, &st) || off + st.len > TRAP_PAGE)
 		return false;
 	view = (uint8_t *)r->dctx->ctx->map + r->off + (a - r->lo);
-	memcpy(view, st.data, st.len);
+	view_write(view, st.data, st.len);
 	dev_store_skip(uc, &st);
 	atomic_fetch_add_explicit(&n_faults, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&n_stores, 1, memory_order_relaxed);
@@ -269,7 +290,7 @@ static bool write_store(const struct trap_range *r, uintptr_t a, void *uc, bool 
 		if (step != DEV_STEP_STORE || ea < r->lo || ea >= r->hi ||
 		    (ea & (TRAP_PAGE - 1)) + st.len > TRAP_PAGE || (ea ^ a) & ~(TRAP_PAGE - 1))
 			break;
-		memcpy((uint8_t *)r->dctx->ctx->map + r->off + (ea - r->lo), st.data, st.len);
+		view_write((uint8_t *)r->dctx->ctx->map + r->off + (ea - r->lo), st.data, st.len);
 		dev_store_skip(uc, &st);
 		*rang |= rings(ea & (TRAP_PAGE - 1), st.len);
 	}
