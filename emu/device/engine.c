@@ -716,7 +716,7 @@ bool emu_dev_poll_assist(void)
 void dev_doorbell_assist(void)
 {
 	uint64_t wqes, due;
-	bool trapped, kick;
+	bool trapped, stream, kick;
 
 	if (!emu_lock_try()) {
 		dev_kick();
@@ -744,9 +744,10 @@ void dev_doorbell_assist(void)
 	 * An engine that is not asleep (sleep_until 0: spinning, or between
 	 * passes) runs another pass and sees all this by itself.
 	 */
-	kick = dev_eng.busy || dev_eng.wqes - wqes >= DB_ASSIST_STREAM_WQES ||
+	stream = dev_eng.wqes - wqes >= DB_ASSIST_STREAM_WQES;
+	kick = dev_eng.busy || stream ||
 	       (dev_eng.sleep_until && dev_eng.now + due < dev_eng.sleep_until);
-	if (kick && dev_eng.wqes - wqes >= DB_ASSIST_STREAM_WQES)
+	if (stream)
 		dev_trap_disarm_locked();
 	emu_lock_release();
 	if (kick)
