@@ -38,7 +38,11 @@
 
 #include <infiniband/mlx5dv.h>
 
-enum { OR_WQES = 48, OR_POISON = 0xa5 };	/* ibv_wc fields left unwritten */
+enum {
+	OR_WQES = 48,
+	OR_RECV = 64,		/* bytes of each receive buffer */
+	OR_POISON = 0xa5,	/* ibv_wc fields left unwritten */
+};
 
 struct or_cq {
 	struct ibv_cq *cq;	/* the classic CQ or ibv_cq_ex_to_cq() of cqx */
@@ -59,6 +63,8 @@ struct oracle {
 	struct e2e e;
 	struct or_side l, x, r;	/* libmlx5 classic, libmlx5 extended, rdmafast */
 	struct rf_cq rcq;
+	uint32_t posted;	/* WQEs posted to each SQ and each RQ */
+	uint16_t sq_ctr, rq_ctr;	/* the next WQE a CQE of the corpus names */
 };
 
 /* One CQE of the corpus; the QP number and user index are each side's. */
@@ -73,6 +79,7 @@ struct or_case {
 	uint32_t rqpn;
 	uint32_t byte_cnt;
 	uint32_t imm;		/* host order: imm_inval_pkey */
+	uint8_t fmt;		/* RF_CQE_FORMAT_*: data scattered to the CQE */
 };
 
 static void or_cq_map(struct or_cq *c)
@@ -205,18 +212,38 @@ static void or_learn_uidx(struct oracle *o, struct or_side *s, uint32_t dead)
 	or_connect(o, s, dead, 31);
 }
 
-static void or_open(struct oracle *o)
+/* A libmlx5 CQ of 128 CQEs of cqe_size bytes, polled the extended way. */
+static struct ibv_cq_ex *or_cq_ex(struct oracle *o, uint32_t cqe_size)
+{
+	struct ibv_cq_init_attr_ex xa;
+	struct mlx5dv_cq_init_attr dx;
+	struct ibv_cq_ex *cq;
+
+	memset(&xa, 0, sizeof(xa));
+	memset(&dx, 0, sizeof(dx));
+	xa.cqe = 128;
+	xa.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |
+		      IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SL;
+	dx.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE;
+	dx.cqe_size = cqe_size;
+	cq = mlx5dv_create_cq(o->e.ctx, &xa, &dx);
+	cr_assert_not_null(cq, "mlx5dv_create_cq: %s", strerror(errno));
+	return cq;
+}
+
+static void or_open(struct oracle *o, uint32_t cqe_size)
 {
 	struct e2e_opts eo;
-	struct ibv_cq_init_attr_ex xa;
 	struct rf_qp_init_attr qa;
+	struct ibv_cq_ex *lcq;
 
 	memset(o, 0, sizeof(*o));
 	memset(&eo, 0, sizeof(eo));
 	e2e_open(&o->e, &eo);
 
-	cr_assert_eq(rf_cq_create_ibv(&o->rcq, &o->r.c.cq, o->e.ctx, 128, NULL, 0), 0);
+	cr_assert_eq(rf_cq_create_ibv(&o->rcq, &o->r.c.cq, o->e.ctx, 128, NULL, cqe_size), 0);
 	or_cq_map(&o->r.c);
+	cr_assert_eq(o->r.c.cqe_size, cqe_size);
 	memset(&qa, 0, sizeof(qa));
 	qa.pd = o->e.pd;
 	qa.send_cq = o->r.c.cq;
@@ -230,18 +257,13 @@ static void or_open(struct oracle *o)
 	o->r.qp = o->r.rq.ibqp;
 	cr_assert_eq(rf_cq_attach(&o->rcq, o->r.rq.qpn, &o->r.rq.sq, &o->r.rq.rq, NULL), 0);
 
-	o->l.c.cq = ibv_create_cq(o->e.ctx, 128, NULL, NULL, 0);
-	cr_assert_not_null(o->l.c.cq);
+	lcq = or_cq_ex(o, cqe_size);	/* polled by ibv_poll_cq() only */
+	o->l.c.cq = ibv_cq_ex_to_cq(lcq);
 	or_cq_map(&o->l.c);
 	o->l.qp = or_qp(o, o->l.c.cq);
 	or_learn_uidx(o, &o->l, o->r.rq.qpn);
 
-	memset(&xa, 0, sizeof(xa));
-	xa.cqe = 128;
-	xa.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |
-		      IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SL;
-	o->x.c.cqx = ibv_create_cq_ex(o->e.ctx, &xa);
-	cr_assert_not_null(o->x.c.cqx, "create_cq_ex: %s", strerror(errno));
+	o->x.c.cqx = or_cq_ex(o, cqe_size);
 	o->x.c.cq = ibv_cq_ex_to_cq(o->x.c.cqx);
 	or_cq_map(&o->x.c);
 	o->x.qp = or_qp(o, o->x.c.cq);
@@ -260,46 +282,53 @@ static void or_close(struct oracle *o)
 	e2e_close(&o->e);
 }
 
+/* Receive i of side s (0 libmlx5, 1 extended, 2 rdmafast) scatters here. */
+static uint8_t *or_rbuf(struct oracle *o, int s, uint32_t i)
+{
+	return o->e.a.buf + 8192 + 4096 * s + OR_RECV * i;
+}
+
 /*
- * n one-BB WRITEs (wr_id base + i) and n receives (wr_id base + 0x100 + i)
- * on every side; none completes (the header says why).
+ * One-BB WRITEs and receives of index first..first+n-1, wr_ids 0x5000 +
+ * index and 0x5100 + index, on every side; none completes (the header
+ * says why).
  */
-static void or_post(struct oracle *o, uint64_t base, uint32_t n)
+static void or_post(struct oracle *o, uint32_t first, uint32_t n)
 {
 	struct or_side *lib[2] = { &o->l, &o->x };
 	struct e2e_side *a = &o->e.a;
 
 	for (int s = 0; s < 2; s++) {
-		for (uint32_t i = 0; i < n; i++) {
+		for (uint32_t i = first; i < first + n; i++) {
 			struct ibv_sge sge = { e2e_addr(a, 0), 8, a->mr->lkey };
+			struct ibv_sge rsge = { 0, OR_RECV, a->mr->lkey };
 			struct ibv_send_wr wr, *bad;
 			struct ibv_recv_wr rwr, *rbad;
 
 			memset(&wr, 0, sizeof(wr));
-			wr.wr_id = base + i;
+			wr.wr_id = 0x5000 + i;
 			wr.opcode = IBV_WR_RDMA_WRITE;
 			wr.send_flags = IBV_SEND_SIGNALED;
 			wr.sg_list = &sge;
 			wr.num_sge = 1;
 			wr.wr.rdma.remote_addr = e2e_addr(a, 64);
 			wr.wr.rdma.rkey = a->mr->rkey;
-			int rc = ibv_post_send(lib[s]->qp, &wr, &bad);
-
-			cr_assert_eq(rc, 0, "side %d post %u: %s", s, i, strerror(rc));
+			cr_assert_eq(ibv_post_send(lib[s]->qp, &wr, &bad), 0);
 			memset(&rwr, 0, sizeof(rwr));
-			rwr.wr_id = base + 0x100 + i;
-			rwr.sg_list = &sge;
+			rwr.wr_id = 0x5100 + i;
+			rsge.addr = (uintptr_t)or_rbuf(o, s, i);
+			rwr.sg_list = &rsge;
 			rwr.num_sge = 1;
 			cr_assert_eq(ibv_post_recv(lib[s]->qp, &rwr, &rbad), 0);
 		}
 	}
 	E2E_CHECKED_EXPECT(RF_CHK_QP_STATE);	/* on purpose: nothing may run */
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = first; i < first + n; i++) {
 		cr_assert_eq(rf_sq_post_write(&o->r.rq.sq, a->mr->lkey, e2e_addr(a, 0), 8,
 					      a->mr->rkey, e2e_addr(a, 64), RF_SEND_SIGNALED,
-					      base + i), 0);
-		cr_assert_eq(rf_rq_post_one(&o->r.rq.rq, a->mr->lkey, e2e_addr(a, 0), 8,
-					    base + 0x100 + i), 0);
+					      0x5000 + i), 0);
+		cr_assert_eq(rf_rq_post_one(&o->r.rq.rq, a->mr->lkey, (uintptr_t)or_rbuf(o, 2, i),
+					    OR_RECV, 0x5100 + i), 0);
 	}
 	rf_sq_ring(&o->r.rq.sq);
 	rf_rq_ring(&o->r.rq.rq);
@@ -327,6 +356,12 @@ static void or_write(struct or_side *s, const struct or_case *k, uint16_t counte
 	t->byte_cnt = rf_htobe32(k->byte_cnt);
 	t->sop_drop_qpn = rf_htobe32((uint32_t)k->wqe_op << 24 | s->qp->qp_num);
 	t->wqe_counter = rf_htobe16(counter);
+	if (k->fmt == RF_CQE_FORMAT_SCATTER_32)	/* the data is the first 32 bytes */
+		for (uint32_t i = 0; i < k->byte_cnt; i++)
+			bytes[i] = (uint8_t)(0x61 + i);
+	if (k->fmt == RF_CQE_FORMAT_SCATTER_64)	/* the 64 bytes before the CQE64 */
+		for (uint32_t i = 0; i < k->byte_cnt; i++)
+			((uint8_t *)cqe - 64)[i] = (uint8_t)(0x41 + i);
 	if (k->opcode == RF_CQE_REQ_ERR || k->opcode == RF_CQE_RESP_ERR) {
 		struct rf_err_cqe *e = (struct rf_err_cqe *)bytes;
 
@@ -334,8 +369,9 @@ static void or_write(struct or_side *s, const struct or_case *k, uint16_t counte
 		e->vendor_err_synd = k->vendor;
 	}
 	memcpy(cqe, bytes, 63);
-	__atomic_store_n(&cqe->op_own, (uint8_t)(k->opcode << 4 | (k->se ? RF_CQE_SE_MASK : 0) |
-						 owner), __ATOMIC_RELEASE);
+	__atomic_store_n(&cqe->op_own, (uint8_t)(k->opcode << 4 | k->fmt << 2 |
+						 (k->se ? RF_CQE_SE_MASK : 0) | owner),
+			 __ATOMIC_RELEASE);
 }
 
 static void or_compare(const struct or_case *k, const struct ibv_wc *w, const struct rf_wc *r,
@@ -375,7 +411,8 @@ static void or_compare(const struct or_case *k, const struct ibv_wc *w, const st
 	}
 	cr_assert_eq(r->byte_len, w->byte_len, "%s, %s: byte_len %u vs %u", k->what, impl,
 		     r->byte_len, w->byte_len);
-	if (k->g <= RF_CQE_GRH_IN_BUF)
+	/* 32 bytes scattered to the CQE overlay flags_rqpn: its g is data */
+	if (k->g <= RF_CQE_GRH_IN_BUF && k->fmt != RF_CQE_FORMAT_SCATTER_32)
 		cr_assert_eq(!!(r->flags & RF_WC_GRH), !!(w->wc_flags & IBV_WC_GRH),
 			     "%s, %s: GRH", k->what, impl);
 	if (w->wc_flags & IBV_WC_WITH_IMM)
@@ -391,13 +428,12 @@ static void or_compare(const struct or_case *k, const struct ibv_wc *w, const st
 /* Run the corpus: one CQE at a time, into all three CQs, polled by each. */
 static void or_run(struct oracle *o, const struct or_case *cases, uint32_t n)
 {
-	uint16_t sq_ctr = 0, rq_ctr = 0;
-
-	cr_assert_leq(n, OR_WQES);
-	or_post(o, 0x5000, OR_WQES);
+	cr_assert_leq(o->posted + n, OR_WQES);
+	or_post(o, o->posted, n);
+	o->posted += n;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct or_case *k = &cases[i];
-		uint16_t ctr = or_is_req(k) ? sq_ctr++ : rq_ctr++;
+		uint16_t ctr = or_is_req(k) ? o->sq_ctr++ : o->rq_ctr++;
 		struct ibv_wc wl, wx;
 		struct rf_wc r;
 		long end = e2e_now_ms() + E2E_TIMEOUT_MS;
@@ -414,16 +450,23 @@ static void or_run(struct oracle *o, const struct or_case *cases, uint32_t n)
 		o->r.c.ci++;
 		or_compare(k, &wl, &r, 0, o->l.qp->qp_num, o->r.qp->qp_num);
 		or_compare(k, &wx, &r, 1, o->x.qp->qp_num, o->r.qp->qp_num);
+		if (!or_is_req(k)) {
+			cr_assert_eq(memcmp(or_rbuf(o, 2, ctr), or_rbuf(o, 0, ctr), OR_RECV), 0,
+				     "%s: the receive buffers differ (ibv_poll_cq)", k->what);
+			cr_assert_eq(memcmp(or_rbuf(o, 2, ctr), or_rbuf(o, 1, ctr), OR_RECV), 0,
+				     "%s: the receive buffers differ (ibv_start_poll)", k->what);
+		}
 	}
 }
 
-#define REQ(op, len) { #op, RF_CQE_REQ, RF_OPCODE_##op, 0, 0, 0, 0, 0, 0, len, 0 }
+#define REQ(op, len) { #op, RF_CQE_REQ, RF_OPCODE_##op, 0, 0, 0, 0, 0, 0, len, 0, 0 }
 #define RESP(name, op, se, g, sl, rqpn, len, imm) \
-	{ name, RF_CQE_##op, 0, 0, 0, se, g, sl, rqpn, len, imm }
+	{ name, RF_CQE_##op, 0, 0, 0, se, g, sl, rqpn, len, imm, 0 }
+#define SCAT(name, op, fmt, len, imm) \
+	{ name, RF_CQE_##op, 0, 0, 0, 0, 0, 0, 0, len, imm, RF_CQE_FORMAT_##fmt }
 
-Test(e2e_cqe_oracle, success_cqes_decode_as_libmlx5_decodes_them)
-{
-	static const struct or_case cases[] = {
+/* Every success kind; scattered receives of up to 32 bytes fit any CQE. */
+static const struct or_case or_success[] = {
 		REQ(RDMA_WRITE, 0), REQ(RDMA_WRITE_IMM, 0), REQ(SEND, 0), REQ(SEND_IMM, 0),
 		REQ(SEND_INVAL, 0), REQ(RDMA_READ, 4096), REQ(RDMA_READ, 0),
 		REQ(ATOMIC_CS, 8), REQ(ATOMIC_FA, 8), REQ(ATOMIC_MASKED_CS, 8),
@@ -440,18 +483,40 @@ Test(e2e_cqe_oracle, success_cqes_decode_as_libmlx5_decodes_them)
 		RESP("write with imm, no data", RESP_WR_IMM, 1, 0, 1, 0x99, 0, 0),
 		RESP("send with invalidate", RESP_SEND_INV, 0, 0, 0, 0x55, 32, 0x00abcd01),
 		RESP("send with invalidate, GRH", RESP_SEND_INV, 0, 1, 4, 0x55, 72, 0xffffffff),
+	SCAT("recv, 32 bytes in the CQE", RESP_SEND, SCATTER_32, 32, 0),
+	SCAT("recv with imm, 5 bytes in the CQE", RESP_SEND_IMM, SCATTER_32, 5, 0x12345678),
+	SCAT("write with imm, 1 byte in the CQE", RESP_WR_IMM, SCATTER_32, 1, 0x1),
+};
+
+Test(e2e_cqe_oracle, success_cqes_decode_as_libmlx5_decodes_them)
+{
+	struct oracle o;
+
+	or_open(&o, 64);
+	or_run(&o, or_success, sizeof(or_success) / sizeof(or_success[0]));
+	or_close(&o);
+}
+
+/* 128-byte CQEs: the same, and up to 64 bytes scattered before the CQE64. */
+Test(e2e_cqe_oracle, cqes_of_128_bytes_decode_as_libmlx5_decodes_them)
+{
+	static const struct or_case scat64[] = {
+		SCAT("recv, 64 bytes before the CQE", RESP_SEND, SCATTER_64, 64, 0),
+		SCAT("recv, 33 bytes before the CQE", RESP_SEND, SCATTER_64, 33, 0),
+		SCAT("recv with invalidate, 40 bytes", RESP_SEND_INV, SCATTER_64, 40, 0xabc),
 	};
 	struct oracle o;
 
-	or_open(&o);
-	or_run(&o, cases, sizeof(cases) / sizeof(cases[0]));
+	or_open(&o, 128);
+	or_run(&o, or_success, sizeof(or_success) / sizeof(or_success[0]));
+	or_run(&o, scat64, sizeof(scat64) / sizeof(scat64[0]));
 	or_close(&o);
 }
 
 #define REQ_ERR(syn, vendor) \
-	{ "requester " #syn, RF_CQE_REQ_ERR, RF_OPCODE_RDMA_WRITE, syn, vendor, 0, 0, 0, 0, 0, 0 }
+	{ "requester " #syn, RF_CQE_REQ_ERR, RF_OPCODE_RDMA_WRITE, syn, vendor, 0, 0, 0, 0, 0, 0, 0 }
 #define RESP_ERR(syn, vendor) \
-	{ "responder " #syn, RF_CQE_RESP_ERR, 0, syn, vendor, 0, 0, 0, 0, 0, 0 }
+	{ "responder " #syn, RF_CQE_RESP_ERR, 0, syn, vendor, 0, 0, 0, 0, 0, 0, 0 }
 
 Test(e2e_cqe_oracle, error_cqes_decode_as_libmlx5_decodes_them)
 {
@@ -480,7 +545,7 @@ Test(e2e_cqe_oracle, error_cqes_decode_as_libmlx5_decodes_them)
 		cases[n++] = q;
 		cases[n++] = s;
 	}
-	or_open(&o);
+	or_open(&o, 64);
 	or_run(&o, cases, n);
 	or_close(&o);
 }
