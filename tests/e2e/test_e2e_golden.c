@@ -256,3 +256,269 @@ Test(e2e_golden, wqes_match_libmlx5)
 #undef LIBMLX5_POST
 	golden_close(&g);
 }
+
+/* Byte i of the WQE that starts at index pi, across the queue's wrap. */
+static uint8_t wqe_byte(const struct rf_sq *sq, uint32_t pi, uint32_t i)
+{
+	return ((const uint8_t *)rf_sq_wqe(sq, pi + i / RF_SEND_WQE_BB))[i % RF_SEND_WQE_BB];
+}
+
+/*
+ * Compare rdmafast's WQE at index pr with libmlx5's at pl, each read across
+ * its queue's wrap, skipping the QPN (bytes 4..6), the WQE index (1..2)
+ * when the two stand at different indexes, a UMR's bound QPN and key, and
+ * [from, to): a key each QP has its own of, or inline padding.
+ */
+static void compare_at(struct golden *g, uint32_t pr, uint32_t pl, uint32_t from, uint32_t to,
+		       int after_umr, const char *what)
+{
+	const struct rf_sq *r = &g->e.a.qp.sq, *l = &g->c.sq;
+	uint32_t ds = wqe_byte(l, pl, 7) & 0x3f;
+	int umr = wqe_byte(l, pl, 3) == RF_OPCODE_UMR;
+
+	cr_assert_eq(wqe_byte(r, pr, 7) & 0x3f, ds, "%s: DS rdmafast %u libmlx5 %u", what,
+		     wqe_byte(r, pr, 7) & 0x3f, ds);
+	if (after_umr) {
+		/* the fence after a UMR: on this WQE (libmlx5), on a NOP before it (rdmafast) */
+		cr_assert_eq(wqe_byte(l, pl, 11) & 0xe0, RF_WQE_CTRL_INITIATOR_SMALL_FENCE, "%s", what);
+		cr_assert_eq(wqe_byte(r, pr - 1, 3), RF_OPCODE_NOP, "%s", what);
+		cr_assert_eq(wqe_byte(r, pr - 1, 11) & 0xe0, RF_WQE_CTRL_INITIATOR_SMALL_FENCE, "%s",
+			     what);
+		cr_assert_eq(wqe_byte(r, pr, 11) & 0xe0, 0, "%s", what);
+	}
+	for (uint32_t i = 0; i < ds * 16; i++) {
+		if ((i >= 4 && i < 7) || (i >= from && i < to))
+			continue;
+		if (pr != pl && (i == 1 || i == 2))
+			continue;	/* each WQE's own index (padding moved one) */
+		if (umr && i >= 16 + 48 + 4 && i < 16 + 48 + 8)
+			continue;	/* mkey context: the window's QPN and key tag */
+		if (after_umr && i == 11) {
+			cr_assert_eq(wqe_byte(r, pr, i) & 0x1f, wqe_byte(l, pl, i) & 0x1f, "%s", what);
+			continue;
+		}
+		cr_assert_eq(wqe_byte(r, pr, i), wqe_byte(l, pl, i),
+			     "%s: byte %u differs: rdmafast %#x libmlx5 %#x", what, i,
+			     wqe_byte(r, pr, i), wqe_byte(l, pl, i));
+	}
+}
+
+/* n successful completions of libmlx5's QPs (c and d share ccq). */
+static void lib_wait(struct golden *g, int n)
+{
+	long end = e2e_now_ms() + E2E_TIMEOUT_MS;
+	struct ibv_wc wc;
+
+	while (n > 0) {
+		int k = ibv_poll_cq(g->ccq, 1, &wc);
+
+		cr_assert_geq(k, 0);
+		if (k)
+			cr_assert_eq(wc.status, IBV_WC_SUCCESS, "libmlx5 side: %s",
+				     ibv_wc_status_str(wc.status));
+		n -= k;
+		cr_assert(e2e_now_ms() < end, "libmlx5 side timeout");
+	}
+}
+
+/* The WQE's size in BBs, from its DS. */
+static uint32_t wqe_bbs(const struct rf_sq *sq, uint32_t pi)
+{
+	return ((wqe_byte(sq, pi, 7) & 0x3fU) * 16 + RF_SEND_WQE_BB - 1) / RF_SEND_WQE_BB;
+}
+
+/*
+ * The posts test_e2e_golden's first test leaves out: SGE lists, send with
+ * invalidate, memory-window binds (type 2) and local invalidation, and an
+ * inline SEND that meets the end of the queue.
+ *
+ * Bytes masked besides the QPN: a bind's and an invalidation's key (the
+ * control segment's immediate, bytes 12..15) and the bound QPN and key tag
+ * in the mkey context (bytes 68..71): two windows, one per QP.
+ *
+ * Documented differences: after a UMR, libmlx5 fences the next WQE and
+ * rdmafast writes a fenced NOP (rdmafast/detail/sq_mw.h); libmlx5 splits a WQE at the end of the queue and
+ * goes on at its start (providers/mlx5/qp.c); rdmafast never does, it
+ * fills the rest of the queue with NOPs and writes the WQE whole at the
+ * start (rdmafast(7)). So WQEs are compared wherever each begins.
+ */
+Test(e2e_golden, sge_lists_windows_and_wrap_match_libmlx5)
+{
+	struct golden g;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_sge sg[3];
+	struct rf_sge rsg[3];
+	struct e2e_side *a, *b;
+	struct ibv_mw *mwc, *mwa, *mwd, *mwb;
+	uint32_t pr = 0, pl = 0;	/* next WQE index: rdmafast, libmlx5 */
+	int after_umr = 0;
+	uint8_t msg[60];
+
+	golden_open(&g);
+	a = &g.e.a;
+	b = &g.e.b;
+	for (size_t i = 0; i < sizeof(msg); i++)
+		msg[i] = (uint8_t)(0x50 + i);
+	for (int i = 0; i < 8; i++) {
+		struct ibv_sge rs = { e2e_addr(b, 32768 + 1024u * i), 1024, b->mr->lkey };
+
+		memset(&rwr, 0, sizeof(rwr));
+		rwr.sg_list = &rs;
+		rwr.num_sge = 1;
+		cr_assert_eq(ibv_post_recv(g.d.ibqp, &rwr, &rbad), 0);
+		cr_assert_eq(rf_rq_post_one(&b->qp.rq, b->mr->lkey,
+					    e2e_addr(b, 40960 + 1024u * i), 1024, 0), 0);
+	}
+	rf_rq_ring(&b->qp.rq);
+
+#define BOTH_DONE(what, from, to, ndrain)                                      \
+	do {                                                                   \
+		cr_assert_eq(ibv_post_send(g.c.ibqp, &wr, &bad), 0);          \
+		rf_sq_ring(&a->qp.sq);                                         \
+		while (wqe_byte(&a->qp.sq, pr, 3) == RF_OPCODE_NOP)           \
+			pr++;	/* rdmafast's padding before the wrap */      \
+		compare_at(&g, pr, pl, from, to, after_umr, what);             \
+		after_umr = wqe_byte(&g.c.sq, pl, 3) == RF_OPCODE_UMR;          \
+		pr += wqe_bbs(&a->qp.sq, pr);                                  \
+		pl += wqe_bbs(&g.c.sq, pl);                                    \
+		drain(&g, ndrain);                                             \
+	} while (0)
+
+	/* SGE lists of three entries, one of them empty (both drop it) */
+	for (int i = 0; i < 3; i++) {
+		sg[i].addr = e2e_addr(a, 1000u * (uint32_t)i);
+		sg[i].length = i == 1 ? 0 : 100u + (uint32_t)i;
+		sg[i].lkey = a->mr->lkey;
+		rsg[i].addr = sg[i].addr;
+		rsg[i].length = sg[i].length;
+		rsg[i].lkey = sg[i].lkey;
+	}
+	memset(&wr, 0, sizeof(wr));
+	wr.sg_list = sg;
+	wr.num_sge = 3;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.opcode = IBV_WR_SEND;
+	cr_assert_eq(rf_sq_post_send_sg(&a->qp.sq, rsg, 3, RF_SEND_SIGNALED, 0), 0);
+	BOTH_DONE("send_sg", 0, 0, 2);
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.wr.rdma.remote_addr = e2e_addr(b, 8192);
+	wr.wr.rdma.rkey = b->mr->rkey;
+	cr_assert_eq(rf_sq_post_write_sg(&a->qp.sq, rsg, 3, b->mr->rkey, e2e_addr(b, 8192),
+					 RF_SEND_SIGNALED, 0), 0);
+	BOTH_DONE("write_sg", 0, 0, 1);
+	wr.opcode = IBV_WR_RDMA_READ;
+	cr_assert_eq(rf_sq_post_read_sg(&a->qp.sq, rsg, 3, b->mr->rkey, e2e_addr(b, 8192),
+					RF_SEND_SIGNALED, 0), 0);
+	BOTH_DONE("read_sg", 0, 0, 1);
+
+	/* type 2 windows: bound on the requesters (a, c) and on the responders */
+	mwc = ibv_alloc_mw(g.e.pd, IBV_MW_TYPE_2);
+	mwa = ibv_alloc_mw(g.e.pd, IBV_MW_TYPE_2);
+	mwd = ibv_alloc_mw(g.e.pd, IBV_MW_TYPE_2);
+	mwb = ibv_alloc_mw(g.e.pd, IBV_MW_TYPE_2);
+	cr_assert(mwc && mwa && mwd && mwb, "alloc_mw: %s", strerror(errno));
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.bind_mw.mw = mwc;
+	wr.bind_mw.rkey = ibv_inc_rkey(mwc->rkey);
+	wr.bind_mw.bind_info.mr = a->mr;
+	wr.bind_mw.bind_info.addr = e2e_addr(a, 4096);
+	wr.bind_mw.bind_info.length = 8192;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	cr_assert_eq(rf_sq_post_bind_mw(&a->qp.sq, mwa->rkey, rf_mw_inc_rkey(mwa->rkey),
+					a->mr->lkey, e2e_addr(a, 4096), 8192,
+					rf_mw_access_ibv(IBV_ACCESS_REMOTE_WRITE |
+							 IBV_ACCESS_REMOTE_READ),
+					RF_SEND_SIGNALED, 0), 0);
+	BOTH_DONE("bind_mw", 12, 16, 1);
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.invalidate_rkey = ibv_inc_rkey(mwc->rkey);
+	cr_assert_eq(rf_sq_post_local_inv(&a->qp.sq, rf_mw_inc_rkey(mwa->rkey), RF_SEND_SIGNALED,
+					  0), 0);
+	BOTH_DONE("local_inv", 12, 16, 1);
+
+	/* SEND with invalidate of a window each responder bound */
+	{
+		struct ibv_send_wr bw;
+		struct rf_wc w;
+
+		memset(&bw, 0, sizeof(bw));
+		bw.opcode = IBV_WR_BIND_MW;
+		bw.send_flags = IBV_SEND_SIGNALED;
+		bw.bind_mw.mw = mwd;
+		bw.bind_mw.rkey = ibv_inc_rkey(mwd->rkey);
+		bw.bind_mw.bind_info.mr = b->mr;
+		bw.bind_mw.bind_info.addr = e2e_addr(b, 4096);
+		bw.bind_mw.bind_info.length = 4096;
+		bw.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+		cr_assert_eq(ibv_post_send(g.d.ibqp, &bw, &bad), 0);
+		cr_assert_eq(rf_sq_post_bind_mw(&b->qp.sq, mwb->rkey, rf_mw_inc_rkey(mwb->rkey),
+						b->mr->lkey, e2e_addr(b, 4096), 4096,
+						rf_mw_access_ibv(IBV_ACCESS_REMOTE_WRITE),
+						RF_SEND_SIGNALED | RF_SEND_RING, 0), 0);
+		lib_wait(&g, 1);
+		e2e_wait(&b->cq, &w, 1);
+		cr_assert_eq(w.status, RF_WC_SUCCESS, "b's bind: %u", w.status);
+	}
+	memset(&wr, 0, sizeof(wr));
+	sg[0].length = 64;
+	wr.sg_list = sg;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND_WITH_INV;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.invalidate_rkey = ibv_inc_rkey(mwd->rkey);
+	cr_assert_eq(rf_sq_post_send_inv(&a->qp.sq, a->mr->lkey, sg[0].addr, 64,
+					 rf_mw_inc_rkey(mwb->rkey), RF_SEND_SIGNALED, 0), 0);
+	BOTH_DONE("send_inv", 12, 16, 2);
+
+	/*
+	 * An inline SEND of 60 bytes (2 BBs) posted when one BB is left
+	 * before the end of each queue: filled with 1-BB WRITEs first.
+	 */
+	memset(&wr, 0, sizeof(wr));
+	sg[0].length = 8;
+	wr.sg_list = sg;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = e2e_addr(b, 8192);
+	wr.wr.rdma.rkey = b->mr->rkey;
+	while ((pl & g.c.sq.wqe_mask) != g.c.sq.wqe_mask) {
+		cr_assert_eq(ibv_post_send(g.c.ibqp, &wr, &bad), 0);
+		pl++;
+		lib_wait(&g, 1);
+	}
+	while ((pr & a->qp.sq.wqe_mask) != a->qp.sq.wqe_mask) {
+		struct rf_wc w;
+
+		cr_assert_eq(rf_sq_post_write(&a->qp.sq, a->mr->lkey, sg[0].addr, 8, b->mr->rkey,
+					      e2e_addr(b, 8192), RF_SEND_SIGNALED | RF_SEND_RING,
+					      0), 0);
+		pr++;
+		e2e_wait(&a->cq, &w, 1);
+	}
+	sg[0].addr = (uint64_t)(uintptr_t)msg;
+	sg[0].length = sizeof(msg);
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	cr_assert_eq(ibv_post_send(g.c.ibqp, &wr, &bad), 0);
+	cr_assert_eq(rf_sq_post_send_inline(&a->qp.sq, msg, sizeof(msg),
+					    RF_SEND_SIGNALED | RF_SEND_RING, 0), 0);
+	/* rdmafast: a NOP in the last BB, the SEND at the start */
+	cr_assert_eq(wqe_byte(&a->qp.sq, pr, 3), RF_OPCODE_NOP, "no NOP before the wrap");
+	cr_assert_eq(wqe_bbs(&a->qp.sq, pr), 1);
+	compare_at(&g, pr + 1, pl, 16 + 4 + sizeof(msg), 128, 0, "send_inline across the wrap");
+	cr_assert_eq((pl + 1) & g.c.sq.wqe_mask, 0, "libmlx5 did not split the WQE");
+	drain(&g, 2);
+#undef BOTH_DONE
+
+	ibv_dealloc_mw(mwc);
+	ibv_dealloc_mw(mwa);
+	ibv_dealloc_mw(mwd);
+	ibv_dealloc_mw(mwb);
+	golden_close(&g);
+}

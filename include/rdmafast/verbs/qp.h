@@ -466,11 +466,15 @@ static inline RF_COLD int rf_qp_connect_ibv(struct rf_qp *qp, const struct rf_qp
 }
 
 
-/* IBV_ACCESS_* flags of a window bind to the mkey context's access bits (and RF_MW_ZERO_BASED). */
+/*
+ * IBV_ACCESS_* flags of a window bind to the mkey context's access bits (and
+ * RF_MW_ZERO_BASED), as libmlx5 sets them (providers/mlx5/qp.c,
+ * get_umr_mr_flags()): no local read, which a window, a remote key only,
+ * has no use for.
+ */
 static inline RF_COLD uint32_t rf_mw_access_ibv(int ibv_access)
 {
-	return RF_MKEY_ACCESS_LOCAL_READ |
-	       ((ibv_access & IBV_ACCESS_LOCAL_WRITE) ? RF_MKEY_ACCESS_LOCAL_WRITE : 0) |
+	return ((ibv_access & IBV_ACCESS_LOCAL_WRITE) ? RF_MKEY_ACCESS_LOCAL_WRITE : 0) |
 	       ((ibv_access & IBV_ACCESS_REMOTE_READ) ? RF_MKEY_ACCESS_REMOTE_READ : 0) |
 	       ((ibv_access & IBV_ACCESS_REMOTE_WRITE) ? RF_MKEY_ACCESS_REMOTE_WRITE : 0) |
 	       ((ibv_access & IBV_ACCESS_REMOTE_ATOMIC) ? RF_MKEY_ACCESS_ATOMIC : 0) |
