@@ -657,14 +657,17 @@ static inline void dev_pkt_sgid(struct dev_pkt *p, const struct emu_port_id *por
 }
 
 /*
- * A connected QP's packet: SLID and (global path or RoCE) GRH from its AV.
- * Inline: every request and response of a connected QP takes it.
+ * A connected QP's packet: its transport, SLID and (global path or RoCE)
+ * GRH from its AV.  Inline: every request and response of a
+ * connected QP takes it.
  */
 static inline void dev_path_stamp(const struct emu_qp *qp, struct dev_pkt *p)
 {
 	const struct ibv_ah_attr *ah = &qp->attr.ah;
 	const struct emu_port_id *port = dev_qp_port(qp);
 
+	p->tp = qp->type == IBV_QPT_UC ? DTP_UC :
+		qp->type == IBV_QPT_XRC_SEND || qp->type == IBV_QPT_XRC_RECV ? DTP_XRC : DTP_RC;
 	p->slid = port->lid;
 	if (emu_cfg.link_layer != IBV_LINK_LAYER_ETHERNET && !ah->is_global)
 		return;

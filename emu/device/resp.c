@@ -120,6 +120,23 @@ static inline bool from_peer(const struct emu_qp *qp, const struct dev_pkt *p)
 	return true;
 }
 
+/*
+ * Does qp take p's transport (IBA 9.6: a packet whose BTH opcode is not of
+ * the QP's service type is invalid for it and silently dropped)?  RC, UC,
+ * UD and XRC QPs take their own; DC requests are RC packets that carry a
+ * DCETH, which only a DCT takes, and a DCT takes nothing else (its DCIs'
+ * responses are plain RC).
+ */
+static bool tp_ok(const struct emu_qp *qp, const struct dev_pkt *p)
+{
+	uint8_t want = qp->type == IBV_QPT_UD ? DTP_UD :
+		       qp->type == IBV_QPT_UC ? DTP_UC :
+		       qp->type == IBV_QPT_XRC_SEND || qp->type == IBV_QPT_XRC_RECV ? DTP_XRC :
+		       DTP_RC;
+
+	return p->tp == want && !(p->flags & DPKT_DCETH) == (qp->dc != EMU_DC_DCT);
+}
+
 /* ---- helpers ------------------------------------------------------------- */
 
 
@@ -324,6 +341,10 @@ static void resp_mcast(const struct dev_pkt *p)
 {
 	if (p->dst_qpn != DEV_MCAST_QPN)
 		return;
+	if (p->tp != DTP_UD || (p->flags & DPKT_DCETH)) {
+		dev_wire_stats.drop_transport++;
+		return;
+	}
 	for (struct emu_ctx *ctx = emu_ctx_first_locked(); ctx; ctx = ctx->next) {
 		for (const struct emu_mcast *m = ctx->mcast; m; m = m->next) {
 			const struct emu_mcast *o;
@@ -1003,6 +1024,10 @@ void dev_resp_packet(const struct dev_pkt *p)
 		return;		/* 0xFFFFFF to a unicast address: invalid, dropped */
 	if (!qp || !(dq = dev_qp_of(qp)) || qp->opened)
 		return;		/* no such QP on this host: dropped */
+	if (!tp_ok(qp, p)) {
+		dev_wire_stats.drop_transport++;
+		return;
+	}
 	if (p->op >= DOP_READ_RESP) {
 		if (qp->dc == EMU_DC_DCI) {
 			/* from the DCT it is connected to, nobody else */
