@@ -466,6 +466,8 @@ static void fill_request(struct dev_qp *dq, const struct dev_ent *e, const struc
 		p->flags |= DPKT_DCETH;
 		p->slid = dev_qp_port(qp)->lid;
 		p->sl = w->av[12] & 0xf;
+		if (emu_cfg.link_layer == IBV_LINK_LAYER_INFINIBAND)
+			p->dlid = dev_be16(w->av + 14);
 		p->dc_key = w->dc_key;
 		p->dc_conn = dq->dc_conn;
 		p->dc_conn_psn = dq->dc_conn_psn;

@@ -99,13 +99,18 @@ static void forge_write_grh(int fd, struct dt *t, uint32_t src_qpn, uint16_t sli
 	u.p.dst_qpn = t->qp[1]->qp_num;
 	u.p.psn = psn;
 	u.p.slid = slid;
+	u.p.dlid = t->lid;	/* to B's port: the forgery is refused for its source alone */
 	u.p.rkey = t->mr[1]->rkey;
 	u.p.raddr = va;
 	u.p.dma_len = 8;
 	u.p.len = 8;
 	if (sgid) {
+		union ibv_gid dgid;
+
+		cr_assert_eq(ibv_query_gid(t->ctx, 1, 0, &dgid), 0);
 		u.p.flags |= DPKT_GRH;
 		memcpy(u.p.sgid, sgid->raw, 16);
+		memcpy(u.p.dgid, dgid.raw, 16);
 	}
 	memcpy(u.raw + sizeof(struct dev_pkt), evil, 8);
 	cr_assert_eq(send(fd, &u, sizeof(u.raw), 0), (ssize_t)sizeof(u.raw));
@@ -185,6 +190,7 @@ static void forge_nak(int fd, struct dt *t, uint32_t src_qpn)
 	u.p.dst_qpn = t->qp[0]->qp_num;
 	u.p.psn = 0x100;
 	u.p.slid = t->lid;
+	u.p.dlid = t->lid;
 	cr_assert_eq(send(fd, &u, sizeof(u.raw), 0), (ssize_t)sizeof(u.raw));
 }
 
@@ -246,6 +252,7 @@ static void forge_read_resp(int fd, struct dt *t, uint32_t src_qpn)
 	u.p.dst_qpn = t->qp[0]->qp_num;
 	u.p.psn = 0x100;
 	u.p.slid = t->lid;
+	u.p.dlid = t->lid;
 	u.p.len = 8;
 	memcpy(u.raw + sizeof(struct dev_pkt), evil, 8);
 	cr_assert_eq(send(fd, &u, sizeof(u.raw), 0), (ssize_t)sizeof(u.raw));
