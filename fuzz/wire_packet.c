@@ -9,10 +9,10 @@
  * the harness connects to the host's own wire socket as a peer would and
  * sends the input as one packet. By default it first makes the packet
  * well-framed (size and len agree with the byte count, a correct check
- * value when DPKT_CRC is set, the destination one of the host's QPs),
- * which a packet from a real peer always is, so that the fuzzer spends its
- * time in the transport and responder; byte 0 says which of those fix-ups
- * to skip. What must hold: no crash, no sanitizer report, no hang (the
+ * value when DPKT_CRC is set, the destination one of the host's QPs, at
+ * its port's LID and of its transport), which a packet from a real peer
+ * always is, so that the fuzzer spends its time in the transport and
+ * responder; byte 0 says which of those fix-ups to skip. What must hold: no crash, no sanitizer report, no hang (the
  * harness waits for the engine through emu_lock), nothing written outside
  * the registered region (guard pattern around it), and every completion a
  * defined status. Requests that fail are dropped or NAKed; which, and
@@ -174,6 +174,8 @@ static void write_seeds(const char *dir)
 		p->src_qpn = k[i].qp == 4 ? W.qp[4]->qp_num : W.qp[k[i].qp - 1]->qp_num;
 		p->dst_qpn = W.qp[k[i].qp]->qp_num;
 		p->slid = H.lid;
+		p->dlid = H.lid;
+		p->tp = k[i].qp == 4 ? DTP_UD : k[i].qp == 3 ? DTP_UC : DTP_RC;
 		p->qkey = 0x11111111;
 		p->rkey = H.mr->rkey;
 		p->raddr = (uintptr_t)H.mr->addr + 0x100;
@@ -219,8 +221,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			p->size = (uint32_t)size;
 			p->len = (uint32_t)(size - sizeof(*p));
 		}
-		if (!(flags & 2))
+		if (!(flags & 2)) {
+			/* its port's address and its QP's transport, as a real peer's */
 			p->dst_qpn = W.qp[dst % NQP]->qp_num;
+			p->dlid = H.lid;
+			p->tp = qp_type[dst % NQP] == IBV_QPT_UD ? DTP_UD :
+				qp_type[dst % NQP] == IBV_QPT_UC ? DTP_UC : DTP_RC;
+		}
 		if (!(flags & 4) && (p->flags & DPKT_CRC) && p->size == size &&
 		    p->len == size - sizeof(*p))
 			p->crc = check_value(p);

@@ -327,6 +327,8 @@ struct dev_qp {
 	struct dev_qp		*dc_conns;
 	struct dev_qp		*dc_next;
 	uint32_t		dc_src;
+	uint16_t		dc_rlid;	/* its responses' DLID: the DCI's SLID */
+	uint8_t			dc_rgid[16];	/* ... and DGID: the DCI's SGID */
 
 	bool			flush_rq;	/* QP in ERR: flush posted receives */
 	bool			last_wqe_sent;	/* IBV_EVENT_QP_LAST_WQE_REACHED posted */
@@ -657,23 +659,52 @@ static inline void dev_pkt_sgid(struct dev_pkt *p, const struct emu_port_id *por
 }
 
 /*
- * A connected QP's packet: SLID and (global path or RoCE) GRH from its AV.
- * Inline: every request and response of a connected QP takes it.
+ * A connected QP's packet: its transport, SLID, DLID and (global path or
+ * RoCE) GRH from its AV.  Inline: every request and response of a
+ * connected QP takes it.
  */
 static inline void dev_path_stamp(const struct emu_qp *qp, struct dev_pkt *p)
 {
 	const struct ibv_ah_attr *ah = &qp->attr.ah;
 	const struct emu_port_id *port = dev_qp_port(qp);
 
+	p->tp = qp->type == IBV_QPT_UC ? DTP_UC :
+		qp->type == IBV_QPT_XRC_SEND || qp->type == IBV_QPT_XRC_RECV ? DTP_XRC : DTP_RC;
 	p->slid = port->lid;
-	if (emu_cfg.link_layer != IBV_LINK_LAYER_ETHERNET && !ah->is_global)
-		return;
+	if (emu_cfg.link_layer != IBV_LINK_LAYER_ETHERNET) {
+		p->dlid = ah->dlid;
+		if (!ah->is_global)
+			return;
+	}
 	p->flags |= DPKT_GRH;
 	p->flow_label = ah->grh.flow_label;
 	p->tclass = ah->grh.traffic_class;
 	p->hop_limit = ah->grh.hop_limit;
 	dev_pkt_sgid(p, port, ah->grh.sgid_index);
 	memcpy(p->dgid, ah->grh.dgid.raw, 16);
+}
+
+/*
+ * Is p, a unicast packet, addressed to port?  On InfiniBand a switch
+ * forwards by DLID and the port takes the LIDs of its LID and LMC (the
+ * emulator's LMC is 0: its one LID; IBA vol. 1 chapter 7, the link
+ * layer's DLID check); a GRH must name one of the port's GIDs (chapter 8,
+ * the network layer's).  On RoCE the destination address, the DGID,
+ * alone names the port.  A packet failing this reaches no port on a
+ * fabric: it is lost.
+ */
+static inline bool dev_pkt_to_port(const struct dev_pkt *p, const struct emu_port_id *port)
+{
+	bool roce = emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET;
+
+	if (!roce && p->dlid != port->lid)
+		return false;
+	if (!(p->flags & DPKT_GRH))
+		return !roce;
+	for (unsigned i = 0; i < port->num_gids; i++)
+		if (!memcmp(p->dgid, port->gid[i].raw, 16))
+			return true;
+	return false;
 }
 
 struct dev_rwqe {

@@ -92,7 +92,9 @@ struct dev_grant {
 	uint8_t			roce;		/* no LIDs: the SGID alone names the peer */
 	uint8_t			global;		/* the peer's packets carry a GRH: sgid */
 	uint8_t			nsge;
-	uint8_t			pad0[3];
+	uint8_t			dev;		/* the responder QP's port: its packets' address */
+	uint8_t			port;
+	uint8_t			pad0;
 	uint8_t			sgid[16];
 	uint64_t		max_len;	/* what the valid scatter entries hold */
 	struct {
@@ -388,6 +390,8 @@ static void publish(struct dev_qp *dq)
 	g->global = g->roce || ah->is_global;
 	g->slid = ah->dlid;
 	memcpy(g->sgid, ah->grh.dgid.raw, 16);
+	g->dev = (uint8_t)qp->obj.ctx->dev_index;
+	g->port = qp->attr.port_num ? qp->attr.port_num : 1;
 	g->nsge = (uint8_t)n;
 	g->max_len = total;
 	slot = dcq->pi & (cq->cqe_cnt - 1);
@@ -427,6 +431,8 @@ struct peer {
 	int			pidfd;
 	int32_t			pid;
 	bool			refused;	/* process_vm_writev() not allowed */
+	bool			id_known;
+	struct emu_dev_id	id[EMU_MAX_DEVS];	/* its ports' LIDs and GIDs */
 };
 
 static struct peer peers[EMU_MAX_HOSTS + 1];
@@ -508,6 +514,10 @@ const struct dev_grant *dev_grant_claim(uint32_t dst_qpn)
 	p = peer_of(EMU_NUM_HOST(dst_qpn));
 	if (!p)
 		return NULL;
+	if (!p->id_known) {
+		emu_subnet_identity(EMU_NUM_HOST(dst_qpn), p->id);
+		p->id_known = true;
+	}
 	g = &p->t->g[dst_qpn & EMU_NUM_IDX_MASK];
 	if (atomic_load_explicit(&g->state, memory_order_relaxed) != GRANT_READY ||
 	    !atomic_compare_exchange_strong(&g->state, &st, GRANT_CLAIMED))
@@ -552,6 +562,8 @@ bool dev_grant_deliver(const struct dev_grant *dg, const struct dev_pkt *h, cons
 	    h->dma_len > g->max_len || g->clock_khz != emu_core_clock_khz() ||
 	    g->cqe_size > sizeof(body) ||
 	    (!g->roce && h->slid != g->slid) ||
+	    g->dev >= EMU_MAX_DEVS || g->port - 1u >= EMU_MAX_PORTS ||
+	    !dev_pkt_to_port(h, &p->id[g->dev].port[g->port - 1]) ||
 	    (g->global && (!(h->flags & DPKT_GRH) || memcmp(h->sgid, g->sgid, 16))))
 		goto back;
 	memset(&cq, 0, sizeof(cq));

@@ -17,6 +17,19 @@
 
 /* ---- responses ----------------------------------------------------------- */
 
+/*
+ * The path of a response: the QP's, or for a DCT context the address its
+ * DCI's requests came from (a DCT has no path of its own to stamp).
+ */
+static void resp_stamp(const struct dev_qp *dq, struct dev_pkt *r)
+{
+	dev_path_stamp(dq->qp, r);
+	if (dq->qp->dc != EMU_DC_DCT)
+		return;
+	r->dlid = dq->dc_rlid;
+	memcpy(r->dgid, dq->dc_rgid, 16);
+}
+
 static struct dev_pkt *resp_alloc(const struct dev_qp *dq, const struct dev_pkt *req,
 				  uint8_t op, uint32_t psn, uint32_t payload)
 {
@@ -31,7 +44,7 @@ static struct dev_pkt *resp_alloc(const struct dev_qp *dq, const struct dev_pkt 
 	r->psn = psn & DEV_PSN_MASK;
 	r->len = payload;
 	r->offset = 0;
-	dev_path_stamp(dq->qp, r);
+	resp_stamp(dq, r);
 	return r;
 }
 
@@ -76,7 +89,7 @@ void dev_resp_flush_acks(void)
 		a.src_qpn = dq->qpn;
 		a.dst_qpn = dq->ack_dst;
 		a.psn = dq->ack_psn;
-		dev_path_stamp(dq->qp, &a);
+		resp_stamp(dq, &a);
 		if (dev_wire_shortcut_ok(&a)) {
 			dev_wire_shortcut_sent();
 			dev_wire_count_tx_later(&a);
@@ -118,6 +131,23 @@ static inline bool from_peer(const struct emu_qp *qp, const struct dev_pkt *p)
 	if (roce() || ah->is_global)
 		return (p->flags & DPKT_GRH) && !memcmp(p->sgid, ah->grh.dgid.raw, 16);
 	return true;
+}
+
+/*
+ * Does qp take p's transport (IBA 9.6: a packet whose BTH opcode is not of
+ * the QP's service type is invalid for it and silently dropped)?  RC, UC,
+ * UD and XRC QPs take their own; DC requests are RC packets that carry a
+ * DCETH, which only a DCT takes, and a DCT takes nothing else (its DCIs'
+ * responses are plain RC).
+ */
+static bool tp_ok(const struct emu_qp *qp, const struct dev_pkt *p)
+{
+	uint8_t want = qp->type == IBV_QPT_UD ? DTP_UD :
+		       qp->type == IBV_QPT_UC ? DTP_UC :
+		       qp->type == IBV_QPT_XRC_SEND || qp->type == IBV_QPT_XRC_RECV ? DTP_XRC :
+		       DTP_RC;
+
+	return p->tp == want && !(p->flags & DPKT_DCETH) == (qp->dc != EMU_DC_DCT);
 }
 
 /* ---- helpers ------------------------------------------------------------- */
@@ -324,6 +354,10 @@ static void resp_mcast(const struct dev_pkt *p)
 {
 	if (p->dst_qpn != DEV_MCAST_QPN)
 		return;
+	if (p->tp != DTP_UD || (p->flags & DPKT_DCETH)) {
+		dev_wire_stats.drop_transport++;
+		return;
+	}
 	for (struct emu_ctx *ctx = emu_ctx_first_locked(); ctx; ctx = ctx->next) {
 		for (const struct emu_mcast *m = ctx->mcast; m; m = m->next) {
 			const struct emu_mcast *o;
@@ -887,6 +921,7 @@ bool dev_resp_shortcut_write(const struct dev_pkt *p, const uint8_t *payload,
 
 	if (!qp || !(dq = dev_qp_of(qp)) || qp->opened || qp->type != IBV_QPT_RC ||
 	    qp->dc || !dev_qp_can_receive(qp) || !from_peer(qp, p) ||
+	    !dev_pkt_to_port(p, dev_qp_port(qp)) ||
 	    p->op != DOP_WRITE || p->psn != dq->epsn || p->offset || p->len != p->dma_len ||
 	    !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) || dev_fault.force_rae > 0)
 		return false;
@@ -937,6 +972,8 @@ static struct dev_qp *dct_conn(struct dev_qp *dq, const struct dev_pkt *p)
 		return NULL;
 	if (p->dc_conn != c->dc_conn) {
 		c->dc_conn = p->dc_conn;
+		c->dc_rlid = p->slid;
+		memcpy(c->dc_rgid, p->sgid, 16);
 		c->epsn = p->dc_conn_psn & DEV_PSN_MASK;
 		c->nak_sent = false;
 		c->recv_busy = false;
@@ -993,6 +1030,11 @@ void dev_resp_packet(const struct dev_pkt *p)
 		return;
 	}
 	qp = p->dst_qpn == DEV_MCAST_QPN ? NULL : emu_qp_by_qpn_locked(p->dst_qpn);
+	if (qp && !dev_pkt_to_port(p, dev_qp_port(qp))) {
+		/* routed here by its QPN alone: on a fabric it reaches no such port */
+		dev_wire_stats.drop_address++;
+		qp = NULL;
+	}
 	/* the port counts what reaches it, for a QP there or for none */
 	if (qp)
 		dev_wire_count_rx(p, qp->obj.ctx->dev_index,
@@ -1003,6 +1045,10 @@ void dev_resp_packet(const struct dev_pkt *p)
 		return;		/* 0xFFFFFF to a unicast address: invalid, dropped */
 	if (!qp || !(dq = dev_qp_of(qp)) || qp->opened)
 		return;		/* no such QP on this host: dropped */
+	if (!tp_ok(qp, p)) {
+		dev_wire_stats.drop_transport++;
+		return;
+	}
 	if (p->op >= DOP_READ_RESP) {
 		if (qp->dc == EMU_DC_DCI) {
 			/* from the DCT it is connected to, nobody else */

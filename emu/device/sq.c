@@ -448,6 +448,7 @@ static void fill_request(struct dev_qp *dq, const struct dev_ent *e, const struc
 	if (w->opf & OPF_ATOMIC)	/* the header came zeroed */
 		memcpy(p->atomic, w->atomic, sizeof(p->atomic));
 	if (qp->type == IBV_QPT_UD) {
+		p->tp = DTP_UD;
 		p->slid = dev_qp_port(qp)->lid;
 		/* a Q_Key with the top bit set means "use the QP's own" */
 		p->qkey = (w->qkey & 0x80000000u) ? qp->attr.qkey : w->qkey;
@@ -461,8 +462,12 @@ static void fill_request(struct dev_qp *dq, const struct dev_ent *e, const struc
 			fill_grh(qp, p, w->av);
 	} else if (qp->dc == EMU_DC_DCI) {
 		/* the path is the WQE's address vector, the rest is RC's */
+		p->tp = DTP_RC;
+		p->flags |= DPKT_DCETH;
 		p->slid = dev_qp_port(qp)->lid;
 		p->sl = w->av[12] & 0xf;
+		if (emu_cfg.link_layer == IBV_LINK_LAYER_INFINIBAND)
+			p->dlid = dev_be16(w->av + 14);
 		p->dc_key = w->dc_key;
 		p->dc_conn = dq->dc_conn;
 		p->dc_conn_psn = dq->dc_conn_psn;

@@ -4,12 +4,12 @@
  *
  * One header per packet, in host byte order (every host runs on this
  * machine), followed by the payload.  It stands for the IBA headers a real
- * packet carries: LRH (SL, SLID), GRH (SGID, DGID, flow label, traffic
- * class, hop limit), BTH (opcode, destination QP, PSN, solicited event),
- * DETH (Q_Key, source QP), RETH, AtomicETH, AETH (NAK codes), ImmDt/IETH and
- * XRCETH.  A header of its own (no rdmafast or device-model types) so that
- * tests and fuzz targets can build packets and write them to a host's wire
- * socket as a hostile peer would.
+ * packet carries: LRH (SL, SLID, DLID), GRH (SGID, DGID, flow label,
+ * traffic class, hop limit), BTH (opcode and its transport, destination QP,
+ * PSN, solicited event), DETH (Q_Key, source QP), RETH, AtomicETH, AETH (NAK
+ * codes), ImmDt/IETH, XRCETH and DCETH.  A header of its own (no rdmafast
+ * or device-model types) so that tests and fuzz targets can build packets
+ * and write them to a host's wire socket as a hostile peer would.
  */
 #ifndef RDMAFAST_EMU_WIRE_PACKET_H
 #define RDMAFAST_EMU_WIRE_PACKET_H
@@ -54,6 +54,26 @@ enum {
 	 * source GID index) decides.
 	 */
 	DPKT_ROCE_V1	= 1 << 6,
+	/*
+	 * A DC request: an RC packet that carries the DC extended header
+	 * (dc_key, dc_conn), as mlx5's DC transport frames it.  Only a DCT
+	 * takes one; a DCT takes nothing else.
+	 */
+	DPKT_DCETH	= 1 << 7,
+};
+
+/*
+ * The transport a packet belongs to: the upper three bits of its BTH
+ * opcode (IBA 9.2, Table 38).  A responder drops a packet whose transport
+ * is not its QP's.  Zero is RC, as in the opcode.
+ */
+enum dev_tp {
+	DTP_RC		= 0,	/* 000 */
+	DTP_UC		= 1,	/* 001 */
+	DTP_RD		= 2,	/* 010 */
+	DTP_UD		= 3,	/* 011 */
+	DTP_CNP		= 4,	/* 100 */
+	DTP_XRC		= 5,	/* 101 */
 };
 
 /*
@@ -100,8 +120,9 @@ struct dev_pkt {
 	uint32_t		dma_len;	/* whole message */
 	uint32_t		offset;		/* of this payload within the message */
 	uint32_t		len;		/* payload bytes after the header */
-	uint16_t		dlid;		/* LRH DLID: UD on InfiniBand (multicast: the MLID) */
-	uint16_t		pad;
+	uint16_t		dlid;		/* LRH DLID, on InfiniBand (multicast: the MLID) */
+	uint8_t			tp;		/* enum dev_tp */
+	uint8_t			pad;
 	uint64_t		atomic[4];	/* swap|add, compare, swap_mask, compare_mask */
 	uint8_t			sgid[16];
 	uint8_t			dgid[16];

@@ -394,3 +394,128 @@ Test(dev_dc, dct_scatters_to_cqe_only_with_128_byte_cqes)
 	cr_assert_eq(ibv_destroy_qp(dct), 0);
 	cr_assert_eq(ibv_destroy_cq(cq128), 0);
 }
+
+/*
+ * A QP of type `type` on this host's port 1 at RTS, connected to dqpn there
+ * (not UD), expecting PSN rq_psn, sending from PSN 0 (what a packet without
+ * a DCETH meets at a new DCT context), timeout 8 and 2 retries.
+ */
+static struct ibv_qp *plain_qp(enum ibv_qp_type type, uint32_t dqpn, uint32_t rq_psn)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = d.scq, .recv_cq = d.scq, .qp_type = type,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_port_attr pa;
+	union ibv_gid gid;
+	struct qpu_conn c = {
+		.dqpn = dqpn, .access = IBV_ACCESS_REMOTE_WRITE, .qkey = 0x11111111,
+		.rq_psn = rq_psn, .max_dest_rd_atomic = 1, .min_rnr_timer = 1, .max_rd_atomic = 1,
+		.timeout = 8, .retry_cnt = 2, .rnr_retry = 7,
+	};
+	struct ibv_qp *qp = ibv_create_qp(d.pd, &ia);
+
+	cr_assert(qp, "ibv_create_qp: %s", strerror(errno));
+	cr_assert_eq(ibv_query_port(d.ctx, 1, &pa), 0);
+	cr_assert_eq(ibv_query_gid(d.ctx, 1, 0, &gid), 0);
+	c.dlid = pa.lid;
+	c.dgid = d.roce ? &gid : NULL;
+	cr_assert_eq(qpu_bring_up(qp, &c), 0, "bring up: %s", strerror(errno));
+	return qp;
+}
+
+static void post_write(struct ibv_qp *qp, uint64_t va)
+{
+	struct ibv_sge s = { (uintptr_t)d.buf, 8, d.mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED, .wr.rdma = { va, d.mr->rkey },
+	}, *bad;
+
+	cr_assert_eq(ibv_post_send(qp, &wr, &bad), 0);
+}
+
+static void post_send(struct ibv_qp *qp, struct ibv_ah *ah, uint32_t dqpn)
+{
+	struct ibv_sge s = { (uintptr_t)d.buf, 8, d.mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.ud = { .ah = ah, .remote_qpn = dqpn, .remote_qkey = 0x11111111 },
+	}, *bad;
+
+	cr_assert_eq(ibv_post_send(qp, &wr, &bad), 0);
+}
+
+static bool untouched(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * A DCT takes DC requests only: an RC WRITE, a UC SEND and a UD SEND to
+ * its number (its key 0, the key a packet without a DCETH would show) are
+ * dropped.  The RC requester retries out, the UC and UD ones complete;
+ * the DCT's memory and its SRQ's receive are untouched.
+ */
+Test(dev_dc, dct_takes_dc_requests_only)
+{
+	struct ibv_qp *dct = create_dct(0), *qp;
+	uint8_t *dst = d.buf + 4096;
+	struct ibv_wc wc;
+
+	memcpy(d.buf, "NOT DC!!", 8);
+	srq_recv(1, d.buf + 8192, 64);
+
+	qp = plain_qp(IBV_QPT_RC, dct->qp_num, 0);
+	post_write(qp, (uintptr_t)dst);
+	cr_assert_eq(dt_poll(d.scq, &wc, 1, 10000), 1);
+	cr_assert_eq(wc.status, IBV_WC_RETRY_EXC_ERR, "RC: status %d", wc.status);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+
+	qp = plain_qp(IBV_QPT_UC, dct->qp_num, 0);
+	post_send(qp, NULL, 0);
+	cr_assert_eq(dt_poll(d.scq, &wc, 1, 5000), 1);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "UC: status %d", wc.status);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+
+	qp = plain_qp(IBV_QPT_UD, 0, 0);
+	post_send(qp, d.ah, dct->qp_num);
+	cr_assert_eq(dt_poll(d.scq, &wc, 1, 5000), 1);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "UD: status %d", wc.status);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+
+	dt_poll_none(d.rcq, 200);
+	cr_assert(untouched(dst, 8), "the RC WRITE landed");
+	cr_assert(untouched(d.buf + 8192, 64), "a SEND landed");
+	cr_assert_eq(ibv_destroy_qp(dct), 0);
+}
+
+/*
+ * A DC request to an RC QP whose peer is the DCI's number: dropped, not
+ * executed nor acknowledged; the DCI retries out and the memory stays.
+ */
+Test(dev_dc, dc_request_to_an_rc_qp_dropped)
+{
+	struct ibv_qp *rc = plain_qp(IBV_QPT_RC, d.dci->qp_num, 0x10);	/* the DCI's first PSN */
+	uint8_t *dst = d.buf + 4096;
+	struct ibv_wc wc;
+
+	memcpy(d.buf, "DC->RC!!", 8);
+	ibv_wr_start(d.qpx);
+	d.qpx->wr_id = 1;
+	d.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(d.qpx, d.mr->rkey, (uintptr_t)dst);
+	mlx5dv_wr_set_dc_addr(d.dv, d.ah, rc->qp_num, DCT_KEY);
+	sge(0, 8);
+	cr_assert_eq(ibv_wr_complete(d.qpx), 0);
+	cr_assert_eq(dt_poll(d.scq, &wc, 1, 10000), 1);
+	cr_assert_eq(wc.status, IBV_WC_RETRY_EXC_ERR, "status %d", wc.status);
+	cr_assert(untouched(dst, 8), "the DC WRITE landed in the RC QP's memory");
+	dt_poll_none(d.scq, 20);
+	cr_assert_eq(ibv_destroy_qp(rc), 0);
+}

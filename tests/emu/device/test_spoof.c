@@ -10,9 +10,6 @@
  * on working.
  */
 #define _GNU_SOURCE	/* RTLD_DEFAULT */
-#include <sys/socket.h>
-#include <sys/un.h>
-
 #include "wire_test.h"
 #include "wire/packet.h"
 
@@ -85,32 +82,6 @@ Test(dev_spoof, third_qp_write_dropped)
 	dt_teardown(&t);
 }
 
-/*
- * This host's wire socket, as any process of the user can reach it.  The
- * state directory is found as emu/subnet/subnet.c finds it: $RFEMU_STATE_DIR,
- * else $XDG_RUNTIME_DIR/rfemu, else /tmp/rfemu-$UID (CI sets none of them).
- */
-static int wire_socket(uint16_t lid)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	const char *dir = getenv("RFEMU_STATE_DIR");
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-
-	cr_assert_geq(fd, 0);
-	/* LID = host * 8 + device * 2 + port - 1 (emu/README.md) */
-	if (dir && *dir)
-		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/wire.%u", dir, lid / 8u);
-	else if (xdg && *xdg)
-		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/rfemu/wire.%u", xdg, lid / 8u);
-	else
-		snprintf(sa.sun_path, sizeof(sa.sun_path), "/tmp/rfemu-%u/wire.%u",
-			 (unsigned)getuid(), lid / 8u);
-	cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0,
-		     "connect %s: %s", sa.sun_path, strerror(errno));
-	return fd;
-}
-
 /* An 8-byte RDMA WRITE of `evil` from src_qpn at slid to t->qp[1] at va. */
 static void forge_write_grh(int fd, struct dt *t, uint32_t src_qpn, uint16_t slid,
 			    uint32_t psn, uint64_t va, const union ibv_gid *sgid)
@@ -128,13 +99,18 @@ static void forge_write_grh(int fd, struct dt *t, uint32_t src_qpn, uint16_t sli
 	u.p.dst_qpn = t->qp[1]->qp_num;
 	u.p.psn = psn;
 	u.p.slid = slid;
+	u.p.dlid = t->lid;	/* to B's port: the forgery is refused for its source alone */
 	u.p.rkey = t->mr[1]->rkey;
 	u.p.raddr = va;
 	u.p.dma_len = 8;
 	u.p.len = 8;
 	if (sgid) {
+		union ibv_gid dgid;
+
+		cr_assert_eq(ibv_query_gid(t->ctx, 1, 0, &dgid), 0);
 		u.p.flags |= DPKT_GRH;
 		memcpy(u.p.sgid, sgid->raw, 16);
+		memcpy(u.p.dgid, dgid.raw, 16);
 	}
 	memcpy(u.raw + sizeof(struct dev_pkt), evil, 8);
 	cr_assert_eq(send(fd, &u, sizeof(u.raw), 0), (ssize_t)sizeof(u.raw));
@@ -156,7 +132,7 @@ Test(dev_spoof, forged_packets_dropped)
 	int fd;
 
 	dt_setup(&t);
-	fd = wire_socket(t.lid);
+	fd = wt_wire_socket(t.lid);
 	va = (uintptr_t)t.buf[1];
 	before = wt_stats();
 
@@ -214,6 +190,7 @@ static void forge_nak(int fd, struct dt *t, uint32_t src_qpn)
 	u.p.dst_qpn = t->qp[0]->qp_num;
 	u.p.psn = 0x100;
 	u.p.slid = t->lid;
+	u.p.dlid = t->lid;
 	cr_assert_eq(send(fd, &u, sizeof(u.raw), 0), (ssize_t)sizeof(u.raw));
 }
 
@@ -232,7 +209,7 @@ Test(dev_spoof, forged_response_dropped)
 
 	dt_setup(&t);	/* timeout 14, retry 7: about 0.5 s before retry exceeded */
 	cr_assert_eq(ibv_modify_qp(t.qp[1], &a, IBV_QP_STATE), 0);
-	fd = wire_socket(t.lid);
+	fd = wt_wire_socket(t.lid);
 	{
 		struct ibv_sge s = { (uintptr_t)t.buf[0], 8, t.mr[0]->lkey };
 		struct ibv_send_wr wr = {
@@ -275,6 +252,7 @@ static void forge_read_resp(int fd, struct dt *t, uint32_t src_qpn)
 	u.p.dst_qpn = t->qp[0]->qp_num;
 	u.p.psn = 0x100;
 	u.p.slid = t->lid;
+	u.p.dlid = t->lid;
 	u.p.len = 8;
 	memcpy(u.raw + sizeof(struct dev_pkt), evil, 8);
 	cr_assert_eq(send(fd, &u, sizeof(u.raw), 0), (ssize_t)sizeof(u.raw));
@@ -294,7 +272,7 @@ Test(dev_spoof, read_response_to_a_write)
 
 	dt_setup(&t);
 	cr_assert_eq(ibv_modify_qp(t.qp[1], &a, IBV_QP_STATE), 0);	/* B answers nothing */
-	fd = wire_socket(t.lid);
+	fd = wt_wire_socket(t.lid);
 	{
 		struct ibv_sge s = { (uintptr_t)t.buf[0], 8, t.mr[0]->lkey };
 		struct ibv_send_wr wr = {
@@ -348,7 +326,7 @@ Test(dev_spoof, forged_gid_dropped)
 	}
 	other = gid;
 	other.raw[15] ^= 0x40;
-	fd = wire_socket(t.lid);
+	fd = wt_wire_socket(t.lid);
 	va = (uintptr_t)t.buf[1];
 	before = wt_stats();
 	forge_write_grh(fd, &t, t.qp[0]->qp_num, t.lid, 0x100, va, &other);

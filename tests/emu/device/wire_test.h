@@ -9,6 +9,8 @@
 
 #include <dlfcn.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "dev_test.h"
 #include "wire/stats.h"
@@ -23,6 +25,32 @@ static inline struct rfemu_dev_stats wt_stats(void)
 	memset(&s, 0, sizeof(s));
 	fn(&s, sizeof(s));
 	return s;
+}
+
+/*
+ * This host's wire socket, as any process of the user can reach it.  The
+ * state directory is found as emu/subnet/subnet.c finds it: $RFEMU_STATE_DIR,
+ * else $XDG_RUNTIME_DIR/rfemu, else /tmp/rfemu-$UID (CI sets none of them).
+ */
+static inline int wt_wire_socket(uint16_t lid)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *dir = getenv("RFEMU_STATE_DIR");
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+	cr_assert_geq(fd, 0);
+	/* LID = host * 8 + device * 2 + port - 1 (emu/README.md) */
+	if (dir && *dir)
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/wire.%u", dir, lid / 8u);
+	else if (xdg && *xdg)
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/rfemu/wire.%u", xdg, lid / 8u);
+	else
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "/tmp/rfemu-%u/wire.%u",
+			 (unsigned)getuid(), lid / 8u);
+	cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0,
+		     "connect %s: %s", sa.sun_path, strerror(errno));
+	return fd;
 }
 
 struct wt_conn {
