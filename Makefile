@@ -352,7 +352,7 @@ bench-probe:
 
 # What this host puts under a two-process busy-polling round trip for each
 # way of driving a device, with none of the device's work (bench/wake_probe.c;
-# not part of make bench; emu/README.md, "Wake-up latency").
+# not part of make bench; docs/emu-measurements.md, "Wake-up latency").
 bench-wake-probe:
 	@mkdir -p $(BUILD)/bench
 	$(CC) -std=gnu11 -O2 $(WARN) -pedantic -o $(BUILD)/bench/wake_probe bench/wake_probe.c -lpthread
@@ -362,7 +362,7 @@ bench-wake-probe:
 # am_lat/put_lat (rc_mlx5, dc_mlx5) against perftest's ib_send_lat and
 # ib_write_lat, Open MPI's pml ucx against ob1/openib; one table of
 # latencies, ratios and issue 29's goal (bench/clients.sh; not part of make
-# bench; emu/README.md, "Real clients (make bench-clients)").
+# bench; docs/emu-measurements.md, "Real clients (make bench-clients)").
 bench-clients: emu
 	RF_BUILD=$(BUILD) bench/clients.sh
 
@@ -403,11 +403,12 @@ uninstall: uninstall-emu uninstall-man uninstall-doc
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/rdmafast.pc
 
 # What the manual pages and the installed headers cite by its path in this
-# tree (examples/atomics.c, emu/README.md, docs/*.md, bench/store_probe.c),
+# tree (examples/atomics.c, emu/*.md, docs/*.md, bench/store_probe.c),
 # installed under the same path below DOCDIR, so that a citation read from
 # an installed page is found there (rdmafast(7), FILES).
-DOC_FILES := README.md LICENSE emu/README.md bench/store_probe.c \
-             $(wildcard docs/*.md) $(wildcard examples/*.c examples/*.h) examples/run.sh
+DOC_FILES := README.md CHANGELOG.md LICENSE $(wildcard emu/*.md) bench/store_probe.c \
+             $(wildcard docs/*.md) tests/README.md tests/emu/README.md \
+             $(wildcard examples/*.c examples/*.h) examples/README.md examples/run.sh
 
 install-doc:
 	@for f in $(DOC_FILES); do \
