@@ -263,9 +263,15 @@ readme-test: $(README_EX) $(if $(filter hw,$(RF_DEVICE)),,emu)
 # mandoc -T lint reports; the sed and awk below write the same page in
 # plain man(7), with .nh so that no identifier is hyphenated. Every name in
 # a page's NAME line gets a one-line .so page at install time, so that
-# man rf_sq_post_write finds rf_sq_post(3).
+# man rf_sq_post_write finds rf_sq_post(3); man-test installs them and
+# fails when man NAME finds nothing for a public name of the headers, or
+# when two pages claim one name.
 MAN_SRCS  := $(sort $(wildcard man/*.md))
 MAN_PAGES := $(patsubst man/%.md,$(BUILD)/man/%,$(MAN_SRCS))
+# The names a page documents: its NAME line, before the " - ".
+MAN_NAMES  = sed -n '/^\# NAME/,/^\# /{/^[a-z_]/{s/ *\\* *-.*//;s/,/ /g;p;q}}'
+# What man-test holds to a page each (tools/public-names.sh): detail/ is private.
+PUBLIC_HEADERS := $(filter-out include/rdmafast/detail/%,$(HEADERS))
 MAN_DATE  := $(shell d=$$(git log -1 --format=%cs -- man 2>/dev/null); echo $${d:-$$(date +%F)})
 
 $(BUILD)/man/%: man/%.md
@@ -284,6 +290,17 @@ man-test: $(MAN_PAGES)
 	    if [ -n "$$out" ]; then echo "$$p: $$out"; exit 1; fi; \
 	done
 	@echo "man-test: $(words $(MAN_PAGES)) pages render without warnings"
+	@d=$$(mktemp -d "$${TMPDIR:-/tmp}/rdmafast-man.XXXXXX"); trap 'rm -rf "$$d"' EXIT; \
+	$(MAKE) --no-print-directory install-man DESTDIR=$$d MANDIR=/man > /dev/null || exit 1; \
+	dup=$$(for src in $(MAN_SRCS); do $(MAN_NAMES) $$src; done | tr " " "\n" | sort | uniq -d); \
+	[ -z "$$dup" ] || { echo "man-test: in the NAME line of two pages:" $$dup; exit 1; }; \
+	names=$$(tools/public-names.sh $(PUBLIC_HEADERS)); missing=""; \
+	for n in $$names; do \
+	    MANPATH=$$d/man man -w $$n > /dev/null 2>&1 || missing="$$missing $$n"; \
+	done; \
+	[ -z "$$missing" ] || { echo "man-test: man NAME finds no page for:$$missing"; \
+	    echo "man-test: add each to the NAME line of the page that documents it"; exit 1; }; \
+	echo "man-test: man NAME finds a page for each of the $$(echo $$names | wc -w) public names (tools/public-names.sh)"
 all: man
 
 # ---------------------------------------------------------------------------
@@ -335,7 +352,7 @@ bench-probe:
 
 # What this host puts under a two-process busy-polling round trip for each
 # way of driving a device, with none of the device's work (bench/wake_probe.c;
-# not part of make bench; emu/README.md, "Wake-up latency").
+# not part of make bench; docs/emu-measurements.md, "Wake-up latency").
 bench-wake-probe:
 	@mkdir -p $(BUILD)/bench
 	$(CC) -std=gnu11 -O2 $(WARN) -pedantic -o $(BUILD)/bench/wake_probe bench/wake_probe.c -lpthread
@@ -345,7 +362,7 @@ bench-wake-probe:
 # am_lat/put_lat (rc_mlx5, dc_mlx5) against perftest's ib_send_lat and
 # ib_write_lat, Open MPI's pml ucx against ob1/openib; one table of
 # latencies, ratios and issue 29's goal (bench/clients.sh; not part of make
-# bench; emu/README.md, "Real clients (make bench-clients)").
+# bench; docs/emu-measurements.md, "Real clients (make bench-clients)").
 bench-clients: emu
 	RF_BUILD=$(BUILD) bench/clients.sh
 
@@ -386,11 +403,12 @@ uninstall: uninstall-emu uninstall-man uninstall-doc
 	rm -f $(DESTDIR)$(PKGCONFIGDIR)/rdmafast.pc
 
 # What the manual pages and the installed headers cite by its path in this
-# tree (examples/atomics.c, emu/README.md, docs/*.md, bench/store_probe.c),
+# tree (examples/atomics.c, emu/*.md, docs/*.md, bench/store_probe.c),
 # installed under the same path below DOCDIR, so that a citation read from
 # an installed page is found there (rdmafast(7), FILES).
-DOC_FILES := README.md LICENSE emu/README.md bench/store_probe.c \
-             $(wildcard docs/*.md) $(wildcard examples/*.c examples/*.h) examples/run.sh
+DOC_FILES := README.md CHANGELOG.md LICENSE $(wildcard emu/*.md) bench/store_probe.c \
+             $(wildcard docs/*.md) tests/README.md tests/emu/README.md \
+             $(wildcard examples/*.c examples/*.h) examples/README.md examples/run.sh
 
 install-doc:
 	@for f in $(DOC_FILES); do \
@@ -444,7 +462,7 @@ install-man: $(MAN_PAGES)
 	    d=$(DESTDIR)$(MANDIR)/man$$sec; install -d $$d; \
 	    echo "install -m 644 $(BUILD)/man/$$page $$d/"; \
 	    install -m 644 $(BUILD)/man/$$page $$d/ || exit 1; \
-	    for n in $$(sed -n '/^# NAME/,/^# /{/^[a-z_]/{s/ *\\* *-.*//;s/,/ /g;p;q}}' $$src); do \
+	    for n in $$($(MAN_NAMES) $$src); do \
 	        [ "$$n" = "$$name" ] || echo ".so man$$sec/$$page" > $$d/$$n.$$sec || exit 1; \
 	    done; \
 	done
@@ -452,7 +470,7 @@ install-man: $(MAN_PAGES)
 uninstall-man:
 	@for src in $(MAN_SRCS); do \
 	    page=$$(basename $$src .md); sec=$${page##*.}; d=$(DESTDIR)$(MANDIR)/man$$sec; \
-	    for n in $$(sed -n '/^# NAME/,/^# /{/^[a-z_]/{s/ *\\* *-.*//;s/,/ /g;p;q}}' $$src); do \
+	    for n in $$($(MAN_NAMES) $$src); do \
 	        rm -f $$d/$$n.$$sec; \
 	    done; \
 	    rm -f $$d/$$page; \

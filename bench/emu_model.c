@@ -910,7 +910,7 @@ int main(int argc, char **argv)
 		snprintf(goal, sizeof(goal), ">= %.0f M WQE/s", GOAL_LOOPBACK_MWQE);
 		row("loopback write, 8 B inline x16", impl_name[i], fig, goal,
 		    rate[i] >= GOAL_LOOPBACK_MWQE);
-		/* the count that instructions per WQE are taken over (emu/README.md) */
+		/* the count that instructions per WQE are taken over (docs/emu-measurements.md) */
 		if (run == RUN_LOOPBACK)
 			printf("  (%s: %llu WQEs executed)\n", impl_name[i],
 			       (unsigned long long)loopback_wqes[i]);

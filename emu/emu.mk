@@ -8,7 +8,7 @@ EMU_LIB      := $(BUILD)/librfemu.so
 EMU_LAUNCHER := $(BUILD)/rfemu
 EMU_LIBDIR   := $(LIBDIR)/rdmafast
 
-# One folder per layer (emu/README.md).  The device model is the folders
+# One folder per layer (emu/DESIGN.md).  The device model is the folders
 # device/ and wire/; EMU_NO_DEV=1 builds the rest alone, with the weak no-op
 # device of emu/kernel/hooks.c.
 EMU_KERNEL_DIRS := base subnet kernel cm interpose
@@ -91,7 +91,7 @@ uninstall-emu:
 
 -include $(EMU_LIB_OBJS:.o=.d)
 
-# ---- device model benchmark (emu/README.md) ---------------------------
+# ---- device model benchmark (docs/emu-measurements.md) ----------------
 # Not a test: the end-to-end figures beside their goals (bench/emu_model.c).
 .PHONY: bench-emu
 $(BUILD)/bench/emu_model: bench/emu_model.c bench/bring_up.h $(HEADERS)

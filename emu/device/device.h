@@ -7,7 +7,14 @@
  * plays the part of every mlx5 device the process opened:
  *
  *   engine.c   the engine loop: doorbell/BlueFlame watching, scheduling,
- *              idle back-off, lifecycle (emu_dev_ctx_init/fini)
+ *              idle back-off, lifecycle (emu_dev_ctx_init/fini); the
+ *              passes run by a doorbell's or a poll's own thread
+ *   trap.c     doorbells that wake a sleeping engine: UAR pages
+ *              write-protected while it sleeps, the faulting store written
+ *   store.c    what a faulting doorbell store (and the rest of its
+ *              BlueFlame copy) writes: the x86-64 instructions decoded
+ *   grant.c    direct delivery: the grants under which a requester on
+ *              another host writes a SEND into the responder's memory
  *   obj.c      per-object state behind the emu_dev_* hooks
  *   sq.c       requester: WQE parsing, packetisation, in-order completion
  *   rc.c       reliability: PSNs, ACK/NAK, retransmission, RNR back-off
@@ -16,6 +23,11 @@
  *   cqe.c      CQE writing, overrun, arming and completion events
  *   cqe_zip.c  compressed CQEs: sessions of mini-CQEs on CQs that ask
  *   mem.c      protection: lkey/rkey/MW checks, scatter/gather copies, UMR
+ *   guard.c    fault-safe access to application memory (MRs, queues,
+ *              doorbell records, CQ rings)
+ *   stats.c    rfemu_dev_stats(): the wire's packet counters, for tests
+ *
+ * How they fit together, and why: emu/DESIGN-device.md.
  *
  * It implements the hooks kernel/kernel.h declares and uses the kernel's
  * objects; it sends packets through wire/, which hands every packet that

@@ -93,7 +93,7 @@ static bool engine_running;
 static atomic_bool engine_stop;
 static int kick_fd = -1;
 static unsigned nctx;
-/* defaults: see "Idling" above and emu/README.md */
+/* defaults: see "Idling" above and emu/README.md, "Environment" */
 static uint64_t spin_ns = 20000;
 static uint64_t nap_ns = 50000;
 static uint64_t hot_ns = 100000000;

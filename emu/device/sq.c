@@ -482,7 +482,7 @@ static void fill_request(struct dev_qp *dq, const struct dev_ent *e, const struc
 static uint8_t shortcut_stage[DEV_WIRE_MTU];
 
 /*
- * The loopback shortcut (emu/README.md, "Loopback shortcut"): an RC RDMA
+ * The loopback shortcut (emu/DESIGN-device.md, "Loopback shortcut"): an RC RDMA
  * WRITE of one packet to a QP of this host is executed by the responder
  * from here, with the packet's header on the stack and its payload where it
  * lies (the device's copy of the WQE for inline data), instead of being

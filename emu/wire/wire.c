@@ -10,7 +10,7 @@
  *              syscall, no allocation
  *   shortcut   a packet the ring would deliver next, unchanged, may be
  *              handed to its QP by the device without entering the ring
- *              (dev_wire_shortcut_ok(); emu/README.md, "Loopback shortcut")
+ *              (dev_wire_shortcut_ok(); emu/DESIGN-device.md, "Loopback shortcut")
  *   wire       packets to another host go over a Unix SOCK_SEQPACKET
  *              connection to that host's listener, <subnet dir>/wire.<id>,
  *              opened on first use and kept; SEQPACKET keeps packet

@@ -70,9 +70,9 @@ RF_INLINE void rf__cq_batch_load(struct rf__cq_batch *b, const struct rf_cq *cq)
  * Where a run that took every CQE up to stop leaves the cursor. gcc keeps
  * p in one register through the loop and stores it. clang, when p is live
  * at both exits (unadvanced where a CQE does not match, advanced at stop),
- * keeps it twice, before and after the step, one move more a CQE
- * (poll_16: 21.6 instructions a CQE against 19.8 with the cursor computed
- * from the count at stop, which costs a shift and an add a run).
+ * keeps it twice, before and after the step, one move more a CQE; computing
+ * the cursor from the count at stop costs a shift and an add a run instead
+ * (docs/benchmark-history.md, "Figures behind the header comments").
  */
 #if defined(__clang__)
 #define RF__CQ_RUN_CURSOR_FROM_COUNT 1
@@ -86,8 +86,7 @@ RF_INLINE void rf__cq_batch_load(struct rf__cq_batch *b, const struct rf_cq *cq)
  * one. Returns where the records end. len (a constant: cq->req_len, tested
  * by the caller once per run, from the CQ rather than copied into the
  * batch: a copy took a register through the whole poll, which gcc then
- * found for the cursor's step by spilling it, 2 instructions in every
- * poll_1) says whether the records carry byte_len; when they do not,
+ * found for the cursor's step by spilling it in every poll) says whether the records carry byte_len; when they do not,
  * nothing but the tail word is read from the CQE.
  */
 RF_INLINE union rf__wc_view *rf__cq_run(struct rf__cq_batch *b, union rf__wc_view *w,

@@ -201,7 +201,7 @@ RF_INLINE const struct rf_mini_cqe8 *rf__cq_zip_arr_at(const struct rf_cqe64 *ti
  * Do the n mini-CQEs (n a multiple of eight) of the session whose title is
  * at title all carry WQE opcode op? Two mini-CQEs per 16-byte load, XORed
  * with op in both opcode bytes and ORed together; the other bytes are
- * masked off once at the end: 1.5 instructions a mini-CQE instead of three.
+ * masked off once at the end: half the instructions of a test per mini-CQE.
  */
 RF_INLINE int rf__cq_zip_all_op(const struct rf_cqe64 *title, size_t step, uint32_t n, uint8_t op)
 {

@@ -69,11 +69,11 @@ RF_INLINE uint8_t rf__sq_tseg_for(const struct rf_sq *sq, uint8_t opcode)
  * Where a post loads sq->ctrl_lo: with the fields of rf__sq_load() (gcc),
  * or in rf__sq_claim() (clang). Loaded early, gcc adds the post's opcode
  * and DS to it once, outside a loop of posts, and keeps the sum in a
- * register (a burst costs 26.5 instructions per WQE, 28.7 loaded late);
- * clang adds the queue's word as a memory operand when it is loaded late
- * (28.5), and loaded early runs out of registers and shuffles them: 30.6
- * per batched WQE, and 63.4 instead of 51.4 for a post with RF_SEND_RING
- * (docs/benchmark-history.md).
+ * register (fewer instructions per WQE of a burst than loaded late);
+ * clang adds the queue's word as a memory operand when it is loaded late,
+ * and loaded early runs out of registers and shuffles them, in a burst and
+ * more still in a post with RF_SEND_RING (docs/benchmark-history.md,
+ * "Figures behind the header comments").
  */
 #if defined(__clang__)
 #define RF__SQ_CTRL_LO_LATE 1

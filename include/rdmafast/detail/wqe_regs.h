@@ -250,11 +250,9 @@ RF_INLINE void rf_ring_bf_bb(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
  * the store buffer only when one older store covers it, and the 16-byte
  * loads of that copy each span a segment the post had just written in 4-
  * and 8-byte pieces, so they waited for those stores to reach the cache;
- * and 8-byte words (struct rf_wqe_bb) take twice the stores. The DCI
- * write's shape measured 8.97 ns with the queue copy, 6.90 with 8-byte
- * words from registers and 4.83 with 16-byte moves from registers, the
- * one-BB write 5.00 and 3.93 (bench/store_probe.c; docs/benchmark-history.md,
- * round 5).
+ * and 8-byte words (struct rf_wqe_bb) take twice the stores. Both costs
+ * are measured by bench/store_probe.c, and its figures are in
+ * docs/benchmark-history.md ("Figures behind the header comments").
  */
 struct rf_wqe_v16 {
 	rf__v16r v[8];
@@ -305,8 +303,7 @@ struct rf__wqe_words2 {
  * (rf__v16_words()): a post that does not ring stores words, since
  * clang 14's alias analysis lets a vector store alias the queue's fields
  * (its type-based analysis gives vector types no type of their own), and
- * a burst of posts would reload them in every post (32.3 instructions per
- * batched WQE against 28.5).
+ * a burst of posts would reload them in every post.
  * A post that rings stores 16-byte moves: its BlueFlame stores are
  * volatile and may alias anything anyway.
  */

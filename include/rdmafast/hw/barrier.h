@@ -52,8 +52,8 @@
  * The second sfence would be there to order the BlueFlame writes of
  * several CPUs that share one register under a lock (rdma-core's
  * post_send_db(), UCX's BF_POST_MT mode); a register rdmafast rings has
- * one producer (rdmafast(7), THREADING). It cost about 2.3 ns of every
- * single post on the host of the README's table (bench/store_probe.c).
+ * one producer (rdmafast(7), THREADING). What it cost a single post is
+ * measured by bench/store_probe.c (docs/benchmark-history.md).
  *
  * aarch64 uses the outer-shareable DMB forms for the DMA barriers, as
  * rdma-core's util/udma_barrier.h does since PR #1511 and the kernel does

@@ -3,8 +3,8 @@
  * test_fetch.c - how often the requester reads a send WQE from the queue:
  * once per execution. The WQE that goes out in the engine pass that parsed
  * it is sent from that parse, not fetched and checked a second time (the
- * per-WQE cost of the model: emu/README.md, "Benchmark"); only a retransmission
- * reads it again.
+ * per-WQE cost of the model: docs/emu-measurements.md, "Benchmark"); only
+ * a retransmission reads it again.
  */
 #include "wire_test.h"
 

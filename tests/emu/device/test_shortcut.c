@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * test_shortcut.c - the loopback shortcut (emu/README.md, "Loopback
+ * test_shortcut.c - the loopback shortcut (emu/DESIGN-device.md, "Loopback
  * shortcut"): an RC RDMA WRITE to a QP of the same host, and the ACK back,
  * handed over without the loopback ring must end exactly as the packets
  * do.  Every scenario runs twice in one process, with the shortcut and with
