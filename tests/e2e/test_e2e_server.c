@@ -518,3 +518,92 @@ Test(e2e_server, a_cq_past_its_qp_limit_says_enospc)
 		cr_assert_eq(rf_cq_detach(&e.a.cq, 0x800000 + i), 0);
 	e2e_close(&e);
 }
+
+/* ---- rf_ep_accept(), rf_ep_add_region() ---------------------------------- */
+
+struct ep_srv {
+	int lfd;
+	struct rf_ep ep[2];
+	struct ibv_mr *extra[2];
+	uint8_t extra_buf[2][64];
+	int ret;
+	const char *failed;
+};
+
+static void *ep_srv_main(void *arg)
+{
+	struct ep_srv *s = (struct ep_srv *)arg;
+	struct rf_ep_attr a;
+	int i;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_access = RF_ACCESS_REMOTE_WRITE;	/* for the extra region alone */
+	for (i = 0; i < 2; i++) {
+		s->ret = rf_ep_open(&s->ep[i], &a);
+		if (s->ret) {
+			s->failed = s->ep[i].failed;
+			return NULL;
+		}
+		s->extra[i] = ibv_reg_mr(s->ep[i].pd, s->extra_buf[i], 64,
+					 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+		if (!s->extra[i] || rf_ep_add_region(&s->ep[i], s->extra[i]) != 0) {
+			s->failed = "the extra region";
+			s->ret = -ENOMEM;
+			return NULL;
+		}
+		s->ret = rf_ep_accept(&s->ep[i], s->lfd);
+		if (s->ret) {
+			s->failed = s->ep[i].failed;
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+Test(e2e_server, rf_ep_accept_takes_client_after_client_on_one_listener)
+{
+	struct ep_srv s;
+	struct rf_ep c[2];
+	struct rf_ep_attr a;
+	struct rf_wc wc;
+	pthread_t t;
+	uint16_t port = e2e_tcp_port(12);
+	int i, ret;
+
+	memset(&s, 0, sizeof(s));
+	s.lfd = rf_tcp_listen(port, 0);
+	cr_assert_geq(s.lfd, 0, "listen: %s", strerror(-s.lfd));
+	cr_assert_eq(pthread_create(&t, NULL, ep_srv_main, &s), 0);
+	memset(&a, 0, sizeof(a));
+	for (i = 0; i < 2; i++) {
+		ret = rf_ep_open(&c[i], &a);
+		cr_assert_eq(ret, 0, "client open: %s", strerror(-ret));
+		ret = rf_ep_connect(&c[i], "127.0.0.1", port);
+		cr_assert_eq(ret, 0, "client %d: %s: %s", i, c[i].failed, strerror(-ret));
+	}
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(s.ret, 0, "server: %s: %s", s.failed, strerror(-s.ret));
+	for (i = 0; i < 2; i++) {
+		const struct rf_ep_region *r = &c[i].peer.region[0];
+
+		cr_assert_eq(c[i].peer.nregions, 1);
+		cr_assert_eq(c[i].peer.size, 0, "the server's buf was not granted");
+		cr_assert_eq(c[i].peer.qpn, s.ep[i].qp.qpn, "accepted in connection order");
+		cr_assert_eq(r->rkey, s.extra[i]->rkey);
+		cr_assert_eq(r->addr, (uint64_t)(uintptr_t)s.extra_buf[i]);
+		cr_assert_eq(r->size, 64);
+		memset(c[i].buf, 'x' + i, 8);
+		cr_assert_eq(rf_sq_post_write(&c[i].qp.sq, c[i].mr->lkey,
+					      (uint64_t)(uintptr_t)c[i].buf, 8, r->rkey, r->addr,
+					      RF_SEND_SIGNALED | RF_SEND_RING, 1), 0);
+		cr_assert_eq(rf_ep_wait(&c[i], &wc, 0), 0);
+		cr_assert_eq(wc.status, RF_WC_SUCCESS, "%s", rf_wc_status_str(wc.status));
+		cr_assert_eq(s.extra_buf[i][7], 'x' + i);
+	}
+	for (i = 0; i < 2; i++) {
+		rf_ep_close(&c[i]);
+		ibv_dereg_mr(s.extra[i]);
+		rf_ep_close(&s.ep[i]);
+	}
+	close(s.lfd);
+}
