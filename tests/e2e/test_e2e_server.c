@@ -607,3 +607,133 @@ Test(e2e_server, rf_ep_accept_takes_client_after_client_on_one_listener)
 	}
 	close(s.lfd);
 }
+
+/*
+ * Past RF_CQ_MAX_QPS: receives through an SRQ on a CQ that names it
+ * (rf_cq_set_srq()) need no attachment, so one receive CQ serves every
+ * QP; send completions need the QP's send queue attached, so the sends
+ * go to CQs of up to RF_CQ_MAX_QPS QPs each. rdmafast(7), CQ LIMIT.
+ */
+enum { MANY = RF_CQ_MAX_QPS + 4 };
+
+Test(e2e_server, one_receive_cq_on_an_srq_serves_more_qps_than_the_limit)
+{
+	struct e2e_opts o;
+	struct e2e e;	/* device, PD, buffers (a: server, b: clients) */
+	struct ibv_cq *rcq_ib, *scq_ib[2], *ccq_ib[2];
+	struct rf_cq rcq, scq[2], ccq[2];
+	struct ibv_srq *ibsrq;
+	struct rf_srq srq;
+	struct rf_qp sqp[MANY], cqp[MANY];
+	struct rf_qp_init_attr qa;
+	struct rf_qp_conn_attr ca;
+	struct rf_wc wc[MANY];
+	uint8_t seen[MANY];
+	int i, g, rc;
+
+	memset(&o, 0, sizeof(o));
+	e2e_open(&e, &o);
+	rc = rf_cq_create_ibv(&rcq, &rcq_ib, e.ctx, 4 * MANY, NULL, 0);
+	cr_assert_eq(rc, 0);
+	rc = rf_srq_create_ibv(&srq, &ibsrq, e.pd, MANY, 1);
+	cr_assert_eq(rc, 0);
+	rf_cq_set_srq(&rcq, &srq);
+	for (g = 0; g < 2; g++) {
+		cr_assert_eq(rf_cq_create_ibv(&scq[g], &scq_ib[g], e.ctx, 2 * MANY, NULL, 0), 0);
+		cr_assert_eq(rf_cq_create_ibv(&ccq[g], &ccq_ib[g], e.ctx, 2 * MANY, NULL, 0), 0);
+	}
+	for (i = 0; i < MANY; i++)
+		cr_assert_eq(rf_srq_post_one(&srq, e.a.mr->lkey, e2e_addr(&e.a, 64 * (size_t)i),
+					     64, (uint64_t)i), 0);
+	rf_srq_ring(&srq);
+
+	memset(&ca, 0, sizeof(ca));
+	for (i = 0; i < MANY; i++) {
+		struct rf_qp_peer ps, pc;
+
+		g = i / RF_CQ_MAX_QPS;
+		memset(&qa, 0, sizeof(qa));
+		qa.pd = e.pd;
+		qa.qp_type = IBV_QPT_RC;
+		qa.max_send_wr = 4;
+		/* server: sends to a CQ of its group, receives through the SRQ */
+		qa.send_cq = scq_ib[g];
+		qa.recv_cq = rcq_ib;
+		qa.srq = ibsrq;
+		cr_assert_eq(rf_qp_create_ibv(&sqp[i], &qa), 0);
+		cr_assert_eq(rf_cq_attach(&scq[g], sqp[i].qpn, &sqp[i].sq, NULL, NULL), 0);
+		/* client: both on a CQ of its group */
+		qa.send_cq = ccq_ib[g];
+		qa.recv_cq = ccq_ib[g];
+		qa.srq = NULL;
+		qa.max_recv_wr = 4;
+		cr_assert_eq(rf_qp_create_ibv(&cqp[i], &qa), 0);
+		cr_assert_eq(rf_cq_attach(&ccq[g], cqp[i].qpn, &cqp[i].sq, &cqp[i].rq, NULL), 0);
+
+		memset(&ps, 0, sizeof(ps));
+		memset(&pc, 0, sizeof(pc));
+		ps.qpn = sqp[i].qpn;
+		pc.qpn = cqp[i].qpn;
+		ps.lid = pc.lid = e.port.lid;
+		if (rf_qp_conn_grh(&ca, &e.port)) {
+			cr_assert_eq(ibv_query_gid(e.ctx, 1, 0, &ps.gid), 0);
+			pc.gid = ps.gid;
+		}
+		cr_assert_eq(rf_qp_connect_ibv(&sqp[i], &ca, &pc), 0);
+		cr_assert_eq(rf_qp_connect_ibv(&cqp[i], &ca, &ps), 0);
+	}
+	cr_assert_eq(rcq.nqp, 0, "the receive CQ routes with no QP attached");
+
+	/* every client sends one message; all arrive on the one receive CQ */
+	for (i = 0; i < MANY; i++) {
+		e.b.buf[64 * i] = (uint8_t)i;
+		cr_assert_eq(rf_sq_post_send(&cqp[i].sq, e.b.mr->lkey, e2e_addr(&e.b, 64 * (size_t)i),
+					     64, RF_SEND_SIGNALED | RF_SEND_RING, (uint64_t)i), 0);
+	}
+	e2e_wait(&rcq, wc, MANY);
+	memset(seen, 0, sizeof(seen));
+	for (i = 0; i < MANY; i++) {
+		int q;
+
+		cr_assert_eq(wc[i].status, RF_WC_SUCCESS, "%s", rf_wc_status_str(wc[i].status));
+		cr_assert(wc[i].flags & RF_WC_SRQ);
+		for (q = 0; q < MANY && sqp[q].qpn != wc[i].qp_num; q++)
+			;
+		cr_assert_lt(q, MANY, "a receive of QP %#x", wc[i].qp_num);
+		cr_assert_eq(e.a.buf[64 * wc[i].wr_id], q, "QP %d got another's message", q);
+		seen[q]++;
+	}
+	for (i = 0; i < MANY; i++)
+		cr_assert_eq(seen[i], 1, "QP %d: %d messages", i, seen[i]);
+	cr_assert_eq(rcq.nstale, 0);
+	e2e_wait(&ccq[0], wc, RF_CQ_MAX_QPS);
+	e2e_wait(&ccq[1], wc, MANY - RF_CQ_MAX_QPS);
+
+	/* and the server answers each: its sends complete on the group CQs */
+	for (i = 0; i < MANY; i++) {
+		cr_assert_eq(rf_rq_post_one(&cqp[i].rq, e.b.mr->lkey,
+					    e2e_addr(&e.b, 4096 + 64 * (size_t)i), 64, 0), 0);
+		rf_rq_ring(&cqp[i].rq);
+		cr_assert_eq(rf_sq_post_send(&sqp[i].sq, e.a.mr->lkey, e2e_addr(&e.a, 0), 8,
+					     RF_SEND_SIGNALED | RF_SEND_RING, (uint64_t)i), 0);
+	}
+	e2e_wait(&scq[0], wc, RF_CQ_MAX_QPS);
+	e2e_wait(&scq[1], wc, MANY - RF_CQ_MAX_QPS);
+	e2e_wait(&ccq[0], wc, RF_CQ_MAX_QPS);
+	e2e_wait(&ccq[1], wc, MANY - RF_CQ_MAX_QPS);
+
+	for (i = 0; i < MANY; i++) {
+		g = i / RF_CQ_MAX_QPS;
+		cr_assert_eq(rf_cq_detach(&scq[g], sqp[i].qpn), 0);
+		cr_assert_eq(rf_cq_detach(&ccq[g], cqp[i].qpn), 0);
+		cr_assert_eq(rf_qp_destroy_ibv(&sqp[i]), 0);
+		cr_assert_eq(rf_qp_destroy_ibv(&cqp[i]), 0);
+	}
+	cr_assert_eq(rf_srq_destroy_ibv(&srq, ibsrq), 0);
+	cr_assert_eq(rf_cq_destroy_ibv(&rcq, rcq_ib), 0);
+	for (g = 0; g < 2; g++) {
+		cr_assert_eq(rf_cq_destroy_ibv(&scq[g], scq_ib[g]), 0);
+		cr_assert_eq(rf_cq_destroy_ibv(&ccq[g], ccq_ib[g]), 0);
+	}
+	e2e_close(&e);
+}
