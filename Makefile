@@ -13,6 +13,7 @@
 #   make deps       install (as root) or name the missing Debian packages
 #   make run        install missing Debian packages, then the two-process showcase
 #   make examples-run  every example on the emulated HCA (examples/run.sh --all)
+#   make examples-checked-run  the same built with -DRF_CHECKED (part of make test)
 #   make man        render the manual pages (man/*.md) into build/man/
 #   make bench      rdmafast against libmlx5 and UCX: build/bench/report.{json,svg}
 #   make bench-clang  the same built by clang, in build/clang/
@@ -235,6 +236,24 @@ run: deps
 examples-run: examples $(if $(filter hw,$(RF_DEVICE)),,emu)
 	@RF_BUILD=$(BUILD) sh examples/run.sh --all
 
+# The examples again in the checked build (-DRF_CHECKED, rdmafast/checked.h),
+# every one of them run (examples/run.sh --all): a broken rule aborts the
+# program that broke it. Part of make test.
+EXAMPLE_CHECKED_BINS := $(patsubst examples/%.c,$(BUILD)/examples-checked/%,$(EXAMPLE_SRCS))
+
+$(BUILD)/examples-checked/%: examples/%.c $(HEADERS) $(wildcard examples/*.h)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 $(CFLAGS) -DRF_CHECKED $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) \
+	    -o $@ $< $(VERBS_LIBS)
+
+$(BUILD)/examples-checked/cm_pingpong: VERBS_LIBS += -lrdmacm
+
+.PHONY: examples-checked examples-checked-run
+examples-checked: $(EXAMPLE_CHECKED_BINS)
+
+examples-checked-run: examples-checked $(if $(filter hw,$(RF_DEVICE)),,emu)
+	@RF_BUILD=$(BUILD) RF_EXAMPLES=$(BUILD)/examples-checked sh examples/run.sh --all
+
 # The README's complete example, cut out between its marker comments,
 # built as a user would build it (strict C11, no feature macros) and run
 # as its two processes on the emulated HCA.
@@ -377,7 +396,8 @@ bench-clang:
 # ---------------------------------------------------------------------------
 test: deps
 	@$(MAKE) --no-print-directory check-headers check-includes check-layout asm-test unit-test \
-	    checked-selftest emu-test e2e-test bench-test man-test readme-test install-test
+	    checked-selftest emu-test e2e-test examples-checked-run bench-test man-test readme-test \
+	    install-test
 
 # scan-build re-runs the whole build from scratch with the analyzer as CC.
 check: deps

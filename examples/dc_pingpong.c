@@ -249,23 +249,29 @@ static int serve(struct dc *d, int clients)
 {
 	long total = clients * d->o->iters;
 
-	/*
-	 * rf_tcp_serve() stops listening after one peer: a client that
-	 * connected meanwhile is reset and tries again (client()).
-	 */
-	for (uint32_t i = 0; i < (uint32_t)clients;) {
-		int fd = rf_tcp_serve((uint16_t)d->o->port, WAIT_MS), ret;
+	/* one listener for every client: later ones wait in its backlog */
+	int lfd = rf_tcp_listen((uint16_t)d->o->port, 0);
 
-		if (fd < 0)
+	if (lfd < 0)
+		return fail("listen", lfd);
+	for (uint32_t i = 0; i < (uint32_t)clients;) {
+		int fd = rf_tcp_accept(lfd, WAIT_MS), ret;
+
+		if (fd < 0) {
+			close(lfd);
 			return fail("accept a client", fd);
+		}
 		ret = meet(d, fd, &i);
-		if (ret < 0)
+		if (ret < 0) {
+			close(lfd);
 			return -1;
+		}
 		if (ret)
 			close(fd);
 		else
 			i++;
 	}
+	close(lfd);
 	for (int i = 0; i < clients; i++)
 		rf_tcp_sync(d->peer[i].fd, 1, WAIT_MS);	/* everyone may start */
 	for (long n = 0; n < total; n++) {

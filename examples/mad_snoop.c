@@ -132,7 +132,7 @@ static void on_mad(void *ctx, const struct rf_mad_tap_event *ev)
 	printf("  tap: %-8s %-40s class 0x%02x status 0x%04x", sent ? "sent" : "received",
 	       i >= 0 ? script[i].what : "(not in the script)", m[1], (m[4] << 8) | m[5]);
 	if (sent)
-		printf("  completion: %s", ibv_wc_status_str((enum ibv_wc_status)ev->status));
+		printf("  completion: %s", rf_wc_status_str(ev->status));
 	printf("\n");
 	if (p->nseen < MAX_SEEN) {
 		p->seen_dir[p->nseen] = sent;

@@ -9,6 +9,7 @@
 #
 #   make run                       (RF_BUILD=build sh examples/run.sh)
 #   make examples-run              (the same with --all: every example)
+#   make examples-checked-run      (--all on the checked build, -DRF_CHECKED)
 #   RF_BUILD=build sh examples/run.sh [--all]
 set -u
 
@@ -16,7 +17,7 @@ ALL=0
 [ "${1:-}" = --all ] && ALL=1
 
 B=${RF_BUILD:-build}
-EX=$B/examples
+EX=${RF_EXAMPLES:-$B/examples}	# RF_EXAMPLES: the programs' folder (the checked build's)
 if [ "${RF_DEVICE:-emu}" = hw ]; then
 	RUN=""
 else

@@ -68,10 +68,8 @@ static void srqpp_close(struct srqpp *p)
 			rf_cq_detach(&p->cq, p->qp[q].qpn);
 			rf_qp_destroy_ibv(&p->qp[q]);
 		}
-	if (p->ibsrq) {
-		rf_srq_fini_ibv(&p->srq);
-		ibv_destroy_srq(p->ibsrq);
-	}
+	if (p->ibsrq)
+		rf_srq_destroy_ibv(&p->srq, p->ibsrq);
 	if (p->ibcq)
 		rf_cq_destroy_ibv(&p->cq, p->ibcq);
 	if (p->mr)
@@ -109,15 +107,7 @@ static int setup(struct srqpp *p)
 	if (ret)
 		return ret;
 	if (p->server) {
-		struct ibv_srq_init_attr sa;
-
-		memset(&sa, 0, sizeof(sa));
-		sa.attr.max_wr = SRQ_WR;
-		sa.attr.max_sge = 1;
-		p->ibsrq = ibv_create_srq(p->pd, &sa);
-		if (!p->ibsrq)
-			return rf__ep_errno();
-		ret = rf_srq_init_ibv(&p->srq, p->ibsrq);
+		ret = rf_srq_create_ibv(&p->srq, &p->ibsrq, p->pd, SRQ_WR, 1);
 		if (ret)
 			return ret;
 		/* one buffer per WQE the SRQ can hold (all but its sentinel) */
@@ -147,54 +137,31 @@ static int setup(struct srqpp *p)
 	return 0;
 }
 
-/* Exchange QP details over TCP and connect QP q to the peer's QP q. */
+/*
+ * Exchange QP details over TCP and connect QP q to the peer's QP q
+ * (rf_ep_connect_qp(): the LID, the GID when the port needs a GRH, a
+ * random first PSN), then wait until both sides' QPs can receive.
+ */
 static int connect_all(struct srqpp *p, const char *addr)
 {
-	struct ibv_port_attr pa;
-	union ibv_gid g;
+	struct rf_qp_conn_attr ca;
 	int ret;
 
-	memset(&pa, 0, sizeof(pa));
-	ret = rf__ibv_err(ibv_query_port(p->ctx, p->port, &pa));
-	if (ret)
-		return ret;
-	memset(&g, 0, sizeof(g));
-	if (pa.link_layer == IBV_LINK_LAYER_ETHERNET) {
-		ret = rf__ibv_err(ibv_query_gid(p->ctx, p->port, p->o->gid_index, &g));
-		if (ret)
-			return ret;
-	}
 	p->sock = addr ? rf_tcp_connect(addr, (uint16_t)p->o->port, 0)
 		       : rf_tcp_serve((uint16_t)p->o->port, 0);
 	if (p->sock < 0)
 		return p->sock;
+	memset(&ca, 0, sizeof(ca));
+	ca.port = p->port;
+	ca.gid_index = p->o->gid_index;
 	for (int q = 0; q < NQP; q++) {
-		struct rf_ep_info me, peer;
-		struct rf_qp_conn_attr ca;
-		struct rf_qp_peer rp;
+		struct rf_ep_info peer;
 
-		memset(&me, 0, sizeof(me));
-		me.qpn = p->qp[q].qpn;
-		me.psn = (uint32_t)(q * 1000 + (p->server ? 1 : 2)) & 0xffffff;
-		me.lid = pa.lid;
-		memcpy(me.gid, g.raw, 16);
-		ret = rf_ep_exchange(p->sock, &me, &peer, 0);
-		if (ret)
-			return ret;
-		memset(&ca, 0, sizeof(ca));
-		ca.port = p->port;
-		ca.gid_index = p->o->gid_index;
-		ca.psn = me.psn;
-		memset(&rp, 0, sizeof(rp));
-		rp.qpn = peer.qpn;
-		rp.psn = peer.psn;
-		rp.lid = (uint16_t)peer.lid;
-		memcpy(rp.gid.raw, peer.gid, 16);
-		ret = rf_qp_connect_ibv(&p->qp[q], &ca, &rp);
+		ret = rf_ep_connect_qp(p->sock, &p->qp[q], &ca, NULL, &peer, 0);
 		if (ret)
 			return ret;
 	}
-	return rf_tcp_sync(p->sock, 'R', 0);
+	return rf_ep_ready(p->sock, 0);
 }
 
 /* Server: post a receive for every free buffer, then arm the limit again. */
@@ -202,9 +169,9 @@ static int refill(struct srqpp *p)
 {
 	while (p->nfree && !rf_srq_full(&p->srq)) {
 		uint32_t s = p->free_slot[--p->nfree];
-		struct rf_sge sg = { (uint64_t)(uintptr_t)(p->buf + (size_t)s * p->size),
-				     p->size, p->mr->lkey };
-		int ret = rf_srq_post(&p->srq, &sg, 1, s);
+		int ret = rf_srq_post_one(&p->srq, p->mr->lkey,
+					  (uint64_t)(uintptr_t)(p->buf + (size_t)s * p->size),
+					  p->size, s);
 
 		if (ret)
 			return ret;
@@ -302,7 +269,7 @@ static int send_all(struct srqpp *p)
 			for (int k = 0; k < n; k++) {
 				if (wc[k].status != RF_WC_SUCCESS) {
 					fprintf(stderr, "send on QP %#x: %s\n", wc[k].qp_num,
-						ibv_wc_status_str((enum ibv_wc_status)wc[k].status));
+						rf_wc_status_str(wc[k].status));
 					p->errors++;
 				}
 				done++;

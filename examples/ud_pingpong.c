@@ -205,16 +205,20 @@ static int mcast_serve(struct pp *p, double *usec)
 		fprintf(stderr, "the group's address handle: %s\n", strerror(errno));
 		return -1;
 	}
-	/*
-	 * rf_tcp_serve() listens for one client at a time: one that connected
-	 * meanwhile is reset and tries again (mcast_join()).
-	 */
+	/* one listener for every client: later ones wait in its backlog */
+	int lfd = rf_tcp_listen((uint16_t)p->o->port, 0);
+
+	if (lfd < 0) {
+		fprintf(stderr, "listening: %s\n", strerror(-lfd));
+		return -1;
+	}
 	for (int c = 0; c < p->nclients;) {
 		struct rf_ep_info peer;
-		int fd = rf_tcp_serve((uint16_t)p->o->port, WAIT_MS);
+		int fd = rf_tcp_accept(lfd, WAIT_MS);
 
 		if (fd < 0) {
 			fprintf(stderr, "waiting for client %d: %s\n", c + 1, strerror(-fd));
+			close(lfd);
 			return -1;
 		}
 		if (rf_ep_exchange(fd, &me, &peer, WAIT_MS)) {
@@ -224,6 +228,7 @@ static int mcast_serve(struct pp *p, double *usec)
 		p->sock[c] = fd;
 		p->client_qpn[c++] = peer.qpn;
 	}
+	close(lfd);
 	for (int c = 0; c < p->nclients; c++)
 		if ((ret = rf_tcp_sync(p->sock[c], 'R', WAIT_MS)))	/* attached, receives posted */
 			return ret;

@@ -421,7 +421,7 @@ static int client(const struct ex_opts *o, int id, const char *addr)
 				ret = -ETIMEDOUT;
 		if (!ret && wc.status != RF_WC_SUCCESS && errors++ < 3) {
 			fprintf(stderr, "%s: send %ld: %s\n", who, seq,
-				ibv_wc_status_str((enum ibv_wc_status)wc.status));
+				rf_wc_status_str(wc.status));
 		}
 	}
 	if (!ret)

@@ -22,6 +22,20 @@
  *
  * Like rdma-core's ibv_rc_pingpong, one side serves (waits for one peer
  * on a TCP port) and the other connects to it. Every wait is bounded.
+ *
+ * A server of another shape (one CQ, one SRQ, a QP per client) takes the
+ * pieces instead of rf_ep:
+ *
+ *	lfd = rf_tcp_listen(port, 0);         stays open for every client
+ *	rf_ep_info_add_region(&mine, mr);     as many regions as the peer needs
+ *	for each client:
+ *		fd = rf_tcp_accept(lfd, 0);
+ *		...create its QP (rf_qp_create_ibv(), .srq), rf_cq_attach()...
+ *		ret = rf_ep_connect_qp(fd, &qp, &conn_attr, &mine, &theirs, 0);
+ *		ret = rf_ep_ready(fd, 0);     both QPs can receive now
+ *
+ * and a client of such a server may be an rf_ep (rf_ep_connect(): the
+ * server's regions are in ep.peer.region[]).
  * Everything here is control path and returns 0 or -errno; on failure
  * ep.failed names the step that failed, for the message.
  *
@@ -80,15 +94,18 @@ static inline RF_COLD int rf_tcp_wait(int fd, short events, int ms)
 }
 
 /*
- * rf_tcp_serve - listen on TCP port (every address, IPv6 and IPv4),
- * accept one peer within ms (0: RF_TCP_TIMEOUT_MS) and stop listening.
- * Returns the connected socket or -errno.
+ * rf_tcp_listen - listen on TCP port (every address, IPv6 and IPv4) with
+ * room for backlog peers not yet accepted (0: SOMAXCONN). The socket
+ * stays open until you close() it: accept one peer after another on it
+ * with rf_tcp_accept(), and a client that connects while the server is
+ * busy with another waits in the backlog instead of retrying. Returns
+ * the listening socket or -errno (-EADDRINUSE: the port is taken).
  */
-static inline RF_COLD int rf_tcp_serve(uint16_t port, int ms)
+static inline RF_COLD int rf_tcp_listen(uint16_t port, int backlog)
 {
 	struct sockaddr_in6 a6;
 	struct sockaddr_in a4;
-	int one = 1, zero = 0, lfd, fd, ret, v6;
+	int one = 1, zero = 0, lfd, ret, v6;
 
 	memset(&a6, 0, sizeof(a6));
 	a6.sin6_family = AF_INET6;
@@ -113,17 +130,46 @@ static inline RF_COLD int rf_tcp_serve(uint16_t port, int ms)
 	if (setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    (v6 ? bind(lfd, (struct sockaddr *)&a6, sizeof(a6)) :
 		  bind(lfd, (struct sockaddr *)&a4, sizeof(a4))) ||
-	    listen(lfd, 1)) {
+	    listen(lfd, backlog > 0 ? backlog : SOMAXCONN)) {
 		ret = -errno;
 		close(lfd);
 		return ret;
 	}
-	ret = rf_tcp_wait(lfd, POLLIN, ms ? ms : RF_TCP_TIMEOUT_MS);
-	fd = ret ? -1 : accept(lfd, NULL, NULL);
-	if (!ret && fd < 0)
-		ret = -errno;
+	return lfd;
+}
+
+/*
+ * rf_tcp_accept - the next peer of the listening socket lfd
+ * (rf_tcp_listen()), waiting at most ms (0: RF_TCP_TIMEOUT_MS). lfd stays
+ * open. Returns the connected socket, -ETIMEDOUT or -errno.
+ */
+static inline RF_COLD int rf_tcp_accept(int lfd, int ms)
+{
+	int ret = rf_tcp_wait(lfd, POLLIN, ms ? ms : RF_TCP_TIMEOUT_MS);
+	int fd;
+
+	if (ret)
+		return ret;
+	fd = accept(lfd, NULL, NULL);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * rf_tcp_serve - one peer and no more: rf_tcp_listen() on port,
+ * rf_tcp_accept() within ms (0: RF_TCP_TIMEOUT_MS), and the listener
+ * closed. A second client finds no listener (rf_tcp_connect() retries
+ * until the server listens again); a server of many clients keeps one
+ * rf_tcp_listen() socket instead. Returns the connected socket or -errno.
+ */
+static inline RF_COLD int rf_tcp_serve(uint16_t port, int ms)
+{
+	int lfd = rf_tcp_listen(port, 1), fd;
+
+	if (lfd < 0)
+		return lfd;
+	fd = rf_tcp_accept(lfd, ms);
 	close(lfd);
-	return ret ? ret : fd;
+	return fd;
 }
 
 /*
@@ -214,9 +260,38 @@ static inline RF_COLD int rf_tcp_sync(int fd, uint8_t tag, int ms)
 }
 
 /*
- * What each side tells the other: where its QP is (rf_qp_peer's fields)
- * and one registered buffer the peer may access (rkey, addr, size: all 0
- * when it may access none). Sent in network order.
+ * The tag of the "ready" barrier (rf_ep_ready()): both QPs are connected
+ * and can receive, so either side may send.
+ */
+#define RF_TCP_SYNC_READY 'R'
+
+/*
+ * rf_ep_ready - rf_tcp_sync(fd, RF_TCP_SYNC_READY, ms): after the last
+ * rf_ep_connect_qp() on fd, wait until the peer's QPs are connected too.
+ * Before it, a send may find the peer's QP not yet in RTR. 0 or -errno.
+ */
+static inline RF_COLD int rf_ep_ready(int fd, int ms)
+{
+	return rf_tcp_sync(fd, RF_TCP_SYNC_READY, ms);
+}
+
+/* Regions one rf_ep_info carries besides the endpoint's buffer. */
+enum { RF_EP_MAX_REGIONS = 8 };
+
+/* A registered region the peer may access: where, how long, its key. */
+struct rf_ep_region {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t rkey;
+	uint32_t rsvd;
+};
+
+/*
+ * What each side tells the other: where its QP is (rf_qp_peer's fields);
+ * the endpoint's buffer the peer may access (rkey, addr, size: all 0 when
+ * it may access none; rf_ep's buf); and nregions more regions, in the
+ * order they were added (rf_ep_info_add_region()). Sent in network order
+ * (rf_ep_exchange()).
  */
 struct rf_ep_info {
 	uint32_t qpn;
@@ -226,10 +301,47 @@ struct rf_ep_info {
 	uint64_t addr;
 	uint64_t size;
 	uint8_t  gid[16];
+	uint32_t nregions;
+	uint32_t rsvd;
+	struct rf_ep_region region[RF_EP_MAX_REGIONS];
 };
 
-/* The wire form of struct rf_ep_info: every field big-endian. */
+/*
+ * rf_ep_info_add_region - add mr (its whole range and rkey) to what info
+ * tells the peer. What the peer may do there is what mr was registered
+ * with and what the QP allows (rf_qp_conn_attr.access; rf_ep_attr's
+ * qp_access). Returns its index in region[], or -ENOSPC past
+ * RF_EP_MAX_REGIONS.
+ */
+static inline RF_COLD int rf_ep_info_add_region(struct rf_ep_info *info,
+						const struct ibv_mr *mr)
+{
+	struct rf_ep_region *r;
+
+	if (info->nregions >= RF_EP_MAX_REGIONS)
+		return -ENOSPC;
+	r = &info->region[info->nregions];
+	memset(r, 0, sizeof(*r));
+	r->addr = (uint64_t)(uintptr_t)mr->addr;
+	r->size = mr->length;
+	r->rkey = mr->rkey;
+	return (int)info->nregions++;
+}
+
+/*
+ * The wire form of struct rf_ep_info: a header of its own size, every
+ * field big-endian, then nregions region records. magic names the
+ * format and its version (RF__EP_WIRE_MAGIC); a peer built from another
+ * version of this header, or speaking something else, is refused with
+ * -EPROTO rather than misread. (Version 0, before regions, had no magic:
+ * its first word is a QPN, whose top byte is 0.)
+ */
+#define RF__EP_WIRE_MAGIC 0x52464501U	/* "RFE", version 1 */
+
 struct rf__ep_wire {
+	__be32  magic;
+	__be16  hdr_size;	/* sizeof(struct rf__ep_wire) */
+	__be16  nregions;
 	__be32  qpn;
 	__be32  psn;
 	__be32  lid;
@@ -239,13 +351,37 @@ struct rf__ep_wire {
 	uint8_t gid[16];
 };
 
-/* rf_ep_exchange - send mine, receive theirs (each wait at most ms). */
+struct rf__ep_wire_region {
+	__be64 addr;
+	__be64 size;
+	__be32 rkey;
+	__be32 rsvd;
+};
+
+RF_STATIC_ASSERT(sizeof(struct rf__ep_wire) == 56, "rf_ep_info wire header");
+RF_STATIC_ASSERT(sizeof(struct rf__ep_wire_region) == 24, "rf_ep_info wire region");
+
+/*
+ * rf_ep_exchange - send mine, receive theirs (each wait at most ms).
+ * Returns 0, -EINVAL when mine has more than RF_EP_MAX_REGIONS regions,
+ * -EPROTO when the peer's is not this format and version or has more,
+ * or an error of rf_tcp_xfer().
+ */
 static inline RF_COLD int rf_ep_exchange(int fd, const struct rf_ep_info *mine,
 					 struct rf_ep_info *theirs, int ms)
 {
+	uint8_t out[sizeof(struct rf__ep_wire) +
+		    RF_EP_MAX_REGIONS * sizeof(struct rf__ep_wire_region)];
 	struct rf__ep_wire w, r;
+	struct rf__ep_wire_region g;
+	uint32_t i, n;
 	int ret;
 
+	if (mine->nregions > RF_EP_MAX_REGIONS)
+		return -EINVAL;
+	w.magic = rf_htobe32(RF__EP_WIRE_MAGIC);
+	w.hdr_size = rf_htobe16((uint16_t)sizeof(w));
+	w.nregions = rf_htobe16((uint16_t)mine->nregions);
 	w.qpn = rf_htobe32(mine->qpn);
 	w.psn = rf_htobe32(mine->psn);
 	w.lid = rf_htobe32(mine->lid);
@@ -253,11 +389,33 @@ static inline RF_COLD int rf_ep_exchange(int fd, const struct rf_ep_info *mine,
 	w.addr = rf_htobe64(mine->addr);
 	w.size = rf_htobe64(mine->size);
 	memcpy(w.gid, mine->gid, sizeof(w.gid));
-	ret = rf_tcp_xfer(fd, &w, sizeof(w), 0, ms);
+	memcpy(out, &w, sizeof(w));
+	for (i = 0; i < mine->nregions; i++) {
+		g.addr = rf_htobe64(mine->region[i].addr);
+		g.size = rf_htobe64(mine->region[i].size);
+		g.rkey = rf_htobe32(mine->region[i].rkey);
+		g.rsvd = 0;
+		memcpy(out + sizeof(w) + i * sizeof(g), &g, sizeof(g));
+	}
+	ret = rf_tcp_xfer(fd, out, sizeof(w) + mine->nregions * sizeof(g), 0, ms);
 	if (!ret)
 		ret = rf_tcp_xfer(fd, &r, sizeof(r), 1, ms);
 	if (ret)
 		return ret;
+	n = rf_be16toh(r.nregions);
+	if (rf_be32toh(r.magic) != RF__EP_WIRE_MAGIC || rf_be16toh(r.hdr_size) != sizeof(r) ||
+	    n > RF_EP_MAX_REGIONS)
+		return -EPROTO;
+	memset(theirs, 0, sizeof(*theirs));
+	for (i = 0; i < n; i++) {
+		ret = rf_tcp_xfer(fd, &g, sizeof(g), 1, ms);
+		if (ret)
+			return ret;
+		theirs->region[i].addr = rf_be64toh(g.addr);
+		theirs->region[i].size = rf_be64toh(g.size);
+		theirs->region[i].rkey = rf_be32toh(g.rkey);
+	}
+	theirs->nregions = n;
 	theirs->qpn = rf_be32toh(r.qpn);
 	theirs->psn = rf_be32toh(r.psn);
 	theirs->lid = rf_be32toh(r.lid);
@@ -266,6 +424,63 @@ static inline RF_COLD int rf_ep_exchange(int fd, const struct rf_ep_info *mine,
 	theirs->size = rf_be64toh(r.size);
 	memcpy(theirs->gid, r.gid, sizeof(r.gid));
 	return 0;
+}
+
+/*
+ * rf_ep_connect_qp - connect a QP of your own (any RC, UC or XRC_SEND QP
+ * taken over as an rf_qp, e.g. one on an SRQ) over fd, as rf_ep_connect()
+ * connects its own: send mine (may be NULL: no regions) completed with
+ * the QP's number, the first PSN (l->psn, or a random one when 0), the
+ * port's LID and, when the connection carries a GRH (rf_qp_conn_grh()),
+ * the GID at l->gid_index; receive theirs; and move qp to RTS toward it
+ * with l (rf_qp_connect_ibv()). Call it once per QP, in the same order on
+ * both sides, then rf_ep_ready() once. Returns 0 or -errno.
+ */
+static inline RF_COLD int rf_ep_connect_qp(int fd, struct rf_qp *qp,
+					   const struct rf_qp_conn_attr *l,
+					   const struct rf_ep_info *mine,
+					   struct rf_ep_info *theirs, int ms)
+{
+	struct rf_qp_conn_attr c = *l;
+	struct ibv_port_attr pa;
+	struct rf_qp_peer peer;
+	struct rf_ep_info me;
+	int ret;
+
+	if (mine)
+		me = *mine;
+	else
+		memset(&me, 0, sizeof(me));
+	if (!c.port)
+		c.port = RF_QP_DEFAULT_PORT;
+	memset(&pa, 0, sizeof(pa));
+	ret = rf__ibv_err(ibv_query_port(qp->ibqp->context, c.port, &pa));
+	if (ret)
+		return ret;
+	if (!c.psn)
+		c.psn = ((uint32_t)getpid() * 2654435761U ^ (uint32_t)time(NULL) ^
+			 qp->qpn * 40503U) & 0xffffff;
+	me.qpn = qp->qpn;
+	me.psn = c.psn & 0xffffff;
+	me.lid = pa.lid;
+	memset(me.gid, 0, sizeof(me.gid));
+	if (rf_qp_conn_grh(&c, &pa)) {
+		union ibv_gid g;
+
+		ret = rf__ibv_err(ibv_query_gid(qp->ibqp->context, c.port, c.gid_index, &g));
+		if (ret)
+			return ret;
+		memcpy(me.gid, g.raw, sizeof(me.gid));
+	}
+	ret = rf_ep_exchange(fd, &me, theirs, ms);
+	if (ret)
+		return ret;
+	memset(&peer, 0, sizeof(peer));
+	peer.qpn = theirs->qpn;
+	peer.psn = theirs->psn;
+	peer.lid = (uint16_t)theirs->lid;
+	memcpy(peer.gid.raw, theirs->gid, sizeof(peer.gid.raw));
+	return rf_qp_connect_ibv(qp, &c, &peer);
 }
 
 /* ---- One RC endpoint ---------------------------------------------------- */
@@ -320,6 +535,11 @@ struct rf_ep {
 	int                      access;	/* rf_ep_attr.access */
 	int                      qp_access;	/* access | rf_ep_attr.qp_access */
 	struct rf_ep_info        peer;
+	/*
+	 * What rf_ep_connect() sends besides the QP and buf: the regions
+	 * rf_ep_add_region() added (the rest is filled at the connect).
+	 */
+	struct rf_ep_info        local;
 	int                      sock;
 	const char              *failed;	/* the step that failed, or NULL */
 };
@@ -459,69 +679,73 @@ fail_ret:
 }
 
 /*
- * rf_ep_connect - serve (host NULL: wait for one peer on TCP port) or
- * connect to host:port; exchange rf_ep_info (a random first PSN, the
- * LID, the GID when a GRH is sent, and the buffer's address, size and
- * rkey when rf_ep_attr.access grants the peer any, else zeros); move the
- * QP to RTS toward the peer (rf_qp_connect_ibv(), with access and
- * qp_access of rf_ep_attr); and wait
- * until both QPs are ready to receive. Each wait lasts at most
- * RF_TCP_TIMEOUT_MS. Returns 0 or -errno; the endpoint stays open either
- * way (rf_ep_close()).
+ * rf_ep_add_region - one more region (registered by you, on e->pd) that
+ * rf_ep_connect() tells the peer of: it finds it in peer.region[], in the
+ * order added, after buf's fields. The QP must allow what the peer is to
+ * do there (rf_ep_attr.qp_access or access). Returns its index or
+ * -ENOSPC past RF_EP_MAX_REGIONS.
  */
-static inline RF_COLD int rf_ep_connect(struct rf_ep *e, const char *host, uint16_t port)
+static inline RF_COLD int rf_ep_add_region(struct rf_ep *e, const struct ibv_mr *mr)
+{
+	return rf_ep_info_add_region(&e->local, mr);
+}
+
+/* Connect the endpoint over e->sock, whose peer is rf_ep_connect()'s or rf_ep_accept()'s. */
+static inline RF_COLD int rf__ep_join(struct rf_ep *e)
 {
 	struct rf_qp_conn_attr ca;
-	struct rf_qp_peer peer;
-	struct rf_ep_info me;
-	struct ibv_port_attr pa;
 	int ret;
 
-	memset(&pa, 0, sizeof(pa));
-	ret = rf__ibv_err(ibv_query_port(e->ctx, e->port, &pa));
-	if (ret)
-		return rf__ep_fail(e, "ibv_query_port", ret);
 	memset(&ca, 0, sizeof(ca));
 	ca.port = e->port;
 	ca.gid_index = e->gid_index;
 	ca.grh = e->grh;
 	ca.access = e->qp_access;
-	memset(&me, 0, sizeof(me));
-	me.qpn = e->qp.qpn;
-	me.psn = ((uint32_t)getpid() * 2654435761U ^ (uint32_t)time(NULL)) & 0xffffff;
-	me.lid = pa.lid;
 	if (e->access) {	/* a key only for access that was asked for */
-		me.rkey = e->mr->rkey;
-		me.addr = (uint64_t)(uintptr_t)e->buf;
-		me.size = e->buf_size;
+		e->local.rkey = e->mr->rkey;
+		e->local.addr = (uint64_t)(uintptr_t)e->buf;
+		e->local.size = e->buf_size;
 	}
-	if (rf__qp_grh(&ca, &pa)) {
-		union ibv_gid g;
+	ret = rf_ep_connect_qp(e->sock, &e->qp, &ca, &e->local, &e->peer, 0);
+	if (ret)
+		return rf__ep_fail(e, "exchanging QP details and connecting the QP", ret);
+	/* both QPs must be ready to receive before either side sends */
+	ret = rf_ep_ready(e->sock, 0);
+	return ret ? rf__ep_fail(e, "waiting for the peer's QP", ret) : 0;
+}
 
-		ret = rf__ibv_err(ibv_query_gid(e->ctx, e->port, e->gid_index, &g));
-		if (ret)
-			return rf__ep_fail(e, "ibv_query_gid", ret);
-		memcpy(me.gid, g.raw, sizeof(me.gid));
-	}
+/*
+ * rf_ep_connect - serve (host NULL: wait for one peer on TCP port,
+ * rf_tcp_serve()) or connect to host:port; exchange rf_ep_info (a random
+ * first PSN, the LID, the GID when a GRH is sent, the buffer's address,
+ * size and rkey when rf_ep_attr.access grants the peer any, else zeros,
+ * and the regions of rf_ep_add_region()); move the QP to RTS toward the
+ * peer (rf_ep_connect_qp(), with access and qp_access of rf_ep_attr);
+ * and wait until both QPs are ready to receive (rf_ep_ready()). Each wait
+ * lasts at most RF_TCP_TIMEOUT_MS. Returns 0 or -errno; the endpoint
+ * stays open either way (rf_ep_close()).
+ */
+static inline RF_COLD int rf_ep_connect(struct rf_ep *e, const char *host, uint16_t port)
+{
 	e->sock = host ? rf_tcp_connect(host, port, 0) : rf_tcp_serve(port, 0);
 	if (e->sock < 0)
 		return rf__ep_fail(e, host ? "connecting to the server" : "waiting for a client",
 				   e->sock);
-	ret = rf_ep_exchange(e->sock, &me, &e->peer, 0);
-	if (ret)
-		return rf__ep_fail(e, "exchanging QP details", ret);
-	ca.psn = me.psn;
-	memset(&peer, 0, sizeof(peer));
-	peer.qpn = e->peer.qpn;
-	peer.psn = e->peer.psn;
-	peer.lid = (uint16_t)e->peer.lid;
-	memcpy(peer.gid.raw, e->peer.gid, sizeof(peer.gid.raw));
-	ret = rf_qp_connect_ibv(&e->qp, &ca, &peer);
-	if (ret)
-		return rf__ep_fail(e, "connecting the QP", ret);
-	/* both QPs must be ready to receive before either side sends */
-	ret = rf_tcp_sync(e->sock, 'R', 0);
-	return ret ? rf__ep_fail(e, "waiting for the peer's QP", ret) : 0;
+	return rf__ep_join(e);
+}
+
+/*
+ * rf_ep_accept - rf_ep_connect()'s server side on a listener of yours
+ * (rf_tcp_listen()), which stays open for the next client: accept one
+ * peer (waiting at most RF_TCP_TIMEOUT_MS), then exchange, connect and
+ * wait as rf_ep_connect(). One endpoint per client. Returns 0 or -errno.
+ */
+static inline RF_COLD int rf_ep_accept(struct rf_ep *e, int lfd)
+{
+	e->sock = rf_tcp_accept(lfd, 0);
+	if (e->sock < 0)
+		return rf__ep_fail(e, "waiting for a client", e->sock);
+	return rf__ep_join(e);
 }
 
 /*
@@ -548,9 +772,7 @@ static inline RF_COLD int rf_ep_wait(struct rf_ep *e, struct rf_wc *wc, int ms)
 		rf_cq_arm(&e->cq, 0);
 		if (rf_cq_poll(&e->cq, wc, 1))
 			return 0;
-		ret = rf_tcp_wait(e->ch->fd, POLLIN, limit);
-		if (!ret)
-			ret = rf_cq_get_event_ibv(&e->cq, e->ch);
+		ret = rf_cq_wait_event_ibv(&e->cq, e->ch, limit);
 		if (ret)
 			return ret;
 	}

@@ -47,6 +47,14 @@ struct rf_sq;
 struct rf_rq;
 struct rf_srq;
 
+/*
+ * The QPs one CQ routes (rf_cq_attach(): -ENOSPC beyond). The table is
+ * in struct rf_cq and a CQE of another QP than the last one's scans it,
+ * about 7.5 instructions an entry (callgrind): more QPs would slow every
+ * interleaved CQE. Past it: receives through an SRQ on a CQ that names it
+ * (rf_cq_set_srq()) need no attachment; sends go to CQs of up to this
+ * many QPs each. rdmafast(7), QUEUE SIZING.
+ */
 enum { RF_CQ_MAX_QPS = 16 };
 
 /* A QP whose completions arrive on this CQ, and where its queues are. */

@@ -128,6 +128,31 @@ RF_INLINE int rf_srq_post(struct rf_srq *srq, const struct rf_sge *sg, uint32_t 
 	return 0;
 }
 
+/*
+ * rf_srq_post_one - the one-buffer receive, without the list walk: as
+ * rf_srq_post() with one entry (len 0: no scatter entry). Returns 0 or
+ * -ENOSPC when full.
+ */
+RF_INLINE int rf_srq_post_one(struct rf_srq *srq, uint32_t lkey, uint64_t addr,
+			      uint32_t len, uint64_t wr_id)
+{
+	struct rf_wqe_srq_next_seg *w;
+	struct rf_wqe_data_seg *d;
+
+	if (RF_UNLIKELY(srq->head == srq->tail))
+		return -ENOSPC;
+	w = rf_srq_wqe(srq, srq->head);
+	d = (struct rf_wqe_data_seg *)(w + 1);
+	/* as rf_rq_post_one(): byte_count 0 would mean 2 GiB, so no entry */
+	rf_set_data_seg(d, len, len ? lkey : (uint32_t)RF_INVALID_LKEY, addr);
+	if (srq->max_sge > 1)
+		rf_set_recv_terminator(d + 1);
+	srq->wr_id[srq->head] = wr_id;
+	srq->head = rf_be16toh(w->next_wqe_index);
+	srq->counter++;
+	return 0;
+}
+
 /* rf_srq_ring - publish every receive posted so far. */
 RF_INLINE void rf_srq_ring(struct rf_srq *srq)
 {

@@ -220,6 +220,19 @@ static inline int e2e_poll_for(struct rf_cq *cq, struct rf_wc *wc, int n, long m
 	return got;
 }
 
+/*
+ * The TCP port of the n-th (0..99) loopback port a test listens on: from
+ * RF_E2E_TCP_PORT when set (several builds testing on one host take
+ * ranges of their own), else from 19130.
+ */
+static inline uint16_t e2e_tcp_port(int n)
+{
+	const char *b = getenv("RF_E2E_TCP_PORT");
+	long base = b && *b ? strtol(b, NULL, 10) : 19130;
+
+	return (uint16_t)(base + n);
+}
+
 static inline uint64_t e2e_addr(const struct e2e_side *s, size_t off)
 {
 	return (uint64_t)(uintptr_t)(s->buf + off);

@@ -5,7 +5,7 @@
  * allows no remote access, and an RDMA WRITE into the buffer, even with
  * its real key, completes in error. Both sides run in
  * this process: the server in a thread, the client here, over TCP on
- * 127.0.0.1 (ports 19130-19139).
+ * 127.0.0.1 (e2e_tcp_port() 0 to 9).
  */
 #include <pthread.h>
 
@@ -13,7 +13,7 @@
 
 #include "e2e.h"
 
-enum { EP_PORT = 19130 };
+#define EP_PORT e2e_tcp_port(0)
 
 struct serve {
 	struct rf_ep ep;
@@ -136,7 +136,7 @@ Test(e2e_ep, the_peer_gets_what_access_names_and_no_more)
 	memset(&sa, 0, sizeof(sa));
 	memset(&ca, 0, sizeof(ca));
 	sa.access = RF_ACCESS_REMOTE_WRITE;
-	ep_pair(&s, &c, &sa, &ca, EP_PORT + 1);
+	ep_pair(&s, &c, &sa, &ca, (uint16_t)(EP_PORT + 1));
 	cr_assert_eq(c.peer.rkey, s.ep.mr->rkey);
 	cr_assert_eq(c.peer.addr, (uint64_t)(uintptr_t)s.ep.buf);
 	cr_assert_eq(c.peer.size, s.ep.buf_size);

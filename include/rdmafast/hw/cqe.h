@@ -200,6 +200,35 @@ static inline RF_COLD enum rf_wc_status rf_cqe_syndrome_to_wc_status(uint8_t syn
 	}
 }
 
+/*
+ * rf_wc_status_str - a constant string naming status (enum rf_wc_status,
+ * as rf_wc.status holds it), for messages: "success", "remote access
+ * error", ...; "unknown completion status" for a value that is none of
+ * them (never NULL). The words are rdmafast's, not ibv_wc_status_str()'s.
+ */
+static inline RF_COLD const char *rf_wc_status_str(unsigned int status)
+{
+	switch (status) {
+	case RF_WC_SUCCESS:           return "success";
+	case RF_WC_LOC_LEN_ERR:       return "local length error";
+	case RF_WC_LOC_QP_OP_ERR:     return "local QP operation error";
+	case RF_WC_LOC_EEC_OP_ERR:    return "local EE context operation error";
+	case RF_WC_LOC_PROT_ERR:      return "local protection error";
+	case RF_WC_WR_FLUSH_ERR:      return "work request flushed";
+	case RF_WC_MW_BIND_ERR:       return "memory window bind error";
+	case RF_WC_BAD_RESP_ERR:      return "bad response";
+	case RF_WC_LOC_ACCESS_ERR:    return "local access error";
+	case RF_WC_REM_INV_REQ_ERR:   return "remote invalid request";
+	case RF_WC_REM_ACCESS_ERR:    return "remote access error";
+	case RF_WC_REM_OP_ERR:        return "remote operation error";
+	case RF_WC_RETRY_EXC_ERR:     return "transport retry count exceeded";
+	case RF_WC_RNR_RETRY_EXC_ERR: return "RNR retry count exceeded";
+	case RF_WC_REM_ABORT_ERR:     return "remote aborted";
+	case RF_WC_GENERAL_ERR:       return "general error";
+	default:                      return "unknown completion status";
+	}
+}
+
 /* ---- Mini-CQE (8 bytes), in the slots after a compressed title CQE ------ */
 
 struct rf_mini_cqe8 {

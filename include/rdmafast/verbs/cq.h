@@ -240,6 +240,32 @@ static inline RF_COLD int rf_cq_get_event_ibv(struct rf_cq *cq,
 	return 0;
 }
 
+/*
+ * rf_cq_wait_event_ibv - rf_cq_get_event_ibv() waiting at most ms
+ * milliseconds (-1: without limit; 0: take an event only if one is
+ * there) in poll(2) on the channel's fd, so that a program can sleep in
+ * the channel and still give up. Returns 0 with the event taken,
+ * acknowledged and counted, -ETIMEDOUT when none came in time, or -errno
+ * (-EINTR when a signal cut the wait). The same rule as above: the
+ * channel carries this CQ's events only.
+ */
+static inline RF_COLD int rf_cq_wait_event_ibv(struct rf_cq *cq,
+					       struct ibv_comp_channel *channel, int ms)
+{
+	struct pollfd p;
+	int r;
+
+	p.fd = channel->fd;
+	p.events = POLLIN;
+	p.revents = 0;
+	r = poll(&p, 1, ms < 0 ? -1 : ms);
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return -ETIMEDOUT;
+	return rf_cq_get_event_ibv(cq, channel);
+}
+
 RF_END_DECLS
 
 #endif /* RDMAFAST_VERBS_CQ_H */

@@ -362,9 +362,15 @@ static inline RF_COLD int rf__qp_conn_begin(struct ibv_context *ctx,
 	return 0;
 }
 
-/* Whether the connection described by l sends a GRH on a port like pa. */
-static inline RF_COLD int rf__qp_grh(const struct rf_qp_conn_attr *l,
-				     const struct ibv_port_attr *pa)
+/*
+ * rf_qp_conn_grh - whether the connection described by l sends a GRH on
+ * a port like pa (ibv_query_port()): the GID choice of rf_qp_connect_ibv()
+ * (rf_qp_conn_attr.grh, gid_index). When it does, each side must send the
+ * other its GID at l->gid_index (rf_qp_peer.gid); when not, the LID is
+ * the address.
+ */
+static inline RF_COLD int rf_qp_conn_grh(const struct rf_qp_conn_attr *l,
+					 const struct ibv_port_attr *pa)
 {
 	if (l->gid_index < 0 || l->grh == RF_GRH_NEVER)
 		return 0;
@@ -383,7 +389,7 @@ static inline RF_COLD void rf__qp_conn_path(struct ibv_ah_attr *ah, const struct
 	ah->sl = c->sl;
 	if (peer)
 		ah->dlid = peer->lid;
-	if (rf__qp_grh(c, pa)) {
+	if (rf_qp_conn_grh(c, pa)) {
 		ah->is_global = 1;
 		if (peer)
 			ah->grh.dgid = peer->gid;

@@ -56,6 +56,55 @@ static inline RF_COLD void rf_srq_fini_ibv(struct rf_srq *srq)
 }
 
 /*
+ * rf_srq_create_ibv - create an SRQ on pd for at least max_wr receives of
+ * max_sge scatter entries each (0: 1), as ibv_create_srq(), and take it
+ * over (rf_srq_init_ibv()). *out receives the verbs SRQ, for the QPs
+ * (rf_qp_init_attr.srq), rf_srq_arm_limit_ibv() and rf_srq_destroy_ibv().
+ * Returns 0 or -errno.
+ */
+static inline RF_COLD int rf_srq_create_ibv(struct rf_srq *srq, struct ibv_srq **out,
+					    struct ibv_pd *pd, uint32_t max_wr,
+					    uint32_t max_sge)
+{
+	struct ibv_srq_init_attr sa;
+	struct ibv_srq *ibsrq;
+	int ret;
+
+	ret = rf_device_check_ibv(pd->context);
+	if (ret)
+		return ret;
+	memset(&sa, 0, sizeof(sa));
+	sa.attr.max_wr = max_wr;
+	sa.attr.max_sge = max_sge ? max_sge : 1;
+	errno = 0;
+	ibsrq = ibv_create_srq(pd, &sa);
+	if (!ibsrq)
+		return errno ? -errno : -ENOMEM;
+	ret = rf_srq_init_ibv(srq, ibsrq);
+	if (ret) {
+		ibv_destroy_srq(ibsrq);
+		return ret;
+	}
+	*out = ibsrq;
+	return 0;
+}
+
+/*
+ * rf_srq_destroy_ibv - destroy the verbs SRQ behind srq (ibv_destroy_srq(),
+ * which fails with -EBUSY while a QP uses it: destroy the QPs first) and
+ * free its wr_id table. Returns 0 or -errno; the table is kept when the
+ * SRQ is.
+ */
+static inline RF_COLD int rf_srq_destroy_ibv(struct rf_srq *srq, struct ibv_srq *ibsrq)
+{
+	int ret = rf__ibv_err(ibv_destroy_srq(ibsrq));
+
+	if (!ret)
+		rf_srq_fini_ibv(srq);
+	return ret;
+}
+
+/*
  * rf_srq_arm_limit_ibv - arm the SRQ limit: one IBV_EVENT_SRQ_LIMIT_REACHED
  * on the context's async channel when the receives posted to srq and not
  * yet consumed drop below limit (ibv_modify_srq(3), IBV_SRQ_LIMIT). The
