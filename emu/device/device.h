@@ -75,6 +75,16 @@ static inline uint32_t dev_ud_max_msg(void)
 	return emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET ? 1024u : DEV_UD_MAX_MSG;
 }
 
+/*
+ * The port's max_msg_sz (kernel mlx5_query_hca_port()/mlx5_query_port_roce():
+ * 1 << log_max_msg): a longer message of any transport and opcode fails
+ * locally with a length error, as on the HCA.
+ */
+static inline uint64_t dev_max_msg(void)
+{
+	return 1ull << emu_cfg.profile->log_max_msg;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Byte order helpers                                                       */
 

@@ -366,7 +366,7 @@ static bool sq_parse_one(struct dev_qp *dq, uint32_t avail, struct dev_wqe *w,
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
 		goto fail;
 	}
-	if (sgl->total > (1ull << 31) ||
+	if (sgl->total > dev_max_msg() ||
 	    (qp->type == IBV_QPT_UD && sgl->total > dev_ud_max_msg())) {
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 		goto fail;

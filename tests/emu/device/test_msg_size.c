@@ -136,3 +136,61 @@ Test(dev_msg_size, rc_send_32mib)
 	cr_assert(!memcmp(b[0], b[1], len), "the data received differs");
 	big_teardown(&t, b, mr);
 }
+
+/*
+ * One byte more than the port's max_msg_sz (1 GiB), on a fresh pair of
+ * `type` QPs: the requester fails the WQE with a local length error and the
+ * QP goes to ERR, as a ConnectX does, before reading any of it.  The MR
+ * covers MAP_NORESERVE memory that is never touched.
+ */
+static void over_max_msg(enum ibv_qp_type type, enum ibv_wr_opcode op)
+{
+	struct dt_qp_opts o = {
+		.type = type, .rnr_retry = 7, .retry_cnt = 7, .timeout = 14,
+	};
+	struct ibv_port_attr pa;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr ia;
+	struct dt t;
+	struct ibv_mr *mr;
+	struct ibv_sge s;
+	struct ibv_send_wr wr = {
+		.wr_id = 9, .sg_list = &s, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_wc wc;
+	size_t len;
+	uint8_t *p;
+
+	dt_setup_opts(&t, &o);
+	cr_assert_eq(ibv_query_port(t.ctx, 1, &pa), 0);
+	cr_assert_eq(pa.max_msg_sz, 1u << 30);
+	len = (size_t)pa.max_msg_sz + 1;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	cr_assert_neq(p, MAP_FAILED);
+	mr = ibv_reg_mr(t.pd, p, len, DT_ACC_ALL);
+	cr_assert(mr, "ibv_reg_mr: %s", strerror(errno));
+	s = (struct ibv_sge){ (uintptr_t)p, (uint32_t)len, mr->lkey };
+	wr.wr.rdma.remote_addr = (uintptr_t)t.buf[1];
+	wr.wr.rdma.rkey = t.mr[1]->rkey;
+	dt_post(t.qp[0], &wr);
+	wc = dt_poll1(t.cq[0]);
+	cr_assert_eq(wc.status, IBV_WC_LOC_LEN_ERR, "type %d op %d: %s", type, op,
+		     ibv_wc_status_str(wc.status));
+	cr_assert_eq(wc.wr_id, 9);
+	cr_assert_eq(ibv_query_qp(t.qp[0], &qa, IBV_QP_STATE, &ia), 0);
+	cr_assert_eq(qa.qp_state, IBV_QPS_ERR);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	munmap(p, len);
+	dt_teardown(&t);
+}
+
+Test(dev_msg_size, over_max_msg_sz_is_local_length_error)
+{
+	over_max_msg(IBV_QPT_RC, IBV_WR_RDMA_WRITE);
+	over_max_msg(IBV_QPT_RC, IBV_WR_SEND);
+	over_max_msg(IBV_QPT_RC, IBV_WR_RDMA_READ);
+	over_max_msg(IBV_QPT_UC, IBV_WR_RDMA_WRITE);
+	over_max_msg(IBV_QPT_UC, IBV_WR_SEND);
+}
