@@ -63,7 +63,11 @@
 
 #define DEV_UD_MAX_MSG		4096u	/* UD messages are bounded by the path MTU */
 #define DEV_MAX_SGE		64	/* a WQE holds at most 63 DS */
-#define DEV_MAX_PKTS_INFLIGHT	512	/* per QP, unacknowledged request packets */
+/*
+ * Per QP, unacknowledged request packets: the requester's window.  A message
+ * longer than the window goes out in pieces, each as ACKs make room.
+ */
+#define DEV_MAX_PKTS_INFLIGHT	512
 #define DEV_MAX_WQE_PER_ROUND	512	/* per QP per engine iteration (fairness) */
 /*
  * Responder resources for READ and atomic requests, one per request, kept
@@ -81,6 +85,16 @@
 static inline uint32_t dev_ud_max_msg(void)
 {
 	return emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET ? 1024u : DEV_UD_MAX_MSG;
+}
+
+/*
+ * The port's max_msg_sz (kernel mlx5_query_hca_port()/mlx5_query_port_roce():
+ * 1 << log_max_msg): a longer message of any transport and opcode fails
+ * locally with a length error, as on the HCA.
+ */
+static inline uint64_t dev_max_msg(void)
+{
+	return 1ull << emu_cfg.profile->log_max_msg;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -258,6 +272,7 @@ struct dev_ent {
 	uint32_t		psn;		/* first PSN it uses */
 	uint32_t		npkt;		/* PSNs it uses */
 	uint32_t		sent;		/* request packets emitted so far */
+	uint32_t		acked;		/* WRITE/SEND: of them, known to have arrived */
 	uint32_t		resp_next;	/* READ: next response packet expected */
 	uint32_t		byte_len;	/* byte_cnt of its CQE */
 	uint8_t			op;		/* WQE opcode */
@@ -267,6 +282,10 @@ struct dev_ent {
 	uint32_t		dct;		/* DCI: the DCT number the WQE names */
 };
 
+/*
+ * DENT_NEW: not all of it emitted (the entry at ent_emit may have packets
+ * out: sent > acked); DENT_SENT: all emitted, waiting for ACKs or responses.
+ */
 enum { DENT_NEW, DENT_SENT, DENT_DONE };
 enum {
 	DENTF_SIGNALED	= 1 << 0,
@@ -635,6 +654,7 @@ void dev_rc_on_response(struct dev_qp *dq, const struct dev_pkt *p);
 void dev_rc_timers(void);
 uint64_t dev_rc_next_deadline(void);	/* earliest retransmit/RNR time (ns), 0: none */
 void dev_rc_rewind(struct dev_qp *dq, uint32_t psn);
+void dev_rc_timer_start(struct dev_qp *dq);	/* packets are out: retransmit timer on */
 uint64_t dev_rc_timeout_ns(uint8_t timeout);
 uint64_t dev_rnr_delay_ns(uint8_t timer);
 void dev_rc_read_resp_scatter(struct dev_qp *dq, struct dev_ent *e, const struct dev_pkt *p);

@@ -32,13 +32,39 @@ uint64_t dev_rnr_delay_ns(uint8_t timer)
 	return u * 10000;
 }
 
+/*
+ * The entries that may have packets out: up to ent_emit, and the entry at
+ * ent_emit too once part of it went out (a message longer than the window
+ * is emitted in pieces, ACKs for its first pieces coming meanwhile).
+ */
+static uint32_t ent_out_end(const struct dev_qp *dq)
+{
+	if (dq->ent_emit != dq->ent_tail && dq->ent[dq->ent_emit & dq->ent_mask].sent)
+		return dq->ent_emit + 1;
+	return dq->ent_emit;
+}
+
+/* Does e wait for an ACK or a response? */
+static bool ent_waits(const struct dev_ent *e)
+{
+	return e->state == DENT_SENT || (e->state == DENT_NEW && e->sent > e->acked);
+}
+
+void dev_rc_timer_start(struct dev_qp *dq)
+{
+	if (!dq->deadline && dq->qp->attr.timeout) {
+		dq->deadline = dev_eng.now + dev_rc_timeout_ns(dq->qp->attr.timeout);
+		dev_eng.timers++;
+	}
+}
+
 static void arm_timer(struct dev_qp *dq)
 {
 	uint64_t t = dev_rc_timeout_ns(dq->qp->attr.timeout);
 	bool waiting = false;
 
-	for (uint32_t i = dq->ent_head; i != dq->ent_emit; i++)
-		if (dq->ent[i & dq->ent_mask].state == DENT_SENT) {
+	for (uint32_t i = dq->ent_head, end = ent_out_end(dq); i != end; i++)
+		if (ent_waits(&dq->ent[i & dq->ent_mask])) {
 			waiting = true;
 			break;
 		}
@@ -52,11 +78,15 @@ static void arm_timer(struct dev_qp *dq)
 	}
 }
 
+/*
+ * Go back to psn: every earlier PSN has arrived (each caller knows it from
+ * an ACK, a NAK or the count of packets acknowledged).
+ */
 void dev_rc_rewind(struct dev_qp *dq, uint32_t psn)
 {
-	uint32_t i;
+	uint32_t i, end = ent_out_end(dq);
 
-	for (i = dq->ent_head; i != dq->ent_emit; i++) {
+	for (i = dq->ent_head; i != end; i++) {
 		struct dev_ent *e = &dq->ent[i & dq->ent_mask];
 		int32_t d;
 
@@ -71,11 +101,12 @@ void dev_rc_rewind(struct dev_qp *dq, uint32_t psn)
 			 * answer, or from the second, whichever arrives.
 			 */
 			e->sent = (e->flags & DENTF_RESP) || d < 0 ? 0 : (uint32_t)d;
+			e->acked = e->sent;
 			e->state = DENT_NEW;
 			break;
 		}
 	}
-	if (i == dq->ent_emit)
+	if (i == end)
 		return;
 	dq->ent_emit = i;
 	for (i++; i != dq->ent_tail; i++) {
@@ -84,34 +115,58 @@ void dev_rc_rewind(struct dev_qp *dq, uint32_t psn)
 		if (e->flags & DENTF_LOCAL || e->state == DENT_DONE)
 			continue;
 		e->sent = 0;
+		e->acked = 0;
 		e->state = DENT_NEW;
 	}
 	dq->pkts_out = 0;
 	dev_qp_set_busy(dq);
 }
 
+/* Packets of e up to its n-th acknowledged: those out leave the window. */
+static void ack_pkts(struct dev_qp *dq, const struct dev_ent *e, uint32_t n)
+{
+	uint32_t out = (n < e->sent ? n : e->sent);
+
+	out = out > e->acked ? out - e->acked : 0;
+	dq->pkts_out -= dq->pkts_out < out ? dq->pkts_out : out;
+}
+
 /*
  * Everything up to and including psn has arrived.  A READ/atomic inside
- * that range without its response lost the response: ask again.
+ * that range without its response lost the response: ask again.  A WRITE
+ * or SEND partly inside it has that part acknowledged: its packets leave
+ * the window, and a retransmission starts after them.
  */
 static void ack_upto(struct dev_qp *dq, uint32_t psn)
 {
-	for (uint32_t i = dq->ent_head; i != dq->ent_emit; i++) {
+	for (uint32_t i = dq->ent_head, end = ent_out_end(dq); i != end; i++) {
 		struct dev_ent *e = &dq->ent[i & dq->ent_mask];
+		uint32_t n;
 
 		if (e->state == DENT_DONE)
 			continue;
 		if (dev_psn_diff(psn, e->psn + e->npkt - 1) < 0) {
-			if ((e->flags & DENTF_RESP) && dev_psn_diff(psn, e->psn) >= 0)
+			if (dev_psn_diff(psn, e->psn) < 0)
+				return;
+			if (e->flags & DENTF_RESP) {
 				dev_rc_rewind(dq, e->psn);
+				return;
+			}
+			n = (uint32_t)dev_psn_diff(psn, e->psn) + 1;
+			if (n > e->acked) {
+				ack_pkts(dq, e, n);
+				e->acked = n;
+				if (e->sent < n)
+					e->sent = n;	/* arrived: not sent again */
+			}
 			return;
 		}
 		if (e->flags & DENTF_RESP) {
 			dev_rc_rewind(dq, e->psn);
 			return;
 		}
+		ack_pkts(dq, e, e->npkt);
 		e->state = DENT_DONE;
-		dq->pkts_out -= dq->pkts_out < e->npkt ? dq->pkts_out : e->npkt;
 	}
 }
 
@@ -136,7 +191,7 @@ bool dev_rc_rd_slot(const struct dev_qp *dq)
 
 static struct dev_ent *ent_of_psn(struct dev_qp *dq, uint32_t psn)
 {
-	for (uint32_t i = dq->ent_head; i != dq->ent_emit; i++) {
+	for (uint32_t i = dq->ent_head, end = ent_out_end(dq); i != end; i++) {
 		struct dev_ent *e = &dq->ent[i & dq->ent_mask];
 		int32_t d;
 
@@ -246,10 +301,10 @@ static void timer_expired(struct dev_qp *dq)
 {
 	struct dev_ent *e = NULL;
 
-	for (uint32_t i = dq->ent_head; i != dq->ent_emit; i++) {
+	for (uint32_t i = dq->ent_head, end = ent_out_end(dq); i != end; i++) {
 		struct dev_ent *x = &dq->ent[i & dq->ent_mask];
 
-		if (x->state == DENT_SENT) {
+		if (ent_waits(x)) {
 			e = x;
 			break;
 		}
@@ -265,7 +320,7 @@ static void timer_expired(struct dev_qp *dq)
 		return;
 	}
 	/* go back N: from the first PSN not known to have arrived */
-	dev_rc_rewind(dq, e->psn);
+	dev_rc_rewind(dq, (e->psn + ((e->flags & DENTF_RESP) ? 0 : e->acked)) & DEV_PSN_MASK);
 	dq->deadline = dev_eng.now + dev_rc_timeout_ns(dq->qp->attr.timeout);
 	dev_eng.timers++;
 }

@@ -366,7 +366,7 @@ static bool sq_parse_one(struct dev_qp *dq, uint32_t avail, struct dev_wqe *w,
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
 		goto fail;
 	}
-	if (sgl->total > (1ull << 31) ||
+	if (sgl->total > dev_max_msg() ||
 	    (qp->type == IBV_QPT_UD && sgl->total > dev_ud_max_msg())) {
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 		goto fail;
@@ -617,6 +617,8 @@ static bool emit_parsed(struct dev_qp *dq, struct dev_ent *e, const struct dev_w
 
 		if (len > DEV_WIRE_MTU)
 			len = DEV_WIRE_MTU;
+		if (qp_reliable(qp) && dq->pkts_out >= DEV_MAX_PKTS_INFLIGHT)
+			return false;	/* the window is full: ACKs make room */
 		if (!dev_wire_room(dst))
 			return false;	/* the link is backed up: wait for room */
 		p = dev_wire_alloc(len);
@@ -736,22 +738,22 @@ static bool emit_step(struct dev_qp *dq, const struct dev_wqe *w, const struct d
 		dq->ent_emit++;
 		return true;
 	}
-	if (reliable && dq->pkts_out &&
-	    dq->pkts_out + (e->npkt - e->sent) > DEV_MAX_PKTS_INFLIGHT)
+	if (reliable && dq->pkts_out >= DEV_MAX_PKTS_INFLIGHT)
 		return false;
 	/* max_rd_atomic: later WQEs wait behind a READ/atomic in order */
 	if (reliable && (e->flags & DENTF_RESP) && !dev_rc_rd_slot(dq))
 		return false;
-	if (!(w ? emit_parsed(dq, e, w, sgl) : emit_entry(dq, e)))
+	if (!(w ? emit_parsed(dq, e, w, sgl) : emit_entry(dq, e))) {
+		/* part of it may be out: the timer covers that part too */
+		if (reliable && e->sent > e->acked)
+			dev_rc_timer_start(dq);
 		return false;
+	}
 	if (e->state == DENT_DONE)
 		return true;	/* failed its late checks: stays at ent_emit */
 	if (reliable) {
 		e->state = DENT_SENT;
-		if (!dq->deadline && qp->attr.timeout) {
-			dq->deadline = dev_eng.now + dev_rc_timeout_ns(qp->attr.timeout);
-			dev_eng.timers++;
-		}
+		dev_rc_timer_start(dq);
 	} else {
 		e->state = DENT_DONE;
 		dq->pkts_out = 0;

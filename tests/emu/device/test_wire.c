@@ -190,6 +190,34 @@ Test(dev_wire, large_transfer_lossless)
 }
 
 /*
+ * One 32 MiB WRITE to the peer, 1024 packets, twice the requester's window:
+ * it goes out in pieces as the peer's ACKs come, and completes; one 32 MiB
+ * READ brings it back byte for byte.
+ */
+Test(dev_wire, write_32mib_one_message)
+{
+	enum { LEN = 32 * MIB };
+	struct side s;
+	struct wt_peer peer;
+
+	side_open(&s, 2 * LEN);
+	for (uint32_t i = 0; i < LEN; i += 4) {
+		uint32_t v = (i + 5) * 2654435761u;
+
+		memcpy(s.buf + i, &v, 4);
+	}
+	memset(s.buf + LEN, 0, LEN);
+	side_connect(&s, &peer, LEN, 16, 7);
+	post_rdma(&s, IBV_WR_RDMA_WRITE, 1, 0, 0, LEN);
+	wait_ok(&s, 1, 30000);
+	post_rdma(&s, IBV_WR_RDMA_READ, 2, LEN, 0, LEN);
+	wait_ok(&s, 1, 30000);
+	cr_assert(!memcmp(s.buf, s.buf + LEN, LEN), "the data read back differs");
+	cr_assert_eq(wt_peer_end(&peer), 0);
+	side_close(&s);
+}
+
+/*
  * 256 fetch-and-adds posted at once to the peer's counter with
  * max_rd_atomic 16: all complete, fetching 0..255 once each, and the
  * counter reads 256.
