@@ -182,6 +182,7 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	enum ibv_qp_type type = a->qp_type;
 	struct emu_qp *qp;
 	uint32_t rq_max_gs = 0;
+	uint64_t ring = 0;
 	uint8_t dc;
 	int ret;
 
@@ -293,21 +294,27 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 		uint64_t size = ((uint64_t)req.rq_wqe_count << req.rq_wqe_shift) +
 				((uint64_t)req.sq_wqe_count << 6);
 
-		if ((ret = emu_umem_check(req.buf_addr, size, false)) ||
-		    (ret = emu_umem_check(req.db_addr, 8, false)))
+		if ((ret = emu_umem_get(0, req.buf_addr, size, false, &ring)) ||
+		    (ret = emu_db_get(ctx, ring, req.db_addr)))
 			return ret;
 		if (!req.buf_addr)
 			return EFAULT;
+		if ((ret = emu_db_map(ctx, req.db_addr)))
+			return ret;
 	}
 
 	qp = emu_obj_alloc(ctx, EMU_OBJ_QP, sizeof(*qp), a->user_handle);
-	if (!qp)
+	if (!qp) {
+		emu_db_unmap(ctx, req.db_addr);
 		return ENOMEM;
+	}
 	ret = emu_num_alloc_locked(EMU_NUM_QP, qp, &qp->qpn);
 	if (ret) {
 		emu_obj_free_locked(&qp->obj);
+		emu_db_unmap(ctx, req.db_addr);
 		return ret;
 	}
+	emu_pin_charge(&qp->pin, ring);
 	qp->type = type;
 	qp->pd = pd;
 	qp->send_cq = scq;
@@ -786,6 +793,8 @@ void emu_qp_destroy_locked(struct emu_qp *qp)
 	}
 	emu_dev_qp_destroyed(qp);
 	mcast_drop_qp(qp);
+	emu_pin_release(&qp->pin);
+	emu_db_unmap(ctx, qp->dbrec);
 	if (qp->dyn_uar)
 		emu_uar_put_locked(ctx, qp->bfreg / EMU_BFREGS_PER_UAR);
 	else
