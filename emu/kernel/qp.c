@@ -866,6 +866,49 @@ static int mcast_check(struct emu_cmd *c, const uint8_t *gid, uint16_t mlid,
 	return 0;
 }
 
+/* An earlier entry of the device's group lists that has m's QP and GID. */
+static bool mcast_seen(const struct emu_mcast *m, unsigned dev)
+{
+	for (const struct emu_ctx *x = emu_ctx_first_locked(); x; x = x->next) {
+		if (x->dev_index != dev)
+			continue;
+		for (const struct emu_mcast *e = x->mcast; e; e = e->next) {
+			if (e == m)
+				return false;
+			if (e->qp == m->qp && !memcmp(e->gid.raw, m->gid.raw, 16))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The QPs of a device attached to a group: its members in the HCA's
+ * multicast table, which ATTACH_TO_MCG keys by GID alone (a QP attached
+ * with two LIDs is one member), across the contexts of this host.
+ */
+static unsigned mcast_members(const uint8_t *gid, unsigned dev)
+{
+	unsigned n = 0;
+
+	for (const struct emu_ctx *x = emu_ctx_first_locked(); x; x = x->next) {
+		if (x->dev_index != dev)
+			continue;
+		for (const struct emu_mcast *m = x->mcast; m; m = m->next)
+			if (!memcmp(m->gid.raw, gid, 16) && !mcast_seen(m, dev))
+				n++;
+	}
+	return n;
+}
+
+static bool mcast_member(const struct emu_qp *qp, const uint8_t *gid)
+{
+	for (const struct emu_mcast *m = qp->obj.ctx->mcast; m; m = m->next)
+		if (m->qp == qp && !memcmp(m->gid.raw, gid, 16))
+			return true;
+	return false;
+}
+
 int emu_cmd_attach_mcast(struct emu_cmd *c)
 {
 	const struct ib_uverbs_attach_mcast *cmd = c->in;
@@ -878,6 +921,16 @@ int emu_cmd_attach_mcast(struct emu_cmd *c)
 	for (m = c->ctx->mcast; m; m = m->next)
 		if (m->qp == qp && m->lid == cmd->mlid && !memcmp(m->gid.raw, cmd->gid, 16))
 			return 0;	/* attaching twice is a no-op */
+	/*
+	 * A group holds max_mcast_qp_attach QPs.  The firmware refuses one
+	 * more with a status mlx5_cmd_exec() turns into an errno; which
+	 * status is not public, its "limits exceeded" (MLX5_CMD_STAT_LIM_ERR)
+	 * is the one for a full table, and cmd_status_to_err() makes that
+	 * ENOMEM.
+	 */
+	if (!mcast_member(qp, cmd->gid) &&
+	    mcast_members(cmd->gid, c->ctx->dev_index) >= EMU_CAP(max_qp_mcg))
+		return ENOMEM;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return ENOMEM;
