@@ -586,8 +586,11 @@ static int check_av(const struct emu_ctx *ctx, const struct ib_uverbs_qp_dest *d
 	/* RoCE has no LIDs: the path must be a GRH */
 	if (emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET && !d->is_global)
 		return EINVAL;
-	if (d->is_global && d->sgid_index >= port->num_gids)
+	/* rdma_fill_sgid_attr() -> rdma_get_gid_attr(): past the table, empty */
+	if (d->is_global && d->sgid_index >= emu_cap_gid_tbl_len())
 		return EINVAL;
+	if (d->is_global && d->sgid_index >= port->num_gids)
+		return ENODATA;
 	return 0;
 }
 
