@@ -11,6 +11,7 @@
 
 #include <rdma/mlx5-abi.h>
 
+#include "caps.h"
 #include "internal.h"
 
 static void ah_attr_from_uverbs(struct ibv_ah_attr *a, const struct ib_uverbs_ah_attr *u)
@@ -89,8 +90,11 @@ int emu_cmd_create_ah(struct emu_cmd *c)
 	port = &emu_cfg.dev[c->ctx->dev_index].port[cmd->attr.port_num - 1];
 	if (emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET && !cmd->attr.is_global)
 		return EINVAL;	/* RoCE addresses are GIDs */
-	if (cmd->attr.is_global && cmd->attr.grh.sgid_index >= port->num_gids)
+	/* rdma_fill_sgid_attr() -> rdma_get_gid_attr(): past the table, empty */
+	if (cmd->attr.is_global && cmd->attr.grh.sgid_index >= emu_cap_gid_tbl_len())
 		return EINVAL;
+	if (cmd->attr.is_global && cmd->attr.grh.sgid_index >= port->num_gids)
+		return ENODATA;
 
 	ah = emu_obj_alloc(c->ctx, EMU_OBJ_AH, sizeof(*ah), cmd->user_handle);
 	if (!ah)

@@ -87,6 +87,7 @@ static int create_cq(struct emu_cmd *c, uint64_t user_handle, uint32_t cqe,
 	struct emu_channel *ch = NULL;
 	struct emu_cq *cq;
 	uint32_t entries, uar_page;
+	uint64_t ring;
 	int ret;
 
 	if (c->drv_in_len < offsetof(struct mlx5_ib_create_cq, flags))
@@ -143,18 +144,24 @@ static int create_cq(struct emu_cmd *c, uint64_t user_handle, uint32_t cqe,
 	 * IB_ACCESS_LOCAL_WRITE (the device writes CQEs there), the doorbell
 	 * record's page without FOLL_WRITE (mlx5_ib_db_map_user()).
 	 */
-	if ((ret = emu_umem_check(req.buf_addr, (uint64_t)entries * req.cqe_size, true)) ||
-	    (ret = emu_umem_check(req.db_addr, 8, false)))
+	if ((ret = emu_umem_get(0, req.buf_addr, (uint64_t)entries * req.cqe_size, true,
+				&ring)) ||
+	    (ret = emu_db_get(c->ctx, ring, req.db_addr)) ||
+	    (ret = emu_db_map(c->ctx, req.db_addr)))
 		return ret;
 
 	cq = emu_obj_alloc(c->ctx, EMU_OBJ_CQ, sizeof(*cq), user_handle);
-	if (!cq)
+	if (!cq) {
+		emu_db_unmap(c->ctx, req.db_addr);
 		return ENOMEM;
+	}
 	ret = emu_num_alloc_locked(EMU_NUM_CQ, cq, &cq->cqn);
 	if (ret) {
 		emu_obj_free_locked(&cq->obj);
+		emu_db_unmap(c->ctx, req.db_addr);
 		return ret;
 	}
+	emu_pin_charge(&cq->pin, ring);
 	cq->buf = req.buf_addr;
 	cq->dbrec = req.db_addr;
 	cq->cqe_cnt = entries;
@@ -234,6 +241,7 @@ int emu_cmd_resize_cq(struct emu_cmd *c)
 	struct mlx5_ib_resize_cq req = {};
 	struct emu_cq *cq;
 	uint32_t entries;
+	uint64_t ring;
 	int ret;
 
 	cq = emu_obj_get_locked(c->ctx, cmd->cq_handle, EMU_OBJ_CQ);
@@ -261,9 +269,12 @@ int emu_cmd_resize_cq(struct emu_cmd *c)
 	if (emu_dev_cq_held(cq) > entries - 1)
 		return EINVAL;
 	/* the new ring is pinned as the first (resize_user()) */
-	ret = emu_umem_check(req.buf_addr, (uint64_t)entries * req.cqe_size, true);
+	ret = emu_umem_get(0, req.buf_addr, (uint64_t)entries * req.cqe_size, true, &ring);
 	if (ret)
 		return ret;
+	/* and the old one let go once the CQ moved (mlx5_ib_resize_cq()) */
+	emu_pin_release(&cq->pin);
+	emu_pin_charge(&cq->pin, ring);
 	cq->resize_buf = req.buf_addr;
 	cq->resize_cqe_cnt = entries;
 	cq->resize_cqe_size = req.cqe_size;
@@ -305,6 +316,8 @@ void emu_cq_destroy_locked(struct emu_cq *cq)
 		cq->channel->usecnt--;
 		emu_channel_put_locked(cq->channel);
 	}
+	emu_pin_release(&cq->pin);
+	emu_db_unmap(cq->obj.ctx, cq->dbrec);
 	emu_num_free_locked(EMU_NUM_CQ, cq->cqn);
 	emu_obj_free_locked(&cq->obj);
 }

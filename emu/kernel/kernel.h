@@ -138,6 +138,12 @@ struct emu_channel {
 	struct emu_channel	*next;
 };
 
+/* Pages an object keeps pinned, in the mm->pinned_vm of pid (pin.c). */
+struct emu_pin {
+	uint64_t		pages;
+	pid_t			pid;
+};
+
 struct emu_pd {
 	struct emu_obj		obj;
 	uint32_t		pdn;
@@ -154,6 +160,7 @@ struct emu_mr {
 	uint32_t		access;		/* IBV_ACCESS_* */
 	unsigned		mw_bound;	/* MWs bound to this MR (see emu_mw_bind_locked) */
 	struct emu_dm		*dm;		/* ibv_reg_dm_mr(): on device memory */
+	struct emu_pin		pin;
 };
 
 /* ibv_alloc_dm(): pages of the command fd's device-memory area */
@@ -210,6 +217,7 @@ struct emu_cq {
 	uint8_t			*uar;		/* that UAR page, our view (emu_uar_page) */
 	struct emu_channel	*channel;	/* may be NULL */
 	uint32_t		comp_vector;
+	struct emu_pin		pin;		/* the ring (the doorbell: db_pages) */
 
 	/*
 	 * Arm state.  The model reads the arm word from dbrec[1] (or the UAR
@@ -277,6 +285,7 @@ struct emu_qp {
 	/* mlx5 queue memory, user VAs from the CREATE_QP driver request */
 	uint64_t		buf;		/* RQ at buf, SQ at buf + sq_offset */
 	uint64_t		dbrec;		/* [0] RQ counter, [1] SQ counter (BE32) */
+	struct emu_pin		pin;		/* the rings (the doorbell: db_pages) */
 	uint32_t		sq_wqe_cnt;	/* WQEBBs (64 B each) */
 	uint64_t		sq_buf;		/* = buf + rq_wqe_cnt << rq_wqe_shift */
 	uint32_t		rq_wqe_cnt;
@@ -321,6 +330,7 @@ struct emu_srq {
 	uint32_t		uidx;		/* mlx5 user index (XRC SRQ, cqe v1) */
 	uint64_t		buf;
 	uint64_t		dbrec;		/* [0] BE32 posted-WQE counter */
+	struct emu_pin		pin;		/* the ring (the doorbell: db_pages) */
 	uint32_t		wqe_cnt;	/* max_wr + 1 rounded up to a power of two */
 	uint32_t		wqe_shift;	/* stride = 1 << wqe_shift */
 	uint32_t		max_wr;		/* wqe_cnt - 1 */
@@ -401,6 +411,7 @@ struct emu_ctx {
 	uint32_t		nobjs;
 	struct emu_channel	*channels;
 	struct emu_mcast	*mcast;
+	struct emu_db_page	*db_pages;	/* pinned doorbell pages (pin.c) */
 
 	void			*dev_priv;	/* device model's per-context state */
 	struct emu_ctx		*next;
@@ -469,6 +480,23 @@ int emu_copy_to_user(uint64_t dst, const void *src, size_t len);
  * and writable if `write` (FOLL_WRITE); 0, EFAULT or ENOMEM.
  */
 int emu_umem_check(uint64_t addr, uint64_t len, bool write);
+
+/*
+ * Pinned pages (pin.c).  emu_umem_get() is ib_umem_get()'s refusal of
+ * [addr, addr + len) with `held` pages this command pinned already:
+ * EINVAL (wraps), EPERM (RLIMIT_MEMLOCK 0), ENOMEM (past it without
+ * CAP_IPC_LOCK), EFAULT (emu_umem_check()); *pages is what to charge.
+ * It charges nothing: the caller charges the object when it commits it.
+ * emu_db_get()/emu_db_map()/emu_db_unmap() are the same for the page of
+ * a doorbell record, pinned once per context (mlx5_ib_db_map_user()).
+ */
+int emu_umem_get(uint64_t held, uint64_t addr, uint64_t len, bool write,
+		 uint64_t *pages);
+void emu_pin_charge(struct emu_pin *pin, uint64_t pages);
+void emu_pin_release(struct emu_pin *pin);
+int emu_db_get(struct emu_ctx *ctx, uint64_t held, uint64_t db);	/* checks only */
+int emu_db_map(struct emu_ctx *ctx, uint64_t db);	/* 0 or ENOMEM */
+void emu_db_unmap(struct emu_ctx *ctx, uint64_t db);
 
 /* UAR page idx of a context, beyond its static ones a UAR_OBJ_ALLOC one. */
 static inline bool emu_uar_is_dyn(const struct emu_ctx *ctx, uint32_t idx)

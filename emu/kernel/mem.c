@@ -81,6 +81,11 @@ static int mkey_alloc(void *obj, uint32_t *key)
 	 IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED |			\
 	 IBV_ACCESS_RELAXED_ORDERING)
 
+/* what makes a registration writable: the kernel's ib_access_writable() */
+#define EMU_ACCESS_WRITABLE						\
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |		\
+	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND)
+
 /* Like the kernel's ib_emu_mr_access_check(). */
 int emu_mr_access_check(uint32_t access)
 {
@@ -97,18 +102,16 @@ int emu_mr_access_check(uint32_t access)
 
 /*
  * The range of a registration: EINVAL when empty or wrapping; then pinned
- * as ib_umem_get() pins it: every page mapped and readable, and writable
- * (FOLL_WRITE) when the access flags let anything write it, by the
- * kernel's ib_access_writable(); EFAULT otherwise.
+ * as ib_umem_get() pins it: within RLIMIT_MEMLOCK (emu_umem_get()), every
+ * page mapped and readable, and writable (FOLL_WRITE) when the access
+ * flags let anything write it (EMU_ACCESS_WRITABLE);
+ * EFAULT otherwise.  *pages: what to charge the MR.
  */
-static int check_range(uint64_t start, uint64_t length, uint32_t access)
+static int check_range(uint64_t start, uint64_t length, uint32_t access, uint64_t *pages)
 {
-	const uint32_t writable = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-				  IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND;
-
 	if (!length || start + length < start)
 		return EINVAL;
-	return emu_umem_check(start, length, access & writable);
+	return emu_umem_get(0, start, length, access & EMU_ACCESS_WRITABLE, pages);
 }
 
 int emu_mr_create_locked(struct emu_ctx *ctx, struct emu_pd *pd, uint64_t addr,
@@ -145,6 +148,7 @@ int emu_cmd_reg_mr(struct emu_cmd *c)
 	long psz = sysconf(_SC_PAGESIZE);
 	struct emu_pd *pd;
 	struct emu_mr *mr;
+	uint64_t pages;
 	int ret;
 
 	/* start and the I/O virtual address must share the page offset */
@@ -156,7 +160,7 @@ int emu_cmd_reg_mr(struct emu_cmd *c)
 	pd = emu_obj_get_locked(c->ctx, cmd->pd_handle, EMU_OBJ_PD);
 	if (!pd)
 		return EINVAL;
-	ret = check_range(cmd->start, cmd->length, cmd->access_flags);
+	ret = check_range(cmd->start, cmd->length, cmd->access_flags, &pages);
 	if (ret)
 		return ret;
 
@@ -164,6 +168,7 @@ int emu_cmd_reg_mr(struct emu_cmd *c)
 				   cmd->access_flags, &mr);
 	if (ret)
 		return ret;
+	emu_pin_charge(&mr->pin, pages);
 	resp->mr_handle = mr->obj.handle;
 	resp->lkey = mr->lkey;
 	resp->rkey = mr->rkey;
@@ -188,6 +193,7 @@ int emu_cmd_rereg_mr(struct emu_cmd *c)
 	struct emu_mr *mr;
 	struct emu_pd *pd = NULL;
 	uint32_t access;
+	uint64_t pages = 0;
 	int ret;
 
 	if (!cmd->flags)
@@ -211,12 +217,17 @@ int emu_cmd_rereg_mr(struct emu_cmd *c)
 		if (!pd)
 			return EINVAL;
 	}
-	/* the kernel pins again when the range or the access changes */
-	if (cmd->flags & (IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_ACCESS)) {
-		bool moved = cmd->flags & IBV_REREG_MR_CHANGE_TRANSLATION;
-
-		ret = check_range(moved ? cmd->start : mr->addr,
-				  moved ? cmd->length : mr->length, access);
+	/*
+	 * The kernel pins a new range while the old one is still pinned
+	 * (mlx5_ib_rereg_user_mr()), then lets the old one go; new access
+	 * rights alone are checked against the range it has.
+	 */
+	if (cmd->flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		ret = check_range(cmd->start, cmd->length, access, &pages);
+		if (ret)
+			return ret;
+	} else if (cmd->flags & IBV_REREG_MR_CHANGE_ACCESS) {
+		ret = emu_umem_check(mr->addr, mr->length, access & EMU_ACCESS_WRITABLE);
 		if (ret)
 			return ret;
 	}
@@ -226,6 +237,8 @@ int emu_cmd_rereg_mr(struct emu_cmd *c)
 	/* the device forgets the old translation as after a deregistration */
 	emu_dev_mr_dereg(mr);
 	if (cmd->flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		emu_pin_release(&mr->pin);
+		emu_pin_charge(&mr->pin, pages);
 		mr->addr = cmd->start;
 		mr->iova = cmd->hca_va;
 		mr->length = cmd->length;
@@ -244,6 +257,7 @@ int emu_cmd_rereg_mr(struct emu_cmd *c)
 void emu_mr_destroy_locked(struct emu_mr *mr)
 {
 	emu_dev_mr_dereg(mr);
+	emu_pin_release(&mr->pin);
 	mr->pd->obj.usecnt--;
 	if (mr->dm)
 		mr->dm->obj.usecnt--;

@@ -182,6 +182,7 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	enum ibv_qp_type type = a->qp_type;
 	struct emu_qp *qp;
 	uint32_t rq_max_gs = 0;
+	uint64_t ring = 0;
 	uint8_t dc;
 	int ret;
 
@@ -293,21 +294,27 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 		uint64_t size = ((uint64_t)req.rq_wqe_count << req.rq_wqe_shift) +
 				((uint64_t)req.sq_wqe_count << 6);
 
-		if ((ret = emu_umem_check(req.buf_addr, size, false)) ||
-		    (ret = emu_umem_check(req.db_addr, 8, false)))
+		if ((ret = emu_umem_get(0, req.buf_addr, size, false, &ring)) ||
+		    (ret = emu_db_get(ctx, ring, req.db_addr)))
 			return ret;
 		if (!req.buf_addr)
 			return EFAULT;
+		if ((ret = emu_db_map(ctx, req.db_addr)))
+			return ret;
 	}
 
 	qp = emu_obj_alloc(ctx, EMU_OBJ_QP, sizeof(*qp), a->user_handle);
-	if (!qp)
+	if (!qp) {
+		emu_db_unmap(ctx, req.db_addr);
 		return ENOMEM;
+	}
 	ret = emu_num_alloc_locked(EMU_NUM_QP, qp, &qp->qpn);
 	if (ret) {
 		emu_obj_free_locked(&qp->obj);
+		emu_db_unmap(ctx, req.db_addr);
 		return ret;
 	}
+	emu_pin_charge(&qp->pin, ring);
 	qp->type = type;
 	qp->pd = pd;
 	qp->send_cq = scq;
@@ -579,8 +586,11 @@ static int check_av(const struct emu_ctx *ctx, const struct ib_uverbs_qp_dest *d
 	/* RoCE has no LIDs: the path must be a GRH */
 	if (emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET && !d->is_global)
 		return EINVAL;
-	if (d->is_global && d->sgid_index >= port->num_gids)
+	/* rdma_fill_sgid_attr() -> rdma_get_gid_attr(): past the table, empty */
+	if (d->is_global && d->sgid_index >= emu_cap_gid_tbl_len())
 		return EINVAL;
+	if (d->is_global && d->sgid_index >= port->num_gids)
+		return ENODATA;
 	return 0;
 }
 
@@ -786,6 +796,8 @@ void emu_qp_destroy_locked(struct emu_qp *qp)
 	}
 	emu_dev_qp_destroyed(qp);
 	mcast_drop_qp(qp);
+	emu_pin_release(&qp->pin);
+	emu_db_unmap(ctx, qp->dbrec);
 	if (qp->dyn_uar)
 		emu_uar_put_locked(ctx, qp->bfreg / EMU_BFREGS_PER_UAR);
 	else
@@ -857,6 +869,49 @@ static int mcast_check(struct emu_cmd *c, const uint8_t *gid, uint16_t mlid,
 	return 0;
 }
 
+/* An earlier entry of the device's group lists that has m's QP and GID. */
+static bool mcast_seen(const struct emu_mcast *m, unsigned dev)
+{
+	for (const struct emu_ctx *x = emu_ctx_first_locked(); x; x = x->next) {
+		if (x->dev_index != dev)
+			continue;
+		for (const struct emu_mcast *e = x->mcast; e; e = e->next) {
+			if (e == m)
+				return false;
+			if (e->qp == m->qp && !memcmp(e->gid.raw, m->gid.raw, 16))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The QPs of a device attached to a group: its members in the HCA's
+ * multicast table, which ATTACH_TO_MCG keys by GID alone (a QP attached
+ * with two LIDs is one member), across the contexts of this host.
+ */
+static unsigned mcast_members(const uint8_t *gid, unsigned dev)
+{
+	unsigned n = 0;
+
+	for (const struct emu_ctx *x = emu_ctx_first_locked(); x; x = x->next) {
+		if (x->dev_index != dev)
+			continue;
+		for (const struct emu_mcast *m = x->mcast; m; m = m->next)
+			if (!memcmp(m->gid.raw, gid, 16) && !mcast_seen(m, dev))
+				n++;
+	}
+	return n;
+}
+
+static bool mcast_member(const struct emu_qp *qp, const uint8_t *gid)
+{
+	for (const struct emu_mcast *m = qp->obj.ctx->mcast; m; m = m->next)
+		if (m->qp == qp && !memcmp(m->gid.raw, gid, 16))
+			return true;
+	return false;
+}
+
 int emu_cmd_attach_mcast(struct emu_cmd *c)
 {
 	const struct ib_uverbs_attach_mcast *cmd = c->in;
@@ -869,6 +924,16 @@ int emu_cmd_attach_mcast(struct emu_cmd *c)
 	for (m = c->ctx->mcast; m; m = m->next)
 		if (m->qp == qp && m->lid == cmd->mlid && !memcmp(m->gid.raw, cmd->gid, 16))
 			return 0;	/* attaching twice is a no-op */
+	/*
+	 * A group holds max_mcast_qp_attach QPs.  The firmware refuses one
+	 * more with a status mlx5_cmd_exec() turns into an errno; which
+	 * status is not public, its "limits exceeded" (MLX5_CMD_STAT_LIM_ERR)
+	 * is the one for a full table, and cmd_status_to_err() makes that
+	 * ENOMEM.
+	 */
+	if (!mcast_member(qp, cmd->gid) &&
+	    mcast_members(cmd->gid, c->ctx->dev_index) >= EMU_CAP(max_qp_mcg))
+		return ENOMEM;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return ENOMEM;

@@ -54,6 +54,7 @@ static int create_srq(struct emu_cmd *c, const struct srq_args *a,
 	struct emu_pd *pd;
 	struct emu_srq *srq;
 	uint32_t desc;
+	uint64_t ring;
 	int ret;
 
 	if (a->srq_type == IBV_SRQT_TM)
@@ -90,19 +91,24 @@ static int create_srq(struct emu_cmd *c, const struct srq_args *a,
 	desc = roundup_pow2(16 + 16 * (a->max_sge ? a->max_sge : 1));
 	if (desc < 32)
 		desc = 32;
-	if ((ret = emu_umem_check(req.buf_addr,
-				  (uint64_t)roundup_pow2(a->max_wr + 1) * desc, false)) ||
-	    (ret = emu_umem_check(req.db_addr, 4, false)))
+	if ((ret = emu_umem_get(0, req.buf_addr,
+				(uint64_t)roundup_pow2(a->max_wr + 1) * desc, false, &ring)) ||
+	    (ret = emu_db_get(ctx, ring, req.db_addr)) ||
+	    (ret = emu_db_map(ctx, req.db_addr)))
 		return ret;
 
 	srq = emu_obj_alloc(ctx, EMU_OBJ_SRQ, sizeof(*srq), a->user_handle);
-	if (!srq)
+	if (!srq) {
+		emu_db_unmap(ctx, req.db_addr);
 		return ENOMEM;
+	}
 	ret = emu_num_alloc_locked(EMU_NUM_SRQ, srq, &srq->srqn);
 	if (ret) {
 		emu_obj_free_locked(&srq->obj);
+		emu_db_unmap(ctx, req.db_addr);
 		return ret;
 	}
+	emu_pin_charge(&srq->pin, ring);
 	srq->type = a->srq_type;
 	srq->pd = pd;
 	srq->xrcd = xrcd;
@@ -212,6 +218,8 @@ void emu_srq_destroy_locked(struct emu_srq *srq)
 		srq->xrcd->obj.usecnt--;
 	if (srq->cq)
 		srq->cq->obj.usecnt--;
+	emu_pin_release(&srq->pin);
+	emu_db_unmap(srq->obj.ctx, srq->dbrec);
 	emu_num_free_locked(EMU_NUM_SRQ, srq->srqn);
 	emu_obj_free_locked(&srq->obj);
 }

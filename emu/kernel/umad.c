@@ -9,8 +9,11 @@
  * the reader (a response, a request for an agent that takes its method,
  * or a send that timed out) is one message written to the other end, so
  * poll(), select() and blocking reads are the socket's own.  read() is
- * interposed only to make the kernel's size checks (a buffer too small
- * for the next MAD is EINVAL and leaves it queued).
+ * interposed to make the kernel's size checks (a buffer too small for the
+ * next MAD is EINVAL and leaves it queued) and to refill the socket: the
+ * kernel's receive list is bounded only by MAX_UMAD_RECV_LIST_SIZE, a
+ * socket's buffer by a few hundred MADs, so what does not fit waits on
+ * the file's held list, in order, until reads make room.
  *
  * A request travels as the fabric would carry it: to the SMA or PMA of
  * the port that has its DLID, this host's or a live other host's (each
@@ -53,6 +56,11 @@
 #define MAX_MGMT_VERSION	0x83
 #define RMPP_VERSION		1	/* IB_MGMT_RMPP_VERSION */
 #define RMPP_FLAG_ACTIVE	1
+/*
+ * MAX_UMAD_RECV_LIST_SIZE (user_mad.c, since 6.10): past it a received
+ * MAD is dropped; a send's timeout report is queued all the same.
+ */
+#define UMAD_MAX_RECV_LIST	200000
 
 struct umad_agent {
 	bool		used;
@@ -74,7 +82,17 @@ struct umad_file {
 	bool		use_pkey_index;	/* hdr_size(): ib_user_mad_hdr, not _old */
 	bool		already_used;	/* an agent was registered */
 	struct umad_agent agent[UMAD_MAX_AGENTS];
+	unsigned long	queued;		/* unread: in the socket and held */
+	struct umad_msg	*held;		/* what the socket had no room for */
+	struct umad_msg	**held_tail;
 	struct umad_file *next;
+};
+
+/* A message for the reader that waits for room in the socket. */
+struct umad_msg {
+	struct umad_msg	*next;
+	size_t		len;
+	uint8_t		data[];
 };
 
 /* A request waiting for its answer: on the MAD layer's wait list. */
@@ -203,17 +221,45 @@ static bool dr_route_ok(const uint8_t *smp, unsigned port)
 
 /* ---- queueing for the reader ---------------------------------------------- */
 
-/* One message for the reader: a header as this file lays it out, then data. */
-static void queue_msg(struct umad_file *f, const struct ib_user_mad_hdr *h,
-		      const uint8_t *data, size_t len)
+/* Moves held messages into the socket while it takes them, oldest first. */
+static void flush_held(struct umad_file *f)
 {
-	uint8_t msg[sizeof(*h) + EMU_MAD_SIZE];
-	size_t hs = hdr_size(f);
+	struct umad_msg *m;
 
-	memcpy(msg, h, hs);	/* the old header is the new one's first part */
-	memcpy(msg + hs, data, len);
-	/* a full queue loses the MAD, as a receive queue overrun would */
-	(void)send(f->peer, msg, hs + len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	while ((m = f->held) &&
+	       send(f->peer, m->data, m->len, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0) {
+		f->held = m->next;
+		if (!f->held)
+			f->held_tail = &f->held;
+		free(m);
+	}
+}
+
+/*
+ * One message for the reader: a header as this file lays it out, then
+ * data.  It goes to the socket, or behind what already waits for room
+ * there; only a received MAD past the kernel's list limit is dropped
+ * (queue_packet()), or one there is no memory for (recv_handler()).
+ */
+static void queue_msg(struct umad_file *f, const struct ib_user_mad_hdr *h,
+		      const uint8_t *data, size_t len, bool is_recv)
+{
+	size_t hs = hdr_size(f);
+	struct umad_msg *m;
+
+	if (is_recv && f->queued > UMAD_MAX_RECV_LIST)
+		return;
+	m = malloc(sizeof(*m) + hs + len);
+	if (!m)
+		return;
+	m->next = NULL;
+	m->len = hs + len;
+	memcpy(m->data, h, hs);	/* the old header is the new one's first part */
+	memcpy(m->data + hs, data, len);
+	*f->held_tail = m;
+	f->held_tail = &m->next;
+	f->queued++;
+	flush_held(f);
 }
 
 /* A received MAD for agent id of f (recv_handler() in user_mad.c). */
@@ -227,7 +273,7 @@ static void queue_recv(struct umad_file *f, unsigned id, const uint8_t *mad,
 	h.length = (uint32_t)(hdr_size(f) + EMU_MAD_SIZE);
 	h.qpn = htobe32(src_qp);
 	h.lid = htobe16(slid);
-	queue_msg(f, &h, mad, EMU_MAD_SIZE);
+	queue_msg(f, &h, mad, EMU_MAD_SIZE, true);
 }
 
 static struct umad_send *find_send(uint64_t tid, uint8_t mclass)
@@ -267,7 +313,7 @@ static void *timer_main(void *arg)
 			}
 			*pp = s->next;
 			queue_msg(s->file, (const struct ib_user_mad_hdr *)s->msg,
-				  s->msg + hdr_size(s->file), EMU_MAD_HDR);
+				  s->msg + hdr_size(s->file), EMU_MAD_HDR, false);
 			free(s);
 		}
 		if (!next) {
@@ -432,6 +478,7 @@ int emu_umad_open(unsigned d, unsigned port, bool issm, int flags)
 		fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	f->fd = sv[0];
 	f->peer = sv[1];
+	f->held_tail = &f->held;
 	f->dev = d;
 	f->port = port;
 	f->issm = issm;
@@ -492,6 +539,12 @@ void emu_umad_close(int fd)
 	pthread_mutex_unlock(&umad_mu);
 	if (f) {
 		emu_real_close(f->peer);
+		while (f->held) {
+			struct umad_msg *m = f->held;
+
+			f->held = m->next;
+			free(m);
+		}
 		free(f);
 	}
 }
@@ -625,7 +678,17 @@ ssize_t emu_umad_read(int fd, void *buf, size_t len)
 	if ((size_t)n > len)
 		return -EINVAL;
 	n = recv(fd, buf, len, 0);
-	return n < 0 ? -errno : n;
+	if (n < 0)
+		return -errno;
+	/* the file may have been closed meanwhile: then nothing waits */
+	pthread_mutex_lock(&umad_mu);
+	f = file_by_fd(fd);
+	if (f && f->queued) {
+		f->queued--;
+		flush_held(f);
+	}
+	pthread_mutex_unlock(&umad_mu);
+	return n;
 }
 
 /* ib_umad_reg_agent() and ib_umad_reg_agent2() */

@@ -206,6 +206,73 @@ Test(gid_check, roce_v1_has_a_grh)
 	cr_assert_eq(ibv_close_device(ctx), 0);
 }
 
+/*
+ * A source GID index inside the table but empty: rdma_get_gid_attr()'s
+ * ENODATA (since 5.10), where one past the table is EINVAL.  Moving a QP
+ * to RTR checks it on either link layer; an AH reaches the kernel on
+ * RoCE only (libmlx5 makes an InfiniBand AH itself).
+ */
+Test(gid_check, an_empty_source_gid_is_enodata)
+{
+	struct ibv_context *ctx = et_open();
+	bool eth = roce(ctx);
+	uint8_t empty = eth ? 4 : 1;
+	struct ibv_port_attr pa;
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1,
+				  .grh = { .sgid_index = empty, .hop_limit = 64 } };
+	const int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	struct ibv_ah *ah;
+
+	cr_assert(pd && cq && qp);
+	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
+	cr_assert_eq(ibv_query_gid(ctx, 1, 0, &aa.grh.dgid), 0);
+	aa.dlid = pa.lid;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				   IBV_QP_ACCESS_FLAGS), 0);
+	a.qp_state = IBV_QPS_RTR;
+	a.ah_attr = aa;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = qp->qp_num;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	cr_expect_eq(ibv_modify_qp(qp, &a, rtr), ENODATA, "RTR from an empty entry");
+	a.ah_attr.grh.sgid_index = (uint8_t)pa.gid_tbl_len;
+	cr_expect_eq(ibv_modify_qp(qp, &a, rtr), EINVAL, "RTR from past the table");
+	a.ah_attr.grh.sgid_index = 0;
+	cr_expect_eq(ibv_modify_qp(qp, &a, rtr), 0, "RTR from entry 0");
+
+	errno = 0;
+	ah = ibv_create_ah(pd, &aa);
+	if (eth) {
+		cr_expect_null(ah);
+		cr_expect_eq(errno, ENODATA, "create_ah: %s", strerror(errno));
+	} else {
+		cr_expect(ah, "InfiniBand: no kernel call to refuse it");
+	}
+	if (ah)
+		cr_assert_eq(ibv_destroy_ah(ah), 0);
+	if (eth) {
+		errno = 0;
+		aa.grh.sgid_index = (uint8_t)pa.gid_tbl_len;
+		cr_expect_null(ibv_create_ah(pd, &aa));
+		cr_expect_eq(errno, EINVAL, "create_ah past the table: %s", strerror(errno));
+	}
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
 /* This binary again on RoCE, running suite gid_check only. */
 Test(gid, on_roce, .timeout = 120)
 {

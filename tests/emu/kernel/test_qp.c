@@ -370,6 +370,61 @@ Test(qp, multicast)
 	cr_assert_eq(ibv_destroy_qp(rc), 0);
 }
 
+/*
+ * A group holds max_mcast_qp_attach QPs of a device, across its contexts;
+ * one more is ENOMEM (the firmware's "limits exceeded").  Another group,
+ * or a member attached again (also under another LID), takes no place.
+ */
+Test(qp, multicast_group_is_bounded)
+{
+	union ibv_gid mgid = { .raw = { 0xff, 0x12, 0x40, 0x1b, [15] = 2 } };
+	union ibv_gid other = { .raw = { 0xff, 0x12, 0x40, 0x1b, [15] = 3 } };
+	struct ibv_device_attr da;
+	struct ibv_context *ctx2 = et_open();
+	struct ibv_pd *pd2 = ibv_alloc_pd(ctx2);
+	struct ibv_cq *cq2 = ibv_create_cq(ctx2, 4, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq2, .recv_cq = cq2, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp **qp;
+	int n;
+
+	cr_assert(pd2 && cq2);
+	cr_assert_eq(ibv_query_device(ctx, &da), 0);
+	n = da.max_mcast_qp_attach;
+	cr_assert_gt(n, 0);
+	qp = calloc((size_t)n + 1, sizeof(*qp));
+	cr_assert(qp);
+	/* half in a second context of the device: the table is the HCA's */
+	for (int i = 0; i <= n; i++) {
+		qp[i] = i % 2 ? ibv_create_qp(pd2, &ia) : make_qp(IBV_QPT_UD, NULL);
+		cr_assert(qp[i], "QP %d: %s", i, strerror(errno));
+	}
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(ibv_attach_mcast(qp[i], &mgid, 0xc003), 0, "QP %d", i);
+	cr_expect_eq(ibv_attach_mcast(qp[n], &mgid, 0xc003), ENOMEM, "one past the limit");
+	cr_expect_eq(ibv_attach_mcast(qp[0], &mgid, 0xc003), 0, "a member again");
+	cr_expect_eq(ibv_attach_mcast(qp[0], &mgid, 0xc004), 0, "a member under another LID");
+	cr_expect_eq(ibv_attach_mcast(qp[n], &other, 0xc005), 0, "another group");
+	cr_assert_eq(ibv_detach_mcast(qp[1], &mgid, 0xc003), 0);
+	cr_expect_eq(ibv_attach_mcast(qp[n], &mgid, 0xc003), 0, "a place freed");
+	cr_expect_eq(ibv_attach_mcast(qp[1], &mgid, 0xc003), ENOMEM, "and taken");
+
+	cr_assert_eq(ibv_detach_mcast(qp[0], &mgid, 0xc004), 0);
+	cr_assert_eq(ibv_detach_mcast(qp[n], &other, 0xc005), 0);
+	for (int i = 0; i <= n; i++) {
+		if (i != 1)
+			cr_assert_eq(ibv_detach_mcast(qp[i], &mgid, 0xc003), 0, "QP %d", i);
+		cr_assert_eq(ibv_destroy_qp(qp[i]), 0);
+	}
+	free(qp);
+	cr_assert_eq(ibv_destroy_cq(cq2), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd2), 0);
+	cr_assert_eq(ibv_close_device(ctx2), 0);
+}
+
 Test(qp, address_handle)
 {
 	struct ibv_ah_attr aa = { .dlid = lid, .port_num = 1 };

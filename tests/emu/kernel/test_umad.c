@@ -247,6 +247,39 @@ Test(umad, unanswered_requests_time_out)
 	close(fd);
 }
 
+/*
+ * The kernel keeps what a file has not read on a list (queue_packet()),
+ * far longer than a socket's buffer: a burst of answers written before
+ * the first read all arrive, in order.
+ */
+Test(umad, a_burst_of_answers_is_kept)
+{
+	enum { N = 2000 };
+	int fd = umad_open(O_NONBLOCK);
+	uint16_t lid = my_lid();
+	unsigned got = 0, timeouts = 0;
+	struct msg m, r;
+
+	cr_assert_eq(reg(fd, 1, 0x04, 1, 0), 0);
+	for (uint32_t i = 0; i < N; i++) {
+		get_mad(&m, 0, 0x04, 0x0001, lid, 5000, i);
+		cr_assert_eq(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m),
+			     "request %u: %s", i, strerror(errno));
+	}
+	while (got + timeouts < N && readable(fd, 10000)) {
+		cr_assert_gt(read(fd, &r, sizeof(r)), 0, "%s", strerror(errno));
+		if (r.h.status) {
+			timeouts++;
+			continue;
+		}
+		cr_assert_eq(be32toh(*(uint32_t *)(r.mad + 12)), got, "in order");
+		got++;
+	}
+	cr_expect_eq(got, N, "%u answers, %u timeouts of %u", got, timeouts, N);
+	cr_expect_not(readable(fd, 0), "nothing more");
+	close(fd);
+}
+
 Test(umad, issm_is_exclusive)
 {
 	int a, b;
