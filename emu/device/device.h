@@ -68,6 +68,9 @@
  * longer than the window goes out in pieces, each as ACKs make room.
  */
 #define DEV_MAX_PKTS_INFLIGHT	512
+#define DEV_DIRECT_MAX		64	/* requests delivered directly in one pass */
+#define DEV_DIRECT_DATA		(64u * 1024)	/* their READ data, at most */
+#define DEV_DIRECT_READ_MAX	4096	/* a READ delivered directly, at most */
 #define DEV_MAX_WQE_PER_ROUND	512	/* per QP per engine iteration (fairness) */
 /*
  * Responder resources for READ and atomic requests, one per request, kept
@@ -223,7 +226,7 @@ enum { DEV_STEP_NONE, DEV_STEP_STORE, DEV_STEP_LOAD };
 int dev_store_next(void *uc, struct dev_store *st, uintptr_t *ea);
 
 /* ------------------------------------------------------------------------ */
-/* Direct delivery: the requester writes the responder's SEND (grant.c)     */
+/* Direct delivery: the requester does the responder's work (grant.c)      */
 
 struct dev_qp;
 struct dev_pkt;
@@ -233,6 +236,10 @@ void dev_grant_fini(void);		/* every grant back, the table gone */
 /* responder: keep a grant out for dq, or no longer */
 void dev_grant_lend(struct dev_qp *dq);
 void dev_grant_forget(struct dev_qp *dq);
+/* responder: lend the MR of rkey to one-sided requests; an MR going away */
+struct emu_mr;
+void dev_grant_lend_rkey(uint32_t rkey);
+void dev_grant_mr_gone(const struct emu_mr *mr);
 /*
  * Take dq's grant back before anything touches what it lends (its QP's
  * receive state, its CQ's next entry): a delivered message is settled.
@@ -240,9 +247,15 @@ void dev_grant_forget(struct dev_qp *dq);
 void dev_grant_take(struct dev_qp *dq);
 void dev_grant_take_all(void);
 void dev_grant_publish(void);		/* end of a pass: grants for the lenders */
-/* requester: claim the grant of dst_qpn (NULL: none), deliver, or give it back */
+/*
+ * requester: claim the grant of dst_qpn (NULL: none), then deliver a SEND,
+ * write a WRITE, read a READ's data into buf, or give it back
+ */
 const struct dev_grant *dev_grant_claim(uint32_t dst_qpn);
 bool dev_grant_deliver(const struct dev_grant *g, const struct dev_pkt *h, const void *payload);
+bool dev_grant_write(const struct dev_grant *g, const struct dev_pkt *h, const void *payload);
+bool dev_grant_read(const struct dev_grant *g, const struct dev_pkt *h, void *buf,
+		    unsigned busy_reads);
 void dev_grant_release(const struct dev_grant *g);
 
 /* ------------------------------------------------------------------------ */
@@ -369,11 +382,8 @@ struct dev_qp {
 	/* ---- direct delivery (grant.c) ---- */
 	bool			lender;		/* keeps a grant out: on the lenders' list */
 	bool			granted;	/* its grant is out (READY, CLAIMED or DONE) */
-	bool			direct_ack;	/* a SEND delivered directly waits for its ACK */
-	uint32_t		direct_psn;	/* ... up to this PSN */
 	uint32_t		grant_srq_next;	/* its grant's SRQ WQE links to this one */
 	struct dev_qp		*next_lender;
-	struct dev_qp		*next_direct_ack;
 };
 
 struct dev_srq {
@@ -425,7 +435,20 @@ struct dev_engine {
 	uint32_t		assist_streak;	/* of them since a CQ was last armed */
 	uint8_t			zip_mode;	/* EMU_CQE_COMPRESS_*, at engine start */
 	struct dev_zip		*zip_held;	/* CQs holding CQEs back (cqe_zip.c) */
-	struct dev_qp		*direct_acks;	/* QPs whose direct SENDs await their ACK */
+	/*
+	 * What the requests delivered directly earned (an ACK, or a READ's
+	 * data), taken in order after the pass's emission (sq.c).
+	 */
+	struct dev_direct {
+		struct dev_qp	*dq;		/* NULL: its QP went away */
+		uint32_t	psn;
+		uint32_t	len;		/* READ: its data, at off in direct_data */
+		uint32_t	off;
+		bool		read;
+	}			direct[DEV_DIRECT_MAX];
+	unsigned		ndirect;
+	uint32_t		direct_used;
+	uint8_t			direct_data[DEV_DIRECT_DATA];
 };
 
 extern struct dev_engine dev_eng;
@@ -648,7 +671,8 @@ void dev_sq_process(struct dev_qp *dq);		/* parse, emit, complete */
 void dev_sq_flush(struct dev_qp *dq);		/* QP in ERR: flush everything */
 void dev_sq_reset(struct dev_qp *dq);
 void dev_sq_complete(struct dev_qp *dq);
-unsigned dev_sq_direct_acks(void);		/* the ACKs of SENDs delivered directly */
+unsigned dev_sq_direct_replies(void);		/* what direct deliveries earned */
+void dev_sq_direct_forget(struct dev_qp *dq);	/* dq goes: drop its replies */
 
 void dev_rc_on_response(struct dev_qp *dq, const struct dev_pkt *p);
 void dev_rc_timers(void);
@@ -659,6 +683,8 @@ uint64_t dev_rc_timeout_ns(uint8_t timeout);
 uint64_t dev_rnr_delay_ns(uint8_t timer);
 void dev_rc_read_resp_scatter(struct dev_qp *dq, struct dev_ent *e, const struct dev_pkt *p);
 /* May another READ/atomic go out, within the QP's max_rd_atomic? */
+/* READs and atomics sent and not answered yet */
+unsigned dev_rc_rd_unanswered(const struct dev_qp *dq);
 bool dev_rc_rd_slot(const struct dev_qp *dq);
 
 /* ------------------------------------------------------------------------ */

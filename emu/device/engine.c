@@ -326,7 +326,7 @@ static unsigned iterate(bool sockets)
 		/* the sockets cost a syscall: once per iteration is enough */
 		n += dev_wire_poll(sockets && round == 0);
 		dev_resp_flush_acks();
-		n += dev_sq_direct_acks();
+		n += dev_sq_direct_replies();
 		n += dev_wire_poll(false);
 		if (dev_eng.timers)
 			dev_rc_timers();

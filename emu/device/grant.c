@@ -44,6 +44,20 @@
  * that died mid-way is detected by its pid, and its CQE, if written, is
  * counted.
  *
+ * One-sided requests need no receive and write no CQE: an RDMA WRITE
+ * (without immediate) or a READ of one packet goes through the grant too,
+ * when the responder has lent the MR its rkey names.  A responder lends an
+ * MR (its key, PD, range and access, in the table beside the grants) the
+ * first time a WRITE or READ from another host reaches it through that key
+ * as a packet; memory windows are never lent.  The requester checks the
+ * request as resp_write()/resp_read() would (the QP's remote access, the
+ * key, the PD, the access and the range), copies with process_vm_writev()
+ * or process_vm_readv(), moves the grant's PSN on and hands the grant back
+ * READY: a busy responder need not run even to re-lend.  It takes the PSN
+ * when it takes the grant back.  Deregistering an MR first takes its entry
+ * out, then every grant back: a requester that read the entry before is
+ * waited for, as an HCA finishes its DMA before the key is destroyed.
+ *
  * Before every write the requester asks the kernel whether the very
  * process that published is still alive (a pidfd opened when it mapped
  * the table, checked against a nonce the responder keeps in its memory),
@@ -77,7 +91,7 @@
 #define GRANT_SUPPORTED 0
 #endif
 
-#define GRANT_MAGIC	0x52464752414e5431ull	/* "RFGRANT1" */
+#define GRANT_MAGIC	0x52464752414e5432ull	/* "RFGRANT2" */
 #define GRANT_SGE	16u
 
 enum { GRANT_FREE, GRANT_READY, GRANT_CLAIMED, GRANT_DONE };
@@ -118,6 +132,25 @@ struct dev_grant {
 	uint8_t			se;		/* solicited: an armed solicited CQ's event */
 	uint16_t		src_lid;
 	int32_t			claimer;	/* the requester's pid */
+	/* one-sided requests (no receive, no CQE) */
+	uint8_t			send_ok;	/* a receive and a CQE slot are lent */
+	uint8_t			pad1[3];
+	uint32_t		pdn;		/* the QP's PD */
+	uint32_t		qp_access;	/* its IBV_ACCESS_REMOTE_* */
+	uint32_t		rd_limit;	/* READs it answers at once (max_dest_rd_atomic) */
+	uint32_t		onesided;	/* delivered since published: packets */
+	uint64_t		onesided_bytes;
+};
+
+/* An MR a responder lent for one-sided requests; key 0: none. */
+struct dev_lent_mr {
+	_Atomic uint32_t	key;		/* the rkey, written last */
+	uint32_t		pdn;
+	uint32_t		access;		/* IBV_ACCESS_* */
+	uint32_t		pad;
+	uint64_t		iova;		/* what the key's addresses are relative to */
+	uint64_t		length;
+	uint64_t		addr;		/* the buffer in the responder's memory */
 };
 
 struct grant_table {
@@ -127,6 +160,7 @@ struct grant_table {
 	uint64_t		nonce_addr;	/* where its nonce lies in its memory */
 	uint64_t		nonce;
 	struct dev_grant		g[EMU_NUM_IDX_MASK + 1];
+	struct dev_lent_mr	mr[EMU_NUM_IDX_MASK + 1];	/* by the key's index */
 };
 
 /* ---- the responder's table ------------------------------------------------ */
@@ -228,6 +262,71 @@ void dev_grant_forget(struct dev_qp *dq)
 	dq->lender = false;
 }
 
+/* A WRITE or READ from another host came through rkey: lend its MR. */
+void dev_grant_lend_rkey(uint32_t rkey)
+{
+	const struct emu_mr *mr;
+	struct dev_lent_mr *m;
+
+	if (!own)
+		return;
+	mr = emu_mr_by_rkey_locked(rkey);
+	m = &own->mr[(rkey >> 8) & EMU_NUM_IDX_MASK];
+	if (!mr || mr->dm || atomic_load_explicit(&m->key, memory_order_relaxed) == rkey)
+		return;
+	atomic_store_explicit(&m->key, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	m->pdn = mr->pd->pdn;
+	m->access = mr->access;
+	m->iova = mr->iova;
+	m->length = mr->length;
+	m->addr = mr->addr;
+	atomic_store_explicit(&m->key, rkey, memory_order_release);
+}
+
+/*
+ * mr is deregistered or changed: its entry out, then every grant back, so
+ * that a requester which found the entry before has finished with it.
+ */
+void dev_grant_mr_gone(const struct emu_mr *mr)
+{
+	if (own) {
+		struct dev_lent_mr *m = &own->mr[(mr->rkey >> 8) & EMU_NUM_IDX_MASK];
+		uint32_t key = mr->rkey;
+
+		atomic_compare_exchange_strong(&m->key, &key, 0);
+	}
+	dev_grant_take_all();
+}
+
+/*
+ * The one-sided requests delivered through dq's grant, as the device
+ * would have left them: the PSN moved, the packets counted.
+ */
+static void settle_onesided(struct dev_qp *dq, struct dev_grant *g)
+{
+	struct dev_pkt h;
+
+	if (!g->onesided)
+		return;
+	dq->epsn = g->epsn;
+	dq->nak_sent = false;
+	dev_pkt_clear(&h);
+	h.op = DOP_WRITE;
+	h.src_qpn = g->peer_qpn;
+	h.dst_qpn = g->qpn;
+	for (uint32_t i = 0; i < g->onesided; i++) {
+		h.len = i ? 0 : (uint32_t)g->onesided_bytes;
+		h.size = (uint32_t)sizeof(h) + h.len;
+		dev_wire_count_rx(&h, dq->qp->obj.ctx->dev_index,
+				  dq->qp->attr.port_num ? dq->qp->attr.port_num : 1);
+	}
+	dev_wire_stats.pkts_rx += g->onesided;
+	dev_wire_stats.direct += g->onesided;
+	g->onesided = 0;
+	g->onesided_bytes = 0;
+}
+
 /*
  * A delivered message as the device would have left it: the receive
  * taken, the CQE counted (with the arms and moderation that go with it),
@@ -299,10 +398,13 @@ void dev_grant_take(struct dev_qp *dq)
 	g = grant_of(dq->qpn);
 	for (;;) {
 		st = GRANT_READY;
-		if (atomic_compare_exchange_strong(&g->state, &st, GRANT_FREE))
-			break;		/* taken back before anyone claimed it */
+		if (atomic_compare_exchange_strong(&g->state, &st, GRANT_FREE)) {
+			settle_onesided(dq, g);
+			break;		/* taken back: no SEND came */
+		}
 		if (st == GRANT_DONE) {
 			atomic_thread_fence(memory_order_acquire);
+			settle_onesided(dq, g);
 			settle(dq, g);
 			atomic_store_explicit(&g->state, GRANT_FREE, memory_order_release);
 			break;
@@ -317,8 +419,10 @@ void dev_grant_take(struct dev_qp *dq)
 			st = GRANT_CLAIMED;
 			if (!atomic_compare_exchange_strong(&g->state, &st, GRANT_FREE))
 				continue;
+			settle_onesided(dq, g);
 			/* its CQE, if it got that far, is the message's: count it */
-			if (dev_copy(&op_own, slot + 63, 1) && (op_own & 1) == g->owner &&
+			if (g->send_ok && dev_copy(&op_own, slot + 63, 1) &&
+			    (op_own & 1) == g->owner &&
 			    (op_own >> 4 == RF_CQE_RESP_SEND || op_own >> 4 == RF_CQE_RESP_SEND_IMM) &&
 			    g->result)
 				settle(dq, g);
@@ -349,25 +453,24 @@ static void publish(struct dev_qp *dq)
 	struct dev_cq *dcq = dev_cq_of(cq);
 	const struct ibv_ah_attr *ah = &qp->attr.ah;
 	struct dev_grant *g = grant_of(dq->qpn);
+	struct dev_srq *ds = qp->srq ? dev_srq_of(qp->srq) : NULL;
 	struct dev_rwqe r;
 	uint64_t total = 0;
-	uint32_t slot;
-	unsigned n = 0;
-
-	struct dev_srq *ds = qp->srq ? dev_srq_of(qp->srq) : NULL;
 	uint32_t next = 0;
+	unsigned n = 0;
+	bool send_ok;
 
 	if (dq->granted || !dev_qp_can_receive(qp) || qp->type != IBV_QPT_RC || qp->dc ||
-	    qp->opened || (qp->srq ? !ds || ds->grant_qp || qp->srq->type != IBV_SRQT_BASIC :
-				     !qp->rq_wqe_cnt) ||
-	    dq->recv_busy || !dcq || dcq->overrun ||
-	    dcq->zip || dcq->grant_qp || cq->armed || dev_fault.any || !dev_cq_has_room(dcq, 1) ||
+	    qp->opened || dq->recv_busy || dev_fault.any ||
 	    atomic_load_explicit(&g->state, memory_order_relaxed) != GRANT_FREE)
 		return;
-	/* the next receive, looked at, not taken */
-	if (qp->srq ? !dev_srq_peek(dq, qp->srq, &r, &next) : !dev_rq_peek(dq, &r))
-		return;
-	for (uint32_t i = 0; i < r.nseg && n < GRANT_SGE; i++) {
+	/* a SEND also needs the next receive (looked at, not taken) and a CQE */
+	send_ok = (qp->srq ? ds && !ds->grant_qp && qp->srq->type == IBV_SRQT_BASIC :
+			     qp->rq_wqe_cnt != 0) &&
+		  dcq && !dcq->overrun && !dcq->zip && !dcq->grant_qp && !cq->armed &&
+		  dev_cq_has_room(dcq, 1) &&
+		  (qp->srq ? dev_srq_peek(dq, qp->srq, &r, &next) : dev_rq_peek(dq, &r));
+	for (uint32_t i = 0; send_ok && i < r.nseg && n < GRANT_SGE; i++) {
 		const uint8_t *seg = r.wqe + 16 * i;
 		uint32_t bc = dev_be32(seg), lkey = dev_be32(seg + 4);
 		uint64_t len = bc ? bc : 1ull << 31;
@@ -392,34 +495,63 @@ static void publish(struct dev_qp *dq)
 	memcpy(g->sgid, ah->grh.dgid.raw, 16);
 	g->dev = (uint8_t)qp->obj.ctx->dev_index;
 	g->port = qp->attr.port_num ? qp->attr.port_num : 1;
+	g->pdn = qp->pd->pdn;
+	g->qp_access = qp->attr.qp_access_flags;
+	g->rd_limit = dev_rd_atomic_limit(qp->attr.max_dest_rd_atomic);
+	g->onesided = 0;
+	g->onesided_bytes = 0;
+	g->send_ok = send_ok;
 	g->nsge = (uint8_t)n;
 	g->max_len = total;
-	slot = dcq->pi & (cq->cqe_cnt - 1);
-	g->cqe_addr = (uint64_t)(uintptr_t)cq->buf + (uint64_t)slot * cq->cqe_size +
-		      cq->cqe_size - 64;
-	g->cqe_size = cq->cqe_size;
 	g->clock_khz = emu_core_clock_khz();
-	g->uidx = qp->uidx;
-	g->wqe_counter = (uint16_t)r.idx;
-	g->owner = (uint8_t)((dcq->pi / cq->cqe_cnt) & 1);
-	g->scat_max = qp->scat_res;
 	g->result = 0;
 	g->claimer = 0;
-	dq->grant_srq_next = next;
+	if (send_ok) {
+		uint32_t slot = dcq->pi & (cq->cqe_cnt - 1);
+
+		g->cqe_addr = (uint64_t)(uintptr_t)cq->buf + (uint64_t)slot * cq->cqe_size +
+			      cq->cqe_size - 64;
+		g->cqe_size = cq->cqe_size;
+		g->uidx = qp->uidx;
+		g->wqe_counter = (uint16_t)r.idx;
+		g->owner = (uint8_t)((dcq->pi / cq->cqe_cnt) & 1);
+		g->scat_max = qp->scat_res;
+		dq->grant_srq_next = next;
+	}
 	atomic_store_explicit(&g->state, GRANT_READY, memory_order_release);
 	dq->granted = true;
-	dcq->grant_qp = dq;
-	if (ds)
-		ds->grant_qp = dq;	/* the SRQ's head: one grant at a time */
+	if (send_ok) {
+		dcq->grant_qp = dq;
+		if (ds)
+			ds->grant_qp = dq;	/* the SRQ's head: one grant at a time */
+	}
+}
+
+/* A grant without a receive: has one been posted since? */
+static bool receive_waits(struct dev_qp *dq)
+{
+	struct emu_qp *qp = dq->qp;
+	struct dev_rwqe r;
+	uint32_t next;
+
+	if (qp->srq) {
+		struct dev_srq *ds = dev_srq_of(qp->srq);
+
+		return ds && !ds->grant_qp && dev_srq_peek(dq, qp->srq, &r, &next);
+	}
+	return qp->rq_wqe_cnt && dev_rq_peek(dq, &r);
 }
 
 /* At the end of a pass: a grant for every lender that can have one. */
 void dev_grant_publish(void)
 {
 	for (struct dev_qp *dq = lenders; dq; dq = dq->next_lender) {
-		if (dq->granted &&
-		    atomic_load_explicit(&grant_of(dq->qpn)->state, memory_order_acquire) == GRANT_DONE)
-			dev_grant_take(dq);	/* delivered since: settle it */
+		struct dev_grant *g = grant_of(dq->qpn);
+		uint32_t st = atomic_load_explicit(&g->state, memory_order_acquire);
+
+		if (dq->granted && (st == GRANT_DONE ||
+				    (st == GRANT_READY && !g->send_ok && receive_waits(dq))))
+			dev_grant_take(dq);	/* settle it, or lend the receive too */
 		publish(dq);
 	}
 }
@@ -537,6 +669,113 @@ void dev_grant_release(const struct dev_grant *dg)
 	atomic_store_explicit(&g->state, GRANT_READY, memory_order_release);
 }
 
+/* The checks resp_connected() makes of any request of one packet. */
+static bool grant_takes(const struct dev_grant *g, const struct peer *p, const struct dev_pkt *h)
+{
+	return h->src_qpn == g->peer_qpn && h->psn == g->epsn &&
+	       (h->flags & DPKT_FIRST) && (h->flags & DPKT_LAST) &&
+	       (g->roce || h->slid == g->slid) &&
+	       g->dev < EMU_MAX_DEVS && g->port - 1u < EMU_MAX_PORTS &&
+	       dev_pkt_to_port(h, &p->id[g->dev].port[g->port - 1]) &&
+	       (!g->global || ((h->flags & DPKT_GRH) && !memcmp(h->sgid, g->sgid, 16)));
+}
+
+/*
+ * Where [raddr, raddr + len) of rkey lies in the responder's memory, if
+ * rkey names an MR it lent that the grant's QP may use for need (what
+ * dev_rkey_ptr() checks); 0 if not: the request goes as a packet.
+ */
+static uint64_t lent_addr(const struct peer *p, const struct dev_grant *g, uint32_t rkey,
+			  uint64_t raddr, uint64_t len, uint32_t need)
+{
+	const struct dev_lent_mr *m = &p->t->mr[(rkey >> 8) & EMU_NUM_IDX_MASK];
+
+	if (!(g->qp_access & need) ||
+	    atomic_load_explicit(&m->key, memory_order_acquire) != rkey ||
+	    m->pdn != g->pdn || !(m->access & need) ||
+	    !dev_in_range(raddr, len, m->iova, m->length))
+		return 0;
+	return m->addr + (raddr - m->iova);
+}
+
+/* The request went through: the PSN on, the grant back for the next one. */
+static void onesided_done(struct dev_grant *g, uint32_t bytes)
+{
+	g->epsn = (g->epsn + 1) & DEV_PSN_MASK;
+	g->onesided++;
+	g->onesided_bytes += bytes;
+	atomic_store_explicit(&g->state, GRANT_READY, memory_order_release);
+}
+
+/*
+ * An RDMA WRITE of one packet (h, as the wire would carry it) through the
+ * claimed grant: true when written; false, the grant handed back, when
+ * the packet must go instead (it meets the responder's checks there).
+ */
+bool dev_grant_write(const struct dev_grant *dg, const struct dev_pkt *h, const void *payload)
+{
+	struct dev_grant *g = (struct dev_grant *)(uintptr_t)dg;
+	struct peer *p = &peers[EMU_NUM_HOST(h->dst_qpn)];
+	struct iovec l, r;
+	uint64_t at = 1;
+
+	if (!grant_takes(g, p, h) || h->op != DOP_WRITE || h->len != h->dma_len)
+		goto back;
+	if (h->dma_len) {
+		at = lent_addr(p, g, h->rkey, h->raddr, h->dma_len, IBV_ACCESS_REMOTE_WRITE);
+		l.iov_base = (void *)(uintptr_t)payload;
+		l.iov_len = h->dma_len;
+		r.iov_base = (void *)(uintptr_t)at;
+		r.iov_len = h->dma_len;
+		if (!at || process_vm_writev(p->pid, &l, 1, &r, 1, 0) != (ssize_t)h->dma_len)
+			goto back;	/* the packet writes the same bytes, or fails */
+	} else if (!(g->qp_access & IBV_ACCESS_REMOTE_WRITE)) {
+		goto back;
+	}
+	onesided_done(g, h->dma_len);
+	return true;
+back:
+	dev_grant_release(dg);
+	return false;
+}
+
+/*
+ * An RDMA READ answered by one packet, through the claimed grant: the
+ * h->dma_len bytes into buf, true; false, the grant handed back, when the
+ * request must go as a packet.  busy_reads: the requester's READs and
+ * atomics that went as packets and are unanswered, which may hold as many
+ * of the responder's resources: one more than it has is the packet's to
+ * refuse (resp.c rd_admit()).
+ */
+bool dev_grant_read(const struct dev_grant *dg, const struct dev_pkt *h, void *buf,
+		    unsigned busy_reads)
+{
+	struct dev_grant *g = (struct dev_grant *)(uintptr_t)dg;
+	struct peer *p = &peers[EMU_NUM_HOST(h->dst_qpn)];
+	struct iovec l, r;
+	uint64_t at;
+
+	if (!grant_takes(g, p, h) || h->op != DOP_READ || h->dma_len > DEV_WIRE_MTU ||
+	    busy_reads >= g->rd_limit)
+		goto back;
+	if (h->dma_len) {
+		at = lent_addr(p, g, h->rkey, h->raddr, h->dma_len, IBV_ACCESS_REMOTE_READ);
+		l.iov_base = buf;
+		l.iov_len = h->dma_len;
+		r.iov_base = (void *)(uintptr_t)at;
+		r.iov_len = h->dma_len;
+		if (!at || process_vm_readv(p->pid, &l, 1, &r, 1, 0) != (ssize_t)h->dma_len)
+			goto back;
+	} else if (!(g->qp_access & IBV_ACCESS_REMOTE_READ)) {
+		goto back;
+	}
+	onesided_done(g, 0);
+	return true;
+back:
+	dev_grant_release(dg);
+	return false;
+}
+
 /*
  * Deliver h (a SEND or SEND with immediate of one packet, as the wire
  * would carry it) with its payload through the claimed grant: true when
@@ -557,14 +796,9 @@ bool dev_grant_deliver(const struct dev_grant *dg, const struct dev_pkt *h, cons
 	bool scat;
 
 	/* the checks resp_connected() and resp_send() make of the packet */
-	if (h->src_qpn != g->peer_qpn || h->psn != g->epsn ||
-	    !(h->flags & DPKT_FIRST) || !(h->flags & DPKT_LAST) || h->len != h->dma_len ||
+	if (!g->send_ok || !grant_takes(g, p, h) || h->len != h->dma_len ||
 	    h->dma_len > g->max_len || g->clock_khz != emu_core_clock_khz() ||
-	    g->cqe_size > sizeof(body) ||
-	    (!g->roce && h->slid != g->slid) ||
-	    g->dev >= EMU_MAX_DEVS || g->port - 1u >= EMU_MAX_PORTS ||
-	    !dev_pkt_to_port(h, &p->id[g->dev].port[g->port - 1]) ||
-	    (g->global && (!(h->flags & DPKT_GRH) || memcmp(h->sgid, g->sgid, 16))))
+	    g->cqe_size > sizeof(body))
 		goto back;
 	memset(&cq, 0, sizeof(cq));
 	cq.cqe_size = g->cqe_size;

@@ -191,8 +191,7 @@ void emu_dev_qp_destroyed(struct emu_qp *qp)
 	if (!dq)
 		return;
 	dev_grant_forget(dq);
-	if (dq->direct_ack)
-		unlink_qp(&dev_eng.direct_acks, dq, offsetof(struct dev_qp, next_direct_ack));
+	dev_sq_direct_forget(dq);
 	if (dq->deadline)
 		dev_eng.timers--;
 	if (dq->rnr_until)
@@ -249,11 +248,12 @@ void emu_dev_srq_destroyed(struct emu_srq *srq)
 /* ---- MR ------------------------------------------------------------------- */
 
 /*
- * A grant's scatter entries were resolved through the MRs as they were:
- * every grant is taken back before one is deregistered or changed.
+ * A grant's scatter entries were resolved through the MRs as they were,
+ * and an MR lent to one-sided requests is named in the host's table: its
+ * entry goes and every grant is taken back before one is deregistered or
+ * changed.
  */
 void emu_dev_mr_dereg(struct emu_mr *mr)
 {
-	(void)mr;
-	dev_grant_take_all();
+	dev_grant_mr_gone(mr);
 }

@@ -174,9 +174,9 @@ static void ack_upto(struct dev_qp *dq, uint32_t psn)
  * The requester's READ/atomic limit (max_rd_atomic, the initiator depth; mlx5's
  * log_sra_max): requests sent whose responses have not all arrived.
  */
-bool dev_rc_rd_slot(const struct dev_qp *dq)
+unsigned dev_rc_rd_unanswered(const struct dev_qp *dq)
 {
-	unsigned n = 0, max = dev_rd_atomic_limit(dq->qp->attr.max_rd_atomic);
+	unsigned n = 0;
 
 	for (uint32_t i = dq->ent_head; i != dq->ent_emit; i++) {
 		const struct dev_ent *e = &dq->ent[i & dq->ent_mask];
@@ -184,6 +184,13 @@ bool dev_rc_rd_slot(const struct dev_qp *dq)
 		if ((e->flags & DENTF_RESP) && e->state == DENT_SENT)
 			n++;
 	}
+	return n;
+}
+
+bool dev_rc_rd_slot(const struct dev_qp *dq)
+{
+	unsigned n = dev_rc_rd_unanswered(dq), max = dev_rd_atomic_limit(dq->qp->attr.max_rd_atomic);
+
 	if (n > dev_wire_stats.rd_outstanding_max)
 		dev_wire_stats.rd_outstanding_max = n;
 	return n < max;

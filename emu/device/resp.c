@@ -899,6 +899,12 @@ static void resp_connected(struct dev_qp *dq, const struct dev_pkt *p)
 	dq->epsn = (dq->epsn + req_npkt(p)) & DEV_PSN_MASK;
 	if (v.reliable && p->op != DOP_READ && p->op < DOP_CS)
 		queue_ack(dq, p, p->psn);
+	/* from another host: its next WRITEs and READs may come directly (grant.c) */
+	if ((p->op == DOP_WRITE || p->op == DOP_READ) && p->dma_len &&
+	    EMU_NUM_HOST(p->src_qpn) != emu_cfg.host_id && dq->qp->type == IBV_QPT_RC && !dq->qp->dc) {
+		dev_grant_lend(dq);
+		dev_grant_lend_rkey(p->rkey);
+	}
 }
 
 /*

@@ -512,75 +512,111 @@ static bool emit_shortcut(struct dev_qp *dq, const struct dev_ent *e, const stru
 }
 
 /*
- * Direct delivery (grant.c): an RC SEND of one packet to a QP of another
- * host that lent its next receive is written into that host's memory from
- * here, its header filled as for the wire and checked against the grant as
- * the responder would check the packet.  The ACK it would have earned is
- * taken after this pass's emission (dev_sq_direct_acks()).  False, with
- * nothing changed, when there is no grant or the grant does not take it:
- * the packet goes out as usual.
+ * Direct delivery (grant.c): an RC SEND, RDMA WRITE or READ of one packet
+ * to a QP of another host that lent a grant is carried out from here, its
+ * header filled as for the wire and checked against the grant as the
+ * responder would check the packet: a SEND into the lent receive, a
+ * WRITE into, a READ from a lent MR.  What it would have earned (the ACK,
+ * the READ's data) is taken after this pass's emission
+ * (dev_sq_direct_replies()).  False, with nothing changed, when there is
+ * no grant or the grant does not take it: the packet goes out as usual.
  */
 static bool emit_direct(struct dev_qp *dq, const struct dev_ent *e, const struct dev_wqe *w,
 			const struct dev_sgl *sgl, uint32_t dst)
 {
+	bool read = w->dop == DOP_READ;
 	uint32_t len = (uint32_t)sgl->total;
 	const uint8_t *payload = shortcut_stage;
+	struct dev_direct *d = &dev_eng.direct[dev_eng.ndirect];
 	const struct dev_grant *g;
 	struct dev_pkt h;
+	bool ok;
 
-	if (EMU_NUM_HOST(dst) == emu_cfg.host_id || len > DEV_WIRE_MTU || dq->direct_ack)
+	if (EMU_NUM_HOST(dst) == emu_cfg.host_id || dev_eng.ndirect == DEV_DIRECT_MAX ||
+	    len > (read ? DEV_DIRECT_READ_MAX : DEV_WIRE_MTU) ||
+	    (read && len > DEV_DIRECT_DATA - dev_eng.direct_used))
 		return false;
 	g = dev_grant_claim(dst);
 	if (!g)
 		return false;
 	dev_pkt_clear(&h);
-	h.size = (uint32_t)sizeof(h) + len;
-	fill_request(dq, e, w, &h, dst, 0, len, len);
-	if (sgl->n == 1 && sgl->e[0].local) {
-		payload = sgl->e[0].ptr;
-	} else if (len && !dev_sgl_copy_out(sgl, 0, shortcut_stage, len)) {
-		dev_grant_release(g);	/* the packet's gather faults as well */
-		return false;
+	h.size = (uint32_t)sizeof(h) + (read ? 0 : len);
+	fill_request(dq, e, w, &h, dst, 0, read ? 0 : len, len);
+	if (read) {
+		unsigned busy = dev_rc_rd_unanswered(dq);
+
+		for (unsigned i = 0; i < dev_eng.ndirect; i++)
+			busy -= dev_eng.direct[i].dq == dq && dev_eng.direct[i].read;
+		ok = dev_grant_read(g, &h, dev_eng.direct_data + dev_eng.direct_used, busy);
+	} else {
+		if (sgl->n == 1 && sgl->e[0].local) {
+			payload = sgl->e[0].ptr;
+		} else if (len && !dev_sgl_copy_out(sgl, 0, shortcut_stage, len)) {
+			dev_grant_release(g);	/* the packet's gather faults as well */
+			return false;
+		}
+		ok = w->dop == DOP_WRITE ? dev_grant_write(g, &h, payload) :
+					   dev_grant_deliver(g, &h, payload);
 	}
-	if (!dev_grant_deliver(g, &h, payload))
+	if (!ok)
 		return false;
 	dev_wire_stats.pkts_tx++;
 	dev_wire_stats.direct++;
 	dev_wire_count_tx(&h);
-	dq->direct_ack = true;
-	dq->direct_psn = h.psn;
-	dq->next_direct_ack = dev_eng.direct_acks;
-	dev_eng.direct_acks = dq;
+	d->dq = dq;
+	d->psn = h.psn;
+	d->read = read;
+	d->len = read ? len : 0;
+	d->off = dev_eng.direct_used;
+	dev_eng.direct_used += d->len;
+	dev_eng.ndirect++;
 	return true;
 }
 
 /*
- * The ACKs of the SENDs delivered directly, as if they had come back over
- * the wire (counted as received); returns how many.
+ * What the requests delivered directly earned, as if it had come back
+ * over the wire (counted as received), in the order they went: an ACK, or
+ * a READ's response with its data.  Returns how many.
  */
-unsigned dev_sq_direct_acks(void)
+unsigned dev_sq_direct_replies(void)
 {
+	static union {
+		struct dev_pkt h;
+		uint8_t raw[sizeof(struct dev_pkt) + DEV_DIRECT_READ_MAX];
+	} r;
 	unsigned n = 0;
 
-	while (dev_eng.direct_acks) {
-		struct dev_qp *dq = dev_eng.direct_acks;
-		struct dev_pkt a;
+	for (unsigned i = 0; i < dev_eng.ndirect; i++, n++) {
+		const struct dev_direct *d = &dev_eng.direct[i];
+		struct dev_qp *dq = d->dq;
 
-		dev_eng.direct_acks = dq->next_direct_ack;
-		dq->direct_ack = false;
-		dev_pkt_clear(&a);
-		a.size = (uint32_t)sizeof(a);
-		a.op = DOP_ACK;
-		a.src_qpn = dq->qp->attr.dest_qp_num;
-		a.dst_qpn = dq->qpn;
-		a.psn = dq->direct_psn;
+		if (!dq)
+			continue;
+		dev_pkt_clear(&r.h);
+		r.h.size = (uint32_t)sizeof(r.h) + d->len;
+		r.h.op = d->read ? DOP_READ_RESP : DOP_ACK;
+		r.h.flags = DPKT_FIRST | DPKT_LAST;
+		r.h.src_qpn = dq->qp->attr.dest_qp_num;
+		r.h.dst_qpn = dq->qpn;
+		r.h.psn = d->psn;
+		r.h.dma_len = d->len;
+		r.h.len = d->len;
+		memcpy(r.h.payload, dev_eng.direct_data + d->off, d->len);
 		dev_wire_stats.pkts_rx++;
-		dev_wire_count_rx(&a, dq->qp->obj.ctx->dev_index,
+		dev_wire_count_rx(&r.h, dq->qp->obj.ctx->dev_index,
 				  dq->qp->attr.port_num ? dq->qp->attr.port_num : 1);
-		dev_rc_on_response(dq, &a);
-		n++;
+		dev_rc_on_response(dq, &r.h);
 	}
+	dev_eng.ndirect = 0;
+	dev_eng.direct_used = 0;
 	return n;
+}
+
+void dev_sq_direct_forget(struct dev_qp *dq)
+{
+	for (unsigned i = 0; i < dev_eng.ndirect; i++)
+		if (dev_eng.direct[i].dq == dq)
+			dev_eng.direct[i].dq = NULL;
 }
 
 /*
@@ -604,7 +640,8 @@ static bool emit_parsed(struct dev_qp *dq, struct dev_ent *e, const struct dev_w
 		dq->pkts_out++;
 		return true;
 	}
-	if ((w->dop == DOP_SEND || w->dop == DOP_SEND_IMM) && qp->type == IBV_QPT_RC &&
+	if ((w->dop == DOP_SEND || w->dop == DOP_SEND_IMM || w->dop == DOP_WRITE ||
+	     w->dop == DOP_READ) && qp->type == IBV_QPT_RC &&
 	    !qp->dc && e->npkt == 1 && e->sent == 0 && emit_direct(dq, e, w, sgl, dst)) {
 		e->sent = 1;
 		dq->pkts_out++;

@@ -4,12 +4,16 @@
  * message it receives back, as a SEND with the same immediate, from a
  * buffer of its own.
  *
- *   helper_echo BYTES [srq]
+ *   helper_echo BYTES [srq | remote]
  *
- * prints "QPN LID", reads "QPN LID" of the test's QP from stdin and
+ * prints "QPN LID" ("QPN LID ADDR RKEY" with remote: its buffer, open to
+ * the test's RDMA WRITEs and READs), reads "QPN LID" of the test's QP from
+ * stdin and
  * connects to it, posts 16 receives of BYTES each (to a shared receive
- * queue with "srq"), prints "ready"; then
- * echoes until the test closes its stdin (checked between messages) or a
+ * queue with "srq"; none with remote), prints "ready"; then
+ * echoes until the test closes its stdin or says anything else than, with
+ * remote, "dereg" (its MR deregistered: prints "gone") or "peek OFF" (prints
+ * the byte at OFF of its buffer), checked between messages, or a
  * completion fails, and prints "echoed N direct D" (D: the messages its
  * device model received by direct delivery) before it exits 0.  Its polls
  * are ibv_poll_cq()'s, so its device runs in them (the poll assist).
@@ -18,6 +22,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,8 +74,10 @@ int main(int argc, char **argv)
 	unsigned dqpn, dlid, echoed = 0;
 	size_t bytes;
 	uint8_t *buf;
+	bool remote = argc == 3 && !strcmp(argv[2], "remote");
+	int access = remote ? IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ : 0;
 
-	if (argc != 2 && (argc != 3 || strcmp(argv[2], "srq")))
+	if (argc != 2 && (argc != 3 || (strcmp(argv[2], "srq") && !remote)))
 		return 2;
 	bytes = strtoull(argv[1], NULL, 0);
 	list = ibv_get_device_list(NULL);
@@ -85,9 +92,9 @@ int main(int argc, char **argv)
 	if (!pd || !cq || !buf)
 		return 4;
 	memset(buf, 0, 2 * NRECV * bytes);
-	mr = ibv_reg_mr(pd, buf, 2 * NRECV * bytes, IBV_ACCESS_LOCAL_WRITE);
+	mr = ibv_reg_mr(pd, buf, 2 * NRECV * bytes, IBV_ACCESS_LOCAL_WRITE | access);
 	ia.send_cq = ia.recv_cq = cq;
-	if (argc == 3) {
+	if (argc == 3 && !remote) {
 		struct ibv_srq_init_attr sa = { .attr = { .max_wr = NRECV, .max_sge = 1 } };
 
 		srq = ibv_create_srq(pd, &sa);
@@ -99,14 +106,19 @@ int main(int argc, char **argv)
 	qp = mr ? ibv_create_qp(pd, &ia) : NULL;
 	if (!qp)
 		return 5;
-	printf("%u %u\n", qp->qp_num, pa.lid);
+	if (remote)
+		printf("%u %u %llu %u\n", qp->qp_num, pa.lid,
+		       (unsigned long long)(uintptr_t)buf, mr->rkey);
+	else
+		printf("%u %u\n", qp->qp_num, pa.lid);
 	fflush(stdout);
 	if (!fgets(line, sizeof(line), stdin) || sscanf(line, "%u %u", &dqpn, &dlid) != 2)
 		return 6;
 	{
 		const struct qpu_conn c = {
 			.dqpn = dqpn, .dlid = (uint16_t)dlid, .mtu = IBV_MTU_4096,
-			.rq_psn = 0x100, .sq_psn = 0x100, .max_dest_rd_atomic = 1,
+			.access = access,
+			.rq_psn = 0x100, .sq_psn = 0x100, .max_dest_rd_atomic = remote ? 16 : 1,
 			.min_rnr_timer = 1, .max_rd_atomic = 1, .timeout = 14,
 			.retry_cnt = 7, .rnr_retry = 7,
 		};
@@ -114,7 +126,7 @@ int main(int argc, char **argv)
 		if (qpu_bring_up(qp, &c))
 			return 7;
 	}
-	for (int i = 0; i < NRECV; i++)
+	for (int i = 0; i < NRECV && !remote; i++)	/* remote: one-sided only */
 		if (post_recv(qp, mr, buf, bytes, i))
 			return 8;
 	printf("ready\n");
@@ -128,10 +140,25 @@ int main(int argc, char **argv)
 			return 9;
 		if (n == 0) {
 			struct pollfd p = { .fd = 0, .events = POLLIN };
+			unsigned off;
 
-			if (poll(&p, 1, 0) == 1)
-				break;		/* the test is done (EOF on stdin) */
-			continue;
+			if (poll(&p, 1, 0) != 1)
+				continue;
+			/* remote: "dereg" takes the MR away, "peek OFF" prints a byte */
+			if (remote && fgets(line, sizeof(line), stdin)) {
+				if (!strcmp(line, "dereg\n") && mr) {
+					printf(ibv_dereg_mr(mr) ? "failed\n" : "gone\n");
+					mr = NULL;
+				} else if (sscanf(line, "peek %u", &off) == 1 &&
+					   off < 2 * NRECV * bytes) {
+					printf("%u\n", buf[off]);
+				} else {
+					break;
+				}
+				fflush(stdout);
+				continue;
+			}
+			break;		/* the test is done (EOF on stdin) */
 		}
 		if (wc.status != IBV_WC_SUCCESS) {
 			printf("status %d\n", wc.status);
@@ -160,7 +187,8 @@ int main(int argc, char **argv)
 	ibv_destroy_qp(qp);
 	if (srq)
 		ibv_destroy_srq(srq);
-	ibv_dereg_mr(mr);
+	if (mr)
+		ibv_dereg_mr(mr);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);

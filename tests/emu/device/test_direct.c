@@ -39,10 +39,13 @@ static void post_recv(struct host *h, int i)
 	dt_post_recv(h->qp, (uint64_t)i, h->buf + (size_t)i * BYTES, BYTES, h->mr->lkey);
 }
 
-/* The test's QP and an echoing peer's, its receives on an SRQ with srq. */
-static void host_up(struct host *h, bool srq)
+/*
+ * The test's QP and an echoing peer's: its receives on an SRQ with mode
+ * "srq"; with "remote", its buffer open to RDMA (raddr, rkey).
+ */
+static void host_up_mode(struct host *h, char *mode, uint64_t *raddr, uint32_t *rkey)
 {
-	char *argv[] = { "helper_echo", "8192", srq ? "srq" : NULL, NULL };
+	char *argv[] = { "helper_echo", "8192", mode, NULL };
 	struct ibv_port_attr pa;
 	struct wt_conn c = { .max_rd_atomic = 1, .max_dest_rd_atomic = 1, .timeout = 14,
 			     .retry_cnt = 7 };
@@ -60,7 +63,15 @@ static void host_up(struct host *h, bool srq)
 	cr_assert(h->mr);
 	wt_peer_start(&h->peer, argv);
 	wt_peer_line(&h->peer, line, sizeof(line));
-	cr_assert_eq(sscanf(line, "%u %u", &qpn, &lid), 2, "helper said '%s'", line);
+	if (raddr) {
+		unsigned long long a;
+
+		cr_assert_eq(sscanf(line, "%u %u %llu %u", &qpn, &lid, &a, rkey), 4,
+			     "helper said '%s'", line);
+		*raddr = a;
+	} else {
+		cr_assert_eq(sscanf(line, "%u %u", &qpn, &lid), 2, "helper said '%s'", line);
+	}
 	h->qp = wt_create_qp(h->pd, h->cq, 64);
 	c.dqpn = qpn;
 	c.dlid = (uint16_t)lid;
@@ -72,6 +83,11 @@ static void host_up(struct host *h, bool srq)
 	wt_peer_say(&h->peer, line);
 	wt_peer_line(&h->peer, line, sizeof(line));
 	cr_assert_str_eq(line, "ready");
+}
+
+static void host_up(struct host *h, bool srq)
+{
+	host_up_mode(h, srq ? "srq" : NULL, NULL, NULL);
 }
 
 static void host_down(struct host *h)
@@ -256,5 +272,110 @@ Test(dev_direct, too_long_goes_as_a_packet_and_fails, .timeout = 60)
 	wt_peer_end(&h.peer);
 	ibv_dereg_mr(mr);
 	free(big);
+	host_down(&h);
+}
+
+/* One RDMA WRITE or READ of len bytes between our slot at off and raddr. */
+static struct ibv_wc one_sided(struct host *h, bool read, uint32_t off, uint32_t len,
+			       uint64_t raddr, uint32_t rkey, uint64_t wr_id)
+{
+	struct ibv_sge s = { (uintptr_t)(h->buf + off), len, h->mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &s, .num_sge = len ? 1 : 0,
+		.opcode = read ? IBV_WR_RDMA_READ : IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr = { .rdma = { .remote_addr = raddr, .rkey = rkey } },
+	};
+	struct ibv_wc wc;
+
+	dt_post(h->qp, &wr);
+	cr_assert_eq(dt_poll(h->cq, &wc, 1, 5000), 1, "no completion within 5 s");
+	cr_assert_eq(wc.wr_id, wr_id);
+	return wc;
+}
+
+/*
+ * RDMA WRITEs and READs of one packet to another process, once its MR has
+ * been reached as a packet, go through its grant (grant.c): every WRITE
+ * read back by a READ lands byte for byte, and most of them went directly.
+ * A WRITE past the MR still fails as the packet fails it: REM_ACCESS_ERR.
+ */
+Test(dev_direct, writes_and_reads_go_directly, .timeout = 120)
+{
+	struct host h;
+	struct rfemu_dev_stats s0, s1;
+	uint64_t raddr, base;
+	uint32_t rkey;
+	struct ibv_wc wc;
+	const unsigned n = 200;
+
+	host_up_mode(&h, "remote", &raddr, &rkey);
+	base = raddr + (uint64_t)NRECV * BYTES;	/* its send half: nothing else writes there */
+	s0 = wt_stats();
+	for (unsigned m = 0; m < n; m++) {
+		uint32_t len = sizes[m % NSIZES] > 4096 ? 4096 : sizes[m % NSIZES];
+		uint32_t at = (m * 97) % (BYTES - len + 1);
+		uint8_t *out = h.buf, *in = h.buf + BYTES;
+
+		for (uint32_t i = 0; i < len; i++)
+			out[i] = (uint8_t)(m * 13 + i * 5);
+		memset(in, 0xee, len + 1);
+		wc = one_sided(&h, false, 0, len, base + at, rkey, 2 * m);
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "WRITE %u: %s", m,
+			     ibv_wc_status_str(wc.status));
+		wc = one_sided(&h, true, BYTES, len, base + at, rkey, 2 * m + 1);
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "READ %u: %s", m,
+			     ibv_wc_status_str(wc.status));
+		cr_assert_eq(wc.opcode, IBV_WC_RDMA_READ);
+		cr_assert_eq(wc.byte_len, len, "READ %u: %u bytes, not %u", m, wc.byte_len, len);
+		cr_assert_eq(memcmp(in, out, len), 0, "message %u of %u bytes read back changed", m,
+			     len);
+		cr_assert_eq(in[len], 0xee, "READ %u wrote past its %u bytes", m, len);
+	}
+	s1 = wt_stats();
+	if (DIRECT_DELIVERY)
+		cr_assert_gt(s1.direct - s0.direct, n, "%llu of %u WRITEs and READs went directly",
+			     (unsigned long long)(s1.direct - s0.direct), 2 * n);
+	/* past the end of the MR: the packet's check, not a write */
+	wc = one_sided(&h, false, 0, 64, base + (uint64_t)NRECV * BYTES - 32, rkey, 9999);
+	cr_assert_eq(wc.status, IBV_WC_REM_ACCESS_ERR, "status %s", ibv_wc_status_str(wc.status));
+	wt_peer_end(&h.peer);
+	host_down(&h);
+}
+
+/*
+ * An MR the responder deregisters after it was lent: the next WRITE
+ * through its key fails as on a ConnectX (REM_ACCESS_ERR), and the bytes
+ * it carried never reach the memory that was registered.
+ */
+Test(dev_direct, a_deregistered_mr_is_written_no_more, .timeout = 60)
+{
+	struct host h;
+	uint64_t raddr, base;
+	uint32_t rkey;
+	struct ibv_wc wc;
+	char line[256];
+	unsigned v;
+
+	host_up_mode(&h, "remote", &raddr, &rkey);
+	base = raddr + (uint64_t)NRECV * BYTES;
+	memset(h.buf, 0x11, 64);
+	for (unsigned m = 0; m < 20; m++) {	/* the MR lent, its WRITEs direct */
+		wc = one_sided(&h, false, 0, 64, base, rkey, m);
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "WRITE %u: %s", m,
+			     ibv_wc_status_str(wc.status));
+	}
+	wt_peer_say(&h.peer, "dereg");
+	wt_peer_line(&h.peer, line, sizeof(line));
+	cr_assert_str_eq(line, "gone");
+	memset(h.buf, 0x22, 64);
+	wc = one_sided(&h, false, 0, 64, base, rkey, 99);
+	cr_assert_eq(wc.status, IBV_WC_REM_ACCESS_ERR, "status %s", ibv_wc_status_str(wc.status));
+	snprintf(line, sizeof(line), "peek %u", NRECV * BYTES + 63);
+	wt_peer_say(&h.peer, line);
+	wt_peer_line(&h.peer, line, sizeof(line));
+	cr_assert_eq(sscanf(line, "%u", &v), 1, "helper said '%s'", line);
+	cr_assert_eq(v, 0x11, "the deregistered buffer was written: %#x", v);
+	wt_peer_end(&h.peer);
 	host_down(&h);
 }
