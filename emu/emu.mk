@@ -11,7 +11,7 @@ EMU_LIBDIR   := $(LIBDIR)/rdmafast
 # One folder per layer (emu/DESIGN.md).  The device model is the folders
 # device/ and wire/; EMU_NO_DEV=1 builds the rest alone, with the weak no-op
 # device of emu/kernel/hooks.c.
-EMU_KERNEL_DIRS := base subnet kernel cm interpose
+EMU_KERNEL_DIRS := base subnet kernel mad cm interpose
 EMU_DEVICE_DIRS := wire device
 EMU_LIB_DIRS := $(EMU_KERNEL_DIRS) $(if $(filter 1,$(EMU_NO_DEV)),,$(EMU_DEVICE_DIRS))
 EMU_LIB_SRCS := $(foreach d,$(EMU_LIB_DIRS),$(sort $(wildcard emu/$(d)/*.c)))

@@ -123,7 +123,7 @@ fuzz-cm_ucma: $(FUZZ_OUT)/cm_ucma
 fuzz-run-cm_ucma:
 	$(call fuzz_run,cm_ucma,-rss_limit_mb=2048)
 
-# ---- umad: /dev/infiniband/umad0 (emu/kernel/umad.c) and the MAD agents,
+# ---- umad: /dev/infiniband/umad0 (emu/mad/umad.c) and the MAD agents,
 # alone with the fake kernel: arbitrary registrations, MADs and reads on two
 # files; closing them frees everything (LeakSanitizer). Subnet state:
 # $RFEMU_STATE_DIR, else $(FUZZ_OUT)/state.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * umad.c - libFuzzer target: /dev/infiniband/umad0 (emu/kernel/umad.c and
+ * umad.c - libFuzzer target: /dev/infiniband/umad0 (emu/mad/umad.c and
  * the MAD agents behind it, with the rest of the fake kernel, no device
  * model) fed arbitrary registrations, MADs and reads on two files.
  *
@@ -26,7 +26,7 @@
 #include <rdma/ib_user_mad.h>
 #include <rdma/rdma_user_ioctl.h>
 
-#include "kernel/umad.h"
+#include "mad/umad.h"
 #include "kernel_arena.h"
 
 #define MAX_OPS		64

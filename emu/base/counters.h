@@ -3,7 +3,7 @@
  * counters.h - the traffic counters of each emulated port, as a port's
  * PMA keeps them (IBA 16.1.3.5 PortCounters, 16.1.4.11
  * PortCountersExtended): the wire counts what leaves a port, the device
- * what arrives; the PMA (kernel/pma.c) and sysfs ports/N/counters/ read
+ * what arrives; the PMA (mad/pma.c) and sysfs ports/N/counters/ read
  * them, of this host and of others (subnet/ports.c).  Relaxed atomics: a reader takes no lock, and the counters of one
  * packet need not be seen together.
  */

@@ -10,7 +10,7 @@
  *   open/write/close of /dev/infiniband/rdma_cm   the connection manager (cm/)
  *   stat/fstat/access of that path/fd  a character device 231:192+N
  *   open/read/write/ioctl/close of /dev/infiniband/umadN, issmN
- *                                      the MAD interface (kernel/umad.c),
+ *                                      the MAD interface (mad/umad.c),
  *                                      RoCE ports' too (GSI only, no QP0)
  *   open*, fopen, stat*, statx, access, faccessat of a path under
  *   /sys/class/infiniband{,_verbs,_mad}, the fake PCI functions or
@@ -64,7 +64,7 @@
 #include "real.h"
 #include "cm/cm.h"
 #include "kernel/kernel.h"
-#include "kernel/umad.h"
+#include "mad/umad.h"
 #include "subnet/subnet.h"
 
 #ifndef NETLINK_RDMA
@@ -184,7 +184,7 @@ static int cmd_fd_index(int fd)
 
 /*
  * open() of a /dev/infiniband node: of uverbsN, a fresh context whose fd
- * is the memfd; of umadN or issmN, a MAD file (kernel/umad.c).  RoCE
+ * is the memfd; of umadN or issmN, a MAD file (mad/umad.c).  RoCE
  * ports have no MAD interface (the kernel's ib_umad_add_one() skips ports
  * without rdma_cap_ib_mad()), which open() reports as a node without its
  * device does.

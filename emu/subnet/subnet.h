@@ -86,7 +86,7 @@ int32_t emu_subnet_host_pid(unsigned h);
 
 /*
  * What a host publishes of its ports (ports.c) for the management agents
- * of the subnet (kernel/sma.c, pma.c): the values its QUERY_PORT and sysfs
+ * of the subnet (mad/sma.c, pma.c): the values its QUERY_PORT and sysfs
  * answer, and its live traffic counters (base/counters.h keeps them
  * here).  One record per host slot, shared by every process.
  */

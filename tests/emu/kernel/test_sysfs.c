@@ -327,7 +327,7 @@ Test(sysfs, refusals)
 {
 	int fd;
 
-	/* the MAD nodes have their driver (kernel/umad.c, test_umad.c) */
+	/* the MAD nodes have their driver (mad/umad.c, test_umad.c) */
 	fd = open("/dev/infiniband/umad0", O_RDWR);
 	cr_expect_geq(fd, 0, "%s", strerror(errno));
 	close(fd);

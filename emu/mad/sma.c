@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "kernel.h"
-#include "caps.h"
+#include "kernel/kernel.h"
+#include "kernel/caps.h"
 #include "mad.h"
 #include "subnet/subnet.h"
 

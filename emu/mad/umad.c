@@ -45,7 +45,7 @@
 #include <rdma/rdma_user_ioctl.h>
 
 #include "base/fdset.h"
-#include "kernel.h"
+#include "kernel/kernel.h"
 #include "mad.h"
 #include "subnet/subnet.h"
 #include "umad.h"

@@ -10,7 +10,7 @@
  * PortSelect is echoed, not obeyed: mlx5 answers for the port the MAD
  * came in on (the kernel's mlx5 mad.c, process_pma_cmd()).
  */
-#include "kernel.h"
+#include "kernel/kernel.h"
 #include "mad.h"
 #include "subnet/subnet.h"
 
