@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include <infiniband/verbs.h>
 
@@ -113,26 +114,29 @@ enum emu_cqe_compress {
 enum emu_cqe_compress emu_config_cqe_compress(void);
 
 /*
- * libc.c: the C library's close(), past the interposer.  The kernel closes
- * its own descriptors with it so that interpose/'s close() does not treat
- * them as the application's.
+ * libc.c: the C library's functions that interpose/ interposes, past it.
+ * Every folder below interpose/ calls these instead (real.h says why):
+ * the kernel closes its own descriptors so that interpose/'s close() does
+ * not treat them as the application's, the device changes the protection
+ * of the application's doorbell pages with emu_real_mprotect() (the system
+ * call itself: async-signal-safe, also called from the fault handler), and
+ * emu_real_sigaction() is resolved by a first call outside any signal
+ * handler (dev_guard_init()), so the fault handler's own calls look
+ * nothing up.
  */
-int emu_real_close(int fd);
-/* fstat() past the interposer: for the kernel's own view of an fd */
 struct stat;
-int emu_real_fstat(int fd, struct stat *st);
-/*
- * mprotect() past the interposer, for the device's own changes of the
- * application's doorbell pages; also called from the fault handler, so it
- * is the system call itself (nothing to resolve, async-signal-safe).
- */
-int emu_real_mprotect(void *addr, size_t len, int prot);
-/*
- * sigaction() past the interposer (which keeps the device's fault handler
- * in front).  Resolved by a first call outside any signal handler
- * (dev_guard_init()), so the fault handler's own calls look nothing up.
- */
 struct sigaction;
+int emu_real_open(const char *path, int flags, mode_t mode);
+int emu_real_close(int fd);
+ssize_t emu_real_read(int fd, void *buf, size_t len);
+ssize_t emu_real_write(int fd, const void *buf, size_t len);
+int emu_real_access(const char *path, int mode);
+int emu_real_fstat(int fd, struct stat *st);
+FILE *emu_real_fopen(const char *path, const char *mode);
+int emu_real_socket(int domain, int type, int protocol);
+void *emu_real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+int emu_real_munmap(void *addr, size_t len);
+int emu_real_mprotect(void *addr, size_t len, int prot);
 int emu_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 #endif /* RDMAFAST_EMU_BASE_H */

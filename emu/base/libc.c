@@ -2,34 +2,86 @@
 /*
  * libc.c - the C library's own entry points, past interpose/preload.c.
  *
- * Code below interpose/ that must not go through the interposer calls these;
- * resolving them here rather than in preload.c keeps the kernel from
- * depending on the layer above it.
+ * Code below interpose/ calls these, never the libc names interpose/
+ * defines: a call that went through the interposer would be a call into
+ * the layer above (and, under emu_lock, one it must not make).  Resolved
+ * lazily with REAL() (real.h): the first call may come from a constructor,
+ * before main().
  */
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <signal.h>
 
 #include "base.h"
+#include "real.h"
+
+REAL(int, open, const char *, int, ...)
+REAL(int, close, int)
+REAL(ssize_t, read, int, void *, size_t)
+REAL(ssize_t, write, int, const void *, size_t)
+REAL(int, access, const char *, int)
+REAL(int, fstat, int, struct stat *)
+REAL(FILE *, fopen, const char *, const char *)
+REAL(int, socket, int, int, int)
+REAL(void *, mmap, void *, size_t, int, int, int, off_t)
+REAL(int, munmap, void *, size_t)
+REAL(int, sigaction, int, const struct sigaction *, struct sigaction *)
+
+int emu_real_open(const char *path, int flags, mode_t mode)
+{
+	return get_open()(path, flags, mode);
+}
 
 int emu_real_close(int fd)
 {
-	/* lazy: the first call may come from a constructor, before main() */
-	static int (*real_close)(int);
+	return get_close()(fd);
+}
 
-	if (!real_close)
-		real_close = (int (*)(int))dlsym(RTLD_NEXT, "close");
-	return real_close(fd);
+ssize_t emu_real_read(int fd, void *buf, size_t len)
+{
+	return get_read()(fd, buf, len);
+}
+
+ssize_t emu_real_write(int fd, const void *buf, size_t len)
+{
+	return get_write()(fd, buf, len);
+}
+
+int emu_real_access(const char *path, int mode)
+{
+	return get_access()(path, mode);
 }
 
 int emu_real_fstat(int fd, struct stat *st)
 {
-	static int (*real_fstat)(int, struct stat *);
+	return get_fstat()(fd, st);
+}
 
-	if (!real_fstat)
-		real_fstat = (int (*)(int, struct stat *))dlsym(RTLD_NEXT, "fstat");
-	return real_fstat(fd, st);
+FILE *emu_real_fopen(const char *path, const char *mode)
+{
+	return get_fopen()(path, mode);
+}
+
+int emu_real_socket(int domain, int type, int protocol)
+{
+	return get_socket()(domain, type, protocol);
+}
+
+void *emu_real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return get_mmap()(addr, len, prot, flags, fd, off);
+}
+
+int emu_real_munmap(void *addr, size_t len)
+{
+	return get_munmap()(addr, len);
 }
 
 int emu_real_mprotect(void *addr, size_t len, int prot)
@@ -39,10 +91,5 @@ int emu_real_mprotect(void *addr, size_t len, int prot)
 
 int emu_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
-	static int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
-
-	if (!real_sigaction)
-		real_sigaction = (int (*)(int, const struct sigaction *, struct sigaction *))
-				 dlsym(RTLD_NEXT, "sigaction");
-	return real_sigaction(sig, act, old);
+	return get_sigaction()(sig, act, old);
 }

@@ -57,7 +57,7 @@ void cm_link_wake(void)
 	uint64_t one = 1;
 
 	if (wakefd >= 0)
-		(void)!write(wakefd, &one, sizeof(one));
+		(void)!emu_real_write(wakefd, &one, sizeof(one));
 }
 
 static void watch(struct cm_id *id)
@@ -97,7 +97,7 @@ void cm_link_close(struct cm_id *id)
 
 static int new_socket(void)
 {
-	return socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	return emu_real_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 }
 
 /* Does a live host listen at un?  A dead host's socket refuses. */
@@ -149,9 +149,9 @@ int cm_link_listen(struct cm_id *id)
 	tmp = who;
 	snprintf(tmp.sun_path, sizeof(tmp.sun_path), "%s/cm-%04x-%u.who.%u",
 		 emu_subnet_dir(), id->ps, port, emu_cfg.host_id);
-	fd = open(tmp.sun_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = emu_real_open(tmp.sun_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd >= 0) {
-		bool ok = write(fd, line, (size_t)n) == n;
+		bool ok = emu_real_write(fd, line, (size_t)n) == n;
 
 		emu_real_close(fd);
 		if (!ok || rename(tmp.sun_path, who.sun_path))
@@ -172,15 +172,15 @@ int cm_link_who(uint16_t ps, uint16_t port, unsigned *host, unsigned *dev, unsig
 	if (sock_path(&un, ps, port, ".who") || sock_path(&sock, ps, port, ""))
 		return ENOENT;
 	/* a host that died listening left both files: they go now */
-	if (!access(un.sun_path, F_OK) && !alive(&sock)) {
+	if (!emu_real_access(un.sun_path, F_OK) && !alive(&sock)) {
 		unlink(un.sun_path);
 		unlink(sock.sun_path);
 		return ENOENT;
 	}
-	fd = open(un.sun_path, O_RDONLY | O_CLOEXEC);
+	fd = emu_real_open(un.sun_path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return ENOENT;
-	n = read(fd, line, sizeof(line) - 1);
+	n = emu_real_read(fd, line, sizeof(line) - 1);
 	emu_real_close(fd);
 	if (n <= 0)
 		return ENOENT;
@@ -278,7 +278,7 @@ static void *cm_thread(void *arg)
 			if (evs[i].data.u64 == WAKE_COOKIE) {
 				uint64_t v;
 
-				(void)!read(wakefd, &v, sizeof(v));
+				(void)!emu_real_read(wakefd, &v, sizeof(v));
 				continue;
 			}
 			on_ready(evs[i].data.u64);

@@ -113,7 +113,7 @@ void dev_kick(void)
 {
 	uint64_t one = 1;
 
-	if (kick_fd >= 0 && write(kick_fd, &one, sizeof(one)) < 0) {
+	if (kick_fd >= 0 && emu_real_write(kick_fd, &one, sizeof(one)) < 0) {
 		/* counter saturated: the engine is awake anyway */
 	}
 }
@@ -384,7 +384,7 @@ static bool idle_wait(uint64_t ns, bool wire)
 	if (fds[0].revents & POLLIN) {
 		uint64_t v;
 
-		if (read(kick_fd, &v, sizeof(v)) < 0) {
+		if (emu_real_read(kick_fd, &v, sizeof(v)) < 0) {
 			/* nothing to drain */
 		}
 	}
@@ -845,7 +845,7 @@ int emu_dev_ctx_init(struct emu_ctx *ctx)
 			dev_guard_fini();
 			dev_wire_close();
 			if (kick_fd >= 0)
-				close(kick_fd);
+				emu_real_close(kick_fd);
 			kick_fd = -1;
 			free(dc);
 			return err;
@@ -896,6 +896,6 @@ void emu_dev_ctx_fini(struct emu_ctx *ctx)
 	dev_eng.watch = NULL;
 	dev_eng.nwatch = dev_eng.watch_cap = 0;
 	emu_lock_release();
-	close(kick_fd);
+	emu_real_close(kick_fd);
 	kick_fd = -1;
 }

@@ -191,10 +191,10 @@ void dev_grant_init(void)
 		goto off;
 	/* a new file: a peer that mapped an earlier host's keeps that one */
 	unlink(own_path);
-	own_fd = open(own_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	own_fd = emu_real_open(own_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (own_fd < 0 || ftruncate(own_fd, (off_t)size))
 		goto off;
-	own = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, own_fd, 0);
+	own = emu_real_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, own_fd, 0);
 	if (own == MAP_FAILED) {
 		own = NULL;
 		goto off;
@@ -232,7 +232,7 @@ void dev_grant_fini(void)
 	while (lenders)
 		dev_grant_forget(lenders);
 	own->magic = 0;
-	munmap(own, sizeof(*own));
+	emu_real_munmap(own, sizeof(*own));
 	own = NULL;
 	emu_real_close(own_fd);
 	own_fd = -1;
@@ -572,7 +572,7 @@ static struct peer peers[EMU_MAX_HOSTS + 1];
 static void peer_drop(struct peer *p)
 {
 	if (p->t)
-		munmap(p->t, sizeof(*p->t));
+		emu_real_munmap(p->t, sizeof(*p->t));
 	if (p->pidfd >= 0)
 		emu_real_close(p->pidfd);
 	p->t = NULL;
@@ -603,10 +603,10 @@ static struct peer *peer_of(unsigned h)
 		peer_drop(p);
 	if ((size_t)snprintf(path, sizeof(path), "%s/grant.%u", emu_subnet_dir(), h) >= sizeof(path))
 		return NULL;
-	fd = open(path, O_RDWR | O_CLOEXEC);
+	fd = emu_real_open(path, O_RDWR | O_CLOEXEC, 0);
 	if (fd < 0)
 		return NULL;
-	p->t = mmap(NULL, sizeof(*p->t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p->t = emu_real_mmap(NULL, sizeof(*p->t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	emu_real_close(fd);
 	if (p->t == MAP_FAILED) {
 		p->t = NULL;

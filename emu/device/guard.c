@@ -196,7 +196,7 @@ static void install(int sig)
 	/* NODEFER: leaving by siglongjmp must not leave the signal blocked */
 	a.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
 	sigemptyset(&a.sa_mask);
-	if (sigaction(sig, &a, &old) == 0 && !ours(&old))
+	if (emu_real_sigaction(sig, &a, &old) == 0 && !ours(&old))
 		prev_act[sig_slot(sig)] = old;
 }
 
@@ -236,7 +236,7 @@ void dev_guard_check(void)
 	for (unsigned i = 0; i < DEV_ARRAY_SIZE(sigs); i++) {
 		struct sigaction cur;
 
-		if (sigaction(sigs[i], NULL, &cur) == 0 && !ours(&cur))
+		if (emu_real_sigaction(sigs[i], NULL, &cur) == 0 && !ours(&cur))
 			install(sigs[i]);
 	}
 }
@@ -251,8 +251,8 @@ void dev_guard_fini(void)
 		struct sigaction cur;
 
 		/* give back what we took, unless someone replaced us since */
-		if (sigaction(sigs[i], NULL, &cur) == 0 && ours(&cur))
-			sigaction(sigs[i], &prev_act[sig_slot(sigs[i])], NULL);
+		if (emu_real_sigaction(sigs[i], NULL, &cur) == 0 && ours(&cur))
+			emu_real_sigaction(sigs[i], &prev_act[sig_slot(sigs[i])], NULL);
 	}
 	installed = false;
 }

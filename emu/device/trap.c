@@ -403,7 +403,7 @@ static struct trap_map *read_maps(unsigned *n)
 	struct trap_map *m = NULL;
 	unsigned cap = 0;
 	char line[512];
-	FILE *f = fopen("/proc/self/maps", "re");
+	FILE *f = emu_real_fopen("/proc/self/maps", "re");
 
 	*n = 0;
 	if (!f)

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "interpose.h"
-#include "real.h"
+#include "base/real.h"
 
 REAL(ssize_t, readlink, const char *, char *, size_t)
 REAL(ssize_t, readlinkat, int, const char *, char *, size_t)

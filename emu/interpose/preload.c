@@ -61,7 +61,7 @@
 
 #include "interpose.h"
 #include "base/fdset.h"
-#include "real.h"
+#include "base/real.h"
 #include "cm/cm.h"
 #include "kernel/kernel.h"
 #include "mad/umad.h"

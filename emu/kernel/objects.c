@@ -122,7 +122,7 @@ struct emu_ctx *emu_ctx_create(unsigned dev_index)
 	}
 	if (ftruncate(fd, (off_t)EMU_CMDFD_SIZE))
 		goto err_close;
-	ctx->map = mmap(NULL, EMU_CMDFD_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+	ctx->map = emu_real_mmap(NULL, EMU_CMDFD_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
 			fd, 0);
 	if (ctx->map == MAP_FAILED)
 		goto err_close;
@@ -145,7 +145,7 @@ struct emu_ctx *emu_ctx_create(unsigned dev_index)
 	return ctx;
 
 err_unmap:
-	munmap(ctx->map, EMU_CMDFD_SIZE);
+	emu_real_munmap(ctx->map, EMU_CMDFD_SIZE);
 err_close:
 	emu_real_close(fd);
 err_free:
@@ -224,7 +224,7 @@ void emu_ctx_destroy_locked(struct emu_ctx *ctx)
 
 	emu_evq_close(&ctx->async);
 	emu_ctx_import_fini_locked(ctx);
-	munmap(ctx->map, EMU_CMDFD_SIZE);
+	emu_real_munmap(ctx->map, EMU_CMDFD_SIZE);
 	free(ctx->objs);
 	free(ctx);
 }

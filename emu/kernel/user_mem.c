@@ -45,7 +45,7 @@ static char *read_maps(void)
 {
 	size_t cap = 16384, len = 0;
 	char *buf = malloc(cap), *tmp;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int fd = emu_real_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
 	ssize_t n;
 
 	if (fd < 0 || !buf)
@@ -58,7 +58,7 @@ static char *read_maps(void)
 			buf = tmp;
 			cap *= 2;
 		}
-		n = read(fd, buf + len, cap - len - 1);
+		n = emu_real_read(fd, buf + len, cap - len - 1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)

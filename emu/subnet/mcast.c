@@ -56,7 +56,7 @@ static int mc_lock(void)
 		if (!*emu_subnet_dir())
 			return ENOENT;	/* not on a subnet (yet): no table to share */
 		snprintf(path, sizeof(path), "%s/mcast.tbl", emu_subnet_dir());
-		mc_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		mc_fd = emu_real_open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 		if (mc_fd < 0)
 			return errno;
 	}

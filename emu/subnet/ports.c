@@ -28,15 +28,15 @@ static void table_map(void)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/ports.tbl", emu_subnet_dir());
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	fd = emu_real_open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
 	/* sparse: only the slots in use take pages */
-	if (fstat(fd, &st) || ((size_t)st.st_size < size && ftruncate(fd, (off_t)size))) {
+	if (emu_real_fstat(fd, &st) || ((size_t)st.st_size < size && ftruncate(fd, (off_t)size))) {
 		emu_real_close(fd);
 		return;
 	}
-	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	m = emu_real_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	emu_real_close(fd);
 	if (m != MAP_FAILED)
 		table = m;

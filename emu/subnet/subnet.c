@@ -67,7 +67,7 @@ static int open_in_dir(const char *name)
 	char path[PATH_MAX + 64];
 
 	snprintf(path, sizeof(path), "%s/%s", subnet_dir, name);
-	return open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	return emu_real_open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 }
 
 static int lock_range(int fd, int cmd, short type, off_t start, off_t len)

@@ -172,7 +172,7 @@ static int conn_add(int fd)
 	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
 
 	if (nconns == MAX_CONNS || epoll_ctl(ep_fd, EPOLL_CTL_ADD, fd, &ev)) {
-		close(fd);
+		emu_real_close(fd);
 		return -1;
 	}
 	conn_fd[nconns++] = fd;
@@ -189,7 +189,7 @@ static void conn_drop(int fd)
 	for (unsigned h = 0; h <= EMU_MAX_HOSTS; h++)
 		if (links[h].fd == fd)
 			links[h].fd = -1;
-	close(fd);
+	emu_real_close(fd);
 }
 
 static int host_fd(unsigned host)
@@ -204,12 +204,12 @@ static int host_fd(unsigned host)
 	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/wire.%u",
 			     emu_subnet_dir(), host) >= sizeof(sa.sun_path))
 		return -1;
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	fd = emu_real_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		close(fd);
+		emu_real_close(fd);
 		return -1;	/* no such host: the packet is lost */
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -695,14 +695,14 @@ int dev_wire_open(const struct dev_wire_ops *ops, const uint64_t *now)
 			     emu_subnet_dir(), emu_cfg.host_id) >= sizeof(sa.sun_path))
 		return 0;	/* no wire: this host is alone, loopback still works */
 	strcpy(sa.sun_path, sock_path);
-	listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	listen_fd = emu_real_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (listen_fd < 0)
 		return 0;
 	setsockopt(listen_fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	/* our host slot is ours alone (subnet/subnet.c's lock): a stale socket is dead */
 	unlink(sock_path);
 	if (bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(listen_fd, 64)) {
-		close(listen_fd);
+		emu_real_close(listen_fd);
 		listen_fd = -1;
 		sock_path[0] = 0;
 		return 0;
@@ -711,7 +711,7 @@ int dev_wire_open(const struct dev_wire_ops *ops, const uint64_t *now)
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = listen_fd };
 
 		if (epoll_ctl(ep_fd, EPOLL_CTL_ADD, listen_fd, &ev)) {
-			close(listen_fd);
+			emu_real_close(listen_fd);
 			listen_fd = -1;
 			unlink(sock_path);
 			sock_path[0] = 0;
@@ -723,9 +723,9 @@ int dev_wire_open(const struct dev_wire_ops *ops, const uint64_t *now)
 void dev_wire_close(void)
 {
 	while (nconns)
-		close(conn_fd[--nconns]);
+		emu_real_close(conn_fd[--nconns]);
 	if (listen_fd >= 0) {
-		close(listen_fd);
+		emu_real_close(listen_fd);
 		listen_fd = -1;
 	}
 	if (sock_path[0]) {
@@ -733,7 +733,7 @@ void dev_wire_close(void)
 		sock_path[0] = 0;
 	}
 	if (ep_fd >= 0) {
-		close(ep_fd);
+		emu_real_close(ep_fd);
 		ep_fd = -1;
 	}
 	while (delayed_head) {

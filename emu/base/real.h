@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * real.h - the next definition of an interposed libc function, for the
- * interposers of preload.c and paths.c.
+ * real.h - the one door to the C library past interpose/: REAL() resolves
+ * the next definition of a libc function (RTLD_NEXT), for the interposers
+ * of interpose/ and for the emu_real_* calls of base/libc.c, which every
+ * folder below interpose/ uses instead of the libc names interpose/
+ * defines (tools/check-layout.sh counts such a call as a call up).
  */
-#ifndef RDMAFAST_EMU_INTERPOSE_REAL_H
-#define RDMAFAST_EMU_INTERPOSE_REAL_H
+#ifndef RDMAFAST_EMU_BASE_REAL_H
+#define RDMAFAST_EMU_BASE_REAL_H
 
 #include <dlfcn.h>
 
@@ -19,4 +22,4 @@
 		return real_##name;					\
 	}
 
-#endif /* RDMAFAST_EMU_INTERPOSE_REAL_H */
+#endif /* RDMAFAST_EMU_BASE_REAL_H */
