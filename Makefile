@@ -457,7 +457,7 @@ install-test: all
 	    || { echo "$$out"; echo "install-test: the installed rfemu failed"; exit 1; }; \
 	echo "$$out" | grep -q mlx5_0 \
 	    || { echo "$$out"; echo "install-test: the installed rfemu shows no mlx5_0"; exit 1; }; \
-	missing=$$(cd $$p && for f in $$(grep -ho '\(examples\|emu\|docs\|bench\)/[A-Za-z0-9_.-]*\.\(c\|h\|md\)' \
+	missing=$$(cd $$p && for f in $$(grep -ho '\<\(examples\|emu\|docs\|bench\)/[A-Za-z0-9_.-]*\.\(c\|h\|md\)' \
 	        share/man/man*/* include/rdmafast -r | sort -u); do \
 	    [ -f share/doc/rdmafast/$$f ] || echo $$f; done); \
 	[ -z "$$missing" ] || { echo "install-test: cited, not installed:" $$missing; exit 1; }; \

@@ -80,14 +80,19 @@ check-layout: $(EMU_LIB_OBJS)
 	@tools/check-layout.sh --self-test
 	@CC="$(CC)" tools/check-layout.sh emu $(EMU_LIB_OBJS)
 
+# The emulator's interface: the command, its library, and the header of its
+# counters (rfemu(1) STATISTICS), apart from rdmafast's, which know nothing
+# of the emulator.
 install-emu: emu
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(EMU_LIBDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(EMU_LIBDIR) $(DESTDIR)$(INCLUDEDIR)/rfemu
 	install -m 0755 $(EMU_LAUNCHER) $(DESTDIR)$(BINDIR)/rfemu
 	install -m 0644 $(EMU_LIB) $(DESTDIR)$(EMU_LIBDIR)/librfemu.so
+	install -m 0644 emu/wire/stats.h $(DESTDIR)$(INCLUDEDIR)/rfemu/stats.h
 
 uninstall-emu:
-	rm -f $(DESTDIR)$(BINDIR)/rfemu $(DESTDIR)$(EMU_LIBDIR)/librfemu.so
-	-rmdir $(DESTDIR)$(EMU_LIBDIR) 2>/dev/null
+	rm -f $(DESTDIR)$(BINDIR)/rfemu $(DESTDIR)$(EMU_LIBDIR)/librfemu.so \
+	    $(DESTDIR)$(INCLUDEDIR)/rfemu/stats.h
+	-rmdir $(DESTDIR)$(EMU_LIBDIR) $(DESTDIR)$(INCLUDEDIR)/rfemu 2>/dev/null
 
 -include $(EMU_LIB_OBJS:.o=.d)
 

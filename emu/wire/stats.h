@@ -32,7 +32,7 @@ struct rfemu_dev_stats {
 	uint64_t	poll_assists;	/* device passes run from applications' empty ibv_poll_cq() */
 	uint64_t	trap_stores;	/* of trap_faults: stores the handler wrote and stepped over */
 	uint64_t	doorbell_assists;	/* device passes run by those handlers */
-	uint64_t	direct;		/* of pkts_tx and pkts_rx: SENDs delivered by their requester (device/grant.c) */
+	uint64_t	direct;		/* of pkts_tx and pkts_rx: SENDs, WRITEs and READs carried out by their requester (device/grant.c) */
 	uint64_t	drop_address;	/* the DLID (InfiniBand) or DGID names no port of the destination QP */
 	uint64_t	drop_transport;	/* the BTH opcode's transport is not the destination QP's */
 };
