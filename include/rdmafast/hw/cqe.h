@@ -49,7 +49,7 @@ enum {
 	RF_CQE_FORMAT_NORMAL     = 0,
 	RF_CQE_FORMAT_SCATTER_32 = 1,	/* up to 32 bytes of data in the CQE64 */
 	RF_CQE_FORMAT_SCATTER_64 = 2,	/* up to 64 bytes in the 64 bytes before it */
-	RF_CQE_FORMAT_COMPRESSED = 3,	/* title of a mini-CQE session */
+	RF_CQE_FORMAT_COMPRESSED = 3,	/* title of a zip of mini-CQEs */
 };
 
 enum {

@@ -278,9 +278,9 @@ RF_INLINE void rf_ring_db(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
 	__builtin_memcpy(&db, last_ctrl, sizeof(db));
 	rf_dma_wmb();		/* WQE stores before dbrec store */
 	rf_dbrec_set(sq_dbrec, pi);
-	rf_wc_start();		/* dbrec store before doorbell MMIO store */
+	rf_mmio_wc_start();	/* dbrec store before doorbell MMIO store */
 	rf_mmio_write64(cur, db);
-	rf_wc_flush();		/* doorbell out before the other half is used */
+	rf_mmio_flush_writes();	/* out before the other half is used */
 	rf__bf_toggle(bf, cur);
 }
 
@@ -296,9 +296,9 @@ RF_INLINE void rf_ring_bf(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
 
 	rf_dma_wmb();		/* WQE stores before dbrec store */
 	rf_dbrec_set(sq_dbrec, pi);
-	rf_wc_start();		/* dbrec store before BlueFlame MMIO stores */
+	rf_mmio_wc_start();	/* dbrec store before BlueFlame stores */
 	rf__bf_copy_any(bf, cur, wqe, nbb);
-	rf_wc_flush_lines();	/* whole lines: they leave without a fence on x86 */
+	rf_mmio_flush_lines();	/* whole lines: out without a fence on x86 */
 	rf__bf_toggle(bf, cur);
 }
 
