@@ -34,7 +34,7 @@
 #include <rdmafast/checked.h>
 #include <rdmafast/hw/endian.h>
 #include <rdmafast/hw/barrier.h>
-#include <rdmafast/hw/doorbell.h>
+#include <rdmafast/doorbell.h>
 #include <rdmafast/hw/cqe.h>
 #include <rdmafast/types.h>
 #include <rdmafast/detail/sq.h>

@@ -63,7 +63,7 @@
 #include <rdmafast/checked.h>
 #include <rdmafast/hw/endian.h>
 #include <rdmafast/hw/barrier.h>
-#include <rdmafast/hw/doorbell.h>
+#include <rdmafast/doorbell.h>
 #include <rdmafast/hw/wqe.h>
 #include <rdmafast/detail/sq.h>
 
@@ -292,7 +292,7 @@ RF_INLINE uint32_t rf_sq_last_pi(const struct rf_sq *sq)
  * BlueFlame register (the device needs no DMA read); otherwise, or when the
  * QP has no BlueFlame (bf.size 0), the 8-byte doorbell of the last WQE.
  * Barriers: WQE stores before the dbrec, dbrec before the MMIO stores, and
- * the write-combining buffer flushed after them (hw/doorbell.h).
+ * the write-combining buffer flushed after them (doorbell.h).
  *
  * "Single WQE": the WQE that starts at rung, the pi at the last ring
  * (bf_rung_pi less no_bf_bias), ends at pi. It fits when its size

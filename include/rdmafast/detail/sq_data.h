@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * rdmafast/detail/sq_data.h - the builders behind the data posts of
- * sq_data.h: one SGE in one basic block, inline payload, SGE lists.
+ * sq_data.h: one SGE in one basic block, inline payload, SGE lists; the
+ * inline gather of rf_sq_post_wr() (sq_batch.h).
  *
  * Private: this is rdmafast's machinery, not its API. Users include
  * <rdmafast/rdmafast.h> and never this file; names, arguments and
@@ -19,6 +20,7 @@
 #include <rdmafast/hw/wqe.h>
 #include <rdmafast/types.h>
 #include <rdmafast/sq.h>
+#include <rdmafast/sq_wr.h>
 #include <rdmafast/detail/sq.h>
 #include <rdmafast/detail/copy.h>
 #include <rdmafast/detail/wqe_regs.h>
@@ -262,6 +264,33 @@ RF_INLINE int rf__sq_post_sg(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 			rf_set_data_seg(d++, sg[i].length, sg[i].lkey, sg[i].addr);
 	rf__sq_end(sq, &w, opcode, 0, body, imm, wr_id);
 	return 0;
+}
+
+/*
+ * Gather the SGE list into a stack buffer for an inline post
+ * (rf_sq_post_wr(), sq_batch.h).
+ */
+static inline int rf__sq_post_wr_inline(struct rf_sq *sq, const struct rf_sq_wr *wr,
+					uint8_t opcode, int has_raddr)
+{
+	uint8_t buf[RF_INLINE_MAX_LEN];
+	uint32_t i, len = 0;
+
+	/* check the total before reading any of it */
+	for (i = 0; i < wr->num_sge; i++) {
+		if (wr->sg_list[i].length > sq->max_inline - len ||
+		    wr->sg_list[i].length > sizeof(buf) - len)
+			return -EINVAL;
+		len += wr->sg_list[i].length;
+	}
+	for (i = 0, len = 0; i < wr->num_sge; i++) {
+		__builtin_memcpy(buf + len, (const void *)(uintptr_t)wr->sg_list[i].addr,
+				 wr->sg_list[i].length);
+		len += wr->sg_list[i].length;
+	}
+	return rf__sq_post_inline(sq, opcode, wr->imm, has_raddr, wr->rkey,
+				  wr->remote_addr, buf, len,
+				  wr->flags & ~RF_SEND_INLINE, wr->wr_id);
 }
 
 RF_END_DECLS

@@ -17,7 +17,7 @@
 
 #include <rdmafast/compiler.h>
 #include <rdmafast/hw/endian.h>
-#include <rdmafast/hw/doorbell.h>
+#include <rdmafast/doorbell.h>
 #include <rdmafast/hw/wqe.h>
 #include <rdmafast/types.h>
 #include <rdmafast/sq.h>

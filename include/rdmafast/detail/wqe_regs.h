@@ -23,7 +23,7 @@
 #include <rdmafast/compiler.h>
 #include <rdmafast/hw/endian.h>
 #include <rdmafast/hw/barrier.h>
-#include <rdmafast/hw/doorbell.h>
+#include <rdmafast/doorbell.h>
 #include <rdmafast/hw/wqe.h>
 
 RF_BEGIN_DECLS
@@ -213,7 +213,7 @@ RF_INLINE void rf__bf_zero_tail(volatile uint8_t *d, unsigned o)
 }
 
 /*
- * rf__ring_bf_bb - rf_ring_bf() (hw/doorbell.h) for a one-BB WQE built in
+ * rf__ring_bf_bb - rf_ring_bf() (doorbell.h) for a one-BB WQE built in
  * registers (struct rf__wqe_bb): the BlueFlame stores write words 0..n-1 of bb, then,
  * with inl, an inline segment of inl payload bytes at word n
  * (rf__wqe_bb_inline()), then zeros. The WQE is not read back from the queue.
@@ -234,7 +234,7 @@ RF_INLINE void rf__ring_bf_bb(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
 		o = rf__wqe_bb_store_inline(cur, bb, n, inl);
 	rf__bf_zero_tail(cur, o);
 	rf_mmio_flush_lines();	/* a whole line: out without a fence on x86 */
-	rf__bf_toggle(bf, cur);
+	rf_bf_toggle(bf, cur);
 }
 
 /*
@@ -359,7 +359,7 @@ RF_INLINE void rf__bf_store_v16(volatile rf__v16r *d, const rf__v16r *v, unsigne
 }
 
 /*
- * rf__ring_bf_v16 - rf_ring_bf() (hw/doorbell.h) for a WQE built as n
+ * rf__ring_bf_v16 - rf_ring_bf() (doorbell.h) for a WQE built as n
  * 16-byte words in v (struct rf__wqe_v16, n a constant), at wqe in the
  * queue: the BlueFlame stores write v[0..n-1], then with inl an inline
  * segment of inl payload bytes from bb (rf__wqe_bb_inline(); one BB), then
@@ -392,7 +392,7 @@ RF_INLINE void rf__ring_bf_v16(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
 		rf__bf_store_v16((volatile rf__v16r *)cur, v->v, n);
 	}
 	rf_mmio_flush_lines();	/* whole lines: out without a fence on x86 */
-	rf__bf_toggle(bf, cur);
+	rf_bf_toggle(bf, cur);
 }
 
 RF_END_DECLS

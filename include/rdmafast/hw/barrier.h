@@ -71,7 +71,7 @@
  * flush must make the BlueFlame burst leave before the other half of the
  * register is written, and the start must keep the dbrec store ahead of the
  * MMIO store, which the device may act on at once (UCX issue #9819). A
- * BlueFlame copy by ST64B (hw/doorbell.h) sits between the same two.
+ * BlueFlame copy by ST64B (doorbell.h) sits between the same two.
  *
  * Any other architecture fails to compile here rather than silently
  * inheriting x86 assumptions.
