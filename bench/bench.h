@@ -30,7 +30,7 @@ enum bench_op {
 	OP_POLL_1,		/* one ready CQE into a completion record */
 	OP_POLL_16,		/* a batch of 16 ready CQEs */
 	OP_POST_DC_WRITE_SGE64,	/* DCI: RDMA write to a DCT, one 64-byte SGE, signaled, rung */
-	OP_POLL_16_ZIP,		/* the same as one compressed session (rdmafast only) */
+	OP_POLL_16_ZIP,		/* the same as one zip of compressed CQEs (rdmafast only) */
 	OP_COUNT
 };
 
@@ -129,7 +129,7 @@ void bench_qp_close(struct bench_qp *b);
 void bench_complete_posted(struct bench_qp *b, unsigned per_cqe);
 /* Write n requester CQEs, one per WQE, for WQEs posted and not completed. */
 void bench_write_cqes(struct bench_qp *b, unsigned n, unsigned per_cqe);
-/* n requester completions (n a multiple of 16) as sessions of 16 mini-CQEs. */
+/* n requester completions (n a multiple of 16) as zips of 16 mini-CQEs. */
 void bench_write_zip_cqes(struct bench_qp *b, unsigned n);
 /* Poll everything written (unmeasured) with the implementation's poller. */
 void bench_drain(struct bench_qp *b);

@@ -148,7 +148,7 @@ void bench_drain(struct bench_qp *b)
  * include/linux/mlx5/device.h struct mlx5_mini_cqe8, here struct
  * rf_mini_cqe8 of rdmafast/hw/cqe.h; decoded by
  * drivers/net/ethernet/mellanox/mlx5/core/en_rx.c): a title in format 3
- * whose byte_cnt counts the session, the mini-CQE arrays in the entry
+ * whose byte_cnt counts the zip, the mini-CQE arrays in the entry
  * after it and in every eighth entry from it, the other entries left as
  * they were. A requester mini-CQE holds the WQE counter, the WQE opcode
  * and the byte count. The CQ need not have been created with compression:
@@ -156,16 +156,16 @@ void bench_drain(struct bench_qp *b)
  */
 void bench_write_zip_cqes(struct bench_qp *b, unsigned n)
 {
-	enum { SESSION = 16 };
+	enum { ZIP_LEN = 16 };
 	uint32_t cnt = b->dvcq.cqe_cnt, size = b->dvcq.cqe_size;
 
-	for (unsigned s = 0; s < n / SESSION; s++) {
+	for (unsigned s = 0; s < n / ZIP_LEN; s++) {
 		uint32_t pi = b->cq_pi, first = b->sq_done;
 		struct mlx5_cqe64 *title = (struct mlx5_cqe64 *)((uint8_t *)b->dvcq.buf +
 			(size_t)(pi & (cnt - 1)) * size + size - 64);
 		uint8_t op = 0;
 
-		for (unsigned i = 0; i < SESSION; i++) {
+		for (unsigned i = 0; i < ZIP_LEN; i++) {
 			uint32_t slot = i < 8 ? 1 : i & ~7u;
 			struct rf_mini_cqe8 *m = (struct rf_mini_cqe8 *)(void *)((uint8_t *)b->dvcq.buf +
 				(size_t)((pi + slot) & (cnt - 1)) * size + size - 64) + (i & 7);
@@ -184,13 +184,13 @@ void bench_write_zip_cqes(struct bench_qp *b, unsigned n)
 		}
 		memset(title, 0, sizeof(*title) - 1);
 		title->srqn_uidx = htobe32(b->uidx);
-		title->byte_cnt = htobe32(SESSION);
+		title->byte_cnt = htobe32(ZIP_LEN);
 		title->sop_drop_qpn = htobe32((uint32_t)op << 24 | b->qp->qp_num);
 		title->wqe_counter = htobe16((uint16_t)first);
 		__atomic_thread_fence(__ATOMIC_RELEASE);	/* arrays and body before owner */
 		title->op_own = (uint8_t)(MLX5_CQE_REQ << 4 | RF_CQE_FORMAT_COMPRESSED << 2 |
 					  ((pi / cnt) & 1));
-		b->cq_pi += SESSION;
-		b->sq_done += SESSION;
+		b->cq_pi += ZIP_LEN;
+		b->sq_done += ZIP_LEN;
 	}
 }

@@ -45,7 +45,7 @@ void bench_report_table(struct bench_result r[OP_COUNT][IMPL_COUNT])
 		}
 	}
 	printf("(instr × and ns ×: relative to libmlx5 ibv_post_send/ibv_poll_cq; per operation,\n"
-	       " harness cost subtracted; poll_16_zip: one session of 16 compressed CQEs, which\n"
+	       " harness cost subtracted; poll_16_zip: one zip of 16 compressed CQEs, which\n"
 	       " libmlx5 cannot decode, per CQE; ucx_rc_mlx5: uct_ep_put_zcopy, uct_ep_put_short,\n"
 	       " uct_ep_am_short (8-byte header + 24 bytes), one uct_iface_progress per CQE)\n");
 }
@@ -108,7 +108,7 @@ int bench_report_goals(struct bench_result r[OP_COUNT][IMPL_COUNT], int *instr_m
 		}
 		if (op == OP_POLL_16_ZIP) {
 			/*
-			 * A session carries in 8 bytes per CQE what a normal CQE
+			 * A zip carries in 8 bytes per CQE what a normal CQE
 			 * carries in 64: its decoding must cost less than that of
 			 * the uncompressed batch, or compression does not pay.
 			 */

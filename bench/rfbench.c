@@ -223,7 +223,7 @@ int main(int argc, char **argv)
 
 				if (!avail[impl] ||
 				    !bench_op_fn((enum bench_impl)impl, (enum bench_op)op))
-					continue;	/* (libmlx5 cannot decode sessions) */
+					continue;	/* (libmlx5 cannot decode zips) */
 				CALLGRIND_ZERO_STATS;
 				run(bench_op_is_dc((enum bench_op)op) ? &dci[impl] : &qp[impl],
 				    (enum bench_op)op,

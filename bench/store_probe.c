@@ -12,9 +12,10 @@
  * the buffer 4K-aliases the BlueFlame block and queue slot 0.
  *
  * The fence cases take the ring apart: each sfence alone (before the
- * BlueFlame stores as rf_wc_start(), after them as rf_wc_flush()), a
- * locked instruction or an mfence in the place of the first, and the
- * ring without its doorbell record or without its BlueFlame block.
+ * BlueFlame stores as rf_mmio_wc_start(), after them as
+ * rf_mmio_flush_writes()), a locked instruction or an mfence in the place
+ * of the first, and the ring without its doorbell record or without its
+ * BlueFlame block.
  *
  * The DC cases run a DCI write's shape: ctrl, the 48-byte address vector
  * (loaded from a caller's struct), raddr and one data segment, 96 bytes,

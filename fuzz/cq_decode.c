@@ -222,7 +222,7 @@ static uint32_t fill_cq(struct world *w, struct in *in, int in_order, uint32_t *
 		/* owned by software on lap 0 unless the fuzzer says not (owner 1) */
 		opc = rf_cqe_opcode(e->op_own);
 		/*
-		 * A compressed title: mostly a count a session can have. Its
+		 * A compressed title: mostly a count a zip can have. Its
 		 * mini-CQEs name WQEs in any order, so the in-order mode (whose
 		 * check is the SQ consumer index) has none.
 		 */

@@ -1,12 +1,21 @@
 #!/bin/sh
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
-# check-includes.sh DIR - the include graph of DIR/rdmafast/**/*.h, checked:
+# check-includes.sh DIR - the include graph and the names of
+# DIR/rdmafast/**/*.h, checked against the visibility rule (rdmafast.h):
 #
 #   - no header includes itself through others (no cycle);
 #   - the layering rules below hold, through any chain of includes;
-#   - hw/ holds hardware formats: its headers include only hw/ and
-#     compiler.h;
+#   - hw/ holds hardware formats, byte order and barriers: its headers
+#     include only hw/ and compiler.h, and define no queue, doorbell or
+#     completion-record names (rf_sq_, rf_cq_, rf_rq_, rf_srq_, rf_ring_,
+#     rf_bf_, rf_wc_, RF_WC_);
+#   - private and detail/ agree: every name a detail/ header defines
+#     starts rf__ or RF__, and no header outside detail/ defines one
+#     (but the names in $LEGACY, which are to move);
+#   - detail/ includes compiler.h, version.h, hw/, detail/ and the core
+#     public headers ($CORE) only, never an operation header;
+#   - no header is over 600 lines;
 #   - every <rdmafast/...> include names a header that exists.
 #
 # Prints every violation with the chain that causes it and exits 1, or
@@ -21,18 +30,97 @@ rq.h: sq.h cq.h
 srq.h: sq.h cq.h
 mad.h: sq.h cq.h
 cq.h: sq.h rq.h srq.h
-hw/doorbell.h: hw/wqe.h
+doorbell.h: hw/wqe.h
 '
+
+# The public headers detail/ may include: the objects (types, doorbell,
+# queues, the checked build's hooks) and the verbs glue, whose types the
+# machinery works on. Everything else public is an operation header,
+# which includes detail/ and is never included by it.
+CORE='compiler.h version.h types.h doorbell.h checked.h sq.h sq_slots.h sq_wr.h rq.h srq.h cq.h verbs.h'
+
+# Private names still defined in public headers, to move under detail/
+# (issue 31): each needs its public struct complete, or is verbs glue.
+# The list only shrinks: a new rf__ name outside detail/ fails.
+LEGACY='
+checked.h: RF__CHK RF__CHK_QPS RF__CHK_QPS_BASE RF__CHK_QPS_UNKNOWN rf__chk_cq rf__chk_fail rf__chk_report rf__chk_rq rf__chk_rule rf__chk_sq rf__chk_srq
+connect.h: rf__ep_fail rf__ep_join
+cq.h: rf__chk_cq_detach rf__chk_cq_stale rf__chk_cq_undetach rf__cq_req_forget rf__cq_restore_owner rf__cq_restore_run
+cq_poll.h: RF__CQ_POLL
+mad_tap.h: rf__mad_tap_hand
+sq_dc.h: rf__sq_dc1_form rf__sq_dc_atomic_form rf__sq_dc_claim rf__sq_dc_inline_form rf__sq_dc_open rf__sq_dci_stream_bits rf__sq_post_dc1 rf__sq_post_dc_atomic rf__sq_post_dc_inline
+verbs/cq.h: rf__cq_create_dv_ibv
+verbs/ibv.h: RF__BYTE_ORDER_SHIM rf__chk_qp_state_ibv rf__ibv_err
+verbs/qp.h: rf__qp_conn_begin rf__qp_conn_path
+'
+
+MAX_LINES=600
+
+# defs FILE: the names FILE defines at file scope, one a line: macros,
+# tags, typedefs, functions (the return type on the name's line, as
+# every header here writes them) and enum constants of RF_ or RF__.
+defs() {
+	awk '
+	/^[ \t]*\/\*/ && !/\*\// { c = 1 }
+	c { if (/\*\//) c = 0; next }
+	/^#[ \t]*define[ \t]/ {
+		n = $0; sub(/^#[ \t]*define[ \t]+/, "", n); sub(/[^A-Za-z0-9_].*/, "", n)
+		print n; next }
+	/^(struct|union|enum)[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]*\{/ { print $2; next }
+	/^typedef/ {
+		n = $0; sub(/;.*/, "", n); sub(/__attribute__.*/, "", n); sub(/\).*/, "", n)
+		gsub(/[^A-Za-z0-9_]+/, " ", n); k = split(n, w, " "); print w[k]; next }
+	/^[A-Za-z_]/ && !/^(RF_BEGIN_DECLS|RF_END_DECLS|RF_STATIC_ASSERT|extern)/ && /\(/ {
+		n = $0; sub(/\(.*/, "", n); gsub(/\*/, " ", n); k = split(n, w, /[ \t]+/)
+		if (w[k] ~ /^[A-Za-z_][A-Za-z0-9_]*$/) print w[k]; next }
+	/^\t(RF_|RF__)[A-Z0-9_]*[ \t]*=/ { n = $1; sub(/=.*/, "", n); print n }
+	' "$1" | grep -v '^RDMAFAST_' | sort -u
+}
 
 check() {
 	dir=$1
 	[ -d "$dir/rdmafast" ] || { echo "check-includes: no $dir/rdmafast" >&2; return 2; }
 	find "$dir/rdmafast" -name '*.h' | sort | while read -r f; do
-		printf 'F %s\n' "${f#"$dir"/rdmafast/}"
+		h=${f#"$dir"/rdmafast/}
+		printf 'F %s %s\n' "$h" "$(wc -l <"$f")"
+		defs "$f" | sed "s|^|D $h |"
 		sed -n 's|^[ 	]*#[ 	]*include[ 	]*[<"]rdmafast/\([^>"]*\)[>"].*|\1|p' "$f" |
 			sed "s|^|E ${f#"$dir"/rdmafast/} |"
-	done | awk -v rules="$RULES" '
-	$1 == "F" { known[$2] = 1; order[++nf] = $2; next }
+	done | awk -v rules="$RULES" -v core="$CORE" -v legacy="$LEGACY" -v max="$MAX_LINES" '
+	BEGIN {
+		nc = split(core, w, " ")
+		for (i = 1; i <= nc; i++)
+			iscore[w[i]] = 1
+		nl = split(legacy, line, "\n")
+		for (i = 1; i <= nl; i++) {
+			nw = split(line[i], w, /[: ]+/)
+			for (j = 2; j <= nw; j++)
+				if (w[j] != "")
+					old[w[1], w[j]] = 1
+		}
+	}
+	$1 == "F" {
+		known[$2] = 1; order[++nf] = $2
+		if ($3 + 0 > max + 0) {
+			printf "check-includes: %s has %d lines: split it (at most %d)\n", $2, $3, max
+			bad = 1
+		}
+		next
+	}
+	$1 == "D" {
+		priv = $3 ~ /^(rf__|RF__)/
+		if ($2 ~ /^detail\// && !priv) {
+			printf "check-includes: %s defines %s: every name under detail/ is private (rf__, RF__)\n", $2, $3
+			bad = 1
+		} else if ($2 !~ /^detail\// && priv && !(($2, $3) in old)) {
+			printf "check-includes: %s defines %s: private names (rf__, RF__) live under detail/\n", $2, $3
+			bad = 1
+		} else if ($2 ~ /^hw\// && $3 ~ /^(rf_(sq|cq|rq|srq|ring|bf|wc)_|rf_wc$|RF_WC_)/) {
+			printf "check-includes: %s defines %s: hw/ holds formats, byte order and barriers, not queues, doorbells or completion records\n", $2, $3
+			bad = 1
+		}
+		next
+	}
 	$1 == "E" { adj[$2, ++deg[$2]] = $3; next }
 
 	# Depth-first search from n, reporting each back edge as a cycle.
@@ -99,6 +187,9 @@ check() {
 				} else if (n ~ /^hw\// && m !~ /^hw\// && m != "compiler.h") {
 					printf "check-includes: %s includes %s: hw/ holds hardware formats and includes only hw/ and compiler.h\n", n, m
 					bad = 1
+				} else if (n ~ /^detail\// && m !~ /^(hw|detail)\// && !(m in iscore)) {
+					printf "check-includes: %s includes %s: detail/ includes hw/, detail/ and the core public headers only, never an operation header\n", n, m
+					bad = 1
 				}
 			}
 		}
@@ -136,9 +227,15 @@ tree() {
 		h=${spec%%=*}
 		mkdir -p "$(dirname "$root/rdmafast/$h")"
 		: >"$root/rdmafast/$h"
-		for inc in $(echo "${spec#*=}" | tr , ' '); do
+		rest=${spec#*=}
+		for inc in $(echo "${rest%%=*}" | tr , ' '); do
 			echo "#include <rdmafast/$inc>" >>"$root/rdmafast/$h"
 		done
+		case $rest in *=*)	# =NAMES: functions it defines
+			for fn in $(echo "${rest#*=}" | tr , ' '); do
+				echo "static inline int $fn(void) { return 0; }" >>"$root/rdmafast/$h"
+			done ;;
+		esac
 	done
 }
 
@@ -156,7 +253,7 @@ self_test() {
 	trap 'rm -rf "$base"' EXIT
 	t=$base/inc
 	# $ok is split into words on purpose: one header a word
-	ok='compiler.h= hw/wqe.h=compiler.h hw/doorbell.h=compiler.h types.h=hw/wqe.h sq.h=types.h,hw/doorbell.h cq.h=types.h rq.h=types.h srq.h=types.h mad.h=types.h'
+	ok='compiler.h= hw/wqe.h=compiler.h doorbell.h=compiler.h types.h=hw/wqe.h sq.h=types.h,doorbell.h,detail/sq.h cq.h=types.h rq.h=types.h srq.h=types.h mad.h=types.h detail/sq.h=hw/wqe.h=rf__sq_x detail/sq_post.h=sq.h=rf__sq_post sq_data.h=sq.h,detail/sq_post.h=rf_sq_post_write'
 	tree "$t" $ok && expect pass 'a layered tree'
 	tree "$t" $ok sq_data.h=sq.h,sq_batch.h sq_batch.h=sq_data.h && expect fail 'a two-header cycle'
 	tree "$t" $ok detail/a.h=detail/b.h detail/b.h=detail/c.h detail/c.h=detail/a.h && expect fail 'a three-header cycle'
@@ -165,7 +262,13 @@ self_test() {
 	tree "$t" compiler.h= cq.h=compiler.h mad.h=cq.h && expect fail 'mad.h including cq.h'
 	tree "$t" compiler.h= cq.h=compiler.h types.h=cq.h && expect fail 'types.h including cq.h'
 	tree "$t" compiler.h= rq.h=compiler.h cq.h=rq.h && expect fail 'cq.h including rq.h'
-	tree "$t" compiler.h= hw/wqe.h=compiler.h hw/doorbell.h=hw/wqe.h && expect fail 'hw/doorbell.h including hw/wqe.h'
+	tree "$t" compiler.h= hw/wqe.h=compiler.h doorbell.h=hw/wqe.h && expect fail 'doorbell.h including hw/wqe.h'
+	tree "$t" $ok sq_dc.h=sq.h=rf__sq_dc_new && expect fail 'a private name defined in a public header'
+	tree "$t" $ok detail/sq_new.h=sq.h=rf_sq_helper && expect fail 'a public name defined under detail/'
+	tree "$t" $ok hw/cqe.h=compiler.h=rf_wc_status_str && expect fail 'a completion-record name in hw/'
+	tree "$t" $ok hw/ring.h=compiler.h=rf_ring_db && expect fail 'a doorbell ring in hw/'
+	tree "$t" $ok detail/sq_more.h=sq_data.h && expect fail 'detail/ including an operation header'
+	tree "$t" $ok && seq 601 | sed 's|^|/* |; s|$| */|' >>"$t/rdmafast/sq.h" && expect fail 'a header over 600 lines'
 	tree "$t" compiler.h= sq.h=compiler.h hw/wqe.h=sq.h && expect fail 'hw/ including a queue'
 	tree "$t" compiler.h= sq.h=compiler.h,gone.h && expect fail 'an include of a missing header'
 	echo "check-includes self-test: every rule fails when broken"

@@ -834,7 +834,7 @@ int socket(int domain, int type, int protocol)
 /*
  * The emulated UAR pages are ordinary memory (the memfd). rdmafast's
  * BlueFlame copy uses ST64B when AT_HWCAP3 reports arm64's FEAT_LS64
- * (rdmafast/hw/doorbell.h), and ST64B to memory that does not support it
+ * (rdmafast/doorbell.h), and ST64B to memory that does not support it
  * may fault, so an emulated process is told its CPU has no LS64. The values
  * are Linux's ABI (AT_HWCAP3 29, HWCAP3_LS64 bit 3); no other architecture
  * uses that auxv entry.

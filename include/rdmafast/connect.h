@@ -43,6 +43,7 @@
  * getaddrinfo(), is a POSIX declaration that glibc hides under -std=c11,
  * and this header compiles in every mode; resolve a name yourself and
  * pass the address. Link with -libverbs -lmlx5 (it includes verbs.h).
+ * The TCP side channel alone is rdmafast/tcp.h.
  * Manual: rf_verbs(3).
  */
 #ifndef RDMAFAST_CONNECT_H
@@ -62,208 +63,10 @@
 #include <unistd.h>
 
 #include <rdmafast/verbs.h>
+#include <rdmafast/tcp.h>
+#include <rdmafast/detail/connect.h>
 
 RF_BEGIN_DECLS
-
-/* How long any one wait of this header lasts when the caller gives 0. */
-#define RF_TCP_TIMEOUT_MS 30000
-
-/* ---- The TCP side channel ---------------------------------------------- */
-
-/* Milliseconds on the C11 clock (timespec_get: no POSIX clock needed). */
-static inline RF_COLD long long rf__tcp_now_ms(void)
-{
-	struct timespec ts;
-
-	if (timespec_get(&ts, TIME_UTC) != TIME_UTC)
-		return 0;
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Wait until fd is ready for events, at most ms: 0 or -ETIMEDOUT/-errno. */
-static inline RF_COLD int rf_tcp_wait(int fd, short events, int ms)
-{
-	struct pollfd p;
-	int r;
-
-	p.fd = fd;
-	p.events = events;
-	p.revents = 0;
-	r = poll(&p, 1, ms);
-	return r == 1 ? 0 : r == 0 ? -ETIMEDOUT : -errno;
-}
-
-/*
- * rf_tcp_listen - listen on TCP port (every address, IPv6 and IPv4) with
- * room for backlog peers not yet accepted (0: SOMAXCONN). The socket
- * stays open until you close() it: accept one peer after another on it
- * with rf_tcp_accept(), and a client that connects while the server is
- * busy with another waits in the backlog instead of retrying. Returns
- * the listening socket or -errno (-EADDRINUSE: the port is taken).
- */
-static inline RF_COLD int rf_tcp_listen(uint16_t port, int backlog)
-{
-	struct sockaddr_in6 a6;
-	struct sockaddr_in a4;
-	int one = 1, zero = 0, lfd, ret, v6;
-
-	memset(&a6, 0, sizeof(a6));
-	a6.sin6_family = AF_INET6;
-	a6.sin6_port = htons(port);
-	a6.sin6_addr = in6addr_any;
-	memset(&a4, 0, sizeof(a4));
-	a4.sin_family = AF_INET;
-	a4.sin_port = htons(port);
-	a4.sin_addr.s_addr = htonl(INADDR_ANY);
-
-	/* one dual-stack socket; IPv4 alone where IPv6 is off */
-	lfd = socket(AF_INET6, SOCK_STREAM, 0);
-	if (lfd >= 0 && setsockopt(lfd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero))) {
-		close(lfd);
-		lfd = -1;
-	}
-	v6 = lfd >= 0;
-	if (!v6)
-		lfd = socket(AF_INET, SOCK_STREAM, 0);
-	if (lfd < 0)
-		return -errno;
-	if (setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    (v6 ? bind(lfd, (struct sockaddr *)&a6, sizeof(a6)) :
-		  bind(lfd, (struct sockaddr *)&a4, sizeof(a4))) ||
-	    listen(lfd, backlog > 0 ? backlog : SOMAXCONN)) {
-		ret = -errno;
-		close(lfd);
-		return ret;
-	}
-	return lfd;
-}
-
-/*
- * rf_tcp_accept - the next peer of the listening socket lfd
- * (rf_tcp_listen()), waiting at most ms (0: RF_TCP_TIMEOUT_MS). lfd stays
- * open. Returns the connected socket, -ETIMEDOUT or -errno.
- */
-static inline RF_COLD int rf_tcp_accept(int lfd, int ms)
-{
-	int ret = rf_tcp_wait(lfd, POLLIN, ms ? ms : RF_TCP_TIMEOUT_MS);
-	int fd;
-
-	if (ret)
-		return ret;
-	fd = accept(lfd, NULL, NULL);
-	return fd < 0 ? -errno : fd;
-}
-
-/*
- * rf_tcp_serve - one peer and no more: rf_tcp_listen() on port,
- * rf_tcp_accept() within ms (0: RF_TCP_TIMEOUT_MS), and the listener
- * closed. A second client finds no listener (rf_tcp_connect() retries
- * until the server listens again); a server of many clients keeps one
- * rf_tcp_listen() socket instead. Returns the connected socket or -errno.
- */
-static inline RF_COLD int rf_tcp_serve(uint16_t port, int ms)
-{
-	int lfd = rf_tcp_listen(port, 1), fd;
-
-	if (lfd < 0)
-		return lfd;
-	fd = rf_tcp_accept(lfd, ms);
-	close(lfd);
-	return fd;
-}
-
-/*
- * rf_tcp_connect - connect to the numeric address addr (IPv4 or IPv6),
- * TCP port, retrying while the server is not listening yet, for at most
- * ms (0: RF_TCP_TIMEOUT_MS). Returns the connected socket, -EINVAL for an
- * address that is not numeric, or -ETIMEDOUT/-errno.
- */
-static inline RF_COLD int rf_tcp_connect(const char *addr, uint16_t port, int ms)
-{
-	long long end = rf__tcp_now_ms() + (ms ? ms : RF_TCP_TIMEOUT_MS);
-	struct sockaddr_in6 a6;
-	struct sockaddr_in a4;
-	struct sockaddr *sa;
-	socklen_t len;
-	int fd, family;
-
-	memset(&a6, 0, sizeof(a6));
-	memset(&a4, 0, sizeof(a4));
-	if (inet_pton(AF_INET, addr, &a4.sin_addr) == 1) {
-		a4.sin_family = AF_INET;
-		a4.sin_port = htons(port);
-		family = AF_INET;
-		sa = (struct sockaddr *)&a4;
-		len = sizeof(a4);
-	} else if (inet_pton(AF_INET6, addr, &a6.sin6_addr) == 1) {
-		a6.sin6_family = AF_INET6;
-		a6.sin6_port = htons(port);
-		family = AF_INET6;
-		sa = (struct sockaddr *)&a6;
-		len = sizeof(a6);
-	} else {
-		return -EINVAL;
-	}
-	for (;;) {
-		fd = socket(family, SOCK_STREAM, 0);
-		if (fd < 0)
-			return -errno;
-		if (!connect(fd, sa, len))
-			return fd;
-		close(fd);
-		if (rf__tcp_now_ms() > end)
-			return -ETIMEDOUT;
-		poll(NULL, 0, 50);	/* the server may not be listening yet */
-	}
-}
-
-/*
- * rf_tcp_xfer - send (receive 0) or receive exactly n bytes, each wait at
- * most ms (0: RF_TCP_TIMEOUT_MS). 0, -ECONNRESET when the peer closed,
- * -ETIMEDOUT or -errno.
- */
-static inline RF_COLD int rf_tcp_xfer(int fd, void *buf, size_t n, int receive, int ms)
-{
-	uint8_t *p = (uint8_t *)buf;
-
-	while (n) {
-		ssize_t k;
-		int ret = rf_tcp_wait(fd, receive ? POLLIN : POLLOUT,
-				      ms ? ms : RF_TCP_TIMEOUT_MS);
-
-		if (ret)
-			return ret;
-		k = receive ? recv(fd, p, n, 0) : send(fd, p, n, MSG_NOSIGNAL);
-		if (k <= 0)
-			return k == 0 ? -ECONNRESET : -errno;
-		p += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-/*
- * rf_tcp_sync - a barrier between the two sides: each sends tag and waits
- * for the other's. -EPROTO if the other side sent another tag (the two
- * programs are at different steps).
- */
-static inline RF_COLD int rf_tcp_sync(int fd, uint8_t tag, int ms)
-{
-	uint8_t r = 0;
-	int ret = rf_tcp_xfer(fd, &tag, 1, 0, ms);
-
-	if (!ret)
-		ret = rf_tcp_xfer(fd, &r, 1, 1, ms);
-	if (!ret && r != tag)
-		ret = -EPROTO;
-	return ret;
-}
-
-/*
- * The tag of the "ready" barrier (rf_ep_ready()): both QPs are connected
- * and can receive, so either side may send.
- */
-#define RF_TCP_SYNC_READY 'R'
 
 /*
  * rf_ep_ready - rf_tcp_sync(fd, RF_TCP_SYNC_READY, ms): after the last
@@ -327,39 +130,6 @@ static inline RF_COLD int rf_ep_info_add_region(struct rf_ep_info *info,
 	r->rkey = mr->rkey;
 	return (int)info->nregions++;
 }
-
-/*
- * The wire form of struct rf_ep_info: a header of its own size, every
- * field big-endian, then nregions region records. magic names the
- * format and its version (RF__EP_WIRE_MAGIC); a peer built from another
- * version of this header, or speaking something else, is refused with
- * -EPROTO rather than misread. (Version 0, before regions, had no magic:
- * its first word is a QPN, whose top byte is 0.)
- */
-#define RF__EP_WIRE_MAGIC 0x52464501U	/* "RFE", version 1 */
-
-struct rf__ep_wire {
-	__be32  magic;
-	__be16  hdr_size;	/* sizeof(struct rf__ep_wire) */
-	__be16  nregions;
-	__be32  qpn;
-	__be32  psn;
-	__be32  lid;
-	__be32  rkey;
-	__be64  addr;
-	__be64  size;
-	uint8_t gid[16];
-};
-
-struct rf__ep_wire_region {
-	__be64 addr;
-	__be64 size;
-	__be32 rkey;
-	__be32 rsvd;
-};
-
-RF_STATIC_ASSERT(sizeof(struct rf__ep_wire) == 56, "rf_ep_info wire header");
-RF_STATIC_ASSERT(sizeof(struct rf__ep_wire_region) == 24, "rf_ep_info wire region");
 
 /*
  * rf_ep_exchange - send mine, receive theirs (each wait at most ms).
@@ -551,12 +321,6 @@ static inline RF_COLD int rf__ep_fail(struct rf_ep *e, const char *what, int ret
 	return ret < 0 ? ret : -EIO;
 }
 
-/* -errno of a verbs call that returned NULL. */
-static inline RF_COLD int rf__ep_errno(void)
-{
-	return errno ? -errno : -ENOMEM;
-}
-
 /*
  * rf_ep_close - release everything rf_ep_open() and rf_ep_connect() made,
  * whatever step they reached.
@@ -582,28 +346,6 @@ static inline RF_COLD void rf_ep_close(struct rf_ep *e)
 		ibv_close_device(e->ctx);
 	memset(e, 0, sizeof(*e));
 	e->sock = -1;
-}
-
-/* Open the device named dev (NULL: the first). */
-static inline RF_COLD struct ibv_context *rf__ep_open_dev(const char *dev, int *err)
-{
-	struct ibv_device **list;
-	struct ibv_context *ctx = NULL;
-	int n = 0, i;
-
-	list = ibv_get_device_list(&n);
-	*err = -ENODEV;
-	if (!list)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		if (!dev || !strcmp(ibv_get_device_name(list[i]), dev)) {
-			ctx = ibv_open_device(list[i]);
-			*err = ctx ? 0 : rf__ep_errno();
-			break;
-		}
-	}
-	ibv_free_device_list(list);
-	return ctx;
 }
 
 /*

@@ -34,7 +34,7 @@
 #include <rdmafast/checked.h>
 #include <rdmafast/hw/endian.h>
 #include <rdmafast/hw/barrier.h>
-#include <rdmafast/hw/doorbell.h>
+#include <rdmafast/doorbell.h>
 #include <rdmafast/hw/cqe.h>
 #include <rdmafast/types.h>
 #include <rdmafast/detail/sq.h>
@@ -136,9 +136,9 @@ struct rf_cq {
 	uint32_t   log_n;	/* log2(cqe_cnt) */
 	uint64_t   nstale;	/* CQEs of unattached QPs dropped (written) */
 	/*
-	 * Compressed CQEs: mini-CQEs of the session whose title is at ci
-	 * already returned by rf_cq_poll() (0 outside a session; written).
-	 * A session cut short by the record count keeps the cursor on its
+	 * Compressed CQEs: mini-CQEs of the zip whose title is at ci
+	 * already returned by rf_cq_poll() (0 outside a zip; written).
+	 * A zip cut short by the record count keeps the cursor on its
 	 * title, so the next poll's first compare misses and resumes it.
 	 */
 	uint32_t   zip_done;
@@ -397,28 +397,28 @@ RF_INLINE void rf_cq_advance(struct rf_cq *cq, uint32_t n)
 /*
  * Compressed CQEs at the raw level. A CQE that rf_cq_peek() returned with
  * rf_cqe_format(op_own) == RF_CQE_FORMAT_COMPRESSED is the title of a
- * session of rf_cq_session_len() completions: the title carries what they
+ * zip of rf_cq_zip_len() completions: the title carries what they
  * share (QPN, CQE opcode, flags_rqpn, imm, and for responders the first
  * wqe_counter), each mini-CQE what differs (byte count, and the WQE
  * counter and opcode of a requester, or the responder's hash, checksum
- * or stride index). The session occupies that many entries from the
+ * or stride index). The zip occupies that many entries from the
  * title on; the device writes the title and the mini-CQE arrays only (in
  * the entries after the title, 1, 8, 16, ...), whose bytes overwrite the
- * owner bits. rf_cq_session_advance() consumes it: it restores ownership
- * of every entry the session covered, so the next lap sees them as the
+ * owner bits. rf_cq_zip_advance() consumes it: it restores ownership
+ * of every entry the zip covered, so the next lap sees them as the
  * hardware's, then advances past them.
  */
-RF_INLINE uint32_t rf_cq_session_len(const struct rf_cqe64 *title)
+RF_INLINE uint32_t rf_cq_zip_len(const struct rf_cqe64 *title)
 {
 	return rf_be32toh(title->byte_cnt);
 }
 
 /*
- * The i-th mini-CQE (0 <= i < rf_cq_session_len()) of the session whose
+ * The i-th mini-CQE (0 <= i < rf_cq_zip_len()) of the zip whose
  * title is at ci: eight to an entry, in the entry after the title, then in
  * every eighth entry from the title on.
  */
-RF_INLINE const struct rf_mini_cqe8 *rf_cq_session_mini(const struct rf_cq *cq, uint32_t i)
+RF_INLINE const struct rf_mini_cqe8 *rf_cq_zip_mini(const struct rf_cq *cq, uint32_t i)
 {
 	uint32_t slot = i < RF_MINI_CQE_PER_SLOT ? 1 : i & ~(uint32_t)(RF_MINI_CQE_PER_SLOT - 1);
 
@@ -447,7 +447,7 @@ RF_INLINE void rf__cq_restore_run(uint8_t *p, uint8_t own, uint32_t n, size_t st
  * Give n entries from ci on back to the hardware's lap: op_own INVALID
  * with the owner bit of the lap each entry is in, as a completed entry
  * has after this lap (rf_cq_poll() does the same at the end of a
- * session).
+ * zip).
  */
 RF_INLINE void rf__cq_restore_owner(const struct rf_cq *cq, uint32_t ci, uint32_t n)
 {
@@ -483,13 +483,13 @@ RF_INLINE void rf__cq_restore_owner(const struct rf_cq *cq, uint32_t ci, uint32_
 }
 
 /*
- * Consume the session whose title is at ci (see above). A title whose
- * count no session can have (below 2, above the CQ's entries) is consumed
+ * Consume the zip whose title is at ci (see above). A title whose
+ * count no zip can have (below 2, above the CQ's entries) is consumed
  * alone.
  */
-RF_INLINE void rf_cq_session_advance(struct rf_cq *cq)
+RF_INLINE void rf_cq_zip_advance(struct rf_cq *cq)
 {
-	uint32_t n = rf_cq_session_len(rf_cq_cqe(cq, cq->ci));
+	uint32_t n = rf_cq_zip_len(rf_cq_cqe(cq, cq->ci));
 
 	if (n - 2 > cq->cqe_cnt - 2)
 		n = 1;
@@ -531,9 +531,9 @@ RF_INLINE void rf_cq_arm(struct rf_cq *cq, int solicited)
 	cq->dbrec[RF_CQ_SET_CI] = rf_htobe32(ci);
 	RF__CHK(cq->chk.ci_written = ci);
 	*(volatile __be32 *)&cq->dbrec[RF_CQ_ARM_DB] = db[0];
-	rf_wc_start();	/* dbrec stores before the MMIO store */
+	rf_mmio_wc_start();	/* dbrec stores before the MMIO store */
 	rf_mmio_write64(cq->uar + RF_CQ_DOORBELL, v);
-	rf_wc_flush();	/* the arm leaves the CPU now */
+	rf_mmio_flush_writes();	/* the arm leaves the CPU now */
 }
 
 /*

@@ -30,15 +30,15 @@
  * rf_qp_create_ibv() does that by default (rdmafast/verbs.h).
  *
  * Compressed CQEs (a CQ created with MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE,
- * rf_cq_create_zip_ibv()): a session's title is decoded once, then each
+ * rf_cq_create_zip_ibv()): a zip's title is decoded once, then each
  * mini-CQE becomes a record in a straight loop, requester (WQE counter and
  * opcode from the mini-CQE) or responder (byte count from it, the WQE from
  * the title's counter plus its place, or from stride_idx in CSUM_STRIDX),
- * and the entries the session covered are handed back with their
- * ownership restored. A session larger than n is resumed by the next
+ * and the entries the zip covered are handed back with their
+ * ownership restored. A zip larger than n is resumed by the next
  * call. rf_cq_decode() takes single CQEs only: a title there is an
- * RF_WC_GENERAL_ERR record; peek users read sessions with
- * rf_cq_session_len(), rf_cq_session_mini() and rf_cq_session_advance().
+ * RF_WC_GENERAL_ERR record; peek users read zips with
+ * rf_cq_zip_len(), rf_cq_zip_mini() and rf_cq_zip_advance().
  *
  * Not supported: CQ resize, tag matching.
  */
@@ -124,7 +124,7 @@ RF_INLINE int RF__CQ_POLL(struct rf_cq *cq, struct rf_wc *wc, int n)
 	b.used = (uint32_t)(w - (union rf__wc_view *)wc);
 	w = rf__cq_poll_more(cq, &b, w, stop, wend);
 	if (!b.used && w == (union rf__wc_view *)wc)
-		return 0;	/* (a session resumed and cut again consumes no entry) */
+		return 0;	/* (a zip resumed and cut again consumes no entry) */
 	rf__cq_poll_end(cq, &b, b.used);
 	return (int)(w - (union rf__wc_view *)wc);
 }

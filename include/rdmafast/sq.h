@@ -63,7 +63,7 @@
 #include <rdmafast/checked.h>
 #include <rdmafast/hw/endian.h>
 #include <rdmafast/hw/barrier.h>
-#include <rdmafast/hw/doorbell.h>
+#include <rdmafast/doorbell.h>
 #include <rdmafast/hw/wqe.h>
 #include <rdmafast/detail/sq.h>
 
@@ -126,23 +126,24 @@ struct rf_sq {
 	uint8_t   tseg_ds;	/* DS of the transport segment: 0 RC/UC, 1 XRC, 3 UD/DCI */
 	uint8_t   kind;		/* enum rf_qp_kind */
 	/*
-	 * tseg_ds, but 1 on UC: what READ, the atomics and SEND with
+	 * tseg_ds, or 1 on UC: what READ, the atomics and SEND with
 	 * invalidate test instead, so that on UC, which has none of them,
 	 * they leave the RC path for rf__sq_open(), which refuses them, at
 	 * no cost to the RC path.
 	 */
-	uint8_t   rd_tseg;
+	uint8_t   tseg_ds_or_uc;
 	uint32_t  tseg_off;	/* 16 + 16 * tseg_ds: where the body starts */
 	/* ring */
 	/*
-	 * pi at the last ring plus no_bf (written). A WQE that starts at
-	 * bf_pi is the only one since the last ring and, on a queue with
-	 * BlueFlame (no_bf 0), may go by BlueFlame: one compare for both in
-	 * an RF_SEND_RING post. Without BlueFlame no_bf is 0x80000000, which
-	 * pi - rung (at most the queue size) never reaches: no pi matches.
+	 * pi at the last ring plus no_bf_bias (written). A WQE that starts
+	 * at bf_rung_pi is the only one since the last ring and, on a queue
+	 * with BlueFlame (no_bf_bias 0), may go by BlueFlame: one compare
+	 * for both in an RF_SEND_RING post. Without BlueFlame no_bf_bias is
+	 * RF__SQ_NO_BF_BIAS, which pi - rung (at most the queue size) never
+	 * reaches: no pi matches.
 	 */
-	uint32_t  bf_pi;
-	uint32_t  no_bf;
+	uint32_t  bf_rung_pi;
+	uint32_t  no_bf_bias;
 	/*
 	 * BlueFlame: the register (bf.cur is the half to write next), and
 	 * bf_bbs, the basic blocks one half holds (bf.size / 64; 0 without
@@ -162,9 +163,10 @@ struct rf_sq {
 	uint32_t  max_inline;	/* payload bytes of one inline segment */
 	/*
 	 * max_inline + 1 on RC/UC, 0 on queues with a transport segment: an
-	 * inline post tests "RC/UC and the payload fits" with one compare.
+	 * inline post tests "RC/UC and the payload fits" with one compare,
+	 * len < rc_inline_len_below.
 	 */
-	uint32_t  inline_rc_lim;
+	uint32_t  rc_inline_len_below;
 	uint32_t  max_sge;	/* data segments in one WQE */
 	struct rf_wqe_xrc_seg xrc;	/* XRC: the segment after ctrl (rf_sq_set_xrc_srqn) */
 };
@@ -214,7 +216,7 @@ static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *
 	sq->ctrl_hi = rf__sq_fm_bits(sq->fm_ce_se);
 	sq->kind = (uint8_t)a->kind;
 	sq->tseg_ds = a->kind == RF_QP_XRC ? 1 : a->kind >= RF_QP_UD ? 3 : 0;
-	sq->rd_tseg = a->kind == RF_QP_UC ? 1 : sq->tseg_ds;
+	sq->tseg_ds_or_uc = a->kind == RF_QP_UC ? 1 : sq->tseg_ds;
 	sq->ctrl_lo = rf__sq_ctrl_lo(sq->qpn_be | rf_htobe32(1U + sq->tseg_ds), 0, 0, 0, 0);
 	sq->tseg_off = RF_WQE_DS_SIZE * (1U + sq->tseg_ds);
 	sq->wr_id = (struct rf__sq_wr_id *)a->wr_id;
@@ -227,15 +229,15 @@ static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *
 	__builtin_memset(a->wqe_end, 0, (size_t)a->wqe_cnt * sizeof(*a->wqe_end));
 	sq->dbrec = a->dbrec + RF_SND_DBR;
 	sq->bf_bbs = a->bf_size / RF_SEND_WQE_BB;
-	sq->no_bf = a->bf_size ? 0 : 0x80000000U;
-	sq->bf_pi = sq->no_bf;	/* rung at 0 */
+	sq->no_bf_bias = a->bf_size ? 0 : RF__SQ_NO_BF_BIAS;
+	sq->bf_rung_pi = sq->no_bf_bias;	/* rung at 0 */
 	sq->qend = sq->buf + (size_t)a->wqe_cnt * RF_SEND_WQE_BB;
 	sq->wqe_cnt = a->wqe_cnt;
 	sq->qpn = a->qpn;
 	/* no WQE holds more, and the inline sizes then cannot overflow */
 	sq->max_inline = a->max_inline < RF_WQE_MAX_DS * RF_WQE_DS_SIZE ?
 			 a->max_inline : RF_WQE_MAX_DS * RF_WQE_DS_SIZE;
-	sq->inline_rc_lim = sq->tseg_ds ? 0 : sq->max_inline + 1;
+	sq->rc_inline_len_below = sq->tseg_ds ? 0 : sq->max_inline + 1;
 	sq->max_sge = a->max_sge;
 	rf_set_xrc_seg(&sq->xrc, 0);
 	return 0;
@@ -290,17 +292,17 @@ RF_INLINE uint32_t rf_sq_last_pi(const struct rf_sq *sq)
  * BlueFlame register (the device needs no DMA read); otherwise, or when the
  * QP has no BlueFlame (bf.size 0), the 8-byte doorbell of the last WQE.
  * Barriers: WQE stores before the dbrec, dbrec before the MMIO stores, and
- * the write-combining buffer flushed after them (hw/doorbell.h).
+ * the write-combining buffer flushed after them (doorbell.h).
  *
  * "Single WQE": the WQE that starts at rung, the pi at the last ring
- * (bf_pi less no_bf), ends at pi. It fits when its size pi - rung is
- * 1..bf_bbs, one unsigned compare. Neither the test nor the doorbell needs
+ * (bf_rung_pi less no_bf_bias), ends at pi. It fits when its size
+ * pi - rung is 1..bf_bbs, one unsigned compare. Neither the test nor the doorbell needs
  * a "last WQE" stored by every post: the side table tells (rf_sq_last_pi()).
  */
 RF_INLINE void rf_sq_ring(struct rf_sq *sq)
 {
 	uint32_t pi = sq->pi;
-	uint32_t rung = sq->bf_pi - sq->no_bf;
+	uint32_t rung = sq->bf_rung_pi - sq->no_bf_bias;
 
 	if (RF_UNLIKELY(pi == rung))
 		return;
@@ -308,7 +310,7 @@ RF_INLINE void rf_sq_ring(struct rf_sq *sq)
 		rf_ring_bf(sq->dbrec, &sq->bf, pi, rf_sq_wqe(sq, rung), pi - rung);
 	else
 		rf_ring_db(sq->dbrec, &sq->bf, pi, rf_sq_wqe(sq, rf_sq_last_pi(sq)));
-	sq->bf_pi = pi + sq->no_bf;
+	sq->bf_rung_pi = pi + sq->no_bf_bias;
 }
 
 RF_END_DECLS

@@ -21,7 +21,6 @@
 #include <rdmafast/sq_data.h>
 #include <rdmafast/sq_atomic.h>
 #include <rdmafast/detail/sq_data.h>
-#include <rdmafast/detail/sq_batch.h>
 
 RF_BEGIN_DECLS
 

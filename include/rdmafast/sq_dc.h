@@ -165,7 +165,7 @@ RF_INLINE uint8_t *rf__sq_dc_open(struct rf_sq *sq, struct rf__sq_wqe *w,
 /*
  * One buffer (lkey, laddr, len): SEND-like without raddr, RDMA with it.
  * A zero length carries no data segment, as libmlx5's ibv_wr_set_sge().
- * The WQE is built in 16-byte registers (struct rf_wqe_v16): ctrl, the AV
+ * The WQE is built in 16-byte registers (struct rf__wqe_v16): ctrl, the AV
  * loaded from d (av_ds words, a constant), raddr, data; stored to the
  * queue once and rung from the registers. The data words are stored even
  * for a zero length, beyond the DS, where the WQE's last BB has room for
@@ -179,7 +179,7 @@ RF_INLINE int rf__sq_dc1_form(struct rf_sq *sq, const struct rf_dc_dest *d,
 			      uint32_t flags, uint64_t wr_id)
 {
 	struct rf__sq_wqe w;
-	struct rf_wqe_v16 v;
+	struct rf__wqe_v16 v;
 	const uint8_t *av = (const uint8_t *)&d->av;
 	uint32_t ds = (uint32_t)(rdma != 0) + RF__DS_DATA(len);
 	unsigned n = 2 + av_ds + (rdma != 0);
@@ -212,9 +212,9 @@ RF_INLINE int rf__sq_post_dc1(struct rf_sq *sq, const struct rf_dc_dest *d,
 			      uint64_t laddr, uint32_t len, uint32_t rkey,
 			      uint64_t raddr, uint32_t flags, uint64_t wr_id)
 {
-	rf__v16r r = rf__v16_words(rf_wqe_word_be64(raddr), rf_wqe_word(rf_htobe32(rkey), 0));
-	rf__v16r data = rf__v16_words(rf_wqe_word(rf_htobe32(len), rf_htobe32(lkey)),
-				      rf_wqe_word_be64(laddr));
+	rf__v16r r = rf__v16_words(rf__wqe_word_be64(raddr), rf__wqe_word(rf_htobe32(rkey), 0));
+	rf__v16r data = rf__v16_words(rf__wqe_word(rf_htobe32(len), rf_htobe32(lkey)),
+				      rf__wqe_word_be64(laddr));
 
 	if (d->av_ds == 1)
 		return rf__sq_dc1_form(sq, d, 1, opcode, imm, rdma, r, data, len, flags,

@@ -27,7 +27,6 @@
 #include <rdmafast/sq.h>
 #include <rdmafast/sq_slots.h>
 #include <rdmafast/detail/sq_slots.h>
-#include <rdmafast/detail/sq_mw.h>
 
 RF_BEGIN_DECLS
 

@@ -29,7 +29,7 @@
 #include <rdmafast/checked.h>
 #include <rdmafast/hw/endian.h>
 #include <rdmafast/hw/barrier.h>
-#include <rdmafast/hw/doorbell.h>
+#include <rdmafast/doorbell.h>
 #include <rdmafast/hw/wqe.h>
 #include <rdmafast/types.h>	/* struct rf_sge */
 

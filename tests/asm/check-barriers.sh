@@ -11,7 +11,7 @@
 # cannot find a missing or too weak barrier: it runs on the host's memory
 # ordering (x86 TSO, also under qemu-user), so this is what guards them.
 # On x86-64 it also counts the 16-byte moves a ringing post stores its WQE
-# and its BlueFlame lines with (struct rf_wqe_v16 in detail/wqe_regs.h):
+# and its BlueFlame lines with (struct rf__wqe_v16 in detail/wqe_regs.h):
 # the same WQE in 8-byte words costs that post about a nanosecond.
 # --self-test first doctors the disassembly the way a regression would
 # (a weaker dmb, a dropped sfence, an lfence added to the poll) and demands
@@ -68,9 +68,9 @@ check() {
 	case $ARCH in
 	x86_64)
 		# TSO: the DMA barriers are compiler barriers; the WC stores
-		# need sfence before (wc_start), and after (wc_flush) when they
-		# leave a line partly written: the doorbell, not a BlueFlame
-		# copy (rf_wc_flush_lines(), hw/barrier.h).
+		# need sfence before (mmio_wc_start), and after
+		# (mmio_flush_writes) when they leave a line partly written: the
+		# doorbell, not a BlueFlame copy (rf_mmio_flush_lines(), hw/barrier.h).
 		expect "doorbell" "$(barriers rf_asm_ring_db)" "sfence, sfence"
 		expect "BlueFlame copy" "$(barriers rf_asm_ring_bf)" "sfence"
 		expect "post with RF_SEND_RING, BlueFlame from registers" \

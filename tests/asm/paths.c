@@ -12,7 +12,7 @@ int rf_asm_post(struct rf_sq *sq, uint64_t a)
 	return rf_sq_post_write(sq, 1, a, 64, 2, a, RF_SEND_SIGNALED, 7);
 }
 
-/* The 8-byte doorbell: dma_wmb, dbrec, wc_start, MMIO store, wc_flush. */
+/* The 8-byte doorbell: dma_wmb, dbrec, mmio_wc_start, MMIO store, flush. */
 void rf_asm_ring_db(__be32 *dbrec, struct rf_bf *bf, const void *ctrl)
 {
 	rf_ring_db(dbrec, bf, 5, ctrl);

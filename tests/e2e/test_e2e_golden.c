@@ -337,7 +337,7 @@ static uint32_t wqe_bbs(const struct rf_sq *sq, uint32_t pi)
  * in the mkey context (bytes 68..71): two windows, one per QP.
  *
  * Documented differences: after a UMR, libmlx5 fences the next WQE and
- * rdmafast writes a fenced NOP (rdmafast/detail/sq_mw.h); libmlx5 splits a WQE at the end of the queue and
+ * rdmafast writes a fenced NOP (rdmafast/detail/sq_slots.h); libmlx5 splits a WQE at the end of the queue and
  * goes on at its start (providers/mlx5/qp.c); rdmafast never does, it
  * fills the rest of the queue with NOPs and writes the WQE whole at the
  * start (rdmafast(7)). So WQEs are compared wherever each begins.

@@ -3,12 +3,12 @@
  * Compressed CQEs end to end: the same traffic through CQs created with
  * compression (every mini-CQE format, 64- and 128-byte CQEs) and through
  * plain ones gives the same records, and the device really wrote
- * sessions (RFEMU_CQE_COMPRESS; none under "never").
+ * zips (RFEMU_CQE_COMPRESS; none under "never").
  *
  * A round is ten signaled WQEs rung at once: three SENDs, two SENDs and
  * two WRITEs with the same immediate, a WRITE, a READ and a fetch-and-add;
  * the responder sees seven receives. The CQs have 32 entries, so the
- * rounds wrap them several times, sessions included.
+ * rounds wrap them several times, zips included.
  */
 #include "e2e.h"
 
@@ -17,13 +17,13 @@ enum { ROUNDS = 12, REQ_PER_ROUND = 10, RESP_PER_ROUND = 7, CQ_ENTRIES = 16 };
 struct zip_run {
 	struct rf_wc req[ROUNDS * REQ_PER_ROUND];
 	struct rf_wc resp[ROUNDS * RESP_PER_ROUND];
-	unsigned titles;	/* sessions seen at the head of a CQ */
+	unsigned titles;	/* zips seen at the head of a CQ */
 };
 
 /*
- * Poll n records in calls of 1..5 records, so that sessions are cut by
+ * Poll n records in calls of 1..5 records, so that zips are cut by
  * the record count and resumed. Before each call, a title at the head of
- * the CQ (not one resumed) is counted: a lower bound of the sessions, as
+ * the CQ (not one resumed) is counted: a lower bound of the zips, as
  * one call may consume several.
  */
 static void zip_wait(struct rf_cq *cq, struct rf_wc *wc, int n, unsigned *titles)
@@ -135,10 +135,10 @@ static struct zip_run plain, zipped;
 static void zip_compare(uint32_t mini_format, uint32_t cqe_size)
 {
 	zip_traffic(&plain, 0, cqe_size);
-	cr_assert_eq(plain.titles, 0, "no sessions on a CQ without compression");
+	cr_assert_eq(plain.titles, 0, "no zips on a CQ without compression");
 	zip_traffic(&zipped, mini_format, cqe_size);
-	cr_assert_gt(zipped.titles, 0, "the device wrote no session");
-	cr_log_info("%u sessions seen", zipped.titles);
+	cr_assert_gt(zipped.titles, 0, "the device wrote no zip");
+	cr_log_info("%u zips seen", zipped.titles);
 	zip_same(zipped.req, plain.req, ROUNDS * REQ_PER_ROUND, "requester");
 	zip_same(zipped.resp, plain.resp, ROUNDS * RESP_PER_ROUND, "responder");
 	for (int i = 0; i < ROUNDS * REQ_PER_ROUND; i++)
@@ -182,11 +182,11 @@ Test(e2e_zip, always)
 }
 
 /* never: a CQ created with compression gets plain CQEs only. */
-Test(e2e_zip, never_writes_sessions)
+Test(e2e_zip, never_writes_zips)
 {
 	setenv("RFEMU_CQE_COMPRESS", "never", 1);
 	zip_traffic(&zipped, RF_MINI_CQE_RES_FORMAT_HASH, 64);
-	cr_assert_eq(zipped.titles, 0, "%u sessions under never", zipped.titles);
+	cr_assert_eq(zipped.titles, 0, "%u zips under never", zipped.titles);
 	zip_traffic(&plain, 0, 64);
 	zip_same(zipped.req, plain.req, ROUNDS * REQ_PER_ROUND, "requester");
 	zip_same(zipped.resp, plain.resp, ROUNDS * RESP_PER_ROUND, "responder");

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Compressed CQEs (rdmafast/cq_poll.h, cq.h's rf_cq_session_*): sessions
+ * Compressed CQEs (rdmafast/cq_poll.h, cq.h's rf_cq_zip_*): zips
  * built byte by byte as a ConnectX writes them (a title in format 3, the
  * mini-CQE arrays in the entry after it and every eighth one, the other
  * entries untouched), for requester and responder completions in every
  * mini-CQE format, on 64- and 128-byte CQEs, wrapping the CQ end, cut by
  * the record count, mixed with normal CQEs, and at the raw level. Each
- * session's records are compared with those of the same completions
+ * zip's records are compared with those of the same completions
  * written uncompressed.
  */
 #include <stdint.h>
@@ -22,7 +22,7 @@
 enum { QPN = 0x1234, CQN = 0x77 };
 
 /*
- * Write a session of n completions at producer index `index`: title from
+ * Write a zip of n completions at producer index `index`: title from
  * e (a normal CQE of the first completion), mini-CQEs m[0..n).
  */
 static void zip_put(struct rft_cq *t, uint32_t index, const struct rf_cqe64 *e,
@@ -60,12 +60,12 @@ static void wc_eq(const struct rf_wc *a, const struct rf_wc *b, int fetches)
 
 /*
  * Requester: n signaled WQEs (WRITE, READ alternating, or all of the
- * opcode one_op) complete as one session starting at CQ entry `start` (the
+ * opcode one_op) complete as one zip starting at CQ entry `start` (the
  * CQ's ci is moved there first with NOP completions), polled max records
  * at a time; then one normal CQE. The same run without compression gives
  * the reference records.
  */
-static void req_session_op(uint32_t cqe_cnt, uint32_t cqe_size, uint32_t start, uint32_t n,
+static void req_zip_op(uint32_t cqe_cnt, uint32_t cqe_size, uint32_t start, uint32_t n,
 			   int max, uint8_t one_op)
 {
 	struct rf_wc got[80], ref[80];
@@ -132,7 +132,7 @@ static void req_session_op(uint32_t cqe_cnt, uint32_t cqe_size, uint32_t start, 
 		}
 		cr_assert_eq(got_n, n + 1);
 		cr_assert_eq(rf_cq_poll(&t.cq, wc + got_n, 4), 0);
-		cr_assert_eq(t.cq.ci, start + n + 1, "a session takes n entries");
+		cr_assert_eq(t.cq.ci, start + n + 1, "a zip takes n entries");
 		cr_assert_eq(t.dbrec[RF_CQ_SET_CI], rf_htobe32((start + n + 1) & 0xffffff));
 		cr_assert_eq(rf_sq_space(&s.sq), 128, "every WQE retired");
 		cr_assert_eq(wc[n].wr_id, 999);
@@ -150,20 +150,20 @@ static void req_session_op(uint32_t cqe_cnt, uint32_t cqe_size, uint32_t start, 
 		wc_eq(&got[i], &ref[i], 1);
 }
 
-static void req_session(uint32_t cqe_cnt, uint32_t cqe_size, uint32_t start, uint32_t n,
+static void req_zip(uint32_t cqe_cnt, uint32_t cqe_size, uint32_t start, uint32_t n,
 			int max)
 {
-	req_session_op(cqe_cnt, cqe_size, start, n, max, 0);
+	req_zip_op(cqe_cnt, cqe_size, start, n, max, 0);
 }
 
 Test(cq_zip, requester_one_array)
 {
-	req_session(32, 64, 0, 5, 16);
+	req_zip(32, 64, 0, 5, 16);
 }
 
 Test(cq_zip, requester_three_arrays)
 {
-	req_session(64, 64, 0, 20, 16);
+	req_zip(64, 64, 0, 20, 16);
 }
 
 /*
@@ -174,60 +174,60 @@ Test(cq_zip, requester_three_arrays)
  */
 Test(cq_zip, requester_arrays_of_one_opcode)
 {
-	req_session_op(64, 64, 0, 20, 16, RF_OPCODE_RDMA_READ);
-	req_session_op(64, 64, 0, 20, 16, RF_OPCODE_RDMA_WRITE);
-	req_session_op(64, 128, 5, 24, 16, RF_OPCODE_RDMA_WRITE);
-	req_session_op(32, 64, 3, 19, 5, RF_OPCODE_RDMA_READ);
-	req_session_op(32, 64, 20, 17, 9, RF_OPCODE_RDMA_WRITE);
+	req_zip_op(64, 64, 0, 20, 16, RF_OPCODE_RDMA_READ);
+	req_zip_op(64, 64, 0, 20, 16, RF_OPCODE_RDMA_WRITE);
+	req_zip_op(64, 128, 5, 24, 16, RF_OPCODE_RDMA_WRITE);
+	req_zip_op(32, 64, 3, 19, 5, RF_OPCODE_RDMA_READ);
+	req_zip_op(32, 64, 20, 17, 9, RF_OPCODE_RDMA_WRITE);
 }
 
 /*
- * Whole sessions (a multiple of eight, short of the CQ end and of the
+ * Whole zips (a multiple of eight, short of the CQ end and of the
  * record count, of the QP matched last) take the short path of
- * rf_cq_poll(): one opcode check for the session, eight straight records
+ * rf_cq_poll(): one opcode check for the zip, eight straight records
  * per array, the owner bytes restored at fixed offsets. WRITEs and READs
- * (byte counts), 64- and 128-byte CQEs, a session that ends exactly at
+ * (byte counts), 64- and 128-byte CQEs, a zip that ends exactly at
  * the CQ end (the owner bit flips after it); and those that must leave
- * it: mixed opcodes, a session that wraps the end, a record count that
- * cuts it, the first session after the attach (no QP matched yet).
+ * it: mixed opcodes, a zip that wraps the end, a record count that
+ * cuts it, the first zip after the attach (no QP matched yet).
  */
-Test(cq_zip, requester_whole_sessions)
+Test(cq_zip, requester_whole_zips)
 {
-	req_session_op(64, 64, 1, 16, 16, RF_OPCODE_RDMA_WRITE);
-	req_session_op(64, 64, 1, 16, 16, RF_OPCODE_RDMA_READ);
-	req_session_op(64, 128, 5, 24, 32, RF_OPCODE_RDMA_WRITE);
-	req_session_op(64, 128, 2, 8, 8, RF_OPCODE_RDMA_READ);
-	req_session_op(32, 64, 16, 16, 16, RF_OPCODE_RDMA_READ);
-	req_session_op(16, 128, 8, 8, 8, RF_OPCODE_RDMA_WRITE);
-	req_session_op(64, 64, 1, 16, 16, 0);
-	req_session_op(32, 64, 20, 16, 16, RF_OPCODE_RDMA_WRITE);
-	req_session_op(64, 64, 1, 16, 15, RF_OPCODE_RDMA_WRITE);
-	req_session_op(64, 64, 0, 16, 16, RF_OPCODE_RDMA_WRITE);
+	req_zip_op(64, 64, 1, 16, 16, RF_OPCODE_RDMA_WRITE);
+	req_zip_op(64, 64, 1, 16, 16, RF_OPCODE_RDMA_READ);
+	req_zip_op(64, 128, 5, 24, 32, RF_OPCODE_RDMA_WRITE);
+	req_zip_op(64, 128, 2, 8, 8, RF_OPCODE_RDMA_READ);
+	req_zip_op(32, 64, 16, 16, 16, RF_OPCODE_RDMA_READ);
+	req_zip_op(16, 128, 8, 8, 8, RF_OPCODE_RDMA_WRITE);
+	req_zip_op(64, 64, 1, 16, 16, 0);
+	req_zip_op(32, 64, 20, 16, 16, RF_OPCODE_RDMA_WRITE);
+	req_zip_op(64, 64, 1, 16, 15, RF_OPCODE_RDMA_WRITE);
+	req_zip_op(64, 64, 0, 16, 16, RF_OPCODE_RDMA_WRITE);
 }
 
 Test(cq_zip, requester_wraps_the_end_64)
 {
-	req_session(16, 64, 11, 12, 16);
+	req_zip(16, 64, 11, 12, 16);
 }
 
 Test(cq_zip, requester_wraps_the_end_128)
 {
-	req_session(16, 128, 13, 9, 16);
+	req_zip(16, 128, 13, 9, 16);
 }
 
 Test(cq_zip, requester_cut_by_the_record_count)
 {
-	req_session(32, 64, 3, 19, 3);
-	req_session(32, 128, 30, 17, 1);
+	req_zip(32, 64, 3, 19, 3);
+	req_zip(32, 128, 30, 17, 1);
 }
 
 /*
- * Responder: n receives of one QP as a session at entry start, in mini
+ * Responder: n receives of one QP as a zip at entry start, in mini
  * format fmt; through an RQ, or an SRQ whose WQEs are taken in a shuffled
  * order (only CSUM_STRIDX can name those). Reference: the same CQEs
  * uncompressed.
  */
-static void resp_session(uint32_t cqe_size, uint32_t fmt, int use_srq, uint32_t start,
+static void resp_zip(uint32_t cqe_size, uint32_t fmt, int use_srq, uint32_t start,
 			 uint32_t n)
 {
 	struct rf_wc got[40], ref[40];
@@ -311,7 +311,7 @@ static void resp_session(uint32_t cqe_size, uint32_t fmt, int use_srq, uint32_t 
 			cr_assert_gt(k, 0, "zipped %d: stuck at %u of %u", zipped, got_n, n + 1);
 			got_n += (uint32_t)k;
 		}
-		cr_assert_eq(rf_cq_poll(&t.cq, wc, 1), 0, "the session's entries are not ours");
+		cr_assert_eq(rf_cq_poll(&t.cq, wc, 1), 0, "the zip's entries are not ours");
 		cr_assert_eq(t.cq.ci, start + n + 1);
 		for (i = 0; i < 16; i++) {
 			uint32_t ci = start + n + 1 + i;
@@ -329,22 +329,22 @@ static void resp_session(uint32_t cqe_size, uint32_t fmt, int use_srq, uint32_t 
 
 Test(cq_zip, responder_hash_rq)
 {
-	resp_session(64, RF_MINI_CQE_RES_FORMAT_HASH, 0, 0, 7);
+	resp_zip(64, RF_MINI_CQE_RES_FORMAT_HASH, 0, 0, 7);
 }
 
 Test(cq_zip, responder_csum_rq_wraps)
 {
-	resp_session(64, RF_MINI_CQE_RES_FORMAT_CSUM, 0, 12, 8);
-	resp_session(128, RF_MINI_CQE_RES_FORMAT_CSUM, 0, 30, 2);
+	resp_zip(64, RF_MINI_CQE_RES_FORMAT_CSUM, 0, 12, 8);
+	resp_zip(128, RF_MINI_CQE_RES_FORMAT_CSUM, 0, 30, 2);
 }
 
 Test(cq_zip, responder_csum_stridx_srq)
 {
-	resp_session(64, RF_MINI_CQE_RES_FORMAT_CSUM_STRIDX, 1, 5, 10);
-	resp_session(128, RF_MINI_CQE_RES_FORMAT_CSUM_STRIDX, 1, 9, 14);
+	resp_zip(64, RF_MINI_CQE_RES_FORMAT_CSUM_STRIDX, 1, 5, 10);
+	resp_zip(128, RF_MINI_CQE_RES_FORMAT_CSUM_STRIDX, 1, 9, 14);
 }
 
-/* A title whose count no session has is one loud record. */
+/* A title whose count no zip has is one loud record. */
 Test(cq_zip, impossible_count_is_reported)
 {
 	struct rft_cq t;
@@ -364,8 +364,8 @@ Test(cq_zip, impossible_count_is_reported)
 	rft_cq_fini(&t);
 }
 
-/* A session of a QP not attached is consumed whole and counted. */
-Test(cq_zip, stale_session_is_dropped)
+/* A zip of a QP not attached is consumed whole and counted. */
+Test(cq_zip, stale_zip_is_dropped)
 {
 	struct rft_cq t;
 	struct rf_wc wc;
@@ -384,7 +384,7 @@ Test(cq_zip, stale_session_is_dropped)
 }
 
 /* The raw level: peek the title, read its mini-CQEs, hand it back. */
-Test(cq_zip, raw_peek_session)
+Test(cq_zip, raw_peek_zip)
 {
 	struct rft_cq t;
 	struct rf_mini_cqe8 m[10];
@@ -403,10 +403,10 @@ Test(cq_zip, raw_peek_session)
 	c = rf_cq_peek(&t.cq);
 	cr_assert_not_null(c);
 	cr_assert_eq(rf_cqe_format(c->op_own), RF_CQE_FORMAT_COMPRESSED);
-	cr_assert_eq(rf_cq_session_len(c), 10);
+	cr_assert_eq(rf_cq_zip_len(c), 10);
 	for (i = 0; i < 10; i++)
-		cr_assert_eq(rf_be16toh(rf_cq_session_mini(&t.cq, i)->u.s_wqe_info.wqe_counter), i);
-	rf_cq_session_advance(&t.cq);
+		cr_assert_eq(rf_be16toh(rf_cq_zip_mini(&t.cq, i)->u.s_wqe_info.wqe_counter), i);
+	rf_cq_zip_advance(&t.cq);
 	cr_assert_eq(t.cq.ci, 10);
 	cr_assert_null(rf_cq_peek(&t.cq));
 	for (i = 0; i < 10; i++)

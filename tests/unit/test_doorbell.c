@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * hw/doorbell.h on a fake UAR page in host memory: doorbell record values
+ * doorbell.h on a fake UAR page in host memory: doorbell record values
  * (16-bit wrap), the 8-byte doorbell, BlueFlame copies of whole basic
  * blocks, alternating register halves, and WQEs that end at the queue end.
  */

@@ -150,7 +150,7 @@ Test(hw_setters, bb_words_match_setters)
 
 	rft_rng_seed(&rng, 0xbb);
 	for (i = 0; i < ROUNDS; i++) {
-		struct rf_wqe_bb bb;
+		struct rf__wqe_bb bb;
 		struct {
 			struct rf_wqe_raddr_seg r;
 			struct rf_wqe_atomic_seg a;
@@ -166,9 +166,9 @@ Test(hw_setters, bb_words_match_setters)
 		rf_set_raddr_seg(&want.r, raddr, rkey);
 		rf_set_atomic_seg(&want.a, swap, cmp);
 		mlx5dv_set_data_seg(&want.d, len, lkey, (uintptr_t)addr);
-		rf_wqe_bb_raddr(&bb, 0, raddr, rkey);
-		rf_wqe_bb_atomic(&bb, 2, swap, cmp);
-		rf_wqe_bb_data(&bb, 4, len, lkey, addr);
+		rf__wqe_bb_raddr(&bb, 0, raddr, rkey);
+		rf__wqe_bb_atomic(&bb, 2, swap, cmp);
+		rf__wqe_bb_data(&bb, 4, len, lkey, addr);
 		diff = rft_first_diff(bb.q, &want, sizeof(want));
 		cr_assert_eq(diff, -1, "round %u: byte %ld differs", i, diff);
 	}

@@ -384,7 +384,7 @@ Test(sq, four_laps_across_16bit_index_wrap)
 	memset(data, 0x5a, sizeof(data));
 	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
 	/* start just below the 16-bit wrap of the WQE index field */
-	t.sq.pi = t.sq.bf_pi = 0xffff - 20;	/* no_bf 0 */
+	t.sq.pi = t.sq.bf_rung_pi = 0xffff - 20;	/* no_bf_bias 0 */
 	t.sq.limit = t.sq.pi + t.sq.bb_max;
 	while (posted < 16 * 4) {
 		uint32_t pi = t.sq.pi;
@@ -603,7 +603,7 @@ Test(sq, post_with_ring_flag)
 	cr_assert_eq(memcmp(bf, ref.uar + RF_BF_REG_OFFSET, 64), 0, "same BlueFlame copy");
 	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(1));
 	cr_assert_eq((uint32_t)(t.sq.bf.cur - t.sq.bf.reg), 256u);
-	cr_assert_eq(t.sq.bf_pi, 1);
+	cr_assert_eq(t.sq.bf_rung_pi, 1);
 	cr_assert_eq(t.wr_id[0], 9);
 	memset(t.uar, 0, 4096);
 	rf_sq_ring(&t.sq);		/* nothing left to ring */
@@ -624,7 +624,7 @@ Test(sq, post_with_ring_flag)
 	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(7));
 	cr_assert_eq(memcmp(bf, wqe(&t, 6), 8), 0);
 	cr_assert_eq(memcmp(bf + 8, zero, 248), 0, "only 8 bytes written");
-	cr_assert_eq(t.sq.bf_pi, 7);
+	cr_assert_eq(t.sq.bf_rung_pi, 7);
 
 	/* full queue: nothing written, nothing moved */
 	cr_assert_eq(rf_sq_space(&t.sq), 1);
@@ -709,7 +709,7 @@ static void check_bf_from_registers(struct rft_sq *t, const uint8_t *half,
 	const uint8_t *w = wqe(t, t->sq.pi - 1);
 	unsigned i;
 
-	cr_assert_eq(t->sq.bf_pi, t->sq.pi, "rung by this post");
+	cr_assert_eq(t->sq.bf_rung_pi, t->sq.pi, "rung by this post");
 	cr_assert_eq(memcmp(half, w, len), 0, "BlueFlame holds the WQE, opcode %#x", w[3]);
 	for (i = zeros; zeros && i < 64; i++)
 		cr_assert_eq(half[i], 0, "BlueFlame byte %u after the WQE: %#x", i, half[i]);

@@ -219,7 +219,7 @@ static inline RF_COLD void rf__chk_cq_idle(struct rf_cq *cq)
 		if (!sq || rf__chk_sq(sq)->cq != cq)
 			continue;
 		c = rf__chk_sq(sq);
-		if (sq->pi == sq->bf_pi - sq->no_bf) {
+		if (sq->pi == sq->bf_rung_pi - sq->no_bf_bias) {
 			c->idle = 0;
 			continue;
 		}
@@ -234,7 +234,7 @@ static inline RF_COLD void rf__chk_cq_idle(struct rf_cq *cq)
 				     "%u BBs committed and not rung, %u empty polls since: "
 				     "the device has not seen them and they will never complete "
 				     "(call rf_sq_ring())",
-				     sq->pi - (sq->bf_pi - sq->no_bf), c->idle);
+				     sq->pi - (sq->bf_rung_pi - sq->no_bf_bias), c->idle);
 	}
 }
 

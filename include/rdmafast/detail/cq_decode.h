@@ -213,7 +213,7 @@ static inline RF_COLD int rf__cq_poll_slow(struct rf_cq *cq, struct rf_cqe64 *cq
 		return 0;	/* not a work completion */
 
 	if (fmt == RF_CQE_FORMAT_COMPRESSED) {
-		/* a mini-CQE session: not supported, make it loud */
+		/* a zip of mini-CQEs: not supported, make it loud */
 		__builtin_memset(wc, 0, sizeof(*wc));
 		wc->status = RF_WC_GENERAL_ERR;
 		wc->opcode = RF_WC_UNKNOWN;

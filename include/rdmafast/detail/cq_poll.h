@@ -161,12 +161,12 @@ RF_INLINE union rf__wc_view *rf__cq_poll_more(struct rf_cq *cq, struct rf__cq_ba
 
 				w = rf__cq_zip(cq, cqe, cq->ci + b->used, w, wend, &k);
 				if (!k)
-					break;	/* wend inside the session */
+					break;	/* wend inside the zip */
 				b->used += k;
 				if (k < b->left) {
 					b->p += (size_t)k * b->step;
 					b->left -= k;
-				} else {	/* the session wrapped the CQ end */
+				} else {	/* the zip wrapped the CQ end */
 					b->p = cq->buf + ((size_t)(k - b->left) << cq->cqe_shift);
 					b->left = cq->cqe_cnt - (k - b->left);
 					b->want ^= RF__CQE_TAIL_OWNER;

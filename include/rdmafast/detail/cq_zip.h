@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * rdmafast/detail/cq_zip.h - compressed CQEs in rf_cq_poll(): a session's
+ * rdmafast/detail/cq_zip.h - compressed CQEs in rf_cq_poll(): a zip's
  * title decoded once, then one record per mini-CQE in a straight loop.
  *
  * The layout (Linux include/linux/mlx5/device.h, struct mlx5_mini_cqe8;
  * the decompression of drivers/net/ethernet/mellanox/mlx5/core/en_rx.c):
- * a title CQE in format 3 whose byte_cnt counts the session's completions
- * and which carries what they share; the session takes that many entries
+ * a title CQE in format 3 whose byte_cnt counts the zip's completions
+ * and which carries what they share; the zip takes that many entries
  * from the title on; mini-CQE arrays of eight sit in the entry after the
  * title and then in every eighth entry from it; the other entries are left
  * as they were. The consumer restores ownership of all of them.
@@ -36,7 +36,7 @@
 
 RF_BEGIN_DECLS
 
-/* The mini-CQE array holding mini-CQE i of the session whose title is at t. */
+/* The mini-CQE array holding mini-CQE i of the zip whose title is at t. */
 RF_INLINE const struct rf_mini_cqe8 *rf__cq_zip_arr(const struct rf_cq *cq, uint32_t t,
 						    uint32_t i)
 {
@@ -138,7 +138,7 @@ RF_INLINE int rf__cq_zip_same_op(const struct rf_mini_cqe8 *m, uint8_t op)
 }
 
 /*
- * Records for requester mini-CQEs i..end of the session whose title is at
+ * Records for requester mini-CQEs i..end of the zip whose title is at
  * ci t, then the send queue retired up to the last of them. The record
  * template is made when the WQE opcode changes (for each UMR); a whole
  * array of one opcode is eight straight copies of the record code, the
@@ -190,7 +190,7 @@ RF_INLINE union rf__wc_view *rf__cq_zip_req(struct rf_cq *cq, struct rf_sq *sq, 
 /* 16 bytes of mini-CQEs, loaded at any alignment */
 typedef uint64_t rf__v2u64_any __attribute__((vector_size(16), may_alias, aligned(1)));
 
-/* The mini-CQE array of a session entry e entries after its title (no wrap). */
+/* The mini-CQE array of a zip entry e entries after its title (no wrap). */
 RF_INLINE const struct rf_mini_cqe8 *rf__cq_zip_arr_at(const struct rf_cqe64 *title, size_t step,
 						       uint32_t e)
 {
@@ -198,7 +198,7 @@ RF_INLINE const struct rf_mini_cqe8 *rf__cq_zip_arr_at(const struct rf_cqe64 *ti
 }
 
 /*
- * Do the n mini-CQEs (n a multiple of eight) of the session whose title is
+ * Do the n mini-CQEs (n a multiple of eight) of the zip whose title is
  * at title all carry WQE opcode op? Two mini-CQEs per 16-byte load, XORed
  * with op in both opcode bytes and ORed together; the other bytes are
  * masked off once at the end: half the instructions of a test per mini-CQE.
@@ -268,16 +268,16 @@ RF_INLINE void rf__cq_zip_restore(uint8_t *p, uint8_t own, uint32_t n, size_t st
 }
 
 /*
- * The usual session, taken whole: requester completions of the QP the CQ
- * matched last, from the session's start, in whole arrays of one WQE
+ * The usual zip, taken whole: requester completions of the QP the CQ
+ * matched last, from the zip's start, in whole arrays of one WQE
  * opcode below 32 (every opcode but UMR, 0x25, which is refined from its
  * WQE). The caller checked the rest: a requester title,
- * nothing of the session taken yet (cq->zip_done 0), n a multiple of
+ * nothing of the zip taken yet (cq->zip_done 0), n a multiple of
  * eight, and room for it before the CQ end and in the caller's array.
  * The title, the opcode and the QP are checked once; each array is then
  * eight straight copies of the record code, and the owner bytes are
  * restored at constant offsets from the title. Returns where the records
- * end, or NULL, having written nothing, when the session is not such a
+ * end, or NULL, having written nothing, when the zip is not such a
  * one (rf__cq_zip() then takes it the general way).
  */
 RF_INLINE union rf__wc_view *rf__cq_zip_whole(struct rf_cq *cq, const struct rf_cqe64 *title,
@@ -318,7 +318,7 @@ RF_INLINE union rf__wc_view *rf__cq_zip_whole(struct rf_cq *cq, const struct rf_
 		} while (blk != end);
 	}
 	rf__sq_retire_slot(sq, counter & mask);
-	/* the session's entries are in the lap of its title (no wrap) */
+	/* the zip's entries are in the lap of its title (no wrap) */
 	if (step == 64)
 		rf__cq_zip_restore((uint8_t *)(uintptr_t)&title->op_own, own, n, 64);
 	else
@@ -327,8 +327,8 @@ RF_INLINE union rf__wc_view *rf__cq_zip_whole(struct rf_cq *cq, const struct rf_
 }
 
 /*
- * Records from the session whose title is the entry at ci t, from
- * mini-CQE cq->zip_done on, into w..wend. When the session ends, its
+ * Records from the zip whose title is the entry at ci t, from
+ * mini-CQE cq->zip_done on, into w..wend. When the zip ends, its
  * entries are handed back (ownership restored) and *consumed is their
  * count; when wend comes first, cq->zip_done remembers where to resume and
  * *consumed is 0: the cursor stays on the title. Returns where the records
@@ -346,7 +346,7 @@ static inline union rf__wc_view *rf__cq_zip(struct rf_cq *cq, const struct rf_cq
 	struct rf_cq_qp *q = cq->last;
 	const struct rf_mini_cqe8 *arr;
 
-	/* a whole session of arrays, short of the CQ end and of wend */
+	/* a whole zip of arrays, short of the CQ end and of wend */
 	if (opcode == RF_CQE_REQ && i == 0 && n % RF_MINI_CQE_PER_SLOT == 0 &&
 	    n - 1 < cq->cqe_cnt - (t & cq->cqe_mask) && n <= (size_t)(wend - w)) {
 		union rf__wc_view *whole = rf__cq_zip_whole(cq, title, cq->cqe_size, n, w);
@@ -360,7 +360,7 @@ static inline union rf__wc_view *rf__cq_zip(struct rf_cq *cq, const struct rf_cq
 	qpn = sop & 0xffffff;
 	arr = rf__cq_zip_arr(cq, t, i);
 	if (RF_UNLIKELY(n - 2 > cq->cqe_cnt - 2)) {
-		/* no session is this long (or short): the title alone, loudly */
+		/* no zip is this long (or short): the title alone, loudly */
 		w += rf__cq_poll_slow(cq, (struct rf_cqe64 *)(uintptr_t)title, &w->wc);
 		n = 1;
 		goto consumed;
@@ -411,7 +411,7 @@ static inline union rf__wc_view *rf__cq_zip(struct rf_cq *cq, const struct rf_cq
 			w++;
 		}
 	} else {
-		/* a QP not attached here, or a kind no session has: dropped */
+		/* a QP not attached here, or a kind no zip has: dropped */
 		cq->nstale += n - i;
 		i = n;
 	}

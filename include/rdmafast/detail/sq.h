@@ -22,6 +22,14 @@ RF_BEGIN_DECLS
 
 #define RF__SEND_FM  0xffU	/* the post flags that go into fm_ce_se */
 
+/*
+ * struct rf_sq's no_bf_bias on a queue without BlueFlame: added to
+ * bf_rung_pi, it puts that index out of reach of any pi (pi - rung is at
+ * most the queue size, 0x8000), so no WQE ever matches it and goes by
+ * BlueFlame.
+ */
+#define RF__SQ_NO_BF_BIAS 0x80000000U
+
 /* DS of a one-data-segment body: none for length 0 (0 would mean 2 GiB). */
 #define RF__DS_DATA(len) ((uint32_t)((len) != 0))
 

@@ -41,7 +41,7 @@ RF_INLINE int rf__sq_atomic_begin(struct rf_sq *sq, struct rf__sq_wqe *w, void *
 	int rc;
 
 	RF__CHK(rf__chk_atomic(sq, raddr, fetch_len));
-	rc = rf__sq_open(sq, w, nbb, flags, sq->rd_tseg != 0);
+	rc = rf__sq_open(sq, w, nbb, flags, sq->tseg_ds_or_uc != 0);
 
 	if (RF_UNLIKELY(rc))
 		return rc;
@@ -67,16 +67,16 @@ RF_INLINE int rf__sq_post_atomic(struct rf_sq *sq, uint8_t opcode, uint32_t lkey
 	void *a;
 	int rc;
 
-	if (RF_LIKELY(!sq->rd_tseg)) {
-		struct rf_wqe_bb bb;
+	if (RF_LIKELY(!sq->tseg_ds_or_uc)) {
+		struct rf__wqe_bb bb;
 
 		RF__CHK(rf__chk_atomic(sq, raddr, 8));
 		rc = rf__sq_open(sq, &w, 1, flags, 0);
 		if (RF_UNLIKELY(rc))
 			return rc;
-		rf_wqe_bb_raddr(&bb, 2, raddr, rkey);
-		rf_wqe_bb_atomic(&bb, 4, swap_add, compare);
-		rf_wqe_bb_data(&bb, 6, 8, lkey, laddr);
+		rf__wqe_bb_raddr(&bb, 2, raddr, rkey);
+		rf__wqe_bb_atomic(&bb, 4, swap_add, compare);
+		rf__wqe_bb_data(&bb, 6, 8, lkey, laddr);
 		rf__sq_end_bb(sq, &w, &bb, 8, 0, opcode, 3, 0, wr_id);
 		return 0;
 	}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * rdmafast/detail/sq_data.h - the builders behind the data posts of
- * sq_data.h: one SGE in one basic block, inline payload, SGE lists.
+ * sq_data.h: one SGE in one basic block, inline payload, SGE lists; the
+ * inline gather of rf_sq_post_wr() (sq_batch.h).
  *
  * Private: this is rdmafast's machinery, not its API. Users include
  * <rdmafast/rdmafast.h> and never this file; names, arguments and
@@ -19,6 +20,7 @@
 #include <rdmafast/hw/wqe.h>
 #include <rdmafast/types.h>
 #include <rdmafast/sq.h>
+#include <rdmafast/sq_wr.h>
 #include <rdmafast/detail/sq.h>
 #include <rdmafast/detail/copy.h>
 #include <rdmafast/detail/wqe_regs.h>
@@ -33,8 +35,8 @@ RF_BEGIN_DECLS
  * (rf__sq_post_bb1() tests the queue once). RC/UC stores bb as it is and
  * may ring from it; XRC stores its words after the XRC segment.
  */
-RF_INLINE int rf__sq_post_bb1_t(struct rf_sq *sq, struct rf__sq_wqe *w, int tseg,
-				uint8_t opcode, __be32 imm, struct rf_wqe_bb *bb,
+RF_INLINE int rf__sq_post_bb1_const_tseg(struct rf_sq *sq, struct rf__sq_wqe *w, int tseg,
+				uint8_t opcode, __be32 imm, struct rf__wqe_bb *bb,
 				unsigned n, uint32_t ds_body, uint64_t wr_id)
 {
 	int rc = rf__sq_claim(sq, w, 1, tseg);
@@ -56,29 +58,29 @@ RF_INLINE int rf__sq_post_bb1_t(struct rf_sq *sq, struct rf__sq_wqe *w, int tseg
  * outside the loop, for both copies.
  */
 RF_INLINE int rf__sq_post_bb1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
-			      struct rf_wqe_bb *bb, unsigned n, uint32_t ds_body,
+			      struct rf__wqe_bb *bb, unsigned n, uint32_t ds_body,
 			      uint32_t flags, uint64_t wr_id)
 {
 	struct rf__sq_wqe w;
 
 	rf__sq_load(sq, &w, flags);
 	if (RF_LIKELY(!rf__sq_tseg_for(sq, opcode)))
-		return rf__sq_post_bb1_t(sq, &w, 0, opcode, imm, bb, n, ds_body, wr_id);
-	return rf__sq_post_bb1_t(sq, &w, 1, opcode, imm, bb, n, ds_body, wr_id);
+		return rf__sq_post_bb1_const_tseg(sq, &w, 0, opcode, imm, bb, n, ds_body, wr_id);
+	return rf__sq_post_bb1_const_tseg(sq, &w, 1, opcode, imm, bb, n, ds_body, wr_id);
 }
 
 /*
  * The one-SGE posts when they ring (RF_SEND_RING): on RC/UC the WQE is
- * built in 16-byte registers (struct rf_wqe_v16), v[1..n-1] its body, and
+ * built in 16-byte registers (struct rf__wqe_v16), v[1..n-1] its body, and
  * stored to the queue and to BlueFlame in one move a DS, half the stores
- * of 8-byte words (struct rf_wqe_v16 explains; bench/store_probe.c, the
+ * of 8-byte words (struct rf__wqe_v16 explains; bench/store_probe.c, the
  * one-BB cases). bb holds the same body in words for XRC. A post that does
  * not ring keeps the words of rf__sq_post_bb1(): it stores its WQE once,
  * and in a burst of posts clang would reload the queue's fields after
  * every vector store (rf__wqe_store_v16()).
  */
-RF_INLINE int rf__sq_post_v16_1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
-				struct rf_wqe_bb *bb, struct rf_wqe_v16 *v, unsigned n,
+RF_INLINE int rf__sq_post_bb1_v16(struct rf_sq *sq, uint8_t opcode, __be32 imm,
+				struct rf__wqe_bb *bb, struct rf__wqe_v16 *v, unsigned n,
 				uint32_t ds_body, uint32_t flags, uint64_t wr_id)
 {
 	struct rf__sq_wqe w;
@@ -86,7 +88,7 @@ RF_INLINE int rf__sq_post_v16_1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 
 	rf__sq_load(sq, &w, flags);
 	if (RF_UNLIKELY(rf__sq_tseg_for(sq, opcode)))
-		return rf__sq_post_bb1_t(sq, &w, 1, opcode, imm, bb, 2 * n, ds_body, wr_id);
+		return rf__sq_post_bb1_const_tseg(sq, &w, 1, opcode, imm, bb, 2 * n, ds_body, wr_id);
 	rc = rf__sq_claim(sq, &w, 1, 0);
 	if (RF_UNLIKELY(rc))
 		return rc;
@@ -100,16 +102,16 @@ RF_INLINE int rf__sq_post_rdma1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 				uint32_t rkey, uint64_t raddr, uint32_t flags,
 				uint64_t wr_id)
 {
-	struct rf_wqe_bb bb;
+	struct rf__wqe_bb bb;
 
-	rf_wqe_bb_raddr(&bb, 2, raddr, rkey);
-	rf_wqe_bb_data(&bb, 4, len, lkey, laddr);
+	rf__wqe_bb_raddr(&bb, 2, raddr, rkey);
+	rf__wqe_bb_data(&bb, 4, len, lkey, laddr);
 	if (flags & RF_SEND_RING) {
-		struct rf_wqe_v16 v;
+		struct rf__wqe_v16 v;
 
 		v.v[1] = rf__v16_words(bb.q[2], bb.q[3]);
 		v.v[2] = rf__v16_words(bb.q[4], bb.q[5]);
-		return rf__sq_post_v16_1(sq, opcode, imm, &bb, &v, 3, 1 + RF__DS_DATA(len),
+		return rf__sq_post_bb1_v16(sq, opcode, imm, &bb, &v, 3, 1 + RF__DS_DATA(len),
 					 flags, wr_id);
 	}
 	return rf__sq_post_bb1(sq, opcode, imm, &bb, 6, 1 + RF__DS_DATA(len), flags, wr_id);
@@ -120,21 +122,21 @@ RF_INLINE int rf__sq_post_send1(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 				uint32_t lkey, uint64_t laddr, uint32_t len,
 				uint32_t flags, uint64_t wr_id)
 {
-	struct rf_wqe_bb bb;
+	struct rf__wqe_bb bb;
 
-	rf_wqe_bb_data(&bb, 2, len, lkey, laddr);
+	rf__wqe_bb_data(&bb, 2, len, lkey, laddr);
 	if (flags & RF_SEND_RING) {
-		struct rf_wqe_v16 v;
+		struct rf__wqe_v16 v;
 
 		v.v[1] = rf__v16_words(bb.q[2], bb.q[3]);
-		return rf__sq_post_v16_1(sq, opcode, imm, &bb, &v, 2, RF__DS_DATA(len), flags,
+		return rf__sq_post_bb1_v16(sq, opcode, imm, &bb, &v, 2, RF__DS_DATA(len), flags,
 					 wr_id);
 	}
 	return rf__sq_post_bb1(sq, opcode, imm, &bb, 4, RF__DS_DATA(len), flags, wr_id);
 }
 
 /*
- * Inline posts with a constant tseg (see rf__sq_post_bb1_t()). The
+ * Inline posts with a constant tseg (see rf__sq_post_bb1_const_tseg()). The
  * remote address and key come swapped: swapped once in the caller before
  * the branch on tseg, a loop of posts swaps them once, outside the loop
  * (swapped in each branch, gcc swaps them again in every post).
@@ -162,22 +164,22 @@ RF_INLINE int rf__sq_post_inline_t(struct rf_sq *sq, int tseg, uint8_t opcode,
 	/* RC/UC, a constant length, one BB: built in registers */
 	if (RF__INLINE_FROM_REGS && !tseg && __builtin_constant_p(len) && len &&
 	    16 * (1 + has_raddr) + 4 + len <= RF_SEND_WQE_BB) {
-		struct rf_wqe_bb bb;
+		struct rf__wqe_bb bb;
 		unsigned i = 2;
 
 		if (has_raddr) {
 			bb.q[2] = (RF_FORCE uint64_t)raddr;
-			bb.q[3] = rf_wqe_word(rkey, 0);
+			bb.q[3] = rf__wqe_word(rkey, 0);
 			i = 4;
 		}
-		rf_wqe_bb_inline(&bb, data, len);
+		rf__wqe_bb_inline(&bb, data, len);
 		if (w.ring) {
-			/* ctrl and raddr in 16-byte moves (rf__sq_post_v16_1()) */
-			struct rf_wqe_v16 v;
+			/* ctrl and raddr in 16-byte moves (rf__sq_post_bb1_v16()) */
+			struct rf__wqe_v16 v;
 
 			if (has_raddr)
 				v.v[1] = rf__v16_words((RF_FORCE uint64_t)raddr,
-						       rf_wqe_word(rkey, 0));
+						       rf__wqe_word(rkey, 0));
 			rf__sq_end_v16_inline(sq, &w, &v, i / 2, &bb, len, opcode, body,
 					      imm, wr_id);
 			return 0;
@@ -215,7 +217,7 @@ RF_INLINE int rf__sq_post_inline(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 	__be32 rkey_be = rf_htobe32(rkey);
 	__be64 raddr_be = rf_htobe64(raddr);
 
-	if (RF_LIKELY(len < sq->inline_rc_lim))
+	if (RF_LIKELY(len < sq->rc_inline_len_below))
 		return rf__sq_post_inline_t(sq, 0, opcode, imm, has_raddr, rkey_be,
 					    raddr_be, data, len, flags, wr_id);
 	/* RC/UC over max_inline, or any queue over it */
@@ -262,6 +264,33 @@ RF_INLINE int rf__sq_post_sg(struct rf_sq *sq, uint8_t opcode, __be32 imm,
 			rf_set_data_seg(d++, sg[i].length, sg[i].lkey, sg[i].addr);
 	rf__sq_end(sq, &w, opcode, 0, body, imm, wr_id);
 	return 0;
+}
+
+/*
+ * Gather the SGE list into a stack buffer for an inline post
+ * (rf_sq_post_wr(), sq_batch.h).
+ */
+static inline int rf__sq_post_wr_inline(struct rf_sq *sq, const struct rf_sq_wr *wr,
+					uint8_t opcode, int has_raddr)
+{
+	uint8_t buf[RF_INLINE_MAX_LEN];
+	uint32_t i, len = 0;
+
+	/* check the total before reading any of it */
+	for (i = 0; i < wr->num_sge; i++) {
+		if (wr->sg_list[i].length > sq->max_inline - len ||
+		    wr->sg_list[i].length > sizeof(buf) - len)
+			return -EINVAL;
+		len += wr->sg_list[i].length;
+	}
+	for (i = 0, len = 0; i < wr->num_sge; i++) {
+		__builtin_memcpy(buf + len, (const void *)(uintptr_t)wr->sg_list[i].addr,
+				 wr->sg_list[i].length);
+		len += wr->sg_list[i].length;
+	}
+	return rf__sq_post_inline(sq, opcode, wr->imm, has_raddr, wr->rkey,
+				  wr->remote_addr, buf, len,
+				  wr->flags & ~RF_SEND_INLINE, wr->wr_id);
 }
 
 RF_END_DECLS

@@ -17,7 +17,7 @@
 
 #include <rdmafast/compiler.h>
 #include <rdmafast/hw/endian.h>
-#include <rdmafast/hw/doorbell.h>
+#include <rdmafast/doorbell.h>
 #include <rdmafast/hw/wqe.h>
 #include <rdmafast/types.h>
 #include <rdmafast/sq.h>
@@ -55,14 +55,14 @@ struct rf__sq_wqe {
 
 /*
  * The field a post of this opcode (a constant) tests to take the RC path
- * (0) or the one with a transport segment: rd_tseg for what UC does not
- * have (READ, the atomics, SEND with invalidate: IBA 9.7.3, no UC opcode
+ * (0) or the one with a transport segment: tseg_ds_or_uc for what UC does
+ * not have (READ, the atomics, SEND with invalidate: IBA 9.7.3, no UC opcode
  * for them), tseg_ds for the rest.
  */
 RF_INLINE uint8_t rf__sq_tseg_for(const struct rf_sq *sq, uint8_t opcode)
 {
 	return rf_opcode_fetches(opcode) || opcode == RF_OPCODE_SEND_INVAL ?
-	       sq->rd_tseg : sq->tseg_ds;
+	       sq->tseg_ds_or_uc : sq->tseg_ds;
 }
 
 /*
@@ -112,7 +112,7 @@ RF_INLINE void rf__sq_load(const struct rf_sq *sq, struct rf__sq_wqe *w, uint32_
  * so the body offset is a constant) or 1: XRC. What else arrives with
  * tseg is refused here, for every one-call post: UD, whose address vector
  * their body cannot follow (UD sends go through rf_sq_post_ud_send()),
- * and UC for READ and the atomics (rd_tseg).
+ * and UC for READ and the atomics (tseg_ds_or_uc).
  */
 RF_INLINE int rf__sq_claim(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb, int tseg)
 {
@@ -142,7 +142,7 @@ RF_INLINE int rf__sq_claim(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb,
 		/* as two typed stores: a struct copy is a memcpy, which may alias sq */
 		struct rf__wqe_words *x = (struct rf__wqe_words *)(w->c + 1);
 
-		x->w0 = rf_wqe_word(sq->xrc.xrc_srqn, 0);
+		x->w0 = rf__wqe_word(sq->xrc.xrc_srqn, 0);
 		x->w1 = 0;
 		w->body = (uint8_t *)w->c + sq->tseg_off;
 	} else {
@@ -165,15 +165,15 @@ RF_INLINE int rf__sq_open(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb,
  * registers: words 2..n-1 of bb hold its body, then with inl an inline
  * segment of inl payload bytes at word n; the control segment goes to
  * words 0 and 1 before it is all stored to the queue, and a BlueFlame ring
- * writes the register from bb too (rf_ring_bf_bb()). With vw instead, the
- * WQE is built as n 16-byte words, v[1..n-1] its body (struct rf_wqe_v16:
+ * writes the register from bb too (rf__ring_bf_bb()). With vw instead, the
+ * WQE is built as n 16-byte words, v[1..n-1] its body (struct rf__wqe_v16:
  * up to two BBs), then with inl an inline segment at word n whose payload
  * bb holds (one BB); the control segment goes to v[0], and a BlueFlame
- * ring writes them (rf_ring_bf_v16()). bb, vw, n and inl are constants at
+ * ring writes them (rf__ring_bf_v16()). bb, vw, n and inl are constants at
  * every call site.
  */
 RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
-			    struct rf_wqe_bb *bb, struct rf_wqe_v16 *vw, unsigned n,
+			    struct rf__wqe_bb *bb, struct rf__wqe_v16 *vw, unsigned n,
 			    uint32_t inl, uint8_t opcode, uint8_t opmod, uint32_t ds_body,
 			    __be32 imm, uint64_t wr_id)
 {
@@ -190,13 +190,13 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 		/* with words, the control segment is stored below, as words */
 		rf__wqe_store_v16(w->c, vw->v, (unsigned)words, n, words);
 		if (inl)
-			rf_wqe_bb_store_inline((uint8_t *)w->c, bb, 2 * n, inl);
+			rf__wqe_bb_store_inline((uint8_t *)w->c, bb, 2 * n, inl);
 	} else if (bb) {
 		bb->q[0] = lo;
 		bb->q[1] = hi;
 		RF__WQE_STORE_BODY(v, bb->q, n);
 		if (inl)
-			rf_wqe_bb_store_inline((uint8_t *)w->c, bb, n, inl);
+			rf__wqe_bb_store_inline((uint8_t *)w->c, bb, n, inl);
 	}
 	/*
 	 * Outside the if: with a store of each word in both arms, clang
@@ -216,20 +216,20 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 	 * enough, the WQE goes out by BlueFlame here, from what the post
 	 * holds; anything else is rf_sq_ring()'s to decide.
 	 */
-	if (w->ring && RF_LIKELY(w->pi == sq->bf_pi && (w->nbb == 1 || w->nbb <= sq->bf_bbs))) {
+	if (w->ring && RF_LIKELY(w->pi == sq->bf_rung_pi && (w->nbb == 1 || w->nbb <= sq->bf_bbs))) {
 		if (vw)
-			rf_ring_bf_v16(sq->dbrec, &sq->bf, w->pi + w->nbb, vw, n, bb, inl, w->c);
+			rf__ring_bf_v16(sq->dbrec, &sq->bf, w->pi + w->nbb, vw, n, bb, inl, w->c);
 		else if (bb)
-			rf_ring_bf_bb(sq->dbrec, &sq->bf, w->pi + 1, bb, n, inl);
+			rf__ring_bf_bb(sq->dbrec, &sq->bf, w->pi + 1, bb, n, inl);
 		else
 			rf_ring_bf(sq->dbrec, &sq->bf, w->pi + w->nbb, w->c, w->nbb);
-		sq->bf_pi = w->pi + w->nbb;	/* no_bf is 0 here */
+		sq->bf_rung_pi = w->pi + w->nbb;	/* no_bf_bias is 0 here */
 		return;
 	}
 	/* earlier WQEs wait too, no BlueFlame, or too big: this WQE's doorbell */
 	if (w->ring) {
 		rf_ring_db(sq->dbrec, &sq->bf, w->pi + w->nbb, w->c);
-		sq->bf_pi = w->pi + w->nbb + sq->no_bf;
+		sq->bf_rung_pi = w->pi + w->nbb + sq->no_bf_bias;
 	}
 }
 
@@ -245,7 +245,7 @@ RF_INLINE void rf__sq_end(struct rf_sq *sq, const struct rf__sq_wqe *w, uint8_t 
  * an inline segment of inl payload bytes at word n.
  */
 RF_INLINE void rf__sq_end_bb(struct rf_sq *sq, const struct rf__sq_wqe *w,
-			     struct rf_wqe_bb *bb, unsigned n, uint32_t inl,
+			     struct rf__wqe_bb *bb, unsigned n, uint32_t inl,
 			     uint8_t opcode, uint32_t ds_body, __be32 imm, uint64_t wr_id)
 {
 	rf__sq_close(sq, w, bb, NULL, n, inl, opcode, 0, ds_body, imm, wr_id);
@@ -256,7 +256,7 @@ RF_INLINE void rf__sq_end_bb(struct rf_sq *sq, const struct rf__sq_wqe *w,
  * vw (v[1..n-1] its body, n a constant).
  */
 RF_INLINE void rf__sq_end_v16(struct rf_sq *sq, const struct rf__sq_wqe *w,
-			      struct rf_wqe_v16 *vw, unsigned n, uint8_t opcode,
+			      struct rf__wqe_v16 *vw, unsigned n, uint8_t opcode,
 			      uint32_t ds_body, __be32 imm, uint64_t wr_id)
 {
 	rf__sq_close(sq, w, NULL, vw, n, 0, opcode, 0, ds_body, imm, wr_id);
@@ -265,11 +265,11 @@ RF_INLINE void rf__sq_end_v16(struct rf_sq *sq, const struct rf__sq_wqe *w,
 /*
  * rf__sq_end_v16() for a one-BB WQE whose 16-byte words v[1..n-1] end in
  * an inline segment of inl payload bytes (a constant) at v[n], its payload
- * loaded into bb (rf_wqe_bb_inline()).
+ * loaded into bb (rf__wqe_bb_inline()).
  */
 RF_INLINE void rf__sq_end_v16_inline(struct rf_sq *sq, const struct rf__sq_wqe *w,
-				     struct rf_wqe_v16 *vw, unsigned n,
-				     struct rf_wqe_bb *bb, uint32_t inl, uint8_t opcode,
+				     struct rf__wqe_v16 *vw, unsigned n,
+				     struct rf__wqe_bb *bb, uint32_t inl, uint8_t opcode,
 				     uint32_t ds_body, __be32 imm, uint64_t wr_id)
 {
 	rf__sq_close(sq, w, bb, vw, n, inl, opcode, 0, ds_body, imm, wr_id);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * rdmafast/detail/sq_slots.h - a send queue's slots: room, NOP padding at the
- * queue end, recording a WQE and retiring up to one.
+ * queue end, recording a WQE and retiring up to one; the fence NOP after a
+ * memory-window UMR.
  *
  * Private: this is rdmafast's machinery, not its API. Users include
  * <rdmafast/rdmafast.h> and never this file; names, arguments and
@@ -77,6 +78,19 @@ RF_INLINE struct rf_wqe_ctrl_seg *rf__sq_begin(struct rf_sq *sq, uint32_t nbb)
 RF_INLINE void rf__sq_retire_slot(struct rf_sq *sq, size_t idx)
 {
 	sq->limit = sq->wqe_end[idx].v + sq->bb_max;
+}
+
+/*
+ * The small-fenced NOP that follows each UMR WQE of sq_mw.h (room was
+ * checked with it).
+ */
+RF_INLINE void rf__sq_umr_fence(struct rf_sq *sq)
+{
+	struct rf_wqe_ctrl_seg *c = rf__sq_begin(sq, 1);
+
+	rf__sq_set_ctrl(c, sq->pi, RF_OPCODE_NOP, 0, sq->qpn_be | RF_BE32(1),
+			rf__sq_fm_bits(RF_WQE_CTRL_INITIATOR_SMALL_FENCE), 0);
+	rf__sq_advance(sq, 1, 0);
 }
 
 RF_END_DECLS

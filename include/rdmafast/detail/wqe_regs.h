@@ -5,7 +5,7 @@
  * registers, never read back from the queue (why: rdmafast(7), BLUEFLAME
  * FROM REGISTERS).
  *
- * struct rf_wqe_bb holds the WQE as the eight 8-byte words it is stored
+ * struct rf__wqe_bb holds the WQE as the eight 8-byte words it is stored
  * as, in memory order. The rf_wqe_bb_* encoders fill the words of one
  * segment at word index i (even: a segment starts on 16 bytes) with the
  * bytes the matching rf_set_*_seg() of hw/wqe.h writes, reserved bytes
@@ -23,7 +23,7 @@
 #include <rdmafast/compiler.h>
 #include <rdmafast/hw/endian.h>
 #include <rdmafast/hw/barrier.h>
-#include <rdmafast/hw/doorbell.h>
+#include <rdmafast/doorbell.h>
 #include <rdmafast/hw/wqe.h>
 
 RF_BEGIN_DECLS
@@ -47,11 +47,11 @@ typedef uint64_t rf__u64u __attribute__((may_alias, aligned(1)));
 typedef uint32_t rf__u32u __attribute__((may_alias, aligned(1)));
 typedef uint16_t rf__u16u __attribute__((may_alias, aligned(1)));
 
-struct rf_wqe_bb {
+struct rf__wqe_bb {
 	uint64_t q[8];
 	/*
 	 * An inline payload of constant length after the words (at most 44
-	 * bytes: rf_wqe_bb_inline()), in the chunks it is copied in.
+	 * bytes: rf__wqe_bb_inline()), in the chunks it is copied in.
 	 */
 	rf__v16r v16[2];
 	uint64_t v8;
@@ -78,7 +78,7 @@ struct rf_wqe_bb {
 	} while (0)
 
 /* The word whose bytes in memory are a's, then b's. */
-RF_INLINE uint64_t rf_wqe_word(__be32 a, __be32 b)
+RF_INLINE uint64_t rf__wqe_word(__be32 a, __be32 b)
 {
 #if RF_LITTLE_ENDIAN
 	return ((uint64_t)(RF_FORCE uint32_t)b << 32) | (RF_FORCE uint32_t)a;
@@ -88,39 +88,39 @@ RF_INLINE uint64_t rf_wqe_word(__be32 a, __be32 b)
 }
 
 /* The word holding v as eight big-endian bytes. */
-RF_INLINE uint64_t rf_wqe_word_be64(uint64_t v)
+RF_INLINE uint64_t rf__wqe_word_be64(uint64_t v)
 {
 	return (RF_FORCE uint64_t)rf_htobe64(v);
 }
 
-RF_INLINE void rf_wqe_bb_raddr(struct rf_wqe_bb *bb, unsigned i, uint64_t raddr,
+RF_INLINE void rf__wqe_bb_raddr(struct rf__wqe_bb *bb, unsigned i, uint64_t raddr,
 			       uint32_t rkey)
 {
-	bb->q[i] = rf_wqe_word_be64(raddr);
-	bb->q[i + 1] = rf_wqe_word(rf_htobe32(rkey), 0);
+	bb->q[i] = rf__wqe_word_be64(raddr);
+	bb->q[i + 1] = rf__wqe_word(rf_htobe32(rkey), 0);
 }
 
-RF_INLINE void rf_wqe_bb_data(struct rf_wqe_bb *bb, unsigned i, uint32_t length,
+RF_INLINE void rf__wqe_bb_data(struct rf__wqe_bb *bb, unsigned i, uint32_t length,
 			      uint32_t lkey, uint64_t addr)
 {
-	bb->q[i] = rf_wqe_word(rf_htobe32(length), rf_htobe32(lkey));
-	bb->q[i + 1] = rf_wqe_word_be64(addr);
+	bb->q[i] = rf__wqe_word(rf_htobe32(length), rf_htobe32(lkey));
+	bb->q[i + 1] = rf__wqe_word_be64(addr);
 }
 
-RF_INLINE void rf_wqe_bb_atomic(struct rf_wqe_bb *bb, unsigned i, uint64_t swap_add,
+RF_INLINE void rf__wqe_bb_atomic(struct rf__wqe_bb *bb, unsigned i, uint64_t swap_add,
 				uint64_t compare)
 {
-	bb->q[i] = rf_wqe_word_be64(swap_add);
-	bb->q[i + 1] = rf_wqe_word_be64(compare);
+	bb->q[i] = rf__wqe_word_be64(swap_add);
+	bb->q[i + 1] = rf__wqe_word_be64(compare);
 }
 
 /*
  * The payload of a one-BB WQE's inline segment, of constant length len
  * (1..44), loaded into bb in chunks of 16, 8, 4, 2 and 1 bytes, the way
- * rf_wqe_bb_store_inline() stores it, to the queue and to BlueFlame alike.
+ * rf__wqe_bb_store_inline() stores it, to the queue and to BlueFlame alike.
  * For a constant len every test here folds away.
  */
-RF_INLINE void rf_wqe_bb_inline(struct rf_wqe_bb *bb, const void *data, uint32_t len)
+RF_INLINE void rf__wqe_bb_inline(struct rf__wqe_bb *bb, const void *data, uint32_t len)
 {
 	const uint8_t *p = (const uint8_t *)data;
 
@@ -147,11 +147,11 @@ RF_INLINE void rf_wqe_bb_inline(struct rf_wqe_bb *bb, const void *data, uint32_t
 
 /*
  * Store an inline segment at word i of dst: its header, then the payload
- * rf_wqe_bb_inline() loaded. dst is the WQE or the BlueFlame register
+ * rf__wqe_bb_inline() loaded. dst is the WQE or the BlueFlame register
  * (volatile, so also MMIO-safe; in ascending address order). Returns the
  * byte offset after the payload.
  */
-RF_INLINE unsigned rf_wqe_bb_store_inline(volatile uint8_t *dst, const struct rf_wqe_bb *bb,
+RF_INLINE unsigned rf__wqe_bb_store_inline(volatile uint8_t *dst, const struct rf__wqe_bb *bb,
 					  unsigned i, uint32_t len)
 {
 	unsigned o = 8 * i + 4;
@@ -213,14 +213,14 @@ RF_INLINE void rf__bf_zero_tail(volatile uint8_t *d, unsigned o)
 }
 
 /*
- * rf_ring_bf_bb - rf_ring_bf() (hw/doorbell.h) for a one-BB WQE built in
- * registers (struct rf_wqe_bb): the BlueFlame stores write words 0..n-1 of bb, then,
+ * rf__ring_bf_bb - rf_ring_bf() (doorbell.h) for a one-BB WQE built in
+ * registers (struct rf__wqe_bb): the BlueFlame stores write words 0..n-1 of bb, then,
  * with inl, an inline segment of inl payload bytes at word n
- * (rf_wqe_bb_inline()), then zeros. The WQE is not read back from the queue.
+ * (rf__wqe_bb_inline()), then zeros. The WQE is not read back from the queue.
  * n and inl are constants at every call site.
  */
-RF_INLINE void rf_ring_bf_bb(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
-			     const struct rf_wqe_bb *bb, unsigned n, uint32_t inl)
+RF_INLINE void rf__ring_bf_bb(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
+			     const struct rf__wqe_bb *bb, unsigned n, uint32_t inl)
 {
 	uint8_t *cur = bf->cur;
 	volatile uint64_t *d = (volatile uint64_t *)cur;
@@ -228,13 +228,13 @@ RF_INLINE void rf_ring_bf_bb(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
 
 	rf_dma_wmb();		/* WQE stores before dbrec store */
 	rf_dbrec_set(sq_dbrec, pi);
-	rf_wc_start();		/* dbrec store before BlueFlame MMIO stores */
+	rf_mmio_wc_start();	/* dbrec store before BlueFlame stores */
 	RF__BB_STORE(d, bb->q, n);
 	if (inl)
-		o = rf_wqe_bb_store_inline(cur, bb, n, inl);
+		o = rf__wqe_bb_store_inline(cur, bb, n, inl);
 	rf__bf_zero_tail(cur, o);
-	rf_wc_flush_lines();	/* the whole line: it leaves without a fence on x86 */
-	rf__bf_toggle(bf, cur);
+	rf_mmio_flush_lines();	/* a whole line: out without a fence on x86 */
+	rf_bf_toggle(bf, cur);
 }
 
 /*
@@ -250,15 +250,15 @@ RF_INLINE void rf_ring_bf_bb(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
  * the store buffer only when one older store covers it, and the 16-byte
  * loads of that copy each span a segment the post had just written in 4-
  * and 8-byte pieces, so they waited for those stores to reach the cache;
- * and 8-byte words (struct rf_wqe_bb) take twice the stores. Both costs
+ * and 8-byte words (struct rf__wqe_bb) take twice the stores. Both costs
  * are measured by bench/store_probe.c, and its figures are in
  * docs/benchmark-history.md ("Figures behind the header comments").
  */
-struct rf_wqe_v16 {
+struct rf__wqe_v16 {
 	rf__v16r v[8];
 };
 
-/* The 16 bytes of a WQE that are word a, then word b (rf_wqe_word()). */
+/* The 16 bytes of a WQE that are word a, then word b (rf__wqe_word()). */
 RF_INLINE rf__v16r rf__v16_words(uint64_t a, uint64_t b)
 {
 	rf__v16r v = { (long long)a, (long long)b };
@@ -273,7 +273,7 @@ RF_INLINE rf__v16r rf__v16_load(const void *p)
 }
 
 /*
- * The queue's views for the stores of struct rf_wqe_v16: named members of
+ * The queue's views for the stores of struct rf__wqe_v16: named members of
  * a struct that no rf_sq field is (see struct rf__wqe_words in
  * detail/sq.h), 16-byte words or the 8-byte words of two BBs.
  */
@@ -359,24 +359,24 @@ RF_INLINE void rf__bf_store_v16(volatile rf__v16r *d, const rf__v16r *v, unsigne
 }
 
 /*
- * rf_ring_bf_v16 - rf_ring_bf() (hw/doorbell.h) for a WQE built as n
- * 16-byte words in v (struct rf_wqe_v16, n a constant), at wqe in the
+ * rf__ring_bf_v16 - rf_ring_bf() (doorbell.h) for a WQE built as n
+ * 16-byte words in v (struct rf__wqe_v16, n a constant), at wqe in the
  * queue: the BlueFlame stores write v[0..n-1], then with inl an inline
- * segment of inl payload bytes from bb (rf_wqe_bb_inline(); one BB), then
+ * segment of inl payload bytes from bb (rf__wqe_bb_inline(); one BB), then
  * zeros to the end of the last line. Where the queue's BlueFlame copies are ST64B (arm64
  * LS64, bf->ls64) the lines are copied from wqe in the queue by ST64B as
  * rf_ring_bf() does, since one ST64B takes its 64 bytes from eight
  * general registers loaded from memory.
  */
-RF_INLINE void rf_ring_bf_v16(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
-			      const struct rf_wqe_v16 *v, unsigned n,
-			      const struct rf_wqe_bb *bb, uint32_t inl, const void *wqe)
+RF_INLINE void rf__ring_bf_v16(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
+			      const struct rf__wqe_v16 *v, unsigned n,
+			      const struct rf__wqe_bb *bb, uint32_t inl, const void *wqe)
 {
 	uint8_t *cur = bf->cur;
 
 	rf_dma_wmb();		/* WQE stores before dbrec store */
 	rf_dbrec_set(sq_dbrec, pi);
-	rf_wc_start();		/* dbrec store before BlueFlame MMIO stores */
+	rf_mmio_wc_start();	/* dbrec store before BlueFlame stores */
 #if defined(__aarch64__)
 	if (bf->ls64) {
 		rf__bf_copy_st64b(cur, wqe, (n + 3) / 4);
@@ -387,12 +387,12 @@ RF_INLINE void rf_ring_bf_v16(__be32 *sq_dbrec, struct rf_bf *bf, uint32_t pi,
 	if (inl) {
 		/* one BB: v[0..n-1], the inline segment (hdr, payload), zeros */
 		rf__bf_store_v16_only((volatile rf__v16r *)cur, v->v, n);
-		rf__bf_zero_tail(cur, rf_wqe_bb_store_inline(cur, bb, 2 * n, inl));
+		rf__bf_zero_tail(cur, rf__wqe_bb_store_inline(cur, bb, 2 * n, inl));
 	} else {
 		rf__bf_store_v16((volatile rf__v16r *)cur, v->v, n);
 	}
-	rf_wc_flush_lines();	/* whole lines: they leave without a fence on x86 */
-	rf__bf_toggle(bf, cur);
+	rf_mmio_flush_lines();	/* whole lines: out without a fence on x86 */
+	rf_bf_toggle(bf, cur);
 }
 
 RF_END_DECLS

@@ -13,10 +13,10 @@
  *	write the WQE(s)                      (normal cached stores)
  *	rf_dma_wmb();                         WQE stores before the dbrec store
  *	dbrec[RF_SND_DBR] = be32(pi & 0xffff);
- *	rf_wc_start();                        dbrec store before the MMIO stores
+ *	rf_mmio_wc_start();                   dbrec store before MMIO stores
  *	BlueFlame copy or 8-byte doorbell     (WC stores to the UAR)
- *	rf_wc_flush();                        push the WC buffer out now
- *	  (rf_wc_flush_lines() after a BlueFlame copy: it fills whole lines)
+ *	rf_mmio_flush_writes();               push the WC buffer out now
+ *	  (rf_mmio_flush_lines() after a BlueFlame copy: it fills whole lines)
  *
  * Consuming completions:
  *
@@ -26,26 +26,26 @@
  *
  * What each compiles to:
  *
- *	             x86-64        aarch64       ppc64le
- *	dma_wmb      compiler      dmb oshst     lwsync
- *	dma_rmb      compiler      dmb oshld     lwsync
- *	wc_start     sfence        dsb st        sync
- *	wc_flush     sfence        dsb st        sync
- *	wc_flush_lines compiler    dsb st        sync
+ *	                    x86-64     aarch64    ppc64le
+ *	dma_wmb             compiler   dmb oshst  lwsync
+ *	dma_rmb             compiler   dmb oshld  lwsync
+ *	mmio_wc_start       sfence     dsb st     sync
+ *	mmio_flush_writes   sfence     dsb st     sync
+ *	mmio_flush_lines    compiler   dsb st     sync
  *
  * x86-64 is TSO for cached memory: stores are seen in program order and
  * loads are not reordered with older loads, so DMA ordering needs only the
  * compiler (this is the kernel's dma_wmb()/dma_rmb() on x86; rdma-core's
  * lfence in udma_from_device_barrier() is stronger than the architecture
  * requires). WC stores, however, may pass older stores and sit in the
- * fill buffers, so sfence before the first one (rf_wc_start) and after
- * the last one (rf_wc_flush) of a partial line: the 8-byte doorbell and
- * the CQ arm. A BlueFlame copy writes every byte of each 64-byte line it
- * touches, and a full write-combining buffer leaves the core without a
- * fence (the SDM, vol. 3A, "Buffering of Write Combining Memory
+ * fill buffers, so sfence before the first one (rf_mmio_wc_start) and
+ * after the last one (rf_mmio_flush_writes) of a partial line: the 8-byte
+ * doorbell and the CQ arm. A BlueFlame copy writes every byte of each
+ * 64-byte line it touches, and a full write-combining buffer leaves the
+ * core without a fence (the SDM, vol. 3A, "Buffering of Write Combining Memory
  * Locations", lets only a partly filled one wait for the next fence or
- * serializing event), so rf_wc_flush_lines() is a compiler barrier there:
- * the next ring's rf_wc_start() still orders the copy before any later
+ * serializing event), so rf_mmio_flush_lines() is a compiler barrier there:
+ * the next ring's rf_mmio_wc_start() still orders the copy before any later
  * MMIO store, and the halves of the register alternate. UCX's rc_mlx5
  * rings the same way on x86-64 (uct_ib_mlx5_post_send() in BF_POST mode:
  * ucs_memory_bus_cacheline_wc_flush() is empty in ucs/arch/x86_64/cpu.h).
@@ -71,7 +71,7 @@
  * flush must make the BlueFlame burst leave before the other half of the
  * register is written, and the start must keep the dbrec store ahead of the
  * MMIO store, which the device may act on at once (UCX issue #9819). A
- * BlueFlame copy by ST64B (hw/doorbell.h) sits between the same two.
+ * BlueFlame copy by ST64B (doorbell.h) sits between the same two.
  *
  * Any other architecture fails to compile here rather than silently
  * inheriting x86 assumptions.
@@ -89,33 +89,15 @@ RF_INLINE void rf_compiler_barrier(void)
 	__asm__ __volatile__("" ::: "memory");
 }
 
-#if defined(__x86_64__)
-
-#define RF__DMA_WMB() __asm__ __volatile__("" ::: "memory")
-#define RF__DMA_RMB() __asm__ __volatile__("" ::: "memory")
-#define RF__WC_START() __asm__ __volatile__("sfence" ::: "memory")
-#define RF__WC_FLUSH() __asm__ __volatile__("sfence" ::: "memory")
-#define RF__WC_FLUSH_LINES() __asm__ __volatile__("" ::: "memory")
-
-#elif defined(__aarch64__)
-
-#define RF__DMA_WMB() __asm__ __volatile__("dmb oshst" ::: "memory")
-#define RF__DMA_RMB() __asm__ __volatile__("dmb oshld" ::: "memory")
-#define RF__WC_START() __asm__ __volatile__("dsb st" ::: "memory")
-#define RF__WC_FLUSH() __asm__ __volatile__("dsb st" ::: "memory")
-#define RF__WC_FLUSH_LINES() RF__WC_FLUSH()
-
-#elif defined(__powerpc64__) && defined(__LITTLE_ENDIAN__)
-
-#define RF__DMA_WMB() __asm__ __volatile__("lwsync" ::: "memory")
-#define RF__DMA_RMB() __asm__ __volatile__("lwsync" ::: "memory")
-#define RF__WC_START() __asm__ __volatile__("sync" ::: "memory")
-#define RF__WC_FLUSH() __asm__ __volatile__("sync" ::: "memory")
-#define RF__WC_FLUSH_LINES() RF__WC_FLUSH()
-
-#else
+#if !defined(__x86_64__) && !defined(__aarch64__) && \
+    !(defined(__powerpc64__) && defined(__LITTLE_ENDIAN__))
 #error "rdmafast: no barrier definitions for this architecture (x86-64, aarch64, ppc64le)"
 #endif
+
+/*
+ * Each barrier below is one #if ladder over the three architectures above
+ * (the table at the top of this file), so that its instruction sits in it.
+ */
 
 /*
  * rf_dma_wmb - order stores to host memory that the device will DMA-read.
@@ -128,7 +110,13 @@ RF_INLINE void rf_compiler_barrier(void)
  */
 RF_INLINE void rf_dma_wmb(void)
 {
-	RF__DMA_WMB();
+#if defined(__x86_64__)
+	__asm__ __volatile__("" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("dmb oshst" ::: "memory");
+#else
+	__asm__ __volatile__("lwsync" ::: "memory");
+#endif
 }
 
 /*
@@ -140,49 +128,73 @@ RF_INLINE void rf_dma_wmb(void)
  */
 RF_INLINE void rf_dma_rmb(void)
 {
-	RF__DMA_RMB();
+#if defined(__x86_64__)
+	__asm__ __volatile__("" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("dmb oshld" ::: "memory");
+#else
+	__asm__ __volatile__("lwsync" ::: "memory");
+#endif
 }
 
 /*
- * rf_wc_start - order everything before it ahead of the following MMIO
+ * rf_mmio_wc_start - order everything before it ahead of the following MMIO
  * stores to a write-combining UAR page (BlueFlame or doorbell).
  *
  *	*dbrec = rf_htobe32(pi);
- *	rf_wc_start();              dbrec store before MMIO stores
+ *	rf_mmio_wc_start();         dbrec store before MMIO stores
  *	rf_mmio_write64(db, ctrl);
  */
-RF_INLINE void rf_wc_start(void)
+RF_INLINE void rf_mmio_wc_start(void)
 {
-	RF__WC_START();
+#if defined(__x86_64__)
+	__asm__ __volatile__("sfence" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("dsb st" ::: "memory");
+#else
+	__asm__ __volatile__("sync" ::: "memory");
+#endif
 }
 
 /*
- * rf_wc_flush - make write-combined MMIO stores leave the CPU now, before
- * the other half of the BlueFlame register is used or a lock is dropped.
+ * rf_mmio_flush_writes - make write-combined MMIO stores leave the CPU now,
+ * before the other half of the BlueFlame register is used or a lock is dropped.
  *
  *	rf_mmio_write64(db, ctrl);
- *	rf_wc_flush();              doorbell out before the next ring
+ *	rf_mmio_flush_writes();     doorbell out before the next ring
  *	bf->cur ^= bf->size;        the other half next time
  */
-RF_INLINE void rf_wc_flush(void)
+RF_INLINE void rf_mmio_flush_writes(void)
 {
-	RF__WC_FLUSH();
+#if defined(__x86_64__)
+	__asm__ __volatile__("sfence" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("dsb st" ::: "memory");
+#else
+	__asm__ __volatile__("sync" ::: "memory");
+#endif
 }
 
 /*
- * rf_wc_flush_lines - rf_wc_flush() after MMIO stores that wrote every
- * byte of each 64-byte line they touched (a BlueFlame copy), by a register
- * with a single producer. A compiler barrier on x86-64, where a full
+ * rf_mmio_flush_lines - rf_mmio_flush_writes() after MMIO stores that wrote
+ * every byte of each 64-byte line they touched (a BlueFlame copy), by a
+ * register with a single producer. A compiler barrier on x86-64, where a full
  * write-combining buffer goes out without a fence (see above); the same
- * as rf_wc_flush() elsewhere.
+ * as rf_mmio_flush_writes() elsewhere.
  *
  *	rf_bf_copy(reg, wqe, nbb);
- *	rf_wc_flush_lines();        whole lines: out without waiting
+ *	rf_mmio_flush_lines();      whole lines: out without waiting
  *	bf->cur ^= bf->size;
  */
-RF_INLINE void rf_wc_flush_lines(void)
+RF_INLINE void rf_mmio_flush_lines(void)
 {
-	RF__WC_FLUSH_LINES();
+#if defined(__x86_64__)
+	__asm__ __volatile__("" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("dsb st" ::: "memory");
+#else
+	__asm__ __volatile__("sync" ::: "memory");
+#endif
 }
 
 RF_END_DECLS

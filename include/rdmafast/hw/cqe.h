@@ -49,7 +49,7 @@ enum {
 	RF_CQE_FORMAT_NORMAL     = 0,
 	RF_CQE_FORMAT_SCATTER_32 = 1,	/* up to 32 bytes of data in the CQE64 */
 	RF_CQE_FORMAT_SCATTER_64 = 2,	/* up to 64 bytes in the 64 bytes before it */
-	RF_CQE_FORMAT_COMPRESSED = 3,	/* title of a mini-CQE session */
+	RF_CQE_FORMAT_COMPRESSED = 3,	/* title of a zip of mini-CQEs */
 };
 
 enum {
@@ -155,79 +155,6 @@ enum {
 enum {
 	RF_CQE_VENDOR_SYNDROME_ODP_PFAULT = 0x93,
 };
-
-/*
- * Completion status, numbered exactly as libibverbs' enum ibv_wc_status
- * (the tests check every value), so this header needs no verbs.h.
- */
-enum rf_wc_status {
-	RF_WC_SUCCESS           = 0,
-	RF_WC_LOC_LEN_ERR       = 1,
-	RF_WC_LOC_QP_OP_ERR     = 2,
-	RF_WC_LOC_EEC_OP_ERR    = 3,
-	RF_WC_LOC_PROT_ERR      = 4,
-	RF_WC_WR_FLUSH_ERR      = 5,
-	RF_WC_MW_BIND_ERR       = 6,
-	RF_WC_BAD_RESP_ERR      = 7,
-	RF_WC_LOC_ACCESS_ERR    = 8,
-	RF_WC_REM_INV_REQ_ERR   = 9,
-	RF_WC_REM_ACCESS_ERR    = 10,
-	RF_WC_REM_OP_ERR        = 11,
-	RF_WC_RETRY_EXC_ERR     = 12,
-	RF_WC_RNR_RETRY_EXC_ERR = 13,
-	RF_WC_REM_ABORT_ERR     = 16,
-	RF_WC_GENERAL_ERR       = 21,
-};
-
-/* The status libibverbs reports for an error CQE's syndrome. */
-static inline RF_COLD enum rf_wc_status rf_cqe_syndrome_to_wc_status(uint8_t syndrome)
-{
-	switch (syndrome) {
-	case RF_CQE_SYNDROME_LOCAL_LENGTH_ERR:        return RF_WC_LOC_LEN_ERR;
-	case RF_CQE_SYNDROME_LOCAL_QP_OP_ERR:         return RF_WC_LOC_QP_OP_ERR;
-	case RF_CQE_SYNDROME_LOCAL_PROT_ERR:          return RF_WC_LOC_PROT_ERR;
-	case RF_CQE_SYNDROME_WR_FLUSH_ERR:            return RF_WC_WR_FLUSH_ERR;
-	case RF_CQE_SYNDROME_MW_BIND_ERR:             return RF_WC_MW_BIND_ERR;
-	case RF_CQE_SYNDROME_BAD_RESP_ERR:            return RF_WC_BAD_RESP_ERR;
-	case RF_CQE_SYNDROME_LOCAL_ACCESS_ERR:        return RF_WC_LOC_ACCESS_ERR;
-	case RF_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR:    return RF_WC_REM_INV_REQ_ERR;
-	case RF_CQE_SYNDROME_REMOTE_ACCESS_ERR:       return RF_WC_REM_ACCESS_ERR;
-	case RF_CQE_SYNDROME_REMOTE_OP_ERR:           return RF_WC_REM_OP_ERR;
-	case RF_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR: return RF_WC_RETRY_EXC_ERR;
-	case RF_CQE_SYNDROME_RNR_RETRY_EXC_ERR:       return RF_WC_RNR_RETRY_EXC_ERR;
-	case RF_CQE_SYNDROME_REMOTE_ABORTED_ERR:      return RF_WC_REM_ABORT_ERR;
-	default:                                      return RF_WC_GENERAL_ERR;
-	}
-}
-
-/*
- * rf_wc_status_str - a constant string naming status (enum rf_wc_status,
- * as rf_wc.status holds it), for messages: "success", "remote access
- * error", ...; "unknown completion status" for a value that is none of
- * them (never NULL). The words are rdmafast's, not ibv_wc_status_str()'s.
- */
-static inline RF_COLD const char *rf_wc_status_str(unsigned int status)
-{
-	switch (status) {
-	case RF_WC_SUCCESS:           return "success";
-	case RF_WC_LOC_LEN_ERR:       return "local length error";
-	case RF_WC_LOC_QP_OP_ERR:     return "local QP operation error";
-	case RF_WC_LOC_EEC_OP_ERR:    return "local EE context operation error";
-	case RF_WC_LOC_PROT_ERR:      return "local protection error";
-	case RF_WC_WR_FLUSH_ERR:      return "work request flushed";
-	case RF_WC_MW_BIND_ERR:       return "memory window bind error";
-	case RF_WC_BAD_RESP_ERR:      return "bad response";
-	case RF_WC_LOC_ACCESS_ERR:    return "local access error";
-	case RF_WC_REM_INV_REQ_ERR:   return "remote invalid request";
-	case RF_WC_REM_ACCESS_ERR:    return "remote access error";
-	case RF_WC_REM_OP_ERR:        return "remote operation error";
-	case RF_WC_RETRY_EXC_ERR:     return "transport retry count exceeded";
-	case RF_WC_RNR_RETRY_EXC_ERR: return "RNR retry count exceeded";
-	case RF_WC_REM_ABORT_ERR:     return "remote aborted";
-	case RF_WC_GENERAL_ERR:       return "general error";
-	default:                      return "unknown completion status";
-	}
-}
 
 /* ---- Mini-CQE (8 bytes), in the slots after a compressed title CQE ------ */
 

@@ -121,7 +121,7 @@ static inline RF_COLD int rf__cq_create_dv_ibv(struct rf_cq *cq, struct ibv_cq *
  * the values of enum mlx5dv_cqe_comp_res_format). libmlx5 refuses a format
  * the device does not list in mlx5dv_query_device()'s cqe_comp_caps
  * (-EOPNOTSUPP), the kernel more than one (-EINVAL). rf_cq_poll() decodes
- * the sessions; ibv_poll_cq() cannot. Returns 0 or -errno.
+ * the zips; ibv_poll_cq() cannot. Returns 0 or -errno.
  */
 static inline RF_COLD int rf_cq_create_zip_ibv(struct rf_cq *cq, struct ibv_cq **out,
 					       struct ibv_context *ctx, int ncqe,
