@@ -120,26 +120,13 @@ test-aarch64: build-aarch64 asm-test-aarch64
 	    sh cross/test-aarch64.sh
 
 # ---------------------------------------------------------------------------
-# The barriers of the post, ring and poll paths, read in the disassembly of
-# tests/asm/paths.c (tests/asm/check-barriers.sh, which first proves that
-# doctored copies fail). qemu and the emulator run on the host's memory
-# ordering and cannot miss a barrier; this test can. asm-test reads the host
-# build (part of make test), asm-test-aarch64 the cross build.
-ASM_HOST := $(shell uname -m)
-
-$(BUILD)/asm/$(ASM_HOST).dis: tests/asm/paths.c $(HEADERS)
-	@mkdir -p $(@D)
-	$(CC) -std=c11 -O2 $(WARN) -pedantic $(RF_CPPFLAGS) -c -o $(@:.dis=.o) $<
-	objdump -d --no-show-raw-insn $(@:.dis=.o) > $@
-
+# The barriers in the cross build's disassembly (the host's: asm-test in
+# tests/tests.mk, which says how).
 $(BUILD)/asm/aarch64-cross.dis: tests/asm/paths.c $(HEADERS)
 	@mkdir -p $(@D)
 	$(AARCH64)-gcc -std=c11 -O2 $(WARN) -pedantic $(RF_CPPFLAGS) -c -o $(@:.dis=.o) $<
 	$(AARCH64)-objdump -d --no-show-raw-insn $(@:.dis=.o) > $@
 
-.PHONY: asm-test asm-test-aarch64
-asm-test: $(BUILD)/asm/$(ASM_HOST).dis
-	@sh tests/asm/check-barriers.sh --self-test $(ASM_HOST) $<
-
+.PHONY: asm-test-aarch64
 asm-test-aarch64: $(BUILD)/asm/aarch64-cross.dis
 	@sh tests/asm/check-barriers.sh --self-test aarch64 $<

@@ -34,7 +34,6 @@ EMU_TEST_TIMEOUT ?= 300
 CRITERION_FLAGS = $(shell pkg-config --cflags --libs criterion 2>/dev/null || echo -lcriterion)
 
 .PHONY: emu emu-test check-layout install-emu uninstall-emu
-all: emu
 emu: $(EMU_LIB) $(EMU_LAUNCHER)
 
 $(BUILD)/emu/%.o: emu/%.c $(EMU_HDRS)
@@ -95,13 +94,3 @@ uninstall-emu:
 	-rmdir $(DESTDIR)$(EMU_LIBDIR) $(DESTDIR)$(INCLUDEDIR)/rfemu 2>/dev/null
 
 -include $(EMU_LIB_OBJS:.o=.d)
-
-# ---- device model benchmark (docs/emu-measurements.md) ----------------
-# Not a test: the end-to-end figures beside their goals (bench/emu_model.c).
-.PHONY: bench-emu
-$(BUILD)/bench/emu_model: bench/emu_model.c bench/bring_up.h $(HEADERS)
-	@mkdir -p $(@D)
-	$(CC) -O2 -g -std=gnu11 $(WARN) -D_GNU_SOURCE $(RF_CPPFLAGS) -o $@ $< -libverbs -lmlx5
-
-bench-emu: emu $(BUILD)/bench/emu_model
-	timeout 120 $(EMU_LAUNCHER) -- $(BUILD)/bench/emu_model 2
