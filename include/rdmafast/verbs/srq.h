@@ -70,6 +70,8 @@ static inline RF_COLD int rf_srq_create_ibv(struct rf_srq *srq, struct ibv_srq *
 	struct ibv_srq *ibsrq;
 	int ret;
 
+	memset(srq, 0, sizeof(*srq));	/* failed: an SRQ that holds nothing */
+	*out = NULL;
 	ret = rf_device_check_ibv(pd->context);
 	if (ret)
 		return ret;
