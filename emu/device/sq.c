@@ -443,6 +443,18 @@ static void fill_request(struct dev_qp *dq, const struct dev_ent *e, const struc
 	p->rkey = w->rkey;
 	p->dma_len = w->atomic_size ? w->atomic_size :
 		     (op == DOP_READ ? e->byte_len : total);
+	if (op == DOP_READ && e->resp_next) {
+		/*
+		 * A READ asked again asks for what is missing: the responses
+		 * from the first not received on (IBA 9.7.5: the original or
+		 * a part of it, from that PSN), not the whole of it again.
+		 */
+		uint32_t skip = e->resp_next * DEV_WIRE_MTU;
+
+		p->psn = (e->psn + e->resp_next) & DEV_PSN_MASK;
+		p->raddr += skip;
+		p->dma_len -= skip;
+	}
 	p->offset = offset;
 	p->len = len;
 	if (w->opf & OPF_ATOMIC)	/* the header came zeroed */
@@ -971,7 +983,8 @@ void dev_sq_reset(struct dev_qp *dq)
 	dq->nak_sent = false;
 	dq->last_wqe_sent = false;
 	dq->flush_rq = false;
-	memset(dq->replay, 0, sizeof(dq->replay));
+	dq->rd_retry = false;
+	dev_resp_reset(dq);
 }
 
 /*
@@ -1000,8 +1013,7 @@ void dev_rc_read_resp_scatter(struct dev_qp *dq, struct dev_ent *e,
 	if (dq->scat && (e->flags & DENTF_SIGNALED) &&
 	    ((p->op == DOP_ATOMIC_RESP && w_atomic(e) &&
 	      dev_scat_fits(dq->qp->scat_req, dq->qp->send_cq, 8)) ||
-	     (p->op == DOP_READ_RESP && (p->flags & DPKT_FIRST) && (p->flags & DPKT_LAST) &&
-	      !p->offset && p->len == e->byte_len &&
+	     (p->op == DOP_READ_RESP && !e->resp_next && p->len == e->byte_len &&
 	      dev_scat_fits(dq->qp->scat_req, dq->qp->send_cq, p->len)))) {
 		uint8_t *d = dq->scat[e - dq->ent];
 
@@ -1021,6 +1033,8 @@ void dev_rc_read_resp_scatter(struct dev_qp *dq, struct dev_ent *e,
 			e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
 		return;
 	}
-	if (p->len && !dev_sgl_copy_in(&sgl, p->offset, p->payload, p->len))
+	/* placed by its PSN, as a READ response carries no address */
+	if (p->len && !dev_sgl_copy_in(&sgl, (uint64_t)e->resp_next * DEV_WIRE_MTU,
+				       p->payload, p->len))
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
 }
