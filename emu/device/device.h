@@ -254,8 +254,7 @@ void dev_grant_publish(void);		/* end of a pass: grants for the lenders */
 const struct dev_grant *dev_grant_claim(uint32_t dst_qpn);
 bool dev_grant_deliver(const struct dev_grant *g, const struct dev_pkt *h, const void *payload);
 bool dev_grant_write(const struct dev_grant *g, const struct dev_pkt *h, const void *payload);
-bool dev_grant_read(const struct dev_grant *g, const struct dev_pkt *h, void *buf,
-		    unsigned busy_reads);
+bool dev_grant_read(const struct dev_grant *g, const struct dev_pkt *h, void *buf);
 void dev_grant_release(const struct dev_grant *g);
 
 /* ------------------------------------------------------------------------ */
@@ -308,6 +307,30 @@ enum {
 	DENTF_SCAT	= 1 << 4,	/* its response data waits in dev_qp.scat for the CQE */
 };
 
+/*
+ * A responder resource (resp.c): one READ or atomic request, its answer
+ * sent a packet at a time as the link takes it (a READ's may be 32768
+ * packets), in PSN order with everything else the responder sends.  It
+ * stays after the answer as the replay cache that answers duplicates.
+ */
+struct dev_rd {
+	uint32_t		psn;		/* the request's first PSN */
+	uint32_t		npkt;		/* PSNs it uses: a READ's response packets */
+	uint32_t		next;		/* next response to send, from psn */
+	uint32_t		start;		/* the answer being sent began here */
+	uint32_t		dst;		/* the requester's QPN */
+	uint32_t		rkey;		/* READ: what it reads */
+	uint32_t		len;
+	uint64_t		raddr;
+	const struct emu_pd	*pd;		/* compared with the key's, never read */
+	uint64_t		orig;		/* atomics: the value answered */
+	uint64_t		ticket;		/* dev_wire_ticket() of the first answer's last packet */
+	uint8_t			op;		/* DOP_READ or an atomic */
+	bool			valid;
+	bool			queued;		/* responses from next on are owed */
+	bool			busy;		/* the first answer is not all sent */
+};
+
 struct dev_qp {
 	struct emu_qp		*qp;
 	struct dev_ctx		*dctx;
@@ -331,6 +354,12 @@ struct dev_qp {
 	uint64_t		rnr_until;	/* no emission before this (ns) */
 	int			retry_left;
 	int			rnr_left;
+	/*
+	 * A missing READ/atomic response was asked for again: later responses
+	 * past the gap (already on their way) do not ask once more, until an
+	 * expected one arrives or the timer fires.
+	 */
+	bool			rd_retry;
 	bool			sq_error;	/* an error CQE is due: flush after it */
 	/*
 	 * DCI: the DCT it is connected to (0: none).  A WQE for another DCT
@@ -354,13 +383,12 @@ struct dev_qp {
 	uint32_t		ack_psn;
 	uint32_t		ack_dst;	/* requester QPN */
 	struct dev_qp		*next_ack;
-	struct {
-		uint32_t	psn;
-		uint64_t	orig;		/* atomics: the value answered */
-		uint64_t	ticket;		/* dev_wire_ticket() of the answer's last packet */
-		uint8_t		op;		/* DOP_READ or an atomic */
-		bool		valid;
-	} replay[DEV_ATOMIC_REPLAY];
+	bool			ack_held;	/* ack_pending, behind answers still owed */
+	bool			nak_held;	/* a NAK behind answers still owed: */
+	uint8_t			held_nak;	/* ... its DNAK_* */
+	uint32_t		held_nak_psn;
+	uint32_t		held_nak_dst;
+	struct dev_rd		replay[DEV_ATOMIC_REPLAY];
 	unsigned		replay_next;
 
 	/*
@@ -449,6 +477,7 @@ struct dev_engine {
 	unsigned		ndirect;
 	uint32_t		direct_used;
 	uint8_t			direct_data[DEV_DIRECT_DATA];
+	bool			resp_owed;	/* a responder has answers left to send */
 };
 
 extern struct dev_engine dev_eng;
@@ -702,6 +731,10 @@ bool dev_resp_shortcut_write(const struct dev_pkt *p, const uint8_t *payload,
 			     const struct emu_qp *src);
 void dev_dct_conns_free(struct dev_qp *dq);	/* a DCT's per-DCI contexts */
 void dev_resp_flush_acks(void);
+/* Send the READ/atomic answers owed while the links take them; packets sent. */
+unsigned dev_resp_pump(void);
+/* Forget every answer owed and the replay cache (QP reset, new DC connection). */
+void dev_resp_reset(struct dev_qp *dq);
 /*
  * The source GID at index i of port (0 for one past the table, which the
  * kernel refused when the AH or path was made), and on RoCE whether the

@@ -325,6 +325,7 @@ static unsigned iterate(bool sockets)
 			n += run_busy();
 		/* the sockets cost a syscall: once per iteration is enough */
 		n += dev_wire_poll(sockets && round == 0);
+		n += dev_resp_pump();
 		dev_resp_flush_acks();
 		n += dev_sq_direct_replies();
 		n += dev_wire_poll(false);

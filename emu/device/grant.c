@@ -137,7 +137,6 @@ struct dev_grant {
 	uint8_t			pad1[3];
 	uint32_t		pdn;		/* the QP's PD */
 	uint32_t		qp_access;	/* its IBV_ACCESS_REMOTE_* */
-	uint32_t		rd_limit;	/* READs it answers at once (max_dest_rd_atomic) */
 	uint32_t		onesided;	/* delivered since published: packets */
 	uint64_t		onesided_bytes;
 };
@@ -497,7 +496,6 @@ static void publish(struct dev_qp *dq)
 	g->port = qp->attr.port_num ? qp->attr.port_num : 1;
 	g->pdn = qp->pd->pdn;
 	g->qp_access = qp->attr.qp_access_flags;
-	g->rd_limit = dev_rd_atomic_limit(qp->attr.max_dest_rd_atomic);
 	g->onesided = 0;
 	g->onesided_bytes = 0;
 	g->send_ok = send_ok;
@@ -742,21 +740,17 @@ back:
 /*
  * An RDMA READ answered by one packet, through the claimed grant: the
  * h->dma_len bytes into buf, true; false, the grant handed back, when the
- * request must go as a packet.  busy_reads: the requester's READs and
- * atomics that went as packets and are unanswered, which may hold as many
- * of the responder's resources: one more than it has is the packet's to
- * refuse (resp.c rd_admit()).
+ * request must go as a packet.  The requester has no READ or atomic
+ * unanswered (sq.c), so it holds none of the responder's READ resources.
  */
-bool dev_grant_read(const struct dev_grant *dg, const struct dev_pkt *h, void *buf,
-		    unsigned busy_reads)
+bool dev_grant_read(const struct dev_grant *dg, const struct dev_pkt *h, void *buf)
 {
 	struct dev_grant *g = (struct dev_grant *)(uintptr_t)dg;
 	struct peer *p = &peers[EMU_NUM_HOST(h->dst_qpn)];
 	struct iovec l, r;
 	uint64_t at;
 
-	if (!grant_takes(g, p, h) || h->op != DOP_READ || h->dma_len > DEV_WIRE_MTU ||
-	    busy_reads >= g->rd_limit)
+	if (!grant_takes(g, p, h) || h->op != DOP_READ || h->dma_len > DEV_WIRE_MTU)
 		goto back;
 	if (h->dma_len) {
 		at = lent_addr(p, g, h->rkey, h->raddr, h->dma_len, IBV_ACCESS_REMOTE_READ);

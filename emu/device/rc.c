@@ -122,6 +122,21 @@ void dev_rc_rewind(struct dev_qp *dq, uint32_t psn)
 	dev_qp_set_busy(dq);
 }
 
+/*
+ * READ/atomic e lost a response: ask again from the first missing one.
+ * Once: the responses already on their way past the gap would each tell
+ * the same, and every extra request restarts the responder's answer (a
+ * storm on a long READ); the next expected response, or the timer, allows
+ * the next one.
+ */
+static void rd_ask_again(struct dev_qp *dq, const struct dev_ent *e)
+{
+	if (dq->rd_retry)
+		return;
+	dq->rd_retry = true;
+	dev_rc_rewind(dq, e->psn);
+}
+
 /* Packets of e up to its n-th acknowledged: those out leave the window. */
 static void ack_pkts(struct dev_qp *dq, const struct dev_ent *e, uint32_t n)
 {
@@ -149,7 +164,7 @@ static void ack_upto(struct dev_qp *dq, uint32_t psn)
 			if (dev_psn_diff(psn, e->psn) < 0)
 				return;
 			if (e->flags & DENTF_RESP) {
-				dev_rc_rewind(dq, e->psn);
+				rd_ask_again(dq, e);
 				return;
 			}
 			n = (uint32_t)dev_psn_diff(psn, e->psn) + 1;
@@ -162,7 +177,7 @@ static void ack_upto(struct dev_qp *dq, uint32_t psn)
 			return;
 		}
 		if (e->flags & DENTF_RESP) {
-			dev_rc_rewind(dq, e->psn);
+			rd_ask_again(dq, e);
 			return;
 		}
 		ack_pkts(dq, e, e->npkt);
@@ -220,6 +235,21 @@ static uint8_t nak_syndrome(uint8_t nak)
 	}
 }
 
+/*
+ * Does a READ/atomic before e still wait for a response?  ack_upto() has
+ * asked for it again (or had, rd_retry), and e's response is dropped.
+ */
+static bool rd_missing_before(const struct dev_qp *dq, const struct dev_ent *e)
+{
+	for (uint32_t i = dq->ent_head; &dq->ent[i & dq->ent_mask] != e; i++) {
+		const struct dev_ent *x = &dq->ent[i & dq->ent_mask];
+
+		if ((x->flags & DENTF_RESP) && x->state != DENT_DONE)
+			return true;
+	}
+	return false;
+}
+
 void dev_rc_on_response(struct dev_qp *dq, const struct dev_pkt *p)
 {
 	struct emu_qp *qp = dq->qp;
@@ -241,14 +271,14 @@ void dev_rc_on_response(struct dev_qp *dq, const struct dev_pkt *p)
 		/*
 		 * The response of a later request while an earlier READ or
 		 * atomic is unanswered: its response was lost, ack_upto() has
-		 * rewound to it, and this one is dropped as an HCA drops
+		 * asked for it again (rd_ask_again()), and this one is dropped as an HCA drops
 		 * responses past a gap (they come again after the retry).
 		 * Completing it would free an initiator-depth slot, letting
 		 * more requests than max_dest_rd_atomic past the unanswered one
 		 * reach the responder, whose replay cache would then no longer
 		 * hold it: its retries would go unanswered to RETRY_EXC_ERR.
 		 */
-		if (e->state != DENT_SENT)
+		if (e->state != DENT_SENT || rd_missing_before(dq, e))
 			break;
 		/*
 		 * A response of another kind than its request (READ data for a
@@ -261,8 +291,13 @@ void dev_rc_on_response(struct dev_qp *dq, const struct dev_pkt *p)
 			e->state = DENT_DONE;
 			break;
 		}
-		if ((uint32_t)dev_psn_diff(p->psn, e->psn) != e->resp_next)
-			break;		/* a gap: the timer re-reads */
+		if ((uint32_t)dev_psn_diff(p->psn, e->psn) != e->resp_next) {
+			/* past a gap: one is lost, ask from it; before: a duplicate */
+			if ((uint32_t)dev_psn_diff(p->psn, e->psn) > e->resp_next)
+				rd_ask_again(dq, e);
+			break;
+		}
+		dq->rd_retry = false;
 		dev_rc_read_resp_scatter(dq, e, p);
 		e->resp_next++;
 		if (e->syndrome || (p->flags & DPKT_LAST) || e->resp_next == e->npkt) {
@@ -327,6 +362,7 @@ static void timer_expired(struct dev_qp *dq)
 		return;
 	}
 	/* go back N: from the first PSN not known to have arrived */
+	dq->rd_retry = false;
 	dev_rc_rewind(dq, (e->psn + ((e->flags & DENTF_RESP) ? 0 : e->acked)) & DEV_PSN_MASK);
 	dq->deadline = dev_eng.now + dev_rc_timeout_ns(dq->qp->attr.timeout);
 	dev_eng.timers++;

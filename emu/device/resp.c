@@ -30,7 +30,7 @@ static void resp_stamp(const struct dev_qp *dq, struct dev_pkt *r)
 	memcpy(r->dgid, dq->dc_rgid, 16);
 }
 
-static struct dev_pkt *resp_alloc(const struct dev_qp *dq, const struct dev_pkt *req,
+static struct dev_pkt *resp_alloc(const struct dev_qp *dq, uint32_t dst,
 				  uint8_t op, uint32_t psn, uint32_t payload)
 {
 	struct dev_pkt *r = dev_wire_alloc(payload);
@@ -40,7 +40,7 @@ static struct dev_pkt *resp_alloc(const struct dev_qp *dq, const struct dev_pkt 
 	r->op = op;
 	r->flags = 0;
 	r->src_qpn = dq->qpn;
-	r->dst_qpn = req->src_qpn;
+	r->dst_qpn = dst;
 	r->psn = psn & DEV_PSN_MASK;
 	r->len = payload;
 	r->offset = 0;
@@ -48,15 +48,70 @@ static struct dev_pkt *resp_alloc(const struct dev_qp *dq, const struct dev_pkt 
 	return r;
 }
 
-static void send_nak(struct dev_qp *dq, const struct dev_pkt *req, uint8_t nak)
+static void nak_now(struct dev_qp *dq, uint32_t dst, uint32_t psn, uint8_t nak)
 {
-	struct dev_pkt *r = resp_alloc(dq, req, DOP_NAK, req->psn, 0);
+	struct dev_pkt *r = resp_alloc(dq, dst, DOP_NAK, psn, 0);
 
 	if (!r)
 		return;
 	r->nak = nak;
 	r->rnr_timer = dq->qp->attr.min_rnr_timer;
 	dev_wire_send(r);
+}
+
+/*
+ * The earliest answer dq still owes (the READ or atomic whose next
+ * response has the lowest PSN), or NULL.  Every PSN owed is below epsn.
+ */
+static struct dev_rd *rd_owed(struct dev_qp *dq)
+{
+	struct dev_rd *first = NULL;
+	int32_t fd = 0;
+
+	for (unsigned i = 0; i < DEV_ATOMIC_REPLAY; i++) {
+		struct dev_rd *r = &dq->replay[i];
+		int32_t d;
+
+		if (!r->valid || !r->queued)
+			continue;
+		d = dev_psn_diff(r->psn + r->next, dq->epsn);
+		if (!first || d < fd) {
+			first = r;
+			fd = d;
+		}
+	}
+	return first;
+}
+
+/*
+ * Must an ACK or NAK of psn wait?  The responder answers in PSN order
+ * (IBA vol. 1, 9.7.5): one past a response still owed would tell the
+ * requester that response was lost, and it would ask again.
+ */
+static bool resp_behind(struct dev_qp *dq, uint32_t psn)
+{
+	struct dev_rd *r = rd_owed(dq);
+
+	return r && dev_psn_diff(psn, r->psn + r->next) >= 0;
+}
+
+/*
+ * A NAK waits behind the answers owed before it; one is kept (the first:
+ * the requester goes back to it, and a later one would only repeat it).
+ */
+static void send_nak(struct dev_qp *dq, const struct dev_pkt *req, uint8_t nak)
+{
+	if (!resp_behind(dq, req->psn)) {
+		nak_now(dq, req->src_qpn, req->psn, nak);
+		return;
+	}
+	if (dq->nak_held)
+		return;
+	dq->nak_held = true;
+	dq->held_nak = nak;
+	dq->held_nak_psn = req->psn & DEV_PSN_MASK;
+	dq->held_nak_dst = req->src_qpn;
+	dev_eng.resp_owed = true;
 }
 
 static void queue_ack(struct dev_qp *dq, const struct dev_pkt *req, uint32_t psn)
@@ -71,36 +126,52 @@ static void queue_ack(struct dev_qp *dq, const struct dev_pkt *req, uint32_t psn
 }
 
 /*
+ * dq's coalesced ACK.  One to a QP of this host is handed to it at once
+ * when the loopback ring would deliver it next (the loopback shortcut,
+ * wire.h).
+ */
+static void ack_now(struct dev_qp *dq)
+{
+	struct dev_pkt a, *r;
+
+	dq->ack_pending = false;
+	dev_pkt_clear(&a);
+	a.size = (uint32_t)sizeof(a);
+	a.op = DOP_ACK;
+	a.src_qpn = dq->qpn;
+	a.dst_qpn = dq->ack_dst;
+	a.psn = dq->ack_psn;
+	resp_stamp(dq, &a);
+	if (dev_wire_shortcut_ok(&a)) {
+		dev_wire_shortcut_sent();
+		dev_wire_count_tx_later(&a);
+		dev_resp_packet(&a);	/* which counts its arrival */
+		return;
+	}
+	r = dev_wire_alloc(0);
+	if (!r)
+		return;	/* lost like a dropped ACK: the requester retries */
+	memcpy(r, &a, sizeof(a));
+	dev_wire_send(r);
+}
+
+/*
  * Coalesced ACKs: one per QP per batch of packets, as HCAs coalesce them.
- * One to a QP of this host is handed to it at once when the loopback ring
- * would deliver it next (the loopback shortcut, wire.h).
+ * One past an answer still owed waits for it (ack_held): the pump sends
+ * it when the QP owes nothing before it.
  */
 void dev_resp_flush_acks(void)
 {
 	while (dev_eng.acks) {
 		struct dev_qp *dq = dev_eng.acks;
-		struct dev_pkt a, *r;
 
 		dev_eng.acks = dq->next_ack;
-		dq->ack_pending = false;
-		dev_pkt_clear(&a);
-		a.size = (uint32_t)sizeof(a);
-		a.op = DOP_ACK;
-		a.src_qpn = dq->qpn;
-		a.dst_qpn = dq->ack_dst;
-		a.psn = dq->ack_psn;
-		resp_stamp(dq, &a);
-		if (dev_wire_shortcut_ok(&a)) {
-			dev_wire_shortcut_sent();
-			dev_wire_count_tx_later(&a);
-			dev_resp_packet(&a);	/* which counts its arrival */
+		if (resp_behind(dq, dq->ack_psn)) {
+			dq->ack_held = true;	/* still ack_pending, off the list */
+			dev_eng.resp_owed = true;
 			continue;
 		}
-		r = dev_wire_alloc(0);
-		if (!r)
-			continue;	/* lost like a dropped ACK: the requester retries */
-		memcpy(r, &a, sizeof(a));
-		dev_wire_send(r);
+		ack_now(dq);
 	}
 }
 
@@ -164,12 +235,6 @@ static void resp_fatal(struct dev_qp *dq, const struct dev_pkt *req, uint8_t nak
 		send_nak(dq, req, nak);
 	if (dq->qp->dc != EMU_DC_DCT)
 		dev_qp_fatal(dq, ev);
-}
-
-/* The requester a responder context answers: a DCT context's DCI, or the RC peer. */
-static uint32_t resp_peer(const struct dev_qp *dq)
-{
-	return dq->qp->dc == EMU_DC_DCT ? dq->dc_src : dq->qp->attr.dest_qp_num;
 }
 
 static void recv_error_cqe(struct dev_qp *dq, const struct dev_rwqe *r,
@@ -574,45 +639,19 @@ static uint32_t read_npkt(uint32_t len)
 	return len ? (len + DEV_WIRE_MTU - 1) / DEV_WIRE_MTU : 1;
 }
 
-/* RDMA READ: validate, then stream the responses.  A DNAK_* or 0. */
-static int resp_read(struct resp_env *v, const struct dev_pkt *p)
+/* RDMA READ: may it be answered?  A DNAK_* or 0. */
+static int resp_read_check(struct resp_env *v, const struct dev_pkt *p)
 {
-	const uint8_t *src = NULL;
-	uint32_t n = read_npkt(p->dma_len);
-
 	if (!(v->qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_READ))
 		return DNAK_INV_REQ;
-	if (p->dma_len) {
-		if (force_rae())
-			return DNAK_REM_ACCESS;
-		src = dev_rkey_ptr(p->rkey, p->raddr, p->dma_len, v->pd, v->qp,
-				   IBV_ACCESS_REMOTE_READ);
-		if (!src)
-			return DNAK_REM_ACCESS;
-	}
-	/* the wire takes every response: a full link queues them, in order */
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t off = i * DEV_WIRE_MTU;
-		uint32_t len = p->dma_len - off < DEV_WIRE_MTU ? p->dma_len - off : DEV_WIRE_MTU;
-		struct dev_pkt *r;
-
-		if (!p->dma_len)
-			len = 0;
-		r = resp_alloc(v->dq, p, DOP_READ_RESP, p->psn + i, len);
-		if (!r)
-			return -1;
-		r->offset = off;
-		if (i == 0)
-			r->flags |= DPKT_FIRST;
-		if (i == n - 1)
-			r->flags |= DPKT_LAST;
-		if (len && !dev_copy(r->payload, src + off, len))
-			return DNAK_REM_ACCESS;	/* source unmapped: r is never sent */
-		dev_wire_send(r);
-	}
+	if (!p->dma_len)
+		return 0;
+	if (force_rae())
+		return DNAK_REM_ACCESS;
+	if (!dev_rkey_ptr(p->rkey, p->raddr, p->dma_len, v->pd, v->qp, IBV_ACCESS_REMOTE_READ))
+		return DNAK_REM_ACCESS;
 	return 0;
 }
-
 
 /* Field-wise addition: a set boundary bit stops the carry out of that bit. */
 static uint64_t masked_add(uint64_t x, uint64_t y, uint64_t boundary)
@@ -674,17 +713,21 @@ static uint64_t do_atomic(const struct dev_pkt *p, uint8_t *ptr)
 
 /*
  * Responder resources (IBA vol. 1 chapter 9.7; max_dest_rd_atomic): a READ or
- * atomic holds one until its answer has left this host.  Entries stay as
- * the replay cache after that, oldest overwritten first.
+ * atomic holds one until its answer has left this host: all sent (busy),
+ * and the last packet out of the link's backlog (ticket).  Entries stay as
+ * the replay cache after that.  A duplicate's answer takes none: it answers
+ * a request the requester already counts.
  */
 static unsigned rd_in_flight(const struct dev_qp *dq)
 {
 	unsigned n = 0;
 
-	for (unsigned i = 0; i < DEV_ATOMIC_REPLAY; i++)
-		if (dq->replay[i].valid &&
-		    !dev_wire_left(resp_peer(dq), dq->replay[i].ticket))
+	for (unsigned i = 0; i < DEV_ATOMIC_REPLAY; i++) {
+		const struct dev_rd *r = &dq->replay[i];
+
+		if (r->valid && (r->busy || !dev_wire_left(r->dst, r->ticket)))
 			n++;
+	}
 	return n;
 }
 
@@ -702,16 +745,205 @@ static bool rd_admit(const struct dev_qp *dq)
 	return rd_in_flight(dq) < limit;
 }
 
-static void rd_record(struct dev_qp *dq, const struct dev_pkt *p, uint64_t orig)
+/*
+ * The entry for a new request: the oldest.  The requester has at most
+ * max_rd_atomic (<= 16) requests unanswered, always its newest, so the
+ * other 15 entries hold every one it may still retry (rd_admit() NAKs a
+ * requester that breaks this).
+ */
+static struct dev_rd *rd_slot(struct dev_qp *dq)
 {
-	__typeof__(dq->replay[0]) *r = &dq->replay[dq->replay_next];
+	struct dev_rd *r = &dq->replay[dq->replay_next];
 
-	r->psn = p->psn;
-	r->op = p->op;
-	r->orig = orig;
-	r->ticket = dev_wire_ticket(p->src_qpn);
-	r->valid = true;
 	dq->replay_next = (dq->replay_next + 1) % DEV_ATOMIC_REPLAY;
+	return r;
+}
+
+/* Record request p (first PSN psn) in r, its whole answer owed. */
+static void rd_record(struct dev_rd *r, const struct dev_pkt *p, const struct emu_pd *pd,
+		      uint64_t orig)
+{
+	*r = (struct dev_rd){
+		.psn = p->psn & DEV_PSN_MASK,
+		.npkt = p->op == DOP_READ ? read_npkt(p->dma_len) : 1,
+		.dst = p->src_qpn,
+		.rkey = p->rkey,
+		.len = p->dma_len,
+		.raddr = p->raddr,
+		.pd = pd,
+		.orig = orig,
+		.op = p->op,
+		.valid = true,
+		.queued = true,
+		.busy = true,
+	};
+	dev_eng.resp_owed = true;
+}
+
+/*
+ * A duplicate READ or atomic asks for the answer from its PSN on (a
+ * retried READ may ask for the rest of the original, IBA 9.7.5: the
+ * responder answers it from there).  The requester goes back N: every
+ * request after it comes again, so what was owed after it is dropped and
+ * answered when its duplicate comes (its resource is given back: a
+ * duplicate's answer takes none).
+ */
+static void rd_restart(struct dev_qp *dq, struct dev_rd *r, uint32_t from)
+{
+	for (unsigned i = 0; i < DEV_ATOMIC_REPLAY; i++) {
+		struct dev_rd *q = &dq->replay[i];
+
+		if (q == r || !q->valid || !q->queued || dev_psn_diff(q->psn, r->psn) < 0)
+			continue;
+		q->queued = false;
+		q->busy = false;
+		q->ticket = 0;
+	}
+	r->next = r->start = from;
+	r->queued = true;
+	dev_eng.resp_owed = true;
+}
+
+/* The QP's responder gives up what it owes (reset, error, a new DC connection). */
+static void rd_drop(struct dev_qp *dq)
+{
+	for (unsigned i = 0; i < DEV_ATOMIC_REPLAY; i++) {
+		dq->replay[i].queued = false;
+		dq->replay[i].busy = false;
+	}
+	dq->nak_held = false;
+	if (dq->ack_held) {
+		dq->ack_held = false;
+		dq->ack_pending = false;	/* it is on no list */
+	}
+}
+
+void dev_resp_reset(struct dev_qp *dq)
+{
+	rd_drop(dq);
+	memset(dq->replay, 0, sizeof(dq->replay));
+	dq->replay_next = 0;
+}
+
+/*
+ * Response r->next of r, if there is room for it: 1 sent, 0 not now, -1
+ * r failed (the READ's memory is no longer readable: its key, window or
+ * pages went away while it was answered; a remote access error, as the
+ * first packet would have met).
+ */
+static int rd_send_one(struct dev_qp *dq, struct dev_rd *r)
+{
+	uint32_t i = r->next, off = 0, len = 0;
+	const uint8_t *src = NULL;
+	struct dev_pkt *p;
+
+	if (r->op != DOP_READ) {
+		p = resp_alloc(dq, r->dst, DOP_ATOMIC_RESP, r->psn, 0);
+		if (!p)
+			return 0;
+		p->flags |= DPKT_FIRST | DPKT_LAST;	/* keep the GRH flag of the stamp */
+		p->atomic[0] = r->orig;
+	} else {
+		if (r->len) {
+			off = i * DEV_WIRE_MTU;
+			len = r->len - off < DEV_WIRE_MTU ? r->len - off : DEV_WIRE_MTU;
+			src = dev_rkey_ptr(r->rkey, r->raddr + off, len, r->pd, dq->qp,
+					   IBV_ACCESS_REMOTE_READ);
+			if (!src)
+				return -1;
+		}
+		p = resp_alloc(dq, r->dst, DOP_READ_RESP, r->psn + i, len);
+		if (!p)
+			return 0;
+		p->offset = off;
+		if (i == r->start)
+			p->flags |= DPKT_FIRST;
+		if (i == r->npkt - 1)
+			p->flags |= DPKT_LAST;
+		if (len && !dev_copy(p->payload, src, len))
+			return -1;	/* p is never sent */
+	}
+	dev_wire_send(p);
+	if (++r->next == r->npkt) {
+		r->queued = false;
+		if (r->busy) {
+			r->busy = false;
+			r->ticket = dev_wire_ticket(r->dst);
+		}
+	}
+	return 1;
+}
+
+/*
+ * Send what dq owes, in PSN order, while the link to its requester takes
+ * it (dev_wire_room(): a backlog past LINK_ROOM holds it back, and the
+ * drained link brings the engine back), then what waited behind it: the
+ * coalesced ACK, then a NAK.  A ConnectX streams READ responses the same
+ * way, as the link takes them; queueing a large READ's at once would pass
+ * the backlog's limit and lose the rest.  Returns the packets sent; *left
+ * if anything is still owed.
+ */
+static unsigned resp_pump_qp(struct dev_qp *dq, bool *left)
+{
+	enum ibv_qp_state st = dq->qp->attr.state;
+	unsigned n = 0;
+	struct dev_rd *r;
+
+	/* a QP in ERR sends nothing, but what preceded its own error NAK */
+	if (st == IBV_QPS_RESET || (st == IBV_QPS_ERR && !dq->nak_held)) {
+		rd_drop(dq);
+		return 0;
+	}
+	while ((r = rd_owed(dq))) {
+		int rc;
+
+		if (!dev_wire_room(r->dst)) {
+			*left = true;
+			return n;
+		}
+		rc = rd_send_one(dq, r);
+		if (rc == 0) {
+			*left = true;
+			return n;
+		}
+		if (rc < 0) {
+			nak_now(dq, r->dst, r->psn + r->start, DNAK_REM_ACCESS);
+			rd_drop(dq);
+			if (dq->qp->dc != EMU_DC_DCT)
+				dev_qp_fatal(dq, IBV_EVENT_QP_ACCESS_ERR);
+			return n + 1;
+		}
+		n++;
+	}
+	if (dq->ack_held) {
+		dq->ack_held = false;
+		ack_now(dq);
+		n++;
+	}
+	if (dq->nak_held) {
+		dq->nak_held = false;
+		nak_now(dq, dq->held_nak_dst, dq->held_nak_psn, dq->held_nak);
+		n++;
+	}
+	return n;
+}
+
+unsigned dev_resp_pump(void)
+{
+	unsigned n = 0;
+	bool left = false;
+
+	if (!dev_eng.resp_owed)
+		return 0;
+	dev_eng.resp_owed = false;
+	for (struct dev_qp *dq = dev_eng.qps; dq; dq = dq->next) {
+		n += resp_pump_qp(dq, &left);
+		for (struct dev_qp *c = dq->dc_conns; c; c = c->dc_next)
+			n += resp_pump_qp(c, &left);
+	}
+	if (left)
+		dev_eng.resp_owed = true;
+	return n;
 }
 
 struct atomic_call {
@@ -727,23 +959,10 @@ static void atomic_call(void *arg)
 	a->orig = do_atomic(a->p, a->ptr);
 }
 
-static int send_atomic_resp(struct dev_qp *dq, const struct dev_pkt *p, uint64_t orig)
-{
-	struct dev_pkt *r = resp_alloc(dq, p, DOP_ATOMIC_RESP, p->psn, 0);
-
-	if (!r)
-		return -1;
-	r->flags |= DPKT_FIRST | DPKT_LAST;	/* keep the GRH flag of the stamp */
-	r->atomic[0] = orig;
-	dev_wire_send(r);
-	return 0;
-}
-
 static int resp_atomic(struct resp_env *v, const struct dev_pkt *p)
 {
 	struct dev_qp *dq = v->dq;
 	uint8_t *ptr;
-	uint64_t orig;
 
 	if (!(v->qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC))
 		return DNAK_INV_REQ;
@@ -761,11 +980,9 @@ static int resp_atomic(struct resp_env *v, const struct dev_pkt *p)
 		/* the target page went away, or is read-only: remote access error */
 		if (!dev_guard_call(atomic_call, &a))
 			return DNAK_REM_ACCESS;
-		orig = a.orig;
+		/* answered by the pump, in order behind any READ still owed */
+		rd_record(rd_slot(dq), p, v->pd, a.orig);
 	}
-	if (send_atomic_resp(dq, p, orig))
-		return -1;
-	rd_record(dq, p, orig);
 	return 0;
 }
 
@@ -776,42 +993,57 @@ static int resp_read_new(struct resp_env *v, const struct dev_pkt *p)
 
 	if (!rd_admit(v->dq))
 		return DNAK_INV_REQ;
-	rc = resp_read(v, p);
-	if (!rc)
-		rd_record(v->dq, p, 0);
-	return rc;
+	rc = resp_read_check(v, p);
+	if (rc)
+		return rc;
+	/*
+	 * The data is read as each response goes, not now: a WRITE or atomic
+	 * after the READ may land first, as IBA allows (a requester that
+	 * needs the order fences the later WQE, IBV_SEND_FENCE).
+	 */
+	rd_record(rd_slot(v->dq), p, v->pd, 0);
+	return 0;
 }
 
 /* A retransmitted request that was executed already. */
 static void resp_duplicate(struct resp_env *v, const struct dev_pkt *p)
 {
 	struct dev_qp *dq = v->dq;
+	struct dev_rd *r;
 
 	switch (p->op) {
 	case DOP_READ:
 		/*
-		 * Reads are repeatable, but one whose first answer still
-		 * waits in this host's backlog is answered by that: a second
-		 * copy behind it would only feed a storm of retransmissions
-		 * on a slow link.
+		 * Reads are repeatable: answered again from the duplicate's
+		 * PSN, which may be inside the original (the requester asks
+		 * for what it is missing).  One the cache no longer holds is
+		 * no longer outstanding (rd_slot()): a stale copy, dropped.
 		 */
-		for (unsigned i = 0; i < DEV_ATOMIC_REPLAY; i++)
-			if (dq->replay[i].valid && dq->replay[i].psn == p->psn &&
-			    dq->replay[i].op == DOP_READ &&
-			    !dev_wire_left(p->src_qpn, dq->replay[i].ticket))
+		for (unsigned i = 0; i < DEV_ATOMIC_REPLAY; i++) {
+			int32_t d;
+
+			r = &dq->replay[i];
+			if (!r->valid || r->op != DOP_READ)
+				continue;
+			d = dev_psn_diff(p->psn, r->psn);
+			if (d >= 0 && (uint32_t)d < r->npkt) {
+				rd_restart(dq, r, (uint32_t)d);
 				return;
-		resp_read(v, p);
+			}
+		}
 		return;
 	case DOP_CS:
 	case DOP_FA:
 	case DOP_MCS:
 	case DOP_MFA:
-		for (unsigned i = 0; i < DEV_ATOMIC_REPLAY; i++)
-			if (dq->replay[i].valid && dq->replay[i].psn == p->psn &&
-			    dq->replay[i].op == p->op) {
-				send_atomic_resp(dq, p, dq->replay[i].orig);
+		/* never executed twice: the value it answered, again */
+		for (unsigned i = 0; i < DEV_ATOMIC_REPLAY; i++) {
+			r = &dq->replay[i];
+			if (r->valid && r->psn == p->psn && r->op == p->op) {
+				rd_restart(dq, r, 0);
 				return;
 			}
+		}
 		return;
 	default:
 		queue_ack(dq, p, (dq->epsn - 1) & DEV_PSN_MASK);
@@ -983,7 +1215,7 @@ static struct dev_qp *dct_conn(struct dev_qp *dq, const struct dev_pkt *p)
 		c->epsn = p->dc_conn_psn & DEV_PSN_MASK;
 		c->nak_sent = false;
 		c->recv_busy = false;
-		memset(c->replay, 0, sizeof(c->replay));
+		dev_resp_reset(c);
 	}
 	return c;
 }

@@ -443,6 +443,18 @@ static void fill_request(struct dev_qp *dq, const struct dev_ent *e, const struc
 	p->rkey = w->rkey;
 	p->dma_len = w->atomic_size ? w->atomic_size :
 		     (op == DOP_READ ? e->byte_len : total);
+	if (op == DOP_READ && e->resp_next) {
+		/*
+		 * A READ asked again asks for what is missing: the responses
+		 * from the first not received on (IBA 9.7.5: the original or
+		 * a part of it, from that PSN), not the whole of it again.
+		 */
+		uint32_t skip = e->resp_next * DEV_WIRE_MTU;
+
+		p->psn = (e->psn + e->resp_next) & DEV_PSN_MASK;
+		p->raddr += skip;
+		p->dma_len -= skip;
+	}
 	p->offset = offset;
 	p->len = len;
 	if (w->opf & OPF_ATOMIC)	/* the header came zeroed */
@@ -532,9 +544,21 @@ static bool emit_direct(struct dev_qp *dq, const struct dev_ent *e, const struct
 	struct dev_pkt h;
 	bool ok;
 
+	unsigned owed = dev_rc_rd_unanswered(dq);
+
 	if (EMU_NUM_HOST(dst) == emu_cfg.host_id || dev_eng.ndirect == DEV_DIRECT_MAX ||
 	    len > (read ? DEV_DIRECT_READ_MAX : DEV_WIRE_MTU) ||
 	    (read && len > DEV_DIRECT_DATA - dev_eng.direct_used))
+		return false;
+	/*
+	 * Not past a READ or atomic that went as a packet and is unanswered:
+	 * its responses come first, and an answer taken here before them
+	 * would tell the requester they were lost (rc.c).  Those delivered
+	 * directly in this pass are answered in order.
+	 */
+	for (unsigned i = 0; i < dev_eng.ndirect; i++)
+		owed -= dev_eng.direct[i].dq == dq && dev_eng.direct[i].read;
+	if (owed)
 		return false;
 	g = dev_grant_claim(dst);
 	if (!g)
@@ -543,11 +567,7 @@ static bool emit_direct(struct dev_qp *dq, const struct dev_ent *e, const struct
 	h.size = (uint32_t)sizeof(h) + (read ? 0 : len);
 	fill_request(dq, e, w, &h, dst, 0, read ? 0 : len, len);
 	if (read) {
-		unsigned busy = dev_rc_rd_unanswered(dq);
-
-		for (unsigned i = 0; i < dev_eng.ndirect; i++)
-			busy -= dev_eng.direct[i].dq == dq && dev_eng.direct[i].read;
-		ok = dev_grant_read(g, &h, dev_eng.direct_data + dev_eng.direct_used, busy);
+		ok = dev_grant_read(g, &h, dev_eng.direct_data + dev_eng.direct_used);
 	} else {
 		if (sgl->n == 1 && sgl->e[0].local) {
 			payload = sgl->e[0].ptr;
@@ -1008,7 +1028,8 @@ void dev_sq_reset(struct dev_qp *dq)
 	dq->nak_sent = false;
 	dq->last_wqe_sent = false;
 	dq->flush_rq = false;
-	memset(dq->replay, 0, sizeof(dq->replay));
+	dq->rd_retry = false;
+	dev_resp_reset(dq);
 }
 
 /*
@@ -1037,8 +1058,7 @@ void dev_rc_read_resp_scatter(struct dev_qp *dq, struct dev_ent *e,
 	if (dq->scat && (e->flags & DENTF_SIGNALED) &&
 	    ((p->op == DOP_ATOMIC_RESP && w_atomic(e) &&
 	      dev_scat_fits(dq->qp->scat_req, dq->qp->send_cq, 8)) ||
-	     (p->op == DOP_READ_RESP && (p->flags & DPKT_FIRST) && (p->flags & DPKT_LAST) &&
-	      !p->offset && p->len == e->byte_len &&
+	     (p->op == DOP_READ_RESP && !e->resp_next && p->len == e->byte_len &&
 	      dev_scat_fits(dq->qp->scat_req, dq->qp->send_cq, p->len)))) {
 		uint8_t *d = dq->scat[e - dq->ent];
 
@@ -1058,6 +1078,8 @@ void dev_rc_read_resp_scatter(struct dev_qp *dq, struct dev_ent *e,
 			e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
 		return;
 	}
-	if (p->len && !dev_sgl_copy_in(&sgl, p->offset, p->payload, p->len))
+	/* placed by its PSN, as a READ response carries no address */
+	if (p->len && !dev_sgl_copy_in(&sgl, (uint64_t)e->resp_next * DEV_WIRE_MTU,
+				       p->payload, p->len))
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
 }

@@ -20,10 +20,10 @@
  * The fabric is lossless, as InfiniBand's credit-based link-level flow
  * control makes it (IBA vol. 1, 7.9): a packet that finds the loopback ring
  * or the peer's socket full waits in that link's backlog, in order, and
- * leaves as soon as there is room (EPOLLOUT wakes the engine).  Requesters
- * stop emitting to a link whose backlog passes LINK_ROOM (dev_wire_room),
- * so the backlog is bounded by what responders must answer; sends never
- * block the engine.  Only fault injection (fault.c, at the transmit side
+ * leaves as soon as there is room (EPOLLOUT wakes the engine).  Requesters,
+ * and responders sending READ and atomic answers, stop at a link whose
+ * backlog passes LINK_ROOM (dev_wire_room), so only ACKs and NAKs pass
+ * it; sends never block the engine.  Only fault injection (fault.c, at the transmit side
  * of both paths), a peer that is gone, or a link that made no progress for
  * LINK_HOQ_LIFE_NS (IBA's head-of-queue lifetime: a stalled link discards)
  * loses packets.

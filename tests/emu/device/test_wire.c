@@ -218,6 +218,42 @@ Test(dev_wire, write_32mib_one_message)
 }
 
 /*
+ * One 320 MiB READ from the peer, more than a link's backlog holds (256
+ * MiB): the peer's device sends the responses as the link takes them, and
+ * the READ brings back byte for byte what a WRITE put there, with nothing
+ * lost on either host.  Queued at once, the responses past the backlog
+ * limit were lost on every try and the READ ended in RETRY_EXC_ERR.
+ */
+Test(dev_wire, read_320mib_one_message)
+{
+	const uint32_t len = 320 * MIB;
+	struct side s;
+	struct wt_peer peer;
+	unsigned long long ps[4];
+	struct rfemu_dev_stats st;
+
+	side_open(&s, 2 * (size_t)len);
+	for (uint32_t i = 0; i < len; i += 4) {
+		uint32_t v = (i + 7) * 2654435761u;
+
+		memcpy(s.buf + i, &v, 4);
+	}
+	memset(s.buf + len, 0, len);
+	side_connect(&s, &peer, len, 16, 7);
+	post_rdma(&s, IBV_WR_RDMA_WRITE, 1, 0, 0, len);
+	wait_ok(&s, 1, 60000);
+	post_rdma(&s, IBV_WR_RDMA_READ, 2, len, 0, len);
+	wait_ok(&s, 1, 60000);
+	cr_assert(!memcmp(s.buf, s.buf + len, len), "the data read back differs");
+	st = wt_stats();
+	peer_stats(&peer, ps);
+	cr_assert_eq(st.drop_link + st.drop_fault, 0, "packets lost here");
+	cr_assert_eq(ps[0] + ps[1], 0, "packets lost at the peer");
+	cr_assert_eq(wt_peer_end(&peer), 0);
+	side_close(&s);
+}
+
+/*
  * 256 fetch-and-adds posted at once to the peer's counter with
  * max_rd_atomic 16: all complete, fetching 0..255 once each, and the
  * counter reads 256.
