@@ -19,7 +19,7 @@
  *	sq_slots.h   a WQE by hand: reserve, transport segment, commit; retire
  *	sq_data.h    WRITE, READ, SEND: one buffer, inline payload, SGE lists
  *	sq_atomic.h  compare-and-swap, fetch-and-add, the masked atomics
- *	sq_mw.h      memory windows: type-2 bind, local invalidate
+ *	sq_mw.h      memory windows: bind (type 1 and 2), local invalidate
  *	sq_ud.h      UD sends
  *	sq_wr.h      a work request in the ibv_send_wr shape, whatever its opcode
  *	sq_batch.h   work requests posted one at a time or as a list

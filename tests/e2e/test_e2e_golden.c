@@ -59,6 +59,11 @@ static void golden_open(struct golden *g)
 	pc.lid = g->e.port.lid;
 	pd.qpn = g->d.qpn;
 	pd.lid = g->e.port.lid;
+	if (g->e.port.link_layer == IBV_LINK_LAYER_ETHERNET) {
+		ca.gid_index = 0;	/* RoCE: a GRH (RFEMU_LINK_LAYER=eth) */
+		cr_assert_eq(ibv_query_gid(g->e.ctx, 1, 0, &pc.gid), 0);
+		pd.gid = pc.gid;
+	}
 	cr_assert_eq(rf_qp_connect_ibv(&g->c, &ca, &pd), 0);
 	cr_assert_eq(rf_qp_connect_ibv(&g->d, &ca, &pc), 0);
 }

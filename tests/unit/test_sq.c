@@ -1183,6 +1183,52 @@ Test(sq, bind_mw_zero_based)
 	rft_sq_fini(&t);
 }
 
+/*
+ * Type-1 windows (RF_MW_TYPE_1), as libmlx5's ibv_bind_mw() posts them:
+ * no CHECK_FREE, no QPN in the mask, QPN 0xffffff; length 0 frees the
+ * window: unbind (type 1), invalidate of the new tag (type 2).
+ */
+Test(sq, bind_mw_type1_and_length_0)
+{
+	struct rft_sq t;
+	const uint8_t *w;
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	cr_assert_eq(rf_sq_post_bind_mw(&t.sq, 0x12345601, 0x12345602, 0x777, 0x10000, 0x2000,
+					RF_MKEY_ACCESS_REMOTE_READ | RF_MW_TYPE_1, 0, 1), 0);
+	w = wqe(&t, 0);
+	check_ctrl(w, RF_OPCODE_UMR, 0, 0, QPN, 12, 0, (uint32_t)rf_htobe32(0x12345601));
+	cr_assert_eq(w[16], 0x90, "INLINE | TRANSLATION_OFFSET");
+	cr_assert_eq(rd64(w + 24), 0x203C2041ULL, "mkey mask of a type-1 bind");
+	cr_assert_eq(w[66], RF_MKEY_ACCESS_REMOTE_READ, "the flag is no access bit");
+	cr_assert_eq(rd32(w + 68), 0xffffff02, "no QPN, the new tag");
+	cr_assert_eq(rd32(w + 132), 0x777);
+	/* length 0, type 1: unbind, 8 DS, and the fence NOP */
+	cr_assert_eq(rf_sq_post_bind_mw(&t.sq, 0x12345602, 0x12345603, 0, 0, 0, RF_MW_TYPE_1,
+					0, 2), 0);
+	w = wqe(&t, 4);
+	check_ctrl(w, RF_OPCODE_UMR, 0, 4, QPN, 8, 0, (uint32_t)rf_htobe32(0x12345602));
+	cr_assert_eq(w[16], 0x90);
+	cr_assert_eq(w[21], 0, "no KLM");
+	cr_assert_eq(rd64(w + 24), 0x20002000ULL, "FREE | MKEY");
+	cr_assert_eq(w[64], RF_MKEY_CONTEXT_FREE);
+	cr_assert_eq(rd32(w + 68), 0xffffff03);
+	check_ctrl(wqe(&t, 6), RF_OPCODE_NOP, 0, 6, QPN, 1, RF_WQE_CTRL_INITIATOR_SMALL_FENCE, 0);
+	/* length 0, type 2: the invalidate form, checking the QPN */
+	cr_assert_eq(rf_sq_post_bind_mw(&t.sq, 0xabcdef10, 0xabcdef11, 0, 0, 0, 0, 0, 3), 0);
+	w = wqe(&t, 7);
+	check_ctrl(w, RF_OPCODE_UMR, 0, 7, QPN, 8, 0, (uint32_t)rf_htobe32(0xabcdef10));
+	cr_assert_eq(w[16], 0x98, "INLINE | TRANSLATION_OFFSET | CHECK_QPN");
+	cr_assert_eq(rd64(w + 24), 0x20006000ULL);
+	cr_assert_eq(rd32(w + 68), 0xffffff11);
+	cr_assert_eq(t.sq.pi, 10);
+	/* type 1 is never zero based (libmlx5 refuses it too) */
+	cr_assert_eq(rf_sq_post_bind_mw(&t.sq, 0x100, 0x101, 1, 0x1000, 64,
+					RF_MW_TYPE_1 | RF_MW_ZERO_BASED, 0, 0), -EINVAL);
+	cr_assert_eq(t.sq.pi, 10);
+	rft_sq_fini(&t);
+}
+
 Test(sq, bind_mw_and_local_inv)
 {
 	struct rft_sq t;

@@ -80,19 +80,6 @@ RF_INLINE void rf__sq_retire_slot(struct rf_sq *sq, size_t idx)
 	sq->limit = sq->wqe_end[idx].v + sq->bb_max;
 }
 
-/*
- * The small-fenced NOP that follows each UMR WQE of sq_mw.h (room was
- * checked with it).
- */
-RF_INLINE void rf__sq_umr_fence(struct rf_sq *sq)
-{
-	struct rf_wqe_ctrl_seg *c = rf__sq_begin(sq, 1);
-
-	rf__sq_set_ctrl(c, sq->pi, RF_OPCODE_NOP, 0, sq->qpn_be | RF_BE32(1),
-			rf__sq_fm_bits(RF_WQE_CTRL_INITIATOR_SMALL_FENCE), 0);
-	rf__sq_advance(sq, 1, 0);
-}
-
 RF_END_DECLS
 
 #endif /* RDMAFAST_DETAIL_SQ_SLOTS_H */
