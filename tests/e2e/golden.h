@@ -2,8 +2,8 @@
 /*
  * tests/e2e/golden.h - the WQE oracle of test_e2e_golden_qp.c and
  * test_e2e_golden_xrc_mw.c: rdmafast's WQEs against libmlx5's on the QP
- * types test_e2e_golden.c (RC) and test_e2e_dc.c (DC) leave out. As
- * there: the same request goes to a libmlx5 QP (c, toward d) and to an
+ * types test_e2e_golden.c (RC, which shares the pair and the byte helpers
+ * below) and test_e2e_dc.c (DC) leave out. As there: the same request goes to a libmlx5 QP (c, toward d) and to an
  * rdmafast QP (a, toward b) at the same producer index, both are
  * executed, and the WQE bytes are compared.
  *

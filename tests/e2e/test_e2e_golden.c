@@ -13,15 +13,9 @@
  *    unused data segment of a zero-length op);
  *  - inline segments past 4 + length: padding to 16 bytes, don't-care.
  */
-#include "e2e.h"
+#include "golden.h"	/* struct gq, its close and the byte helpers */
 
-struct golden {
-	struct e2e e;
-	struct rf_qp c, d;	/* c: libmlx5 posts; d: its peer (libmlx5 too) */
-	struct ibv_cq *ccq;
-};
-
-static void golden_open(struct golden *g)
+static void golden_open(struct gq *g)
 {
 	struct e2e_opts o;
 	struct ibv_qp_init_attr ia;
@@ -29,6 +23,7 @@ static void golden_open(struct golden *g)
 	struct rf_qp_conn_attr ca;
 	struct rf_qp_peer pc, pd;
 
+	memset(g, 0, sizeof(*g));
 	memset(&o, 0, sizeof(o));
 	o.max_inline = 64;
 	e2e_open(&g->e, &o);
@@ -68,16 +63,8 @@ static void golden_open(struct golden *g)
 	cr_assert_eq(rf_qp_connect_ibv(&g->d, &ca, &pc), 0);
 }
 
-static void golden_close(struct golden *g)
-{
-	rf_qp_destroy_ibv(&g->c);
-	rf_qp_destroy_ibv(&g->d);
-	ibv_destroy_cq(g->ccq);
-	e2e_close(&g->e);
-}
-
 /* Compare the WQEs at index pi of a (rdmafast) and c (libmlx5). */
-static void compare(struct golden *g, uint32_t pi, int inline_len, const char *what)
+static void compare(struct gq *g, uint32_t pi, int inline_len, const char *what)
 {
 	const uint8_t *r = (const uint8_t *)rf_sq_wqe(&g->e.a.qp.sq, pi);
 	const uint8_t *l = (const uint8_t *)rf_sq_wqe(&g->c.sq, pi);
@@ -105,7 +92,7 @@ static void compare(struct golden *g, uint32_t pi, int inline_len, const char *w
 	}
 }
 
-static void drain(struct golden *g, int n)
+static void drain(struct gq *g, int n)
 {
 	struct ibv_wc wc[8];
 	struct rf_wc rw[8];
@@ -128,7 +115,7 @@ static void drain(struct golden *g, int n)
 
 Test(e2e_golden, wqes_match_libmlx5)
 {
-	struct golden g;
+	struct gq g;
 	struct ibv_sge sge;
 	struct ibv_send_wr wr, *bad;
 	struct ibv_recv_wr rwr, *rbad;
@@ -259,13 +246,7 @@ Test(e2e_golden, wqes_match_libmlx5)
 	compare(&g, pi++, -1, "faa");
 	drain(&g, 1);
 #undef LIBMLX5_POST
-	golden_close(&g);
-}
-
-/* Byte i of the WQE that starts at index pi, across the queue's wrap. */
-static uint8_t wqe_byte(const struct rf_sq *sq, uint32_t pi, uint32_t i)
-{
-	return ((const uint8_t *)rf_sq_wqe(sq, pi + i / RF_SEND_WQE_BB))[i % RF_SEND_WQE_BB];
+	gq_close(&g);
 }
 
 /*
@@ -274,7 +255,7 @@ static uint8_t wqe_byte(const struct rf_sq *sq, uint32_t pi, uint32_t i)
  * when the two stand at different indexes, a UMR's bound QPN and key, and
  * [from, to): a key each QP has its own of, or inline padding.
  */
-static void compare_at(struct golden *g, uint32_t pr, uint32_t pl, uint32_t from, uint32_t to,
+static void compare_at(struct gq *g, uint32_t pr, uint32_t pl, uint32_t from, uint32_t to,
 		       int after_umr, const char *what)
 {
 	const struct rf_sq *r = &g->e.a.qp.sq, *l = &g->c.sq;
@@ -308,30 +289,6 @@ static void compare_at(struct golden *g, uint32_t pr, uint32_t pl, uint32_t from
 	}
 }
 
-/* n successful completions of libmlx5's QPs (c and d share ccq). */
-static void lib_wait(struct golden *g, int n)
-{
-	long end = e2e_now_ms() + E2E_TIMEOUT_MS;
-	struct ibv_wc wc;
-
-	while (n > 0) {
-		int k = ibv_poll_cq(g->ccq, 1, &wc);
-
-		cr_assert_geq(k, 0);
-		if (k)
-			cr_assert_eq(wc.status, IBV_WC_SUCCESS, "libmlx5 side: %s",
-				     ibv_wc_status_str(wc.status));
-		n -= k;
-		cr_assert(e2e_now_ms() < end, "libmlx5 side timeout");
-	}
-}
-
-/* The WQE's size in BBs, from its DS. */
-static uint32_t wqe_bbs(const struct rf_sq *sq, uint32_t pi)
-{
-	return ((wqe_byte(sq, pi, 7) & 0x3fU) * 16 + RF_SEND_WQE_BB - 1) / RF_SEND_WQE_BB;
-}
-
 /*
  * The posts test_e2e_golden's first test leaves out: SGE lists, send with
  * invalidate, memory-window binds (type 2) and local invalidation, and an
@@ -349,7 +306,7 @@ static uint32_t wqe_bbs(const struct rf_sq *sq, uint32_t pi)
  */
 Test(e2e_golden, sge_lists_windows_and_wrap_match_libmlx5)
 {
-	struct golden g;
+	struct gq g;
 	struct ibv_send_wr wr, *bad;
 	struct ibv_recv_wr rwr, *rbad;
 	struct ibv_sge sg[3];
@@ -525,5 +482,5 @@ Test(e2e_golden, sge_lists_windows_and_wrap_match_libmlx5)
 	ibv_dealloc_mw(mwa);
 	ibv_dealloc_mw(mwd);
 	ibv_dealloc_mw(mwb);
-	golden_close(&g);
+	gq_close(&g);
 }
