@@ -46,6 +46,15 @@ $(FUZZ_OUT)/cq_decode: fuzz/cq_decode.c $(HEADERS)
 fuzz-cq_decode: $(FUZZ_OUT)/cq_decode
 	$(call fuzz_run,cq_decode)
 
+# ---- rf_api: posts, rings, polls, attaches on host-memory queues, checked
+# against a model of what each call returns and writes (no device)
+FUZZ_TARGETS += rf_api
+$(FUZZ_OUT)/rf_api: fuzz/rf_api.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=c11 $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $<
+fuzz-rf_api: $(FUZZ_OUT)/rf_api
+	$(call fuzz_run,rf_api)
+
 # ---- device_wqe: the device model fed arbitrary WQEs and doorbell records.
 # The emulator's objects are built again with the fuzzer's instrumentation
 # and linked in; --export-dynamic lets libibverbs/libmlx5 bind to their
