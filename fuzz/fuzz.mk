@@ -150,15 +150,16 @@ fuzz-run-umad:
 
 # ---- the seeds device_wqe and wire_packet write themselves (with this
 # process's keys and QPNs, host 1 of an empty subnet): `make fuzz-seeds`
-# writes them into fuzz/corpus/, `make fuzz-check-seeds` (part of make fuzz)
-# fails when the committed ones are not what the targets write today, as
-# after a change to the packet or WQE layout.
+# writes them into fuzz/corpus/ beside the campaigns' merged inputs (named
+# by their SHA-1), `make fuzz-check-seeds` (part of make fuzz) fails when a
+# committed seed is not what the target writes today, as after a change to
+# the packet or WQE layout.
 FUZZ_SEEDED := device_wqe wire_packet
 .PHONY: fuzz-seeds fuzz-check-seeds
 # $(call fuzz_write_seeds,DIR): every FUZZ_SEEDED target's seeds into DIR/<target>/
 define fuzz_write_seeds
 	@for t in $(FUZZ_SEEDED); do \
-	    st=$$(mktemp -d) && rm -rf $(1)/$$t && mkdir -p $(1)/$$t && \
+	    st=$$(mktemp -d) && mkdir -p $(1)/$$t && \
 	    RFEMU_STATE_DIR=$$st FUZZ_WRITE_SEEDS=$(1)/$$t $(FUZZ_OUT)/$$t; \
 	    rc=$$?; rm -rf $$st; [ $$rc = 0 ] || exit 1; \
 	done
@@ -166,10 +167,13 @@ endef
 fuzz-seeds: $(addprefix $(FUZZ_OUT)/,$(FUZZ_SEEDED))
 	$(call fuzz_write_seeds,fuzz/corpus)
 fuzz-check-seeds: $(addprefix $(FUZZ_OUT)/,$(FUZZ_SEEDED))
+	@rm -rf $(FUZZ_OUT)/seeds
 	$(call fuzz_write_seeds,$(FUZZ_OUT)/seeds)
 	@for t in $(FUZZ_SEEDED); do \
-	    diff -r fuzz/corpus/$$t $(FUZZ_OUT)/seeds/$$t >/dev/null || \
-	    { echo "fuzz/corpus/$$t: not what $$t writes today (make fuzz-seeds)"; exit 1; }; \
+	    for f in $(FUZZ_OUT)/seeds/$$t/*; do \
+	        cmp -s $$f fuzz/corpus/$$t/$${f##*/} || \
+	        { echo "fuzz/corpus/$$t/$${f##*/}: not what $$t writes today (make fuzz-seeds)"; exit 1; }; \
+	    done; \
 	done
 
 # ---------------------------------------------------------------------------
