@@ -83,6 +83,17 @@ $(FUZZ_OUT)/wire_packet: fuzz/wire_packet.c fuzz/emu_harness.h tests/emu/qp_brin
 fuzz-wire_packet: $(FUZZ_OUT)/wire_packet
 	$(call fuzz_run,wire_packet,-rss_limit_mb=4096)
 
+# ---- cqe_oracle: the same CQE bytes through libmlx5's ibv_poll_cq() and
+# rf_cq_poll(), every shared field compared (emulator linked in, as for
+# device_wqe: libmlx5 needs a device context)
+FUZZ_TARGETS += cqe_oracle
+$(FUZZ_OUT)/cqe_oracle: fuzz/cqe_oracle.c fuzz/emu_harness.h tests/emu/qp_bring_up.h $(FUZZ_EMU_OBJS) $(HEADERS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=gnu11 $(FUZZ_CFLAGS) -D_GNU_SOURCE $(FUZZ_SAN) -Wl,--export-dynamic \
+	    -o $@ fuzz/cqe_oracle.c $(FUZZ_EMU_OBJS) -libverbs -lmlx5 -ldl -lpthread
+fuzz-cqe_oracle: $(FUZZ_OUT)/cqe_oracle
+	$(call fuzz_run,cqe_oracle,-rss_limit_mb=4096)
+
 # ---- kernel_cmd: the fake uverbs kernel on its command fd, alone (emu.mk's
 # EMU_KERNEL_DIRS: no device model): arbitrary command sequences, pointers
 # wild or into read-write, read-only, PROT_NONE and unmapped pages. Its
