@@ -13,8 +13,8 @@
 # than FUZZ_TIMEOUT seconds) stops that target's run, fails make fuzz, and leaves
 # its reproducer as $(FUZZ_OUT)/findings/<target>/crash-* (or timeout-*);
 # replay it with `$(FUZZ_OUT)/<target> <file>`. New inputs go to
-# $(FUZZ_OUT)/corpus/<target>/; the committed seeds in fuzz/corpus/<target>/
-# are only read.
+# $(FUZZ_OUT)/corpus/<target>/; the committed corpus in fuzz/corpus/<target>/
+# is only read.
 #
 # One block per target below, each adding itself to FUZZ_TARGETS: a new
 # target is a new block.
