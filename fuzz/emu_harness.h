@@ -74,7 +74,7 @@ static void harness_open(int ncqe)
  * short timers: retransmissions stay within an input. Returns 0, or -1 if
  * a transition was refused.
  */
-static int harness_bring_up(struct ibv_qp *qp, enum ibv_qp_type type, uint32_t dqpn)
+static inline int harness_bring_up(struct ibv_qp *qp, enum ibv_qp_type type, uint32_t dqpn)
 {
 	const struct qpu_conn c = {
 		.reset_first = 1, .rtr_only = type == IBV_QPT_XRC_RECV,
@@ -93,7 +93,7 @@ static int harness_bring_up(struct ibv_qp *qp, enum ibv_qp_type type, uint32_t d
 }
 
 /* Every completion so far, each of a status libibverbs defines. */
-static void harness_reap(void)
+static inline void harness_reap(void)
 {
 	struct ibv_wc wc[16];
 	int n;

@@ -13,8 +13,8 @@
 # than FUZZ_TIMEOUT seconds) stops that target's run, fails make fuzz, and leaves
 # its reproducer as $(FUZZ_OUT)/findings/<target>/crash-* (or timeout-*);
 # replay it with `$(FUZZ_OUT)/<target> <file>`. New inputs go to
-# $(FUZZ_OUT)/corpus/<target>/; the committed seeds in fuzz/corpus/<target>/
-# are only read.
+# $(FUZZ_OUT)/corpus/<target>/; the committed corpus in fuzz/corpus/<target>/
+# is only read.
 #
 # One block per target below, each adding itself to FUZZ_TARGETS: a new
 # target is a new block.
@@ -46,6 +46,15 @@ $(FUZZ_OUT)/cq_decode: fuzz/cq_decode.c $(HEADERS)
 fuzz-cq_decode: $(FUZZ_OUT)/cq_decode
 	$(call fuzz_run,cq_decode)
 
+# ---- rf_api: posts, rings, polls, attaches on host-memory queues, checked
+# against a model of what each call returns and writes (no device)
+FUZZ_TARGETS += rf_api
+$(FUZZ_OUT)/rf_api: fuzz/rf_api.c $(HEADERS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=c11 $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $<
+fuzz-rf_api: $(FUZZ_OUT)/rf_api
+	$(call fuzz_run,rf_api)
+
 # ---- device_wqe: the device model fed arbitrary WQEs and doorbell records.
 # The emulator's objects are built again with the fuzzer's instrumentation
 # and linked in; --export-dynamic lets libibverbs/libmlx5 bind to their
@@ -73,6 +82,17 @@ $(FUZZ_OUT)/wire_packet: fuzz/wire_packet.c fuzz/emu_harness.h tests/emu/qp_brin
 	    -o $@ $(filter-out %.h,$^) -libverbs -lmlx5 -ldl -lpthread
 fuzz-wire_packet: $(FUZZ_OUT)/wire_packet
 	$(call fuzz_run,wire_packet,-rss_limit_mb=4096)
+
+# ---- cqe_oracle: the same CQE bytes through libmlx5's ibv_poll_cq() and
+# rf_cq_poll(), every shared field compared (emulator linked in, as for
+# device_wqe: libmlx5 needs a device context)
+FUZZ_TARGETS += cqe_oracle
+$(FUZZ_OUT)/cqe_oracle: fuzz/cqe_oracle.c fuzz/emu_harness.h tests/emu/qp_bring_up.h $(FUZZ_EMU_OBJS) $(HEADERS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=gnu11 $(FUZZ_CFLAGS) -D_GNU_SOURCE $(FUZZ_SAN) -Wl,--export-dynamic \
+	    -o $@ fuzz/cqe_oracle.c $(FUZZ_EMU_OBJS) -libverbs -lmlx5 -ldl -lpthread
+fuzz-cqe_oracle: $(FUZZ_OUT)/cqe_oracle
+	$(call fuzz_run,cqe_oracle,-rss_limit_mb=4096)
 
 # ---- kernel_cmd: the fake uverbs kernel on its command fd, alone (emu.mk's
 # EMU_KERNEL_DIRS: no device model): arbitrary command sequences, pointers
@@ -141,15 +161,16 @@ fuzz-run-umad:
 
 # ---- the seeds device_wqe and wire_packet write themselves (with this
 # process's keys and QPNs, host 1 of an empty subnet): `make fuzz-seeds`
-# writes them into fuzz/corpus/, `make fuzz-check-seeds` (part of make fuzz)
-# fails when the committed ones are not what the targets write today, as
-# after a change to the packet or WQE layout.
+# writes them into fuzz/corpus/ beside the campaigns' merged inputs (named
+# by their SHA-1), `make fuzz-check-seeds` (part of make fuzz) fails when a
+# committed seed is not what the target writes today, as after a change to
+# the packet or WQE layout.
 FUZZ_SEEDED := device_wqe wire_packet
 .PHONY: fuzz-seeds fuzz-check-seeds
 # $(call fuzz_write_seeds,DIR): every FUZZ_SEEDED target's seeds into DIR/<target>/
 define fuzz_write_seeds
 	@for t in $(FUZZ_SEEDED); do \
-	    st=$$(mktemp -d) && rm -rf $(1)/$$t && mkdir -p $(1)/$$t && \
+	    st=$$(mktemp -d) && mkdir -p $(1)/$$t && \
 	    RFEMU_STATE_DIR=$$st FUZZ_WRITE_SEEDS=$(1)/$$t $(FUZZ_OUT)/$$t; \
 	    rc=$$?; rm -rf $$st; [ $$rc = 0 ] || exit 1; \
 	done
@@ -157,10 +178,13 @@ endef
 fuzz-seeds: $(addprefix $(FUZZ_OUT)/,$(FUZZ_SEEDED))
 	$(call fuzz_write_seeds,fuzz/corpus)
 fuzz-check-seeds: $(addprefix $(FUZZ_OUT)/,$(FUZZ_SEEDED))
+	@rm -rf $(FUZZ_OUT)/seeds
 	$(call fuzz_write_seeds,$(FUZZ_OUT)/seeds)
 	@for t in $(FUZZ_SEEDED); do \
-	    diff -r fuzz/corpus/$$t $(FUZZ_OUT)/seeds/$$t >/dev/null || \
-	    { echo "fuzz/corpus/$$t: not what $$t writes today (make fuzz-seeds)"; exit 1; }; \
+	    for f in $(FUZZ_OUT)/seeds/$$t/*; do \
+	        cmp -s $$f fuzz/corpus/$$t/$${f##*/} || \
+	        { echo "fuzz/corpus/$$t/$${f##*/}: not what $$t writes today (make fuzz-seeds)"; exit 1; }; \
+	    done; \
 	done
 
 # ---------------------------------------------------------------------------

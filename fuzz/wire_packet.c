@@ -9,17 +9,39 @@
  * the harness connects to the host's own wire socket as a peer would and
  * sends the input as one packet. By default it first makes the packet
  * well-framed (size and len agree with the byte count, a correct check
- * value when DPKT_CRC is set, the destination one of the host's QPs, at
- * its port's LID and of its transport), which a packet from a real peer
- * always is, so that the fuzzer spends its time in the transport and
- * responder; byte 0 says which of those fix-ups to skip. What must hold: no crash, no sanitizer report, no hang (the
- * harness waits for the engine through emu_lock), nothing written outside
- * the registered region (guard pattern around it), and every completion a
- * defined status. Requests that fail are dropped or NAKed; which, and
- * whether a forged source is refused, is issue 14's matter, not checked.
+ * value when DPKT_CRC is set), then sets the fields a forger chooses from
+ * the input's header: the destination QPN (one of the host's QPs, the
+ * multicast QPN, a QPN nobody has), the BTH transport bits (the QP's, or
+ * any of the eight, with or without a DCETH), the address (the port's LID,
+ * with or without a GRH naming its GID; another LID; another DGID; a
+ * multicast LID or DGID), the source, the PSN (the expected one, near it,
+ * any), the rkey, Q_Key and remote address (right, wrong, any), the opcode
+ * (any byte, or one of the defined ones).
  *
- * Input: byte 0 flags (bit 0 raw size/len, bit 1 raw destination, bit 2 no
- * check value fix-up), byte 1 destination index, then the packet.
+ * What must hold, for every packet: no crash, no sanitizer report, no hang
+ * (the harness waits for the engine through emu_lock), nothing written
+ * outside the registered region (guard pattern around it), every
+ * completion a defined status. For a well-framed packet whose fields the
+ * header chose:
+ *
+ *   - a multicast address, the multicast QPN at a unicast address, a QPN
+ *     nobody has, a unicast address that is not the port's (another DLID,
+ *     a GRH with a DGID not the port's), a transport that is not the QP's:
+ *     dropped. No completion, no byte of the region changed, and the drop
+ *     counted where the responder says (drop_address for a QP's QPN at
+ *     another address, drop_transport for the wrong transport, also to the
+ *     multicast QPN: only UD is multicast);
+ *   - an RC request whose PSN is not the expected one (a duplicate or one
+ *     ahead) changes no byte of the region;
+ *   - a wrong rkey changes no byte outside the receive buffers; a right one
+ *     none outside [raddr, raddr + the message) and the receive buffers.
+ *
+ * Whether a forged source is refused is tests/emu/device/test_spoof.c's
+ * matter, not checked here (the header may name the right one).
+ *
+ * Input: byte 0 flags (bit 0 raw size/len, bit 1 raw destination, address
+ * and transport, bit 2 no check value fix-up, bit 3 raw source, PSN, keys
+ * and address), bytes 1-5 the choices (see choose()), then the packet.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -40,11 +62,15 @@
 
 #define NQP       5	/* RC a->b, b, UC a->b, b, UD */
 #define NRECV     16
+#define RECV_OFF  0x8000	/* the receive buffers: NRECV x 1 KiB from here */
+#define HDR       6		/* input header */
 
 /* beside the harness's device, PD, CQ and MR (H) */
 static struct {
 	struct ibv_qp *qp[NQP];
 	int fd;			/* our connection to the host's wire socket */
+	union ibv_gid gid;	/* port 1's GID 0 */
+	uint8_t before[MR_LEN];	/* the region before the packet */
 } W;
 
 static const enum ibv_qp_type qp_type[NQP] = {
@@ -73,14 +99,21 @@ static void reset_all(void)
 		post_recvs(W.qp[i]);
 }
 
-static uint64_t pkts_seen(void)
+static struct rfemu_dev_stats stats(void)
 {
-	uint64_t n;
+	struct rfemu_dev_stats s;
 
 	emu_lock_acquire();
-	n = dev_wire_stats.pkts_rx + dev_wire_stats.drop_fault;
+	s = dev_wire_stats;
 	emu_lock_release();
-	return n;
+	return s;
+}
+
+static uint64_t pkts_seen(void)
+{
+	struct rfemu_dev_stats s = stats();
+
+	return s.pkts_rx + s.drop_fault;
 }
 
 /* Wait until the engine has taken the packet (or, if it cannot count it, a while). */
@@ -133,6 +166,7 @@ static void peer_connect(void)
 static void setup(void)
 {
 	harness_open(512);
+	CHECK(ibv_query_gid(H.ctx, 1, 0, &W.gid) == 0);
 	for (int i = 0; i < NQP; i++) {
 		struct ibv_qp_init_attr a = {
 			.send_cq = H.cq, .recv_cq = H.cq, .qp_type = qp_type[i],
@@ -147,47 +181,213 @@ static void setup(void)
 	peer_connect();
 }
 
+/* What the header made of the packet, and so what must become of it. */
+struct expect {
+	int qp;			/* index of the destination QP, -1: none of them */
+	int mcast;		/* a multicast address */
+	int addr_ok;		/* a unicast address of the port */
+	int tp_ok;		/* the destination QP's transport, no DCETH */
+	int rkey_ok;
+	int psn_ok;		/* the expected PSN (0 after the bring-up) */
+};
+
+static uint8_t qp_tp(int i)
+{
+	return qp_type[i] == IBV_QPT_UD ? DTP_UD : qp_type[i] == IBV_QPT_UC ? DTP_UC : DTP_RC;
+}
+
+/*
+ * Apply the header's choices (bytes 1-5 of the input, c[0..4]) to the
+ * packet p, unless flags say to leave those fields raw:
+ *
+ *   c[0] destination: 0-4 the QP of that index, 5 the multicast QPN, 6 a
+ *        QPN nobody has, 7 the QP (c[0] >> 3) % NQP
+ *   c[1] transport: low 2 bits 0-2 the QP's, 3 bits 2-4 (any, may be
+ *        right); bit 5 a DCETH; bit 6 an opcode of the defined ones
+ *   c[2] address: 0-2 the port's LID, 3 and a GRH with its GID, 4 another
+ *        LID, 5 the LID and a GRH with another GID, 6 a multicast LID, 7
+ *        the LID and a GRH with a multicast GID
+ *   c[3] keys: bits 0-1 rkey (0-1 right, 2 wrong, 3 raw), 2-3 Q_Key (same),
+ *        4-5 raddr (0-1 in the region, 2 across its end, 3 raw)
+ *   c[4] PSN: low 2 bits 0-1 the expected, 2 near it, 3 raw; bit 7 a raw
+ *        source (else the peer's QPN and our LID)
+ */
+static void choose(struct dev_pkt *p, uint8_t flags, const uint8_t *c, struct expect *e)
+{
+	uint16_t lid = H.lid;
+	int q = -1;
+
+	memset(e, 0, sizeof(*e));
+	e->qp = -1;
+	if (!(flags & 2)) {
+		switch (c[0] & 7) {
+		case 5:  p->dst_qpn = DEV_MCAST_QPN; break;
+		case 6:  p->dst_qpn = W.qp[NQP - 1]->qp_num + 1 + (c[0] >> 3); break;
+		case 7:  q = (c[0] >> 3) % NQP; break;
+		default: q = c[0] & 7; break;
+		}
+		if (q >= 0)
+			p->dst_qpn = W.qp[q]->qp_num;
+		if ((c[1] & 3) != 3)
+			p->tp = q >= 0 ? qp_tp(q) : DTP_UD;
+		else
+			p->tp = (c[1] >> 2) & 7;
+		p->flags = (uint8_t)((p->flags & ~DPKT_DCETH) | (c[1] & 0x20 ? DPKT_DCETH : 0));
+		if (c[1] & 0x40)
+			p->op = (uint8_t)(DOP_SEND + p->op % (DOP_NAK - DOP_SEND + 1));
+		p->flags &= (uint8_t)~DPKT_GRH;
+		p->dlid = lid;
+		switch (c[2] & 7) {
+		case 3:
+			p->flags |= DPKT_GRH;
+			memcpy(p->dgid, W.gid.raw, 16);
+			break;
+		case 4:
+			/* another unicast LID (not 0, not multicast) */
+			p->dlid = (uint16_t)(1 + (lid + 1 + (c[2] >> 3)) % 0xbffe);
+			if (p->dlid == lid)
+				p->dlid = (uint16_t)(lid % 0xbffe + 1);
+			break;
+		case 5:
+			p->flags |= DPKT_GRH;
+			memcpy(p->dgid, W.gid.raw, 16);
+			p->dgid[(c[2] >> 3) & 15] ^= (uint8_t)(1 + (c[2] >> 7));
+			break;
+		case 6:
+			p->dlid = (uint16_t)(0xc000 | (c[2] >> 3));
+			break;
+		case 7:
+			p->flags |= DPKT_GRH;
+			memset(p->dgid, 0, 16);
+			p->dgid[0] = 0xff;
+			p->dgid[1] = 0x0e;
+			p->dgid[15] = c[2];
+			break;
+		}
+		e->qp = q;
+		e->mcast = dev_pkt_is_mcast(p, 0);
+		e->addr_ok = !e->mcast && dev_pkt_to_port(p, &(struct emu_port_id){ .lid = lid,
+			.num_gids = 1, .gid = { W.gid } });
+		e->tp_ok = q >= 0 && p->tp == qp_tp(q) && !(p->flags & DPKT_DCETH);
+	}
+	if (!(flags & 8)) {
+		if (q >= 0 && !(c[4] & 0x80)) {
+			p->src_qpn = q < 4 ? W.qp[q ^ 1]->qp_num : W.qp[4]->qp_num;
+			p->slid = lid;
+			memcpy(p->sgid, W.gid.raw, 16);
+		}
+		switch (c[3] & 3) {
+		case 0: case 1: p->rkey = H.mr->rkey; break;
+		case 2:         p->rkey = H.mr->rkey ^ (1u << (c[3] >> 6 << 3)); break;
+		}
+		switch ((c[3] >> 2) & 3) {
+		case 0: case 1: p->qkey = 0x11111111; break;
+		case 2:         p->qkey = 0x11111111 ^ (1u << (c[3] >> 4)); break;
+		}
+		switch ((c[3] >> 4) & 3) {
+		case 0: case 1: p->raddr = (uintptr_t)H.mr->addr + p->raddr % MR_LEN; break;
+		case 2:         p->raddr = (uintptr_t)H.mr->addr + MR_LEN - 1 - p->raddr % 64; break;
+		}
+		switch (c[4] & 3) {
+		case 0: case 1: p->psn = 0; break;
+		case 2:         p->psn = (uint32_t)((c[4] >> 2) - 16) & 0xffffff; break;
+		}
+	}
+	e->rkey_ok = p->rkey == H.mr->rkey;
+	e->psn_ok = p->psn == 0;
+}
+
+/* [lo, hi) of the region the packet may have written, besides the receives */
+static void check_region(const struct dev_pkt *p, const struct expect *e, int checked)
+{
+	uint64_t base = (uintptr_t)H.mr->addr, lo = 0, hi = 0;
+	int dropped, writes = p->op == DOP_WRITE || p->op == DOP_WRITE_IMM ||
+			      (p->op >= DOP_CS && p->op <= DOP_MFA);
+
+	if (!checked)
+		return;
+	dropped = e->mcast || !e->addr_ok || e->qp < 0 || !e->tp_ok ||
+		  (qp_type[e->qp] == IBV_QPT_RC && !e->psn_ok);
+	if (!dropped && e->rkey_ok && writes && p->raddr >= base && p->raddr < base + MR_LEN) {
+		uint64_t n = p->op >= DOP_CS ? 8 : p->dma_len;
+
+		if (p->offset + (uint64_t)p->len > n)
+			n = p->offset + (uint64_t)p->len;
+		lo = p->raddr - base;
+		hi = n > MR_LEN - lo ? MR_LEN : lo + n;
+	}
+	for (size_t i = 0; i < MR_LEN; i++) {
+		if (H.mem[GUARD_LEN + i] == W.before[i] || (i >= lo && i < hi))
+			continue;
+		fprintf(stderr, "wire_packet: region byte %#zx: %#x -> %#x (op %u, tp %u, dst %#x)\n",
+			i, W.before[i], H.mem[GUARD_LEN + i], p->op, p->tp, p->dst_qpn);
+		CHECK(!dropped);
+		CHECK(i >= RECV_OFF && i < RECV_OFF + NRECV * 1024);
+	}
+}
+
+/* Completions since the bring-up: how many. */
+static int reap_count(void)
+{
+	struct ibv_wc wc[16];
+	int n, total = 0;
+
+	while ((n = ibv_poll_cq(H.cq, 16, wc)) > 0) {
+		for (int i = 0; i < n; i++)
+			CHECK(wc[i].status <= IBV_WC_TM_RNDV_INCOMPLETE);
+		total += n;
+	}
+	CHECK(n == 0);
+	return total;
+}
+
 /*
  * Seeds: one well-formed request per kind to the RC responder (SEND,
  * WRITE, READ, fetch-and-add), a UC SEND and a UD SEND, each with the
- * check value; FUZZ_WRITE_SEEDS=DIR writes them (fuzz/README.md).
+ * check value; then an RC WRITE of the UC transport, to another LID, to
+ * another DGID, a duplicate one, with another rkey, and a UD SEND to a
+ * multicast LID; FUZZ_WRITE_SEEDS=DIR writes them (fuzz/README.md).
  */
 static void write_seeds(const char *dir)
 {
-	static const struct { const char *name; uint8_t op; int qp; uint32_t len; } k[] = {
-		{ "rc-send", DOP_SEND, 1, 64 }, { "rc-write", DOP_WRITE, 1, 128 },
-		{ "rc-read", DOP_READ, 1, 0 }, { "rc-fadd", DOP_FA, 1, 0 },
-		{ "uc-send", DOP_SEND, 3, 32 }, { "ud-send", DOP_SEND, 4, 48 },
+	static const struct {
+		const char *name; uint8_t op; int qp; uint32_t len; uint8_t c[5];
+	} k[] = {
+		{ "rc-send", DOP_SEND, 1, 64, { 1 } }, { "rc-write", DOP_WRITE, 1, 128, { 1 } },
+		{ "rc-read", DOP_READ, 1, 0, { 1 } }, { "rc-fadd", DOP_FA, 1, 0, { 1 } },
+		{ "uc-send", DOP_SEND, 3, 32, { 3 } }, { "ud-send", DOP_SEND, 4, 48, { 4 } },
+		{ "rc-write-uc-bth", DOP_WRITE, 1, 64, { 1, 3 | DTP_UC << 2 } },
+		{ "rc-write-other-lid", DOP_WRITE, 1, 64, { 1, 0, 4 } },
+		{ "rc-write-other-dgid", DOP_WRITE, 1, 64, { 1, 0, 5 } },
+		{ "rc-write-duplicate", DOP_WRITE, 1, 64, { 1, 0, 0, 0, 2 } },
+		{ "rc-write-other-rkey", DOP_WRITE, 1, 64, { 1, 0, 0, 2 } },
+		{ "ud-send-mcast-lid", DOP_SEND, 4, 48, { 5, 0, 6 } },
 	};
 
 	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
 		size_t n = sizeof(struct dev_pkt) + k[i].len;
 		struct dev_pkt *p = calloc(1, n);
-		uint8_t hdr[2] = { 0, (uint8_t)k[i].qp };
+		uint8_t hdr[HDR] = { 0 };
+		struct expect e;
 		char path[512];
 		FILE *f;
 
 		CHECK(p);
+		memcpy(hdr + 1, k[i].c, 5);
 		p->size = (uint32_t)n;
 		p->op = k[i].op;
 		p->flags = DPKT_FIRST | DPKT_LAST | DPKT_CRC;
-		p->src_qpn = k[i].qp == 4 ? W.qp[4]->qp_num : W.qp[k[i].qp - 1]->qp_num;
-		p->dst_qpn = W.qp[k[i].qp]->qp_num;
-		p->slid = H.lid;
-		p->dlid = H.lid;
-		p->tp = k[i].qp == 4 ? DTP_UD : k[i].qp == 3 ? DTP_UC : DTP_RC;
-		p->qkey = 0x11111111;
-		p->rkey = H.mr->rkey;
-		p->raddr = (uintptr_t)H.mr->addr + 0x100;
 		p->dma_len = k[i].op == DOP_FA ? 8 : k[i].op == DOP_READ ? 256 : k[i].len;
 		p->len = k[i].len;
+		p->raddr = 0x100;
 		p->atomic[0] = 1;
 		memset(p->payload, 0xab, k[i].len);
+		choose(p, 0, hdr + 1, &e);
 		p->crc = check_value(p);
 		snprintf(path, sizeof(path), "%s/%s", dir, k[i].name);
 		f = fopen(path, "w");
 		CHECK(f);
-		fwrite(hdr, 1, 2, f);
+		fwrite(hdr, 1, HDR, f);
 		fwrite(p, 1, n, f);
 		fclose(f);
 		free(p);
@@ -206,40 +406,61 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t buf[64 * 1024] __attribute__((aligned(8)));
 	struct dev_pkt *p = (struct dev_pkt *)buf;
-	uint8_t flags, dst;
+	struct rfemu_dev_stats s0, s1;
+	struct expect e = { .qp = -1 };
+	uint8_t flags;
+	int framed, checked = 0;
 	uint64_t before;
-	int framed;
 
-	if (size < 2 || size - 2 > sizeof(buf))
+	if (size < HDR || size - HDR > sizeof(buf))
 		return -1;
 	flags = data[0];
-	dst = data[1];
-	size -= 2;
-	memcpy(buf, data + 2, size);
+	size -= HDR;
+	memcpy(buf, data + HDR, size);
 	if (size >= sizeof(*p)) {
 		if (!(flags & 1)) {
 			p->size = (uint32_t)size;
 			p->len = (uint32_t)(size - sizeof(*p));
 		}
-		if (!(flags & 2)) {
-			/* its port's address and its QP's transport, as a real peer's */
-			p->dst_qpn = W.qp[dst % NQP]->qp_num;
-			p->dlid = H.lid;
-			p->tp = qp_type[dst % NQP] == IBV_QPT_UD ? DTP_UD :
-				qp_type[dst % NQP] == IBV_QPT_UC ? DTP_UC : DTP_RC;
-		}
+		choose(p, flags, data + 1, &e);
 		if (!(flags & 4) && (p->flags & DPKT_CRC) && p->size == size &&
 		    p->len == size - sizeof(*p))
 			p->crc = check_value(p);
 	}
 	framed = size >= sizeof(*p) && p->size == size && p->len == size - sizeof(*p);
+	/* what is checked: framed, a right check value, the header's choices */
+	checked = framed && !(flags & 0x0f) && (p->crc == check_value(p) || !(p->flags & DPKT_CRC));
 
-	before = pkts_seen();
+	memcpy(W.before, H.mem + GUARD_LEN, MR_LEN);
+	s0 = stats();
+	before = s0.pkts_rx + s0.drop_fault;
 	if (send(W.fd, buf, size, MSG_NOSIGNAL) != (ssize_t)size) {
 		peer_connect();
 		CHECK(send(W.fd, buf, size, MSG_NOSIGNAL) == (ssize_t)size);
 	}
 	settle(before, framed);
+	s1 = stats();
+	if (checked) {
+		int to_mcast_qpn = p->dst_qpn == DEV_MCAST_QPN;
+		int mcast_tp_ok = p->tp == DTP_UD && !(p->flags & DPKT_DCETH);
+
+		CHECK(s1.pkts_rx > s0.pkts_rx);	/* it, and what it caused */
+		if (e.mcast || to_mcast_qpn || e.qp < 0 || !e.addr_ok || !e.tp_ok)
+			CHECK(reap_count() == 0);
+		if (e.mcast)
+			CHECK(s1.drop_transport - s0.drop_transport ==
+			      (uint64_t)(to_mcast_qpn && !mcast_tp_ok));
+		else if (e.qp >= 0 && !e.addr_ok)
+			CHECK(s1.drop_address == s0.drop_address + 1 &&
+			      s1.drop_transport == s0.drop_transport);
+		else if (e.qp >= 0 && !e.tp_ok)
+			CHECK(s1.drop_transport == s0.drop_transport + 1 &&
+			      s1.drop_address == s0.drop_address);
+		else if (e.qp < 0)
+			CHECK(s1.drop_transport == s0.drop_transport &&
+			      s1.drop_address == s0.drop_address);
+	}
+	check_region(p, &e, checked);
 	harness_reap();
 	harness_check_guards();
 	reset_all();

@@ -1106,8 +1106,19 @@ static void resp_connected(struct dev_qp *dq, const struct dev_pkt *p)
 	case DOP_READ:
 		rc = v.reliable ? resp_read_new(&v, p) : DNAK_INV_REQ;
 		break;
-	default:
+	case DOP_CS:
+	case DOP_FA:
+	case DOP_MCS:
+	case DOP_MFA:
 		rc = !v.reliable || !rd_admit(dq) ? DNAK_INV_REQ : resp_atomic(&v, p);
+		break;
+	default:
+		/*
+		 * No request has this opcode (0): an invalid request, as any
+		 * opcode the responder does not support. It was executed as
+		 * an atomic, adding to the target (found by fuzz/wire_packet.c).
+		 */
+		rc = DNAK_INV_REQ;
 		break;
 	}
 	if (rc < 0)

@@ -58,7 +58,12 @@ RF_INLINE int rf_sq_post_ud_send(struct rf_sq *sq, const struct rf_wqe_av *av,
 			rf_set_inline_hdr((struct rf_wqe_inline_seg *)p, len);
 			rf__copy_inline(p + 4, (const uint8_t *)data, len);
 		}
-	} else {
+	} else if (len) {
+		/*
+		 * Only when counted in ds: the segment of a zero-length send
+		 * would land in the next BB, another WQE's, or past the
+		 * queue's end at its last slot.
+		 */
 		rf_set_data_seg((struct rf_wqe_data_seg *)p, len, lkey, laddr);
 	}
 	rf_sq_commit(sq, c, with_imm ? RF_OPCODE_SEND_IMM : RF_OPCODE_SEND, 0,

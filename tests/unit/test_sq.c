@@ -1037,6 +1037,36 @@ Test(sq, ud_send)
 }
 
 /* The UD send on a connected queue: refused, nothing written. */
+/*
+ * A zero-length UD SEND is ctrl + address vector, one BB: nothing of it
+ * past that BB (rf_api fuzzing found the data segment written in the next
+ * BB, past the buffer at the queue's last slot). The SQ is exactly its 4
+ * BBs here, so AddressSanitizer also sees a write past it.
+ */
+Test(sq, ud_send_zero_length_stays_in_its_bb)
+{
+	const uint8_t mac[6] = { 0 }, gid[16] = { 0 };
+	struct rf_wqe_av av;
+	struct rft_sq t;
+	uint8_t *buf = malloc(4 * 64);
+
+	cr_assert(buf);
+	rf_set_av(&av, 0, 0, 0, 0x12, 0, 0x77, mac, 5, 64, 0, gid);
+	cr_assert_eq(rft_sq_init(&t, RF_QP_UD, 4, 256, MAXINL, MAXSGE, 0, QPN), 0);
+	t.sq.buf = buf;
+	memset(buf, 0xa5, 4 * 64);
+	for (uint32_t i = 0; i < 4; i++) {
+		cr_assert_eq(rf_sq_post_ud_send(&t.sq, &av, 0x4321, 7, NULL, 1, 0x10, 0,
+						0, 0, 0, i), 0);
+		cr_assert_eq(t.sq.pi, i + 1);
+		check_ctrl(buf + 64 * i, RF_OPCODE_SEND, 0, i, QPN, 4, 0, 0);
+		for (uint32_t b = 64 * (i + 1); b < 4 * 64; b++)
+			cr_assert_eq(buf[b], 0xa5, "BB %u byte %u written", i, b);
+	}
+	free(buf);
+	rft_sq_fini(&t);
+}
+
 Test(sq, ud_send_refused_on_connected_queues)
 {
 	static const uint32_t kinds[] = { RF_QP_RC, RF_QP_UC, RF_QP_XRC };

@@ -89,6 +89,47 @@ Test(dev_transport, rc_qp_takes_rc_only)
 }
 
 /*
+ * A request of opcode 0, which no request has, framed as an 8-byte atomic
+ * at an aligned address with an add operand: an invalid request, not an
+ * atomic. The target stays zero and the responder QP goes to the error
+ * state, as for any invalid request (the wire_packet fuzz target found it
+ * executed as a fetch-and-add).
+ */
+Test(dev_transport, undefined_opcode_is_not_executed)
+{
+	union {
+		struct dev_pkt	p;
+		uint8_t		raw[sizeof(struct dev_pkt)];
+	} u;
+	struct dt t;
+	int fd;
+
+	dt_setup(&t);
+	fd = wt_wire_socket(t.lid);
+	memset(&u, 0, sizeof(u));
+	u.p.size = sizeof(u.raw);
+	u.p.op = 0;
+	u.p.tp = DTP_RC;
+	u.p.flags = DPKT_FIRST | DPKT_LAST;
+	u.p.src_qpn = t.qp[0]->qp_num;
+	u.p.dst_qpn = t.qp[1]->qp_num;
+	u.p.psn = 0x100;
+	u.p.slid = t.lid;
+	u.p.dlid = t.lid;
+	u.p.rkey = t.mr[1]->rkey;
+	u.p.raddr = (uintptr_t)t.buf[1];
+	u.p.dma_len = 8;
+	u.p.atomic[0] = 0x1111;
+	cr_assert_eq(send(fd, &u, sizeof(u.raw), 0), (ssize_t)sizeof(u.raw));
+	for (int i = 0; i < 200 && wt_qp_state(t.qp[1]) != IBV_QPS_ERR; i++)
+		usleep(5000);
+	cr_assert_eq(wt_qp_state(t.qp[1]), IBV_QPS_ERR, "opcode 0 was not refused");
+	cr_assert(zero(t.buf[1], DT_BUF), "opcode 0 wrote the target");
+	close(fd);
+	dt_teardown(&t);
+}
+
+/*
  * A UC QP and an RC QP connected to each other: the UC SEND completes at
  * its sender (UC is unacknowledged) and never reaches the RC QP's receive.
  */
