@@ -90,7 +90,7 @@ static int setup(struct dc *d)
 	uint8_t port = (uint8_t)(d->o->ib_port ? d->o->ib_port : 1);
 	int ret;
 
-	d->ctx = rf__ep_open_dev(d->o->dev, &ret);
+	d->ctx = rf_device_open_ibv(d->o->dev, &ret);
 	if (!d->ctx)
 		return fail("open device (on the emulated HCA: run under build/rfemu)", ret);
 	if (ibv_query_port(d->ctx, port, &d->pa))

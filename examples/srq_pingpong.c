@@ -88,7 +88,7 @@ static int setup(struct srqpp *p)
 	struct rf_qp_init_attr qa;
 	int ret;
 
-	p->ctx = rf__ep_open_dev(p->o->dev, &ret);
+	p->ctx = rf_device_open_ibv(p->o->dev, &ret);
 	if (!p->ctx)
 		return ret;
 	ret = rf_device_check_ibv(p->ctx);
@@ -102,7 +102,7 @@ static int setup(struct srqpp *p)
 	memset(p->buf, 0, len);
 	p->mr = ibv_reg_mr(p->pd, p->buf, len, IBV_ACCESS_LOCAL_WRITE);
 	if (!p->mr)
-		return rf__ep_errno();
+		return errno ? -errno : -ENOMEM;
 	ret = rf_cq_create_ibv(&p->cq, &p->ibcq, p->ctx, 4 * SRQ_WR + 4 * NQP, NULL, 0);
 	if (ret)
 		return ret;

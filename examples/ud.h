@@ -90,16 +90,18 @@ static inline int ex_ud_setup(struct ex_ud *u, const struct ex_opts *o, size_t b
 	u->sock = -1;
 	u->port = (uint8_t)(o->ib_port ? o->ib_port : 1);
 	u->gid_index = o->gid_index;
-	u->ctx = rf__ep_open_dev(o->dev, &ret);
+	u->ctx = rf_device_open_ibv(o->dev, &ret);
 	if (!u->ctx)
 		goto fail;
 	what = "setting up the device (PD, buffer, CQ, QP)";
 	ret = rf_device_check_ibv(u->ctx);
 	if (ret)
 		goto fail;
-	ret = rf__ibv_err(ibv_query_port(u->ctx, u->port, &u->pa));
-	if (ret)
+	ret = ibv_query_port(u->ctx, u->port, &u->pa);	/* 0 or an errno */
+	if (ret) {
+		ret = -ret;
 		goto fail;
+	}
 	u->global = u->pa.link_layer == IBV_LINK_LAYER_ETHERNET;
 	ret = -ENOMEM;
 	u->pd = ibv_alloc_pd(u->ctx);
@@ -151,7 +153,7 @@ static inline int ex_ud_info(struct ex_ud *u, struct rf_ep_info *me)
 	if (!u->global)
 		return 0;
 	if (ibv_query_gid(u->ctx, u->port, u->gid_index, &g))
-		return rf__ep_errno();
+		return errno ? -errno : -ENOMEM;
 	memcpy(me->gid, g.raw, sizeof(me->gid));
 	return 0;
 }
@@ -192,7 +194,7 @@ static inline int ex_ud_open(struct ex_ud *u, const struct ex_opts *o, size_t bu
 	what = "creating the address handle";
 	u->ah = ex_ud_ah(u, (uint16_t)u->peer.lid, u->peer.gid);
 	if (!u->ah) {
-		ret = rf__ep_errno();
+		ret = errno ? -errno : -ENOMEM;
 		goto fail;
 	}
 	ret = rf_ah_av_ibv(u->ah, &u->av);

@@ -51,7 +51,7 @@ static int fail(const char *who, const char *what, int ret)
 
 static struct ibv_context *open_dev(const struct ex_opts *o, int *ret)
 {
-	struct ibv_context *ctx = rf__ep_open_dev(o->dev, ret);
+	struct ibv_context *ctx = rf_device_open_ibv(o->dev, ret);
 
 	if (ctx && (*ret = rf_device_check_ibv(ctx))) {
 		ibv_close_device(ctx);

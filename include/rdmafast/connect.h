@@ -372,7 +372,7 @@ static inline RF_COLD int rf_ep_open(struct rf_ep *e, const struct rf_ep_attr *a
 				   -EINVAL);
 	e->access = a->access & RF_ACCESS_REMOTE_ALL;
 	e->qp_access = (a->access | a->qp_access) & RF_ACCESS_REMOTE_ALL;
-	e->ctx = rf__ep_open_dev(a->dev, &ret);
+	e->ctx = rf_device_open_ibv(a->dev, &ret);
 	if (!e->ctx)
 		return rf__ep_fail(e, "opening the RDMA device", ret);
 	ret = rf_device_check_ibv(e->ctx);

@@ -60,28 +60,6 @@ static inline RF_COLD int rf__ep_errno(void)
 	return errno ? -errno : -ENOMEM;
 }
 
-/* Open the device named dev (NULL: the first). */
-static inline RF_COLD struct ibv_context *rf__ep_open_dev(const char *dev, int *err)
-{
-	struct ibv_device **list;
-	struct ibv_context *ctx = NULL;
-	int n = 0, i;
-
-	list = ibv_get_device_list(&n);
-	*err = -ENODEV;
-	if (!list)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		if (!dev || !strcmp(ibv_get_device_name(list[i]), dev)) {
-			ctx = ibv_open_device(list[i]);
-			*err = ctx ? 0 : rf__ep_errno();
-			break;
-		}
-	}
-	ibv_free_device_list(list);
-	return ctx;
-}
-
 RF_END_DECLS
 
 #endif /* RDMAFAST_DETAIL_CONNECT_H */

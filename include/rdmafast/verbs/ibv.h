@@ -93,6 +93,35 @@ static inline RF_COLD int rf_device_check_ibv(struct ibv_context *ctx)
 }
 
 /*
+ * rf_device_open_ibv - open the RDMA device called name (NULL: the first
+ * one), as ibv_open_device(). NULL with *err -ENODEV when there is none
+ * of that name, -errno when it cannot be opened; *err 0 otherwise. Close
+ * it with ibv_close_device(); rf_device_check_ibv() tells whether
+ * rdmafast can drive it.
+ */
+static inline RF_COLD struct ibv_context *rf_device_open_ibv(const char *name, int *err)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	int n = 0, i;
+
+	*err = -ENODEV;
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (!name || !strcmp(ibv_get_device_name(list[i]), name)) {
+			errno = 0;
+			ctx = ibv_open_device(list[i]);
+			*err = ctx ? 0 : errno ? -errno : -ENODEV;
+			break;
+		}
+	}
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+/*
  * rf_async_event_ibv - the next asynchronous event of ctx (IBV_EVENT_*,
  * copied to *ev and acknowledged), waiting at most ms milliseconds for it
  * (0: do not wait). Returns 0, -EAGAIN when none came, or -errno. The
