@@ -87,7 +87,8 @@ fuzz-wire_packet: $(FUZZ_OUT)/wire_packet
 # rf_cq_poll(), every shared field compared (emulator linked in, as for
 # device_wqe: libmlx5 needs a device context)
 FUZZ_TARGETS += cqe_oracle
-$(FUZZ_OUT)/cqe_oracle: fuzz/cqe_oracle.c fuzz/emu_harness.h tests/emu/qp_bring_up.h $(FUZZ_EMU_OBJS) $(HEADERS)
+$(FUZZ_OUT)/cqe_oracle: fuzz/cqe_oracle.c fuzz/emu_harness.h tests/emu/qp_bring_up.h \
+		tests/e2e/cqe_oracle.h $(FUZZ_EMU_OBJS) $(HEADERS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=gnu11 $(FUZZ_CFLAGS) -D_GNU_SOURCE $(FUZZ_SAN) -Wl,--export-dynamic \
 	    -o $@ fuzz/cqe_oracle.c $(FUZZ_EMU_OBJS) -libverbs -lmlx5 -ldl -lpthread

@@ -17,7 +17,8 @@
  * which mlx5 contexts negotiate), an index it keeps to itself: each of its
  * QPs first completes one real WRITE to itself, whose CQE tells the index.
  *
- * Where the records legitimately differ (rdmafast(7), "struct rf_wc"):
+ * Where the records legitimately differ (rdmafast(7), "struct rf_wc"; the
+ * comparison itself is cqe_oracle.h's, shared with fuzz/cqe_oracle.c):
  *  - rf_wc has no slid, dlid_path_bits, pkey_index nor checksum flag (the
  *    raw CQE stays readable for them); those are not compared;
  *  - byte_len of a requester WRITE or SEND, opcode and flags of an error
@@ -35,6 +36,7 @@
  *    any g (both are in the corpus; the other fields must still agree).
  */
 #include "e2e.h"
+#include "cqe_oracle.h"
 
 #include <infiniband/mlx5dv.h>
 
@@ -65,21 +67,6 @@ struct oracle {
 	struct rf_cq rcq;
 	uint32_t posted;	/* WQEs posted to each SQ and each RQ */
 	uint16_t sq_ctr, rq_ctr;	/* the next WQE a CQE of the corpus names */
-};
-
-/* One CQE of the corpus; the QP number and user index are each side's. */
-struct or_case {
-	const char *what;
-	uint8_t opcode;		/* CQE opcode: RF_CQE_* */
-	uint8_t wqe_op;		/* requester: the WQE opcode in sop_drop_qpn */
-	uint8_t syndrome, vendor;	/* error CQEs */
-	uint8_t se;
-	uint8_t g;		/* flags_rqpn[29:28] */
-	uint8_t sl;
-	uint32_t rqpn;
-	uint32_t byte_cnt;
-	uint32_t imm;		/* host order: imm_inval_pkey */
-	uint8_t fmt;		/* RF_CQE_FORMAT_*: data scattered to the CQE */
 };
 
 static void or_cq_map(struct or_cq *c)
@@ -334,106 +321,41 @@ static void or_post(struct oracle *o, uint32_t first, uint32_t n)
 	rf_rq_ring(&o->r.rq.rq);
 }
 
-static int or_is_req(const struct or_case *k)
+/* Write case k at side s's consumer index, naming WQE index counter. */
+static void or_write(struct or_side *s, const struct cqe_case *k, uint16_t counter)
 {
-	return k->opcode == RF_CQE_REQ || k->opcode == RF_CQE_REQ_ERR;
+	cqe_case_write(or_slot(&s->c, s->c.ci), k, s->qp->qp_num, s->uidx, counter,
+		       (s->c.ci & s->c.cqe_cnt) ? 1 : 0);
 }
 
-/* Write case k at each side's consumer index, naming WQE index counter. */
-static void or_write(struct or_side *s, const struct or_case *k, uint16_t counter)
-{
-	struct rf_cqe64 *cqe = or_slot(&s->c, s->c.ci);
-	uint8_t owner = (s->c.ci & s->c.cqe_cnt) ? 1 : 0;
-	uint8_t bytes[64];
-	struct rf_cqe64 *t = (struct rf_cqe64 *)bytes;
-
-	memset(bytes, 0, sizeof(bytes));
-	t->slid = RF_BE16(0x1234);
-	t->ml_path = 0x05;
-	t->flags_rqpn = rf_htobe32((uint32_t)k->g << 28 | (uint32_t)k->sl << 24 | k->rqpn);
-	t->srqn_uidx = rf_htobe32(s->uidx);
-	t->imm_inval_pkey = rf_htobe32(k->imm);
-	t->byte_cnt = rf_htobe32(k->byte_cnt);
-	t->sop_drop_qpn = rf_htobe32((uint32_t)k->wqe_op << 24 | s->qp->qp_num);
-	t->wqe_counter = rf_htobe16(counter);
-	if (k->fmt == RF_CQE_FORMAT_SCATTER_32)	/* the data is the first 32 bytes */
-		for (uint32_t i = 0; i < k->byte_cnt; i++)
-			bytes[i] = (uint8_t)(0x61 + i);
-	if (k->fmt == RF_CQE_FORMAT_SCATTER_64)	/* the 64 bytes before the CQE64 */
-		for (uint32_t i = 0; i < k->byte_cnt; i++)
-			((uint8_t *)cqe - 64)[i] = (uint8_t)(0x41 + i);
-	if (k->opcode == RF_CQE_REQ_ERR || k->opcode == RF_CQE_RESP_ERR) {
-		struct rf_err_cqe *e = (struct rf_err_cqe *)bytes;
-
-		e->syndrome = k->syndrome;
-		e->vendor_err_synd = k->vendor;
-	}
-	memcpy(cqe, bytes, 63);
-	__atomic_store_n(&cqe->op_own, (uint8_t)(k->opcode << 4 | k->fmt << 2 |
-						 (k->se ? RF_CQE_SE_MASK : 0) | owner),
-			 __ATOMIC_RELEASE);
-}
-
-static void or_compare(const struct or_case *k, const struct ibv_wc *w, const struct rf_wc *r,
+static void or_compare(const struct cqe_case *k, const struct ibv_wc *w, const struct rf_wc *r,
 		       int ex, uint32_t lqpn, uint32_t rqpn)
 {
 	const char *impl = ex ? "ibv_start_poll" : "ibv_poll_cq";
-	int err = k->opcode == RF_CQE_REQ_ERR || k->opcode == RF_CQE_RESP_ERR;
-	int masked = k->wqe_op == RF_OPCODE_ATOMIC_MASKED_CS ||
-		     k->wqe_op == RF_OPCODE_ATOMIC_MASKED_FA;
+	const char *d = cqe_case_differs(k, w, r, ex);
 
 	cr_assert_eq(r->wr_id, w->wr_id, "%s, %s: wr_id rdmafast %#lx libmlx5 %#lx", k->what,
 		     impl, (unsigned long)r->wr_id, (unsigned long)w->wr_id);
-	cr_assert_eq(r->status, (unsigned)w->status,
-		     "%s (syndrome %#x), %s: status rdmafast %u libmlx5 %u", k->what, k->syndrome,
-		     impl, r->status, (unsigned)w->status);
 	cr_assert_eq(w->qp_num, lqpn, "%s, %s: libmlx5 qp_num", k->what, impl);
 	cr_assert_eq(r->qp_num, rqpn, "%s: rdmafast qp_num", k->what);
-	if (err) {
-		cr_assert_eq(r->vendor_err, w->vendor_err,
-			     "%s (syndrome %#x), %s: vendor_err %u vs %u", k->what, k->syndrome,
-			     impl, r->vendor_err, w->vendor_err);
-		return;
-	}
-	if (!masked)
-		cr_assert_eq(r->opcode, (unsigned)w->opcode, "%s, %s: opcode rdmafast %u libmlx5 %u",
-			     k->what, impl, r->opcode, (unsigned)w->opcode);
-	if (!ex || !or_is_req(k))
-		cr_assert_eq(!!(r->flags & RF_WC_WITH_IMM), !!(w->wc_flags & IBV_WC_WITH_IMM),
-			     "%s, %s: WITH_IMM", k->what, impl);
-	cr_assert_eq(!!(r->flags & RF_WC_WITH_INV), !!(w->wc_flags & IBV_WC_WITH_INV),
-		     "%s, %s: WITH_INV", k->what, impl);
-	if (or_is_req(k)) {
-		if (!masked && (k->wqe_op == RF_OPCODE_RDMA_READ || rf_opcode_fetches(k->wqe_op)))
-			cr_assert_eq(r->byte_len, w->byte_len, "%s, %s: byte_len %u vs %u",
-				     k->what, impl, r->byte_len, w->byte_len);
-		return;
-	}
-	cr_assert_eq(r->byte_len, w->byte_len, "%s, %s: byte_len %u vs %u", k->what, impl,
-		     r->byte_len, w->byte_len);
-	/* 32 bytes scattered to the CQE overlay flags_rqpn: its g is data */
-	if (k->g <= RF_CQE_GRH_IN_BUF && k->fmt != RF_CQE_FORMAT_SCATTER_32)
-		cr_assert_eq(!!(r->flags & RF_WC_GRH), !!(w->wc_flags & IBV_WC_GRH),
-			     "%s, %s: GRH", k->what, impl);
-	if (w->wc_flags & IBV_WC_WITH_IMM)
-		cr_assert_eq(r->imm, w->imm_data, "%s, %s: imm", k->what, impl);
-	if (w->wc_flags & IBV_WC_WITH_INV)
-		cr_assert_eq(rf_wc_inv_rkey(r), w->invalidated_rkey, "%s, %s: rkey", k->what, impl);
-	cr_assert_eq(r->src_qp, w->src_qp, "%s, %s: src_qp %#x vs %#x", k->what, impl, r->src_qp,
-		     w->src_qp);
-	cr_assert_eq(r->sl, w->sl, "%s, %s: sl %u vs %u", k->what, impl, r->sl, w->sl);
-	cr_assert_eq(!!(r->flags & RF_WC_SOLICITED), k->se, "%s: RF_WC_SOLICITED", k->what);
+	cr_assert_null(d, "%s (syndrome %#x), %s: %s differs; rdmafast status %u opcode %u "
+		       "flags %#x len %u imm %#x src_qp %#x sl %u vendor %u; libmlx5 status %u "
+		       "opcode %u flags %#x len %u imm %#x src_qp %#x sl %u vendor %u",
+		       k->what, k->syndrome, impl, d, r->status, r->opcode, r->flags, r->byte_len,
+		       rf_be32toh(r->imm), r->src_qp, r->sl, r->vendor_err, (unsigned)w->status,
+		       (unsigned)w->opcode, w->wc_flags, w->byte_len, be32toh(w->imm_data),
+		       w->src_qp, w->sl, w->vendor_err);
 }
 
 /* Run the corpus: one CQE at a time, into all three CQs, polled by each. */
-static void or_run(struct oracle *o, const struct or_case *cases, uint32_t n)
+static void or_run(struct oracle *o, const struct cqe_case *cases, uint32_t n)
 {
 	cr_assert_leq(o->posted + n, OR_WQES);
 	or_post(o, o->posted, n);
 	o->posted += n;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct or_case *k = &cases[i];
-		uint16_t ctr = or_is_req(k) ? o->sq_ctr++ : o->rq_ctr++;
+		const struct cqe_case *k = &cases[i];
+		uint16_t ctr = cqe_case_is_req(k) ? o->sq_ctr++ : o->rq_ctr++;
 		struct ibv_wc wl, wx;
 		struct rf_wc r;
 		long end = e2e_now_ms() + E2E_TIMEOUT_MS;
@@ -450,7 +372,7 @@ static void or_run(struct oracle *o, const struct or_case *cases, uint32_t n)
 		o->r.c.ci++;
 		or_compare(k, &wl, &r, 0, o->l.qp->qp_num, o->r.qp->qp_num);
 		or_compare(k, &wx, &r, 1, o->x.qp->qp_num, o->r.qp->qp_num);
-		if (!or_is_req(k)) {
+		if (!cqe_case_is_req(k)) {
 			cr_assert_eq(memcmp(or_rbuf(o, 2, ctr), or_rbuf(o, 0, ctr), OR_RECV), 0,
 				     "%s: the receive buffers differ (ibv_poll_cq)", k->what);
 			cr_assert_eq(memcmp(or_rbuf(o, 2, ctr), or_rbuf(o, 1, ctr), OR_RECV), 0,
@@ -466,7 +388,7 @@ static void or_run(struct oracle *o, const struct or_case *cases, uint32_t n)
 	{ name, RF_CQE_##op, 0, 0, 0, 0, 0, 0, 0, len, imm, RF_CQE_FORMAT_##fmt }
 
 /* Every success kind; scattered receives of up to 32 bytes fit any CQE. */
-static const struct or_case or_success[] = {
+static const struct cqe_case or_success[] = {
 		REQ(RDMA_WRITE, 0), REQ(RDMA_WRITE_IMM, 0), REQ(SEND, 0), REQ(SEND_IMM, 0),
 		REQ(SEND_INVAL, 0), REQ(RDMA_READ, 4096), REQ(RDMA_READ, 0),
 		REQ(ATOMIC_CS, 8), REQ(ATOMIC_FA, 8), REQ(ATOMIC_MASKED_CS, 8),
@@ -500,7 +422,7 @@ Test(e2e_cqe_oracle, success_cqes_decode_as_libmlx5_decodes_them)
 /* 128-byte CQEs: the same, and up to 64 bytes scattered before the CQE64. */
 Test(e2e_cqe_oracle, cqes_of_128_bytes_decode_as_libmlx5_decodes_them)
 {
-	static const struct or_case scat64[] = {
+	static const struct cqe_case scat64[] = {
 		SCAT("recv, 64 bytes before the CQE", RESP_SEND, SCATTER_64, 64, 0),
 		SCAT("recv, 33 bytes before the CQE", RESP_SEND, SCATTER_64, 33, 0),
 		SCAT("recv with invalidate, 40 bytes", RESP_SEND_INV, SCATTER_64, 40, 0xabc),
@@ -530,12 +452,12 @@ Test(e2e_cqe_oracle, error_cqes_decode_as_libmlx5_decodes_them)
 		RF_CQE_SYNDROME_REMOTE_ABORTED_ERR,
 		0x00, 0x03, 0x99, 0xff,		/* no such syndrome: a general error */
 	};
-	struct or_case cases[2 * sizeof(syn)];
+	struct cqe_case cases[2 * sizeof(syn)];
 	uint32_t n = 0;
 	struct oracle o;
 
 	for (uint32_t i = 0; i < sizeof(syn); i++) {
-		struct or_case q = REQ_ERR(0, 0), s = RESP_ERR(0, 0);
+		struct cqe_case q = REQ_ERR(0, 0), s = RESP_ERR(0, 0);
 
 		q.syndrome = s.syndrome = syn[i];
 		q.vendor = (uint8_t)(0x10 + i);
