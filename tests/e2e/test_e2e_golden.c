@@ -118,7 +118,6 @@ Test(e2e_golden, wqes_match_libmlx5)
 	struct gq g;
 	struct ibv_sge sge;
 	struct ibv_send_wr wr, *bad;
-	struct ibv_recv_wr rwr, *rbad;
 	struct e2e_side *a, *b;
 	uint32_t pi = 0;
 	uint8_t msg[40];
@@ -130,17 +129,7 @@ Test(e2e_golden, wqes_match_libmlx5)
 		msg[i] = (uint8_t)(0x30 + i);
 
 	/* receives for the sends below, on both responders */
-	for (int i = 0; i < 4; i++) {
-		struct ibv_sge rs = { e2e_addr(b, 32768 + 1024u * i), 1024, b->mr->lkey };
-
-		memset(&rwr, 0, sizeof(rwr));
-		rwr.sg_list = &rs;
-		rwr.num_sge = 1;
-		cr_assert_eq(ibv_post_recv(g.d.ibqp, &rwr, &rbad), 0);
-		cr_assert_eq(rf_rq_post_one(&b->qp.rq, b->mr->lkey,
-					    e2e_addr(b, 36864 + 1024u * i), 1024, 0), 0);
-	}
-	rf_rq_ring(&b->qp.rq);
+	receives(&g, 4);
 
 #define LIBMLX5_POST(op, fl)                                                   \
 	do {                                                                   \
@@ -308,7 +297,6 @@ Test(e2e_golden, sge_lists_windows_and_wrap_match_libmlx5)
 {
 	struct gq g;
 	struct ibv_send_wr wr, *bad;
-	struct ibv_recv_wr rwr, *rbad;
 	struct ibv_sge sg[3];
 	struct rf_sge rsg[3];
 	struct e2e_side *a, *b;
@@ -322,17 +310,7 @@ Test(e2e_golden, sge_lists_windows_and_wrap_match_libmlx5)
 	b = &g.e.b;
 	for (size_t i = 0; i < sizeof(msg); i++)
 		msg[i] = (uint8_t)(0x50 + i);
-	for (int i = 0; i < 8; i++) {
-		struct ibv_sge rs = { e2e_addr(b, 32768 + 1024u * i), 1024, b->mr->lkey };
-
-		memset(&rwr, 0, sizeof(rwr));
-		rwr.sg_list = &rs;
-		rwr.num_sge = 1;
-		cr_assert_eq(ibv_post_recv(g.d.ibqp, &rwr, &rbad), 0);
-		cr_assert_eq(rf_rq_post_one(&b->qp.rq, b->mr->lkey,
-					    e2e_addr(b, 40960 + 1024u * i), 1024, 0), 0);
-	}
-	rf_rq_ring(&b->qp.rq);
+	receives(&g, 8);
 
 #define BOTH_DONE(what, from, to, ndrain)                                      \
 	do {                                                                   \
