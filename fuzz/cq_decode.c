@@ -28,23 +28,12 @@
 
 #include <rdmafast/rdmafast.h>
 
+#include "input.h"
+
 #define QPN_SQ   0x000101u	/* SQ + RQ */
 #define QPN_SRQ  0x000102u	/* SQ + SRQ */
 #define RECV_LEN 48u		/* each receive buffer; > 32 so inline scatter fits */
 #define SINK_LEN 64u		/* each READ/atomic target */
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint8_t take(struct in *in)
-{
-	if (!in->n)
-		return 0;
-	in->n--;
-	return *in->p++;
-}
 
 static void *xmalloc(size_t n)
 {

@@ -40,7 +40,7 @@ endef
 
 # ---- cq_decode: rf_cq_poll/peek/decode/advance over arbitrary CQ contents
 FUZZ_TARGETS += cq_decode
-$(FUZZ_OUT)/cq_decode: fuzz/cq_decode.c $(HEADERS)
+$(FUZZ_OUT)/cq_decode: fuzz/cq_decode.c fuzz/input.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=c11 $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $<
 fuzz-cq_decode: $(FUZZ_OUT)/cq_decode
@@ -49,7 +49,7 @@ fuzz-cq_decode: $(FUZZ_OUT)/cq_decode
 # ---- rf_api: posts, rings, polls, attaches on host-memory queues, checked
 # against a model of what each call returns and writes (no device)
 FUZZ_TARGETS += rf_api
-$(FUZZ_OUT)/rf_api: fuzz/rf_api.c $(HEADERS)
+$(FUZZ_OUT)/rf_api: fuzz/rf_api.c fuzz/input.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=c11 $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $<
 fuzz-rf_api: $(FUZZ_OUT)/rf_api

@@ -37,6 +37,8 @@
 
 #include <rdmafast/rdmafast.h>
 
+#include "input.h"
+
 #define CHECK(c) do { if (!(c)) { \
 	fprintf(stderr, "rf_api: check failed: %s (line %d)\n", #c, __LINE__); \
 	abort(); } } while (0)
@@ -44,19 +46,6 @@
 #define NQ     2
 #define MAXW   64		/* posted WQEs the model remembers per QP (> 32 BBs) */
 #define MAXC   128		/* CQEs written and not polled */
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint8_t take(struct in *in)
-{
-	if (!in->n)
-		return 0;
-	in->n--;
-	return *in->p++;
-}
 
 static void *xalloc(size_t align, size_t n)
 {
