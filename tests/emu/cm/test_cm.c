@@ -539,17 +539,5 @@ Test(cm, roce_gid_address_names_the_port)
  */
 Test(cm_roce, everything_on_roce, .timeout = 240)
 {
-	int status;
-	pid_t pid = fork();
-
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		setenv("RFEMU_LINK_LAYER", "eth", 1);
-		unsetenv("BXFI_MAP");
-		execl("/proc/self/exe", "test_cm", "--filter", "cm/*", "--jobs", "1",
-		      (char *)NULL);
-		_exit(127);
-	}
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+	et_rerun_on_roce("cm/*");
 }

@@ -151,20 +151,7 @@ Test(dev_addr, ud_send_to_a_dlid_of_nobody)
 /* This binary again on RoCE, running suite dev_addr_roce only. */
 Test(dev_addr, on_roce, .timeout = 120)
 {
-	int status;
-	pid_t pid = fork();
-
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		setenv("RFEMU_LINK_LAYER", "eth", 1);
-		/* a fresh Criterion runner, not one of this runner's workers */
-		unsetenv("BXFI_MAP");
-		execl("/proc/self/exe", "test_address", "--filter", "dev_addr_roce/*",
-		      "--jobs", "1", (char *)NULL);
-		_exit(127);
-	}
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+	et_rerun_on_roce("dev_addr_roce/*");
 }
 
 /* ---- RoCE ------------------------------------------------------------------- */

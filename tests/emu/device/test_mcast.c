@@ -391,20 +391,7 @@ Test(dev_mcast, killed_member_forgotten)
 /* Everything above again on RoCE v2: this binary with RFEMU_LINK_LAYER=eth. */
 Test(dev_mcast, on_roce, .timeout = 120)
 {
-	int status;
-	pid_t pid;
-
 	if (m.roce)
 		cr_skip_test("already on RoCE");
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		setenv("RFEMU_LINK_LAYER", "eth", 1);
-		unsetenv("BXFI_MAP");	/* a fresh Criterion runner */
-		execl("/proc/self/exe", "test_device_mcast", "--filter", "dev_mcast/*",
-		      "--jobs", "1", (char *)NULL);
-		_exit(127);
-	}
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+	et_rerun_on_roce("dev_mcast/*");
 }

@@ -276,18 +276,5 @@ Test(gid_check, an_empty_source_gid_is_enodata)
 /* This binary again on RoCE, running suite gid_check only. */
 Test(gid, on_roce, .timeout = 120)
 {
-	int status;
-	pid_t pid = fork();
-
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		setenv("RFEMU_LINK_LAYER", "eth", 1);
-		/* a fresh Criterion runner, not one of this runner's workers */
-		unsetenv("BXFI_MAP");
-		execl("/proc/self/exe", "test_gid", "--filter", "gid_check/*",
-		      "--jobs", "1", (char *)NULL);
-		_exit(127);
-	}
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+	et_rerun_on_roce("gid_check/*");
 }
