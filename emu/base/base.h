@@ -120,9 +120,9 @@ enum emu_cqe_compress emu_config_cqe_compress(void);
  * not treat them as the application's, the device changes the protection
  * of the application's doorbell pages with emu_real_mprotect() (the system
  * call itself: async-signal-safe, also called from the fault handler), and
- * emu_real_sigaction() is resolved by a first call outside any signal
- * handler (dev_guard_init()), so the fault handler's own calls look
- * nothing up.
+ * every one of them is resolved when the library loads, so the fault
+ * handler's calls (emu_real_sigaction(), the engine's kick through
+ * emu_real_write()) look nothing up.
  */
 struct stat;
 struct sigaction;

@@ -5,8 +5,8 @@
  * Code below interpose/ calls these, never the libc names interpose/
  * defines: a call that went through the interposer would be a call into
  * the layer above (and, under emu_lock, one it must not make).  Resolved
- * lazily with REAL() (real.h): the first call may come from a constructor,
- * before main().
+ * with REAL() (real.h): lazily, as the first call may come from another
+ * constructor, and all at once at load time (resolve_all()).
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -33,6 +33,27 @@ REAL(int, socket, int, int, int)
 REAL(void *, mmap, void *, size_t, int, int, int, off_t)
 REAL(int, munmap, void *, size_t)
 REAL(int, sigaction, int, const struct sigaction *, struct sigaction *)
+
+/*
+ * Each resolved at load time too: dlsym() is not async-signal-safe, and
+ * the device's fault handler writes the engine's kick fd through
+ * emu_real_write() (device/engine.c dev_kick()). The lazy lookups stay
+ * for what runs before this constructor.
+ */
+__attribute__((constructor)) static void resolve_all(void)
+{
+	(void)get_open();
+	(void)get_close();
+	(void)get_read();
+	(void)get_write();
+	(void)get_access();
+	(void)get_fstat();
+	(void)get_fopen();
+	(void)get_socket();
+	(void)get_mmap();
+	(void)get_munmap();
+	(void)get_sigaction();
+}
 
 int emu_real_open(const char *path, int flags, mode_t mode)
 {
