@@ -244,6 +244,22 @@ static inline void receives(struct gq *g, int k)
 	rf_rq_ring(&b->qp.rq);
 }
 
+/*
+ * libmlx5's request of the corpus: 512 bytes of a's buffer, to b's at
+ * 4096 for the one-sided ops; opcode and flags are the post's.
+ */
+static inline void request_512(struct gq *g, struct ibv_send_wr *wr, struct ibv_sge *sge)
+{
+	sge->addr = e2e_addr(&g->e.a, 0);
+	sge->length = 512;
+	sge->lkey = g->e.a.mr->lkey;
+	memset(wr, 0, sizeof(*wr));
+	wr->sg_list = sge;
+	wr->num_sge = 1;
+	wr->wr.rdma.remote_addr = e2e_addr(&g->e.b, 4096);
+	wr->wr.rdma.rkey = g->e.b.mr->rkey;
+}
+
 /* rdmafast rings, then both WQEs at *p are compared, executed and retired. */
 static inline void step(struct gq *g, uint32_t *p, uint32_t from, uint32_t to, int recv,
 		 const char *what)

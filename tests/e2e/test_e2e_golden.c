@@ -138,14 +138,7 @@ Test(e2e_golden, wqes_match_libmlx5)
 		cr_assert_eq(ibv_post_send(g.c.ibqp, &wr, &bad), 0);          \
 	} while (0)
 
-	sge.addr = e2e_addr(a, 0);
-	sge.length = 512;
-	sge.lkey = a->mr->lkey;
-	memset(&wr, 0, sizeof(wr));
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.wr.rdma.remote_addr = e2e_addr(b, 4096);
-	wr.wr.rdma.rkey = b->mr->rkey;
+	request_512(&g, &wr, &sge);
 
 	/* RDMA WRITE */
 	LIBMLX5_POST(IBV_WR_RDMA_WRITE, IBV_SEND_SIGNALED);

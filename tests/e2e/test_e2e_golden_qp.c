@@ -30,14 +30,7 @@ Test(e2e_golden_qp, uc_matches_libmlx5)
 	for (size_t i = 0; i < sizeof(msg); i++)
 		msg[i] = (uint8_t)(0x30 + i);
 	receives(&g, 4);
-	sge.addr = e2e_addr(a, 0);
-	sge.length = 512;
-	sge.lkey = a->mr->lkey;
-	memset(&wr, 0, sizeof(wr));
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.wr.rdma.remote_addr = e2e_addr(b, 4096);
-	wr.wr.rdma.rkey = b->mr->rkey;
+	request_512(&g, &wr, &sge);
 	wr.imm_data = htobe32(0x11223344);
 
 	LIB(IBV_WR_RDMA_WRITE, IBV_SEND_SIGNALED);

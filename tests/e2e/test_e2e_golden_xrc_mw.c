@@ -274,14 +274,7 @@ Test(e2e_golden_mw, rc_wr_api_and_type1_windows_match_libmlx5)
 	step(&g, &p, 12, 16, 0, "rc ibv_wr_rdma_write");
 	/* ibv_post_send() over the same: writes the immediate's 0 */
 	memset((void *)rf_sq_wqe(&g.c.sq, p), 0xa5, RF_SEND_WQE_BB);
-	sge.addr = e2e_addr(a, 0);
-	sge.length = 512;
-	sge.lkey = a->mr->lkey;
-	memset(&wr, 0, sizeof(wr));
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.wr.rdma.remote_addr = e2e_addr(b, 4096);
-	wr.wr.rdma.rkey = b->mr->rkey;
+	request_512(&g, &wr, &sge);
 	LIB(IBV_WR_RDMA_WRITE, IBV_SEND_SIGNALED);
 	cr_assert_eq(rf_sq_post_write(sq, a->mr->lkey, e2e_addr(a, 0), 512, b->mr->rkey,
 				      e2e_addr(b, 4096), RF_SEND_SIGNALED, 0), 0);
