@@ -115,6 +115,7 @@ struct srv {
 	uint32_t size;
 	struct ibv_qp *rqp[NCLIENT / 2];	/* ours */
 	struct ibv_qp *opened[NCLIENT / 2];	/* the other process's */
+	int lfd;		/* our port's listener, open until every client came */
 	int sock[NCLIENT / 2];
 	long next_seq[NCLIENT][NSRQ];
 	long got[NSRQ], errors;
@@ -193,7 +194,7 @@ static int srv_accept(struct srv *s, int c)
 	/* the two SRQ numbers, in fields the exchange has to spare */
 	me.rkey = s->srqn[0];
 	me.size = s->srqn[1];
-	s->sock[c] = rf_tcp_serve((uint16_t)(s->o->port + s->id), 0);
+	s->sock[c] = rf_tcp_accept(s->lfd, 0);
 	if (s->sock[c] < 0)
 		return s->sock[c];
 	ret = rf_ep_exchange(s->sock[c], &me, &peer, 0);
@@ -250,6 +251,8 @@ static int srv_receive(struct srv *s)
 
 static void srv_close(struct srv *s)
 {
+	if (s->lfd >= 0)
+		close(s->lfd);
 	for (int c = 0; c < NCLIENT / 2; c++) {
 		if (s->sock[c] >= 0)
 			close(s->sock[c]);
@@ -302,6 +305,12 @@ static int serve(const struct ex_opts *o, int id, const char *path, int to, int 
 	snprintf(s.who, sizeof(s.who), "server %d", id);
 	for (int c = 0; c < NCLIENT / 2; c++)
 		s.sock[c] = -1;
+	/*
+	 * One listener for both clients: with one rf_tcp_serve() each, the
+	 * second client's connection could sit in the first listener's
+	 * backlog and be reset when it closed.
+	 */
+	s.lfd = rf_tcp_listen((uint16_t)(o->port + id), NCLIENT / 2);
 	for (int c = 0; c < NCLIENT; c++)
 		for (int k = 0; k < NSRQ; k++)
 			s.next_seq[c][k] = k;	/* SRQ k gets sequence numbers k, k + NSRQ, ... */
@@ -310,9 +319,15 @@ static int serve(const struct ex_opts *o, int id, const char *path, int to, int 
 		srv_close(&s);
 		return fail(s.who, "setting up the XRC domain and SRQs", ret);
 	}
+	if (s.lfd < 0)
+		ret = s.lfd;
 	for (int c = 0; c < NCLIENT / 2 && !ret; c++) {
 		ret = srv_accept(&s, c);
 		mine[c] = s.rqp[c] ? s.rqp[c]->qp_num : 0;
+	}
+	if (s.lfd >= 0) {
+		close(s.lfd);
+		s.lfd = -1;
 	}
 	/* register with the other process's receive QPs, by number */
 	if (!ret && write(to, mine, sizeof(mine)) != (ssize_t)sizeof(mine))
