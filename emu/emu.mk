@@ -64,7 +64,7 @@ $(BUILD)/tests/emu/%: tests/emu/%.c $(wildcard tests/emu/*.h tests/emu/*/*.h) $(
 
 $(EMU_TEST_HELPERS): $(BUILD)/tests/emu/%: tests/emu/%.c tests/emu/qp_bring_up.h $(EMU_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -Iemu -o $@ $< -lrdmacm -libverbs
+	$(CC) $(CFLAGS) -std=gnu11 $(WARN) -Iemu -o $@ $< -lrdmacm -libverbs -lmlx5
 
 # Each test binary runs under the launcher, bounded; any failure fails the target.
 emu-test: emu $(EMU_TEST_BINS) $(EMU_TEST_HELPERS)

@@ -233,7 +233,10 @@ struct dev_pkt;
 struct dev_grant;
 void dev_grant_init(void);		/* the host's table, at engine start */
 void dev_grant_fini(void);		/* every grant back, the table gone */
-/* responder: keep a grant out for dq, or no longer */
+/*
+ * responder: keep a grant out for dq (an RC QP, or the context of the DCI
+ * a DCT serves: one at a time per DCT), or no longer
+ */
 void dev_grant_lend(struct dev_qp *dq);
 void dev_grant_forget(struct dev_qp *dq);
 /* responder: lend the MR of rkey to one-sided requests; an MR going away */
@@ -401,6 +404,7 @@ struct dev_qp {
 	uint32_t		dc_src;
 	uint16_t		dc_rlid;	/* its responses' DLID: the DCI's SLID */
 	uint8_t			dc_rgid[16];	/* ... and DGID: the DCI's SGID */
+	bool			dc_grh;		/* the DCI's requests carry a GRH */
 
 	bool			flush_rq;	/* QP in ERR: flush posted receives */
 	bool			last_wqe_sent;	/* IBV_EVENT_QP_LAST_WQE_REACHED posted */
@@ -412,6 +416,7 @@ struct dev_qp {
 	bool			granted;	/* its grant is out (READY, CLAIMED or DONE) */
 	uint32_t		grant_srq_next;	/* its grant's SRQ WQE links to this one */
 	struct dev_qp		*next_lender;
+	struct dev_qp		*dc_lender;	/* DCT: the context lending its grant */
 };
 
 struct dev_srq {

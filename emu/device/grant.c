@@ -91,7 +91,7 @@
 #define GRANT_SUPPORTED 0
 #endif
 
-#define GRANT_MAGIC	0x52464752414e5432ull	/* "RFGRANT2" */
+#define GRANT_MAGIC	0x52464752414e5433ull	/* "RFGRANT3" */
 #define GRANT_SGE	16u
 
 enum { GRANT_FREE, GRANT_READY, GRANT_CLAIMED, GRANT_DONE };
@@ -108,7 +108,7 @@ struct dev_grant {
 	uint8_t			nsge;
 	uint8_t			dev;		/* the responder QP's port: its packets' address */
 	uint8_t			port;
-	uint8_t			pad0;
+	uint8_t			dc;		/* a DCT's, for the one DCI connection below */
 	uint8_t			sgid[16];
 	uint64_t		max_len;	/* what the valid scatter entries hold */
 	struct {
@@ -139,6 +139,10 @@ struct dev_grant {
 	uint32_t		qp_access;	/* its IBV_ACCESS_REMOTE_* */
 	uint32_t		onesided;	/* delivered since published: packets */
 	uint64_t		onesided_bytes;
+	/* DC: what resp_dct() checks, the key, and the connection's number */
+	uint64_t		dc_key;
+	uint32_t		dc_conn;
+	uint32_t		pad2;
 };
 
 /* An MR a responder lent for one-sided requests; key 0: none. */
@@ -174,6 +178,16 @@ static struct dev_qp *lenders;		/* QPs that keep a grant (dq->next_lender) */
 static struct dev_grant *grant_of(uint32_t qpn)
 {
 	return &own->g[qpn & EMU_NUM_IDX_MASK];
+}
+
+/*
+ * Is dq the responder context a DCT keeps for one DCI (resp.c dct_conn())?
+ * Those share the DCT's number, so one of them at a time lends the DCT's
+ * grant: the one the last request from another host reached.
+ */
+static bool dct_context(const struct dev_qp *dq)
+{
+	return dq->qp->dc == EMU_DC_DCT && dev_qp_of(dq->qp) != dq;
 }
 
 void dev_grant_init(void)
@@ -241,7 +255,16 @@ void dev_grant_fini(void)
 /* A QP that receives SENDs from another host: keep a grant out for it. */
 void dev_grant_lend(struct dev_qp *dq)
 {
-	if (!own || dq->lender)
+	if (!own)
+		return;
+	if (dct_context(dq)) {
+		struct dev_qp *dct = dev_qp_of(dq->qp);
+
+		if (dct->dc_lender && dct->dc_lender != dq)
+			dev_grant_forget(dct->dc_lender);
+		dct->dc_lender = dq;
+	}
+	if (dq->lender)
 		return;
 	dq->lender = true;
 	dq->next_lender = lenders;
@@ -259,6 +282,8 @@ void dev_grant_forget(struct dev_qp *dq)
 			break;
 		}
 	dq->lender = false;
+	if (dct_context(dq) && dev_qp_of(dq->qp)->dc_lender == dq)
+		dev_qp_of(dq->qp)->dc_lender = NULL;
 }
 
 /* A WRITE or READ from another host came through rkey: lend its MR. */
@@ -392,6 +417,8 @@ void dev_grant_take(struct dev_qp *dq)
 	uint32_t st;
 	unsigned spins = 0;
 
+	if (dq->dc_lender)	/* a DCT: what one of its DCIs' contexts lent */
+		dev_grant_take(dq->dc_lender);
 	if (!dq->granted)
 		return;
 	g = grant_of(dq->qpn);
@@ -459,12 +486,16 @@ static void publish(struct dev_qp *dq)
 	unsigned n = 0;
 	bool send_ok;
 
-	if (dq->granted || !dev_qp_can_receive(qp) || qp->type != IBV_QPT_RC || qp->dc ||
+	if (dq->granted || !dev_qp_can_receive(qp) ||
+	    (!(qp->type == IBV_QPT_RC && !qp->dc) && !dct_context(dq)) ||
 	    qp->opened || dq->recv_busy || dev_fault.any ||
 	    atomic_load_explicit(&g->state, memory_order_relaxed) != GRANT_FREE)
 		return;
-	/* a SEND also needs the next receive (looked at, not taken) and a CQE */
-	send_ok = (qp->srq ? ds && !ds->grant_qp && qp->srq->type == IBV_SRQT_BASIC :
+	/*
+	 * A SEND also needs the next receive (looked at, not taken) and a
+	 * CQE; a DCT lends to one-sided requests only.
+	 */
+	send_ok = !qp->dc && (qp->srq ? ds && !ds->grant_qp && qp->srq->type == IBV_SRQT_BASIC :
 			     qp->rq_wqe_cnt != 0) &&
 		  dcq && !dcq->overrun && !dcq->zip && !dcq->grant_qp && !cq->armed &&
 		  dev_cq_has_room(dcq, 1) &&
@@ -486,12 +517,22 @@ static void publish(struct dev_qp *dq)
 		n++;
 	}
 	g->qpn = dq->qpn;
-	g->peer_qpn = qp->attr.dest_qp_num;
 	g->epsn = dq->epsn;
 	g->roce = emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET;
-	g->global = g->roce || ah->is_global;
-	g->slid = ah->dlid;
-	memcpy(g->sgid, ah->grh.dgid.raw, 16);
+	g->dc = qp->dc == EMU_DC_DCT;
+	if (g->dc) {		/* the connected DCI's address, as dct_conn() noted it */
+		g->peer_qpn = dq->dc_src;
+		g->global = g->roce || dq->dc_grh;
+		g->slid = dq->dc_rlid;
+		memcpy(g->sgid, dq->dc_rgid, 16);
+		g->dc_key = qp->dc_key;
+		g->dc_conn = dq->dc_conn;
+	} else {
+		g->peer_qpn = qp->attr.dest_qp_num;
+		g->global = g->roce || ah->is_global;
+		g->slid = ah->dlid;
+		memcpy(g->sgid, ah->grh.dgid.raw, 16);
+	}
 	g->dev = (uint8_t)qp->obj.ctx->dev_index;
 	g->port = qp->attr.port_num ? qp->attr.port_num : 1;
 	g->pdn = qp->pd->pdn;
@@ -667,10 +708,16 @@ void dev_grant_release(const struct dev_grant *dg)
 	atomic_store_explicit(&g->state, GRANT_READY, memory_order_release);
 }
 
-/* The checks resp_connected() makes of any request of one packet. */
+/*
+ * The checks resp_connected() makes of any request of one packet, and
+ * before it the transport's (resp.c) and for a DCT resp_dct()'s: the key,
+ * and the connection the DCI's context serves.
+ */
 static bool grant_takes(const struct dev_grant *g, const struct peer *p, const struct dev_pkt *h)
 {
-	return h->src_qpn == g->peer_qpn && h->psn == g->epsn &&
+	return h->tp == DTP_RC && !(h->flags & DPKT_DCETH) == !g->dc &&
+	       (!g->dc || (h->dc_key == g->dc_key && h->dc_conn == g->dc_conn)) &&
+	       h->src_qpn == g->peer_qpn && h->psn == g->epsn &&
 	       (h->flags & DPKT_FIRST) && (h->flags & DPKT_LAST) &&
 	       (g->roce || h->slid == g->slid) &&
 	       g->dev < EMU_MAX_DEVS && g->port - 1u < EMU_MAX_PORTS &&

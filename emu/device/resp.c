@@ -1144,7 +1144,8 @@ static void resp_connected(struct dev_qp *dq, const struct dev_pkt *p)
 		queue_ack(dq, p, p->psn);
 	/* from another host: its next WRITEs and READs may come directly (grant.c) */
 	if ((p->op == DOP_WRITE || p->op == DOP_READ) && p->dma_len &&
-	    EMU_NUM_HOST(p->src_qpn) != emu_cfg.host_id && dq->qp->type == IBV_QPT_RC && !dq->qp->dc) {
+	    EMU_NUM_HOST(p->src_qpn) != emu_cfg.host_id &&
+	    ((dq->qp->type == IBV_QPT_RC && !dq->qp->dc) || dq->qp->dc == EMU_DC_DCT)) {
 		dev_grant_lend(dq);
 		dev_grant_lend_rkey(p->rkey);
 	}
@@ -1223,6 +1224,7 @@ static struct dev_qp *dct_conn(struct dev_qp *dq, const struct dev_pkt *p)
 		c->dc_conn = p->dc_conn;
 		c->dc_rlid = p->slid;
 		memcpy(c->dc_rgid, p->sgid, 16);
+		c->dc_grh = p->flags & DPKT_GRH;
 		c->epsn = p->dc_conn_psn & DEV_PSN_MASK;
 		c->nak_sent = false;
 		c->recv_busy = false;
@@ -1258,6 +1260,7 @@ void dev_dct_conns_free(struct dev_qp *dq)
 		struct dev_qp *c = dq->dc_conns;
 
 		dq->dc_conns = c->dc_next;
+		dev_grant_forget(c);
 		if (c->ack_pending)
 			for (struct dev_qp **pp = &dev_eng.acks; *pp; pp = &(*pp)->next_ack)
 				if (*pp == c) {
@@ -1318,7 +1321,7 @@ void dev_resp_packet(const struct dev_pkt *p)
 		return;
 	}
 	/* a SEND delivered by its requester is settled before the next request */
-	if (dq->granted)
+	if (dq->granted || dq->dc_lender)
 		dev_grant_take(dq);
 	if (!dev_qp_can_receive(qp) || qp->dc == EMU_DC_DCI)
 		return;		/* a DCI receives nothing but responses */

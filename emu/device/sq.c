@@ -525,7 +525,8 @@ static bool emit_shortcut(struct dev_qp *dq, const struct dev_ent *e, const stru
 
 /*
  * Direct delivery (grant.c): an RC SEND, RDMA WRITE or READ of one packet
- * to a QP of another host that lent a grant is carried out from here, its
+ * (a DCI's WRITE or READ) to a QP of another host that lent a grant (a
+ * DCT, for the DCI's current connection) is carried out from here, its
  * header filled as for the wire and checked against the grant as the
  * responder would check the packet: a SEND into the lent receive, a
  * WRITE into, a READ from a lent MR.  What it would have earned (the ACK,
@@ -616,7 +617,7 @@ unsigned dev_sq_direct_replies(void)
 		r.h.size = (uint32_t)sizeof(r.h) + d->len;
 		r.h.op = d->read ? DOP_READ_RESP : DOP_ACK;
 		r.h.flags = DPKT_FIRST | DPKT_LAST;
-		r.h.src_qpn = dq->qp->attr.dest_qp_num;
+		r.h.src_qpn = dq->qp->dc == EMU_DC_DCI ? dq->dc_peer : dq->qp->attr.dest_qp_num;
 		r.h.dst_qpn = dq->qpn;
 		r.h.psn = d->psn;
 		r.h.dma_len = d->len;
@@ -660,9 +661,11 @@ static bool emit_parsed(struct dev_qp *dq, struct dev_ent *e, const struct dev_w
 		dq->pkts_out++;
 		return true;
 	}
-	if ((w->dop == DOP_SEND || w->dop == DOP_SEND_IMM || w->dop == DOP_WRITE ||
-	     w->dop == DOP_READ) && qp->type == IBV_QPT_RC &&
-	    !qp->dc && e->npkt == 1 && e->sent == 0 && emit_direct(dq, e, w, sgl, dst)) {
+	/* a DCI's WRITEs and READs too: a DCT lends to one-sided requests */
+	if ((w->dop == DOP_WRITE || w->dop == DOP_READ ||
+	     ((w->dop == DOP_SEND || w->dop == DOP_SEND_IMM) && !qp->dc)) &&
+	    ((qp->type == IBV_QPT_RC && !qp->dc) || qp->dc == EMU_DC_DCI) &&
+	    e->npkt == 1 && e->sent == 0 && emit_direct(dq, e, w, sgl, dst)) {
 		e->sent = 1;
 		dq->pkts_out++;
 		return true;

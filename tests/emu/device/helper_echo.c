@@ -4,13 +4,16 @@
  * message it receives back, as a SEND with the same immediate, from a
  * buffer of its own.
  *
- *   helper_echo BYTES [srq | remote]
+ *   helper_echo BYTES [srq | remote | dct]
  *
  * prints "QPN LID" ("QPN LID ADDR RKEY" with remote: its buffer, open to
- * the test's RDMA WRITEs and READs), reads "QPN LID" of the test's QP from
- * stdin and
- * connects to it, posts 16 receives of BYTES each (to a shared receive
- * queue with "srq"; none with remote), prints "ready"; then
+ * the test's RDMA WRITEs and READs; "QPN LID ADDR RKEY KEY" with dct, where
+ * QPN is a DCT's, KEY its access key, and the buffer is open to the
+ * requests of any DCI that has the key), reads "QPN LID" of the test's QP
+ * from stdin and
+ * connects to it (dct: ignores it), posts 16 receives of BYTES each (to a
+ * shared receive queue with "srq"; none with remote or dct), prints
+ * "ready"; then
  * echoes until the test closes its stdin or says anything else than, with
  * remote, "dereg" (its MR deregistered: prints "gone") or "peek OFF" (prints
  * the byte at OFF of its buffer), checked between messages, or a
@@ -28,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
 #include "wire/stats.h"
@@ -35,6 +39,8 @@
 #include "../qp_bring_up.h"
 
 enum { NRECV = 16 };
+
+#define DCT_KEY	0x5ca1ab1e0ddba11ull
 
 static struct ibv_srq *srq;
 
@@ -44,6 +50,40 @@ static int post_recv(struct ibv_qp *qp, struct ibv_mr *mr, uint8_t *buf, size_t 
 	struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &s, .num_sge = 1 }, *bad;
 
 	return srq ? ibv_post_srq_recv(srq, &wr, &bad) : ibv_post_recv(qp, &wr, &bad);
+}
+
+/* A DCT on srq, in RTR, open to RDMA WRITEs and READs: NULL on failure. */
+static struct ibv_qp *create_dct(struct ibv_context *ctx, struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_DRIVER, .send_cq = cq, .recv_cq = cq, .srq = srq, .pd = pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+	};
+	struct mlx5dv_qp_init_attr dv = {
+		.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC,
+		.dc_init_attr = { .dc_type = MLX5DV_DCTYPE_DCT, .dct_access_key = DCT_KEY },
+	};
+	struct ibv_port_attr pa;
+	struct ibv_qp_attr m = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+	};
+	struct ibv_qp *qp = mlx5dv_create_qp(ctx, &a, &dv);
+
+	if (!qp || ibv_query_port(ctx, 1, &pa) ||
+	    ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS))
+		return NULL;
+	memset(&m, 0, sizeof(m));
+	m.qp_state = IBV_QPS_RTR;
+	m.path_mtu = IBV_MTU_4096;
+	m.min_rnr_timer = 1;
+	m.ah_attr.port_num = 1;
+	m.ah_attr.is_global = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
+	if (ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_MIN_RNR_TIMER))
+		return NULL;
+	return qp;
 }
 
 static unsigned long long direct_count(void)
@@ -74,7 +114,8 @@ int main(int argc, char **argv)
 	unsigned dqpn, dlid, echoed = 0;
 	size_t bytes;
 	uint8_t *buf;
-	bool remote = argc == 3 && !strcmp(argv[2], "remote");
+	bool dct = argc == 3 && !strcmp(argv[2], "dct");
+	bool remote = dct || (argc == 3 && !strcmp(argv[2], "remote"));
 	int access = remote ? IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ : 0;
 
 	if (argc != 2 && (argc != 3 || (strcmp(argv[2], "srq") && !remote)))
@@ -94,7 +135,7 @@ int main(int argc, char **argv)
 	memset(buf, 0, 2 * NRECV * bytes);
 	mr = ibv_reg_mr(pd, buf, 2 * NRECV * bytes, IBV_ACCESS_LOCAL_WRITE | access);
 	ia.send_cq = ia.recv_cq = cq;
-	if (argc == 3 && !remote) {
+	if (argc == 3 && (!remote || dct)) {	/* a DCT needs an SRQ too */
 		struct ibv_srq_init_attr sa = { .attr = { .max_wr = NRECV, .max_sge = 1 } };
 
 		srq = ibv_create_srq(pd, &sa);
@@ -103,10 +144,13 @@ int main(int argc, char **argv)
 		ia.srq = srq;
 		ia.cap.max_recv_wr = ia.cap.max_recv_sge = 0;
 	}
-	qp = mr ? ibv_create_qp(pd, &ia) : NULL;
+	qp = !mr ? NULL : dct ? create_dct(ctx, pd, cq) : ibv_create_qp(pd, &ia);
 	if (!qp)
 		return 5;
-	if (remote)
+	if (dct)
+		printf("%u %u %llu %u %llu\n", qp->qp_num, pa.lid,
+		       (unsigned long long)(uintptr_t)buf, mr->rkey, DCT_KEY);
+	else if (remote)
 		printf("%u %u %llu %u\n", qp->qp_num, pa.lid,
 		       (unsigned long long)(uintptr_t)buf, mr->rkey);
 	else
@@ -123,7 +167,7 @@ int main(int argc, char **argv)
 			.retry_cnt = 7, .rnr_retry = 7,
 		};
 
-		if (qpu_bring_up(qp, &c))
+		if (!dct && qpu_bring_up(qp, &c))
 			return 7;
 	}
 	for (int i = 0; i < NRECV && !remote; i++)	/* remote: one-sided only */

@@ -379,3 +379,144 @@ Test(dev_direct, a_deregistered_mr_is_written_no_more, .timeout = 60)
 	wt_peer_end(&h.peer);
 	host_down(&h);
 }
+
+/*
+ * A DCI's WRITEs and READs to a DCT of another process, once a request
+ * has reached the DCT as a packet (which made the DCI's context there and
+ * lent the MR), go through the DCT's grant for that connection: each
+ * WRITE read back lands byte for byte, and most went directly.  A WRITE
+ * with another access key is never written, directly or not: the DCT
+ * drops it and the DCI retries out (IBV_WC_RETRY_EXC_ERR).
+ */
+static struct ibv_wc dc_one_sided(struct host *h, struct ibv_qp_ex *qx, struct ibv_ah *ah,
+				  uint32_t dct, uint64_t key, bool read, uint32_t off,
+				  uint32_t len, uint64_t raddr, uint32_t rkey, uint64_t wr_id)
+{
+	struct ibv_wc wc;
+
+	ibv_wr_start(qx);
+	qx->wr_id = wr_id;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	if (read)
+		ibv_wr_rdma_read(qx, rkey, raddr);
+	else
+		ibv_wr_rdma_write(qx, rkey, raddr);
+	mlx5dv_wr_set_dc_addr(mlx5dv_qp_ex_from_ibv_qp_ex(qx), ah, dct, key);
+	ibv_wr_set_sge(qx, h->mr->lkey, (uintptr_t)(h->buf + off), len);
+	cr_assert_eq(ibv_wr_complete(qx), 0);
+	cr_assert_eq(dt_poll(h->cq, &wc, 1, 5000), 1, "no completion within 5 s");
+	cr_assert_eq(wc.wr_id, wr_id);
+	return wc;
+}
+
+Test(dev_direct, dc_writes_and_reads_go_directly, .timeout = 120)
+{
+	char *argv[] = { "helper_echo", "8192", "dct", NULL };
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_DRIVER, .pd = NULL,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ,
+		.cap = { .max_send_wr = 32, .max_send_sge = 1 },
+	};
+	struct mlx5dv_qp_init_attr dv = {
+		.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC,
+		.dc_init_attr = { .dc_type = MLX5DV_DCTYPE_DCI },
+	};
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_port_attr pa;
+	struct ibv_ah_attr aa = { .port_num = 1 };
+	struct rfemu_dev_stats s0, s1;
+	struct ibv_qp_ex *qx;
+	struct ibv_ah *ah;
+	struct host h;
+	char line[256];
+	unsigned long long raddr, key;
+	unsigned dct, lid, rkey, v;
+	uint64_t base;
+	struct ibv_wc wc;
+	const unsigned n = 200;
+
+	memset(&h, 0, sizeof(h));
+	h.ctx = et_open();
+	cr_assert_eq(ibv_query_port(h.ctx, 1, &pa), 0);
+	if (pa.link_layer != IBV_LINK_LAYER_INFINIBAND)
+		cr_skip_test("the helper names its port by LID");
+	h.pd = ibv_alloc_pd(h.ctx);
+	h.cq = ibv_create_cq(h.ctx, 256, NULL, NULL, 0);
+	h.buf = aligned_alloc(4096, (NRECV + 1) * (size_t)BYTES);
+	cr_assert(h.pd && h.cq && h.buf);
+	h.mr = ibv_reg_mr(h.pd, h.buf, (NRECV + 1) * (size_t)BYTES, DT_ACC_ALL);
+	cr_assert(h.mr);
+	a.pd = h.pd;
+	a.send_cq = a.recv_cq = h.cq;
+	h.qp = mlx5dv_create_qp(h.ctx, &a, &dv);
+	cr_assert(h.qp, "DCI: %s", strerror(errno));
+	qx = ibv_qp_to_qp_ex(h.qp);
+	cr_assert_eq(ibv_modify_qp(h.qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT), 0);
+	memset(&m, 0, sizeof(m));
+	m.qp_state = IBV_QPS_RTR;
+	m.path_mtu = IBV_MTU_4096;
+	cr_assert_eq(ibv_modify_qp(h.qp, &m, IBV_QP_STATE | IBV_QP_PATH_MTU), 0);
+	memset(&m, 0, sizeof(m));
+	m.qp_state = IBV_QPS_RTS;
+	m.timeout = 12;		/* 16 ms: the wrong key's retries end soon */
+	m.retry_cnt = 3;
+	m.rnr_retry = 7;
+	m.max_rd_atomic = 1;
+	cr_assert_eq(ibv_modify_qp(h.qp, &m, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_SQ_PSN), 0);
+
+	wt_peer_start(&h.peer, argv);
+	wt_peer_line(&h.peer, line, sizeof(line));
+	cr_assert_eq(sscanf(line, "%u %u %llu %u %llu", &dct, &lid, &raddr, &rkey, &key), 5,
+		     "helper said '%s'", line);
+	aa.dlid = (uint16_t)lid;
+	ah = ibv_create_ah(h.pd, &aa);
+	cr_assert(ah);
+	snprintf(line, sizeof(line), "%u %u", h.qp->qp_num, pa.lid);
+	wt_peer_say(&h.peer, line);
+	wt_peer_line(&h.peer, line, sizeof(line));
+	cr_assert_str_eq(line, "ready");
+
+	base = raddr + (uint64_t)NRECV * BYTES;
+	s0 = wt_stats();
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t len = sizes[i % NSIZES] > 4096 ? 4096 : sizes[i % NSIZES];
+		uint32_t at = (i * 97) % (BYTES - len + 1);
+		uint8_t *out = h.buf, *in = h.buf + BYTES;
+
+		for (uint32_t k = 0; k < len; k++)
+			out[k] = (uint8_t)(i * 11 + k * 3);
+		memset(in, 0xee, len + 1);
+		wc = dc_one_sided(&h, qx, ah, dct, key, false, 0, len, base + at, rkey, 2 * i);
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "WRITE %u: %s", i,
+			     ibv_wc_status_str(wc.status));
+		wc = dc_one_sided(&h, qx, ah, dct, key, true, BYTES, len, base + at, rkey, 2 * i + 1);
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "READ %u: %s", i,
+			     ibv_wc_status_str(wc.status));
+		cr_assert_eq(wc.byte_len, len);
+		cr_assert_eq(memcmp(in, out, len), 0, "message %u of %u bytes read back changed", i,
+			     len);
+		cr_assert_eq(in[len], 0xee, "READ %u wrote past its %u bytes", i, len);
+	}
+	s1 = wt_stats();
+	if (DIRECT_DELIVERY)
+		cr_assert_gt(s1.direct - s0.direct, n, "%llu of %u WRITEs and READs went directly",
+			     (unsigned long long)(s1.direct - s0.direct), 2 * n);
+
+	/* another key: dropped at the DCT, never written */
+	memset(h.buf, 0x33, 64);
+	wc = dc_one_sided(&h, qx, ah, dct, key, false, 0, 64, base, rkey, 7776);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	memset(h.buf, 0x5a, 64);
+	wc = dc_one_sided(&h, qx, ah, dct, key + 1, false, 0, 64, base, rkey, 7777);
+	cr_assert_eq(wc.status, IBV_WC_RETRY_EXC_ERR, "status %s", ibv_wc_status_str(wc.status));
+	snprintf(line, sizeof(line), "peek %u", NRECV * BYTES + 63);
+	wt_peer_say(&h.peer, line);
+	wt_peer_line(&h.peer, line, sizeof(line));
+	cr_assert_eq(sscanf(line, "%u", &v), 1, "helper said '%s'", line);
+	cr_assert_eq(v, 0x33, "a WRITE with the wrong DC key was written: %#x", v);
+	wt_peer_end(&h.peer);
+	cr_expect_eq(ibv_destroy_ah(ah), 0);
+	host_down(&h);
+}
