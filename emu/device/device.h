@@ -9,6 +9,8 @@
  *   engine.c   the engine loop: doorbell/BlueFlame watching, scheduling,
  *              idle back-off, lifecycle (emu_dev_ctx_init/fini); the
  *              passes run by a doorbell's or a poll's own thread
+ *   state.c    beneath the rest: the engine's state, clock, work list
+ *              and wake-up, through which the other files reach it
  *   trap.c     doorbells that wake a sleeping engine: UAR pages
  *              write-protected while it sleeps, the faulting store written
  *   store.c    what a faulting doorbell store (and the rest of its
@@ -173,7 +175,11 @@ bool dev_load_be32(const void *p, uint32_t *v);
 /* Doorbells that wake a sleeping engine (trap.c)                          */
 
 struct dev_ctx;
-void dev_trap_init(void);		/* RFEMU_DOORBELL_TRAP, at engine start */
+/*
+ * RFEMU_DOORBELL_TRAP, at engine start; a doorbell the handler wrote is
+ * handed to assist (engine.c: a pass in the storing thread, or a kick)
+ */
+void dev_trap_init(void (*assist)(void));
 void dev_trap_rebuild_locked(void);	/* the watched pages changed */
 bool dev_trap_arm_locked(void);		/* protect them; false: cannot */
 void dev_trap_disarm_locked(void);	/* give them back, if protected */
@@ -443,7 +449,7 @@ struct dev_ctx {
 };
 
 /* ------------------------------------------------------------------------ */
-/* Engine (engine.c)                                                        */
+/* Engine: its state (state.c) and its passes (engine.c)                    */
 
 struct dev_engine {
 	struct dev_ctx		*ctxs;
@@ -483,20 +489,18 @@ struct dev_engine {
 	uint32_t		direct_used;
 	uint8_t			direct_data[DEV_DIRECT_DATA];
 	bool			resp_owed;	/* a responder has answers left to send */
+	int			kick_fd;	/* eventfd the engine sleeps on; -1: none */
 };
 
+/* state.c */
 extern struct dev_engine dev_eng;
-
 void dev_kick(void);			/* wake the engine (any thread) */
-/*
- * A doorbell store that faulted and was written by its handler (trap.c):
- * the device runs a pass in the storing thread, or the engine is kicked.
- */
-void dev_doorbell_assist(void);
-void dev_watch_rebuild_locked(void);
 void dev_watch_changed(void);		/* a bfreg or CQ UAR gained or lost a watcher */
 void dev_qp_set_busy(struct dev_qp *dq);
 uint64_t dev_now_ns(void);
+
+/* engine.c */
+void dev_watch_rebuild_locked(void);
 
 /* ------------------------------------------------------------------------ */
 /* Objects (obj.c)                                                          */

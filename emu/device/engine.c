@@ -40,7 +40,7 @@
  * own thread when its CQ is empty (emu_dev_poll_assist()); while it does,
  * the engine neither traps its doorbells nor wakes for packets.  Any other
  * application runs it from its trapped doorbells, whose stores the fault
- * handler writes (dev_doorbell_assist()); where a store had to be let
+ * handler writes (doorbell_assist()); where a store had to be let
  * through, the naps of 3. on a contended CPU leave the doorbells untrapped.
  *
  * Where doorbells cannot be trapped (RFEMU_DOORBELL_TRAP=0, or more watched
@@ -86,12 +86,9 @@
 
 #include "device.h"
 
-struct dev_engine dev_eng;
-
 static pthread_t engine_thread;
 static bool engine_running;
 static atomic_bool engine_stop;
-static int kick_fd = -1;
 static unsigned nctx;
 /* defaults: see "Idling" above and emu/README.md, "Environment" */
 static uint64_t spin_ns = 20000;
@@ -100,32 +97,6 @@ static uint64_t hot_ns = 100000000;
 static uint64_t event_grace_ns = 300000;
 static uint64_t idle_max_ns = 1000000;
 static uint64_t assist_window_ns = 1000000;	/* RFEMU_POLL_ASSIST_US; 0: off */
-
-uint64_t dev_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-void dev_kick(void)
-{
-	uint64_t one = 1;
-
-	if (kick_fd >= 0 && emu_real_write(kick_fd, &one, sizeof(one)) < 0) {
-		/* counter saturated: the engine is awake anyway */
-	}
-}
-
-void dev_qp_set_busy(struct dev_qp *dq)
-{
-	if (dq->busy)
-		return;
-	dq->busy = true;
-	dq->next_busy = dev_eng.busy;
-	dev_eng.busy = dq;
-}
 
 /* ---- doorbell watching ---------------------------------------------------- */
 
@@ -178,13 +149,6 @@ void dev_watch_rebuild_locked(void)
 	}
 	dev_eng.watch_dirty = false;
 	dev_trap_rebuild_locked();
-}
-
-void dev_watch_changed(void)
-{
-	dev_eng.watch_dirty = true;
-	/* a sleeping engine protects the new pages only once it rebuilds */
-	dev_kick();
 }
 
 static void sq_doorbell(struct dev_ctx *dc, uint32_t bfreg)
@@ -377,7 +341,7 @@ static bool idle_wait(uint64_t ns, bool wire)
 	unsigned n = 0;
 	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
 
-	fds[n++] = (struct pollfd){ .fd = kick_fd, .events = POLLIN };
+	fds[n++] = (struct pollfd){ .fd = dev_eng.kick_fd, .events = POLLIN };
 	if (wire && dev_wire_wait_fd() >= 0)
 		fds[n++] = (struct pollfd){ .fd = dev_wire_wait_fd(), .events = POLLIN };
 	if (ppoll(fds, n, &ts, NULL) <= 0)
@@ -385,7 +349,7 @@ static bool idle_wait(uint64_t ns, bool wire)
 	if (fds[0].revents & POLLIN) {
 		uint64_t v;
 
-		if (emu_real_read(kick_fd, &v, sizeof(v)) < 0) {
+		if (emu_real_read(dev_eng.kick_fd, &v, sizeof(v)) < 0) {
 			/* nothing to drain */
 		}
 	}
@@ -635,7 +599,7 @@ static void *engine_main(void *arg)
 			if (now - last_work >= hot_ns)
 				sleep = bounded_by_timers(now, TRAP_IDLE_NS);
 		}
-		/* what a doorbell's pass in another thread must not outrun (dev_doorbell_assist) */
+		/* what a doorbell's pass in another thread must not outrun (doorbell_assist) */
 		dev_eng.sleep_until = sleep ? now + sleep : 0;
 		emu_lock_release();
 		if (!sleep) {
@@ -714,7 +678,7 @@ bool emu_dev_poll_assist(void)
  * stream of WQEs, more work queued, or a timer due before a sleeping
  * engine's wake-up.
  */
-void dev_doorbell_assist(void)
+static void doorbell_assist(void)
 {
 	uint64_t wqes, due;
 	bool trapped, stream, kick;
@@ -827,7 +791,7 @@ int emu_dev_ctx_init(struct emu_ctx *ctx)
 		event_grace_ns = env_ns("RFEMU_EVENT_GRACE_US", 1000, 300000);
 		idle_max_ns = env_ns("RFEMU_IDLE_MAX_US", 1000, 1000000);
 		assist_window_ns = env_ns("RFEMU_POLL_ASSIST_US", 1000, 1000000);
-		dev_trap_init();
+		dev_trap_init(doorbell_assist);
 		if (nap_ns < 1000)
 			nap_ns = 1000;
 		if (idle_max_ns < nap_ns)
@@ -838,16 +802,16 @@ int emu_dev_ctx_init(struct emu_ctx *ctx)
 			return err;
 		}
 		dev_grant_init();
-		kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		dev_eng.kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		dev_guard_init();
 		atomic_store(&engine_stop, false);
 		err = pthread_create(&engine_thread, NULL, engine_main, NULL);
 		if (err) {
 			dev_guard_fini();
 			dev_wire_close();
-			if (kick_fd >= 0)
-				emu_real_close(kick_fd);
-			kick_fd = -1;
+			if (dev_eng.kick_fd >= 0)
+				emu_real_close(dev_eng.kick_fd);
+			dev_eng.kick_fd = -1;
 			free(dc);
 			return err;
 		}
@@ -897,6 +861,6 @@ void emu_dev_ctx_fini(struct emu_ctx *ctx)
 	dev_eng.watch = NULL;
 	dev_eng.nwatch = dev_eng.watch_cap = 0;
 	emu_lock_release();
-	emu_real_close(kick_fd);
-	kick_fd = -1;
+	emu_real_close(dev_eng.kick_fd);
+	dev_eng.kick_fd = -1;
 }

@@ -40,8 +40,8 @@
  * instruction: its width, its data, its length), into our view of the page,
  * and resumes the thread after it.  The page then stays protected: the next
  * doorbell faults as well, with no mprotect() in between, and the device's
- * pass runs at once in the thread that rang (engine.c,
- * dev_doorbell_assist()), as a ConnectX takes a doorbell the moment it is
+ * pass runs at once in the thread that rang (the engine's assist, given
+ * to dev_trap_init()), as a ConnectX takes a doorbell the moment it is
  * written.  A fault costs that thread 1.6 us on the VM measured on; letting
  * the store through and protecting the page again after it cost 29 us.  A
  * store the decoder does not know (and every store on an architecture
@@ -112,8 +112,12 @@ static atomic_bool let_through;	/* the last doorbell fault was not one of them *
  */
 static _Atomic uintptr_t span_lo, span_hi;
 
-void dev_trap_init(void)
+/* What the engine runs for a doorbell the handler wrote (dev_trap_init()). */
+static void (*doorbell_assist)(void);
+
+void dev_trap_init(void (*assist)(void))
 {
+	doorbell_assist = assist;
 	const char *s = getenv("RFEMU_DOORBELL_TRAP");
 	const char *w = getenv("RFEMU_DOORBELL_ASSIST");
 
@@ -342,8 +346,8 @@ bool dev_trap_fault(const void *addr, void *uc)
 		 * kernel copies the thread's sigaltstack() settings into
 		 * uc_stack, a size of 0 when it has none.
 		 */
-		if (roomy_stack(uc))
-			dev_doorbell_assist();
+		if (roomy_stack(uc) && doorbell_assist)
+			doorbell_assist();
 		else
 			dev_kick();
 		return true;

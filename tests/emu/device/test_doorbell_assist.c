@@ -2,7 +2,7 @@
 /*
  * test_doorbell_assist.c - doorbell stores that the fault handler writes
  * itself (emu/device/trap.c, store.c) and the device pass that then runs in
- * the storing thread (dev_doorbell_assist() in engine.c).
+ * the storing thread (doorbell_assist() in engine.c).
  *
  * As in test_trap.c the engine looks for doorbells only rarely and the
  * tests' polls do not run the device: a doorbell completes quickly only if
