@@ -491,11 +491,8 @@ static void publish(struct dev_qp *dq)
 	    qp->opened || dq->recv_busy || dev_fault.any ||
 	    atomic_load_explicit(&g->state, memory_order_relaxed) != GRANT_FREE)
 		return;
-	/*
-	 * A SEND also needs the next receive (looked at, not taken) and a
-	 * CQE; a DCT lends to one-sided requests only.
-	 */
-	send_ok = !qp->dc && (qp->srq ? ds && !ds->grant_qp && qp->srq->type == IBV_SRQT_BASIC :
+	/* a SEND also needs the next receive (looked at, not taken) and a CQE */
+	send_ok = (qp->srq ? ds && !ds->grant_qp && qp->srq->type == IBV_SRQT_BASIC :
 			     qp->rq_wqe_cnt != 0) &&
 		  dcq && !dcq->overrun && !dcq->zip && !dcq->grant_qp && !cq->armed &&
 		  dev_cq_has_room(dcq, 1) &&

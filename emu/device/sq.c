@@ -524,9 +524,9 @@ static bool emit_shortcut(struct dev_qp *dq, const struct dev_ent *e, const stru
 }
 
 /*
- * Direct delivery (grant.c): an RC SEND, RDMA WRITE or READ of one packet
- * (a DCI's WRITE or READ) to a QP of another host that lent a grant (a
- * DCT, for the DCI's current connection) is carried out from here, its
+ * Direct delivery (grant.c): an RC or DC SEND, RDMA WRITE or READ of one
+ * packet to a QP of another host that lent a grant (a DCT, for the DCI's
+ * current connection) is carried out from here, its
  * header filled as for the wire and checked against the grant as the
  * responder would check the packet: a SEND into the lent receive, a
  * WRITE into, a READ from a lent MR.  What it would have earned (the ACK,
@@ -661,10 +661,8 @@ static bool emit_parsed(struct dev_qp *dq, struct dev_ent *e, const struct dev_w
 		dq->pkts_out++;
 		return true;
 	}
-	/* a DCI's WRITEs and READs too: a DCT lends to one-sided requests */
-	if ((w->dop == DOP_WRITE || w->dop == DOP_READ ||
-	     ((w->dop == DOP_SEND || w->dop == DOP_SEND_IMM) && !qp->dc)) &&
-	    ((qp->type == IBV_QPT_RC && !qp->dc) || qp->dc == EMU_DC_DCI) &&
+	if ((w->dop == DOP_SEND || w->dop == DOP_SEND_IMM || w->dop == DOP_WRITE ||
+	     w->dop == DOP_READ) && ((qp->type == IBV_QPT_RC && !qp->dc) || qp->dc == EMU_DC_DCI) &&
 	    e->npkt == 1 && e->sent == 0 && emit_direct(dq, e, w, sgl, dst)) {
 		e->sent = 1;
 		dq->pkts_out++;

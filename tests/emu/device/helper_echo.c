@@ -11,9 +11,9 @@
  * QPN is a DCT's, KEY its access key, and the buffer is open to the
  * requests of any DCI that has the key), reads "QPN LID" of the test's QP
  * from stdin and
- * connects to it (dct: ignores it), posts 16 receives of BYTES each (to a
- * shared receive queue with "srq"; none with remote or dct), prints
- * "ready"; then
+ * connects to it (dct: takes SENDs from that DCI only, and answers none),
+ * posts 16 receives of BYTES each (to a shared receive queue with "srq"
+ * or dct; none with remote), prints "ready"; then
  * echoes until the test closes its stdin or says anything else than, with
  * remote, "dereg" (its MR deregistered: prints "gone") or "peek OFF" (prints
  * the byte at OFF of its buffer), checked between messages, or a
@@ -170,7 +170,7 @@ int main(int argc, char **argv)
 		if (!dct && qpu_bring_up(qp, &c))
 			return 7;
 	}
-	for (int i = 0; i < NRECV && !remote; i++)	/* remote: one-sided only */
+	for (int i = 0; i < NRECV && (!remote || dct); i++)	/* remote: one-sided only */
 		if (post_recv(qp, mr, buf, bytes, i))
 			return 8;
 	printf("ready\n");
@@ -209,7 +209,14 @@ int main(int argc, char **argv)
 			fflush(stdout);
 			return 10;
 		}
-		if (wc.opcode == IBV_WC_RECV) {
+		if (wc.opcode == IBV_WC_RECV && dct) {
+			/* the test's DCI, each message's first byte its length's */
+			if (wc.src_qp != dqpn || wc.qp_num != qp->qp_num ||
+			    (wc.byte_len && buf[wc.wr_id * bytes] != (uint8_t)wc.byte_len) ||
+			    post_recv(qp, mr, buf, bytes, (int)wc.wr_id))
+				return 12;
+			echoed++;
+		} else if (wc.opcode == IBV_WC_RECV) {
 			int i = (int)wc.wr_id;
 			uint8_t *out = buf + (size_t)(NRECV + i) * bytes;
 			struct ibv_sge s = { (uintptr_t)out, wc.byte_len, mr->lkey };

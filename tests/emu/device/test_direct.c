@@ -381,26 +381,29 @@ Test(dev_direct, a_deregistered_mr_is_written_no_more, .timeout = 60)
 }
 
 /*
- * A DCI's WRITEs and READs to a DCT of another process, once a request
- * has reached the DCT as a packet (which made the DCI's context there and
- * lent the MR), go through the DCT's grant for that connection: each
- * WRITE read back lands byte for byte, and most went directly.  A WRITE
- * with another access key is never written, directly or not: the DCT
- * drops it and the DCI retries out (IBV_WC_RETRY_EXC_ERR).
+ * A DCI's SENDs, WRITEs and READs to a DCT of another process, once a
+ * request has reached the DCT as a packet (which made the DCI's context
+ * there, and lent the MR), go through the DCT's grant for that
+ * connection: each WRITE read back lands byte for byte, each SEND reaches
+ * the DCT's SRQ from this DCI, and most went directly.  A WRITE with
+ * another access key is never written, directly or not: the DCT drops it
+ * and the DCI retries out (IBV_WC_RETRY_EXC_ERR).
  */
-static struct ibv_wc dc_one_sided(struct host *h, struct ibv_qp_ex *qx, struct ibv_ah *ah,
-				  uint32_t dct, uint64_t key, bool read, uint32_t off,
-				  uint32_t len, uint64_t raddr, uint32_t rkey, uint64_t wr_id)
+static struct ibv_wc dc_post(struct host *h, struct ibv_qp_ex *qx, struct ibv_ah *ah,
+			     uint32_t dct, uint64_t key, enum ibv_wr_opcode op, uint32_t off,
+			     uint32_t len, uint64_t raddr, uint32_t rkey, uint64_t wr_id)
 {
 	struct ibv_wc wc;
 
 	ibv_wr_start(qx);
 	qx->wr_id = wr_id;
 	qx->wr_flags = IBV_SEND_SIGNALED;
-	if (read)
+	if (op == IBV_WR_RDMA_READ)
 		ibv_wr_rdma_read(qx, rkey, raddr);
-	else
+	else if (op == IBV_WR_RDMA_WRITE)
 		ibv_wr_rdma_write(qx, rkey, raddr);
+	else
+		ibv_wr_send(qx);
 	mlx5dv_wr_set_dc_addr(mlx5dv_qp_ex_from_ibv_qp_ex(qx), ah, dct, key);
 	ibv_wr_set_sge(qx, h->mr->lkey, (uintptr_t)(h->buf + off), len);
 	cr_assert_eq(ibv_wr_complete(qx), 0);
@@ -409,13 +412,14 @@ static struct ibv_wc dc_one_sided(struct host *h, struct ibv_qp_ex *qx, struct i
 	return wc;
 }
 
-Test(dev_direct, dc_writes_and_reads_go_directly, .timeout = 120)
+Test(dev_direct, dc_requests_go_directly, .timeout = 120)
 {
 	char *argv[] = { "helper_echo", "8192", "dct", NULL };
 	struct ibv_qp_init_attr_ex a = {
 		.qp_type = IBV_QPT_DRIVER, .pd = NULL,
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ,
+		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
+				  IBV_QP_EX_WITH_SEND,
 		.cap = { .max_send_wr = 32, .max_send_sge = 1 },
 	};
 	struct mlx5dv_qp_init_attr dv = {
@@ -431,7 +435,8 @@ Test(dev_direct, dc_writes_and_reads_go_directly, .timeout = 120)
 	struct host h;
 	char line[256];
 	unsigned long long raddr, key;
-	unsigned dct, lid, rkey, v;
+	unsigned dct, lid, rkey, v, received;
+	unsigned long long direct;
 	uint64_t base;
 	struct ibv_wc wc;
 	const unsigned n = 200;
@@ -488,10 +493,10 @@ Test(dev_direct, dc_writes_and_reads_go_directly, .timeout = 120)
 		for (uint32_t k = 0; k < len; k++)
 			out[k] = (uint8_t)(i * 11 + k * 3);
 		memset(in, 0xee, len + 1);
-		wc = dc_one_sided(&h, qx, ah, dct, key, false, 0, len, base + at, rkey, 2 * i);
+		wc = dc_post(&h, qx, ah, dct, key, IBV_WR_RDMA_WRITE, 0, len, base + at, rkey, 2 * i);
 		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "WRITE %u: %s", i,
 			     ibv_wc_status_str(wc.status));
-		wc = dc_one_sided(&h, qx, ah, dct, key, true, BYTES, len, base + at, rkey, 2 * i + 1);
+		wc = dc_post(&h, qx, ah, dct, key, IBV_WR_RDMA_READ, BYTES, len, base + at, rkey, 2 * i + 1);
 		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "READ %u: %s", i,
 			     ibv_wc_status_str(wc.status));
 		cr_assert_eq(wc.byte_len, len);
@@ -504,19 +509,41 @@ Test(dev_direct, dc_writes_and_reads_go_directly, .timeout = 120)
 		cr_assert_gt(s1.direct - s0.direct, n, "%llu of %u WRITEs and READs went directly",
 			     (unsigned long long)(s1.direct - s0.direct), 2 * n);
 
+	/* SENDs into its SRQ: each message's first byte its length's (helper_echo) */
+	s0 = wt_stats();
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t len = sizes[i % NSIZES];
+
+		memset(h.buf, (uint8_t)len, len);
+		wc = dc_post(&h, qx, ah, dct, key, IBV_WR_SEND, 0, len, 0, 0, 3000 + i);
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "SEND %u: %s", i,
+			     ibv_wc_status_str(wc.status));
+	}
+	s1 = wt_stats();
+	if (DIRECT_DELIVERY)
+		cr_assert_gt(s1.direct - s0.direct, n / 2, "%llu of %u SENDs went directly",
+			     (unsigned long long)(s1.direct - s0.direct), n);
+
 	/* another key: dropped at the DCT, never written */
 	memset(h.buf, 0x33, 64);
-	wc = dc_one_sided(&h, qx, ah, dct, key, false, 0, 64, base, rkey, 7776);
+	wc = dc_post(&h, qx, ah, dct, key, IBV_WR_RDMA_WRITE, 0, 64, base, rkey, 7776);
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
 	memset(h.buf, 0x5a, 64);
-	wc = dc_one_sided(&h, qx, ah, dct, key + 1, false, 0, 64, base, rkey, 7777);
+	wc = dc_post(&h, qx, ah, dct, key + 1, IBV_WR_RDMA_WRITE, 0, 64, base, rkey, 7777);
 	cr_assert_eq(wc.status, IBV_WC_RETRY_EXC_ERR, "status %s", ibv_wc_status_str(wc.status));
 	snprintf(line, sizeof(line), "peek %u", NRECV * BYTES + 63);
 	wt_peer_say(&h.peer, line);
 	wt_peer_line(&h.peer, line, sizeof(line));
 	cr_assert_eq(sscanf(line, "%u", &v), 1, "helper said '%s'", line);
 	cr_assert_eq(v, 0x33, "a WRITE with the wrong DC key was written: %#x", v);
-	wt_peer_end(&h.peer);
+	wt_peer_say(&h.peer, "done");
+	wt_peer_line(&h.peer, line, sizeof(line));
+	cr_assert_eq(sscanf(line, "echoed %u direct %llu", &received, &direct), 2,
+		     "helper said '%s'", line);
+	cr_assert_eq(received, n, "the DCT received %u of %u SENDs", received, n);
+	if (DIRECT_DELIVERY)
+		cr_assert_gt(direct, n, "%llu requests reached the DCT directly", direct);
+	cr_assert_eq(wt_peer_end(&h.peer), 0);
 	cr_expect_eq(ibv_destroy_ah(ah), 0);
 	host_down(&h);
 }
