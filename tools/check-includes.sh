@@ -48,7 +48,6 @@ connect.h: rf__ep_fail rf__ep_join
 cq.h: rf__chk_cq_detach rf__chk_cq_stale rf__chk_cq_undetach rf__cq_req_forget rf__cq_restore_owner rf__cq_restore_run
 cq_poll.h: RF__CQ_POLL
 mad_tap.h: rf__mad_tap_hand
-sq_dc.h: rf__sq_dc1_form rf__sq_dc_atomic_form rf__sq_dc_claim rf__sq_dc_inline_form rf__sq_dc_open rf__sq_dci_stream_bits rf__sq_post_dc1 rf__sq_post_dc_atomic rf__sq_post_dc_inline
 verbs/cq.h: rf__cq_create_dv_ibv
 verbs/ibv.h: RF__BYTE_ORDER_SHIM rf__chk_qp_state_ibv rf__ibv_err
 verbs/qp.h: rf__qp_conn_begin rf__qp_conn_path

@@ -210,6 +210,32 @@ RF_INLINE uint32_t rf_wc_inv_rkey(const struct rf_wc *wc)
 	return rf_be32toh(wc->imm);
 }
 
+/*
+ * struct rf_dc_dest - a DC target as a DCI's WQEs name it: the address
+ * vector of the path to it with the DCT number and the DCT's access key
+ * in place, in one of the two forms a DCI WQE may carry, and the control
+ * segment bits the target's WQEs get (the DCI stream). Build it with
+ * rf_dc_dest_init() or rf_dc_dest_init_compact(); the fields are
+ * rdmafast's.
+ *
+ *	48 bytes  dqp_dct = dctn | MLX5_EXTENDED_UD_AV: the full AV (GRH,
+ *	          RoCE MAC and GID), what libmlx5 writes
+ *	16 bytes  dqp_dct = dctn: bytes 0..15 only (key, DCT, SL and rate,
+ *	          DLID), for an InfiniBand path without GRH: 32 bytes less per
+ *	          WQE, so a one-SGE WRITE or READ is one BB (UCX's
+ *	          uct_ib_mlx5_base_av in src/uct/ib/mlx5/ib_mlx5.h)
+ *
+ * The device tells the forms apart by the extended bit; the WQE's DS
+ * counts the AV's 1 or 3 DS. A post tests the form once and then runs
+ * the straight-line code of that form, where the WQE's size and layout
+ * are constants.
+ */
+struct rf_dc_dest {
+	struct rf_wqe_av av;	/* compact: bytes 16..47 zero, never sent */
+	uint64_t ctrl_hi;	/* ctrl bytes 8..15 ORed into every WQE: the stream id */
+	uint32_t av_ds;		/* 3 or 1 */
+};
+
 RF_END_DECLS
 
 #endif /* RDMAFAST_TYPES_H */
