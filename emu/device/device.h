@@ -425,6 +425,28 @@ struct dev_srq {
 	uint32_t		taken;		/* WQEs consumed (16 bits significant) */
 	bool			failed;		/* IBV_EVENT_SRQ_ERR raised: takes nothing */
 	struct dev_qp		*grant_qp;	/* its head WQE is lent to this QP's grant */
+	struct dev_tm		*tm;		/* a TM SRQ's tag list (tm.c), else NULL */
+};
+
+/*
+ * The tag list of a TM SRQ (tm.c): srq->tm_list_size entries, which
+ * software names by index.  An APPEND fills the entry at `next` and makes
+ * the index it carries the next one (libmlx5's free list, walked in the
+ * same order on both sides).  hw_cnt counts the unexpected messages,
+ * sw_cnt is what software last reported handled (IBV_OPS_TM_SYNC); the
+ * device matches only while the two agree.
+ */
+struct dev_tm_entry {
+	bool			valid;
+	uint64_t		tag, mask;
+	uint32_t		bc, lkey;	/* the tagged buffer: one data segment */
+	uint64_t		addr;
+};
+
+struct dev_tm {
+	uint16_t		next;
+	uint16_t		hw_cnt, sw_cnt;
+	struct dev_tm_entry	e[];
 };
 
 /* A doorbell location: one 8-byte word of a UAR page in our view. */
@@ -581,7 +603,26 @@ struct dev_cqe {
 	const void		*scat;
 	uint8_t			scat_len;
 	uint8_t			scat_max;
+	/*
+	 * Tag matching (tm.c): app_op (DEV_TM_*, 0: not a TM CQE), app_info
+	 * and the 16 bytes the CQE64 starts with (struct mlx5_tm_cqe, or the
+	 * TMH of a matched message).
+	 */
+	uint8_t			tm_op;
+	uint16_t		tm_info;
+	uint8_t			tm_head[16];
 };
+
+/* app_op of a tag-matching CQE (MLX5_CQE_APP_OP_TM_*, libmlx5's cq.c) */
+enum {
+	DEV_TM_CONSUMED_MSG	= 0x0a,	/* matched: the whole message is in the buffer */
+	DEV_TM_UNEXPECTED	= 0x03,	/* tagged, no entry matched (or none may) */
+	DEV_TM_NO_TAG		= 0x04,	/* IBV_TMH_NO_TAG, or no tag-matching header */
+	DEV_TM_APPEND		= 0x05,
+	DEV_TM_REMOVE		= 0x06,
+	DEV_TM_NOOP		= 0x07,
+};
+#define DEV_CQE_APP_TM		1	/* the CQE's app: tag matching */
 
 /* May a message of len bytes on a QP with this setting go into the CQE of cq? */
 static inline bool dev_scat_fits(uint8_t scat_max, const struct emu_cq *cq, uint64_t len)
@@ -693,6 +734,10 @@ int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
  * Memory-window bind / local invalidate from a UMR WQE of wqe_len bytes
  * (what its DS cover); 0 or a syndrome.
  */
+/* tm.c: a TM SRQ's tag list; a TAG_MATCHING WQE (0 or a syndrome) */
+bool dev_tm_create(struct dev_srq *ds);
+uint8_t dev_tm_execute(struct dev_qp *dq, const uint8_t *w, uint32_t len, uint32_t wqe);
+
 uint8_t dev_umr_execute(struct dev_qp *dq, const uint8_t *sq, uint32_t qsize,
 			uint32_t off, uint32_t wqe_len, uint32_t imm_key, uint8_t *wc_op);
 /* Send-with-invalidate / local invalidate of an rkey on qp; 0 on success. */

@@ -222,6 +222,10 @@ void emu_dev_srq_created(struct emu_srq *srq)
 	if (!ds)
 		return;
 	ds->srq = srq;
+	if (srq->type == IBV_SRQT_TM && !dev_tm_create(ds)) {
+		free(ds);
+		return;
+	}
 	srq->dev_priv = ds;
 }
 
@@ -241,6 +245,8 @@ void emu_dev_srq_destroyed(struct emu_srq *srq)
 {
 	if (srq->dev_priv && dev_srq_of(srq)->grant_qp)
 		dev_grant_take(dev_srq_of(srq)->grant_qp);
+	if (srq->dev_priv)
+		free(dev_srq_of(srq)->tm);
 	free(srq->dev_priv);
 	srq->dev_priv = NULL;
 }

@@ -118,6 +118,8 @@ static const struct {
 	[RF_OPCODE_RDMA_WRITE]		= { DOP_WRITE, OPF_RADDR | OPF_ON_UC | OPF_ON_RC },
 	[RF_OPCODE_RDMA_WRITE_IMM]	= { DOP_WRITE_IMM, OPF_RADDR | OPF_ON_UC | OPF_ON_RC },
 	[RF_OPCODE_UMR]			= { 0, OPF_LOCAL | OPF_ON_UC | OPF_ON_RC },
+	/* a TM SRQ's list operation, on an RC QP attached to it (tm.c) */
+	[RF_OPCODE_TAG_MATCHING]	= { 0, OPF_LOCAL | OPF_ON_RC },
 	[RF_OPCODE_SEND_INVAL]		= { DOP_SEND_INV, OPF_ON_RC },
 	[RF_OPCODE_RDMA_READ]		= { DOP_READ, OPF_RADDR | OPF_RESP | OPF_ON_RC },
 	[RF_OPCODE_ATOMIC_CS]		= { DOP_CS, OPF_ATOMIC_OP },
@@ -779,13 +781,15 @@ static bool emit_step(struct dev_qp *dq, const struct dev_wqe *w, const struct d
 		dq->dc_conn_psn = e->psn;
 	}
 	if (e->flags & DENTF_LOCAL) {
-		if (e->op == RF_OPCODE_UMR) {
+		if (e->op == RF_OPCODE_UMR || e->op == RF_OPCODE_TAG_MATCHING) {
 			struct dev_wqe u;
 			uint8_t wc_op;
 			uint32_t key;
 
 			if (!wqe_parse(dq, e->wqe, &u)) {
 				e->syndrome = RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+			} else if (e->op == RF_OPCODE_TAG_MATCHING) {
+				e->syndrome = dev_tm_execute(dq, u.buf, u.len, e->wqe);
 			} else {
 				key = be32toh(u.imm);
 				e->syndrome = dev_umr_execute(dq, u.buf, WQE_MAX_BYTES,
