@@ -730,14 +730,14 @@ enum { DEV_SGL_PROT = -1, DEV_SGL_LEN = -2 };
 struct dev_rwqe;
 int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 		      const struct emu_pd *pd, uint64_t msg_len);
-/*
- * Memory-window bind / local invalidate from a UMR WQE of wqe_len bytes
- * (what its DS cover); 0 or a syndrome.
- */
 /* tm.c: a TM SRQ's tag list; a TAG_MATCHING WQE (0 or a syndrome) */
 bool dev_tm_create(struct dev_srq *ds);
 uint8_t dev_tm_execute(struct dev_qp *dq, const uint8_t *w, uint32_t len, uint32_t wqe);
 
+/*
+ * Memory-window bind / local invalidate from a UMR WQE of wqe_len bytes
+ * (what its DS cover); 0 or a syndrome.
+ */
 uint8_t dev_umr_execute(struct dev_qp *dq, const uint8_t *sq, uint32_t qsize,
 			uint32_t off, uint32_t wqe_len, uint32_t imm_key, uint8_t *wc_op);
 /* Send-with-invalidate / local invalidate of an rkey on qp; 0 on success. */
