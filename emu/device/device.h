@@ -311,6 +311,29 @@ enum {
 };
 
 /*
+ * The tag list of a TM SRQ (tm.c): srq->tm_list_size entries, which
+ * software names by index.  An APPEND fills the entry at `next` and makes
+ * the index it carries the next one (libmlx5's free list, walked in the
+ * same order on both sides).  hw_cnt counts the unexpected messages,
+ * sw_cnt is what software last reported handled (IBV_OPS_TM_SYNC); the
+ * device matches only while the two agree.
+ */
+struct dev_tm_entry {
+	bool			valid;
+	uint64_t		seq;		/* the order of the APPENDs */
+	uint64_t		tag, mask;
+	uint32_t		bc, lkey;	/* the tagged buffer: one data segment */
+	uint64_t		addr;
+};
+
+struct dev_tm {
+	uint64_t		seq;
+	uint16_t		next;
+	uint16_t		hw_cnt, sw_cnt;
+	struct dev_tm_entry	e[];
+};
+
+/*
  * A responder resource (resp.c): one READ or atomic request, its answer
  * sent a packet at a time as the link takes it (a READ's may be 32768
  * packets), in PSN order with everything else the responder sends.  It
@@ -380,6 +403,14 @@ struct dev_qp {
 	uint8_t			*recv_wqe;
 	uint32_t		recv_idx;
 	struct emu_srq		*recv_srq;
+	/*
+	 * On a TM SRQ (tm.c): what the SEND held is (0: no TM; a DEV_TM_*
+	 * app_op), its header, and for a matched one the entry and buffer.
+	 */
+	uint8_t			recv_tm;
+	uint16_t		recv_tm_idx;
+	uint8_t			recv_tmh[16];
+	struct dev_tm_entry	recv_tm_buf;
 	bool			uc_drop;	/* UC: drop until the next FIRST */
 	bool			nak_sent;	/* one sequence NAK per gap */
 	bool			ack_pending;
@@ -428,26 +459,6 @@ struct dev_srq {
 	struct dev_tm		*tm;		/* a TM SRQ's tag list (tm.c), else NULL */
 };
 
-/*
- * The tag list of a TM SRQ (tm.c): srq->tm_list_size entries, which
- * software names by index.  An APPEND fills the entry at `next` and makes
- * the index it carries the next one (libmlx5's free list, walked in the
- * same order on both sides).  hw_cnt counts the unexpected messages,
- * sw_cnt is what software last reported handled (IBV_OPS_TM_SYNC); the
- * device matches only while the two agree.
- */
-struct dev_tm_entry {
-	bool			valid;
-	uint64_t		tag, mask;
-	uint32_t		bc, lkey;	/* the tagged buffer: one data segment */
-	uint64_t		addr;
-};
-
-struct dev_tm {
-	uint16_t		next;
-	uint16_t		hw_cnt, sw_cnt;
-	struct dev_tm_entry	e[];
-};
 
 /* A doorbell location: one 8-byte word of a UAR page in our view. */
 struct dev_watch {
@@ -733,6 +744,9 @@ int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 /* tm.c: a TM SRQ's tag list; a TAG_MATCHING WQE (0 or a syndrome) */
 bool dev_tm_create(struct dev_srq *ds);
 uint8_t dev_tm_execute(struct dev_qp *dq, const uint8_t *w, uint32_t len, uint32_t wqe);
+struct dev_pkt;
+uint8_t dev_tm_classify(struct dev_qp *dq, struct emu_srq *srq, const struct dev_pkt *p);
+#define DEV_TMH_LEN	16	/* struct ibv_tmh */
 
 /*
  * Memory-window bind / local invalidate from a UMR WQE of wqe_len bytes

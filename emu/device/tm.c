@@ -16,6 +16,8 @@
  */
 #include <stdlib.h>
 
+#include <infiniband/tm_types.h>
+
 #include "device.h"
 
 /* struct mlx5_wqe_tm_seg, after the 16-byte control segment */
@@ -112,6 +114,7 @@ uint8_t dev_tm_execute(struct dev_qp *dq, const uint8_t *w, uint32_t len, uint32
 		x->lkey = dev_be32(w + TM_DATA_OFF + 4);
 		x->addr = dev_be64(w + TM_DATA_OFF + 8);
 		x->valid = true;
+		x->seq = tm->seq++;
 		tm->next = index;
 		break;
 	case TM_OP_REMOVE:
@@ -123,4 +126,46 @@ uint8_t dev_tm_execute(struct dev_qp *dq, const uint8_t *w, uint32_t len, uint32
 		tm_op_cqe(dq, ds, wqe, op == TM_OP_APPEND ? DEV_TM_APPEND :
 				       op == TM_OP_REMOVE ? DEV_TM_REMOVE : DEV_TM_NOOP, ok);
 	return 0;
+}
+
+/*
+ * The first packet of a SEND to an RC QP on a TM SRQ: what the device
+ * makes of the tag-matching header the message starts with (struct ibv_tmh
+ * of <infiniband/tm_types.h>, kept in dq->recv_tmh for the CQE).  An eager
+ * message is matched against the valid entries, the earliest appended
+ * whose mask lets its tag equal the message's winning, provided software
+ * has handled every unexpected message so far (sw_cnt == hw_cnt: while it
+ * has not, an entry could overtake a message it ought to match first, and
+ * every message is unexpected); the entry is consumed and copied to
+ * dq->recv_tm_buf.  A rendezvous request is unexpected (the device does not
+ * READ it), and a message with any other opcode, or too short to hold the
+ * header, has no tag.
+ */
+uint8_t dev_tm_classify(struct dev_qp *dq, struct emu_srq *srq, const struct dev_pkt *p)
+{
+	struct dev_tm *tm = dev_srq_of(srq)->tm;
+	struct dev_tm_entry *best = NULL;
+	uint64_t tag;
+
+	memset(dq->recv_tmh, 0, sizeof(dq->recv_tmh));
+	if (p->dma_len < DEV_TMH_LEN || p->len < DEV_TMH_LEN)
+		return DEV_TM_NO_TAG;
+	memcpy(dq->recv_tmh, p->payload, DEV_TMH_LEN);
+	if (p->payload[0] != IBV_TMH_EAGER && p->payload[0] != IBV_TMH_RNDV)
+		return DEV_TM_NO_TAG;
+	if (p->payload[0] != IBV_TMH_EAGER || tm->hw_cnt != tm->sw_cnt)
+		return DEV_TM_UNEXPECTED;
+	tag = dev_be64(p->payload + 8);
+	for (uint32_t i = 0; i < srq->tm_list_size; i++) {
+		struct dev_tm_entry *x = &tm->e[i];
+
+		if (x->valid && !((x->tag ^ tag) & x->mask) && (!best || x->seq < best->seq))
+			best = x;
+	}
+	if (!best)
+		return DEV_TM_UNEXPECTED;
+	best->valid = false;
+	dq->recv_tm_idx = (uint16_t)(best - tm->e);
+	dq->recv_tm_buf = *best;
+	return DEV_TM_CONSUMED_MSG;
 }

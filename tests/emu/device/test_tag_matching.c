@@ -322,3 +322,233 @@ Test(tm, on_roce, .timeout = 60)
 {
 	et_rerun_on_roce("tm_roce/*");
 }
+
+/*
+ * Messages: a sender RC QP connected to a receiver RC QP on a TM SRQ (both
+ * in this process), SENDs that start with a tag-matching header.
+ */
+struct tm_pair {
+	struct ibv_srq	*srq;
+	struct ibv_cq	*scq;		/* the sender's */
+	struct ibv_qp	*snd, *rcv;
+	uint8_t		*buf;		/* [0, 4096) sent from, [4096, 64K) received into */
+	struct ibv_mr	*mr;
+};
+
+static void tm_pair_up(struct tm_pair *t, uint8_t rnr_retry)
+{
+	struct ibv_port_attr pa;
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 16, .max_send_sge = 1, .max_recv_wr = 16,
+			 .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	const struct dt_qp_opts o = { .rnr_retry = rnr_retry, .retry_cnt = 7, .timeout = 14 };
+
+	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
+	t->srq = tm_srq(32, 16, ibv_cq_ex_to_cq(cq));
+	t->scq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	t->buf = calloc(1, DT_BUF);
+	cr_assert(t->srq && t->scq && t->buf, "%s", strerror(errno));
+	t->mr = ibv_reg_mr(pd, t->buf, DT_BUF, IBV_ACCESS_LOCAL_WRITE);
+	qa.send_cq = qa.recv_cq = t->scq;
+	t->snd = ibv_create_qp(pd, &qa);
+	qa.send_cq = qa.recv_cq = ibv_cq_ex_to_cq(cq);
+	qa.srq = t->srq;
+	t->rcv = ibv_create_qp(pd, &qa);
+	cr_assert(t->mr && t->snd && t->rcv, "%s", strerror(errno));
+	cr_assert_eq(dt_connect(t->snd, t->rcv->qp_num, pa.lid, &o), 0);
+	cr_assert_eq(dt_connect(t->rcv, t->snd->qp_num, pa.lid, &o), 0);
+}
+
+static void tm_pair_down(struct tm_pair *t)
+{
+	cr_assert_eq(ibv_destroy_qp(t->snd), 0);
+	cr_assert_eq(ibv_destroy_qp(t->rcv), 0);
+	cr_assert_eq(ibv_destroy_srq(t->srq), 0);
+	cr_assert_eq(ibv_destroy_cq(t->scq), 0);
+	cr_assert_eq(ibv_dereg_mr(t->mr), 0);
+	free(t->buf);
+}
+
+/* SEND a TMH (op, tag, app_ctx) and len bytes of payload (i + seed). */
+static void tm_send(struct tm_pair *t, uint8_t op, uint64_t tag, uint32_t ctxv, uint32_t len,
+		    uint8_t seed)
+{
+	struct ibv_tmh *h = (struct ibv_tmh *)t->buf;
+	struct ibv_sge sge = { (uintptr_t)t->buf, (uint32_t)sizeof(*h) + len, t->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 0x5e9d, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	memset(h, 0, sizeof(*h));
+	h->opcode = op;
+	h->tag = htobe64(tag);
+	h->app_ctx = htobe32(ctxv);
+	for (uint32_t i = 0; i < len; i++)
+		t->buf[sizeof(*h) + i] = (uint8_t)(i + seed);
+	cr_assert_eq(ibv_post_send(t->snd, &wr, &bad), 0);
+}
+
+static void tm_sent(struct tm_pair *t, enum ibv_wc_status status)
+{
+	struct ibv_wc wc = dt_poll1(t->scq);
+
+	cr_assert_eq(wc.status, status, "the SEND: %s", ibv_wc_status_str(wc.status));
+}
+
+static void tm_post_recv(struct tm_pair *t, uint64_t id, uint32_t off, uint32_t len)
+{
+	struct ibv_sge sge = { (uintptr_t)t->buf + off, len, t->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	cr_assert_eq(ibv_post_srq_recv(t->srq, &wr, &bad), 0);
+}
+
+static void tm_check_data(const struct tm_pair *t, uint32_t off, uint32_t len, uint8_t seed)
+{
+	for (uint32_t i = 0; i < len; i++)
+		cr_assert_eq(t->buf[off + i], (uint8_t)(i + seed), "byte %u", i);
+}
+
+/* An expected eager message lands in its tagged buffer, its header in the CQE */
+Test(tm, eager_expected)
+{
+	struct tm_pair t;
+	struct ibv_sge sge[3];
+	struct tm_wc wc;
+
+	tm_pair_up(&t, 7);
+	for (int i = 0; i < 3; i++)
+		sge[i] = (struct ibv_sge){ (uintptr_t)t.buf + 8192 + 4096 * (uint32_t)i, 4096,
+					   t.mr->lkey };
+	tm_add(t.srq, 0x55, ~0ull, &sge[0], 100, 0, 0);
+	/* a mask: 0x12xx; and two entries for one tag: the earlier wins */
+	tm_add(t.srq, 0x1200, 0xff00, &sge[1], 101, 0, 0);
+	tm_add(t.srq, 0x12ab, ~0ull, &sge[2], 102, 0, 0);
+
+	tm_send(&t, IBV_TMH_EAGER, 0x55, 0xc0ffee, 100, 1);
+	tm_sent(&t, IBV_WC_SUCCESS);
+	tm_poll(&wc);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	cr_assert_eq(wc.opcode, IBV_WC_TM_RECV);
+	cr_assert_eq(wc.wc_flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID),
+		     IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID);
+	cr_assert_eq(wc.wr_id, 100);
+	cr_assert_eq(wc.byte_len, 100, "the data, without the header");
+	cr_assert_eq(wc.tm.tag, 0x55);
+	cr_assert_eq(wc.tm.priv, 0xc0ffee);
+	tm_check_data(&t, 8192, 100, 1);
+
+	tm_send(&t, IBV_TMH_EAGER, 0x12ab, 7, 3000, 9);
+	tm_sent(&t, IBV_WC_SUCCESS);
+	tm_poll(&wc);
+	cr_assert_eq(wc.wr_id, 101, "the first entry posted that matches");
+	cr_assert_eq(wc.byte_len, 3000);
+	cr_assert_eq(wc.tm.tag, 0x12ab);
+	tm_check_data(&t, 12288, 3000, 9);
+	tm_send(&t, IBV_TMH_EAGER, 0x12ab, 8, 0, 0);
+	tm_sent(&t, IBV_WC_SUCCESS);
+	tm_poll(&wc);
+	cr_assert_eq(wc.wr_id, 102, "then the other; an empty message");
+	cr_assert_eq(wc.byte_len, 0);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	tm_no_more();
+	tm_pair_down(&t);
+}
+
+/*
+ * No entry: the message, header and all, goes to an SRQ buffer and counts
+ * as unexpected; until software reports it handled, the device matches
+ * nothing.  A message without a tag never matches.
+ */
+Test(tm, unexpected_and_no_tag)
+{
+	struct tm_pair t;
+	struct ibv_sge sge = { 0, 4096, 0 };
+	struct tm_wc wc;
+	uint32_t h;
+
+	tm_pair_up(&t, 7);
+	sge.addr = (uintptr_t)t.buf + 32768;
+	sge.lkey = t.mr->lkey;
+	for (int i = 0; i < 4; i++)
+		tm_post_recv(&t, 200 + (uint64_t)i, 8192 + 4096 * (uint32_t)i, 4096);
+
+	tm_send(&t, IBV_TMH_EAGER, 0x77, 1, 50, 3);
+	tm_sent(&t, IBV_WC_SUCCESS);
+	tm_poll(&wc);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	cr_assert_eq(wc.opcode, IBV_WC_TM_RECV);
+	cr_assert_eq(wc.wc_flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID), 0);
+	cr_assert_eq(wc.wr_id, 200);
+	cr_assert_eq(wc.byte_len, sizeof(struct ibv_tmh) + 50, "the header too");
+	cr_assert_eq(t.buf[8192], IBV_TMH_EAGER);
+	tm_check_data(&t, 8192 + sizeof(struct ibv_tmh), 50, 3);
+
+	/* software has not yet reported it: a matching entry is not used */
+	h = tm_add(t.srq, 0x77, ~0ull, &sge, 300, IBV_OPS_SIGNALED, 0);
+	tm_poll(&wc);
+	cr_assert_eq(wc.opcode, IBV_WC_TM_ADD);
+	cr_assert(wc.wc_flags & IBV_WC_TM_SYNC_REQ, "1 unexpected, the entry knows of 0");
+	tm_send(&t, IBV_TMH_EAGER, 0x77, 2, 10, 4);
+	tm_sent(&t, IBV_WC_SUCCESS);
+	tm_poll(&wc);
+	cr_assert_eq(wc.wr_id, 201, "unexpected again");
+	cr_assert_eq(wc.wc_flags & IBV_WC_TM_MATCH, 0);
+	/* both handled: the device matches again */
+	tm_del(t.srq, h, 301, IBV_OPS_SIGNALED);
+	tm_poll(&wc);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	tm_add(t.srq, 0x77, ~0ull, &sge, 302, IBV_OPS_TM_SYNC, 2);
+	tm_send(&t, IBV_TMH_EAGER, 0x77, 3, 20, 5);
+	tm_sent(&t, IBV_WC_SUCCESS);
+	tm_poll(&wc);
+	cr_assert_eq(wc.wr_id, 302);
+	cr_assert(wc.wc_flags & IBV_WC_TM_MATCH);
+	tm_check_data(&t, 32768, 20, 5);
+
+	/* no tag: the opcode says so, or the message is shorter than a header */
+	tm_send(&t, IBV_TMH_NO_TAG, 0x77, 4, 30, 6);
+	tm_sent(&t, IBV_WC_SUCCESS);
+	tm_poll(&wc);
+	cr_assert_eq(wc.opcode, IBV_WC_TM_NO_TAG);
+	cr_assert_eq(wc.wr_id, 202);
+	cr_assert_eq(wc.byte_len, sizeof(struct ibv_tmh) + 30);
+	{
+		struct ibv_sge s = { (uintptr_t)t.buf, 8, t.mr->lkey };
+		struct ibv_send_wr wr = { .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+		t.buf[0] = IBV_TMH_EAGER;
+		cr_assert_eq(ibv_post_send(t.snd, &wr, &bad), 0);
+		tm_sent(&t, IBV_WC_SUCCESS);
+		tm_poll(&wc);
+		cr_assert_eq(wc.opcode, IBV_WC_TM_NO_TAG);
+		cr_assert_eq(wc.wr_id, 203);
+		cr_assert_eq(wc.byte_len, 8);
+	}
+	tm_no_more();
+	tm_pair_down(&t);
+}
+
+/*
+ * A tagged message longer than its buffer: nothing is written, the sender
+ * gets a NAK (invalid request) and the receiving QP fails.
+ */
+Test(tm, eager_longer_than_buffer)
+{
+	struct tm_pair t;
+	struct ibv_sge sge;
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	tm_pair_up(&t, 7);
+	sge = (struct ibv_sge){ (uintptr_t)t.buf + 8192, 64, t.mr->lkey };
+	tm_add(t.srq, 0x99, ~0ull, &sge, 400, 0, 0);
+	tm_send(&t, IBV_TMH_EAGER, 0x99, 0, 65, 1);
+	tm_sent(&t, IBV_WC_REM_INV_REQ_ERR);
+	cr_assert_eq(t.buf[8192], 0, "nothing written");
+	cr_assert_eq(ibv_query_qp(t.rcv, &a, IBV_QP_STATE, &ia), 0);
+	cr_assert_eq(a.qp_state, IBV_QPS_ERR);
+	tm_pair_down(&t);
+}
