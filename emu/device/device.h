@@ -308,6 +308,7 @@ enum {
 	DENTF_FENCE	= 1 << 2,	/* waits for earlier READ/atomic */
 	DENTF_LOCAL	= 1 << 3,	/* NOP/UMR: executed by the requester alone */
 	DENTF_SCAT	= 1 << 4,	/* its response data waits in dev_qp.scat for the CQE */
+	DENTF_HW	= 1 << 5,	/* queued by the device (tm.c): its WQE is in dev_qp.hw */
 };
 
 /*
@@ -325,6 +326,19 @@ struct dev_tm_entry {
 	uint32_t		bc, lkey;	/* the tagged buffer: one data segment */
 	uint64_t		addr;
 };
+
+/*
+ * A WQE the device issues itself on a QP's send queue (a rendezvous READ
+ * into a tagged buffer, its FIN; tm.c), with what its completion needs.
+ */
+struct dev_hw_wqe {
+	uint8_t			wqe[64];	/* one BB, as libmlx5 would write it */
+	uint8_t			tmh[16];	/* the rendezvous request's header */
+	uint16_t		tm_idx;		/* the tag list entry it fills */
+	uint32_t		len;
+};
+
+#define DEV_TM_HW_ENTS	16	/* a QP's room for them: 8 rendezvous at a time */
 
 struct dev_tm {
 	uint64_t		seq;
@@ -408,6 +422,7 @@ struct dev_qp {
 	 * app_op), its header, and for a matched one the entry and buffer.
 	 */
 	uint8_t			recv_tm;
+	struct dev_hw_wqe	*hw;		/* by entry slot, for DENTF_HW entries */
 	uint16_t		recv_tm_idx;
 	uint8_t			recv_tmh[16];
 	struct dev_tm_entry	recv_tm_buf;
@@ -626,7 +641,10 @@ struct dev_cqe {
 
 /* app_op of a tag-matching CQE (MLX5_CQE_APP_OP_TM_*, libmlx5's cq.c) */
 enum {
+	DEV_TM_CONSUMED		= 0x01,	/* a rendezvous matched: its READ follows */
+	DEV_TM_EXPECTED		= 0x02,	/* ... and is done: the data is in the buffer */
 	DEV_TM_CONSUMED_MSG	= 0x0a,	/* matched: the whole message is in the buffer */
+	DEV_TM_CANCELED		= 0x0c,	/* a rendezvous READ failed */
 	DEV_TM_UNEXPECTED	= 0x03,	/* tagged, no entry matched (or none may) */
 	DEV_TM_NO_TAG		= 0x04,	/* IBV_TMH_NO_TAG, or no tag-matching header */
 	DEV_TM_APPEND		= 0x05,
@@ -746,6 +764,9 @@ bool dev_tm_create(struct dev_srq *ds);
 uint8_t dev_tm_execute(struct dev_qp *dq, const uint8_t *w, uint32_t len, uint32_t wqe);
 struct dev_pkt;
 uint8_t dev_tm_classify(struct dev_qp *dq, struct emu_srq *srq, const struct dev_pkt *p);
+bool dev_tm_rndv_start(struct dev_qp *dq, const struct dev_pkt *p);
+void dev_tm_hw_done(struct dev_qp *dq, struct dev_ent *e);
+bool dev_sq_push_hw(struct dev_qp *dq, const struct dev_hw_wqe *h);
 #define DEV_TMH_LEN	16	/* struct ibv_tmh */
 
 /*

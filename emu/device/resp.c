@@ -523,6 +523,29 @@ static bool resp_tm(const struct resp_env *v)
 }
 
 /*
+ * A rendezvous request whose tag matched an entry (tm.c, one packet): the
+ * tag's first completion, a NO_PACKET CQE with app_op CONSUMED (the only
+ * opcode under which libmlx5's mlx5_cq_read_wc_opcode() takes CONSUMED for
+ * IBV_WC_TM_RECV; IBV_WC_TM_MATCH, the header in the CQE, the tag still
+ * held), and the READ of the sender's buffer queued on this QP.  Data
+ * longer than the buffer fails as an eager message does.
+ */
+static int resp_send_rndv(struct resp_env *v, const struct dev_pkt *p)
+{
+	struct dev_qp *dq = v->dq;
+	struct dev_cqe c = resp_cqe(v, p, 0, RF_CQE_NO_PACKET);
+
+	if (!dev_tm_rndv_start(dq, p))
+		return DNAK_INV_REQ;
+	c.byte_cnt = 0;
+	c.tm_op = DEV_TM_CONSUMED;
+	c.tm_info = dq->recv_tm_idx;
+	memcpy(c.tm_head, dq->recv_tmh, sizeof(c.tm_head));
+	dev_cq_write(v->cq, &c);
+	return 0;
+}
+
+/*
  * A packet of a SEND whose tag matched an entry (tm.c): the payload after
  * the header goes to the entry's buffer, and the last packet's CQE is the
  * tag's (app_op CONSUMED_MSG, app_info the entry, the header in the CQE,
@@ -592,6 +615,8 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 				dq->recv_busy = true;
 				return resp_send_tagged(v, p);
 			}
+			if (dq->recv_tm == DEV_TM_CONSUMED)
+				return resp_send_rndv(v, p);
 			if (take_recv(v, &r))
 				return DNAK_RNR;
 			dq->recv_busy = true;

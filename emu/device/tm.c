@@ -33,6 +33,9 @@ enum { TM_OP_NOP = 0, TM_OP_APPEND = 1, TM_OP_REMOVE = 2 };
 /* the CQE's app and app_op (providers/mlx5/cq.c) */
 #define TM_CQE_SUCCESS	0x80000000u
 
+/* struct ibv_rvh: address, rkey, length */
+#define TM_RVH_LEN	16
+
 bool dev_tm_create(struct dev_srq *ds)
 {
 	uint32_t n = ds->srq->tm_list_size;
@@ -137,9 +140,12 @@ uint8_t dev_tm_execute(struct dev_qp *dq, const uint8_t *w, uint32_t len, uint32
  * has handled every unexpected message so far (sw_cnt == hw_cnt: while it
  * has not, an entry could overtake a message it ought to match first, and
  * every message is unexpected); the entry is consumed and copied to
- * dq->recv_tm_buf.  A rendezvous request is unexpected (the device does not
- * READ it), and a message with any other opcode, or too short to hold the
- * header, has no tag.
+ * dq->recv_tm_buf.  A rendezvous request is matched the same way when the
+ * device can take it over: one packet that holds the rendezvous header
+ * (struct ibv_rvh) after the TMH, on a QP with room on its send queue for
+ * the READ and the FIN (dev_tm_rndv_start()); else it is unexpected, for
+ * software to READ.  A message with any other opcode, or too short to hold
+ * the header, has no tag.
  */
 uint8_t dev_tm_classify(struct dev_qp *dq, struct emu_srq *srq, const struct dev_pkt *p)
 {
@@ -153,7 +159,12 @@ uint8_t dev_tm_classify(struct dev_qp *dq, struct emu_srq *srq, const struct dev
 	memcpy(dq->recv_tmh, p->payload, DEV_TMH_LEN);
 	if (p->payload[0] != IBV_TMH_EAGER && p->payload[0] != IBV_TMH_RNDV)
 		return DEV_TM_NO_TAG;
-	if (p->payload[0] != IBV_TMH_EAGER || tm->hw_cnt != tm->sw_cnt)
+	if (tm->hw_cnt != tm->sw_cnt)
+		return DEV_TM_UNEXPECTED;
+	if (p->payload[0] == IBV_TMH_RNDV &&
+	    (!(p->flags & DPKT_FIRST) || !(p->flags & DPKT_LAST) ||
+	     p->len < DEV_TMH_LEN + TM_RVH_LEN || !dq->hw ||
+	     dq->ent_tail - dq->ent_head + 2 > dq->ent_mask + 1u))
 		return DEV_TM_UNEXPECTED;
 	tag = dev_be64(p->payload + 8);
 	for (uint32_t i = 0; i < srq->tm_list_size; i++) {
@@ -167,5 +178,84 @@ uint8_t dev_tm_classify(struct dev_qp *dq, struct emu_srq *srq, const struct dev
 	best->valid = false;
 	dq->recv_tm_idx = (uint16_t)(best - tm->e);
 	dq->recv_tm_buf = *best;
-	return DEV_TM_CONSUMED_MSG;
+	return p->payload[0] == IBV_TMH_EAGER ? DEV_TM_CONSUMED_MSG : DEV_TM_CONSUMED;
+}
+
+/* One BB of WQE: the control segment and two more of 16 bytes. */
+static void hw_ctrl(uint8_t *w, uint8_t opcode, uint32_t qpn)
+{
+	uint32_t v = htobe32(opcode);
+
+	memcpy(w, &v, 4);
+	v = htobe32(qpn << 8 | 3);
+	memcpy(w + 4, &v, 4);
+}
+
+/*
+ * A rendezvous request matched an entry (dev_tm_classify()): the device
+ * READs the sender's buffer, as the request's struct ibv_rvh names it
+ * (address, rkey, length), into the tagged buffer, on the receiving QP's
+ * send queue (Documentation/tag_matching.md: the TM SRQ uses the QP's SQ
+ * for its READs; the tagged buffer is checked as the READ's scatter list,
+ * against the QP's PD).  False when the data cannot fit the buffer.
+ */
+bool dev_tm_rndv_start(struct dev_qp *dq, const struct dev_pkt *p)
+{
+	const struct dev_tm_entry *x = &dq->recv_tm_buf;
+	const uint8_t *rvh = p->payload + DEV_TMH_LEN;
+	struct dev_hw_wqe h;
+	uint64_t a = htobe64(x->addr);
+	uint32_t v;
+
+	memset(&h, 0, sizeof(h));
+	h.len = dev_be32(rvh + 12);
+	if (h.len > x->bc)
+		return false;
+	hw_ctrl(h.wqe, RF_OPCODE_RDMA_READ, dq->qpn);
+	memcpy(h.wqe + 16, rvh, 12);		/* remote address and rkey, big-endian */
+	v = htobe32(h.len);
+	memcpy(h.wqe + 32, &v, 4);
+	v = htobe32(x->lkey);
+	memcpy(h.wqe + 36, &v, 4);
+	memcpy(h.wqe + 40, &a, 8);
+	memcpy(h.tmh, dq->recv_tmh, sizeof(h.tmh));
+	h.tm_idx = dq->recv_tm_idx;
+	return dev_sq_push_hw(dq, &h);
+}
+
+/*
+ * A WQE the device queued finished.  The rendezvous READ: the FIN goes to
+ * the sender (a SEND of the request's TMH with opcode IBV_TMH_FIN, which
+ * tells it its buffer is free) and the tag's second completion is written,
+ * app_op EXPECTED (libmlx5: IBV_WC_TM_DATA_VALID; no header in it); a READ
+ * that failed, or was flushed, completes the tag as canceled
+ * (IBV_WC_TM_RNDV_INCOMPLETE).  The FIN needs nothing more.
+ */
+void dev_tm_hw_done(struct dev_qp *dq, struct dev_ent *e)
+{
+	const struct dev_hw_wqe *h = &dq->hw[e - dq->ent];
+	struct emu_srq *srq = dq->qp->srq;
+	struct dev_cqe c = {
+		.opcode = RF_CQE_RESP_SEND,
+		.qpn = dq->qpn,
+		.rqpn = dq->qp->attr.dest_qp_num,
+		.tm_op = e->syndrome ? DEV_TM_CANCELED : DEV_TM_EXPECTED,
+		.tm_info = h->tm_idx,
+		.byte_cnt = h->len,
+	};
+	struct dev_hw_wqe fin;
+	uint32_t v = htobe32(RF_INLINE_SEG | DEV_TMH_LEN);
+
+	if (e->op != RF_OPCODE_RDMA_READ || !srq || !srq->cq)
+		return;
+	if (!e->syndrome) {
+		memset(&fin, 0, sizeof(fin));
+		hw_ctrl(fin.wqe, RF_OPCODE_SEND, dq->qpn);
+		memcpy(fin.wqe + 16, &v, 4);
+		memcpy(fin.wqe + 20, h->tmh, DEV_TMH_LEN);
+		fin.wqe[20] = IBV_TMH_FIN;
+		dev_sq_push_hw(dq, &fin);
+	}
+	c.uidx = srq->uidx;
+	dev_cq_write(srq->cq, &c);
 }

@@ -350,7 +350,7 @@ static void tm_pair_up(struct tm_pair *t, uint8_t rnr_retry)
 	t->scq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	t->buf = calloc(1, DT_BUF);
 	cr_assert(t->srq && t->scq && t->buf, "%s", strerror(errno));
-	t->mr = ibv_reg_mr(pd, t->buf, DT_BUF, IBV_ACCESS_LOCAL_WRITE);
+	t->mr = ibv_reg_mr(pd, t->buf, DT_BUF, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
 	qa.send_cq = qa.recv_cq = t->scq;
 	t->snd = ibv_create_qp(pd, &qa);
 	qa.send_cq = qa.recv_cq = ibv_cq_ex_to_cq(cq);
@@ -550,5 +550,93 @@ Test(tm, eager_longer_than_buffer)
 	cr_assert_eq(t.buf[8192], 0, "nothing written");
 	cr_assert_eq(ibv_query_qp(t.rcv, &a, IBV_QP_STATE, &ia), 0);
 	cr_assert_eq(a.qp_state, IBV_QPS_ERR);
+	tm_pair_down(&t);
+}
+
+/* SEND a rendezvous request: TMH (RNDV, tag, app_ctx) and RVH (va, rkey, len). */
+static void tm_send_rndv(struct tm_pair *t, uint64_t tag, uint32_t ctxv, uint64_t va,
+			 uint32_t rkey, uint32_t len)
+{
+	struct ibv_tmh *h = (struct ibv_tmh *)t->buf;
+	struct ibv_rvh *r = (struct ibv_rvh *)(h + 1);
+	struct ibv_sge sge = { (uintptr_t)t->buf, sizeof(*h) + sizeof(*r), t->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 0x5e9d, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+
+	memset(h, 0, sizeof(*h));
+	h->opcode = IBV_TMH_RNDV;
+	h->tag = htobe64(tag);
+	h->app_ctx = htobe32(ctxv);
+	r->va = htobe64(va);
+	r->rkey = htobe32(rkey);
+	r->len = htobe32(len);
+	cr_assert_eq(ibv_post_send(t->snd, &wr, &bad), 0);
+}
+
+/*
+ * A matched rendezvous request: the tag's first completion (MATCH, the
+ * header), the device READs the sender's buffer into the tagged one, sends
+ * the FIN, and the tag completes again (DATA_VALID).  A READ that fails
+ * completes the tag as IBV_WC_TM_RNDV_INCOMPLETE.
+ */
+Test(tm, rendezvous)
+{
+	struct tm_pair t;
+	struct ibv_sge sge;
+	struct ibv_recv_wr rwr = { .wr_id = 0xf1, .sg_list = &sge, .num_sge = 1 }, *rbad;
+	struct ibv_sge fsge;
+	struct ibv_wc wc[2];
+	struct tm_wc twc;
+	uint8_t *fin;
+
+	tm_pair_up(&t, 7);
+	/* the sender receives the FIN */
+	fsge = (struct ibv_sge){ (uintptr_t)t.buf + 60000, 64, t.mr->lkey };
+	rwr.sg_list = &fsge;
+	cr_assert_eq(ibv_post_recv(t.snd, &rwr, &rbad), 0);
+	for (uint32_t i = 0; i < 3000; i++)
+		t.buf[1024 + i] = (uint8_t)(i * 7);
+	sge = (struct ibv_sge){ (uintptr_t)t.buf + 8192, 4096, t.mr->lkey };
+	tm_add(t.srq, 0x42, ~0ull, &sge, 500, 0, 0);
+	tm_send_rndv(&t, 0x42, 0xabc, (uintptr_t)t.buf + 1024, t.mr->rkey, 3000);
+
+	tm_poll(&twc);
+	cr_assert_eq(twc.status, IBV_WC_SUCCESS);
+	cr_assert_eq(twc.opcode, IBV_WC_TM_RECV);
+	cr_assert_eq(twc.wc_flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID), IBV_WC_TM_MATCH);
+	cr_assert_eq(twc.wr_id, 500);
+	cr_assert_eq(twc.tm.tag, 0x42);
+	cr_assert_eq(twc.tm.priv, 0xabc);
+	tm_poll(&twc);
+	cr_assert_eq(twc.status, IBV_WC_SUCCESS);
+	cr_assert_eq(twc.opcode, IBV_WC_TM_RECV);
+	cr_assert_eq(twc.wc_flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID),
+		     IBV_WC_TM_DATA_VALID);
+	cr_assert_eq(twc.wr_id, 500);
+	cr_assert_eq(twc.byte_len, 3000);
+	for (uint32_t i = 0; i < 3000; i++)
+		cr_assert_eq(t.buf[8192 + i], (uint8_t)(i * 7), "byte %u", i);
+	/* the sender: its SEND, then the FIN */
+	cr_assert_eq(dt_poll(t.scq, wc, 2, 5000), 2);
+	cr_assert_eq(wc[0].status, IBV_WC_SUCCESS);
+	cr_assert_eq(wc[0].opcode, IBV_WC_SEND);
+	cr_assert_eq(wc[1].status, IBV_WC_SUCCESS);
+	cr_assert_eq(wc[1].opcode, IBV_WC_RECV);
+	cr_assert_eq(wc[1].wr_id, 0xf1);
+	cr_assert_eq(wc[1].byte_len, sizeof(struct ibv_tmh));
+	fin = t.buf + 60000;
+	cr_assert_eq(fin[0], IBV_TMH_FIN);
+	cr_assert_eq(be64toh(((struct ibv_tmh *)fin)->tag), 0x42);
+
+	/* a READ the sender's key does not allow: the tag completes, incomplete */
+	tm_add(t.srq, 0x43, ~0ull, &sge, 501, 0, 0);
+	tm_send_rndv(&t, 0x43, 0, (uintptr_t)t.buf + 1024, t.mr->rkey ^ 0x80, 100);
+	tm_poll(&twc);
+	cr_assert_eq(twc.status, IBV_WC_SUCCESS);
+	cr_assert_eq(twc.wr_id, 501);
+	cr_assert(twc.wc_flags & IBV_WC_TM_MATCH);
+	tm_poll(&twc);
+	cr_assert_eq(twc.status, IBV_WC_TM_RNDV_INCOMPLETE);
+	cr_assert_eq(twc.wr_id, 501);
 	tm_pair_down(&t);
 }
