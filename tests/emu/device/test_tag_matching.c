@@ -396,6 +396,15 @@ static void tm_sent(struct tm_pair *t, enum ibv_wc_status status)
 	cr_assert_eq(wc.status, status, "the SEND: %s", ibv_wc_status_str(wc.status));
 }
 
+/* tm_send(), its send completion, and the TM CQ's next completion in *wc. */
+static void tm_exchange(struct tm_pair *t, uint8_t op, uint64_t tag, uint32_t ctxv,
+			uint32_t len, uint8_t seed, struct tm_wc *wc)
+{
+	tm_send(t, op, tag, ctxv, len, seed);
+	tm_sent(t, IBV_WC_SUCCESS);
+	tm_poll(wc);
+}
+
 static void tm_post_recv(struct tm_pair *t, uint64_t id, uint32_t off, uint32_t len)
 {
 	struct ibv_sge sge = { (uintptr_t)t->buf + off, len, t->mr->lkey };
@@ -426,9 +435,7 @@ Test(tm, eager_expected)
 	tm_add(t.srq, 0x1200, 0xff00, &sge[1], 101, 0, 0);
 	tm_add(t.srq, 0x12ab, ~0ull, &sge[2], 102, 0, 0);
 
-	tm_send(&t, IBV_TMH_EAGER, 0x55, 0xc0ffee, 100, 1);
-	tm_sent(&t, IBV_WC_SUCCESS);
-	tm_poll(&wc);
+	tm_exchange(&t, IBV_TMH_EAGER, 0x55, 0xc0ffee, 100, 1, &wc);
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
 	cr_assert_eq(wc.opcode, IBV_WC_TM_RECV);
 	cr_assert_eq(wc.wc_flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID),
@@ -439,16 +446,12 @@ Test(tm, eager_expected)
 	cr_assert_eq(wc.tm.priv, 0xc0ffee);
 	tm_check_data(&t, 8192, 100, 1);
 
-	tm_send(&t, IBV_TMH_EAGER, 0x12ab, 7, 3000, 9);
-	tm_sent(&t, IBV_WC_SUCCESS);
-	tm_poll(&wc);
+	tm_exchange(&t, IBV_TMH_EAGER, 0x12ab, 7, 3000, 9, &wc);
 	cr_assert_eq(wc.wr_id, 101, "the first entry posted that matches");
 	cr_assert_eq(wc.byte_len, 3000);
 	cr_assert_eq(wc.tm.tag, 0x12ab);
 	tm_check_data(&t, 12288, 3000, 9);
-	tm_send(&t, IBV_TMH_EAGER, 0x12ab, 8, 0, 0);
-	tm_sent(&t, IBV_WC_SUCCESS);
-	tm_poll(&wc);
+	tm_exchange(&t, IBV_TMH_EAGER, 0x12ab, 8, 0, 0, &wc);
 	cr_assert_eq(wc.wr_id, 102, "then the other; an empty message");
 	cr_assert_eq(wc.byte_len, 0);
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
@@ -474,9 +477,7 @@ Test(tm, unexpected_and_no_tag)
 	for (int i = 0; i < 4; i++)
 		tm_post_recv(&t, 200 + (uint64_t)i, 8192 + 4096 * (uint32_t)i, 4096);
 
-	tm_send(&t, IBV_TMH_EAGER, 0x77, 1, 50, 3);
-	tm_sent(&t, IBV_WC_SUCCESS);
-	tm_poll(&wc);
+	tm_exchange(&t, IBV_TMH_EAGER, 0x77, 1, 50, 3, &wc);
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
 	cr_assert_eq(wc.opcode, IBV_WC_TM_RECV);
 	cr_assert_eq(wc.wc_flags & (IBV_WC_TM_MATCH | IBV_WC_TM_DATA_VALID), 0);
@@ -490,9 +491,7 @@ Test(tm, unexpected_and_no_tag)
 	tm_poll(&wc);
 	cr_assert_eq(wc.opcode, IBV_WC_TM_ADD);
 	cr_assert(wc.wc_flags & IBV_WC_TM_SYNC_REQ, "1 unexpected, the entry knows of 0");
-	tm_send(&t, IBV_TMH_EAGER, 0x77, 2, 10, 4);
-	tm_sent(&t, IBV_WC_SUCCESS);
-	tm_poll(&wc);
+	tm_exchange(&t, IBV_TMH_EAGER, 0x77, 2, 10, 4, &wc);
 	cr_assert_eq(wc.wr_id, 201, "unexpected again");
 	cr_assert_eq(wc.wc_flags & IBV_WC_TM_MATCH, 0);
 	/* both handled: the device matches again */
@@ -500,17 +499,13 @@ Test(tm, unexpected_and_no_tag)
 	tm_poll(&wc);
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
 	tm_add(t.srq, 0x77, ~0ull, &sge, 302, IBV_OPS_TM_SYNC, 2);
-	tm_send(&t, IBV_TMH_EAGER, 0x77, 3, 20, 5);
-	tm_sent(&t, IBV_WC_SUCCESS);
-	tm_poll(&wc);
+	tm_exchange(&t, IBV_TMH_EAGER, 0x77, 3, 20, 5, &wc);
 	cr_assert_eq(wc.wr_id, 302);
 	cr_assert(wc.wc_flags & IBV_WC_TM_MATCH);
 	tm_check_data(&t, 32768, 20, 5);
 
 	/* no tag: the opcode says so, or the message is shorter than a header */
-	tm_send(&t, IBV_TMH_NO_TAG, 0x77, 4, 30, 6);
-	tm_sent(&t, IBV_WC_SUCCESS);
-	tm_poll(&wc);
+	tm_exchange(&t, IBV_TMH_NO_TAG, 0x77, 4, 30, 6, &wc);
 	cr_assert_eq(wc.opcode, IBV_WC_TM_NO_TAG);
 	cr_assert_eq(wc.wr_id, 202);
 	cr_assert_eq(wc.byte_len, sizeof(struct ibv_tmh) + 30);
