@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * tm.c - hardware tag matching: the tag list of a TM SRQ and the list
- * operations software posts on it.
+ * tm.c - hardware tag matching: the tag list of a TM SRQ, the list
+ * operations software posts on it, the matching of the messages that reach
+ * the SRQ's QPs and the rendezvous the device carries out.
  *
  * libmlx5 (mlx5_post_srq_ops() in providers/mlx5/qp.c) posts each
  * operation as a TAG_MATCHING WQE (opcode 0x28) on the SRQ's command QP, an
@@ -13,6 +14,11 @@
  * (tag matching), app_op APPEND, REMOVE or NOOP and, in its first bytes,
  * struct mlx5_tm_cqe: success (bit 31) and the device's unexpected count
  * (hw_phase_cnt); handle_tag_matching() of libmlx5's cq.c reads them.
+ *
+ * A SEND to an RC QP on the SRQ is matched on its first packet
+ * (dev_tm_classify(), called by resp.c, which places the data); a matched
+ * rendezvous request becomes a READ and then a FIN that the device queues
+ * on that QP's send queue itself (dev_tm_rndv_start(), dev_tm_hw_done()).
  */
 #include <stdlib.h>
 
@@ -30,7 +36,7 @@ enum { TM_OP_NOP = 0, TM_OP_APPEND = 1, TM_OP_REMOVE = 2 };
 #define TM_FLAG_SW_CNT	(1u << 6)
 #define TM_FLAG_CQE_REQ	(1u << 7)
 
-/* the CQE's app and app_op (providers/mlx5/cq.c) */
+/* struct mlx5_tm_cqe: the operation succeeded (MLX5_TMC_SUCCESS) */
 #define TM_CQE_SUCCESS	0x80000000u
 
 /* struct ibv_rvh: address, rkey, length */
