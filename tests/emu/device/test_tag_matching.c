@@ -5,6 +5,8 @@
  * list operations of ibv_post_srq_ops(), through libibverbs and libmlx5
  * alone.
  */
+#include <stdatomic.h>
+
 #include <infiniband/tm_types.h>
 
 #include "dev_test.h"
@@ -633,5 +635,58 @@ Test(tm, rendezvous)
 	tm_poll(&twc);
 	cr_assert_eq(twc.status, IBV_WC_TM_RNDV_INCOMPLETE);
 	cr_assert_eq(twc.wr_id, 501);
+	tm_pair_down(&t);
+}
+
+/* A TAG_MATCHING WQE (op, entry index) written at BB 0 of qp's SQ and rung. */
+static void tm_raw_op(struct ibv_qp *qp, uint8_t op, uint16_t index)
+{
+	struct mlx5dv_qp dv;
+	struct mlx5dv_obj o = { .qp = { .in = qp, .out = &dv } };
+	uint16_t be_index = htobe16(index);
+	uint8_t *w;
+	uint64_t db;
+
+	memset(&dv, 0, sizeof(dv));
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_QP), 0);
+	w = dv.sq.buf;
+	memset(w, 0, 64);
+	mlx5dv_set_ctrl_seg((void *)w, 0, MLX5_OPCODE_TAG_MATCHING, 0, qp->qp_num,
+			    MLX5_WQE_CTRL_CQ_UPDATE, 4, 0, 0);
+	w[16] = (uint8_t)(op << 4);
+	memcpy(w + 18, &be_index, 2);
+	atomic_thread_fence(memory_order_release);
+	dv.dbrec[MLX5_SND_DBR] = htobe32(1);
+	atomic_thread_fence(memory_order_seq_cst);
+	memcpy(&db, w, 8);
+	*(volatile uint64_t *)dv.bf.reg = db;
+}
+
+/*
+ * A list operation the device cannot carry out is a local QP operation
+ * error: on a QP that receives through no TM SRQ, or naming an entry
+ * beyond the list.
+ */
+Test(tm, bad_list_operations)
+{
+	struct tm_pair t;
+	struct ibv_wc wc;
+	struct tm_wc twc;
+	struct ibv_ops_wr sync = { .wr_id = 1, .opcode = IBV_WR_TAG_SYNC,
+				   .flags = IBV_OPS_SIGNALED };
+
+	tm_pair_up(&t, 7);
+	/* through the command QP, the operation works */
+	cr_assert_eq(tm_op(t.srq, &sync), 0);
+	tm_poll(&twc);
+	cr_assert_eq(twc.status, IBV_WC_SUCCESS);
+	cr_assert_eq(twc.opcode, IBV_WC_TM_SYNC);
+	tm_raw_op(t.snd, 1, 0);
+	wc = dt_poll1(t.scq);
+	cr_assert_eq(wc.status, IBV_WC_LOC_QP_OP_ERR, "%s", ibv_wc_status_str(wc.status));
+	/* the receiver's list has 64 entries (32 tags asked) */
+	tm_raw_op(t.rcv, 2, 64);
+	tm_poll(&twc);
+	cr_assert_eq(twc.status, IBV_WC_LOC_QP_OP_ERR, "%s", ibv_wc_status_str(twc.status));
 	tm_pair_down(&t);
 }
