@@ -52,7 +52,19 @@
 	.pkey_table_len = 128,						\
 	.gid_table_len = 8,						\
 	.roce_address_table_size = 255,					\
-	.vl_cap = 4
+	.vl_cap = 4,							\
+	TM_CAPS
+
+/*
+ * Hardware tag matching came with the ConnectX-5 and every later model has
+ * it.  log_tag_matching_list_sz 7 is what max_num_tags 127 (the kernel
+ * reports 2^n - 1) turns back into; no public output of the other cards'
+ * list size was found, so all four take it.
+ */
+#define TM_CAPS								\
+	.tag_matching = true,						\
+	.rndv_offload_rc = true,					\
+	.log_tag_matching_list_sz = 7
 
 /*
  * PortInfo:CapabilityMask of a ConnectX HCA port (IB_PORT_* bits of the

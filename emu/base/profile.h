@@ -57,6 +57,10 @@ struct emu_profile {
 	uint16_t	gid_table_len;	/* entries on InfiniBand */
 	uint16_t	roce_address_table_size;	/* GID entries on RoCE */
 	uint8_t		vl_cap;		/* max_vl_num: 4 = VL0-7 */
+	/* tag matching (the XRQ of the PRM): a TM SRQ's list of tagged buffers */
+	bool		tag_matching;
+	bool		rndv_offload_rc;	/* rendezvous on RC QPs */
+	uint8_t		log_tag_matching_list_sz;
 
 	/* InfiniBand PortInfo as the firmware answers it */
 	uint32_t	ib_port_cap_flags;

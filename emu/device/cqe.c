@@ -233,6 +233,13 @@ uint8_t dev_cqe_build(const struct emu_cq *cq, const struct dev_cqe *c, uint8_t 
 	}
 	e->wqe_counter = htobe16(c->wqe_counter);
 	e->signature = 0;
+	/* tag matching: struct mlx5_tm_cqe or the matched message's TMH first */
+	if (c->tm_op && !err) {
+		memcpy(e, c->tm_head, sizeof(c->tm_head));
+		e->app = DEV_CQE_APP_TM;
+		e->app_op = c->tm_op;
+		e->app_info = htobe16(c->tm_info);
+	}
 	/*
 	 * Scatter-to-CQE: 32 bytes of data replace the first half of the
 	 * CQE64 (the fields there, SLID, flags_rqpn ..., are lost, as on a

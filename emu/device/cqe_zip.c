@@ -102,7 +102,7 @@ void dev_zip_cq_destroyed(struct dev_cq *dcq)
 
 static bool zip_kind(const struct dev_cqe *c)
 {
-	if (c->scat_len)
+	if (c->scat_len || c->tm_op)
 		return false;	/* the data is in the CQE: no mini-CQE holds it */
 	return c->opcode == RF_CQE_REQ ||
 	       (c->opcode >= RF_CQE_RESP_WR_IMM && c->opcode <= RF_CQE_RESP_SEND_INV);

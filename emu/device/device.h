@@ -314,6 +314,43 @@ enum {
 	DENTF_FENCE	= 1 << 2,	/* waits for earlier READ/atomic */
 	DENTF_LOCAL	= 1 << 3,	/* NOP/UMR: executed by the requester alone */
 	DENTF_SCAT	= 1 << 4,	/* its response data waits in dev_qp.scat for the CQE */
+	DENTF_HW	= 1 << 5,	/* queued by the device (tm.c): its WQE is in dev_qp.hw */
+};
+
+/*
+ * The tag list of a TM SRQ (tm.c): srq->tm_list_size entries, which
+ * software names by index.  An APPEND fills the entry at `next` and makes
+ * the index it carries the next one (libmlx5's free list, walked in the
+ * same order on both sides).  hw_cnt counts the unexpected messages,
+ * sw_cnt is what software last reported handled (IBV_OPS_TM_SYNC); the
+ * device matches only while the two agree.
+ */
+struct dev_tm_entry {
+	bool			valid;
+	uint64_t		seq;		/* the order of the APPENDs */
+	uint64_t		tag, mask;
+	uint32_t		bc, lkey;	/* the tagged buffer: one data segment */
+	uint64_t		addr;
+};
+
+/*
+ * A WQE the device issues itself on a QP's send queue (a rendezvous READ
+ * into a tagged buffer, its FIN; tm.c), with what its completion needs.
+ */
+struct dev_hw_wqe {
+	uint8_t			wqe[64];	/* one BB, as libmlx5 would write it */
+	uint8_t			tmh[16];	/* the rendezvous request's header */
+	uint16_t		tm_idx;		/* the tag list entry it fills */
+	uint32_t		len;
+};
+
+#define DEV_TM_HW_ENTS	16	/* a QP's room for them: 8 rendezvous at a time */
+
+struct dev_tm {
+	uint64_t		seq;
+	uint16_t		next;
+	uint16_t		hw_cnt, sw_cnt;
+	struct dev_tm_entry	e[];
 };
 
 /*
@@ -386,6 +423,15 @@ struct dev_qp {
 	uint8_t			*recv_wqe;
 	uint32_t		recv_idx;
 	struct emu_srq		*recv_srq;
+	/*
+	 * On a TM SRQ (tm.c): what the SEND held is (0: no TM; a DEV_TM_*
+	 * app_op), its header, and for a matched one the entry and buffer.
+	 */
+	uint8_t			recv_tm;
+	struct dev_hw_wqe	*hw;		/* by entry slot, for DENTF_HW entries */
+	uint16_t		recv_tm_idx;
+	uint8_t			recv_tmh[16];
+	struct dev_tm_entry	recv_tm_buf;
 	bool			uc_drop;	/* UC: drop until the next FIRST */
 	bool			nak_sent;	/* one sequence NAK per gap */
 	bool			ack_pending;
@@ -431,7 +477,9 @@ struct dev_srq {
 	uint32_t		taken;		/* WQEs consumed (16 bits significant) */
 	bool			failed;		/* IBV_EVENT_SRQ_ERR raised: takes nothing */
 	struct dev_qp		*grant_qp;	/* its head WQE is lent to this QP's grant */
+	struct dev_tm		*tm;		/* a TM SRQ's tag list (tm.c), else NULL */
 };
+
 
 /* A doorbell location: one 8-byte word of a UAR page in our view. */
 struct dev_watch {
@@ -585,7 +633,29 @@ struct dev_cqe {
 	const void		*scat;
 	uint8_t			scat_len;
 	uint8_t			scat_max;
+	/*
+	 * Tag matching (tm.c): app_op (DEV_TM_*, 0: not a TM CQE), app_info
+	 * and the 16 bytes the CQE64 starts with (struct mlx5_tm_cqe, or the
+	 * TMH of a matched message).
+	 */
+	uint8_t			tm_op;
+	uint16_t		tm_info;
+	uint8_t			tm_head[16];
 };
+
+/* app_op of a tag-matching CQE (MLX5_CQE_APP_OP_TM_*, libmlx5's cq.c) */
+enum {
+	DEV_TM_CONSUMED		= 0x01,	/* a rendezvous matched: its READ follows */
+	DEV_TM_EXPECTED		= 0x02,	/* ... and is done: the data is in the buffer */
+	DEV_TM_CONSUMED_MSG	= 0x0a,	/* matched: the whole message is in the buffer */
+	DEV_TM_CANCELED		= 0x0c,	/* a rendezvous READ failed */
+	DEV_TM_UNEXPECTED	= 0x03,	/* tagged, no entry matched (or none may) */
+	DEV_TM_NO_TAG		= 0x04,	/* IBV_TMH_NO_TAG, or no tag-matching header */
+	DEV_TM_APPEND		= 0x05,
+	DEV_TM_REMOVE		= 0x06,
+	DEV_TM_NOOP		= 0x07,
+};
+#define DEV_CQE_APP_TM		1	/* the CQE's app: tag matching */
 
 /* May a message of len bytes on a QP with this setting go into the CQE of cq? */
 static inline bool dev_scat_fits(uint8_t scat_max, const struct emu_cq *cq, uint64_t len)
@@ -693,6 +763,16 @@ enum { DEV_SGL_PROT = -1, DEV_SGL_LEN = -2 };
 struct dev_rwqe;
 int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 		      const struct emu_pd *pd, uint64_t msg_len);
+/* tm.c: a TM SRQ's tag list; a TAG_MATCHING WQE (0 or a syndrome) */
+bool dev_tm_create(struct dev_srq *ds);
+uint8_t dev_tm_execute(struct dev_qp *dq, const uint8_t *w, uint32_t len, uint32_t wqe);
+struct dev_pkt;
+uint8_t dev_tm_classify(struct dev_qp *dq, struct emu_srq *srq, const struct dev_pkt *p);
+bool dev_tm_rndv_start(struct dev_qp *dq, const struct dev_pkt *p);
+void dev_tm_hw_done(struct dev_qp *dq, struct dev_ent *e);
+bool dev_sq_push_hw(struct dev_qp *dq, const struct dev_hw_wqe *h);
+#define DEV_TMH_LEN	16	/* struct ibv_tmh */
+
 /*
  * Memory-window bind / local invalidate from a UMR WQE of wqe_len bytes
  * (what its DS cover); 0 or a syndrome.

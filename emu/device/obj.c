@@ -103,13 +103,26 @@ void emu_dev_qp_created(struct emu_qp *qp)
 	dq = calloc(1, sizeof(*dq));
 	if (!dq)
 		return;
+	/*
+	 * On a TM SRQ the device queues rendezvous READs and their FINs of
+	 * its own (tm.c), whatever the SQ software asked for (none, often):
+	 * room for DEV_TM_HW_ENTS more entries.
+	 */
+	if (qp->srq && qp->srq->type == IBV_SRQT_TM)
+		while (n < (qp->sq_wqe_cnt + DEV_TM_HW_ENTS))
+			n <<= 1;
 	dq->ent = calloc(n, sizeof(*dq->ent));
 	/* only QPs with requester scatter-to-CQE hold response data for CQEs */
 	if (qp->scat_req)
 		dq->scat = calloc(n, sizeof(*dq->scat));
-	if (!dq->ent || (qp->scat_req && !dq->scat)) {
+	/* on a TM SRQ, the device queues rendezvous READs of its own (tm.c) */
+	if (qp->srq && qp->srq->type == IBV_SRQT_TM)
+		dq->hw = calloc(n, sizeof(*dq->hw));
+	if (!dq->ent || (qp->scat_req && !dq->scat) ||
+	    (qp->srq && qp->srq->type == IBV_SRQT_TM && !dq->hw)) {
 		free(dq->ent);
 		free(dq->scat);
+		free(dq->hw);
 		free(dq);
 		return;
 	}
@@ -210,6 +223,7 @@ void emu_dev_qp_destroyed(struct emu_qp *qp)
 	qp->dev_priv = NULL;
 	free(dq->ent);
 	free(dq->scat);
+	free(dq->hw);
 	free(dq);
 }
 
@@ -222,6 +236,10 @@ void emu_dev_srq_created(struct emu_srq *srq)
 	if (!ds)
 		return;
 	ds->srq = srq;
+	if (srq->type == IBV_SRQT_TM && !dev_tm_create(ds)) {
+		free(ds);
+		return;
+	}
 	srq->dev_priv = ds;
 }
 
@@ -241,6 +259,8 @@ void emu_dev_srq_destroyed(struct emu_srq *srq)
 {
 	if (srq->dev_priv && dev_srq_of(srq)->grant_qp)
 		dev_grant_take(dev_srq_of(srq)->grant_qp);
+	if (srq->dev_priv)
+		free(dev_srq_of(srq)->tm);
 	free(srq->dev_priv);
 	srq->dev_priv = NULL;
 }

@@ -507,7 +507,95 @@ static bool resp_env_init(struct resp_env *v, struct dev_qp *dq, const struct de
 	v->pd = qp->pd;
 	v->cq = qp->recv_cq;
 	v->uidx = qp->uidx;
+	/* a TM SRQ completes every receive into its own CQ, as XRC does */
+	if (qp->srq && qp->srq->type == IBV_SRQT_TM) {
+		v->cq = qp->srq->cq;
+		v->uidx = qp->srq->uidx;
+	}
 	return true;
+}
+
+/* Is this QP's SEND matched against a TM SRQ's tag list? */
+static bool resp_tm(const struct resp_env *v)
+{
+	return v->srq && v->srq->type == IBV_SRQT_TM && v->qp->type == IBV_QPT_RC &&
+	       v->srq->dev_priv && dev_srq_of(v->srq)->tm;
+}
+
+/*
+ * A rendezvous request whose tag matched an entry (tm.c, one packet): the
+ * tag's first completion, a NO_PACKET CQE with app_op CONSUMED (the only
+ * opcode under which libmlx5's mlx5_cq_read_wc_opcode() takes CONSUMED for
+ * IBV_WC_TM_RECV; IBV_WC_TM_MATCH, the header in the CQE, the tag still
+ * held), and the READ of the sender's buffer queued on this QP.  Data
+ * longer than the buffer fails as an eager message does.
+ */
+static int resp_send_rndv(struct resp_env *v, const struct dev_pkt *p)
+{
+	struct dev_qp *dq = v->dq;
+	struct dev_cqe c = resp_cqe(v, p, 0, RF_CQE_NO_PACKET);
+
+	if (!dev_tm_rndv_start(dq, p))
+		return DNAK_INV_REQ;
+	c.byte_cnt = 0;
+	c.tm_op = DEV_TM_CONSUMED;
+	c.tm_info = dq->recv_tm_idx;
+	memcpy(c.tm_head, dq->recv_tmh, sizeof(c.tm_head));
+	dev_cq_write(v->cq, &c);
+	return 0;
+}
+
+/*
+ * A packet of a SEND whose tag matched an entry (tm.c): the payload after
+ * the header goes to the entry's buffer, and the last packet's CQE is the
+ * tag's (app_op CONSUMED_MSG, app_info the entry, the header in the CQE,
+ * byte_cnt the data without it: handle_tag_matching() and
+ * mlx5_cq_read_wc_tm_info() of libmlx5's cq.c).  The buffer is checked
+ * when the message arrives, against the SRQ's PD.  A message longer than
+ * the buffer, or a buffer whose key does not cover it, fails as a SEND into
+ * a bad receive buffer does (NAK, the QP to the error state), but with no
+ * receive CQE: libmlx5 reads the error CQE of an SRQ as one of the SRQ's
+ * own WQEs, which a tagged buffer is not.
+ */
+static int resp_send_tagged(struct resp_env *v, const struct dev_pkt *p)
+{
+	struct dev_qp *dq = v->dq;
+	const struct dev_tm_entry *x = &dq->recv_tm_buf;
+	uint32_t skip = (p->flags & DPKT_FIRST) ? DEV_TMH_LEN : 0;
+	struct dev_sgl sgl = { .n = 0, .total = 0 };
+	uint8_t *dst;
+
+	if (p->dma_len - DEV_TMH_LEN > x->bc) {
+		dq->recv_busy = false;
+		return DNAK_INV_REQ;
+	}
+	if (p->len > skip) {
+		dst = dev_lkey_ptr(x->lkey, x->addr, x->bc, v->srq->pd, IBV_ACCESS_LOCAL_WRITE);
+		if (dst) {
+			sgl.e[0] = (struct dev_sge){ dst, x->bc, false };
+			sgl.n = 1;
+			sgl.total = x->bc;
+		}
+		if (!dst || !dev_sgl_copy_in(&sgl, p->offset + skip - DEV_TMH_LEN,
+					     p->payload + skip, p->len - skip)) {
+			dq->recv_busy = false;
+			return DNAK_REM_OP;
+		}
+	}
+	if (p->flags & DPKT_LAST) {
+		struct dev_cqe c = resp_cqe(v, p, 0, p->op == DOP_SEND_IMM ?
+					    RF_CQE_RESP_SEND_IMM : RF_CQE_RESP_SEND);
+
+		if (p->op == DOP_SEND_IMM)
+			c.imm = p->imm;
+		c.byte_cnt = p->dma_len - DEV_TMH_LEN;
+		c.tm_op = DEV_TM_CONSUMED_MSG;
+		c.tm_info = dq->recv_tm_idx;
+		memcpy(c.tm_head, dq->recv_tmh, sizeof(c.tm_head));
+		dq->recv_busy = false;
+		dev_cq_write(v->cq, &c);
+	}
+	return 0;
 }
 
 /* SEND, SEND_IMM, SEND_INV; returns a DNAK_* or 0. */
@@ -522,6 +610,13 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 		if (!(p->flags & DPKT_FIRST))
 			return DNAK_INV_REQ;	/* middle without a start */
 		if (!dq->recv_busy) {
+			dq->recv_tm = resp_tm(v) ? dev_tm_classify(dq, v->srq, p) : 0;
+			if (dq->recv_tm == DEV_TM_CONSUMED_MSG) {
+				dq->recv_busy = true;
+				return resp_send_tagged(v, p);
+			}
+			if (dq->recv_tm == DEV_TM_CONSUMED)
+				return resp_send_rndv(v, p);
 			if (take_recv(v, &r))
 				return DNAK_RNR;
 			dq->recv_busy = true;
@@ -529,6 +624,8 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 			dq->recv_srq = r.srq;
 		}
 	}
+	if (dq->recv_tm == DEV_TM_CONSUMED_MSG)
+		return resp_send_tagged(v, p);
 	dev_rq_locate(dq, dq->recv_srq, dq->recv_idx, &r);
 	if (dev_sgl_from_recv(&sgl, &r, v->pd, p->dma_len)) {
 		dq->recv_busy = false;
@@ -555,6 +652,10 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 	if (p->flags & DPKT_LAST) {
 		struct dev_cqe c = resp_cqe(v, p, r.idx, RF_CQE_RESP_SEND);
 
+		/* on a TM SRQ: unexpected (counted) or without a tag, header and all */
+		c.tm_op = dq->recv_tm;
+		if (dq->recv_tm == DEV_TM_UNEXPECTED)
+			dev_srq_of(v->srq)->tm->hw_cnt++;
 		if (scat) {
 			c.scat = p->payload;
 			c.scat_len = (uint8_t)p->len;

@@ -118,6 +118,8 @@ static const struct {
 	[RF_OPCODE_RDMA_WRITE]		= { DOP_WRITE, OPF_RADDR | OPF_ON_UC | OPF_ON_RC },
 	[RF_OPCODE_RDMA_WRITE_IMM]	= { DOP_WRITE_IMM, OPF_RADDR | OPF_ON_UC | OPF_ON_RC },
 	[RF_OPCODE_UMR]			= { 0, OPF_LOCAL | OPF_ON_UC | OPF_ON_RC },
+	/* a TM SRQ's list operation, on an RC QP attached to it (tm.c) */
+	[RF_OPCODE_TAG_MATCHING]	= { 0, OPF_LOCAL | OPF_ON_RC },
 	[RF_OPCODE_SEND_INVAL]		= { DOP_SEND_INV, OPF_ON_RC },
 	[RF_OPCODE_RDMA_READ]		= { DOP_READ, OPF_RADDR | OPF_RESP | OPF_ON_RC },
 	[RF_OPCODE_ATOMIC_CS]		= { DOP_CS, OPF_ATOMIC_OP },
@@ -140,7 +142,8 @@ static uint8_t qp_opf(const struct emu_qp *qp)
  * atomic) that its DS do not cover.  w->nbb is set even then, so the WQE
  * can be stepped over.
  */
-static bool wqe_parse(const struct dev_qp *dq, uint32_t bb, struct dev_wqe *w)
+static bool wqe_decode(const struct dev_qp *dq, const uint8_t *img, uint32_t bb,
+		       struct dev_wqe *w)
 {
 	const struct emu_qp *qp = dq->qp;
 	uint32_t off = (bb * RF_SEND_WQE_BB) & (sq_size(qp) - 1);
@@ -164,7 +167,9 @@ static bool wqe_parse(const struct dev_qp *dq, uint32_t bb, struct dev_wqe *w)
 	w->data_off = cur;
 	/* the first WQEBB in one copy (BB aligned, so it never wraps) */
 	dev_wire_stats.wqe_fetches++;
-	if (!dev_copy(w->buf, sq_base(qp) + off, RF_SEND_WQE_BB))
+	if (img)
+		memcpy(w->buf, img, RF_SEND_WQE_BB);
+	else if (!dev_copy(w->buf, sq_base(qp) + off, RF_SEND_WQE_BB))
 		return false;
 	word0 = dev_be32(b);
 	w->opcode = word0 & 0xff;
@@ -176,11 +181,11 @@ static bool wqe_parse(const struct dev_qp *dq, uint32_t bb, struct dev_wqe *w)
 	memcpy(&w->imm, b + 12, 4);
 	w->nbb = w->ds ? (w->ds + 3u) / 4 : 1;
 	w->len = w->ds * 16u;
-	if (!w->ds || w->nbb > qp->sq_wqe_cnt)
+	if (!w->ds || (!img && w->nbb > qp->sq_wqe_cnt))
 		return false;
 	if (w->len > RF_SEND_WQE_BB &&
-	    !sq_fetch(qp, (off + RF_SEND_WQE_BB) & (sq_size(qp) - 1), w->buf + RF_SEND_WQE_BB,
-		      w->len - RF_SEND_WQE_BB))
+	    (img || !sq_fetch(qp, (off + RF_SEND_WQE_BB) & (sq_size(qp) - 1),
+			      w->buf + RF_SEND_WQE_BB, w->len - RF_SEND_WQE_BB)))
 		return false;
 	if (w->opf & OPF_LOCAL)
 		return true;
@@ -248,6 +253,22 @@ static bool wqe_parse(const struct dev_qp *dq, uint32_t bb, struct dev_wqe *w)
 	w->data_off = cur;
 	w->nseg = (w->len - cur) / 16;
 	return true;
+}
+
+static bool wqe_parse(const struct dev_qp *dq, uint32_t bb, struct dev_wqe *w)
+{
+	return wqe_decode(dq, NULL, bb, w);
+}
+
+/*
+ * The WQE of an entry: from the SQ, or for one the device queued itself
+ * (DENTF_HW) from its image in dq->hw, one BB.
+ */
+static bool ent_parse(const struct dev_qp *dq, const struct dev_ent *e, struct dev_wqe *w)
+{
+	if (e->flags & DENTF_HW)
+		return wqe_decode(dq, dq->hw[e - dq->ent].wqe, 0, w);
+	return wqe_parse(dq, e->wqe, w);
 }
 
 /*
@@ -707,7 +728,7 @@ static bool emit_entry(struct dev_qp *dq, struct dev_ent *e)
 	struct dev_wqe w;
 	struct dev_sgl sgl;
 
-	if (!wqe_parse(dq, e->wqe, &w)) {
+	if (!ent_parse(dq, e, &w)) {
 		/* rewritten or unmapped since it was parsed */
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 		e->state = DENT_DONE;
@@ -777,13 +798,15 @@ static bool emit_step(struct dev_qp *dq, const struct dev_wqe *w, const struct d
 		dq->dc_conn_psn = e->psn;
 	}
 	if (e->flags & DENTF_LOCAL) {
-		if (e->op == RF_OPCODE_UMR) {
+		if (e->op == RF_OPCODE_UMR || e->op == RF_OPCODE_TAG_MATCHING) {
 			struct dev_wqe u;
 			uint8_t wc_op;
 			uint32_t key;
 
 			if (!wqe_parse(dq, e->wqe, &u)) {
 				e->syndrome = RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+			} else if (e->op == RF_OPCODE_TAG_MATCHING) {
+				e->syndrome = dev_tm_execute(dq, u.buf, u.len, e->wqe);
 			} else {
 				key = be32toh(u.imm);
 				e->syndrome = dev_umr_execute(dq, u.buf, WQE_MAX_BYTES,
@@ -864,7 +887,10 @@ void dev_sq_complete(struct dev_qp *dq)
 		if (e->state != DENT_DONE)
 			break;
 		if (e->syndrome) {
-			ent_cqe(dq, e, e->syndrome);
+			if (e->flags & DENTF_HW)
+				dev_tm_hw_done(dq, e);
+			else
+				ent_cqe(dq, e, e->syndrome);
 			dq->ent_head++;
 			if (dq->ent_emit < dq->ent_head)
 				dq->ent_emit = dq->ent_head;
@@ -872,7 +898,9 @@ void dev_sq_complete(struct dev_qp *dq)
 			dev_qp_fatal(dq, 0);
 			return;
 		}
-		if (e->flags & DENTF_SIGNALED)
+		if (e->flags & DENTF_HW)
+			dev_tm_hw_done(dq, e);
+		else if (e->flags & DENTF_SIGNALED)
 			ent_cqe(dq, e, 0);
 		dq->ent_head++;
 	}
@@ -976,7 +1004,12 @@ void dev_sq_flush(struct dev_qp *dq)
 	while (dq->ent_head != dq->ent_tail) {
 		struct dev_ent *e = &dq->ent[dq->ent_head & dq->ent_mask];
 
-		ent_cqe(dq, e, RF_CQE_SYNDROME_WR_FLUSH_ERR);
+		if (e->flags & DENTF_HW) {
+			e->syndrome = RF_CQE_SYNDROME_WR_FLUSH_ERR;
+			dev_tm_hw_done(dq, e);
+		} else {
+			ent_cqe(dq, e, RF_CQE_SYNDROME_WR_FLUSH_ERR);
+		}
 		dq->ent_head++;
 	}
 	dq->ent_emit = dq->ent_tail = dq->ent_head;
@@ -1043,7 +1076,7 @@ void dev_rc_read_resp_scatter(struct dev_qp *dq, struct dev_ent *e,
 	struct dev_wqe w;
 	struct dev_sgl sgl;
 
-	if (!wqe_parse(dq, e->wqe, &w) ||
+	if (!ent_parse(dq, e, &w) ||
 	    wqe_sgl(dq, &w, &sgl, IBV_ACCESS_LOCAL_WRITE)) {
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
 		return;
@@ -1083,4 +1116,42 @@ void dev_rc_read_resp_scatter(struct dev_qp *dq, struct dev_ent *e,
 	if (p->len && !dev_sgl_copy_in(&sgl, (uint64_t)e->resp_next * DEV_WIRE_MTU,
 				       p->payload, p->len))
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
+}
+
+/*
+ * Queue a WQE the device issues itself (tag matching's rendezvous READ and
+ * its FIN, tm.c) behind what the SQ holds: an entry like the others, whose
+ * WQE is h->wqe (one BB) rather than SQ memory, and which completes into
+ * dev_tm_hw_done() instead of a send CQE.  False when every entry is in use.
+ */
+bool dev_sq_push_hw(struct dev_qp *dq, const struct dev_hw_wqe *h)
+{
+	uint32_t slot = dq->ent_tail & dq->ent_mask;
+	struct dev_ent *e = &dq->ent[slot];
+	struct dev_wqe w;
+	struct dev_sgl sgl;
+
+	if (!dq->hw || dq->ent_tail - dq->ent_head > dq->ent_mask)
+		return false;
+	dq->hw[slot] = *h;
+	memset(e, 0, sizeof(*e));
+	e->flags = DENTF_HW;
+	e->state = DENT_NEW;
+	if (!ent_parse(dq, e, &w))
+		return false;
+	e->op = w.opcode;
+	if (w.opf & OPF_RESP)
+		e->flags |= DENTF_RESP;
+	dq->ent_tail++;
+	if (wqe_sgl(dq, &w, &sgl, (e->flags & DENTF_RESP) ? IBV_ACCESS_LOCAL_WRITE : 0)) {
+		e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
+		e->state = DENT_DONE;
+	} else {
+		e->byte_len = (uint32_t)sgl.total;
+		e->npkt = sgl.total ? (uint32_t)((sgl.total + DEV_WIRE_MTU - 1) / DEV_WIRE_MTU) : 1;
+		e->psn = dq->next_psn;
+		dq->next_psn = (dq->next_psn + e->npkt) & DEV_PSN_MASK;
+	}
+	dev_qp_set_busy(dq);
+	return true;
 }

@@ -46,6 +46,10 @@ static inline uint32_t emu_cap_max_sge(void)
 /* MLX5_MAX_SGE_RD: the send SGEs of a 512-byte WQE */
 #define EMU_MAX_SGE_RD	((512 - EMU_CTRL_SEG_SZ - EMU_RADDR_SEG_SZ) / EMU_DATA_SEG_SZ)
 
+/* Tag matching: MLX5_TM_MAX_SGE and MLX5_TM_MAX_RNDV_MSG_SIZE of mlx5_ib.h */
+#define EMU_TM_MAX_SGE		1
+#define EMU_TM_MAX_RNDV_HDR	64
+
 /* P_Key table entries: the cap on InfiniBand, one on RoCE */
 static inline uint32_t emu_cap_pkey_tbl_len(void)
 {

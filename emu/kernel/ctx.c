@@ -221,6 +221,22 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 		r->cq_moderation_caps.max_cq_moderation_period = EMU_MAX_CQ_PERIOD;
 	}
 	r->max_dm_size = EMU_DM_SIZE;	/* MEMIC, ioctl_dm.c */
+	/*
+	 * mlx5_ib_query_device(): the list holds 2^log_tag_matching_list_sz
+	 * entries, one kept back; max_ops is the SQ depth of the command QP
+	 * that posts the list operations; a tagged buffer is one SGE
+	 * (MLX5_TM_MAX_SGE); the rendezvous flag and header size (64,
+	 * MLX5_TM_MAX_RNDV_MSG_SIZE) only with rndv_offload_rc.
+	 */
+	if (EMU_CAP(tag_matching)) {
+		r->tm_caps.max_num_tags = EMU_CAP_POW2(log_tag_matching_list_sz) - 1;
+		r->tm_caps.max_ops = EMU_CAP_POW2(log_max_qp_sz);
+		r->tm_caps.max_sge = EMU_TM_MAX_SGE;
+		if (EMU_CAP(rndv_offload_rc)) {
+			r->tm_caps.flags = IBV_TM_CAP_RC;
+			r->tm_caps.max_rndv_hdr_size = EMU_TM_MAX_RNDV_HDR;
+		}
+	}
 	r->response_length = (uint32_t)min_sz(c->out_len, sizeof(*r));
 
 	/*

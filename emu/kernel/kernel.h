@@ -323,11 +323,12 @@ struct emu_qp {
 struct emu_srq {
 	struct emu_obj		obj;
 	uint32_t		srqn;
-	enum ibv_srq_type	type;		/* IBV_SRQT_BASIC or IBV_SRQT_XRC */
+	enum ibv_srq_type	type;		/* BASIC, XRC or TM */
 	struct emu_pd		*pd;
 	struct emu_xrcd		*xrcd;		/* XRC only */
-	struct emu_cq		*cq;		/* XRC only: where receives complete */
-	uint32_t		uidx;		/* mlx5 user index (XRC SRQ, cqe v1) */
+	struct emu_cq		*cq;		/* XRC and TM: where receives complete */
+	uint32_t		uidx;		/* mlx5 user index (XRC, TM SRQ, cqe v1) */
+	uint32_t		tm_list_size;	/* TM: tag list entries, a power of two */
 	uint64_t		buf;
 	uint64_t		dbrec;		/* [0] BE32 posted-WQE counter */
 	struct emu_pin		pin;		/* the ring (the doorbell: db_pages) */

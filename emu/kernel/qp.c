@@ -230,7 +230,8 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 		} else {
 			if (a->is_srq) {
 				srq = emu_obj_get_locked(ctx, a->srq_handle, EMU_OBJ_SRQ);
-				if (!srq || srq->type != IBV_SRQT_BASIC)
+				/* the core refuses an XRC SRQ only */
+				if (!srq || srq->type == IBV_SRQT_XRC)
 					return EINVAL;
 			}
 			rcq = emu_obj_get_locked(ctx, a->recv_cq_handle, EMU_OBJ_CQ);

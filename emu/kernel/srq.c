@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * srq.c - shared receive queues, basic and XRC.
+ * srq.c - shared receive queues, basic, XRC and tag matching.
  *
  * libmlx5 sizes the ring itself (max_wr + 1 rounded up to a power of two,
  * stride = 16-byte next segment + 16 bytes per SGE, at least 32, power of
@@ -41,6 +41,7 @@ struct srq_args {
 	uint32_t	srq_type;
 	uint32_t	pd_handle, xrcd_handle, cq_handle;
 	uint32_t	max_wr, max_sge;
+	uint32_t	max_num_tags;	/* TM */
 };
 
 static int create_srq(struct emu_cmd *c, const struct srq_args *a,
@@ -55,16 +56,23 @@ static int create_srq(struct emu_cmd *c, const struct srq_args *a,
 	struct emu_srq *srq;
 	uint32_t desc;
 	uint64_t ring;
+	uint32_t tm_log = 0;
 	int ret;
 
-	if (a->srq_type == IBV_SRQT_TM)
-		return EOPNOTSUPP;	/* no tag matching on this device */
-	if (a->srq_type != IBV_SRQT_BASIC && a->srq_type != IBV_SRQT_XRC)
+	if (a->srq_type == IBV_SRQT_TM && !EMU_CAP(tag_matching))
+		return EOPNOTSUPP;
+	if (a->srq_type != IBV_SRQT_BASIC && a->srq_type != IBV_SRQT_XRC &&
+	    a->srq_type != IBV_SRQT_TM)
 		return EINVAL;
 	if (a->srq_type == IBV_SRQT_XRC) {
 		xrcd = emu_obj_get_locked(ctx, a->xrcd_handle, EMU_OBJ_XRCD);
+		if (!xrcd)
+			return EINVAL;
+	}
+	/* ib_srq_has_cq(): XRC and TM SRQs complete into a CQ of their own */
+	if (a->srq_type != IBV_SRQT_BASIC) {
 		cq = emu_obj_get_locked(ctx, a->cq_handle, EMU_OBJ_CQ);
-		if (!xrcd || !cq)
+		if (!cq)
 			return EINVAL;
 	}
 	pd = emu_obj_get_locked(ctx, a->pd_handle, EMU_OBJ_PD);
@@ -87,6 +95,17 @@ static int create_srq(struct emu_cmd *c, const struct srq_args *a,
 		return EINVAL;
 	if (req.uidx > EMU_USER_INDEX_MASK)
 		return EINVAL;
+	/*
+	 * mlx5_ib_create_srq(): the list has 2^(ilog2(max_num_tags) + 1)
+	 * entries, more than max_num_tags (libmlx5 keeps one back as the
+	 * end of its free list), and no more than the device's.  The kernel
+	 * checks it once the ring is pinned; the errno is the same.
+	 */
+	if (a->srq_type == IBV_SRQT_TM) {
+		tm_log = a->max_num_tags ? ilog2(a->max_num_tags) + 1 : 0;
+		if (tm_log > EMU_CAP(log_tag_matching_list_sz))
+			return EINVAL;
+	}
 	/* pinned as mlx5's create_srq_user() does: the ring, the doorbell page */
 	desc = roundup_pow2(16 + 16 * (a->max_sge ? a->max_sge : 1));
 	if (desc < 32)
@@ -114,6 +133,7 @@ static int create_srq(struct emu_cmd *c, const struct srq_args *a,
 	srq->xrcd = xrcd;
 	srq->cq = cq;
 	srq->uidx = req.uidx;
+	srq->tm_list_size = a->srq_type == IBV_SRQT_TM ? 1u << tm_log : 0;
 	srq->buf = req.buf_addr;
 	srq->dbrec = req.db_addr;
 	srq->wqe_cnt = roundup_pow2(a->max_wr + 1);
@@ -167,6 +187,7 @@ int emu_cmd_create_xsrq(struct emu_cmd *c)
 		.cq_handle = cmd->cq_handle,
 		.max_wr = cmd->max_wr,
 		.max_sge = cmd->max_sge,
+		.max_num_tags = cmd->max_num_tags,
 	};
 
 	return create_srq(c, &a, c->out);
