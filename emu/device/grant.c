@@ -497,6 +497,8 @@ static void publish(struct dev_qp *dq)
 		  dcq && !dcq->overrun && !dcq->zip && !dcq->grant_qp && !cq->armed &&
 		  dev_cq_has_room(dcq, 1) &&
 		  (qp->srq ? dev_srq_peek(dq, qp->srq, &r, &next) : dev_rq_peek(dq, &r));
+	if (!dev_qp_can_receive(qp))
+		return;		/* the look found its receive queue broken: QP in ERR */
 	for (uint32_t i = 0; send_ok && i < r.nseg && n < GRANT_SGE; i++) {
 		const uint8_t *seg = r.wqe + 16 * i;
 		uint32_t bc = dev_be32(seg), lkey = dev_be32(seg + 4);

@@ -1225,9 +1225,14 @@ static void resp_connected(struct dev_qp *dq, const struct dev_pkt *p)
 	if (rc < 0)
 		return;		/* no room to answer: the requester retransmits */
 	if (rc == DNAK_RNR) {
-		if (v.reliable)
+		/*
+		 * UC: the message is lost.  A QP that the look for a receive
+		 * just moved to ERR (its RQ or SRQ broken) answers nothing,
+		 * as any QP in ERR: the requester retries, then fails.
+		 */
+		if (v.reliable && dev_qp_can_receive(dq->qp))
 			send_nak(dq, p, DNAK_RNR);
-		return;		/* UC: the message is lost */
+		return;
 	}
 	if (rc) {
 		if (!v.reliable) {

@@ -32,6 +32,30 @@ static int32_t rq_avail(uint64_t dbrec, uint32_t taken, uint32_t size)
 	return dev_db_avail(db, taken, size);
 }
 
+/*
+ * A QP that can no longer get receives from its SRQ: to ERR with
+ * IBV_EVENT_QP_FATAL (its flush then raises QP_LAST_WQE_REACHED).  A DCT
+ * keeps its state: the kernel's mlx5 driver forwards no such event for a
+ * DCT, and what a ConnectX does with one is not public.
+ */
+static void srq_fail_qp(struct dev_qp *dq)
+{
+	struct emu_qp *qp = dq->qp;
+
+	if (!qp->dc && qp->attr.state != IBV_QPS_ERR && qp->attr.state != IBV_QPS_RESET)
+		dev_qp_fatal(dq, IBV_EVENT_QP_FATAL);
+}
+
+/*
+ * A work queue catastrophic error.  On an SRQ (issue 35, defect 10):
+ * IBV_EVENT_SRQ_ERR, then every QP associated with the SRQ to ERR with
+ * IBV_EVENT_QP_FATAL, as the IBA's SRQ catastrophic error (11.6.3.1) and
+ * NVIDIA's manual for IBV_EVENT_SRQ_ERR describe it (DESIGN-device.md).
+ * Left in RTS they would answer every SEND with an RNR NAK, and a
+ * requester with rnr_retry 7 would retry forever.  dq, the QP whose
+ * message found the SRQ broken, may be an XRC target, which no SRQ is
+ * associated with: it fails as well.
+ */
 static void rq_catastrophic(struct dev_qp *dq, struct emu_srq *srq)
 {
 	if (srq) {
@@ -41,7 +65,11 @@ static void rq_catastrophic(struct dev_qp *dq, struct emu_srq *srq)
 			ds->failed = true;
 			emu_post_async_event_locked(srq->obj.ctx, &srq->obj, 0,
 						    IBV_EVENT_SRQ_ERR);
+			for (struct dev_qp *q = dev_eng.qps; q; q = q->next)
+				if (q->qp->srq == srq)
+					srq_fail_qp(q);
 		}
+		srq_fail_qp(dq);
 		return;
 	}
 	if (dq->qp->attr.state != IBV_QPS_ERR)
@@ -93,8 +121,10 @@ bool dev_srq_peek(struct dev_qp *dq, struct emu_srq *srq, struct dev_rwqe *r, ui
 	uint8_t link[4];
 	int32_t avail;
 
-	if (ds->failed)
+	if (ds->failed) {
+		srq_fail_qp(dq);	/* attached, or an XRC target, since */
 		return false;
+	}
 	avail = rq_avail(srq->dbrec, ds->taken, srq->wqe_cnt);
 	if (avail < 0) {
 		rq_catastrophic(dq, srq);

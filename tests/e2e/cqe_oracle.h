@@ -10,9 +10,11 @@
 #ifndef RDMAFAST_TESTS_E2E_CQE_ORACLE_H
 #define RDMAFAST_TESTS_E2E_CQE_ORACLE_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
+#include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 #include <rdmafast/rdmafast.h>
 
@@ -77,6 +79,54 @@ static inline void cqe_case_write(struct rf_cqe64 *cqe, const struct cqe_case *k
 	__atomic_store_n(&cqe->op_own, (uint8_t)(k->opcode << 4 | k->fmt << 2 |
 						 (k->se ? RF_CQE_SE_MASK : 0) | owner),
 			 __ATOMIC_RELEASE);
+}
+
+/*
+ * A libmlx5 CQ of n entries of cqe_size bytes whose records
+ * ibv_start_poll() reads every compared field of; NULL (errno) on failure.
+ */
+static inline struct ibv_cq_ex *cqe_oracle_cq_ex(struct ibv_context *ctx, int n,
+						 uint32_t cqe_size)
+{
+	struct ibv_cq_init_attr_ex xa;
+	struct mlx5dv_cq_init_attr dx;
+
+	memset(&xa, 0, sizeof(xa));
+	memset(&dx, 0, sizeof(dx));
+	xa.cqe = (uint32_t)n;
+	xa.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |
+		      IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SL;
+	dx.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE;
+	dx.cqe_size = cqe_size;
+	return mlx5dv_create_cq(ctx, &xa, &dx);
+}
+
+/*
+ * One record of cq through libmlx5's extended poll (ibv_start_poll(),
+ * ibv_wc_read_*(), ibv_end_poll()) into the ibv_wc fields the comparison
+ * reads: 0, or ibv_start_poll()'s error (ENOENT: no record yet).
+ */
+static inline int cqe_oracle_poll_ex(struct ibv_cq_ex *cq, struct ibv_wc *wc)
+{
+	struct ibv_poll_cq_attr pa;
+	int err;
+
+	memset(&pa, 0, sizeof(pa));
+	err = ibv_start_poll(cq, &pa);
+	if (err)
+		return err;
+	wc->wr_id = cq->wr_id;
+	wc->status = cq->status;
+	wc->opcode = ibv_wc_read_opcode(cq);
+	wc->vendor_err = ibv_wc_read_vendor_err(cq);
+	wc->byte_len = ibv_wc_read_byte_len(cq);
+	wc->wc_flags = ibv_wc_read_wc_flags(cq);
+	wc->imm_data = ibv_wc_read_imm_data(cq);
+	wc->qp_num = ibv_wc_read_qp_num(cq);
+	wc->src_qp = ibv_wc_read_src_qp(cq);
+	wc->sl = ibv_wc_read_sl(cq);
+	ibv_end_poll(cq);
+	return 0;
 }
 
 /*

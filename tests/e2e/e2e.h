@@ -19,6 +19,8 @@
 
 #include <rdmafast/verbs.h>
 
+#include "../on_roce.h"
+
 enum { E2E_BUF = 1 << 16, E2E_TIMEOUT_MS = 20000 };
 
 /*
@@ -122,6 +124,20 @@ static inline void e2e_side_open(struct e2e *e, struct e2e_side *s, const struct
 				  s->qp.has_rq ? &s->qp.rq : NULL, NULL), 0);
 }
 
+/*
+ * e->port; under the emulator with RFEMU_LINK_LAYER=eth (e2e_rerun_on_roce())
+ * it must be on RoCE: a re-run that found InfiniBand would prove nothing.
+ */
+static inline void e2e_query_port(struct e2e *e)
+{
+	const char *ll = getenv("RFEMU_LINK_LAYER");
+
+	cr_assert_eq(ibv_query_port(e->ctx, 1, &e->port), 0);
+	if (getenv("RFEMU_LIB") && ll && !strcmp(ll, "eth"))
+		cr_assert_eq(e->port.link_layer, IBV_LINK_LAYER_ETHERNET,
+			     "RFEMU_LINK_LAYER=eth, and the port is not on RoCE");
+}
+
 static inline void e2e_open(struct e2e *e, const struct e2e_opts *o)
 {
 	struct ibv_device **list;
@@ -138,7 +154,7 @@ static inline void e2e_open(struct e2e *e, const struct e2e_opts *o)
 	cr_assert_eq(rf_device_check_ibv(e->ctx), 0);
 	e->pd = ibv_alloc_pd(e->ctx);
 	cr_assert_not_null(e->pd);
-	cr_assert_eq(ibv_query_port(e->ctx, 1, &e->port), 0);
+	e2e_query_port(e);
 	if (o->with_channel) {
 		e->ch = ibv_create_comp_channel(e->ctx);
 		cr_assert_not_null(e->ch);
@@ -195,6 +211,18 @@ static inline void e2e_close(struct e2e *e)
 		ibv_destroy_comp_channel(e->ch);
 	ibv_dealloc_pd(e->pd);
 	ibv_close_device(e->ctx);
+}
+
+/*
+ * The tests filter names again on RoCE v2 (tests/on_roce.h), where
+ * e2e_query_port() asserts the port is Ethernet. On a real device the link
+ * layer is what it is: skipped.
+ */
+static inline void e2e_rerun_on_roce(const char *filter)
+{
+	if (!getenv("RFEMU_LIB"))
+		cr_skip_test("a real device: its link layer is what it is");
+	test_rerun_on_roce(filter);
 }
 
 /* Poll cq until exactly n records arrived (asserting on timeout). */

@@ -104,7 +104,7 @@ static inline void gq_open(struct gq *g, enum ibv_qp_type t, uint64_t ops)
 		cr_assert_not_null(g->e.ctx);
 		g->e.pd = ibv_alloc_pd(g->e.ctx);
 		cr_assert_not_null(g->e.pd);
-		cr_assert_eq(ibv_query_port(g->e.ctx, 1, &g->e.port), 0);
+		e2e_query_port(&g->e);
 		e2e_side_open(&g->e, &g->e.a, &o, NULL);
 		e2e_side_open(&g->e, &g->e.b, &o, NULL);
 	} else {

@@ -115,23 +115,11 @@ static void or_ibv_poll_one(struct or_side *s, struct ibv_wc *wc)
 	int k;
 
 	if (s->c.cqx) {
-		struct ibv_poll_cq_attr pa = { 0 };
 		int err;
 
-		while ((err = ibv_start_poll(s->c.cqx, &pa)) == ENOENT)
+		while ((err = cqe_oracle_poll_ex(s->c.cqx, wc)) == ENOENT)
 			cr_assert(e2e_now_ms() < end, "no completion");
 		cr_assert_eq(err, 0, "start_poll: %d", err);
-		wc->wr_id = s->c.cqx->wr_id;
-		wc->status = s->c.cqx->status;
-		wc->opcode = ibv_wc_read_opcode(s->c.cqx);
-		wc->vendor_err = ibv_wc_read_vendor_err(s->c.cqx);
-		wc->byte_len = ibv_wc_read_byte_len(s->c.cqx);
-		wc->wc_flags = ibv_wc_read_wc_flags(s->c.cqx);
-		wc->imm_data = ibv_wc_read_imm_data(s->c.cqx);
-		wc->qp_num = ibv_wc_read_qp_num(s->c.cqx);
-		wc->src_qp = ibv_wc_read_src_qp(s->c.cqx);
-		wc->sl = ibv_wc_read_sl(s->c.cqx);
-		ibv_end_poll(s->c.cqx);
 	} else {
 		while ((k = ibv_poll_cq(s->c.cq, 1, wc)) == 0)
 			cr_assert(e2e_now_ms() < end, "no completion");
@@ -202,18 +190,8 @@ static void or_learn_uidx(struct oracle *o, struct or_side *s, uint32_t dead)
 /* A libmlx5 CQ of 128 CQEs of cqe_size bytes, polled the extended way. */
 static struct ibv_cq_ex *or_cq_ex(struct oracle *o, uint32_t cqe_size)
 {
-	struct ibv_cq_init_attr_ex xa;
-	struct mlx5dv_cq_init_attr dx;
-	struct ibv_cq_ex *cq;
+	struct ibv_cq_ex *cq = cqe_oracle_cq_ex(o->e.ctx, 128, cqe_size);
 
-	memset(&xa, 0, sizeof(xa));
-	memset(&dx, 0, sizeof(dx));
-	xa.cqe = 128;
-	xa.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |
-		      IBV_WC_EX_WITH_SRC_QP | IBV_WC_EX_WITH_SL;
-	dx.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE;
-	dx.cqe_size = cqe_size;
-	cq = mlx5dv_create_cq(o->e.ctx, &xa, &dx);
 	cr_assert_not_null(cq, "mlx5dv_create_cq: %s", strerror(errno));
 	return cq;
 }

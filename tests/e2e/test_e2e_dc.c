@@ -8,7 +8,7 @@
  * compact address vector executed by the device (and a WQE whose AV
  * claims more than its DS cover refused), a batch of DCI WQEs with one
  * doorbell and one CQE, and a DCI in error reset and reused with
- * rf_dci_reset_ibv().
+ * rf_dci_reset_ibv(); all of it again on RoCE (suite e2e_dc_roce).
  */
 #include "e2e.h"
 
@@ -503,4 +503,14 @@ Test(e2e_dc, dci_in_error_is_reset_and_reused)
 	cr_assert_eq(wc.wr_id, 3);
 	cr_assert_eq(memcmp(b->buf, a->buf, 64), 0);
 	dc_close(&d);
+}
+
+/*
+ * Suite e2e_dc again on RoCE (emulated HCA only): the DCIs' address vector
+ * carries the GRH and the destination MAC, compared with libmlx5's bytes,
+ * and the compact form is refused.
+ */
+Test(e2e_dc_roce, on_roce, .timeout = 120)
+{
+	e2e_rerun_on_roce("e2e_dc/*");
 }

@@ -455,3 +455,9 @@ Test(e2e_golden, sge_lists_windows_and_wrap_match_libmlx5)
 	ibv_dealloc_mw(mwb);
 	gq_close(&g);
 }
+
+/* Suite e2e_golden again on RoCE (emulated HCA only): both pairs connected with a GRH. */
+Test(e2e_golden_roce, rc_on_roce, .timeout = 120)
+{
+	e2e_rerun_on_roce("e2e_golden/*");
+}

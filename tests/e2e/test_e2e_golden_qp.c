@@ -3,12 +3,9 @@
  * rdmafast's WQEs against libmlx5's (golden.h): UC (WRITE, WRITE with
  * immediate, SEND, SEND with immediate, inline SEND) and UD (SEND, with
  * immediate, the QP's Q_Key, inline, and through ibv_wr_send()) on
- * InfiniBand, and UD again on RoCE: suite e2e_golden_roce runs suite
- * e2e_golden_ud in a fresh runner with RFEMU_LINK_LAYER=eth.
+ * InfiniBand, and UD again on RoCE (e2e_rerun_on_roce(), suite
+ * e2e_golden_roce, which re-runs the RC and XRC golden suites too).
  */
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "golden.h"
 
 Test(e2e_golden_qp, uc_matches_libmlx5)
@@ -78,13 +75,10 @@ Test(e2e_golden_ud, ud_matches_libmlx5)
 	struct ibv_send_wr wr, *bad;
 	struct e2e_side *a, *b;
 	struct rf_sq *sq;
-	const char *ll = getenv("RFEMU_LINK_LAYER");
 	uint32_t p = 0;
 	uint8_t msg[24];
 
 	gq_open(&g, IBV_QPT_UD, IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM);
-	if (ll && !strcmp(ll, "eth") && getenv("RFEMU_LIB"))
-		cr_assert_eq(g.e.port.link_layer, IBV_LINK_LAYER_ETHERNET, "not on RoCE");
 	a = &g.e.a;
 	b = &g.e.b;
 	sq = &a->qp.sq;
@@ -150,24 +144,8 @@ Test(e2e_golden_ud, ud_matches_libmlx5)
 	gq_close(&g);
 }
 
-/* Suite e2e_golden_ud again, in a fresh runner on RoCE (emulated HCA only). */
+/* Suite e2e_golden_ud again on RoCE (emulated HCA only): the AV's GRH and MAC. */
 Test(e2e_golden_roce, ud_on_roce, .timeout = 120)
 {
-	int status;
-	pid_t pid;
-
-	if (!getenv("RFEMU_LIB"))
-		cr_skip_test("a real device: its link layer is what it is");
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		setenv("RFEMU_LINK_LAYER", "eth", 1);
-		unsetenv("BXFI_MAP");	/* a runner of its own, not a worker of this one */
-		execl("/proc/self/exe", "rfe2e", "--filter", "e2e_golden_ud/*", "--jobs", "1",
-		      (char *)NULL);
-		_exit(127);
-	}
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+	e2e_rerun_on_roce("e2e_golden_ud/*");
 }
-

@@ -327,3 +327,9 @@ Test(e2e_golden_mw, rc_wr_api_and_type1_windows_match_libmlx5)
 	gq_close(&g);
 }
 
+
+/* Suite e2e_golden_xrc again on RoCE (emulated HCA only): its QPs connected with a GRH. */
+Test(e2e_golden_roce, xrc_on_roce, .timeout = 120)
+{
+	e2e_rerun_on_roce("e2e_golden_xrc/*");
+}

@@ -20,29 +20,8 @@
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
+#include "../on_roce.h"	/* test_rerun_on_roce() */
 #include "qp_bring_up.h"
-
-/*
- * Run this binary again with its port on RoCE (RFEMU_LINK_LAYER=eth), as a
- * runner of its own (not one of this runner's workers), for the tests
- * filter names, and assert that they passed.
- */
-static inline void et_rerun_on_roce(const char *filter)
-{
-	int status;
-	pid_t pid = fork();
-
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		setenv("RFEMU_LINK_LAYER", "eth", 1);
-		unsetenv("BXFI_MAP");
-		execl("/proc/self/exe", "on-roce", "--filter", filter, "--jobs", "1", (char *)NULL);
-		_exit(127);
-	}
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s on RoCE: status %#x",
-		  filter, status);
-}
 
 static inline struct ibv_context *et_open(void)
 {

@@ -539,5 +539,5 @@ Test(cm, roce_gid_address_names_the_port)
  */
 Test(cm_roce, everything_on_roce, .timeout = 240)
 {
-	et_rerun_on_roce("cm/*");
+	test_rerun_on_roce("cm/*");
 }

@@ -151,7 +151,7 @@ Test(dev_addr, ud_send_to_a_dlid_of_nobody)
 /* This binary again on RoCE, running suite dev_addr_roce only. */
 Test(dev_addr, on_roce, .timeout = 120)
 {
-	et_rerun_on_roce("dev_addr_roce/*");
+	test_rerun_on_roce("dev_addr_roce/*");
 }
 
 /* ---- RoCE ------------------------------------------------------------------- */

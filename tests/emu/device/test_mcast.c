@@ -393,5 +393,5 @@ Test(dev_mcast, on_roce, .timeout = 120)
 {
 	if (m.roce)
 		cr_skip_test("already on RoCE");
-	et_rerun_on_roce("dev_mcast/*");
+	test_rerun_on_roce("dev_mcast/*");
 }

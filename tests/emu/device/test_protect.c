@@ -378,6 +378,25 @@ static struct ibv_xrcd *private_xrcd(void)
 	return x;
 }
 
+/* An XRC target QP of domain x and an initiator (on t.cq[0]), connected to each other. */
+static void xrc_pair(struct ibv_xrcd *x, struct ibv_qp **tgt, struct ibv_qp **ini)
+{
+	struct ibv_qp_init_attr_ex ra = {
+		.qp_type = IBV_QPT_XRC_RECV, .comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = x,
+	};
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_XRC_SEND, .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = t.pd,
+		.send_cq = t.cq[0], .recv_cq = t.cq[0],
+		.cap = { .max_send_wr = 16, .max_send_sge = 1 },
+	};
+
+	*tgt = ibv_create_qp_ex(t.ctx, &ra);
+	*ini = ibv_create_qp_ex(t.ctx, &ia);
+	cr_assert(*tgt && *ini, "%s", strerror(errno));
+	xrc_connect(*tgt, (*ini)->qp_num);
+	xrc_connect(*ini, (*tgt)->qp_num);
+}
+
 /*
  * The SRQ an XRC SEND names must be an XRC SRQ of the target QP's domain:
  * one of another domain, or a number that is no SRQ, is refused (invalid
@@ -388,15 +407,7 @@ static void xrc_wrong_srq(bool other_domain)
 	struct ibv_xrcd *x1 = private_xrcd(), *x2 = private_xrcd();
 	struct ibv_cq *cq2 = ibv_create_cq(t.ctx, 16, NULL, NULL, 0);
 	struct ibv_srq *s1 = xrc_srq(x1, t.cq[1]), *s2 = xrc_srq(x2, cq2);
-	struct ibv_qp_init_attr_ex ra = {
-		.qp_type = IBV_QPT_XRC_RECV, .comp_mask = IBV_QP_INIT_ATTR_XRCD, .xrcd = x1,
-	};
-	struct ibv_qp_init_attr_ex ia = {
-		.qp_type = IBV_QPT_XRC_SEND, .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = t.pd,
-		.send_cq = t.cq[0], .recv_cq = t.cq[0],
-		.cap = { .max_send_wr = 16, .max_send_sge = 1 },
-	};
-	struct ibv_qp *tgt = ibv_create_qp_ex(t.ctx, &ra), *ini = ibv_create_qp_ex(t.ctx, &ia);
+	struct ibv_qp *tgt, *ini;
 	struct ibv_sge s = { (uintptr_t)t.buf[0], 64, t.mr[0]->lkey };
 	struct ibv_send_wr wr = {
 		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
@@ -406,11 +417,10 @@ static void xrc_wrong_srq(bool other_domain)
 	uint64_t sum;
 	struct ibv_wc wc;
 
-	cr_assert(cq2 && tgt && ini, "%s", strerror(errno));
+	cr_assert(cq2, "%s", strerror(errno));
 	cr_assert_eq(ibv_get_srq_num(s1, &n1), 0);
 	cr_assert_eq(ibv_get_srq_num(s2, &n2), 0);
-	xrc_connect(tgt, ini->qp_num);
-	xrc_connect(ini, tgt->qp_num);
+	xrc_pair(x1, &tgt, &ini);
 
 	/* the control: the domain's own SRQ receives */
 	memset(t.buf[0], 0x3c, 64);
@@ -450,4 +460,43 @@ Test(dev_protect, xrc_srq_of_another_domain)
 Test(dev_protect, xrc_srq_number_unknown)
 {
 	xrc_wrong_srq(false);
+}
+
+/*
+ * An XRC SRQ in error (its doorbell record far ahead): no SRQ is associated
+ * with an XRC target QP, but the one whose SEND found the SRQ broken goes
+ * to ERR with IBV_EVENT_QP_FATAL, and the initiator, answered nothing,
+ * ends in RETRY_EXC_ERR (issue 35, defect 10; DESIGN-device.md).
+ */
+Test(dev_protect, xrc_srq_in_error_fails_the_target_qp)
+{
+	struct ibv_xrcd *x = private_xrcd();
+	struct ibv_srq *srq = xrc_srq(x, t.cq[1]);
+	struct mlx5dv_srq dsrq = { .comp_mask = 0 };
+	struct mlx5dv_obj o = { .srq = { .in = srq, .out = &dsrq } };
+	struct ibv_qp *tgt, *ini;
+	struct ibv_sge s = { (uintptr_t)t.buf[0], 64, t.mr[0]->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	uint32_t n;
+	struct ibv_wc wc;
+
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_SRQ), 0);
+	cr_assert_eq(ibv_get_srq_num(srq, &n), 0);
+	xrc_pair(x, &tgt, &ini);
+	*dsrq.dbrec = htobe32(dsrq.tail + 100);
+	wr.qp_type.xrc.remote_srqn = n;
+	dt_post(ini, &wr);
+	dt_expect_async(t.ctx, IBV_EVENT_SRQ_ERR, 5000);
+	dt_expect_async(t.ctx, IBV_EVENT_QP_FATAL, 5000);
+	cr_assert_eq(wt_qp_state(tgt), IBV_QPS_ERR);
+	wc = dt_poll1(t.cq[0]);
+	cr_assert_eq(wc.status, IBV_WC_RETRY_EXC_ERR, "%s", ibv_wc_status_str(wc.status));
+	dt_poll_none(t.cq[1], 100);
+	cr_expect_eq(ibv_destroy_qp(ini), 0);
+	cr_expect_eq(ibv_destroy_qp(tgt), 0);
+	cr_expect_eq(ibv_destroy_srq(srq), 0);
+	cr_expect_eq(ibv_close_xrcd(x), 0);
 }

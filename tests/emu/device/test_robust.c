@@ -681,6 +681,79 @@ Test(dev_robust, srq_dbrec_beyond_the_queue_size_fails_the_srq)
 	cr_assert_eq(ibv_destroy_srq(srq), 0);
 }
 
+/*
+ * Issue 35, defect 10: the QPs of an SRQ in error go to ERR with
+ * IBV_EVENT_QP_FATAL, then IBV_EVENT_QP_LAST_WQE_REACHED - the one whose
+ * SEND found the SRQ broken and the one that received nothing alike - and
+ * a requester with rnr_retry 7 ends in RETRY_EXC_ERR instead of being
+ * answered RNR NAKs forever.
+ */
+Test(dev_robust, srq_in_error_fails_its_qps)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(t.pd, &sa);
+	struct mlx5dv_srq dsrq = { .comp_mask = 0 };
+	struct mlx5dv_obj o = { .srq = { .in = srq, .out = &dsrq } };
+	struct dt_qp_opts opt = { .type = IBV_QPT_RC, .rnr_retry = 7, .retry_cnt = 2,
+				  .timeout = 8, .srq = srq };
+	struct ibv_qp *rq_qp, *idle_qp, *sq_qp;
+	struct ibv_sge s = { (uintptr_t)t.buf[0], 8, t.mr[0]->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	};
+	struct pollfd pfd = { .fd = t.ctx->async_fd, .events = POLLIN };
+	bool srq_err = false, fatal[2] = { false }, last[2] = { false };
+	uint64_t end = dt_now_ms() + 5000;
+	struct ibv_wc wc;
+
+	cr_assert(srq);
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_SRQ), 0);
+	rq_qp = dt_create_qp(&t, 1, &opt);
+	idle_qp = dt_create_qp(&t, 1, &opt);
+	opt.srq = NULL;
+	sq_qp = dt_create_qp(&t, 0, &opt);
+	cr_assert_eq(dt_connect(rq_qp, sq_qp->qp_num, t.lid, &opt), 0);
+	cr_assert_eq(dt_connect(sq_qp, rq_qp->qp_num, t.lid, &opt), 0);
+	cr_assert_eq(dt_connect(idle_qp, t.qp[0]->qp_num, t.lid, &opt), 0);
+	*dsrq.dbrec = htobe32(dsrq.tail + 100);
+	dt_post(sq_qp, &wr);
+	while (!srq_err || !fatal[0] || !fatal[1] || !last[0] || !last[1]) {
+		int left = (int)(end - dt_now_ms());
+		struct ibv_async_event ev;
+		int i;
+
+		cr_assert_gt(left, 0, "SRQ_ERR %d, QP_FATAL %d %d, LAST_WQE_REACHED %d %d",
+			     srq_err, fatal[0], fatal[1], last[0], last[1]);
+		if (poll(&pfd, 1, left) <= 0)
+			continue;
+		cr_assert_eq(ibv_get_async_event(t.ctx, &ev), 0);
+		if (ev.event_type == IBV_EVENT_SRQ_ERR) {
+			cr_assert_eq(ev.element.srq, srq);
+			srq_err = true;
+		} else if (ev.event_type == IBV_EVENT_QP_FATAL ||
+			   ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED) {
+			cr_assert(ev.element.qp == rq_qp || ev.element.qp == idle_qp,
+				  "event %d on QP %u", ev.event_type, ev.element.qp->qp_num);
+			i = ev.element.qp == idle_qp;
+			cr_assert(srq_err, "QP event %d before SRQ_ERR", ev.event_type);
+			if (ev.event_type == IBV_EVENT_QP_FATAL)
+				fatal[i] = true;
+			else
+				last[i] = true;
+		}
+		ibv_ack_async_event(&ev);
+	}
+	cr_assert_eq(qp_state(rq_qp), IBV_QPS_ERR);
+	cr_assert_eq(qp_state(idle_qp), IBV_QPS_ERR);
+	wc = dt_poll1(t.cq[0]);
+	cr_assert_eq(wc.status, IBV_WC_RETRY_EXC_ERR, "status %s", ibv_wc_status_str(wc.status));
+	dt_poll_none(t.cq[1], 100);
+	cr_assert_eq(ibv_destroy_qp(sq_qp), 0);
+	cr_assert_eq(ibv_destroy_qp(idle_qp), 0);
+	cr_assert_eq(ibv_destroy_qp(rq_qp), 0);
+	cr_assert_eq(ibv_destroy_srq(srq), 0);
+}
+
 /* An SQ whose pages became inaccessible: the WQE cannot be fetched, LOC_QP_OP_ERR. */
 Test(dev_robust, sq_buffer_inaccessible)
 {

@@ -276,5 +276,5 @@ Test(gid_check, an_empty_source_gid_is_enodata)
 /* This binary again on RoCE, running suite gid_check only. */
 Test(gid, on_roce, .timeout = 120)
 {
-	et_rerun_on_roce("gid_check/*");
+	test_rerun_on_roce("gid_check/*");
 }

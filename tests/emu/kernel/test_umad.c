@@ -378,5 +378,5 @@ Test(umad_roce, gsi_only)
 
 Test(umad, on_roce, .timeout = 120)
 {
-	et_rerun_on_roce("umad_roce/*");
+	test_rerun_on_roce("umad_roce/*");
 }
