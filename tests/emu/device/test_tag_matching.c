@@ -322,7 +322,7 @@ Test(tm_roce, no_command_qp_without_grh)
 
 Test(tm, on_roce, .timeout = 60)
 {
-	et_rerun_on_roce("tm_roce/*");
+	test_rerun_on_roce("tm_roce/*");
 }
 
 /*
