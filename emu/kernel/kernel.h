@@ -311,7 +311,15 @@ struct emu_qp {
 	uint32_t		rq_max_wr;
 	uint32_t		rq_max_gs;
 
+	/*
+	 * attr holds what the kernel programs into the QP context; the
+	 * access flags and responder depth MODIFY_QP was last given are kept
+	 * beside it, as mlx5's trans_qp.atomic_rd_en and resp_depth (RESET
+	 * does not clear them), for set_qpc_atomic_flags() (qp.c).
+	 */
 	struct emu_qp_attr	attr;
+	uint32_t		access_asked;
+	uint8_t			resp_depth;
 
 	/* ibv_open_qp handle on an XRC target QP that lives in another process */
 	bool			opened;
