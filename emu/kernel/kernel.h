@@ -489,6 +489,9 @@ int emu_copy_to_user(uint64_t dst, const void *src, size_t len);
  */
 int emu_umem_check(uint64_t addr, uint64_t len, bool write);
 
+/* capable(CAP_*) of the calling process: its effective set (pin.c) */
+bool emu_capable(unsigned cap);
+
 /*
  * Pinned pages (pin.c).  emu_umem_get() is ib_umem_get()'s refusal of
  * [addr, addr + len) with `held` pages this command pinned already:

@@ -3,7 +3,9 @@
  * Queue pairs: creation, mlx5dv_init_obj, the state machine, multicast,
  * async events.
  */
+#include <linux/capability.h>
 #include <poll.h>
+#include <sys/syscall.h>
 
 #include "emu_test.h"
 
@@ -449,6 +451,61 @@ Test(qp, bad_create)
 	errno = 0;
 	cr_assert_null(ibv_create_qp(pd, &ia));
 	cr_assert_neq(errno, 0);
+}
+
+/* Drop a capability from the effective set of this test's process. */
+static void drop_cap(unsigned cap)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	cr_assert_eq(syscall(SYS_capget, &h, d), 0);
+	d[CAP_TO_INDEX(cap)].effective &= ~CAP_TO_MASK(cap);
+	cr_assert_eq(syscall(SYS_capset, &h, d), 0, "%s", strerror(errno));
+}
+
+static bool has_cap(unsigned cap)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	cr_assert_eq(syscall(SYS_capget, &h, d), 0);
+	return d[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap);
+}
+
+/*
+ * Raw packet QPs: EPERM without CAP_NET_RAW (uverbs), else EOPNOTSUPP, a
+ * device without the QP type (mlx5's check_qp_type()): the emulator has
+ * no flow steering to give their packets to, and rdma-core's tests skip
+ * on EOPNOTSUPP.  Through ibv_create_qp() and ibv_create_qp_ex().
+ */
+Test(qp, raw_packet_is_not_offered)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RAW_PACKET,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp_init_attr_ex iax = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RAW_PACKET, .pd = pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD, .cap = ia.cap,
+	};
+
+	if (has_cap(CAP_NET_RAW)) {
+		errno = 0;
+		cr_assert_null(ibv_create_qp(pd, &ia));
+		cr_expect_eq(errno, EOPNOTSUPP, "%s", strerror(errno));
+		errno = 0;
+		cr_assert_null(ibv_create_qp_ex(ctx, &iax));
+		cr_expect_eq(errno, EOPNOTSUPP, "%s", strerror(errno));
+		drop_cap(CAP_NET_RAW);
+	}
+	errno = 0;
+	cr_assert_null(ibv_create_qp(pd, &ia));
+	cr_expect_eq(errno, EPERM, "%s", strerror(errno));
+	errno = 0;
+	cr_assert_null(ibv_create_qp_ex(ctx, &iax));
+	cr_expect_eq(errno, EPERM, "%s", strerror(errno));
 }
 
 Test(qp, multicast)
