@@ -89,19 +89,23 @@ struct create_args {
 };
 
 /*
- * No limit on max_inline_data: the kernel's mlx5 driver checks a user QP's
- * send queue only by the sq_wqe_count libmlx5 sizes (set_user_buf_size()
- * in drivers/infiniband/hw/mlx5/qp.c); calc_sq_size(), which refuses a
- * WQE above max_wqe_sz_sq, sizes kernel QPs only.  libmlx5 bounds the
- * inline data itself: its WQE must fit max_sq_desc_sz, the max_wqe_sz_sq
- * GET_CONTEXT answers (mlx5_calc_send_wqe() in rdma-core's
- * providers/mlx5/verbs.c), 1024 bytes on a ConnectX.
+ * The caps a user QP is refused for: only more receive WRs than the
+ * device's queue holds (set_rq_size()'s sanity check in the kernel's
+ * drivers/infiniband/hw/mlx5/qp.c, before it knows whether there is a
+ * receive queue).  The driver checks a user QP's send queue only by the
+ * sq_wqe_count libmlx5 sizes (create_user_qp(), set_user_buf_size()) and
+ * takes the receive ring's stride from the request: no limit on send WRs,
+ * SGEs or max_inline_data (calc_sq_size(), which refuses a WQE above
+ * max_wqe_sz_sq, sizes kernel QPs only).  libmlx5 bounds them itself: a
+ * send WQE must fit max_sq_desc_sz and a receive WQE max_rq_desc_sz, the
+ * profile's max_wqe_sz_sq / max_wqe_sz_rq that GET_CONTEXT answers
+ * (mlx5_calc_send_wqe(), mlx5_calc_rcv_wqe() in rdma-core's
+ * providers/mlx5/verbs.c): on a ConnectX an RC QP takes up to 52 send
+ * SGEs or 828 bytes inline and 32 receive SGEs, more than max_sge (30).
  */
 static int check_caps(const struct ibv_qp_cap *cap)
 {
-	if (cap->max_send_wr > EMU_CAP_POW2(log_max_qp_sz) ||
-	    cap->max_recv_wr > EMU_CAP_POW2(log_max_qp_sz) ||
-	    cap->max_send_sge > emu_cap_max_sge() || cap->max_recv_sge > emu_cap_max_sge())
+	if (cap->max_recv_wr > EMU_CAP_POW2(log_max_qp_sz))
 		return EINVAL;
 	return 0;
 }
