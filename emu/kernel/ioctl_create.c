@@ -7,6 +7,7 @@
  * uverbs_std_types_qp.c).
  */
 #include <limits.h>
+#include <linux/capability.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -254,6 +255,9 @@ static int qp_create(struct emu_ioc *b)
 	} else if (type == IBV_QPT_RC || type == IBV_QPT_UC || type == IBV_QPT_UD ||
 		   type == IBV_QPT_XRC_SEND || type == IBV_QPT_DRIVER ||
 		   type == IBV_QPT_RAW_PACKET) {
+		/* rdma_uattrs_has_raw_cap() comes before the objects */
+		if (type == IBV_QPT_RAW_PACKET && !emu_capable(CAP_NET_RAW))
+			return EPERM;
 		if (emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_XRCD_HANDLE) ||
 		    (type == IBV_QPT_XRC_SEND && emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_SRQ_HANDLE)))
 			return EINVAL;

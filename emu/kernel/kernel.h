@@ -311,7 +311,15 @@ struct emu_qp {
 	uint32_t		rq_max_wr;
 	uint32_t		rq_max_gs;
 
+	/*
+	 * attr holds what the kernel programs into the QP context; the
+	 * access flags and responder depth MODIFY_QP was last given are kept
+	 * beside it, as mlx5's trans_qp.atomic_rd_en and resp_depth (RESET
+	 * does not clear them), for set_qpc_atomic_flags() (qp.c).
+	 */
 	struct emu_qp_attr	attr;
+	uint32_t		access_asked;
+	uint8_t			resp_depth;
 
 	/* ibv_open_qp handle on an XRC target QP that lives in another process */
 	bool			opened;
@@ -481,6 +489,9 @@ int emu_copy_to_user(uint64_t dst, const void *src, size_t len);
  * and writable if `write` (FOLL_WRITE); 0, EFAULT or ENOMEM.
  */
 int emu_umem_check(uint64_t addr, uint64_t len, bool write);
+
+/* capable(CAP_*) of the calling process: its effective set (pin.c) */
+bool emu_capable(unsigned cap);
 
 /*
  * Pinned pages (pin.c).  emu_umem_get() is ib_umem_get()'s refusal of

@@ -49,15 +49,20 @@ static uint64_t *mm_pinned(void)
 	return &pinned_vm;
 }
 
-/* capable(CAP_IPC_LOCK): the effective set (initial user namespace assumed) */
-static bool can_ipc_lock(void)
+/* capable(cap): the effective set (initial user namespace assumed) */
+bool emu_capable(unsigned cap)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
 
-	if (syscall(SYS_capget, &h, d))
+	if (cap > CAP_LAST_CAP || syscall(SYS_capget, &h, d))
 		return false;
-	return d[CAP_TO_INDEX(CAP_IPC_LOCK)].effective & CAP_TO_MASK(CAP_IPC_LOCK);
+	return d[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap);
+}
+
+static bool can_ipc_lock(void)
+{
+	return emu_capable(CAP_IPC_LOCK);
 }
 
 /* ib_umem_num_pages() of a umem at addr */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/capability.h>
 #include <rdma/mlx5-abi.h>
 
 #include "caps.h"
@@ -88,19 +89,23 @@ struct create_args {
 };
 
 /*
- * No limit on max_inline_data: the kernel's mlx5 driver checks a user QP's
- * send queue only by the sq_wqe_count libmlx5 sizes (set_user_buf_size()
- * in drivers/infiniband/hw/mlx5/qp.c); calc_sq_size(), which refuses a
- * WQE above max_wqe_sz_sq, sizes kernel QPs only.  libmlx5 bounds the
- * inline data itself: its WQE must fit max_sq_desc_sz, the max_wqe_sz_sq
- * GET_CONTEXT answers (mlx5_calc_send_wqe() in rdma-core's
- * providers/mlx5/verbs.c), 1024 bytes on a ConnectX.
+ * The caps a user QP is refused for: only more receive WRs than the
+ * device's queue holds (set_rq_size()'s sanity check in the kernel's
+ * drivers/infiniband/hw/mlx5/qp.c, before it knows whether there is a
+ * receive queue).  The driver checks a user QP's send queue only by the
+ * sq_wqe_count libmlx5 sizes (create_user_qp(), set_user_buf_size()) and
+ * takes the receive ring's stride from the request: no limit on send WRs,
+ * SGEs or max_inline_data (calc_sq_size(), which refuses a WQE above
+ * max_wqe_sz_sq, sizes kernel QPs only).  libmlx5 bounds them itself: a
+ * send WQE must fit max_sq_desc_sz and a receive WQE max_rq_desc_sz, the
+ * profile's max_wqe_sz_sq / max_wqe_sz_rq that GET_CONTEXT answers
+ * (mlx5_calc_send_wqe(), mlx5_calc_rcv_wqe() in rdma-core's
+ * providers/mlx5/verbs.c): on a ConnectX an RC QP takes up to 52 send
+ * SGEs or 828 bytes inline and 32 receive SGEs, more than max_sge (30).
  */
 static int check_caps(const struct ibv_qp_cap *cap)
 {
-	if (cap->max_send_wr > EMU_CAP_POW2(log_max_qp_sz) ||
-	    cap->max_recv_wr > EMU_CAP_POW2(log_max_qp_sz) ||
-	    cap->max_send_sge > emu_cap_max_sge() || cap->max_recv_sge > emu_cap_max_sge())
+	if (cap->max_recv_wr > EMU_CAP_POW2(log_max_qp_sz))
 		return EINVAL;
 	return 0;
 }
@@ -168,6 +173,28 @@ static int dc_kind(enum ibv_qp_type type, uint32_t flags, uint8_t *dc)
 	return flags & ~ok ? EINVAL : 0;
 }
 
+/*
+ * A raw packet (raw Ethernet) QP.  uverbs lets only a process with
+ * CAP_NET_RAW ask (create_qp() in uverbs_cmd.c: EPERM), then looks up the
+ * objects named (EINVAL); past that this device answers as one without
+ * the QP type: EOPNOTSUPP, what mlx5's check_qp_type() answers for a type
+ * the HCA does not offer.  A ConnectX does offer it, but its packets go
+ * where the NIC's flow steering puts them (ibv_create_flow(), mlx5dv_dr),
+ * which the emulator has none of; rdma-core's tests skip on EOPNOTSUPP
+ * (emu/README.md).
+ */
+static int raw_packet_qp(struct emu_ctx *ctx, const struct create_args *a)
+{
+	if (!emu_capable(CAP_NET_RAW))
+		return EPERM;
+	if (!emu_obj_get_locked(ctx, a->pd_handle, EMU_OBJ_PD) ||
+	    !emu_obj_get_locked(ctx, a->send_cq_handle, EMU_OBJ_CQ) ||
+	    !emu_obj_get_locked(ctx, a->recv_cq_handle, EMU_OBJ_CQ) ||
+	    (a->is_srq && !emu_obj_get_locked(ctx, a->srq_handle, EMU_OBJ_SRQ)))
+		return EINVAL;
+	return EOPNOTSUPP;
+}
+
 static int create_qp(struct emu_cmd *c, const struct create_args *a,
 		     struct ib_uverbs_create_qp_resp *resp)
 {
@@ -192,7 +219,7 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	case IBV_QPT_XRC_SEND: case IBV_QPT_XRC_RECV:
 		break;
 	case IBV_QPT_RAW_PACKET:
-		return EPERM;	/* needs CAP_NET_RAW and a netdev */
+		return raw_packet_qp(ctx, a);
 	case IBV_QPT_DRIVER:
 		break;		/* DC: the mlx5 part says which kind */
 	default:
@@ -485,20 +512,154 @@ int emu_cmd_open_qp(struct emu_cmd *c)
 
 /* ---- query --------------------------------------------------------------- */
 
-static void dest_from_ah(struct ib_uverbs_qp_dest *d, const struct ibv_ah_attr *a)
+/*
+ * A path as mlx5_ib_query_qp() reads it back from the QP context
+ * (to_rdma_ah_attr()) and uverbs copies it out (copy_ah_attr_to_uverbs()):
+ * nothing without a port; on InfiniBand the LID, path bits, SL and, with
+ * the GRH bit, the GRH; on RoCE always a GRH, no LID or path bits (RoCE
+ * paths keep none) and SL 0 (mlx5_set_path() puts the priority in the
+ * path's eth_prio, not its sl).
+ */
+static void dest_from_path(struct ib_uverbs_qp_dest *d, const struct ibv_ah_attr *a,
+			   uint8_t port)
 {
-	memcpy(d->dgid, a->grh.dgid.raw, 16);
-	d->flow_label = a->grh.flow_label;
-	d->dlid = a->dlid;
-	d->sgid_index = a->grh.sgid_index;
-	d->hop_limit = a->grh.hop_limit;
-	d->traffic_class = a->grh.traffic_class;
-	d->sl = a->sl;
-	d->src_path_bits = a->src_path_bits;
+	bool roce = emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET;
+
+	memset(d, 0, sizeof(*d));
+	if (!port)
+		return;
+	d->port_num = port;
 	d->static_rate = a->static_rate;
-	d->is_global = a->is_global;
-	d->port_num = a->port_num;
+	d->is_global = roce || a->is_global;
+	if (!roce) {
+		d->dlid = a->dlid;
+		d->src_path_bits = a->src_path_bits;
+		d->sl = a->sl;
+	}
+	if (d->is_global) {
+		memcpy(d->dgid, a->grh.dgid.raw, 16);
+		d->flow_label = a->grh.flow_label;
+		d->sgid_index = a->grh.sgid_index;
+		d->hop_limit = a->grh.hop_limit;
+		d->traffic_class = a->grh.traffic_class;
+	}
 }
+
+static bool qp_is_connected(const struct emu_qp *qp)
+{
+	return qp->type == IBV_QPT_RC || qp->type == IBV_QPT_UC ||
+	       qp->type == IBV_QPT_XRC_SEND || qp->type == IBV_QPT_XRC_RECV;
+}
+
+/* 1 << log_sra_max / log_rra_max: a context never given one holds log 0 */
+static uint8_t rd_atomic_of(uint8_t stored)
+{
+	return stored ? stored : 1;
+}
+
+/*
+ * A DC target (mlx5_ib_dct_query_qp()): in RTR only, a few attributes and
+ * only those asked; the address vector's GRH fields it reads have no GRH
+ * flag, so uverbs copies none of them out.  No caps, no sq_sig_all.
+ */
+static int query_dct(const struct emu_qp *qp, uint32_t mask, struct ib_uverbs_query_qp_resp *r)
+{
+	const struct emu_qp_attr *a = &qp->attr;
+
+	if (mask & ~(uint32_t)(IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_PORT |
+			       IBV_QP_MIN_RNR_TIMER | IBV_QP_AV | IBV_QP_PATH_MTU |
+			       IBV_QP_PKEY_INDEX))
+		return EINVAL;
+	if (a->state != IBV_QPS_RTR)
+		return EINVAL;
+	memset(r, 0, sizeof(*r));
+	if (mask & IBV_QP_STATE)
+		r->qp_state = IBV_QPS_RTR;
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		r->qp_access_flags = a->qp_access_flags;
+	if (mask & IBV_QP_PORT)
+		r->port_num = a->port_num;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		r->min_rnr_timer = a->min_rnr_timer;
+	if (mask & IBV_QP_PATH_MTU)
+		r->path_mtu = (uint8_t)a->path_mtu;
+	if (mask & IBV_QP_PKEY_INDEX)
+		r->pkey_index = a->pkey_index;
+	return 0;
+}
+
+/*
+ * mlx5_ib_query_qp(): what the QP context holds (query_qp_attr()), which
+ * is not always what MODIFY_QP was given: the access flags as programmed
+ * (remote ones only, modify_qp() below), max_rd_atomic and
+ * max_dest_rd_atomic as powers of two (1 for a context never given one),
+ * a UD QP's MTU as the driver sets it past RESET (IB_MTU_4096, whatever
+ * path_mtu was asked), the paths of connected QPs only.
+ */
+int emu_cmd_query_qp(struct emu_cmd *c)
+{
+	const struct ib_uverbs_query_qp *cmd = c->in;
+	struct ib_uverbs_query_qp_resp *r = c->out;
+	struct emu_qp *qp = emu_obj_get_locked(c->ctx, cmd->qp_handle, EMU_OBJ_QP);
+	const struct emu_qp *real = qp;
+	struct emu_qp_attr a;
+
+	if (!qp)
+		return EINVAL;
+	if (qp->dc == EMU_DC_DCT)
+		return query_dct(qp, cmd->attr_mask, r);
+	a = qp->attr;
+	if (qp->opened) {
+		/* the QP itself lives elsewhere: read its current attributes */
+		struct emu_qp *local = emu_qp_by_qpn_locked(qp->qpn);
+
+		if (local && !local->opened) {
+			a = local->attr;
+			real = local;
+		} else if (emu_subnet_tgt_lookup(qp->xrcd->xrcdn, qp->qpn, &a)) {
+			a = qp->attr;
+		}
+	}
+	memset(r, 0, sizeof(*r));
+	if (qp_is_connected(real)) {
+		dest_from_path(&r->dest, &a.ah, a.port_num);
+		dest_from_path(&r->alt_dest, &a.alt_ah, a.alt_port_num);
+		r->alt_pkey_index = a.alt_pkey_index;
+		r->alt_port_num = a.alt_port_num;
+	}
+	/*
+	 * The receive queue as made; of a user QP's send queue the kernel
+	 * knows no WR or SGE count (0) and no inline size (calc_sq_size()
+	 * sets it for kernel QPs only).  libmlx5's mlx5_query_qp() puts its
+	 * own send caps over these.
+	 */
+	r->max_recv_wr = real->rq_max_wr;
+	r->max_recv_sge = real->rq_max_gs;
+	r->qkey = a.qkey;
+	r->rq_psn = a.rq_psn;
+	r->sq_psn = a.sq_psn;
+	r->dest_qp_num = a.dest_qp_num;
+	r->qp_access_flags = a.qp_access_flags;
+	r->pkey_index = a.pkey_index;
+	r->qp_state = (uint8_t)a.state;
+	r->cur_qp_state = (uint8_t)a.state;
+	r->path_mtu = (uint8_t)a.path_mtu;
+	if (real->type == IBV_QPT_UD && a.state != IBV_QPS_RESET)
+		r->path_mtu = IBV_MTU_4096;
+	r->path_mig_state = a.path_mig_state;
+	r->max_rd_atomic = rd_atomic_of(a.max_rd_atomic);
+	r->max_dest_rd_atomic = rd_atomic_of(a.max_dest_rd_atomic);
+	r->min_rnr_timer = a.min_rnr_timer;
+	r->port_num = a.port_num;
+	r->timeout = a.timeout;
+	r->retry_cnt = a.retry_cnt;
+	r->rnr_retry = a.rnr_retry;
+	r->alt_timeout = a.alt_timeout;
+	r->sq_sig_all = real->sq_sig_all;
+	return 0;
+}
+
+/* ---- modify -------------------------------------------------------------- */
 
 static void ah_from_dest(struct ibv_ah_attr *a, const struct ib_uverbs_qp_dest *d)
 {
@@ -516,66 +677,40 @@ static void ah_from_dest(struct ibv_ah_attr *a, const struct ib_uverbs_qp_dest *
 	a->port_num = d->port_num;
 }
 
-int emu_cmd_query_qp(struct emu_cmd *c)
+#define EMU_QP_ATTR_ALL ((uint32_t)(IBV_QP_RATE_LIMIT << 1) - 1)
+
+/* fls(n - 1): the power of two at or above n (n <= 16, checked) */
+static uint8_t rd_atomic_pow2(uint8_t n)
 {
-	const struct ib_uverbs_query_qp *cmd = c->in;
-	struct ib_uverbs_query_qp_resp *r = c->out;
-	struct emu_qp *qp = emu_obj_get_locked(c->ctx, cmd->qp_handle, EMU_OBJ_QP);
-	struct emu_qp_attr a;
+	uint8_t p = 1;
 
-	if (!qp)
-		return EINVAL;
-	a = qp->attr;
-	if (qp->opened) {
-		/* the QP itself lives elsewhere: read its current attributes */
-		struct emu_qp *local = emu_qp_by_qpn_locked(qp->qpn);
-
-		if (local && !local->opened)
-			a = local->attr;
-		else if (emu_subnet_tgt_lookup(qp->xrcd->xrcdn, qp->qpn, &a))
-			a = qp->attr;
-	}
-	dest_from_ah(&r->dest, &a.ah);
-	dest_from_ah(&r->alt_dest, &a.alt_ah);
-	/*
-	 * mlx5_ib_query_qp(): the receive queue as made; of a user QP's send
-	 * queue the kernel knows no WR or SGE count (0) and no inline size
-	 * (calc_sq_size() sets it for kernel QPs only).  libmlx5's
-	 * mlx5_query_qp() puts its own send caps over these.
-	 */
-	r->max_send_wr = 0;
-	r->max_recv_wr = qp->rq_max_wr;
-	r->max_send_sge = 0;
-	r->max_recv_sge = qp->rq_max_gs;
-	r->max_inline_data = 0;
-	r->qkey = a.qkey;
-	r->rq_psn = a.rq_psn;
-	r->sq_psn = a.sq_psn;
-	r->dest_qp_num = a.dest_qp_num;
-	r->qp_access_flags = a.qp_access_flags;
-	r->pkey_index = a.pkey_index;
-	r->alt_pkey_index = a.alt_pkey_index;
-	r->qp_state = (uint8_t)a.state;
-	r->cur_qp_state = (uint8_t)a.state;
-	r->path_mtu = (uint8_t)a.path_mtu;
-	r->path_mig_state = a.path_mig_state;
-	r->sq_draining = 0;
-	r->max_rd_atomic = a.max_rd_atomic;
-	r->max_dest_rd_atomic = a.max_dest_rd_atomic;
-	r->min_rnr_timer = a.min_rnr_timer;
-	r->port_num = a.port_num;
-	r->timeout = a.timeout;
-	r->retry_cnt = a.retry_cnt;
-	r->rnr_retry = a.rnr_retry;
-	r->alt_port_num = a.alt_port_num;
-	r->alt_timeout = a.alt_timeout;
-	r->sq_sig_all = qp->sq_sig_all;
-	return 0;
+	while (p < n)
+		p <<= 1;
+	return p;
 }
 
-/* ---- modify -------------------------------------------------------------- */
+/*
+ * The access the QP context gets (set_qpc_atomic_flags() of the kernel's
+ * mlx5 qp.c, on any MODIFY_QP that carries the access flags or the
+ * responder depth): the remote READ, WRITE and atomic bits only, of the
+ * flags given now or last, and without responder resources (a
+ * max_dest_rd_atomic of 0, given now or last) WRITE alone: READs and
+ * atomics to such a QP are refused.  A DC target takes its flags as they
+ * are (modify_dct(): no responder depth of its own).
+ */
+static uint32_t qpc_access(const struct emu_qp *qp, const struct ib_uverbs_modify_qp *cmd,
+			   uint32_t mask)
+{
+	uint32_t remote = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
+			  IBV_ACCESS_REMOTE_ATOMIC;
+	uint32_t flags = (mask & IBV_QP_ACCESS_FLAGS) ? cmd->qp_access_flags : qp->access_asked;
+	uint8_t depth = (mask & IBV_QP_MAX_DEST_RD_ATOMIC) ? cmd->max_dest_rd_atomic :
+			qp->resp_depth;
 
-#define EMU_QP_ATTR_ALL ((uint32_t)(IBV_QP_RATE_LIMIT << 1) - 1)
+	if (qp->dc != EMU_DC_DCT && !depth)
+		flags &= IBV_ACCESS_REMOTE_WRITE;
+	return flags & remote;
+}
 
 static int check_av(const struct emu_ctx *ctx, const struct ib_uverbs_qp_dest *d)
 {
@@ -683,7 +818,6 @@ static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 	if (mask & IBV_QP_PKEY_INDEX)	a->pkey_index = cmd->pkey_index;
 	if (mask & IBV_QP_PORT)		a->port_num = cmd->port_num;
 	if (mask & IBV_QP_QKEY)		a->qkey = cmd->qkey;
-	if (mask & IBV_QP_ACCESS_FLAGS)	a->qp_access_flags = cmd->qp_access_flags;
 	if (mask & IBV_QP_AV) {
 		ah_from_dest(&a->ah, &cmd->dest);
 		a->port_num = cmd->dest.port_num;
@@ -692,8 +826,13 @@ static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 	if (mask & IBV_QP_DEST_QPN)	a->dest_qp_num = cmd->dest_qp_num & 0xffffff;
 	if (mask & IBV_QP_RQ_PSN)	a->rq_psn = cmd->rq_psn & 0xffffff;
 	if (mask & IBV_QP_SQ_PSN)	a->sq_psn = cmd->sq_psn & 0xffffff;
-	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC) a->max_dest_rd_atomic = cmd->max_dest_rd_atomic;
-	if (mask & IBV_QP_MAX_QP_RD_ATOMIC) a->max_rd_atomic = cmd->max_rd_atomic;
+	/* log_rra_max / log_sra_max: rounded up, and 0 leaves them as they are */
+	if ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) && cmd->max_dest_rd_atomic)
+		a->max_dest_rd_atomic = rd_atomic_pow2(cmd->max_dest_rd_atomic);
+	if ((mask & IBV_QP_MAX_QP_RD_ATOMIC) && cmd->max_rd_atomic)
+		a->max_rd_atomic = rd_atomic_pow2(cmd->max_rd_atomic);
+	if (mask & (IBV_QP_ACCESS_FLAGS | IBV_QP_MAX_DEST_RD_ATOMIC))
+		a->qp_access_flags = qpc_access(qp, cmd, mask);
 	if (mask & IBV_QP_MIN_RNR_TIMER) a->min_rnr_timer = cmd->min_rnr_timer & 0x1f;
 	if (mask & IBV_QP_TIMEOUT)	a->timeout = cmd->timeout & 0x1f;
 	if (mask & IBV_QP_RETRY_CNT)	a->retry_cnt = cmd->retry_cnt & 7;
@@ -713,6 +852,10 @@ static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 		struct emu_qp_attr fresh = { .state = IBV_QPS_RESET };
 		*a = fresh;
 	}
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		qp->access_asked = cmd->qp_access_flags;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		qp->resp_depth = cmd->max_dest_rd_atomic;
 	if (qp->type == IBV_QPT_XRC_RECV)
 		emu_subnet_tgt_publish(qp->xrcd->xrcdn, qp->qpn, a);
 	if (qp->dc == EMU_DC_DCT && next == IBV_QPS_RTR) {

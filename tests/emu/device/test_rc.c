@@ -144,6 +144,68 @@ Test(dev_rc, inline_write_of_800_bytes)
 		cr_assert_eq(ibv_destroy_qp(qp[i]), 0);
 }
 
+/*
+ * More SGEs than max_sge (30), as many as libmlx5's WQEs hold: 52 send
+ * SGEs in a 1024-byte send WQE, 32 receive SGEs in a 512-byte receive
+ * WQE.  The kernel refuses neither (it sizes a user QP by its rings), so
+ * a ConnectX makes the QPs and moves a SEND gathered from 52 pieces into
+ * 32.
+ */
+Test(dev_rc, gather_52_scatter_32)
+{
+	enum { NS = 52, NR = 32, SLEN = 9, RLEN = 16 };
+	struct dt_qp_opts o = { .type = IBV_QPT_RC, .rnr_retry = 7, .retry_cnt = 7, .timeout = 14 };
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = NS,
+			 .max_recv_sge = NR },
+	};
+	struct ibv_sge ss[NS], rs[NR];
+	struct ibv_send_wr wr = { .wr_id = 5, .sg_list = ss, .num_sge = NS, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_recv_wr rwr = { .wr_id = 6, .sg_list = rs, .num_sge = NR }, *bad;
+	uint8_t expect[NS * SLEN], got[NS * SLEN];
+	struct ibv_qp *qp[2];
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr qa;
+	struct ibv_wc wc;
+
+	for (int i = 0; i < 2; i++) {
+		ia.send_cq = ia.recv_cq = t.cq[i];
+		qp[i] = ibv_create_qp(t.pd, &ia);
+		cr_assert(qp[i], "%u send and %u receive SGEs: %s", NS, NR, strerror(errno));
+	}
+	cr_assert_eq(ibv_query_qp(qp[1], &a, IBV_QP_CAP, &qa), 0);
+	cr_assert_eq(a.cap.max_send_sge, NS);
+	cr_assert_eq(a.cap.max_recv_sge, NR, "a 512-byte stride");
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(dt_connect(qp[i], qp[!i]->qp_num, t.lid, &o), 0);
+
+	/* every other 16 bytes of the receive buffer, 16 at a time */
+	for (int i = 0; i < NR; i++)
+		rs[i] = (struct ibv_sge){ (uintptr_t)t.buf[1] + 32 * i, RLEN, t.mr[1]->lkey };
+	cr_assert_eq(ibv_post_recv(qp[1], &rwr, &bad), 0);
+	/* 9 bytes from every 64th */
+	for (int i = 0; i < NS; i++) {
+		ss[i] = (struct ibv_sge){ (uintptr_t)t.buf[0] + 64 * i, SLEN, t.mr[0]->lkey };
+		fill(t.buf[0] + 64 * i, SLEN, (uint8_t)(i + 1));
+		memcpy(expect + SLEN * i, t.buf[0] + 64 * i, SLEN);
+	}
+	dt_post(qp[0], &wr);
+	wc = dt_poll1(t.cq[0]);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	wc = dt_poll1(t.cq[1]);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_assert_eq(wc.wr_id, 6);
+	cr_assert_eq(wc.byte_len, NS * SLEN);
+	for (int i = 0; i < NS * SLEN; i++)
+		got[i] = t.buf[1][32 * (i / RLEN) + i % RLEN];
+	cr_assert_eq(memcmp(got, expect, sizeof(got)), 0);
+	cr_assert_eq(t.buf[1][16], 0, "the gaps untouched");
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(ibv_destroy_qp(qp[i]), 0);
+}
+
 Test(dev_rc, rdma_write_and_imm)
 {
 	struct ibv_sge s = { (uintptr_t)t.buf[0], 5000, t.mr[0]->lkey };

@@ -216,3 +216,39 @@ Test(dev_rd_atomic, reads_depth_2_in_order)
 	}
 	pair_teardown(&p);
 }
+
+/*
+ * A responder given no responder resources (max_dest_rd_atomic 0) has
+ * READ and atomic access taken off its QP context, whatever access flags
+ * it was given (set_qpc_atomic_flags() of the kernel's mlx5 qp.c): a
+ * WRITE to it lands, a READ is refused as by a QP without the flag.
+ */
+Test(dev_rd_atomic, no_responder_resources_no_reads)
+{
+	struct pair p;
+	struct ibv_sge s;
+	struct ibv_send_wr wr = { .num_sge = 1, .sg_list = &s, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_wc wc;
+
+	pair_setup(&p, 0, 4096);
+	memset(p.buf[0], 0x5a, 64);
+	s = (struct ibv_sge){ (uintptr_t)p.buf[0], 64, p.mr[0]->lkey };
+	wr.wr_id = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.wr.rdma.remote_addr = (uintptr_t)p.buf[1];
+	wr.wr.rdma.rkey = p.mr[1]->rkey;
+	dt_post(p.qp[0], &wr);
+	cr_assert_eq(dt_poll(p.cq[0], &wc, 1, 10000), 1);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "WRITE: %s", ibv_wc_status_str(wc.status));
+	cr_assert_eq(p.buf[1][63], 0x5a);
+
+	wr.wr_id = 2;
+	wr.opcode = IBV_WR_RDMA_READ;
+	s.addr = (uintptr_t)p.buf[0] + 1024;
+	dt_post(p.qp[0], &wr);
+	cr_assert_eq(dt_poll(p.cq[0], &wc, 1, 10000), 1);
+	cr_assert_eq(wc.wr_id, 2);
+	cr_assert_eq(wc.status, IBV_WC_REM_INV_REQ_ERR, "READ: %s",
+		     ibv_wc_status_str(wc.status));
+	pair_teardown(&p);
+}

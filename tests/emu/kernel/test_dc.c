@@ -79,6 +79,7 @@ Test(dc, dct_number_at_rtr_and_its_transitions)
 
 	cr_assert(dct, "%s", strerror(errno));
 	cr_assert_eq(dct->qp_num, 0, "a DCT is numbered when it reaches RTR");
+	cr_assert_eq(ibv_query_qp(dct, &a, IBV_QP_STATE, &ia), EINVAL, "queried in RTR only");
 	/* INIT takes exactly access, P_Key index and port */
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
@@ -92,11 +93,23 @@ Test(dc, dct_number_at_rtr_and_its_transitions)
 				IBV_ACCESS_REMOTE_ATOMIC), 0, "%s", strerror(errno));
 	cr_assert_neq(dct->qp_num, 0, "libmlx5 read the DCT number from the response");
 
-	cr_assert_eq(ibv_query_qp(dct, &a, IBV_QP_STATE | IBV_QP_PORT | IBV_QP_PATH_MTU, &ia), 0);
+	/*
+	 * mlx5_ib_dct_query_qp(): the attributes asked, of those a DCT has;
+	 * any other in the mask is EINVAL, as is a DCT not in RTR.
+	 */
+	memset(&a, 0xff, sizeof(a));
+	cr_assert_eq(ibv_query_qp(dct, &a, IBV_QP_STATE | IBV_QP_PORT | IBV_QP_PATH_MTU |
+				  IBV_QP_MIN_RNR_TIMER | IBV_QP_ACCESS_FLAGS, &ia), 0);
 	cr_assert_eq(a.qp_state, IBV_QPS_RTR);
 	cr_assert_eq(a.port_num, 1);
 	cr_assert_eq(a.path_mtu, IBV_MTU_1024);
 	cr_assert_eq(a.min_rnr_timer, 12);
+	cr_assert_eq(a.qp_access_flags, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		     IBV_ACCESS_REMOTE_ATOMIC);
+	cr_assert_eq(a.pkey_index, 0, "not asked: 0");
+	cr_assert_eq(a.dest_qp_num, 0);
+	cr_assert_eq(a.ah_attr.is_global, 0);
+	cr_assert_eq(ibv_query_qp(dct, &a, IBV_QP_STATE | IBV_QP_SQ_PSN, &ia), EINVAL);
 
 	/* a DCT has no further states: not RTS, not ERR, not back to RESET */
 	a.qp_state = IBV_QPS_RTS;

@@ -252,11 +252,26 @@ Test(profile_check, limits_enforced)
 	cr_assert_null(ibv_create_qp(pd, &ia));
 	cr_assert_neq(errno, 0);
 	ia.cap.max_send_wr = 4;
-	ia.cap.max_send_sge = (uint32_t)a.max_sge + 1;
+	ia.cap.max_recv_wr = (uint32_t)a.max_qp_wr + 1;
 	errno = 0;
 	cr_assert_null(ibv_create_qp(pd, &ia));
 	cr_assert_neq(errno, 0);
+	ia.cap.max_recv_wr = 4;
+	/*
+	 * SGEs: as many as libmlx5's WQEs hold, which is more than max_sge
+	 * (neither the kernel nor libmlx5 checks max_sge), and no more.
+	 */
+	ia.cap.max_send_sge = (uint32_t)a.max_sge + 1;
+	ia.cap.max_recv_sge = (uint32_t)a.max_sge + 1;
+	qp = ibv_create_qp(pd, &ia);
+	cr_assert(qp, "max_sge %d + 1: %s", a.max_sge, strerror(errno));
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	ia.cap.max_send_sge = 64;
+	errno = 0;
+	cr_assert_null(ibv_create_qp(pd, &ia), "64 SGEs are past a 1024-byte WQE");
+	cr_assert_eq(errno, EINVAL);
 	ia.cap.max_send_sge = (uint32_t)a.max_sge;
+	ia.cap.max_recv_sge = 1;
 	qp = ibv_create_qp(pd, &ia);
 	cr_assert(qp, "max_sge %d: %s", a.max_sge, strerror(errno));
 

@@ -3,7 +3,9 @@
  * Queue pairs: creation, mlx5dv_init_obj, the state machine, multicast,
  * async events.
  */
+#include <linux/capability.h>
 #include <poll.h>
+#include <sys/syscall.h>
 
 #include "emu_test.h"
 
@@ -207,6 +209,112 @@ Test(qp, ud_state_machine)
 	cr_assert_eq(ibv_destroy_qp(qp), 0);
 }
 
+static struct ibv_qp_attr query(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	memset(&a, 0xee, sizeof(a));
+	cr_assert_eq(ibv_query_qp(qp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS | IBV_QP_AV |
+				  IBV_QP_PATH_MTU | IBV_QP_MAX_QP_RD_ATOMIC |
+				  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_ALT_PATH, &ia), 0);
+	return a;
+}
+
+/*
+ * QUERY_QP answers the QP context, as mlx5_ib_query_qp() reads it back,
+ * not the attributes MODIFY_QP was given: the access flags the kernel
+ * programs (remote ones only; READ and atomic only with responder
+ * resources, set_qpc_atomic_flags()), the READ/atomic depths as the
+ * powers of two of log_sra_max / log_rra_max (1 before any), a UD QP's
+ * MTU of 4096 past RESET, no path of a UD QP, no GRH fields of a path
+ * without one.
+ */
+Test(qp, query_answers_the_context)
+{
+	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
+	union ibv_gid gid = { .raw = { 0xfe, 0x80, [15] = 7 } };
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+	};
+	struct ibv_qp_attr q;
+	int all = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+
+	q = query(qp);
+	cr_expect_eq(q.max_rd_atomic, 1, "log_sra_max 0 in a fresh context");
+	cr_expect_eq(q.max_dest_rd_atomic, 1);
+	cr_expect_eq(q.ah_attr.port_num, 0, "no path before a port");
+
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				   IBV_QP_ACCESS_FLAGS), 0);
+	q = query(qp);
+	cr_expect_eq(q.qp_access_flags, IBV_ACCESS_REMOTE_WRITE,
+		     "no responder resources yet: WRITE alone, not 0x%x", q.qp_access_flags);
+	cr_expect_eq(q.ah_attr.port_num, 1, "the path's port");
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_2048;
+	a.dest_qp_num = 0x77;
+	a.max_dest_rd_atomic = 3;
+	a.min_rnr_timer = 12;
+	a.ah_attr = (struct ibv_ah_attr){ .dlid = lid, .sl = 2, .src_path_bits = 0, .port_num = 1,
+					   .is_global = 0, .grh = { .dgid = gid, .hop_limit = 9,
+								    .traffic_class = 5 } };
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+				   IBV_QP_MIN_RNR_TIMER), 0);
+	q = query(qp);
+	cr_expect_eq(q.qp_access_flags, all, "the flags given at INIT, now with resources");
+	cr_expect_eq(q.max_dest_rd_atomic, 4, "3 rounded up");
+	cr_expect_eq(q.path_mtu, IBV_MTU_2048);
+	cr_expect_eq(q.ah_attr.dlid, lid);
+	cr_expect_eq(q.ah_attr.sl, 2);
+	cr_expect_eq(q.ah_attr.is_global, 0);
+	cr_expect_eq(q.ah_attr.grh.hop_limit, 0, "a path without a GRH keeps none");
+	cr_expect_eq(q.ah_attr.grh.dgid.global.interface_id, 0);
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.max_rd_atomic = 5;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+				   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC), 0);
+	cr_expect_eq(query(qp).max_rd_atomic, 8, "5 rounded up");
+
+	/* RTS -> RTS: the flags are programmed again, with the depth of RTR */
+	memset(&a, 0, sizeof(a));
+	a.qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_ACCESS_FLAGS), 0);
+	q = query(qp);
+	cr_expect_eq(q.max_rd_atomic, 8);
+	cr_expect_eq(q.qp_access_flags, IBV_ACCESS_REMOTE_READ);
+	a.qp_access_flags = all;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_ACCESS_FLAGS), 0);
+	cr_expect_eq(query(qp).qp_access_flags, all);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+
+	/* UD: the driver's MTU past RESET, no path */
+	qp = make_qp(IBV_QPT_UD, NULL);
+	cr_expect_eq(query(qp).path_mtu, 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = 0x11111111;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				   IBV_QP_QKEY), 0);
+	q = query(qp);
+	cr_expect_eq(q.path_mtu, IBV_MTU_4096);
+	cr_expect_eq(q.port_num, 1);
+	cr_expect_eq(q.ah_attr.port_num, 0, "a UD QP has no path");
+	cr_expect_eq(q.qkey, 0x11111111);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+}
+
 Test(qp, post_through_libmlx5)
 {
 	struct ibv_qp *qp = make_qp(IBV_QPT_RC, NULL);
@@ -343,6 +451,60 @@ Test(qp, bad_create)
 	errno = 0;
 	cr_assert_null(ibv_create_qp(pd, &ia));
 	cr_assert_neq(errno, 0);
+}
+
+/*
+ * Whether this test's process has a capability in its effective set; with
+ * `drop`, it has it no more.
+ */
+static bool cap_effective(unsigned cap, bool drop)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+	bool had;
+
+	cr_assert_eq(syscall(SYS_capget, &h, d), 0);
+	had = d[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap);
+	if (drop) {
+		d[CAP_TO_INDEX(cap)].effective &= ~CAP_TO_MASK(cap);
+		cr_assert_eq(syscall(SYS_capset, &h, d), 0, "%s", strerror(errno));
+	}
+	return had;
+}
+
+/*
+ * Raw packet QPs: EPERM without CAP_NET_RAW (uverbs), else EOPNOTSUPP, a
+ * device without the QP type (mlx5's check_qp_type()): the emulator has
+ * no flow steering to give their packets to, and rdma-core's tests skip
+ * on EOPNOTSUPP.  Through ibv_create_qp() and ibv_create_qp_ex().
+ */
+Test(qp, raw_packet_is_not_offered)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RAW_PACKET,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp_init_attr_ex iax = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RAW_PACKET, .pd = pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD, .cap = ia.cap,
+	};
+
+	/* with CAP_NET_RAW (as root), then without */
+	for (int pass = 0; pass < 2; pass++) {
+		int want = EPERM;
+
+		if (pass)
+			cap_effective(CAP_NET_RAW, true);
+		else if (cap_effective(CAP_NET_RAW, false))
+			want = EOPNOTSUPP;
+		errno = 0;
+		cr_assert_null(ibv_create_qp(pd, &ia));
+		cr_expect_eq(errno, want, "%s", strerror(errno));
+		errno = 0;
+		cr_assert_null(ibv_create_qp_ex(ctx, &iax));
+		cr_expect_eq(errno, want, "%s", strerror(errno));
+	}
 }
 
 Test(qp, multicast)
