@@ -14,6 +14,7 @@
 #ifndef RFBENCH_BENCH_H
 #define RFBENCH_BENCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <infiniband/mlx5dv.h>
@@ -116,6 +117,8 @@ struct bench_qp {
 	struct bench_ucx *ucx;		/* IMPL_UCX: UCT's objects (ucx.c) */
 };
 
+/* The device named dev (NULL: the first), opened; NULL on failure. */
+struct ibv_context *bench_open_dev(const char *dev);
 int bench_qp_open(struct bench_qp *b, enum bench_impl impl, const char *dev);
 /* The same with a DCI instead of the RC QP, for the DC operations. */
 int bench_dci_open(struct bench_qp *b, enum bench_impl impl, const char *dev);
@@ -133,6 +136,13 @@ void bench_write_cqes(struct bench_qp *b, unsigned n, unsigned per_cqe);
 void bench_write_zip_cqes(struct bench_qp *b, unsigned n);
 /* Poll everything written (unmeasured) with the implementation's poller. */
 void bench_drain(struct bench_qp *b);
+/*
+ * One requester CQE in the CQ cq (*pi: CQEs written) for the WQE that
+ * starts in BB idx of the send queue q, of QP qpn (libmlx5's user index
+ * uidx), after checking that the WQE is there.
+ */
+void bench_req_cqe(enum bench_impl impl, const struct mlx5dv_cq *cq, uint32_t *pi,
+		   const struct mlx5dv_qp *q, uint32_t qpn, uint32_t uidx, uint32_t idx);
 
 /*
  * UCX's rc_mlx5 (ucx.c): an RC endpoint connected to itself, its send queue
@@ -170,5 +180,19 @@ void bench_report_table(struct bench_result r[OP_COUNT][IMPL_COUNT]);
 int bench_report_goals(struct bench_result r[OP_COUNT][IMPL_COUNT], int *instr_met);
 int bench_report_json(const char *path, struct bench_result r[OP_COUNT][IMPL_COUNT]);
 int bench_report_svg(const char *path, struct bench_result r[OP_COUNT][IMPL_COUNT]);
+
+/*
+ * Where real programs live (fleet.c): posts round-robin over many QPs,
+ * their CQs polled, a DCI posting to many targets, two threads, with
+ * the caches made cold between rounds. bench_fleet_instr() runs the rows
+ * once under callgrind, bench_fleet_report() times them and prints their
+ * table and goals, with the counts of the dumps at cg when given. dci:
+ * main's DCIs (bench_dci_open()), avail: which implementations opened.
+ */
+extern size_t bench_fleet_evict;	/* bytes written between rounds; 0: twice the L2 */
+void bench_fleet_instr(struct bench_qp dci[IMPL_COUNT], const int avail[IMPL_COUNT],
+		       const char *dev);
+int bench_fleet_report(struct bench_qp dci[IMPL_COUNT], const int avail[IMPL_COUNT],
+		       const char *dev, unsigned reps, const char *cg);
 
 #endif /* RFBENCH_BENCH_H */

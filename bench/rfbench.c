@@ -3,8 +3,8 @@
  * rfbench - rdmafast against libmlx5, side by side in one run.
  *
  *   rfbench [-d DEV] [--reps N] [--json FILE] [--svg FILE] [--callgrind PREFIX]
- *           [--require-instr]
- *   rfbench --instr [-d DEV]      (under valgrind --tool=callgrind)
+ *           [--require-instr] [--fleet [--evict-mb N]]
+ *   rfbench --instr [-d DEV] [--fleet]      (under valgrind --tool=callgrind)
  *
  * Nanoseconds: every operation of every implementation is timed in chunks
  * of BENCH_CHUNK items on one pinned CPU, --reps times (at least 5); the
@@ -18,6 +18,10 @@
  * reports instructions per operation, less the empty operation's. With
  * --require-instr rfbench exits 3 when rdmafast misses an instruction
  * limit (or none was read), for tests: the counts are deterministic.
+ *
+ * With --fleet both also run fleet.c's rows: many QPs, a DCI to many
+ * targets, two threads, the caches made cold between rounds by writing a
+ * buffer of N MiB (--evict-mb; by default twice the L2).
  *
  * `make bench` does both on the emulated HCA with the device model off
  * (RFEMU_DEVICE=off): the harness writes the CQEs itself (cqe.c).
@@ -160,7 +164,8 @@ static double cg_total(const char *prefix, const char *name)
 static void usage(void)
 {
 	fprintf(stderr, "usage: rfbench [-d DEV] [--reps N] [--json FILE] [--svg FILE]\n"
-			"               [--callgrind PREFIX] [--require-instr] [--instr]\n");
+			"               [--callgrind PREFIX] [--require-instr] [--instr]\n"
+			"               [--fleet [--evict-mb N]]\n");
 	exit(1);
 }
 
@@ -171,7 +176,7 @@ int main(int argc, char **argv)
 	static struct bench_result res[OP_COUNT][IMPL_COUNT];
 	const char *dev = NULL, *json = NULL, *svg = NULL, *cg = NULL;
 	unsigned reps = 7, op, impl, r;
-	int instr = 0, require_instr = 0, instr_met = 0, i, ret;
+	int instr = 0, require_instr = 0, instr_met = 0, fleet = 0, i, ret;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-d") && i + 1 < argc)
@@ -188,6 +193,10 @@ int main(int argc, char **argv)
 			instr = 1;
 		else if (!strcmp(argv[i], "--require-instr"))
 			require_instr = 1;
+		else if (!strcmp(argv[i], "--fleet"))
+			fleet = 1;
+		else if (!strcmp(argv[i], "--evict-mb") && i + 1 < argc)
+			bench_fleet_evict = (size_t)atoi(argv[++i]) << 20;
 		else
 			usage();
 	}
@@ -237,6 +246,8 @@ int main(int argc, char **argv)
 		CALLGRIND_ZERO_STATS;
 		run(&qp[0], OP_COUNT, bench_empty_op, 1, INSTR_CHUNKS, 1);
 		CALLGRIND_DUMP_STATS_AT("empty");
+		if (fleet)
+			bench_fleet_instr(dci, avail, dev);
 	} else {
 		double empty_ns = 0, empty_ir = -1, samples[64];
 		unsigned items = TIME_CHUNKS * BENCH_CHUNK;
@@ -295,6 +306,8 @@ int main(int argc, char **argv)
 			return 1;
 		if (svg && bench_report_svg(svg, res))
 			return 1;
+		if (fleet)
+			bench_fleet_report(dci, avail, dev, reps, cg);
 	}
 	for (impl = 0; impl < IMPL_COUNT; impl++) {
 		if (impl != IMPL_UCX)

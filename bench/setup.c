@@ -21,7 +21,7 @@ const char *const bench_impl_name[IMPL_COUNT] = {
 	"rdmafast", "libmlx5", "libmlx5_st", "libmlx5_wr", "ucx_rc_mlx5",
 };
 
-static struct ibv_context *open_dev(const char *name)
+struct ibv_context *bench_open_dev(const char *name)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_context *ctx = NULL;
@@ -61,7 +61,7 @@ static int open_common(struct bench_qp *b, enum bench_impl impl, const char *dev
 	/* libmlx5 reads its environment when the context is opened */
 	if (impl == IMPL_LIBMLX5_ST)
 		setenv("MLX5_SINGLE_THREADED", "1", 1);
-	b->ctx = open_dev(dev);
+	b->ctx = bench_open_dev(dev);
 	unsetenv("MLX5_SINGLE_THREADED");
 	if (!b->ctx)
 		return -ENODEV;
