@@ -177,17 +177,7 @@ static int fleet_cq_open(struct fleet *f, struct fleet_cq *c)
 {
 	struct mlx5dv_obj obj;
 
-	if (f->impl == IMPL_LIBMLX5_WR) {
-		struct ibv_cq_init_attr_ex ca = {
-			.cqe = FLEET_CQ_DEPTH,
-			.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM,
-		};
-
-		c->cqx = ibv_create_cq_ex(f->ctx, &ca);
-		c->cq = c->cqx ? ibv_cq_ex_to_cq(c->cqx) : NULL;
-	} else {
-		c->cq = ibv_create_cq(f->ctx, FLEET_CQ_DEPTH, NULL, NULL, 0);
-	}
+	c->cq = bench_cq_create(f->ctx, f->impl, FLEET_CQ_DEPTH, &c->cqx);
 	if (!c->cq)
 		return -errno;
 	memset(&obj, 0, sizeof(obj));
@@ -206,18 +196,7 @@ static int fleet_qp_open(struct fleet *f, struct fleet_qp *q, struct fleet_cq *c
 	struct mlx5dv_obj obj;
 	int ret;
 
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_type = IBV_QPT_RC;
-	qa.send_cq = c->cq;
-	qa.recv_cq = c->cq;
-	qa.cap.max_send_wr = FLEET_SQ_WRS;
-	qa.cap.max_recv_wr = 1;
-	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
-	qa.cap.max_inline_data = 64;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	qa.pd = f->pd;
-	qa.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND;
+	bench_rc_attr(&qa, f->pd, c->cq, FLEET_SQ_WRS);
 	q->qp = ibv_create_qp_ex(f->ctx, &qa);
 	if (!q->qp)
 		return -errno;
@@ -263,15 +242,9 @@ static void fleet_close(struct fleet *f)
 	for (i = 0; f->cq && i < f->ncq; i++)
 		if (f->cq[i].cq)
 			ibv_destroy_cq(f->cq[i].cq);
-	if (f->mr)
-		ibv_dereg_mr(f->mr);
-	if (f->pd)
-		ibv_dealloc_pd(f->pd);
-	if (f->ctx)
-		ibv_close_device(f->ctx);
+	bench_mem_close(f->ctx, f->pd, f->buf, f->mr);
 	free(f->qp);
 	free(f->cq);
-	free(f->buf);
 	memset(f, 0, sizeof(*f));
 }
 
@@ -288,20 +261,16 @@ static int fleet_open(struct fleet *f, enum bench_impl impl, const char *dev, un
 	f->ctx = bench_open_dev(dev);
 	if (!f->ctx)
 		return -ENODEV;
-	f->pd = ibv_alloc_pd(f->ctx);
-	f->buf = aligned_alloc(4096, BENCH_BUF);
+	ret = bench_mem_open(f->ctx, &f->pd, &f->buf, &f->mr);
+	if (ret)
+		return ret;
 	f->qp = aligned_alloc(64, nqp * sizeof(*f->qp));
 	f->ncq = (nqp + FLEET_PER_CQ - 1) / FLEET_PER_CQ;
 	f->cq = aligned_alloc(64, f->ncq * sizeof(*f->cq));
-	if (!f->pd || !f->buf || !f->qp || !f->cq)
+	if (!f->qp || !f->cq)
 		return -ENOMEM;
 	memset(f->qp, 0, nqp * sizeof(*f->qp));
 	memset(f->cq, 0, f->ncq * sizeof(*f->cq));
-	memset(f->buf, 0x5a, BENCH_BUF);
-	f->mr = ibv_reg_mr(f->pd, f->buf, BENCH_BUF, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-	if (!f->mr)
-		return -errno;
 	f->lkey = f->mr->lkey;
 	f->rkey = f->mr->rkey;
 	f->raddr = (uintptr_t)f->buf + BENCH_BUF / 2;
@@ -327,27 +296,22 @@ static int fleet_open(struct fleet *f, enum bench_impl impl, const char *dev, un
 /* Targets for the DCI b: an AH each (another DLID), rdmafast's AV from it. */
 static int dc_targets_open(struct dc_targets *t, struct bench_qp *b)
 {
-	struct ibv_port_attr port;
 	struct ibv_ah_attr aa;
 	struct rf_wqe_av av;
 	unsigned i;
+	uint16_t lid;
 	int ret;
 
 	memset(t, 0, sizeof(*t));
 	t->dest = aligned_alloc(64, DC_TARGETS * sizeof(*t->dest));
-	if (!t->dest || ibv_query_port(b->ctx, 1, &port))
+	if (!t->dest)
 		return -ENOMEM;
-	memset(&aa, 0, sizeof(aa));
-	aa.port_num = 1;
-	if (port.link_layer == IBV_LINK_LAYER_ETHERNET) {
-		aa.is_global = 1;
-		aa.grh.hop_limit = 64;
-		if (ibv_query_gid(b->ctx, 1, 0, &aa.grh.dgid))
-			return -EINVAL;
-	}
+	if (bench_ah_attr(b->ctx, &aa))
+		return -EINVAL;
+	lid = aa.dlid;
 	for (i = 0; i < DC_TARGETS; i++) {
 		/* on RoCE the targets differ by flow label, on IB by DLID */
-		aa.dlid = (uint16_t)(port.lid + i);
+		aa.dlid = (uint16_t)(lid + i);
 		aa.grh.flow_label = i;
 		t->ah[i] = ibv_create_ah(b->pd, &aa);
 		if (!t->ah[i])
@@ -721,60 +685,6 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /*
- * Callgrind's totals dumped under name: the events named in want (each
- * "Ir", "D1mr", ...) summed; -1 when no dump has the name or the events.
- */
-static double cg_events(const char *prefix, const char *name, const char *const *want)
-{
-	char path[4096], line[1024], desc[256];
-	unsigned n;
-
-	snprintf(desc, sizeof(desc), "desc: Trigger: Client Request: %s\n", name);
-	for (n = 1; n < 10000; n++) {
-		FILE *f;
-		char *events = NULL;
-		int match = 0;
-		double sum = -1;
-
-		snprintf(path, sizeof(path), "%s.%u", prefix, n);
-		f = fopen(path, "r");
-		if (!f)
-			break;
-		while (fgets(line, sizeof(line), f)) {
-			if (!strcmp(line, desc)) {
-				match = 1;
-			} else if (!strncmp(line, "events: ", 8)) {
-				free(events);
-				events = strdup(line + 8);
-			} else if (match && events && !strncmp(line, "totals: ", 8)) {
-				char *save, *val = line + 8, *e, *end;
-				unsigned found = 0, k;
-
-				sum = 0;
-				for (e = strtok_r(events, " \n", &save); e;
-				     e = strtok_r(NULL, " \n", &save)) {
-					double v = strtod(val, &end);
-
-					val = end;
-					for (k = 0; want[k]; k++)
-						if (!strcmp(e, want[k])) {
-							sum += v;
-							found++;
-						}
-				}
-				if (!found)
-					sum = -1;
-			}
-		}
-		fclose(f);
-		free(events);
-		if (match)
-			return sum;
-	}
-	return -1;
-}
-
-/*
  * Each row's fleet or DCI, for one implementation at a time; an rr post
  * row leaves its fleet open for the poll row after it.
  */
@@ -867,7 +777,7 @@ static void read_counts(const char *cg, enum fleet_row row, enum bench_impl impl
 	static const char *const ir[] = { "Ir", NULL };
 	static const char *const d1[] = { "D1mr", "D1mw", NULL };
 	double items = (double)row_items(row) * row_rounds(row), per_iter = row_per_iter(row);
-	double t, empty = cg_events(cg, "fleet/empty", ir) / FLEET_MAX;
+	double t, empty = bench_cg_events(cg, "fleet/empty", ir) / FLEET_MAX;
 	char name[128];
 
 	o->instr = o->lines = -1;
@@ -877,10 +787,10 @@ static void read_counts(const char *cg, enum fleet_row row, enum bench_impl impl
 		per_iter = 16.0 / 17;	/* 16 posts and one poll call per 16 items */
 	}
 	snprintf(name, sizeof(name), "fleet/%s/%s", row_name[row], bench_impl_name[impl]);
-	t = cg_events(cg, name, ir);
+	t = bench_cg_events(cg, name, ir);
 	if (t >= 0 && empty >= 0)
 		o->instr = t / items - empty / per_iter;
-	t = cg_events(cg, name, d1);
+	t = bench_cg_events(cg, name, d1);
 	if (t >= 0)
 		o->lines = t / items;
 }

@@ -132,33 +132,63 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Total instructions callgrind dumped under `name`, or -1. */
-static double cg_total(const char *prefix, const char *name)
+/* bench.h; fleet.c reads the cache simulation's misses through it. */
+double bench_cg_events(const char *prefix, const char *name, const char *const *want)
 {
-	char path[4096], line[512], want[256];
+	char path[4096], line[1024], desc[256];
 	unsigned n;
 
-	snprintf(want, sizeof(want), "desc: Trigger: Client Request: %s\n", name);
+	snprintf(desc, sizeof(desc), "desc: Trigger: Client Request: %s\n", name);
 	for (n = 1; n < 10000; n++) {
 		FILE *f;
+		char *events = NULL;
 		int match = 0;
-		double total = -1;
+		double sum = -1;
 
 		snprintf(path, sizeof(path), "%s.%u", prefix, n);
 		f = fopen(path, "r");
 		if (!f)
 			break;
 		while (fgets(line, sizeof(line), f)) {
-			if (!strcmp(line, want))
+			if (!strcmp(line, desc)) {
 				match = 1;
-			else if (!strncmp(line, "totals: ", 8))
-				total = strtod(line + 8, NULL);
+			} else if (!strncmp(line, "events: ", 8)) {
+				free(events);
+				events = strdup(line + 8);
+			} else if (match && events && !strncmp(line, "totals: ", 8)) {
+				char *save, *val = line + 8, *e, *end;
+				unsigned found = 0, k;
+
+				sum = 0;
+				for (e = strtok_r(events, " \n", &save); e;
+				     e = strtok_r(NULL, " \n", &save)) {
+					double v = strtod(val, &end);
+
+					val = end;
+					for (k = 0; want[k]; k++)
+						if (!strcmp(e, want[k])) {
+							sum += v;
+							found++;
+						}
+				}
+				if (!found)
+					sum = -1;
+			}
 		}
 		fclose(f);
+		free(events);
 		if (match)
-			return total;
+			return sum;
 	}
 	return -1;
+}
+
+/* Total instructions callgrind dumped under `name`, or -1. */
+static double cg_total(const char *prefix, const char *name)
+{
+	static const char *const ir[] = { "Ir", NULL };
+
+	return bench_cg_events(prefix, name, ir);
 }
 
 static void usage(void)
