@@ -35,14 +35,14 @@
  *
  * Counted, as the other rows: instructions under callgrind, collection on
  * only around the measured calls, less an empty loop's; with callgrind's
- * cache simulation on (--cache-sim=yes, make bench sets D1 and LL to this
- * machine's L1d and L2, whatever the host), the data cache lines each
- * post or CQE misses in the simulated D1 after the eviction: the lines it
- * touches that its round did not bring in already.
+ * cache simulation on (--cache-sim=yes; make bench sets D1 and LL to the
+ * L1d and L2 of the Xeon the figures were taken on), the data cache lines
+ * each post or CQE misses in the simulated D1 after the eviction: the
+ * lines it touches that its round did not bring in already.
  *
  * The device's part is the harness's, as in cqe.c, never measured.
- * UCX's column reads "-": these rows would need an endpoint per QP and
- * the harness's view of each of their queues.
+ * UCX is left out: these rows would need an endpoint per QP and the
+ * harness's view of each of their queues.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -402,7 +402,7 @@ RF_INLINE int rf__cq_decode(struct rf_cq *cq, struct rf_cqe64 *cqe, uint8_t op_o
 		return rf__cq_poll_slow(cq, cqe, wc);
 	/*
 	 * Another QP than the last one seen: the usual case on a CQ that 16
-	 * QPs share, each with a CQE in turn (bench/fleet.c's rr rows), so
+	 * QPs share, each with a CQE in turn (rfbench --fleet's rr rows), so
 	 * found here rather than by the slow path (about 250 instructions a
 	 * CQE instead of the 120 of libmlx5's poll, issue 34). Unknown ones
 	 * (stale, routed through the CQ's SRQ) still go the slow way.
