@@ -14,6 +14,7 @@
 #ifndef RFBENCH_BENCH_H
 #define RFBENCH_BENCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <infiniband/mlx5dv.h>
@@ -116,6 +117,22 @@ struct bench_qp {
 	struct bench_ucx *ucx;		/* IMPL_UCX: UCT's objects (ucx.c) */
 };
 
+/* The device named dev (NULL: the first), opened; NULL on failure. */
+struct ibv_context *bench_open_dev(const char *dev);
+/* A PD and BENCH_BUF bytes registered in it for local and remote access. */
+int bench_mem_open(struct ibv_context *ctx, struct ibv_pd **pd, uint8_t **buf,
+		   struct ibv_mr **mr);
+/* The same closed, with the context; NULLs are skipped. */
+void bench_mem_close(struct ibv_context *ctx, struct ibv_pd *pd, uint8_t *buf,
+		     struct ibv_mr *mr);
+/* The path to port 1 of ctx itself (a GRH on RoCE); 0 or -1. */
+int bench_ah_attr(struct ibv_context *ctx, struct ibv_ah_attr *aa);
+/* A CQ of depth entries, polled as impl polls: *cqx for IMPL_LIBMLX5_WR. */
+struct ibv_cq *bench_cq_create(struct ibv_context *ctx, enum bench_impl impl, int depth,
+			       struct ibv_cq_ex **cqx);
+/* The RC QP of every row: the opcodes posted, one SGE, 64 B inline, on cq. */
+void bench_rc_attr(struct ibv_qp_init_attr_ex *qa, struct ibv_pd *pd, struct ibv_cq *cq,
+		   uint32_t max_send_wr);
 int bench_qp_open(struct bench_qp *b, enum bench_impl impl, const char *dev);
 /* The same with a DCI instead of the RC QP, for the DC operations. */
 int bench_dci_open(struct bench_qp *b, enum bench_impl impl, const char *dev);
@@ -133,6 +150,13 @@ void bench_write_cqes(struct bench_qp *b, unsigned n, unsigned per_cqe);
 void bench_write_zip_cqes(struct bench_qp *b, unsigned n);
 /* Poll everything written (unmeasured) with the implementation's poller. */
 void bench_drain(struct bench_qp *b);
+/*
+ * One requester CQE in the CQ cq (*pi: CQEs written) for the WQE that
+ * starts in BB idx of the send queue q, of QP qpn (libmlx5's user index
+ * uidx), after checking that the WQE is there.
+ */
+void bench_req_cqe(enum bench_impl impl, const struct mlx5dv_cq *cq, uint32_t *pi,
+		   const struct mlx5dv_qp *q, uint32_t qpn, uint32_t uidx, uint32_t idx);
 
 /*
  * UCX's rc_mlx5 (ucx.c): an RC endpoint connected to itself, its send queue
@@ -170,5 +194,25 @@ void bench_report_table(struct bench_result r[OP_COUNT][IMPL_COUNT]);
 int bench_report_goals(struct bench_result r[OP_COUNT][IMPL_COUNT], int *instr_met);
 int bench_report_json(const char *path, struct bench_result r[OP_COUNT][IMPL_COUNT]);
 int bench_report_svg(const char *path, struct bench_result r[OP_COUNT][IMPL_COUNT]);
+
+/*
+ * Where real programs live (fleet.c): posts round-robin over many QPs,
+ * their CQs polled, a DCI posting to many targets, two threads, with
+ * the caches made cold between rounds. bench_fleet_instr() runs the rows
+ * once under callgrind, bench_fleet_report() times them and prints their
+ * table and goals, with the counts of the dumps at cg when given. dci:
+ * main's DCIs (bench_dci_open()), avail: which implementations opened.
+ */
+/*
+ * rfbench.c: callgrind's totals dumped (PREFIX.1, PREFIX.2, ...) under
+ * name, the events named in want (NULL-ended: "Ir", "D1mr", ...) summed;
+ * -1 when no dump has the name or the events.
+ */
+double bench_cg_events(const char *prefix, const char *name, const char *const *want);
+extern size_t bench_fleet_evict;	/* bytes written between rounds; 0: twice the L2 */
+void bench_fleet_instr(struct bench_qp dci[IMPL_COUNT], const int avail[IMPL_COUNT],
+		       const char *dev);
+int bench_fleet_report(struct bench_qp dci[IMPL_COUNT], const int avail[IMPL_COUNT],
+		       const char *dev, unsigned reps, const char *cg);
 
 #endif /* RFBENCH_BENCH_H */

@@ -7,7 +7,7 @@
 # Benchmark: rdmafast against libmlx5 in one run (bench/rfbench.c). On the
 # emulated HCA the device model stays off; the harness writes the CQEs.
 BENCH_SRCS := bench/rfbench.c bench/setup.c bench/ops.c bench/cqe.c bench/report.c \
-              bench/ucx.c
+              bench/ucx.c bench/fleet.c
 BENCH_BIN  := $(BUILD)/bench/rfbench
 # UCX's rc_mlx5 as a peer when its UCT headers are there (bench/ucx.c);
 # rfbench exports its mlx5dv_init_obj() so that UCX's calls come to it.
@@ -23,12 +23,17 @@ $(BENCH_BIN): $(BENCH_SRCS) $(wildcard bench/*.h) $(HEADERS)
 	$(CC) -std=c11 -O2 -gdwarf-4 $(WARN) -pedantic $(RF_CPPFLAGS) $(VERBS_CPPFLAGS) \
 	    $(BENCH_UCX_CFLAGS) -o $@ $(BENCH_SRCS) $(VERBS_LIBS) $(BENCH_UCX_LIBS)
 
+# The cache simulation counts the lines a post or poll of the --fleet rows
+# (bench/fleet.c) misses after the eviction: L1d and L2 as on the Xeon of
+# docs/benchmark-history.md, the L2 as the last level, whatever the host.
+BENCH_CACHE_SIM = --cache-sim=yes --I1=32768,8,64 --D1=49152,12,64 --LL=2097152,16,64
+
 bench: $(BENCH_BIN) $(BUILD)/bench/emu_model $(if $(filter hw,$(RF_DEVICE)),,emu)
 	rm -f $(BUILD)/bench/callgrind.out*
-	$(BENCH_ENV) $(RF_RUN) valgrind -q --tool=callgrind --collect-atstart=no \
-	    --callgrind-out-file=$(BUILD)/bench/callgrind.out $(BENCH_BIN) --instr
+	$(BENCH_ENV) $(RF_RUN) valgrind -q --tool=callgrind --collect-atstart=no $(BENCH_CACHE_SIM) \
+	    --callgrind-out-file=$(BUILD)/bench/callgrind.out $(BENCH_BIN) --instr --fleet
 	$(BENCH_ENV) $(RF_RUN) $(BENCH_BIN) --callgrind $(BUILD)/bench/callgrind.out \
-	    --json $(BUILD)/bench/report.json --svg $(BUILD)/bench/report.svg
+	    --json $(BUILD)/bench/report.json --svg $(BUILD)/bench/report.svg --fleet
 	@echo
 	timeout 300 $(RF_RUN) $(BUILD)/bench/emu_model 2
 

@@ -17,34 +17,39 @@
 #include "bench.h"
 
 /* The control segment of the WQE that starts in basic block idx. */
-static const struct mlx5_wqe_ctrl_seg *sq_wqe(const struct bench_qp *b, uint32_t idx)
+static const struct mlx5_wqe_ctrl_seg *sq_wqe(const struct mlx5dv_qp *q, uint32_t idx)
 {
-	return (const struct mlx5_wqe_ctrl_seg *)((const uint8_t *)b->dvqp.sq.buf +
-		(size_t)(idx & (b->dvqp.sq.wqe_cnt - 1)) * MLX5_SEND_WQE_BB);
+	return (const struct mlx5_wqe_ctrl_seg *)((const uint8_t *)q->sq.buf +
+		(size_t)(idx & (q->sq.wqe_cnt - 1)) * MLX5_SEND_WQE_BB);
 }
 
-static void write_req_cqe(struct bench_qp *b, uint32_t idx)
+void bench_req_cqe(enum bench_impl impl, const struct mlx5dv_cq *cq, uint32_t *pi,
+		   const struct mlx5dv_qp *q, uint32_t qpn, uint32_t uidx, uint32_t idx)
 {
-	uint32_t n = b->dvcq.cqe_cnt;
-	uint8_t *entry = (uint8_t *)b->dvcq.buf +
-			 (size_t)(b->cq_pi & (n - 1)) * b->dvcq.cqe_size;
-	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)(entry + b->dvcq.cqe_size - 64);
-	uint32_t word = be32toh(sq_wqe(b, idx)->opmod_idx_opcode);
+	uint32_t n = cq->cqe_cnt;
+	uint8_t *entry = (uint8_t *)cq->buf + (size_t)(*pi & (n - 1)) * cq->cqe_size;
+	struct mlx5_cqe64 *cqe = (struct mlx5_cqe64 *)(entry + cq->cqe_size - 64);
+	uint32_t word = be32toh(sq_wqe(q, idx)->opmod_idx_opcode);
 	uint8_t opcode = (uint8_t)word;
 
 	if (((word >> 8) & 0xffff) != (idx & 0xffff)) {
 		fprintf(stderr, "rfbench: %s: no WQE at index %u (found %u): a post failed\n",
-			bench_impl_name[b->impl], idx & 0xffff, (word >> 8) & 0xffff);
+			bench_impl_name[impl], idx & 0xffff, (word >> 8) & 0xffff);
 		exit(2);
 	}
 	memset(cqe, 0, sizeof(*cqe) - 1);
-	cqe->srqn_uidx = htobe32(b->uidx);
+	cqe->srqn_uidx = htobe32(uidx);
 	cqe->byte_cnt = htobe32(opcode == MLX5_OPCODE_RDMA_READ ? 64 : 0);
-	cqe->sop_drop_qpn = htobe32((uint32_t)opcode << 24 | b->qp->qp_num);
+	cqe->sop_drop_qpn = htobe32((uint32_t)opcode << 24 | qpn);
 	cqe->wqe_counter = htobe16((uint16_t)idx);
 	__atomic_thread_fence(__ATOMIC_RELEASE);	/* body before owner */
-	cqe->op_own = (uint8_t)(MLX5_CQE_REQ << 4 | ((b->cq_pi / n) & 1));
-	b->cq_pi++;
+	cqe->op_own = (uint8_t)(MLX5_CQE_REQ << 4 | ((*pi / n) & 1));
+	++*pi;
+}
+
+static void write_req_cqe(struct bench_qp *b, uint32_t idx)
+{
+	bench_req_cqe(b->impl, &b->dvcq, &b->cq_pi, &b->dvqp, b->qp->qp_num, b->uidx, idx);
 }
 
 /*
@@ -55,7 +60,7 @@ static void write_req_cqe(struct bench_qp *b, uint32_t idx)
 static void write_ucx_cqes(struct bench_qp *b, unsigned wqes)
 {
 	while (wqes--) {
-		const struct mlx5_wqe_ctrl_seg *ctrl = sq_wqe(b, b->bb_next);
+		const struct mlx5_wqe_ctrl_seg *ctrl = sq_wqe(&b->dvqp, b->bb_next);
 		uint32_t ds = be32toh(ctrl->qpn_ds) & 0x3f;
 		uint32_t idx = b->bb_next;
 
@@ -170,7 +175,7 @@ void bench_write_zip_cqes(struct bench_qp *b, unsigned n)
 			struct rf_mini_cqe8 *m = (struct rf_mini_cqe8 *)(void *)((uint8_t *)b->dvcq.buf +
 				(size_t)((pi + slot) & (cnt - 1)) * size + size - 64) + (i & 7);
 			uint32_t idx = first + i;
-			uint32_t word = be32toh(sq_wqe(b, idx)->opmod_idx_opcode);
+			uint32_t word = be32toh(sq_wqe(&b->dvqp, idx)->opmod_idx_opcode);
 
 			if (((word >> 8) & 0xffff) != (idx & 0xffff)) {
 				fprintf(stderr, "rfbench: %s: no WQE at index %u: a post failed\n",

@@ -3,8 +3,8 @@
  * rfbench - rdmafast against libmlx5, side by side in one run.
  *
  *   rfbench [-d DEV] [--reps N] [--json FILE] [--svg FILE] [--callgrind PREFIX]
- *           [--require-instr]
- *   rfbench --instr [-d DEV]      (under valgrind --tool=callgrind)
+ *           [--require-instr] [--fleet [--evict-mb N]]
+ *   rfbench --instr [-d DEV] [--fleet]      (under valgrind --tool=callgrind)
  *
  * Nanoseconds: every operation of every implementation is timed in chunks
  * of BENCH_CHUNK items on one pinned CPU, --reps times (at least 5); the
@@ -18,6 +18,10 @@
  * reports instructions per operation, less the empty operation's. With
  * --require-instr rfbench exits 3 when rdmafast misses an instruction
  * limit (or none was read), for tests: the counts are deterministic.
+ *
+ * With --fleet both also run fleet.c's rows: many QPs, a DCI to many
+ * targets, two threads, the caches made cold between rounds by writing a
+ * buffer of N MiB (--evict-mb; by default twice the L2).
  *
  * `make bench` does both on the emulated HCA with the device model off
  * (RFEMU_DEVICE=off): the harness writes the CQEs itself (cqe.c).
@@ -128,39 +132,70 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Total instructions callgrind dumped under `name`, or -1. */
-static double cg_total(const char *prefix, const char *name)
+/* bench.h; fleet.c reads the cache simulation's misses through it. */
+double bench_cg_events(const char *prefix, const char *name, const char *const *want)
 {
-	char path[4096], line[512], want[256];
+	char path[4096], line[1024], desc[256];
 	unsigned n;
 
-	snprintf(want, sizeof(want), "desc: Trigger: Client Request: %s\n", name);
+	snprintf(desc, sizeof(desc), "desc: Trigger: Client Request: %s\n", name);
 	for (n = 1; n < 10000; n++) {
 		FILE *f;
+		char *events = NULL;
 		int match = 0;
-		double total = -1;
+		double sum = -1;
 
 		snprintf(path, sizeof(path), "%s.%u", prefix, n);
 		f = fopen(path, "r");
 		if (!f)
 			break;
 		while (fgets(line, sizeof(line), f)) {
-			if (!strcmp(line, want))
+			if (!strcmp(line, desc)) {
 				match = 1;
-			else if (!strncmp(line, "totals: ", 8))
-				total = strtod(line + 8, NULL);
+			} else if (!strncmp(line, "events: ", 8)) {
+				free(events);
+				events = strdup(line + 8);
+			} else if (match && events && !strncmp(line, "totals: ", 8)) {
+				char *save, *val = line + 8, *e, *end;
+				unsigned found = 0, k;
+
+				sum = 0;
+				for (e = strtok_r(events, " \n", &save); e;
+				     e = strtok_r(NULL, " \n", &save)) {
+					double v = strtod(val, &end);
+
+					val = end;
+					for (k = 0; want[k]; k++)
+						if (!strcmp(e, want[k])) {
+							sum += v;
+							found++;
+						}
+				}
+				if (!found)
+					sum = -1;
+			}
 		}
 		fclose(f);
+		free(events);
 		if (match)
-			return total;
+			return sum;
 	}
 	return -1;
+}
+
+/* Total instructions callgrind dumped under `name`, or -1. */
+static double cg_total(const char *prefix, const char *name)
+{
+	static const char *const ir[] = { "Ir", NULL };
+
+	return bench_cg_events(prefix, name, ir);
 }
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: rfbench [-d DEV] [--reps N] [--json FILE] [--svg FILE]\n"
-			"               [--callgrind PREFIX] [--require-instr] [--instr]\n");
+			"               [--callgrind PREFIX] [--require-instr] [--instr]\n"
+			"               [--fleet [--evict-mb N]]\n");
 	exit(1);
 }
 
@@ -171,7 +206,7 @@ int main(int argc, char **argv)
 	static struct bench_result res[OP_COUNT][IMPL_COUNT];
 	const char *dev = NULL, *json = NULL, *svg = NULL, *cg = NULL;
 	unsigned reps = 7, op, impl, r;
-	int instr = 0, require_instr = 0, instr_met = 0, i, ret;
+	int instr = 0, require_instr = 0, instr_met = 0, fleet = 0, i, ret;
 
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "-d") && i + 1 < argc)
@@ -188,6 +223,10 @@ int main(int argc, char **argv)
 			instr = 1;
 		else if (!strcmp(argv[i], "--require-instr"))
 			require_instr = 1;
+		else if (!strcmp(argv[i], "--fleet"))
+			fleet = 1;
+		else if (!strcmp(argv[i], "--evict-mb") && i + 1 < argc)
+			bench_fleet_evict = (size_t)atoi(argv[++i]) << 20;
 		else
 			usage();
 	}
@@ -237,6 +276,8 @@ int main(int argc, char **argv)
 		CALLGRIND_ZERO_STATS;
 		run(&qp[0], OP_COUNT, bench_empty_op, 1, INSTR_CHUNKS, 1);
 		CALLGRIND_DUMP_STATS_AT("empty");
+		if (fleet)
+			bench_fleet_instr(dci, avail, dev);
 	} else {
 		double empty_ns = 0, empty_ir = -1, samples[64];
 		unsigned items = TIME_CHUNKS * BENCH_CHUNK;
@@ -295,6 +336,8 @@ int main(int argc, char **argv)
 			return 1;
 		if (svg && bench_report_svg(svg, res))
 			return 1;
+		if (fleet)
+			bench_fleet_report(dci, avail, dev, reps, cg);
 	}
 	for (impl = 0; impl < IMPL_COUNT; impl++) {
 		if (impl != IMPL_UCX)

@@ -21,7 +21,7 @@ const char *const bench_impl_name[IMPL_COUNT] = {
 	"rdmafast", "libmlx5", "libmlx5_st", "libmlx5_wr", "ucx_rc_mlx5",
 };
 
-static struct ibv_context *open_dev(const char *name)
+struct ibv_context *bench_open_dev(const char *name)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	struct ibv_context *ctx = NULL;
@@ -52,42 +52,102 @@ static int to_rts(struct bench_qp *b, const struct ibv_qp_cap *cap)
 	return bench_rc_bring_up(b->qp, cap, b->qp->qp_num, 0, &gid, 1);
 }
 
+int bench_mem_open(struct ibv_context *ctx, struct ibv_pd **pd, uint8_t **buf,
+		   struct ibv_mr **mr)
+{
+	*pd = ibv_alloc_pd(ctx);
+	*buf = aligned_alloc(4096, BENCH_BUF);
+	if (!*pd || !*buf)
+		return -ENOMEM;
+	memset(*buf, 0x5a, BENCH_BUF);
+	*mr = ibv_reg_mr(*pd, *buf, BENCH_BUF, IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	return *mr ? 0 : -errno;
+}
+
+void bench_mem_close(struct ibv_context *ctx, struct ibv_pd *pd, uint8_t *buf,
+		     struct ibv_mr *mr)
+{
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	if (ctx)
+		ibv_close_device(ctx);
+	free(buf);
+}
+
+int bench_ah_attr(struct ibv_context *ctx, struct ibv_ah_attr *aa)
+{
+	struct ibv_port_attr port;
+
+	if (ibv_query_port(ctx, 1, &port))
+		return -1;
+	memset(aa, 0, sizeof(*aa));
+	aa->dlid = port.lid;
+	aa->port_num = 1;
+	if (port.link_layer == IBV_LINK_LAYER_ETHERNET) {
+		aa->is_global = 1;
+		aa->grh.hop_limit = 64;
+		if (ibv_query_gid(ctx, 1, 0, &aa->grh.dgid))
+			return -1;
+	}
+	return 0;
+}
+
+struct ibv_cq *bench_cq_create(struct ibv_context *ctx, enum bench_impl impl, int depth,
+			       struct ibv_cq_ex **cqx)
+{
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = (uint32_t)depth,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM,
+	};
+
+	*cqx = NULL;
+	if (impl != IMPL_LIBMLX5_WR)
+		return ibv_create_cq(ctx, depth, NULL, NULL, 0);
+	*cqx = ibv_create_cq_ex(ctx, &ca);
+	return *cqx ? ibv_cq_ex_to_cq(*cqx) : NULL;
+}
+
+void bench_rc_attr(struct ibv_qp_init_attr_ex *qa, struct ibv_pd *pd, struct ibv_cq *cq,
+		   uint32_t max_send_wr)
+{
+	memset(qa, 0, sizeof(*qa));
+	qa->qp_type = IBV_QPT_RC;
+	qa->send_cq = cq;
+	qa->recv_cq = cq;
+	qa->cap.max_send_wr = max_send_wr;
+	qa->cap.max_recv_wr = 1;
+	qa->cap.max_send_sge = 1;
+	qa->cap.max_recv_sge = 1;
+	qa->cap.max_inline_data = 64;
+	qa->comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	qa->pd = pd;
+	qa->send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND;
+}
+
 /* The context, PD, registered buffer and CQ of either kind of QP. */
 static int open_common(struct bench_qp *b, enum bench_impl impl, const char *dev)
 {
+	int ret;
+
 	memset(b, 0, sizeof(*b));
 	b->impl = impl;
 	b->wqe_bbs = 1;
 	/* libmlx5 reads its environment when the context is opened */
 	if (impl == IMPL_LIBMLX5_ST)
 		setenv("MLX5_SINGLE_THREADED", "1", 1);
-	b->ctx = open_dev(dev);
+	b->ctx = bench_open_dev(dev);
 	unsetenv("MLX5_SINGLE_THREADED");
 	if (!b->ctx)
 		return -ENODEV;
-	b->pd = ibv_alloc_pd(b->ctx);
-	b->buf = aligned_alloc(4096, BENCH_BUF);
-	if (!b->pd || !b->buf)
-		return -ENOMEM;
-	memset(b->buf, 0x5a, BENCH_BUF);
-	b->mr = ibv_reg_mr(b->pd, b->buf, BENCH_BUF, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
-	if (!b->mr)
-		return -errno;
+	ret = bench_mem_open(b->ctx, &b->pd, &b->buf, &b->mr);
+	if (ret)
+		return ret;
 	b->raddr = (uintptr_t)b->buf + BENCH_BUF / 2;
 	b->rkey = b->mr->rkey;
-
-	if (impl == IMPL_LIBMLX5_WR) {
-		struct ibv_cq_init_attr_ex ca = {
-			.cqe = BENCH_CQ_DEPTH,
-			.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM,
-		};
-
-		b->cqx = ibv_create_cq_ex(b->ctx, &ca);
-		b->cq = b->cqx ? ibv_cq_ex_to_cq(b->cqx) : NULL;
-	} else {
-		b->cq = ibv_create_cq(b->ctx, BENCH_CQ_DEPTH, NULL, NULL, 0);
-	}
+	b->cq = bench_cq_create(b->ctx, impl, BENCH_CQ_DEPTH, &b->cqx);
 	return b->cq ? 0 : -errno;
 }
 
@@ -128,19 +188,7 @@ int bench_qp_open(struct bench_qp *b, enum bench_impl impl, const char *dev)
 
 	if (ret)
 		return ret;
-	/* the same QP for everyone: the opcodes posted, one SGE, 64 B inline */
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_type = IBV_QPT_RC;
-	qa.send_cq = b->cq;
-	qa.recv_cq = b->cq;
-	qa.cap.max_send_wr = BENCH_SQ_WRS;
-	qa.cap.max_recv_wr = 1;
-	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
-	qa.cap.max_inline_data = 64;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	qa.pd = b->pd;
-	qa.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND;
+	bench_rc_attr(&qa, b->pd, b->cq, BENCH_SQ_WRS);
 	b->qp = ibv_create_qp_ex(b->ctx, &qa);	/* qa.cap: what the QP really has */
 	if (!b->qp)
 		return -errno;
@@ -161,7 +209,6 @@ int bench_dci_open(struct bench_qp *b, enum bench_impl impl, const char *dev)
 	struct ibv_qp_init_attr_ex qa;
 	struct mlx5dv_qp_init_attr dx;
 	struct ibv_ah_attr aa;
-	struct ibv_port_attr port;
 	struct rf_qp_conn_attr ca;
 	struct rf_qp tmp;
 	struct rf_wqe_av av;
@@ -172,17 +219,8 @@ int bench_dci_open(struct bench_qp *b, enum bench_impl impl, const char *dev)
 	b->wqe_bbs = 2;		/* ctrl, address vector, raddr, data: 96 bytes */
 	b->dctn = 0x123;
 	b->dc_key = 0x5eed0000cafef00dull;
-	if (ibv_query_port(b->ctx, 1, &port))
+	if (bench_ah_attr(b->ctx, &aa))
 		return -EINVAL;
-	memset(&aa, 0, sizeof(aa));
-	aa.dlid = port.lid;
-	aa.port_num = 1;
-	if (port.link_layer == IBV_LINK_LAYER_ETHERNET) {
-		aa.is_global = 1;
-		aa.grh.hop_limit = 64;
-		if (ibv_query_gid(b->ctx, 1, 0, &aa.grh.dgid))
-			return -EINVAL;
-	}
 	b->ah = ibv_create_ah(b->pd, &aa);
 	if (!b->ah)
 		return -errno;
@@ -234,11 +272,5 @@ void bench_qp_close(struct bench_qp *b)
 		ibv_destroy_ah(b->ah);
 	if (b->cq)
 		ibv_destroy_cq(b->cq);
-	if (b->mr)
-		ibv_dereg_mr(b->mr);
-	if (b->pd)
-		ibv_dealloc_pd(b->pd);
-	if (b->ctx)
-		ibv_close_device(b->ctx);
-	free(b->buf);
+	bench_mem_close(b->ctx, b->pd, b->buf, b->mr);
 }
