@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/fdset.h"
@@ -38,6 +39,24 @@ void emu_lock_acquire(void)
 bool emu_lock_try(void)
 {
 	if (pthread_mutex_trylock(&emu_mutex))
+		return false;
+	atomic_store(&emu_owner, pthread_self());
+	atomic_store(&emu_owned, true);
+	return true;
+}
+
+bool emu_lock_wait(uint64_t ns)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)(ns / 1000000000u);
+	until.tv_nsec += (long)(ns % 1000000000u);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	if (pthread_mutex_clocklock(&emu_mutex, CLOCK_MONOTONIC, &until))
 		return false;
 	atomic_store(&emu_owner, pthread_self());
 	atomic_store(&emu_owned, true);
