@@ -268,54 +268,64 @@ struct tmpair {
 	struct rf_qp snd, rcv;
 };
 
-static void pair_open(struct tmpair *p)
+/* Connect a and b, two RC QPs of s's context. */
+static void tm_connect(struct tmside *s, struct rf_qp *a, struct rf_qp *b)
+{
+	struct rf_qp_conn_attr ca;
+	struct rf_qp_peer pa, pb;
+
+	memset(&pa, 0, sizeof(pa));
+	memset(&pb, 0, sizeof(pb));
+	pa.qpn = a->qpn;
+	pa.psn = 0x100;
+	pa.lid = s->port.lid;
+	pb.qpn = b->qpn;
+	pb.psn = 0x200;
+	pb.lid = s->port.lid;
+	memset(&ca, 0, sizeof(ca));
+	ca.access = RF_ACCESS_REMOTE_ALL;
+	ca.gid_index = -1;
+	if (s->port.link_layer == IBV_LINK_LAYER_ETHERNET) {
+		ca.gid_index = 0;
+		cr_assert_eq(ibv_query_gid(s->ctx, 1, 0, &pa.gid), 0);
+		pb.gid = pa.gid;
+	}
+	ca.timeout = 14;
+	ca.retry_cnt = 7;
+	ca.psn = pa.psn;
+	cr_assert_eq(rf_qp_connect_ibv(a, &ca, &pb), 0);
+	ca.psn = pb.psn;
+	cr_assert_eq(rf_qp_connect_ibv(b, &ca, &pa), 0);
+}
+
+/* An RC QP of 16 WRs and one SGE on send_cq/recv_cq, on srq if not NULL. */
+static void tm_qp(struct tmside *s, struct rf_qp *q, struct ibv_cq *cq, struct ibv_srq *srq)
 {
 	struct rf_qp_init_attr qa;
-	struct rf_qp_conn_attr ca;
-	struct rf_qp_peer ps, pr;
 	int rc;
 
-	tm_open(&p->s);
-	rc = rf_cq_create_ibv(&p->scq, &p->ibscq, p->s.ctx, 64, NULL, 0);
-	cr_assert_eq(rc, 0);
 	memset(&qa, 0, sizeof(qa));
-	qa.pd = p->s.pd;
-	qa.send_cq = qa.recv_cq = p->ibscq;
+	qa.pd = s->pd;
+	qa.send_cq = qa.recv_cq = cq;
+	qa.srq = srq;
 	qa.qp_type = IBV_QPT_RC;
 	qa.max_send_wr = 16;
 	qa.max_recv_wr = 16;
 	qa.max_send_sge = 1;
 	qa.max_recv_sge = 1;
-	rc = rf_qp_create_ibv(&p->snd, &qa);
-	cr_assert_eq(rc, 0, "sender: %s", strerror(-rc));
+	rc = rf_qp_create_ibv(q, &qa);
+	cr_assert_eq(rc, 0, "QP: %s", strerror(-rc));
+}
+
+static void pair_open(struct tmpair *p)
+{
+	tm_open(&p->s);
+	cr_assert_eq(rf_cq_create_ibv(&p->scq, &p->ibscq, p->s.ctx, 64, NULL, 0), 0);
+	tm_qp(&p->s, &p->snd, p->ibscq, NULL);
 	cr_assert_eq(rf_cq_attach(&p->scq, p->snd.qpn, &p->snd.sq, &p->snd.rq, NULL), 0);
-	qa.send_cq = qa.recv_cq = p->s.ibcq;
-	qa.srq = p->s.ibsrq;
-	rc = rf_qp_create_ibv(&p->rcv, &qa);
-	cr_assert_eq(rc, 0, "receiver: %s", strerror(-rc));
+	tm_qp(&p->s, &p->rcv, p->s.ibcq, p->s.ibsrq);
 	cr_assert_eq(rf_cq_attach(&p->s.cq, p->rcv.qpn, &p->rcv.sq, NULL, &p->s.srq), 0);
-	memset(&ps, 0, sizeof(ps));
-	memset(&pr, 0, sizeof(pr));
-	ps.qpn = p->snd.qpn;
-	ps.psn = 0x100;
-	ps.lid = p->s.port.lid;
-	pr.qpn = p->rcv.qpn;
-	pr.psn = 0x200;
-	pr.lid = p->s.port.lid;
-	memset(&ca, 0, sizeof(ca));
-	ca.access = RF_ACCESS_REMOTE_ALL;
-	ca.gid_index = -1;
-	if (p->s.port.link_layer == IBV_LINK_LAYER_ETHERNET) {
-		ca.gid_index = 0;
-		cr_assert_eq(ibv_query_gid(p->s.ctx, 1, 0, &ps.gid), 0);
-		pr.gid = ps.gid;
-	}
-	ca.timeout = 14;
-	ca.retry_cnt = 7;
-	ca.psn = ps.psn;
-	cr_assert_eq(rf_qp_connect_ibv(&p->snd, &ca, &pr), 0);
-	ca.psn = pr.psn;
-	cr_assert_eq(rf_qp_connect_ibv(&p->rcv, &ca, &ps), 0);
+	tm_connect(&p->s, &p->snd, &p->rcv);
 }
 
 static void pair_close(struct tmpair *p)
@@ -463,4 +473,214 @@ Test(tm_e2e, exchange, .timeout = 60)
 	cr_assert_eq(sw[0].wr_id, 0xf1);
 	cr_assert_eq(p.s.buf[60000], IBV_TMH_FIN);
 	pair_close(&p);
+}
+
+/*
+ * tm_oracle/messages: the same messages to a receiver on rdmafast's TM SRQ
+ * and to one on libmlx5's, with the same entries and receives on each:
+ * the two CQEs are the same bytes (but for the QPNs, the user index and
+ * the timestamp) and rf_tm_poll() decodes them as libmlx5's extended poll
+ * does, field by field (tag and context where libmlx5 reports a match).
+ */
+struct tmoracle {
+	struct tmside s;
+	struct libtm l;
+	struct ibv_cq *ibscq;
+	struct rf_cq scq;
+	struct rf_qp snd[2], rcv[2];	/* [0] to rdmafast's SRQ, [1] to libmlx5's */
+	struct mlx5dv_cq lcq;		/* libmlx5's CQ buffer, for its CQE bytes */
+	uint32_t lci;			/* CQEs libmlx5 polled */
+};
+
+static void lib_poll_tm(struct tmoracle *o, struct rf_tm_wc *wc)
+{
+	struct ibv_poll_cq_attr pa;
+	long end = e2e_now_ms() + 5000;
+	struct ibv_wc_tm_info ti;
+	unsigned int f;
+	int ret;
+
+	memset(&pa, 0, sizeof(pa));
+	while ((ret = ibv_start_poll(o->l.cq, &pa)) == ENOENT)
+		cr_assert_lt(e2e_now_ms(), end, "no libmlx5 completion");
+	cr_assert_eq(ret, 0);
+	memset(wc, 0, sizeof(*wc));
+	wc->wc.wr_id = o->l.cq->wr_id;
+	wc->wc.status = (uint8_t)o->l.cq->status;
+	wc->wc.opcode = (uint8_t)ibv_wc_read_opcode(o->l.cq);
+	wc->wc.byte_len = ibv_wc_read_byte_len(o->l.cq);
+	f = ibv_wc_read_wc_flags(o->l.cq);
+	wc->tm_flags = (uint8_t)((f & IBV_WC_TM_SYNC_REQ ? RF_TM_WC_SYNC_REQ : 0) |
+				 (f & IBV_WC_TM_MATCH ? RF_TM_WC_MATCH : 0) |
+				 (f & IBV_WC_TM_DATA_VALID ? RF_TM_WC_DATA_VALID : 0));
+	if (f & IBV_WC_TM_MATCH) {
+		ibv_wc_read_tm_info(o->l.cq, &ti);
+		wc->tag = ti.tag;
+		wc->app_ctx = ti.priv;
+	}
+	ibv_end_poll(o->l.cq);
+	o->lci++;
+}
+
+/* One message to each receiver; their completions compared. */
+static void oracle_step(struct tmoracle *o, const char *what, uint32_t n, struct rf_tm_wc *rw)
+{
+	struct rf_tm_wc lw;
+	struct rf_wc sw;
+	const uint8_t *lc, *rc;
+	int i, j;
+
+	for (i = 0; i < 2; i++) {
+		cr_assert_eq(rf_sq_post_send(&o->snd[i].sq, o->s.mr->lkey, (uintptr_t)o->s.buf, n,
+					     RF_SEND_SIGNALED | RF_SEND_RING, 0x5e9d), 0);
+		e2e_wait(&o->scq, &sw, 1);
+		cr_assert_eq(sw.status, RF_WC_SUCCESS, "%s: the send", what);
+	}
+	lib_poll_tm(o, &lw);
+	tm_wait(&o->s, rw);
+	lc = (const uint8_t *)o->lcq.buf + (size_t)((o->lci - 1) & (o->lcq.cqe_cnt - 1)) *
+	     o->lcq.cqe_size + o->lcq.cqe_size - 64;
+	rc = (const uint8_t *)rf_cq_cqe(&o->s.cq, o->s.cq.ci - 1);
+	for (j = 0; j < 64; j++) {
+		/* the sender's QPN, user index, timestamp, the receiver's QPN */
+		if ((j >= 25 && j < 28) || (j >= 32 && j < 36) || (j >= 48 && j < 56) ||
+		    (j >= 57 && j < 60))
+			continue;
+		cr_assert_eq(rc[j], lc[j], "%s: CQE byte %d: 0x%02x, libmlx5's 0x%02x", what, j,
+			     rc[j], lc[j]);
+	}
+	cr_assert_eq(rw->wc.wr_id, lw.wc.wr_id, "%s: wr_id", what);
+	cr_assert_eq(rw->wc.status, lw.wc.status, "%s: status", what);
+	cr_assert_eq(rw->wc.opcode, lw.wc.opcode, "%s: opcode", what);
+	cr_assert_eq(rw->wc.byte_len, lw.wc.byte_len, "%s: byte_len", what);
+	cr_assert_eq(rw->tm_flags, lw.tm_flags, "%s: flags", what);
+	if (lw.tm_flags & RF_TM_WC_MATCH) {
+		cr_assert_eq(rw->tag, lw.tag, "%s: tag", what);
+		cr_assert_eq(rw->app_ctx, lw.app_ctx, "%s: app_ctx", what);
+	}
+}
+
+/* The next completion of each, no message: the rendezvous' second. */
+static void oracle_next(struct tmoracle *o, const char *what, struct rf_tm_wc *rw)
+{
+	struct rf_tm_wc lw;
+
+	lib_poll_tm(o, &lw);
+	tm_wait(&o->s, rw);
+	cr_assert_eq(rw->wc.wr_id, lw.wc.wr_id, "%s: wr_id", what);
+	cr_assert_eq(rw->wc.status, lw.wc.status, "%s: status", what);
+	cr_assert_eq(rw->wc.opcode, lw.wc.opcode, "%s: opcode", what);
+	cr_assert_eq(rw->wc.byte_len, lw.wc.byte_len, "%s: byte_len", what);
+	cr_assert_eq(rw->tm_flags, lw.tm_flags, "%s: flags", what);
+}
+
+static void oracle_header(struct tmoracle *o, uint8_t op, uint64_t tag, uint32_t ctxv)
+{
+	struct ibv_tmh *h = (struct ibv_tmh *)o->s.buf;
+
+	memset(h, 0, sizeof(*h));
+	h->opcode = op;
+	h->tag = htobe64(tag);
+	h->app_ctx = htobe32(ctxv);
+}
+
+Test(tm_oracle, messages, .timeout = 60)
+{
+	struct tmoracle o;
+	struct mlx5dv_obj obj;
+	struct rf_tm_wc rw;
+	struct ibv_rvh rvh;
+	struct ibv_sge lsge;
+	struct ibv_recv_wr rwr, *bad;
+	struct rf_sge rsge;
+	uint32_t i;
+	int h;
+
+	memset(&o, 0, sizeof(o));
+	tm_open(&o.s);
+	lib_open(&o.s, &o.l);
+	memset(&obj, 0, sizeof(obj));
+	obj.cq.in = ibv_cq_ex_to_cq(o.l.cq);
+	obj.cq.out = &o.lcq;
+	cr_assert_eq(mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ), 0);
+	cr_assert_eq(rf_cq_create_ibv(&o.scq, &o.ibscq, o.s.ctx, 64, NULL, 0), 0);
+	for (i = 0; i < 2; i++) {
+		tm_qp(&o.s, &o.snd[i], o.ibscq, NULL);
+		cr_assert_eq(rf_cq_attach(&o.scq, o.snd[i].qpn, &o.snd[i].sq, &o.snd[i].rq,
+					  NULL), 0);
+	}
+	tm_qp(&o.s, &o.rcv[0], o.s.ibcq, o.s.ibsrq);
+	cr_assert_eq(rf_cq_attach(&o.s.cq, o.rcv[0].qpn, &o.rcv[0].sq, NULL, &o.s.srq), 0);
+	tm_qp(&o.s, &o.rcv[1], ibv_cq_ex_to_cq(o.l.cq), o.l.srq);
+	tm_connect(&o.s, &o.snd[0], &o.rcv[0]);
+	tm_connect(&o.s, &o.snd[1], &o.rcv[1]);
+
+	/* entries: 0x55 eager, 0x42 rendezvous; each side its own buffers */
+	rsge = (struct rf_sge){ (uintptr_t)o.s.buf + 8192, 4096, o.s.mr->lkey };
+	lsge = (struct ibv_sge){ (uintptr_t)o.s.buf + 12288, 4096, o.s.mr->lkey };
+	h = rf_tm_post_add(&o.s.tm, 0x55, ~0ULL, &rsge, 100, RF_TM_RING, 0, 0);
+	cr_assert_eq(h, lib_op(&o.l, IBV_WR_TAG_ADD, 0, 0, 0, 0, 0x55, ~0ULL, &lsge, 100));
+	rsge.addr += 8192;
+	lsge.addr += 8192;
+	h = rf_tm_post_add(&o.s.tm, 0x42, ~0ULL, &rsge, 500, RF_TM_RING, 0, 0);
+	cr_assert_eq(h, lib_op(&o.l, IBV_WR_TAG_ADD, 0, 0, 0, 0, 0x42, ~0ULL, &lsge, 500));
+	/* receives for the unexpected and the untagged */
+	for (i = 0; i < 2; i++) {
+		cr_assert_eq(rf_srq_post_one(&o.s.srq, o.s.mr->lkey,
+					     (uintptr_t)o.s.buf + 32768 + 4096 * i, 4096, 200 + i),
+			     0);
+		lsge = (struct ibv_sge){ (uintptr_t)o.s.buf + 40960 + 4096 * i, 4096,
+					 o.s.mr->lkey };
+		memset(&rwr, 0, sizeof(rwr));
+		rwr.wr_id = 200 + i;
+		rwr.sg_list = &lsge;
+		rwr.num_sge = 1;
+		cr_assert_eq(ibv_post_srq_recv(o.l.srq, &rwr, &bad), 0);
+	}
+	rf_srq_ring(&o.s.srq);
+
+	oracle_header(&o, IBV_TMH_EAGER, 0x55, 0xc0ffee);
+	for (i = 0; i < 100; i++)
+		o.s.buf[sizeof(struct ibv_tmh) + i] = (uint8_t)i;
+	oracle_step(&o, "eager, expected", sizeof(struct ibv_tmh) + 100, &rw);
+	cr_assert_eq(rw.wc.opcode, RF_WC_TM_RECV);
+	cr_assert_eq(rw.tm_flags, RF_TM_WC_MATCH | RF_TM_WC_DATA_VALID);
+	oracle_header(&o, IBV_TMH_EAGER, 0x66, 1);
+	oracle_step(&o, "eager, unexpected", sizeof(struct ibv_tmh) + 20, &rw);
+	cr_assert_eq(rw.wc.wr_id, 200);
+	oracle_header(&o, IBV_TMH_NO_TAG, 0, 0);
+	oracle_step(&o, "untagged", sizeof(struct ibv_tmh) + 4, &rw);
+	cr_assert_eq(rw.wc.opcode, RF_WC_TM_NO_TAG);
+	/* handled: both report it, so that the devices match again */
+	cr_assert_eq(rf_tm_post_sync(&o.s.tm, RF_TM_SYNC | RF_TM_RING, 1, 0), 0);
+	lib_op(&o.l, IBV_WR_TAG_SYNC, 0, IBV_OPS_TM_SYNC, 1, 0, 0, 0, NULL, 0);
+
+	/* rendezvous: the match, then the data the device READ */
+	for (i = 0; i < 2; i++) {
+		cr_assert_eq(rf_rq_post_one(&o.snd[i].rq, o.s.mr->lkey,
+					    (uintptr_t)o.s.buf + 60000 + 64 * i, 64, 0xf1), 0);
+		rf_rq_ring(&o.snd[i].rq);
+	}
+	for (i = 0; i < 3000; i++)
+		o.s.buf[1024 + i] = (uint8_t)(i * 7);
+	oracle_header(&o, IBV_TMH_RNDV, 0x42, 0xabc);
+	rvh.va = htobe64((uintptr_t)o.s.buf + 1024);
+	rvh.rkey = htobe32(o.s.mr->rkey);
+	rvh.len = htobe32(3000);
+	memcpy(o.s.buf + sizeof(struct ibv_tmh), &rvh, sizeof(rvh));
+	oracle_step(&o, "rendezvous, matched", sizeof(struct ibv_tmh) + sizeof(rvh), &rw);
+	cr_assert_eq(rw.tm_flags, RF_TM_WC_MATCH);
+	oracle_next(&o, "rendezvous, data", &rw);
+	cr_assert_eq(rw.tm_flags, RF_TM_WC_DATA_VALID);
+	cr_assert_eq(rw.wc.byte_len, 3000);
+
+	for (i = 0; i < 2; i++) {
+		rf_qp_destroy_ibv(&o.snd[i]);
+		rf_qp_destroy_ibv(&o.rcv[i]);
+	}
+	rf_cq_destroy_ibv(&o.scq, o.ibscq);
+	ibv_destroy_srq(o.l.srq);
+	ibv_destroy_cq(ibv_cq_ex_to_cq(o.l.cq));
+	rf_cq_detach(&o.s.cq, o.rcv[0].qpn);
+	tm_close(&o.s);
 }
