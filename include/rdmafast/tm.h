@@ -87,18 +87,11 @@ struct rf_tm_tag {
 	int32_t  expect;	/* completions to come; 0 when free */
 };
 
-/* A signaled list operation whose completion is to come. */
-struct rf_tm_op {
-	uint64_t wr_id;
-	uint32_t tag;		/* its entry; RF_TM_NIL for a sync */
-	uint32_t pi;		/* its WQE's basic block */
-};
-
 struct rf_tm {
 	struct rf_sq      sq;	/* the command QP's send queue */
 	struct rf_srq    *srq;	/* the SRQ: unexpected and untagged messages */
 	struct rf_tm_tag *tag;	/* [ntags + 1] */
-	struct rf_tm_op  *op;	/* [sq.wqe_cnt] */
+	struct rf__tm_op *op;	/* [sq.wqe_cnt]: the signaled operations to complete */
 	uint32_t head;		/* first free entry (written) */
 	uint32_t tail;		/* last free entry (written) */
 	uint32_t op_head;	/* next op to complete (written) */
@@ -113,8 +106,14 @@ struct rf_tm_attr {
 	struct rf_srq    *srq;
 	uint32_t          ntags;	/* tm_cap.max_num_tags of the SRQ */
 	struct rf_tm_tag *tag;	/* ntags + 1 entries, caller-allocated */
-	struct rf_tm_op  *op;	/* sq.wqe_cnt entries, caller-allocated */
+	struct rf__tm_op *op;	/* sq.wqe_cnt entries, caller-allocated (rf_tm_op_size) */
 };
+
+/* rf_tm_op_size - bytes of the operation table of a command queue of wqe_cnt BBs. */
+RF_INLINE size_t rf_tm_op_size(uint32_t wqe_cnt)
+{
+	return (size_t)wqe_cnt * sizeof(struct rf__tm_op);
+}
 
 /* rf_tm_wc - a completion of a CQ with TM SRQ completions. */
 struct rf_tm_wc {
@@ -198,11 +197,7 @@ RF_INLINE int rf_tm_post_add(struct rf_tm *tm, uint64_t tag, uint64_t mask,
 	t->phase_cnt = tm->unexp_out & 0xffff;
 	t->expect = 1;
 	if (flags & RF_TM_SIGNALED) {
-		struct rf_tm_op *o = &tm->op[tm->op_tail++ & tm->sq.wqe_mask];
-
-		o->wr_id = wr_id;
-		o->tag = h;
-		o->pi = tm->sq.pi;
+		rf__tm_op_push(tm->op, &tm->op_tail, tm->sq.wqe_mask, wr_id, h, tm->sq.pi);
 		t->expect = 2;
 	}
 	rf_sq_commit(&tm->sq, c, RF_OPCODE_TAG_MATCHING, 0, 4, flags & RF_TM_RING, 0, wr_id);
@@ -240,11 +235,7 @@ RF_INLINE int rf_tm_post_del(struct rf_tm *tm, uint32_t h, uint32_t flags,
 	if (flags & RF_TM_SYNC)
 		tm->unexp_out = unexp_cnt;
 	if (flags & RF_TM_SIGNALED) {
-		struct rf_tm_op *o = &tm->op[tm->op_tail++ & tm->sq.wqe_mask];
-
-		o->wr_id = wr_id;
-		o->tag = h;
-		o->pi = tm->sq.pi;
+		rf__tm_op_push(tm->op, &tm->op_tail, tm->sq.wqe_mask, wr_id, h, tm->sq.pi);
 		tm->tag[h].expect++;
 	} else {
 		rf_tm_release(tm, h);
@@ -268,13 +259,9 @@ RF_INLINE int rf_tm_post_sync(struct rf_tm *tm, uint32_t flags, uint16_t unexp_c
 		       unexp_cnt, 0, 0);
 	if (flags & RF_TM_SYNC)
 		tm->unexp_out = unexp_cnt;
-	if (flags & RF_TM_SIGNALED) {
-		struct rf_tm_op *o = &tm->op[tm->op_tail++ & tm->sq.wqe_mask];
-
-		o->wr_id = wr_id;
-		o->tag = RF_TM_NIL;
-		o->pi = tm->sq.pi;
-	}
+	if (flags & RF_TM_SIGNALED)
+		rf__tm_op_push(tm->op, &tm->op_tail, tm->sq.wqe_mask, wr_id, RF_TM_NIL,
+			       tm->sq.pi);
 	rf_sq_commit(&tm->sq, c, RF_OPCODE_TAG_MATCHING, 0, 3, flags & RF_TM_RING, 0, wr_id);
 	return 0;
 }
@@ -338,7 +325,7 @@ static inline int rf_tm_decode(struct rf_tm *tm, const struct rf_cq *cq,
 		/* fall through */
 	case RF_CQE_TM_APPEND:
 	case RF_CQE_TM_NOOP: {
-		const struct rf_tm_op *o;
+		const struct rf__tm_op *o;
 
 		if (tm->op_head == tm->op_tail) {
 			status = RF_WC_GENERAL_ERR;	/* no operation asked for it */

@@ -45,6 +45,24 @@ RF_INLINE void rf__tm_set_seg(struct rf_wqe_tm_seg *s, uint32_t op, uint32_t fla
 	s->append_mask = rf_htobe64(mask);
 }
 
+/* A signaled list operation whose completion is to come. */
+struct rf__tm_op {
+	uint64_t wr_id;
+	uint32_t tag;		/* its entry; RF_TM_NIL for a sync */
+	uint32_t pi;		/* its WQE's basic block */
+};
+
+/* Record a signaled operation at ops[*tail & mask] (libmlx5: its op ring). */
+RF_INLINE void rf__tm_op_push(struct rf__tm_op *ops, uint32_t *tail, uint32_t mask,
+			      uint64_t wr_id, uint32_t tag, uint32_t pi)
+{
+	struct rf__tm_op *o = &ops[(*tail)++ & mask];
+
+	o->wr_id = wr_id;
+	o->tag = tag;
+	o->pi = pi;
+}
+
 /*
  * What a tag-matching CQE's app_op means, as libmlx5's cq.c reads it:
  * the record's opcode on a receive CQE and on a NO_PACKET one

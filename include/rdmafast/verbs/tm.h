@@ -107,12 +107,13 @@ static inline RF_COLD int rf_tm_init_ibv(struct rf_tm *tm, struct rf_srq *srq,
 	a.ntags = ntags;
 	/* one block: wr_id[], wqe_end[], the ops, the tags */
 	a.sq.wr_id = (uint64_t *)calloc(1, (size_t)dv.sq.wqe_cnt *
-					(sizeof(uint64_t) + sizeof(uint32_t) + sizeof(struct rf_tm_op)) +
+					(sizeof(uint64_t) + sizeof(uint32_t)) +
+					rf_tm_op_size(dv.sq.wqe_cnt) +
 					(ntags + 1) * sizeof(struct rf_tm_tag));
 	if (!a.sq.wr_id)
 		return -ENOMEM;
-	a.op = (struct rf_tm_op *)(a.sq.wr_id + dv.sq.wqe_cnt);
-	a.tag = (struct rf_tm_tag *)(a.op + dv.sq.wqe_cnt);
+	a.op = (struct rf__tm_op *)(void *)(a.sq.wr_id + dv.sq.wqe_cnt);
+	a.tag = (struct rf_tm_tag *)(void *)((uint8_t *)a.op + rf_tm_op_size(dv.sq.wqe_cnt));
 	a.sq.wqe_end = (uint32_t *)(a.tag + ntags + 1);
 	ret = rf_tm_init(tm, &a);
 	if (ret)
