@@ -187,7 +187,10 @@ RF_INLINE int rf_tm_post_add(struct rf_tm *tm, uint64_t tag, uint64_t mask,
 		t->addr = sg->addr;
 		t->size = sg->length;
 	} else {
+		/* no buffer: data for it fails (LOC_LEN_ERR), never lands */
 		rf_set_recv_terminator(d);
+		t->addr = 0;
+		t->size = 0;
 	}
 	tm->head = t->next;
 	t->next = RF_TM_NIL;

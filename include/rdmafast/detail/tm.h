@@ -34,7 +34,7 @@ RF_INLINE void rf__tm_set_seg(struct rf_wqe_tm_seg *s, uint32_t op, uint32_t fla
 	uint8_t *b = (uint8_t *)&w0;
 
 	b[0] = (uint8_t)(op << 4);
-	b[1] = (uint8_t)flags;
+	b[1] = (uint8_t)(flags & (RF_TM_SEG_CQE_REQ | RF_TM_SEG_SW_CNT));
 	b[2] = (uint8_t)(index >> 8);
 	b[3] = (uint8_t)index;
 	b[6] = (uint8_t)(flags & RF_TM_SEG_SW_CNT ? sw_cnt >> 8 : 0);
