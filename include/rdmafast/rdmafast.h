@@ -38,6 +38,7 @@
 #include <rdmafast/doorbell.h>
 #include <rdmafast/hw/wqe.h>
 #include <rdmafast/hw/cqe.h>
+#include <rdmafast/hw/tm.h>
 #include <rdmafast/types.h>
 #include <rdmafast/sq.h>
 #include <rdmafast/sq_slots.h>
@@ -53,6 +54,7 @@
 #include <rdmafast/cq.h>
 #include <rdmafast/cq_poll.h>
 #include <rdmafast/cq_ts.h>
+#include <rdmafast/tm.h>
 #include <rdmafast/mad.h>
 #include <rdmafast/mad_tap.h>
 

@@ -76,6 +76,11 @@ enum rf_wc_opcode {
 	RF_WC_NOP                 = 0x42,
 	RF_WC_RECV                = 128,
 	RF_WC_RECV_RDMA_WITH_IMM  = 129,
+	RF_WC_TM_ADD              = 130,	/* tag matching (tm.h) */
+	RF_WC_TM_DEL              = 131,
+	RF_WC_TM_SYNC             = 132,
+	RF_WC_TM_RECV             = 133,
+	RF_WC_TM_NO_TAG           = 134,
 	RF_WC_UNKNOWN             = 0xff,
 };
 
@@ -151,6 +156,8 @@ enum rf_wc_status {
 	RF_WC_RNR_RETRY_EXC_ERR = 13,
 	RF_WC_REM_ABORT_ERR     = 16,
 	RF_WC_GENERAL_ERR       = 21,
+	RF_WC_TM_ERR            = 22,	/* a tag list operation failed (tm.h) */
+	RF_WC_TM_RNDV_INCOMPLETE = 23,	/* a rendezvous the device did not finish */
 };
 
 /* The status libibverbs reports for an error CQE's syndrome. */
@@ -199,6 +206,8 @@ static inline RF_COLD const char *rf_wc_status_str(unsigned int status)
 	case RF_WC_RNR_RETRY_EXC_ERR: return "RNR retry count exceeded";
 	case RF_WC_REM_ABORT_ERR:     return "remote aborted";
 	case RF_WC_GENERAL_ERR:       return "general error";
+	case RF_WC_TM_ERR:            return "tag list operation failed";
+	case RF_WC_TM_RNDV_INCOMPLETE: return "rendezvous incomplete";
 	default:                      return "unknown completion status";
 	}
 }

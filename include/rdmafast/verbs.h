@@ -37,5 +37,6 @@
 #include <rdmafast/verbs/qp.h>		/* QPs and the connection policy */
 #include <rdmafast/verbs/xrc.h>
 #include <rdmafast/verbs/dc.h>
+#include <rdmafast/verbs/tm.h>
 
 #endif /* RDMAFAST_VERBS_H */

@@ -305,3 +305,31 @@ Test(hw_layout, wc_status_numbering)
 	SAME_VALUE(RF_WC_REM_ABORT_ERR, IBV_WC_REM_ABORT_ERR);
 	SAME_VALUE(RF_WC_GENERAL_ERR, IBV_WC_GENERAL_ERR);
 }
+
+/*
+ * Tag matching: the segment against mlx5dv.h's, the numbering of the
+ * opcodes and statuses against libibverbs'. The TM opcodes, flags and
+ * app_op values are libmlx5-private (mlx5.h, cq.c): test_e2e_tm.c checks
+ * them against libmlx5's WQEs and decoding.
+ */
+Test(hw_layout, tm)
+{
+	SAME_SIZE(rf_wqe_tm_seg, mlx5_wqe_tm_seg);
+	SAME_FIELD(rf_wqe_tm_seg, mlx5_wqe_tm_seg, opcode);
+	SAME_FIELD(rf_wqe_tm_seg, mlx5_wqe_tm_seg, flags);
+	SAME_FIELD(rf_wqe_tm_seg, mlx5_wqe_tm_seg, index);
+	SAME_FIELD(rf_wqe_tm_seg, mlx5_wqe_tm_seg, sw_cnt);
+	SAME_FIELD(rf_wqe_tm_seg, mlx5_wqe_tm_seg, append_tag);
+	SAME_FIELD(rf_wqe_tm_seg, mlx5_wqe_tm_seg, append_mask);
+	SAME_FIELD2(rf_cqe_tm_op, success, mlx5_tm_cqe, success);
+	SAME_FIELD2(rf_cqe_tm_op, hw_phase_cnt, mlx5_tm_cqe, hw_phase_cnt);
+	SAME_VALUE(RF_OPCODE_TAG_MATCHING, MLX5_OPCODE_TAG_MATCHING);
+	SAME_VALUE(RF_CQE_TM_OP_SUCCESS, MLX5_TMC_SUCCESS);
+	SAME_VALUE(RF_WC_TM_ADD, IBV_WC_TM_ADD);
+	SAME_VALUE(RF_WC_TM_DEL, IBV_WC_TM_DEL);
+	SAME_VALUE(RF_WC_TM_SYNC, IBV_WC_TM_SYNC);
+	SAME_VALUE(RF_WC_TM_RECV, IBV_WC_TM_RECV);
+	SAME_VALUE(RF_WC_TM_NO_TAG, IBV_WC_TM_NO_TAG);
+	SAME_VALUE(RF_WC_TM_ERR, IBV_WC_TM_ERR);
+	SAME_VALUE(RF_WC_TM_RNDV_INCOMPLETE, IBV_WC_TM_RNDV_INCOMPLETE);
+}
