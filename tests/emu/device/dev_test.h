@@ -138,6 +138,28 @@ static inline int dt_connect(struct ibv_qp *qp, uint32_t dqpn, uint16_t dlid,
 	return qpu_bring_up(qp, &c);
 }
 
+/* A DCI from RESET to RTS: port 1, path MTU mtu, SQ PSN 0x10, rnr_retry 7. */
+static inline void dt_dci_to_rts(struct ibv_qp *dci, enum ibv_mtu mtu, uint8_t timeout,
+				 uint8_t retry, uint8_t max_rd_atomic)
+{
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+
+	cr_assert_eq(ibv_modify_qp(dci, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT), 0);
+	memset(&m, 0, sizeof(m));
+	m.qp_state = IBV_QPS_RTR;
+	m.path_mtu = mtu;
+	cr_assert_eq(ibv_modify_qp(dci, &m, IBV_QP_STATE | IBV_QP_PATH_MTU), 0);
+	memset(&m, 0, sizeof(m));
+	m.qp_state = IBV_QPS_RTS;
+	m.timeout = timeout;
+	m.retry_cnt = retry;
+	m.rnr_retry = 7;
+	m.max_rd_atomic = max_rd_atomic;
+	m.sq_psn = 0x10;
+	cr_assert_eq(ibv_modify_qp(dci, &m, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_SQ_PSN), 0);
+}
+
 static inline struct ibv_qp *dt_create_qp(struct dt *t, int i, const struct dt_qp_opts *o)
 {
 	struct ibv_qp_init_attr ia = {

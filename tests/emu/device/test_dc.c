@@ -65,22 +65,7 @@ static struct ibv_qp *create_dct(uint64_t key)
 
 static void dci_to_rts(uint8_t timeout, uint8_t retry)
 {
-	struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
-
-	cr_assert_eq(ibv_modify_qp(d.dci, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT), 0);
-	memset(&m, 0, sizeof(m));
-	m.qp_state = IBV_QPS_RTR;
-	m.path_mtu = IBV_MTU_1024;
-	cr_assert_eq(ibv_modify_qp(d.dci, &m, IBV_QP_STATE | IBV_QP_PATH_MTU), 0);
-	memset(&m, 0, sizeof(m));
-	m.qp_state = IBV_QPS_RTS;
-	m.timeout = timeout;
-	m.retry_cnt = retry;
-	m.rnr_retry = 7;
-	m.max_rd_atomic = 4;
-	m.sq_psn = 0x10;
-	cr_assert_eq(ibv_modify_qp(d.dci, &m, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_SQ_PSN), 0);
+	dt_dci_to_rts(d.dci, IBV_MTU_1024, timeout, retry, 4);
 }
 
 static void setup(void)

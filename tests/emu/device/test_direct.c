@@ -426,7 +426,6 @@ Test(dev_direct, dc_requests_go_directly, .timeout = 120)
 		.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC,
 		.dc_init_attr = { .dc_type = MLX5DV_DCTYPE_DCI },
 	};
-	struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
 	struct ibv_port_attr pa;
 	struct ibv_ah_attr aa = { .port_num = 1 };
 	struct rfemu_dev_stats s0, s1;
@@ -457,19 +456,7 @@ Test(dev_direct, dc_requests_go_directly, .timeout = 120)
 	h.qp = mlx5dv_create_qp(h.ctx, &a, &dv);
 	cr_assert(h.qp, "DCI: %s", strerror(errno));
 	qx = ibv_qp_to_qp_ex(h.qp);
-	cr_assert_eq(ibv_modify_qp(h.qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT), 0);
-	memset(&m, 0, sizeof(m));
-	m.qp_state = IBV_QPS_RTR;
-	m.path_mtu = IBV_MTU_4096;
-	cr_assert_eq(ibv_modify_qp(h.qp, &m, IBV_QP_STATE | IBV_QP_PATH_MTU), 0);
-	memset(&m, 0, sizeof(m));
-	m.qp_state = IBV_QPS_RTS;
-	m.timeout = 12;		/* 16 ms: the wrong key's retries end soon */
-	m.retry_cnt = 3;
-	m.rnr_retry = 7;
-	m.max_rd_atomic = 1;
-	cr_assert_eq(ibv_modify_qp(h.qp, &m, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				   IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_SQ_PSN), 0);
+	dt_dci_to_rts(h.qp, IBV_MTU_4096, 12, 3, 1);	/* 16 ms: the wrong key's retries end soon */
 
 	wt_peer_start(&h.peer, argv);
 	wt_peer_line(&h.peer, line, sizeof(line));
