@@ -473,7 +473,7 @@ void emu_port_attr(unsigned dev_index, unsigned port_num,
 
 void emu_lock_acquire(void);
 bool emu_lock_try(void);		/* false: another thread holds it */
-/* false: another thread held it for ns (CLOCK_MONOTONIC) */
+/* false: another thread held it for ns */
 bool emu_lock_wait(uint64_t ns);
 void emu_lock_release(void);
 bool emu_lock_held(void);	/* by the calling thread; for assertions */
