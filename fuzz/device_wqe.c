@@ -14,9 +14,9 @@
  * Per input: the chosen requester and its responder are reset and brought
  * back to RTS (a clean queue whatever the last input did), the queue
  * buffers are overwritten with the input, the doorbell records set, the
- * doorbell rung; then the harness waits until the engine has consumed the
- * doorbell and finished two iterations (taking emu_lock twice), and reaps
- * the CQs. What must hold:
+ * doorbell rung; then the harness runs the device until it has taken the
+ * doorbell and has nothing more to do (harness_settle()), and reaps the
+ * CQs. What must hold:
  *
  *   - no crash and no sanitizer report (the queue buffers come from the
  *     heap, so a read past a WQE or past the queue hits a redzone);
@@ -49,10 +49,6 @@
 
 #include "emu_harness.h"
 
-/* From the emulator (emu/kernel/kernel.h, emu/device/device.h), linked in. */
-void emu_lock_acquire(void);
-void emu_lock_release(void);
-void dev_kick(void);
 
 #define NQ        4	/* RC, UC, UD, XRC */
 
@@ -286,25 +282,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* Let the engine take the doorbell and finish two iterations after it. */
-static void settle(volatile uint64_t *db)
+/* The doorbell is taken: the device clears the register's word. */
+static bool bell_taken(void *db)
 {
-	struct timespec t0, t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	dev_kick();
-	while (atomic_load((_Atomic uint64_t *)db)) {
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (t.tv_sec - t0.tv_sec > 2)
-			break;	/* not taken (a wild bfreg offset): fine */
-		dev_kick();
-	}
-	for (int i = 0; i < 2; i++) {
-		emu_lock_acquire();
-		emu_lock_release();
-		dev_kick();
-		usleep(20);
-	}
+	return !atomic_load((_Atomic uint64_t *)db);
 }
 
 static void put_be16(__be32 *rec, uint16_t v)
@@ -377,7 +358,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&bell, sq->dv.sq.buf, sizeof(bell));
 	bell |= 1;
 	atomic_store((_Atomic uint64_t *)sq->dv.bf.reg, bell);
-	settle(sq->dv.bf.reg);
+	harness_settle(bell_taken, sq->dv.bf.reg, 2000000000u);
 	harness_reap();
 	harness_check_guards();
 	return 0;

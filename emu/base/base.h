@@ -119,7 +119,8 @@ enum emu_cqe_compress emu_config_cqe_compress(void);
  * the kernel closes its own descriptors so that interpose/'s close() does
  * not treat them as the application's, the device changes the protection
  * of the application's doorbell pages with emu_real_mprotect() (the system
- * call itself: async-signal-safe, also called from the fault handler), and
+ * call itself: async-signal-safe, also called from the fault handler;
+ * emu_real_ioctl() too), and
  * every one of them is resolved when the library loads, so the fault
  * handler's calls (emu_real_sigaction(), the engine's kick through
  * emu_real_write()) look nothing up.
@@ -137,6 +138,7 @@ int emu_real_socket(int domain, int type, int protocol);
 void *emu_real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int emu_real_munmap(void *addr, size_t len);
 int emu_real_mprotect(void *addr, size_t len, int prot);
+int emu_real_ioctl(int fd, unsigned long req, void *arg);
 int emu_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
 #endif /* RDMAFAST_EMU_BASE_H */

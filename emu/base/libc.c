@@ -110,6 +110,11 @@ int emu_real_mprotect(void *addr, size_t len, int prot)
 	return (int)syscall(SYS_mprotect, addr, len, prot);
 }
 
+int emu_real_ioctl(int fd, unsigned long req, void *arg)
+{
+	return (int)syscall(SYS_ioctl, fd, req, arg);
+}
+
 int emu_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	return get_sigaction()(sig, act, old);

@@ -10,6 +10,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 
@@ -1065,9 +1067,11 @@ Test(kin, create_srq_reserved_fields)
 
 /*
  * Where seccomp forbids process_vm_readv/writev (containers without
- * CAP_SYS_PTRACE), /proc/self/maps decides: the same answers. A forked
- * child installs such a filter and exits with the number of the first
- * check that failed.
+ * CAP_SYS_PTRACE), the mappings decide: the same answers. A forked child
+ * installs such a filter and exits with the number of the first check
+ * that failed. The mappings are asked one by one (PROCMAP_QUERY), or,
+ * where the kernel has no such ioctl (before 6.11: ENOTTY, which the
+ * second test's filter answers for it), read from /proc/self/maps.
  */
 #if defined(__x86_64__) || defined(__aarch64__)
 #include <linux/audit.h>
@@ -1076,7 +1080,10 @@ Test(kin, create_srq_reserved_fields)
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
-static int forbid_process_vm(void)
+/* PROCMAP_QUERY: _IOWR('f', 17, 104 bytes), include/uapi/linux/fs.h */
+#define VMA_QUERY_IOCTL	0xc0686611u
+
+static int forbid_process_vm(bool vma_query_too)
 {
 #ifdef __x86_64__
 	const uint32_t arch = AUDIT_ARCH_X86_64;
@@ -1088,10 +1095,16 @@ static int forbid_process_vm(void)
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 2, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 5, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_writev, 4, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 2),
+		/* the request's low word (little-endian) */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, VMA_QUERY_IOCTL, 2, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, vma_query_too ? SECCOMP_RET_ERRNO | ENOTTY
+							: SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
 
@@ -1099,7 +1112,7 @@ static int forbid_process_vm(void)
 	       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 }
 
-Test(kin, without_process_vm_calls)
+static void run_without_process_vm_calls(bool vma_query_too)
 {
 	uint8_t *p = pages();
 	int status;
@@ -1111,11 +1124,16 @@ Test(kin, without_process_vm_calls)
 		uint32_t h = 0;
 		uint8_t b;
 		struct iovec l = { &b, 1 }, rv = { &b, 1 };
+		int fd = open("/proc/self/maps", O_RDONLY);
+		uint64_t q[13] = { sizeof(q) };
 
-		if (forbid_process_vm())
+		if (forbid_process_vm(vma_query_too))
 			_exit(77);	/* no seccomp filters here (qemu-user) */
 		if (process_vm_readv(getpid(), &l, 1, &rv, 1, 0) != -1 || errno != EPERM)
 			_exit(11);
+		if (vma_query_too &&
+		    (fd < 0 || ioctl(fd, VMA_QUERY_IOCTL, q) != -1 || errno != ENOTTY))
+			_exit(12);
 		if (cmd_write((void *)8, 16) != EFAULT)
 			_exit(1);
 		if (alloc_pd_raw((uintptr_t)(p + 4096), NULL) != EFAULT)
@@ -1135,6 +1153,16 @@ Test(kin, without_process_vm_calls)
 	if (WEXITSTATUS(status) == 77)
 		cr_skip_test("seccomp filters cannot be installed here");
 	cr_assert_eq(WEXITSTATUS(status), 0, "check %d failed", WEXITSTATUS(status));
+}
+
+Test(kin, without_process_vm_calls)
+{
+	run_without_process_vm_calls(false);
+}
+
+Test(kin, without_process_vm_calls_or_vma_queries)
+{
+	run_without_process_vm_calls(true);
 }
 #endif
 
