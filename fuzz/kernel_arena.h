@@ -127,13 +127,16 @@ static inline bool event_fd(int fd)
 	       type == SOCK_SEQPACKET;
 }
 
-/* the errnos a write() command may answer */
+/*
+ * the errnos a write() command may answer; ENODATA: an address naming an
+ * empty GID entry (rdma_get_gid_attr(), CREATE_AH and MODIFY_QP)
+ */
 static bool known_errno(int e)
 {
 	switch (e) {
 	case EINVAL: case ENOSPC: case EFAULT: case EOPNOTSUPP: case ENOMEM:
 	case EBUSY: case EPERM: case EBADF: case EAGAIN: case ENOENT:
-	case EMFILE: case ENFILE: case EEXIST: case ENOSYS:
+	case EMFILE: case ENFILE: case EEXIST: case ENOSYS: case ENODATA:
 		return true;
 	default:
 		return false;
