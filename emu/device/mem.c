@@ -94,7 +94,9 @@ bool dev_sgl_copy_in(const struct dev_sgl *sgl, uint64_t off, const void *src, u
  * Byte count 0 means 2^31 bytes (PRM, data segment: "a value of 0 means
  * 2GB"), and the list ends at the first entry with lkey MLX5_INVALID_LKEY
  * (0x100), the terminator libmlx5 writes after the SGEs it posts - it skips
- * zero-length SGEs rather than post them.
+ * zero-length SGEs rather than post them.  An indirect mkey's entry becomes
+ * the pieces its layout maps (mkey.c); more than DEV_MAX_SGE pieces in all
+ * is refused as a bad key is.
  */
 int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 		      const struct emu_pd *pd, uint64_t msg_len)
@@ -111,6 +113,9 @@ int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 			break;
 		p = dev_lkey_ptr(lkey, dev_be64(seg + 8), len, pd, IBV_ACCESS_LOCAL_WRITE);
 		if (p) {
+			/* full only after indirect keys' pieces: the model's limit */
+			if (sgl->n == DEV_MAX_SGE)
+				return DEV_SGL_PROT;
 			sgl->e[sgl->n++] = (struct dev_sge){ p, (uint32_t)len, false };
 			sgl->total += len;
 		} else {
@@ -118,7 +123,7 @@ int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 					       IBV_ACCESS_LOCAL_WRITE);
 
 			if (ret)
-				return ret == DEV_SGL_LEN ? DEV_SGL_PROT : ret;
+				return DEV_SGL_PROT;
 		}
 	}
 	return 0;

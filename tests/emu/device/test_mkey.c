@@ -142,6 +142,47 @@ Test(mkey, interleaved)
 	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_LOC_PROT_ERR);
 }
 
+/* the device's gather list holds 64 pieces: 33 repetitions of 2 are too many */
+Test(mkey, pieces_limit)
+{
+	struct mlx5dv_mr_interleaved il[2] = {
+		{ (uintptr_t)t.buf[0], 4, 4, t.mr[0]->lkey },
+		{ (uintptr_t)t.buf[0] + 4096, 4, 4, t.mr[0]->lkey },
+	};
+
+	ibv_wr_start(qpx(0));
+	qpx(0)->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	mlx5dv_wr_mr_interleaved(dvx(0), mk[0], IBV_ACCESS_LOCAL_WRITE, 33, 2, il);
+	cr_assert_eq(umr_done(0), IBV_WC_SUCCESS);
+	dt_post_recv(t.qp[1], 9, t.buf[1], 1024, t.mr[1]->lkey);
+	post(0, IBV_WR_SEND, mk[0]->lkey, 0, 256, 0, 0);	/* 64 pieces */
+	cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
+	cr_assert_eq(dt_poll1(t.cq[1]).byte_len, 256);
+	post(0, IBV_WR_SEND, mk[0]->lkey, 0, 264, 0, 0);
+	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_LOC_LEN_ERR);
+}
+
+/* a receive whose keys map to more than 64 pieces: refused as a bad key */
+Test(mkey, recv_pieces_limit)
+{
+	struct mlx5dv_mr_interleaved il[2] = {
+		{ (uintptr_t)t.buf[1], 4, 4, t.mr[1]->lkey },
+		{ (uintptr_t)t.buf[1] + 4096, 4, 4, t.mr[1]->lkey },
+	};
+	struct ibv_sge s[2] = { { 0, 256, mk[1]->lkey },
+				{ (uintptr_t)t.buf[1] + 8192, 64, t.mr[1]->lkey } };
+	struct ibv_recv_wr wr = { .wr_id = 9, .sg_list = s, .num_sge = 2 }, *bad;
+
+	ibv_wr_start(qpx(1));
+	qpx(1)->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	mlx5dv_wr_mr_interleaved(dvx(1), mk[1], IBV_ACCESS_LOCAL_WRITE, 32, 2, il);
+	cr_assert_eq(umr_done(1), IBV_WC_SUCCESS);
+	cr_assert_eq(ibv_post_recv(t.qp[1], &wr, &bad), 0);
+	post(0, IBV_WR_SEND, t.mr[0]->lkey, (uintptr_t)t.buf[0], 300, 0, 0);
+	cr_expect_eq(dt_poll1(t.cq[1]).status, IBV_WC_LOC_PROT_ERR);
+	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_REM_OP_ERR);
+}
+
 /* WRITE and READ across two entries of a remote indirect key, an atomic in one */
 Test(mkey, rdma_through_remote_key)
 {
