@@ -37,7 +37,7 @@ doorbell.h: hw/wqe.h
 # queues, the checked build's hooks) and the verbs glue, whose types the
 # machinery works on. Everything else public is an operation header,
 # which includes detail/ and is never included by it.
-CORE='compiler.h version.h types.h doorbell.h checked.h sq.h sq_slots.h sq_wr.h rq.h srq.h cq.h verbs.h'
+CORE='compiler.h version.h types.h doorbell.h checked.h sq.h sq_slots.h sq_wr.h rq.h srq.h cq.h verbs.h verbs/conn.h'
 
 # Private names still defined in public headers, to move under detail/
 # (issue 31): each needs its public struct complete, or is verbs glue.
@@ -48,23 +48,25 @@ connect.h: rf__ep_fail rf__ep_join
 cq.h: rf__chk_cq_detach rf__chk_cq_stale rf__chk_cq_undetach rf__cq_req_forget rf__cq_restore_owner rf__cq_restore_run
 cq_poll.h: RF__CQ_POLL
 mad_tap.h: rf__mad_tap_hand
-verbs/cq.h: rf__cq_create_dv_ibv
-verbs/ibv.h: RF__BYTE_ORDER_SHIM rf__chk_qp_state_ibv rf__ibv_err
-verbs/qp.h: rf__qp_conn_begin rf__qp_conn_path
 '
 
 MAX_LINES=600
 
-# defs FILE: the names FILE defines at file scope, one a line: macros,
-# tags, typedefs, functions (the return type on the name's line, as
-# every header here writes them) and enum constants of RF_ or RF__.
+# defs FILE: the names FILE defines at file scope, one a line: macros
+# (but those it takes back with #undef: lent to another header while it
+# is read), tags, typedefs, functions (the return type on the name's
+# line, as every header here writes them) and enum constants of RF_ or
+# RF__.
 defs() {
 	awk '
 	/^[ \t]*\/\*/ && !/\*\// { c = 1 }
 	c { if (/\*\//) c = 0; next }
 	/^#[ \t]*define[ \t]/ {
 		n = $0; sub(/^#[ \t]*define[ \t]+/, "", n); sub(/[^A-Za-z0-9_].*/, "", n)
-		print n; next }
+		mac[n] = 1; next }
+	/^#[ \t]*undef[ \t]/ {
+		n = $0; sub(/^#[ \t]*undef[ \t]+/, "", n); sub(/[^A-Za-z0-9_].*/, "", n)
+		delete mac[n]; next }
 	/^(struct|union|enum)[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]*\{/ { print $2; next }
 	/^typedef/ {
 		n = $0; sub(/;.*/, "", n); sub(/__attribute__.*/, "", n); sub(/\).*/, "", n)
@@ -73,6 +75,7 @@ defs() {
 		n = $0; sub(/\(.*/, "", n); gsub(/\*/, " ", n); k = split(n, w, /[ \t]+/)
 		if (w[k] ~ /^[A-Za-z_][A-Za-z0-9_]*$/) print w[k]; next }
 	/^\t(RF_|RF__)[A-Z0-9_]*[ \t]*=/ { n = $1; sub(/=.*/, "", n); print n }
+	END { for (n in mac) print n }
 	' "$1" | grep -v '^RDMAFAST_' | sort -u
 }
 
@@ -264,6 +267,10 @@ self_test() {
 	tree "$t" compiler.h= hw/wqe.h=compiler.h doorbell.h=hw/wqe.h && expect fail 'doorbell.h including hw/wqe.h'
 	tree "$t" $ok sq_dc.h=sq.h=rf__sq_dc_new && expect fail 'a private name defined in a public header'
 	tree "$t" $ok detail/sq_new.h=sq.h=rf_sq_helper && expect fail 'a public name defined under detail/'
+	tree "$t" $ok && printf '#define htobe32(x) (x)\n#undef htobe32\n' >>"$t/rdmafast/detail/sq.h" &&
+		expect pass 'a macro lent under detail/ and taken back'
+	tree "$t" $ok && printf '#define htobe32(x) (x)\n' >>"$t/rdmafast/detail/sq.h" &&
+		expect fail 'a macro of another namespace kept under detail/'
 	tree "$t" $ok hw/cqe.h=compiler.h=rf_wc_status_str && expect fail 'a completion-record name in hw/'
 	tree "$t" $ok hw/ring.h=compiler.h=rf_ring_db && expect fail 'a doorbell ring in hw/'
 	tree "$t" $ok detail/sq_more.h=sq_data.h && expect fail 'detail/ including an operation header'
