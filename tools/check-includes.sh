@@ -11,8 +11,7 @@
 #     completion-record names (rf_sq_, rf_cq_, rf_rq_, rf_srq_, rf_ring_,
 #     rf_bf_, rf_wc_, RF_WC_);
 #   - private and detail/ agree: every name a detail/ header defines
-#     starts rf__ or RF__, and no header outside detail/ defines one
-#     (but the names in $LEGACY, which are to move);
+#     starts rf__ or RF__, and no header outside detail/ defines one;
 #   - detail/ includes compiler.h, version.h, hw/, detail/ and the core
 #     public headers ($CORE) only, never an operation header;
 #   - no header is over 600 lines;
@@ -39,13 +38,6 @@ doorbell.h: hw/wqe.h
 # machinery works on. Everything else public is an operation header,
 # which includes detail/ and is never included by it.
 CORE='compiler.h version.h types.h doorbell.h checked.h sq.h sq_slots.h sq_wr.h rq.h srq.h cq_types.h cq.h verbs.h verbs/conn.h'
-
-# Private names still defined in public headers, to move under detail/
-# (issue 31): each needs its public struct complete, or is verbs glue.
-# The list only shrinks: a new rf__ name outside detail/ fails.
-LEGACY='
-mad_tap.h: rf__mad_tap_hand
-'
 
 MAX_LINES=600
 
@@ -88,18 +80,11 @@ check() {
 		defs "$f" | sed "s|^|D $h |"
 		sed -n 's|^[ 	]*#[ 	]*include[ 	]*[<"]rdmafast/\([^>"]*\)[>"].*|\1|p' "$f" |
 			sed "s|^|E ${f#"$dir"/rdmafast/} |"
-	done | awk -v rules="$RULES" -v core="$CORE" -v legacy="$LEGACY" -v max="$MAX_LINES" '
+	done | awk -v rules="$RULES" -v core="$CORE" -v max="$MAX_LINES" '
 	BEGIN {
 		nc = split(core, w, " ")
 		for (i = 1; i <= nc; i++)
 			iscore[w[i]] = 1
-		nl = split(legacy, line, "\n")
-		for (i = 1; i <= nl; i++) {
-			nw = split(line[i], w, /[: ]+/)
-			for (j = 2; j <= nw; j++)
-				if (w[j] != "")
-					old[w[1], w[j]] = 1
-		}
 	}
 	$1 == "F" {
 		known[$2] = 1; order[++nf] = $2
@@ -114,7 +99,7 @@ check() {
 		if ($2 ~ /^detail\// && !priv) {
 			printf "check-includes: %s defines %s: every name under detail/ is private (rf__, RF__)\n", $2, $3
 			bad = 1
-		} else if ($2 !~ /^detail\// && priv && !(($2, $3) in old)) {
+		} else if ($2 !~ /^detail\// && priv) {
 			printf "check-includes: %s defines %s: private names (rf__, RF__) live under detail/\n", $2, $3
 			bad = 1
 		} else if ($2 ~ /^hw\// && $3 ~ /^(rf_(sq|cq|rq|srq|ring|bf|wc)_|rf_wc$|RF_WC_)/) {
