@@ -92,12 +92,29 @@ static enum rf_wc_status one_sided(struct rf_ep *c, struct serve *s, int write, 
 	return (enum rf_wc_status)wc.status;
 }
 
+/* A message from the client lands in the receive the server posts at buf + 64. */
+static void message_goes_through(struct rf_ep *c, struct serve *s)
+{
+	struct rf_wc wc;
+
+	cr_assert_eq(rf_rq_post_one(&s->ep.qp.rq, s->ep.mr->lkey,
+				    (uint64_t)(uintptr_t)(s->ep.buf + 64), 64, 9), 0);
+	rf_rq_ring(&s->ep.qp.rq);
+	memcpy(c->buf, "message!", 8);
+	cr_assert_eq(rf_sq_post_send(&c->qp.sq, c->mr->lkey, (uint64_t)(uintptr_t)c->buf, 8,
+				     RF_SEND_SIGNALED | RF_SEND_RING, 2), 0);
+	cr_assert_eq(rf_ep_wait(c, &wc, 0), 0);
+	cr_assert_eq(wc.status, RF_WC_SUCCESS, "send: %u", wc.status);
+	cr_assert_eq(rf_ep_wait(&s->ep, &wc, 0), 0);
+	cr_assert_eq(wc.status, RF_WC_SUCCESS, "receive: %u", wc.status);
+	cr_assert_eq(memcmp(s->ep.buf + 64, "message!", 8), 0);
+}
+
 Test(e2e_ep, opened_without_access_the_peer_can_only_send)
 {
 	struct rf_ep_attr a;
 	struct serve s;
 	struct rf_ep c;
-	struct rf_wc wc;
 
 	memset(&a, 0, sizeof(a));
 	ep_pair(&s, &c, &a, &a, EP_PORT);
@@ -107,18 +124,7 @@ Test(e2e_ep, opened_without_access_the_peer_can_only_send)
 	cr_assert_eq(c.peer.size, 0);
 	cr_assert_eq(qp_access(&s.ep), 0, "QP access %#x", qp_access(&s.ep));
 
-	/* messages go through */
-	cr_assert_eq(rf_rq_post_one(&s.ep.qp.rq, s.ep.mr->lkey,
-				    (uint64_t)(uintptr_t)(s.ep.buf + 64), 64, 9), 0);
-	rf_rq_ring(&s.ep.qp.rq);
-	memcpy(c.buf, "message!", 8);
-	cr_assert_eq(rf_sq_post_send(&c.qp.sq, c.mr->lkey, (uint64_t)(uintptr_t)c.buf, 8,
-				     RF_SEND_SIGNALED | RF_SEND_RING, 2), 0);
-	cr_assert_eq(rf_ep_wait(&c, &wc, 0), 0);
-	cr_assert_eq(wc.status, RF_WC_SUCCESS, "send: %u", wc.status);
-	cr_assert_eq(rf_ep_wait(&s.ep, &wc, 0), 0);
-	cr_assert_eq(wc.status, RF_WC_SUCCESS, "receive: %u", wc.status);
-	cr_assert_eq(memcmp(s.ep.buf + 64, "message!", 8), 0);
+	message_goes_through(&c, &s);
 
 	/* a WRITE, even with the buffer's real key, is refused */
 	memcpy(c.buf, "written!", 8);
@@ -191,7 +197,6 @@ Test(e2e_ep, joins_over_a_socket_of_its_own)
 	struct rf_ep_attr sa, ca;
 	struct serve s;
 	struct rf_ep c;
-	struct rf_wc wc;
 	pthread_t t;
 	int sv[2], ret;
 
@@ -215,17 +220,7 @@ Test(e2e_ep, joins_over_a_socket_of_its_own)
 	cr_assert_eq(s.ep.peer.qpn, c.qp.qpn);
 	cr_assert_eq(c.peer.rkey, s.ep.mr->rkey);
 
-	cr_assert_eq(rf_rq_post_one(&s.ep.qp.rq, s.ep.mr->lkey,
-				    (uint64_t)(uintptr_t)(s.ep.buf + 64), 64, 9), 0);
-	rf_rq_ring(&s.ep.qp.rq);
-	memcpy(c.buf, "message!", 8);
-	cr_assert_eq(rf_sq_post_send(&c.qp.sq, c.mr->lkey, (uint64_t)(uintptr_t)c.buf, 8,
-				     RF_SEND_SIGNALED | RF_SEND_RING, 2), 0);
-	cr_assert_eq(rf_ep_wait(&c, &wc, 0), 0);
-	cr_assert_eq(wc.status, RF_WC_SUCCESS, "send: %u", wc.status);
-	cr_assert_eq(rf_ep_wait(&s.ep, &wc, 0), 0);
-	cr_assert_eq(wc.status, RF_WC_SUCCESS, "receive: %u", wc.status);
-	cr_assert_eq(memcmp(s.ep.buf + 64, "message!", 8), 0);
+	message_goes_through(&c, &s);
 	memcpy(c.buf, "written!", 8);
 	cr_assert_eq(one_sided(&c, &s, 1, c.peer.rkey), RF_WC_SUCCESS);
 	cr_assert_eq(memcmp(s.ep.buf, "written!", 8), 0);
