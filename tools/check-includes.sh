@@ -24,10 +24,10 @@ set -eu
 
 # "HEADER: HEADERS it must not reach", one rule a line.
 RULES='
-types.h: sq.h cq.h rq.h srq.h
-rq.h: sq.h cq.h
-srq.h: sq.h cq.h
-mad.h: sq.h cq.h
+types.h: sq.h cq.h cq_types.h rq.h srq.h
+rq.h: sq.h cq.h cq_types.h
+srq.h: sq.h cq.h cq_types.h
+mad.h: sq.h cq.h cq_types.h
 cq.h: sq.h rq.h srq.h
 cq_types.h: sq.h rq.h srq.h
 doorbell.h: hw/wqe.h
