@@ -11,8 +11,7 @@
 #     completion-record names (rf_sq_, rf_cq_, rf_rq_, rf_srq_, rf_ring_,
 #     rf_bf_, rf_wc_, RF_WC_);
 #   - private and detail/ agree: every name a detail/ header defines
-#     starts rf__ or RF__, and no header outside detail/ defines one
-#     (but the names in $LEGACY, which are to move);
+#     starts rf__ or RF__, and no header outside detail/ defines one;
 #   - detail/ includes compiler.h, version.h, hw/, detail/ and the core
 #     public headers ($CORE) only, never an operation header;
 #   - no header is over 600 lines;
@@ -25,11 +24,12 @@ set -eu
 
 # "HEADER: HEADERS it must not reach", one rule a line.
 RULES='
-types.h: sq.h cq.h rq.h srq.h
-rq.h: sq.h cq.h
-srq.h: sq.h cq.h
-mad.h: sq.h cq.h
+types.h: sq.h cq.h cq_types.h rq.h srq.h
+rq.h: sq.h cq.h cq_types.h
+srq.h: sq.h cq.h cq_types.h
+mad.h: sq.h cq.h cq_types.h
 cq.h: sq.h rq.h srq.h
+cq_types.h: sq.h rq.h srq.h
 doorbell.h: hw/wqe.h
 '
 
@@ -37,42 +37,37 @@ doorbell.h: hw/wqe.h
 # queues, the checked build's hooks) and the verbs glue, whose types the
 # machinery works on. Everything else public is an operation header,
 # which includes detail/ and is never included by it.
-CORE='compiler.h version.h types.h doorbell.h checked.h sq.h sq_slots.h sq_wr.h rq.h srq.h cq.h verbs.h'
-
-# Private names still defined in public headers, to move under detail/
-# (issue 31): each needs its public struct complete, or is verbs glue.
-# The list only shrinks: a new rf__ name outside detail/ fails.
-LEGACY='
-checked.h: RF__CHK RF__CHK_QPS RF__CHK_QPS_BASE RF__CHK_QPS_UNKNOWN rf__chk_cq rf__chk_fail rf__chk_report rf__chk_rq rf__chk_rule rf__chk_sq rf__chk_srq
-connect.h: rf__ep_fail rf__ep_join
-cq.h: rf__chk_cq_detach rf__chk_cq_stale rf__chk_cq_undetach rf__cq_req_forget rf__cq_restore_owner rf__cq_restore_run
-cq_poll.h: RF__CQ_POLL
-mad_tap.h: rf__mad_tap_hand
-verbs/cq.h: rf__cq_create_dv_ibv
-verbs/ibv.h: RF__BYTE_ORDER_SHIM rf__chk_qp_state_ibv rf__ibv_err
-verbs/qp.h: rf__qp_conn_begin rf__qp_conn_path
-'
+CORE='compiler.h version.h types.h doorbell.h checked.h sq.h sq_slots.h sq_wr.h rq.h srq.h cq_types.h cq.h verbs.h verbs/conn.h'
 
 MAX_LINES=600
 
-# defs FILE: the names FILE defines at file scope, one a line: macros,
-# tags, typedefs, functions (the return type on the name's line, as
-# every header here writes them) and enum constants of RF_ or RF__.
+# defs FILE: the names FILE defines at file scope, one a line: macros
+# (but those it takes back with #undef: lent to another header while it
+# is read), tags, typedefs, functions (the return type on the name's
+# line, as every header here writes them) and enum constants of RF_ or
+# RF__.
 defs() {
 	awk '
 	/^[ \t]*\/\*/ && !/\*\// { c = 1 }
 	c { if (/\*\//) c = 0; next }
 	/^#[ \t]*define[ \t]/ {
 		n = $0; sub(/^#[ \t]*define[ \t]+/, "", n); sub(/[^A-Za-z0-9_].*/, "", n)
-		print n; next }
+		mac[n] = 1; next }
+	/^#[ \t]*undef[ \t]/ {
+		n = $0; sub(/^#[ \t]*undef[ \t]+/, "", n); sub(/[^A-Za-z0-9_].*/, "", n)
+		delete mac[n]; next }
 	/^(struct|union|enum)[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]*\{/ { print $2; next }
 	/^typedef/ {
 		n = $0; sub(/;.*/, "", n); sub(/__attribute__.*/, "", n); sub(/\).*/, "", n)
 		gsub(/[^A-Za-z0-9_]+/, " ", n); k = split(n, w, " "); print w[k]; next }
 	/^[A-Za-z_]/ && !/^(RF_BEGIN_DECLS|RF_END_DECLS|RF_STATIC_ASSERT|extern)/ && /\(/ {
-		n = $0; sub(/\(.*/, "", n); gsub(/\*/, " ", n); k = split(n, w, /[ \t]+/)
+		n = $0; gsub(/__attribute__\(\(([^()]|\([^()]*\))*\)\)/, "", n)
+		if (n !~ /\(/)
+			next	# attributes alone: the name is on the next line
+		sub(/\(.*/, "", n); gsub(/\*/, " ", n); k = split(n, w, /[ \t]+/)
 		if (w[k] ~ /^[A-Za-z_][A-Za-z0-9_]*$/) print w[k]; next }
 	/^\t(RF_|RF__)[A-Z0-9_]*[ \t]*=/ { n = $1; sub(/=.*/, "", n); print n }
+	END { for (n in mac) print n }
 	' "$1" | grep -v '^RDMAFAST_' | sort -u
 }
 
@@ -85,18 +80,11 @@ check() {
 		defs "$f" | sed "s|^|D $h |"
 		sed -n 's|^[ 	]*#[ 	]*include[ 	]*[<"]rdmafast/\([^>"]*\)[>"].*|\1|p' "$f" |
 			sed "s|^|E ${f#"$dir"/rdmafast/} |"
-	done | awk -v rules="$RULES" -v core="$CORE" -v legacy="$LEGACY" -v max="$MAX_LINES" '
+	done | awk -v rules="$RULES" -v core="$CORE" -v max="$MAX_LINES" '
 	BEGIN {
 		nc = split(core, w, " ")
 		for (i = 1; i <= nc; i++)
 			iscore[w[i]] = 1
-		nl = split(legacy, line, "\n")
-		for (i = 1; i <= nl; i++) {
-			nw = split(line[i], w, /[: ]+/)
-			for (j = 2; j <= nw; j++)
-				if (w[j] != "")
-					old[w[1], w[j]] = 1
-		}
 	}
 	$1 == "F" {
 		known[$2] = 1; order[++nf] = $2
@@ -111,7 +99,7 @@ check() {
 		if ($2 ~ /^detail\// && !priv) {
 			printf "check-includes: %s defines %s: every name under detail/ is private (rf__, RF__)\n", $2, $3
 			bad = 1
-		} else if ($2 !~ /^detail\// && priv && !(($2, $3) in old)) {
+		} else if ($2 !~ /^detail\// && priv) {
 			printf "check-includes: %s defines %s: private names (rf__, RF__) live under detail/\n", $2, $3
 			bad = 1
 		} else if ($2 ~ /^hw\// && $3 ~ /^(rf_(sq|cq|rq|srq|ring|bf|wc)_|rf_wc$|RF_WC_)/) {
@@ -264,6 +252,14 @@ self_test() {
 	tree "$t" compiler.h= hw/wqe.h=compiler.h doorbell.h=hw/wqe.h && expect fail 'doorbell.h including hw/wqe.h'
 	tree "$t" $ok sq_dc.h=sq.h=rf__sq_dc_new && expect fail 'a private name defined in a public header'
 	tree "$t" $ok detail/sq_new.h=sq.h=rf_sq_helper && expect fail 'a public name defined under detail/'
+	tree "$t" $ok && printf 'static inline __attribute__((format(printf, 1, 2)))\nvoid rf__sq_log(const char *f, ...) {}\n' >>"$t/rdmafast/detail/sq.h" &&
+		expect pass 'a private function under detail/, its attributes on the line before'
+	tree "$t" $ok && printf 'static inline __attribute__((format(printf, 1, 2)))\nvoid rf_sq_log(const char *f, ...) {}\n' >>"$t/rdmafast/detail/sq.h" &&
+		expect fail 'a public function under detail/, its attributes on the line before'
+	tree "$t" $ok && printf '#define htobe32(x) (x)\n#undef htobe32\n' >>"$t/rdmafast/detail/sq.h" &&
+		expect pass 'a macro lent under detail/ and taken back'
+	tree "$t" $ok && printf '#define htobe32(x) (x)\n' >>"$t/rdmafast/detail/sq.h" &&
+		expect fail 'a macro of another namespace kept under detail/'
 	tree "$t" $ok hw/cqe.h=compiler.h=rf_wc_status_str && expect fail 'a completion-record name in hw/'
 	tree "$t" $ok hw/ring.h=compiler.h=rf_ring_db && expect fail 'a doorbell ring in hw/'
 	tree "$t" $ok detail/sq_more.h=sq_data.h && expect fail 'detail/ including an operation header'

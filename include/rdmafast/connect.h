@@ -11,6 +11,8 @@
  *	struct rf_ep ep;
  *	ret = rf_ep_open(&ep, &a);            device, PD, buffer, CQ, QP
  *	ret = rf_ep_connect(&ep, host, port); host NULL: serve, else connect
+ *	                                      (rf_ep_join(&ep, fd): over a
+ *	                                      socket of yours)
  *	...data path on ep.qp.sq, ep.qp.rq, ep.cq; ep.peer is the other side...
  *	rf_ep_close(&ep);
  *
@@ -314,13 +316,6 @@ struct rf_ep {
 	const char              *failed;	/* the step that failed, or NULL */
 };
 
-/* Record the failing step; returns ret (a -errno). */
-static inline RF_COLD int rf__ep_fail(struct rf_ep *e, const char *what, int ret)
-{
-	e->failed = what;
-	return ret < 0 ? ret : -EIO;
-}
-
 /*
  * rf_ep_close - release everything rf_ep_open() and rf_ep_connect() made,
  * whatever step they reached.
@@ -368,13 +363,13 @@ static inline RF_COLD int rf_ep_open(struct rf_ep *e, const struct rf_ep_attr *a
 	e->grh = a->grh;
 	/* remote flags only (local write, always given to buf, is let by) */
 	if ((a->access | a->qp_access) & ~(RF_ACCESS_REMOTE_ALL | IBV_ACCESS_LOCAL_WRITE))
-		return rf__ep_fail(e, "rf_ep_attr.access: only RF_ACCESS_REMOTE_* flags",
-				   -EINVAL);
+		return rf__ep_fail(&e->failed,
+				   "rf_ep_attr.access: only RF_ACCESS_REMOTE_* flags", -EINVAL);
 	e->access = a->access & RF_ACCESS_REMOTE_ALL;
 	e->qp_access = (a->access | a->qp_access) & RF_ACCESS_REMOTE_ALL;
 	e->ctx = rf_device_open_ibv(a->dev, &ret);
 	if (!e->ctx)
-		return rf__ep_fail(e, "opening the RDMA device", ret);
+		return rf__ep_fail(&e->failed, "opening the RDMA device", ret);
 	ret = rf_device_check_ibv(e->ctx);
 	if (ret)
 		goto fail_ret;
@@ -417,7 +412,7 @@ fail_errno:
 	ret = rf__ep_errno();
 fail_ret:
 	rf_ep_close(e);
-	return rf__ep_fail(e, "setting up the device (PD, buffer, CQ, QP)", ret);
+	return rf__ep_fail(&e->failed, "setting up the device (PD, buffer, CQ, QP)", ret);
 }
 
 /*
@@ -432,12 +427,20 @@ static inline RF_COLD int rf_ep_add_region(struct rf_ep *e, const struct ibv_mr 
 	return rf_ep_info_add_region(&e->local, mr);
 }
 
-/* Connect the endpoint over e->sock, whose peer is rf_ep_connect()'s or rf_ep_accept()'s. */
-static inline RF_COLD int rf__ep_join(struct rf_ep *e)
+/*
+ * rf_ep_join - rf_ep_connect() over a connected stream socket of yours,
+ * fd, whose other end the peer's endpoint joins the same way (or through
+ * rf_ep_connect() or rf_ep_accept()): exchange, connect and wait as
+ * rf_ep_connect() does. The endpoint takes fd over: it is sock, and
+ * rf_ep_close() closes it. Returns 0 or -errno; the endpoint stays open
+ * either way.
+ */
+static inline RF_COLD int rf_ep_join(struct rf_ep *e, int fd)
 {
 	struct rf_qp_conn_attr ca;
 	int ret;
 
+	e->sock = fd;
 	memset(&ca, 0, sizeof(ca));
 	ca.port = e->port;
 	ca.gid_index = e->gid_index;
@@ -450,10 +453,10 @@ static inline RF_COLD int rf__ep_join(struct rf_ep *e)
 	}
 	ret = rf_ep_connect_qp(e->sock, &e->qp, &ca, &e->local, &e->peer, 0);
 	if (ret)
-		return rf__ep_fail(e, "exchanging QP details and connecting the QP", ret);
+		return rf__ep_fail(&e->failed, "exchanging QP details and connecting the QP", ret);
 	/* both QPs must be ready to receive before either side sends */
 	ret = rf_ep_ready(e->sock, 0);
-	return ret ? rf__ep_fail(e, "waiting for the peer's QP", ret) : 0;
+	return ret ? rf__ep_fail(&e->failed, "waiting for the peer's QP", ret) : 0;
 }
 
 /*
@@ -471,9 +474,10 @@ static inline RF_COLD int rf_ep_connect(struct rf_ep *e, const char *host, uint1
 {
 	e->sock = host ? rf_tcp_connect(host, port, 0) : rf_tcp_serve(port, 0);
 	if (e->sock < 0)
-		return rf__ep_fail(e, host ? "connecting to the server" : "waiting for a client",
+		return rf__ep_fail(&e->failed,
+				   host ? "connecting to the server" : "waiting for a client",
 				   e->sock);
-	return rf__ep_join(e);
+	return rf_ep_join(e, e->sock);
 }
 
 /*
@@ -486,8 +490,8 @@ static inline RF_COLD int rf_ep_accept(struct rf_ep *e, int lfd)
 {
 	e->sock = rf_tcp_accept(lfd, 0);
 	if (e->sock < 0)
-		return rf__ep_fail(e, "waiting for a client", e->sock);
-	return rf__ep_join(e);
+		return rf__ep_fail(&e->failed, "waiting for a client", e->sock);
+	return rf_ep_join(e, e->sock);
 }
 
 /*

@@ -37,153 +37,11 @@
 #include <rdmafast/doorbell.h>
 #include <rdmafast/hw/cqe.h>
 #include <rdmafast/types.h>
-#include <rdmafast/detail/sq.h>
+#include <rdmafast/cq_types.h>	/* struct rf_cq */
 #include <rdmafast/detail/cq.h>
+#include <rdmafast/detail/cq_state.h>
 
 RF_BEGIN_DECLS
-
-/* The queues a CQ retires into (sq.h, rq.h, srq.h): pointers only here. */
-struct rf_sq;
-struct rf_rq;
-struct rf_srq;
-
-/*
- * The QPs one CQ routes (rf_cq_attach(): -ENOSPC beyond). The table is
- * in struct rf_cq and a CQE of another QP than the last one's scans it,
- * about 7.5 instructions an entry (callgrind): more QPs would slow every
- * interleaved CQE. Past it: receives through an SRQ on a CQ that names it
- * (rf_cq_set_srq()) need no attachment; sends go to CQs of up to this
- * many QPs each. rdmafast(7), QUEUE SIZING.
- */
-enum { RF_CQ_MAX_QPS = 16 };
-
-/* A QP whose completions arrive on this CQ, and where its queues are. */
-struct rf_cq_qp {
-	uint32_t       qpn;	/* ~0 for the "none" sentinel */
-	struct rf_sq  *sq;	/* NULL if this CQ is not its send CQ */
-	struct rf_rq  *rq;	/* NULL if it has no RQ here */
-	struct rf_srq *srq;	/* its SRQ, if it receives through one */
-};
-
-/*
- * struct rf_cq - contains a pointer into itself (the match cache): do not
- * copy it after rf_cq_init().
- */
-struct rf_cq {
-	/*
-	 * hot: rf_cq_poll(). cur, left and want's owner bit are ci's entry,
-	 * kept so that the poll never derives them from ci (mask, variable
-	 * shift, parity): move ci only with rf_cq_poll() or rf_cq_advance().
-	 */
-	uint8_t   *cur;		/* the CQE64 at ci (written) */
-	/*
-	 * The tail word (rf__cqe_tail_t, counter and signature 0) that the
-	 * next CQE has on the requester fast path: op_own exactly the lap
-	 * parity of ci (owned, opcode REQ, normal format, no SE) and the
-	 * sop_drop_qpn word, as stored (WQE opcode and QPN), of the last
-	 * requester CQE decoded the long way, with everything that word
-	 * implies in req_*. A CQE matching it needs no QPN lookup, no opcode
-	 * table, no UMR or missing-SQ test. Each QP usually posts one or a
-	 * few opcodes, so the compare mostly hits; a miss costs the long way
-	 * once and refills it. The sop part is RF__CQ_NO_SOP when empty. The
-	 * owner bit flips at each wrap (written).
-	 */
-	uint64_t   want;
-	/*
-	 * For want's QP: what retiring its send queue's slots touches (the
-	 * queue's limit, wqe_end table and bb_max: rf__sq_retire_slot()),
-	 * and that queue's wr_id table and wqe_mask, copied so that a batch
-	 * loads them before its first CQE (they do not change after
-	 * rf_sq_init(); attach a queue again if it is initialized again
-	 * while attached). Pieces rather than the struct rf_sq, which this
-	 * header does not see (written).
-	 */
-	uint32_t  *req_limit;
-	const struct rf__sq_end *req_end;
-	const struct rf__sq_wr_id *req_wr_id;
-	uint16_t   req_mask;	/* < 0x8000 (rf_sq_init()), which the type tells the compiler */
-	/*
-	 * Whether want's WQE opcode reports a byte count (READ, atomics):
-	 * only then does the fast path read byte_cnt (rf__cq_run()).
-	 */
-	uint16_t   req_len;
-	uint32_t   req_bb_max;
-	uint32_t   ci;		/* consumer index, free running (written) */
-	/*
-	 * Bytes 16..31 of the record for want's sop (qp_num, src_qp 0, status,
-	 * opcode, flags, vendor_err, wqe_counter 0, sl 0): the fast path
-	 * stores all 16 bytes at once, then the counter.
-	 */
-	rf__v8u16  req_rec;
-	size_t     cqe_size;	/* 64 or 128: the step to the next CQE64 (pointer-sized: one add) */
-	/*
-	 * Entries from cur to the end of the buffer, 1..cqe_cnt: a run of
-	 * CQEs is bounded once by the smaller of this and the records wanted,
-	 * instead of testing for the wrap at every CQE (written).
-	 */
-	uint32_t   left;
-	uint8_t   *buf;		/* the CQE64 of entry 0: entry + cqe_size - 64 */
-	__be32    *dbrec;	/* mlx5dv_cq.dbrec: [RF_CQ_SET_CI], [RF_CQ_ARM_DB] */
-	uint32_t   cqe_mask;	/* cqe_cnt - 1 */
-	uint32_t   cqe_cnt;
-	uint32_t   cqe_shift;	/* 6 or 7 */
-	uint32_t   nqp;
-	struct rf_cq_qp *last;	/* last matched QP (written) */
-	/* arming */
-	uint8_t   *uar;		/* mlx5dv_cq.cq_uar */
-	uint32_t   cqn;
-	uint32_t   arm_sn;	/* 2-bit arm sequence number, counts events (written) */
-	uint32_t   log_n;	/* log2(cqe_cnt) */
-	uint64_t   nstale;	/* CQEs of unattached QPs dropped (written) */
-	/*
-	 * Compressed CQEs: mini-CQEs of the zip whose title is at ci
-	 * already returned by rf_cq_poll() (0 outside a zip; written).
-	 * A zip cut short by the record count keeps the cursor on its
-	 * title, so the next poll's first compare misses and resumes it.
-	 */
-	uint32_t   zip_done;
-	/* responder mini-CQEs name the WQE in stride_idx (CSUM_STRIDX) */
-	uint32_t   zip_stridx;
-	struct rf_srq *srq;	/* receives of unattached QPs go here (XRC), or NULL */
-	struct rf_cq_qp none;
-	struct rf_cq_qp qp[RF_CQ_MAX_QPS];
-	/* what the empty fast path retires into (rf__cq_req_forget()) */
-	struct rf__sq_wr_id none_wr_id;
-	struct rf__sq_end none_end;
-	uint32_t   none_limit;
-#ifdef RF_CHECKED
-	struct rf__chk_cq chk;
-#endif
-};
-
-/*
- * Empty the requester fast path (want keeps its owner bit). No want is
- * unmatchable: a CQ holds whatever was written into it, and a CQE with
- * WQE opcode 0xff and QPN 0xffffff (which no device writes) matches the
- * empty one. So its targets are harmless instead of NULL or a detached
- * queue: a record of RF_WC_GENERAL_ERR, and a one-slot queue of the CQ's
- * own (none_*) for the retirement to read and write. This costs the fast
- * path nothing, which a test for the empty want in it would not.
- */
-RF_INLINE void rf__cq_req_forget(struct rf_cq *cq)
-{
-	struct {
-		uint32_t qp_num, src_qp;
-		uint8_t  status, opcode, flags, vendor_err;
-		uint16_t wqe_counter;
-		uint8_t  sl, rsvd;
-	} rec = { 0xffffff, 0, RF_WC_GENERAL_ERR, RF_WC_UNKNOWN, 0, 0, 0, 0, 0 };
-
-	RF_STATIC_ASSERT(sizeof(rec) == 16, "record tail");
-	__builtin_memcpy(&cq->req_rec, &rec, sizeof(rec));
-	cq->want = rf__cq_want_none(cq->want);
-	cq->req_limit = &cq->none_limit;
-	cq->req_end = &cq->none_end;
-	cq->req_wr_id = &cq->none_wr_id;
-	cq->req_mask = 0;
-	cq->req_len = 0;
-	cq->req_bb_max = 0;
-}
 
 struct rf_cq_attr {
 	void     *buf;		/* mlx5dv_cq.buf */
@@ -243,55 +101,6 @@ static inline RF_COLD int rf_cq_init(struct rf_cq *cq, const struct rf_cq_attr *
 	return 0;
 }
 
-#ifdef RF_CHECKED
-/* qpn attached again: its CQEs are no longer expected stale. */
-static inline RF_COLD void rf__chk_cq_undetach(struct rf_cq *cq, uint32_t qpn)
-{
-	uint32_t i;
-
-	for (i = 0; i < 8; i++)
-		if (cq->chk.detached[i] == (qpn | 0x80000000U))
-			cq->chk.detached[i] = 0;
-}
-
-/* The queues of an entry leave the CQ: their CQEs may still arrive (flushes). */
-static inline RF_COLD void rf__chk_cq_detach(struct rf_cq *cq, const struct rf_cq_qp *q)
-{
-	if (q->sq && rf__chk_sq(q->sq)->cq == cq)
-		rf__chk_sq(q->sq)->cq = NULL;
-	if (q->rq && rf__chk_rq(q->rq)->cq == cq)
-		rf__chk_rq(q->rq)->cq = NULL;
-	cq->chk.detached[cq->chk.ndetached++ & 7] = q->qpn | 0x80000000U;
-}
-
-/*
- * A CQE that rf_cq_poll() drops (cq->nstale): expected for a QP detached
- * from this CQ, a broken rule otherwise.
- */
-static inline RF_COLD void rf__chk_cq_stale(struct rf_cq *cq, const struct rf_cq_qp *q,
-					    uint32_t qpn, int req)
-{
-	uint32_t i;
-
-	for (i = 0; i < 8; i++)
-		if (cq->chk.detached[i] == (qpn | 0x80000000U))
-			return;
-	if (!q)
-		rf__chk_fail(RF_CHK_NOT_ATTACHED, qpn, cq->cqn,
-			     "a %s completion for a QP never attached to this CQ was dropped "
-			     "(counted in nstale)", req ? "send" : "receive");
-	else if (req)
-		rf__chk_fail(RF_CHK_NO_RECV_QUEUE, qpn, cq->cqn,
-			     "a send completion was dropped (counted in nstale): the QP is "
-			     "attached to this CQ with a NULL sq");
-	else
-		rf__chk_fail(RF_CHK_NO_RECV_QUEUE, qpn, cq->cqn,
-			     "a receive completion was dropped (counted in nstale): the QP is "
-			     "attached to this CQ with neither rq nor srq (a QP that receives "
-			     "through an SRQ is attached with its srq)");
-}
-#endif
-
 /*
  * rf_cq_attach - route completions of QP qpn: requester CQEs to sq, receive
  * CQEs to srq if given, else to rq. Any of them may be NULL. Attaching a
@@ -317,7 +126,7 @@ static inline int rf_cq_attach(struct rf_cq *cq, uint32_t qpn, struct rf_sq *sq,
 		rf__chk_sq(sq)->cq = cq;
 	if (rq)
 		rf__chk_rq(rq)->cq = cq;
-	rf__chk_cq_undetach(cq, qpn & 0xffffff);
+	rf__chk_cq_undetach(&cq->chk, qpn & 0xffffff);
 #endif
 	cq->last = &cq->none;
 	rf__cq_req_forget(cq);
@@ -335,7 +144,8 @@ static inline int rf_cq_detach(struct rf_cq *cq, uint32_t qpn)
 
 	for (i = 0; i < cq->nqp; i++) {
 		if (cq->qp[i].qpn == qpn) {
-			RF__CHK(rf__chk_cq_detach(cq, &cq->qp[i]));
+			RF__CHK(rf__chk_cq_detach(&cq->chk, cq, rf__chk_sq(cq->qp[i].sq),
+						  rf__chk_rq(cq->qp[i].rq), qpn));
 			cq->qp[i] = cq->qp[--cq->nqp];
 			cq->last = &cq->none;
 			rf__cq_req_forget(cq);
@@ -352,12 +162,6 @@ static inline int rf_cq_detach(struct rf_cq *cq, uint32_t qpn)
 static inline void rf_cq_set_srq(struct rf_cq *cq, struct rf_srq *srq)
 {
 	cq->srq = srq;
-}
-
-/* The CQE64 of the entry at consumer index ci. */
-RF_INLINE struct rf_cqe64 *rf_cq_cqe(const struct rf_cq *cq, uint32_t ci)
-{
-	return (struct rf_cqe64 *)(cq->buf + ((size_t)(ci & cq->cqe_mask) << cq->cqe_shift));
 }
 
 /*
@@ -424,62 +228,6 @@ RF_INLINE const struct rf_mini_cqe8 *rf_cq_zip_mini(const struct rf_cq *cq, uint
 
 	return (const struct rf_mini_cqe8 *)rf_cq_cqe(cq, cq->ci + slot) +
 	       (i & (RF_MINI_CQE_PER_SLOT - 1));
-}
-
-/* n owner bytes step apart set to own (step a constant at each call). */
-RF_INLINE void rf__cq_restore_run(uint8_t *p, uint8_t own, uint32_t n, size_t step)
-{
-	for (; n >= 8; n -= 8, p += 8 * step) {
-		p[0] = own;
-		p[step] = own;
-		p[2 * step] = own;
-		p[3 * step] = own;
-		p[4 * step] = own;
-		p[5 * step] = own;
-		p[6 * step] = own;
-		p[7 * step] = own;
-	}
-	for (; n; n--, p += step)
-		*p = own;
-}
-
-/*
- * Give n entries from ci on back to the hardware's lap: op_own INVALID
- * with the owner bit of the lap each entry is in, as a completed entry
- * has after this lap (rf_cq_poll() does the same at the end of a
- * zip).
- */
-RF_INLINE void rf__cq_restore_owner(const struct rf_cq *cq, uint32_t ci, uint32_t n)
-{
-	uint8_t *p = (uint8_t *)&rf_cq_cqe(cq, ci)->op_own;
-	uint8_t *end = (uint8_t *)&rf_cq_cqe(cq, cq->cqe_mask)->op_own;
-	uint8_t own = (uint8_t)(RF_CQE_INVALID << 4 | ((ci >> cq->log_n) & RF_CQE_OWNER_MASK));
-	size_t step = cq->cqe_size;
-
-	/*
-	 * The usual case: short of the ring's end, eight stores a turn. The
-	 * owner bytes are an entry apart, so no wider store covers two; with
-	 * the entry size a constant in each arm every store is one
-	 * instruction at a fixed offset (a variable step costs an address
-	 * computation per store).
-	 */
-	if (RF_LIKELY(n <= cq->cqe_cnt - (ci & cq->cqe_mask))) {
-		if (step == 64)
-			rf__cq_restore_run(p, own, n, 64);
-		else
-			rf__cq_restore_run(p, own, n, 128);
-		return;
-	}
-	/* a walk by the entry size; the owner bit flips past the last entry */
-	while (n--) {
-		*p = own;
-		if (RF_UNLIKELY(p == end)) {
-			p = (uint8_t *)&rf_cq_cqe(cq, 0)->op_own;
-			own ^= RF_CQE_OWNER_MASK;
-		} else {
-			p += cq->cqe_size;
-		}
-	}
 }
 
 /*

@@ -145,24 +145,6 @@ static inline int rf_mad_tap_post(struct rf_mad_tap *t, struct rf_sq *sq,
 	return 0;
 }
 
-/* Report one MAD if it passes the filter. */
-static inline void rf__mad_tap_hand(struct rf_mad_tap *t, const void *mad, uint32_t len,
-				    enum rf_mad_dir dir, unsigned status,
-				    const struct rf_wc *wc, uint64_t wr_id)
-{
-	struct rf_mad_tap_event ev;
-
-	if (!rf_mad_snoop_match(&t->filter, mad, len, dir, status))
-		return;
-	ev.mad = mad;
-	ev.len = len;
-	ev.dir = dir;
-	ev.status = status;
-	ev.wc = wc;
-	ev.wr_id = wr_id;
-	t->fn(t->ctx, &ev);
-}
-
 /*
  * rf_mad_tap_scan - hand over the MADs of n completion records just
  * polled (those of the tap's QP; others are left alone). A send CQE
@@ -172,6 +154,7 @@ static inline void rf__mad_tap_hand(struct rf_mad_tap *t, const void *mad, uint3
  */
 static inline void rf_mad_tap_scan(struct rf_mad_tap *t, const struct rf_wc *wc, int n)
 {
+	struct rf_mad_tap_event ev;
 	int i;
 
 	for (i = 0; i < n; i++) {
@@ -180,12 +163,14 @@ static inline void rf_mad_tap_scan(struct rf_mad_tap *t, const struct rf_wc *wc,
 
 		if (w->qp_num != t->qpn)
 			continue;
+		ev.wc = w;
 		if (w->opcode & RF_WC_RECV) {
-			uint32_t len;
-			const void *mad = rf_ud_mad(w, t->recv_buf(t->ctx, w), &len);
-
-			if (mad)
-				rf__mad_tap_hand(t, mad, len, RF_MAD_RECEIVED, 0, w, w->wr_id);
+			ev.mad = rf_ud_mad(w, t->recv_buf(t->ctx, w), &ev.len);
+			ev.dir = RF_MAD_RECEIVED;
+			ev.status = 0;
+			ev.wr_id = w->wr_id;
+			if (ev.mad && rf_mad_snoop_match(&t->filter, ev.mad, ev.len, ev.dir, 0))
+				t->fn(t->ctx, &ev);
 			continue;
 		}
 		for (k = t->tail; k != t->head; k++)
@@ -193,13 +178,17 @@ static inline void rf_mad_tap_scan(struct rf_mad_tap *t, const struct rf_wc *wc,
 				break;
 		if (k == t->head)
 			continue;
+		ev.dir = RF_MAD_SENT;
 		while (t->tail != k + 1) {
 			const struct rf_mad_tap_send *s = &t->ring[t->tail & t->ring_mask];
 
 			t->tail++;
-			rf__mad_tap_hand(t, s->mad, s->len, RF_MAD_SENT,
-					 t->tail == k + 1 ? w->status : (unsigned)RF_WC_SUCCESS,
-					 w, s->wr_id);
+			ev.mad = s->mad;
+			ev.len = s->len;
+			ev.status = t->tail == k + 1 ? w->status : (unsigned)RF_WC_SUCCESS;
+			ev.wr_id = s->wr_id;
+			if (rf_mad_snoop_match(&t->filter, ev.mad, ev.len, ev.dir, ev.status))
+				t->fn(t->ctx, &ev);
 		}
 	}
 }

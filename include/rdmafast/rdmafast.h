@@ -20,8 +20,8 @@
  *             hw/ includes only hw/ and compiler.h.
  *   the rest  the API, rf_ and RF_. The core headers (types.h,
  *             doorbell.h, checked.h, sq.h, sq_slots.h, sq_wr.h, rq.h,
- *             srq.h, cq.h, verbs.h) hold the objects; the others are
- *             operations on them.
+ *             srq.h, cq_types.h, cq.h, verbs.h, verbs/conn.h) hold the
+ *             objects; the others are operations on them.
  *
  * Includes run one way: an operation header may include anything;
  * detail/ includes hw/, detail/ and the core headers only; a core header

@@ -25,8 +25,9 @@
  * gives -EPROTONOSUPPORT.
  *
  * The glue is split by object under rdmafast/verbs/ (ibv.h: what they all
- * stand on; cq.h, srq.h, qp.h with the connection policy, xrc.h, dc.h;
- * opened_qp.h: an rdma-core 44 workaround); include this header, not those.
+ * stand on; cq.h, srq.h, qp.h, conn.h: the connection policy, xrc.h,
+ * dc.h, tm.h; opened_qp.h: an rdma-core 44 workaround); include this
+ * header, not those.
  */
 #ifndef RDMAFAST_VERBS_H
 #define RDMAFAST_VERBS_H
@@ -34,7 +35,8 @@
 #include <rdmafast/verbs/ibv.h>		/* libibverbs, mlx5dv, errors, async events */
 #include <rdmafast/verbs/cq.h>
 #include <rdmafast/verbs/srq.h>
-#include <rdmafast/verbs/qp.h>		/* QPs and the connection policy */
+#include <rdmafast/verbs/conn.h>	/* the connection policy */
+#include <rdmafast/verbs/qp.h>
 #include <rdmafast/verbs/xrc.h>
 #include <rdmafast/verbs/dc.h>
 #include <rdmafast/verbs/tm.h>

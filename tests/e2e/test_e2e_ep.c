@@ -19,6 +19,7 @@ struct serve {
 	struct rf_ep ep;
 	struct rf_ep_attr attr;
 	uint16_t port;
+	int fd;		/* join_main()'s end of a socketpair */
 	int ret;
 };
 
@@ -91,12 +92,29 @@ static enum rf_wc_status one_sided(struct rf_ep *c, struct serve *s, int write, 
 	return (enum rf_wc_status)wc.status;
 }
 
+/* A message from the client lands in the receive the server posts at buf + 64. */
+static void message_goes_through(struct rf_ep *c, struct serve *s)
+{
+	struct rf_wc wc;
+
+	cr_assert_eq(rf_rq_post_one(&s->ep.qp.rq, s->ep.mr->lkey,
+				    (uint64_t)(uintptr_t)(s->ep.buf + 64), 64, 9), 0);
+	rf_rq_ring(&s->ep.qp.rq);
+	memcpy(c->buf, "message!", 8);
+	cr_assert_eq(rf_sq_post_send(&c->qp.sq, c->mr->lkey, (uint64_t)(uintptr_t)c->buf, 8,
+				     RF_SEND_SIGNALED | RF_SEND_RING, 2), 0);
+	cr_assert_eq(rf_ep_wait(c, &wc, 0), 0);
+	cr_assert_eq(wc.status, RF_WC_SUCCESS, "send: %u", wc.status);
+	cr_assert_eq(rf_ep_wait(&s->ep, &wc, 0), 0);
+	cr_assert_eq(wc.status, RF_WC_SUCCESS, "receive: %u", wc.status);
+	cr_assert_eq(memcmp(s->ep.buf + 64, "message!", 8), 0);
+}
+
 Test(e2e_ep, opened_without_access_the_peer_can_only_send)
 {
 	struct rf_ep_attr a;
 	struct serve s;
 	struct rf_ep c;
-	struct rf_wc wc;
 
 	memset(&a, 0, sizeof(a));
 	ep_pair(&s, &c, &a, &a, EP_PORT);
@@ -106,18 +124,7 @@ Test(e2e_ep, opened_without_access_the_peer_can_only_send)
 	cr_assert_eq(c.peer.size, 0);
 	cr_assert_eq(qp_access(&s.ep), 0, "QP access %#x", qp_access(&s.ep));
 
-	/* messages go through */
-	cr_assert_eq(rf_rq_post_one(&s.ep.qp.rq, s.ep.mr->lkey,
-				    (uint64_t)(uintptr_t)(s.ep.buf + 64), 64, 9), 0);
-	rf_rq_ring(&s.ep.qp.rq);
-	memcpy(c.buf, "message!", 8);
-	cr_assert_eq(rf_sq_post_send(&c.qp.sq, c.mr->lkey, (uint64_t)(uintptr_t)c.buf, 8,
-				     RF_SEND_SIGNALED | RF_SEND_RING, 2), 0);
-	cr_assert_eq(rf_ep_wait(&c, &wc, 0), 0);
-	cr_assert_eq(wc.status, RF_WC_SUCCESS, "send: %u", wc.status);
-	cr_assert_eq(rf_ep_wait(&s.ep, &wc, 0), 0);
-	cr_assert_eq(wc.status, RF_WC_SUCCESS, "receive: %u", wc.status);
-	cr_assert_eq(memcmp(s.ep.buf + 64, "message!", 8), 0);
+	message_goes_through(&c, &s);
 
 	/* a WRITE, even with the buffer's real key, is refused */
 	memcpy(c.buf, "written!", 8);
@@ -167,4 +174,57 @@ Test(e2e_ep, access_takes_remote_flags_only)
 	a.qp_access = IBV_ACCESS_ZERO_BASED;
 	cr_assert_eq(rf_ep_open(&e, &a), -EINVAL);
 	rf_ep_close(&e);
+}
+
+static void *join_main(void *arg)
+{
+	struct serve *s = (struct serve *)arg;
+
+	s->ret = rf_ep_open(&s->ep, &s->attr);
+	if (!s->ret)
+		s->ret = rf_ep_join(&s->ep, s->fd);
+	return NULL;
+}
+
+/*
+ * rf_ep_join() over the two ends of a socketpair (no TCP port): each side
+ * learns the other's QP and buffer, a message and a granted WRITE go
+ * through, and each endpoint keeps its end as sock (rf_ep_close() closes
+ * it).
+ */
+Test(e2e_ep, joins_over_a_socket_of_its_own)
+{
+	struct rf_ep_attr sa, ca;
+	struct serve s;
+	struct rf_ep c;
+	pthread_t t;
+	int sv[2], ret;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	memset(&s, 0, sizeof(s));
+	memset(&ca, 0, sizeof(ca));
+	memset(&sa, 0, sizeof(sa));
+	sa.access = RF_ACCESS_REMOTE_WRITE;
+	s.attr = sa;
+	s.fd = sv[0];
+	cr_assert_eq(pthread_create(&t, NULL, join_main, &s), 0);
+	ret = rf_ep_open(&c, &ca);
+	cr_assert_eq(ret, 0, "client open: %s: %s", c.failed, strerror(-ret));
+	ret = rf_ep_join(&c, sv[1]);
+	cr_assert_eq(ret, 0, "client join: %s: %s", c.failed, strerror(-ret));
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(s.ret, 0, "server: %s: %s", s.ep.failed, strerror(-s.ret));
+	cr_assert_eq(c.sock, sv[1]);
+	cr_assert_eq(s.ep.sock, sv[0]);
+	cr_assert_eq(c.peer.qpn, s.ep.qp.qpn);
+	cr_assert_eq(s.ep.peer.qpn, c.qp.qpn);
+	cr_assert_eq(c.peer.rkey, s.ep.mr->rkey);
+
+	message_goes_through(&c, &s);
+	memcpy(c.buf, "written!", 8);
+	cr_assert_eq(one_sided(&c, &s, 1, c.peer.rkey), RF_WC_SUCCESS);
+	cr_assert_eq(memcmp(s.ep.buf, "written!", 8), 0);
+
+	rf_ep_close(&c);
+	rf_ep_close(&s.ep);
 }

@@ -12,8 +12,9 @@
  * wants the device to see), and a field left 0 is programmed as 0, except
  * port and mtu. Where a caller writes 16, 12, 14 or 7 it states what its
  * test needs, not rdmafast's defaults (enum rf_qp_conn_default in
- * <rdmafast/verbs/qp.h>, which nothing here may include). Which attributes each transition carries follows the QP
- * type (IBA table 94, and ib_modify_qp_is_ok() in Linux):
+ * <rdmafast/verbs/conn.h>, which nothing here may include). Which
+ * attributes each transition carries follows the QP type (IBA table 94,
+ * and ib_modify_qp_is_ok() in Linux):
  *
  *   INIT  port, P_Key 0, and the Q_Key (UD) or the access flags (others)
  *   RTR   UD: nothing; others: path, MTU, destination QPN, RQ PSN, and for

@@ -2,9 +2,9 @@
 /*
  * rdmafast/detail/checked.h - the checks of the checked build (-DRF_CHECKED,
  * rdmafast/checked.h) that need the send queue, the receive queues and the
- * CQ together: called by the posts (sq_slots.h, detail/sq_post.h,
- * sq_atomic.h) and by rf_cq_poll() (cq_poll.h). Without RF_CHECKED it
- * defines nothing.
+ * CQ together, and their report: called by the posts (sq_slots.h,
+ * detail/sq_post.h, sq_atomic.h) and by rf_cq_poll() (cq_poll.h,
+ * detail/cq_decode.h). Without RF_CHECKED it defines nothing.
  *
  * Private: this is rdmafast's machinery, not its API. Users include
  * <rdmafast/rdmafast.h> and never this file; names, arguments and
@@ -14,6 +14,11 @@
 #define RDMAFAST_DETAIL_CHECKED_H
 
 #include <stdint.h>
+#ifdef RF_CHECKED
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#endif
 
 #include <rdmafast/compiler.h>
 #include <rdmafast/checked.h>
@@ -28,6 +33,93 @@
 RF_BEGIN_DECLS
 
 #ifdef RF_CHECKED
+
+/* The default report: the message on stderr, then abort(). */
+static inline RF_COLD void rf__chk_report(const struct rf_checked_event *ev)
+{
+	if (rf_checked_report) {
+		rf_checked_report(ev);
+		return;
+	}
+	fprintf(stderr, "%s\n", ev->msg);
+	abort();
+}
+
+static inline RF_COLD void rf__chk_rule(int rule, const char **name, const char **text,
+					const char **section)
+{
+	static const struct { const char *name, *text, *section; } t[RF_CHK_NRULES] = {
+		{ "", "", "" },
+		{ "not-attached",
+		  "attach every QP to the CQ its completions arrive on (rf_cq_attach()) before posting",
+		  "rdmafast(7), DO NOT MIX" },
+		{ "no-recv-queue",
+		  "a QP's receive completions need its rq or its srq in rf_cq_attach(), its "
+		  "requester completions its sq",
+		  "rdmafast(7), DO NOT MIX" },
+		{ "qp-state",
+		  "post sends only once the QP is in RTS (rf_qp_connect_ibv())",
+		  "rdmafast(7), OTHER RULES" },
+		{ "qp-error",
+		  "a QP in the error state executes nothing: its WQEs complete flushed",
+		  "rdmafast(7), OTHER RULES" },
+		{ "no-ring",
+		  "the device sees nothing before rf_sq_ring() (or RF_SEND_RING)",
+		  "rdmafast(7), DESCRIPTION" },
+		{ "signaling",
+		  "only a signaled WQE frees send-queue space: signal at least one WQE per "
+		  "queue's worth",
+		  "rdmafast(7), QUEUE SIZING" },
+		{ "atomic-align",
+		  "an atomic's remote address is aligned to its size (8 bytes; 4 for the "
+		  "32-bit masked ones)",
+		  "rdmafast(7), OTHER RULES" },
+		{ "second-poller",
+		  "one poller per CQ: never ibv_poll_cq() a CQ rdmafast polls",
+		  "rdmafast(7), DO NOT MIX" },
+		{ "cq-size",
+		  "a CQ must never hold more CQEs than entries: size it for the signaled "
+		  "sends and posted receives of every QP attached",
+		  "rdmafast(7), QUEUE SIZING" },
+	};
+	*name = t[rule].name;
+	*text = t[rule].text;
+	*section = t[rule].section;
+}
+
+/*
+ * Report a broken rule: fmt says what happened at this queue. qpn and
+ * cqn ~0U when not known.
+ */
+static inline RF_COLD __attribute__((format(printf, 4, 5)))
+void rf__chk_fail(int rule, uint32_t qpn, uint32_t cqn, const char *fmt, ...)
+{
+	struct rf_checked_event ev;
+	char what[256], msg[640];
+	const char *text;
+	int n = 0;
+	va_list ap;
+
+	if (RF_CHECKED_SKIP & (1U << rule))
+		return;
+	rf__chk_rule(rule, &ev.name, &text, &ev.section);
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	n = snprintf(msg, sizeof(msg), "rdmafast:");
+	if (qpn != ~0U)
+		n += snprintf(msg + n, sizeof(msg) - (size_t)n, " QPN 0x%06x", qpn);
+	if (cqn != ~0U && n < (int)sizeof(msg))
+		n += snprintf(msg + n, sizeof(msg) - (size_t)n, " CQN 0x%06x", cqn);
+	if (n < (int)sizeof(msg))
+		snprintf(msg + n, sizeof(msg) - (size_t)n, ": %s [rule %s: %s; see %s]",
+			 what, ev.name, text, ev.section);
+	ev.rule = (enum rf_checked_rule)rule;
+	ev.qpn = qpn;
+	ev.cqn = cqn;
+	ev.msg = msg;
+	rf__chk_report(&ev);
+}
 
 static inline RF_COLD const char *rf__chk_state_name(uint32_t s)
 {
@@ -178,6 +270,32 @@ static inline RF_COLD void rf__chk_atomic(const struct rf_sq *sq, uint64_t raddr
 			     "state", size, (unsigned long long)raddr);
 }
 
+/*
+ * A CQE that rf_cq_poll() drops (cq->nstale): expected for a QP detached
+ * from this CQ, a broken rule otherwise.
+ */
+static inline RF_COLD void rf__chk_cq_stale(struct rf_cq *cq, const struct rf_cq_qp *q,
+					    uint32_t qpn, int req)
+{
+	uint32_t i;
+
+	for (i = 0; i < 8; i++)
+		if (cq->chk.detached[i] == (qpn | 0x80000000U))
+			return;
+	if (!q)
+		rf__chk_fail(RF_CHK_NOT_ATTACHED, qpn, cq->cqn,
+			     "a %s completion for a QP never attached to this CQ was dropped "
+			     "(counted in nstale)", req ? "send" : "receive");
+	else if (req)
+		rf__chk_fail(RF_CHK_NO_RECV_QUEUE, qpn, cq->cqn,
+			     "a send completion was dropped (counted in nstale): the QP is "
+			     "attached to this CQ with a NULL sq");
+	else
+		rf__chk_fail(RF_CHK_NO_RECV_QUEUE, qpn, cq->cqn,
+			     "a receive completion was dropped (counted in nstale): the QP is "
+			     "attached to this CQ with neither rq nor srq (a QP that receives "
+			     "through an SRQ is attached with its srq)");
+}
 /* An error completion polled for q: its QP is in the error state now. */
 static inline RF_COLD void rf__chk_cq_error(const struct rf_cq_qp *q)
 {

@@ -60,6 +60,13 @@ static inline RF_COLD int rf__ep_errno(void)
 	return errno ? -errno : -ENOMEM;
 }
 
+/* Record the failing step of an rf_ep (its failed); returns ret (a -errno). */
+static inline RF_COLD int rf__ep_fail(const char **failed, const char *what, int ret)
+{
+	*failed = what;
+	return ret < 0 ? ret : -EIO;
+}
+
 RF_END_DECLS
 
 #endif /* RDMAFAST_DETAIL_CONNECT_H */

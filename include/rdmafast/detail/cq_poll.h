@@ -213,6 +213,44 @@ RF_INLINE void rf__cq_poll_end(struct rf_cq *cq, const struct rf__cq_batch *b, u
 	rf_cq_update_ci(cq);
 }
 
+/* rf_cq_poll() (cq_poll.h tells how), without the checked build's checks. */
+RF_INLINE int rf__cq_poll(struct rf_cq *cq, struct rf_wc *wc, int n)
+{
+	struct rf__cq_batch b;
+	union rf__wc_view *w = (union rf__wc_view *)wc, *wend, *stop;
+
+	if (RF_UNLIKELY(n <= 0))
+		return 0;
+	b.p = cq->cur;
+	b.step = cq->cqe_size;
+	b.left = cq->left;
+	b.done = RF__CQ_NONE;
+	rf__cq_batch_load(&b, cq);
+	if (b.left == 0)
+		__builtin_unreachable();	/* rf_cq.left; lets n = 1 fold */
+	wend = w + n;
+	/*
+	 * The usual call: n fast-path CQEs short of the buffer end. It ends
+	 * on its own copy of the bookkeeping, where the count is n and a slot
+	 * to retire is known to exist.
+	 */
+	stop = rf__cq_stop(&b, w, wend);
+	w = cq->req_len ? rf__cq_run(&b, w, stop, 1) : rf__cq_run(&b, w, stop, 0);
+	/* left - n, not left - (w - wc): n is usually a constant, w - wc a register */
+	if (RF_LIKELY(w == wend && b.left != (uint32_t)n)) {
+		b.left -= (uint32_t)n;
+		rf__cq_poll_end(cq, &b, (uint32_t)n);
+		return n;
+	}
+	b.left -= (uint32_t)(w - (union rf__wc_view *)wc);
+	b.used = (uint32_t)(w - (union rf__wc_view *)wc);
+	w = rf__cq_poll_more(cq, &b, w, stop, wend);
+	if (!b.used && w == (union rf__wc_view *)wc)
+		return 0;	/* (a zip resumed and cut again consumes no entry) */
+	rf__cq_poll_end(cq, &b, b.used);
+	return (int)(w - (union rf__wc_view *)wc);
+}
+
 RF_END_DECLS
 
 #endif /* RDMAFAST_DETAIL_CQ_POLL_H */

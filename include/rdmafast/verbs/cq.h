@@ -7,6 +7,7 @@
 #define RDMAFAST_VERBS_CQ_H
 
 #include <rdmafast/verbs/ibv.h>
+#include <rdmafast/detail/verbs_cq.h>
 
 RF_BEGIN_DECLS
 
@@ -18,29 +19,9 @@ RF_BEGIN_DECLS
  */
 static inline RF_COLD int rf_cq_init_ibv(struct rf_cq *cq, struct ibv_cq *ibcq)
 {
-	struct mlx5dv_obj obj;
-	struct mlx5dv_cq dv;
-	struct rf_cq_attr a;
-	int ret;
+	int ret = rf_device_check_ibv(ibcq->context);
 
-	ret = rf_device_check_ibv(ibcq->context);
-	if (ret)
-		return ret;
-	memset(&obj, 0, sizeof(obj));
-	memset(&dv, 0, sizeof(dv));
-	obj.cq.in = ibcq;
-	obj.cq.out = &dv;
-	ret = mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ);
-	if (ret)
-		return rf__ibv_err(ret);
-	memset(&a, 0, sizeof(a));
-	a.buf = dv.buf;
-	a.cqe_cnt = dv.cqe_cnt;
-	a.cqe_size = dv.cqe_size;
-	a.dbrec = (__be32 *)dv.dbrec;
-	a.uar = dv.cq_uar;
-	a.cqn = dv.cqn;
-	return rf_cq_init(cq, &a);
+	return ret ? ret : rf__cq_init_dv_ibv(cq, ibcq);
 }
 
 /*
@@ -85,32 +66,6 @@ static inline RF_COLD int rf_cq_create_ibv(struct rf_cq *cq, struct ibv_cq **out
 		return ret;
 	}
 	*out = ibcq;
-	return 0;
-}
-
-/*
- * The tail the mlx5dv CQ helpers below share: mlx5dv_create_cq() with the
- * attributes they filled, taken over by rdmafast, destroyed again if that
- * fails. Returns 0 or -errno.
- */
-static inline RF_COLD int rf__cq_create_dv_ibv(struct rf_cq *cq, struct ibv_cq **out,
-					       struct ibv_context *ctx,
-					       struct ibv_cq_init_attr_ex *ax,
-					       struct mlx5dv_cq_init_attr *dx)
-{
-	struct ibv_cq_ex *cx;
-	int ret;
-
-	errno = 0;
-	cx = mlx5dv_create_cq(ctx, ax, dx);
-	if (!cx)
-		return errno ? -errno : -ENOMEM;
-	ret = rf_cq_init_ibv(cq, ibv_cq_ex_to_cq(cx));
-	if (ret) {
-		ibv_destroy_cq(ibv_cq_ex_to_cq(cx));
-		return ret;
-	}
-	*out = ibv_cq_ex_to_cq(cx);
 	return 0;
 }
 

@@ -10,6 +10,8 @@
 #include <rdmafast/verbs/srq.h>
 #include <rdmafast/verbs/cq.h>
 #include <rdmafast/tm.h>
+#include <rdmafast/detail/verbs_qp.h>
+#include <rdmafast/detail/verbs_cq.h>
 
 RF_BEGIN_DECLS
 
@@ -77,7 +79,6 @@ static inline RF_COLD int rf_tm_init_ibv(struct rf_tm *tm, struct rf_srq *srq,
 					 struct ibv_srq *ibsrq, uint32_t ntags)
 {
 	struct ibv_qp *cmd = rf_tm_cmd_qp_ibv(ibsrq, ntags);
-	struct mlx5dv_obj obj;
 	struct mlx5dv_qp dv;
 	struct rf_tm_attr a;
 	int ret;
@@ -85,22 +86,12 @@ static inline RF_COLD int rf_tm_init_ibv(struct rf_tm *tm, struct rf_srq *srq,
 	memset(tm, 0, sizeof(*tm));
 	if (!cmd)
 		return -EPROTONOSUPPORT;
-	memset(&obj, 0, sizeof(obj));
-	memset(&dv, 0, sizeof(dv));
-	obj.qp.in = cmd;
-	obj.qp.out = &dv;
-	ret = mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP);
-	if (ret)
-		return rf__ibv_err(ret);
-	if (!dv.sq.wqe_cnt || dv.sq.stride != RF_SEND_WQE_BB)
-		return -EPROTONOSUPPORT;
 	memset(&a, 0, sizeof(a));
-	a.sq.buf = dv.sq.buf;
-	a.sq.wqe_cnt = dv.sq.wqe_cnt;
-	a.sq.dbrec = (__be32 *)dv.dbrec;
-	a.sq.bf_reg = dv.bf.reg;
-	a.sq.bf_size = dv.bf.size;
-	a.sq.qpn = cmd->qp_num;
+	ret = rf__qp_dv_ibv(cmd, &dv, &a.sq);
+	if (ret)
+		return ret;
+	if (!dv.sq.wqe_cnt)
+		return -EPROTONOSUPPORT;
 	a.sq.max_sge = 1;
 	a.sq.kind = RF_QP_RC;
 	a.srq = srq;

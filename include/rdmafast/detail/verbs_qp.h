@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rdmafast/detail/verbs_qp.h - the machinery of verbs/qp.h, xrc.h, dc.h
+ * and tm.h: a verbs QP's send queue as mlx5dv reports it, a connection's
+ * attributes resolved to what is programmed, its address vector.
+ *
+ * Private: this is rdmafast's machinery, not its API. Users include
+ * <rdmafast/rdmafast.h> and never this file; names, arguments and
+ * layout here change without notice.
+ */
+#ifndef RDMAFAST_DETAIL_VERBS_QP_H
+#define RDMAFAST_DETAIL_VERBS_QP_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include <rdmafast/compiler.h>
+#include <rdmafast/hw/wqe.h>
+#include <rdmafast/sq.h>
+#include <rdmafast/detail/verbs_ibv.h>
+#include <rdmafast/verbs/conn.h>
+
+RF_BEGIN_DECLS
+
+/*
+ * The QP ibqp as mlx5dv reports it (*dv), and its send queue's place in
+ * *sa (buffer, size, doorbell record, BlueFlame register, QPN; the rest
+ * zero, for the caller). -EPROTONOSUPPORT when the send queue's WQE basic
+ * block is not the 64 bytes rdmafast builds; a QP without a send queue
+ * (wqe_cnt 0) is the caller's to refuse. Returns 0 or -errno.
+ */
+static inline RF_COLD int rf__qp_dv_ibv(struct ibv_qp *ibqp, struct mlx5dv_qp *dv,
+					struct rf_sq_attr *sa)
+{
+	struct mlx5dv_obj obj;
+	int ret;
+
+	memset(&obj, 0, sizeof(obj));
+	memset(dv, 0, sizeof(*dv));
+	obj.qp.in = ibqp;
+	obj.qp.out = dv;
+	ret = mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP);
+	if (ret)
+		return rf__ibv_err(ret);
+	if (dv->sq.wqe_cnt && dv->sq.stride != RF_SEND_WQE_BB)
+		return -EPROTONOSUPPORT;
+	memset(sa, 0, sizeof(*sa));
+	sa->buf = dv->sq.buf;
+	sa->wqe_cnt = dv->sq.wqe_cnt;
+	sa->dbrec = (__be32 *)dv->dbrec;
+	sa->bf_reg = dv->bf.reg;
+	sa->bf_size = dv->bf.size;
+	sa->qpn = ibqp->qp_num;
+	return 0;
+}
+
+/*
+ * rf__qp_conn_begin - l as it will be programmed: every zero that stands
+ * for a default replaced by it (access, 0 for none, is as given), the
+ * MTU by the active MTU of the port, which is queried into *pa. Returns
+ * 0 or -errno.
+ */
+static inline RF_COLD int rf__qp_conn_begin(struct ibv_context *ctx,
+					    const struct rf_qp_conn_attr *l,
+					    struct rf_qp_conn_attr *c, struct ibv_port_attr *pa)
+{
+	int ret;
+
+	*c = *l;
+	if (!c->port)
+		c->port = RF_QP_DEFAULT_PORT;
+	memset(pa, 0, sizeof(*pa));
+	ret = ibv_query_port(ctx, c->port, pa);
+	if (ret)
+		return rf__ibv_err(ret);
+	if (!c->mtu)
+		c->mtu = pa->active_mtu;
+	if (!c->max_rd_atomic)
+		c->max_rd_atomic = RF_QP_DEFAULT_MAX_RD_ATOMIC;
+	if (!c->min_rnr_timer)
+		c->min_rnr_timer = RF_QP_DEFAULT_MIN_RNR_TIMER;
+	if (!c->timeout)
+		c->timeout = RF_QP_DEFAULT_TIMEOUT;
+	if (!c->retry_cnt)
+		c->retry_cnt = RF_QP_DEFAULT_RETRY_CNT;
+	if (!c->rnr_retry_set && !c->rnr_retry)
+		c->rnr_retry = RF_QP_DEFAULT_RNR_RETRY;
+	return 0;
+}
+
+/*
+ * The address vector of a connection c (resolved) on a port like pa,
+ * toward peer (NULL for a DC target, whose peers name themselves).
+ */
+static inline RF_COLD void rf__qp_conn_path(struct ibv_ah_attr *ah, const struct rf_qp_conn_attr *c,
+					    const struct ibv_port_attr *pa,
+					    const struct rf_qp_peer *peer)
+{
+	ah->port_num = c->port;
+	ah->sl = c->sl;
+	if (peer)
+		ah->dlid = peer->lid;
+	if (rf_qp_conn_grh(c, pa)) {
+		ah->is_global = 1;
+		if (peer)
+			ah->grh.dgid = peer->gid;
+		ah->grh.sgid_index = (uint8_t)c->gid_index;
+		ah->grh.hop_limit = RF_QP_DEFAULT_HOP_LIMIT;
+	}
+}
+
+RF_END_DECLS
+
+#endif /* RDMAFAST_DETAIL_VERBS_QP_H */
