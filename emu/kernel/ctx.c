@@ -221,6 +221,7 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 		r->cq_moderation_caps.max_cq_moderation_period = EMU_MAX_CQ_PERIOD;
 	}
 	r->max_dm_size = EMU_DM_SIZE;	/* MEMIC, ioctl_dm.c */
+	emu_odp_caps(r);
 	/*
 	 * mlx5_ib_query_device(): the list holds 2^log_tag_matching_list_sz
 	 * entries, one kept back; max_ops is the SQ depth of the command QP
