@@ -79,7 +79,7 @@ static int mkey_alloc(void *obj, uint32_t *key)
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |		\
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |		\
 	 IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED |			\
-	 IBV_ACCESS_RELAXED_ORDERING)
+	 IBV_ACCESS_HUGETLB | IBV_ACCESS_RELAXED_ORDERING)
 
 /* Like the kernel's ib_emu_mr_access_check(). */
 int emu_mr_access_check(uint32_t access)

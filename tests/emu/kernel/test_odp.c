@@ -79,6 +79,15 @@ Test(odp, explicit_range_rules)
 	cr_assert_null(ibv_reg_mr_iova(pd, (void *)(UINTPTR_MAX & ~(uintptr_t)(PAGE - 1)),
 				       2 * PAGE, 0, IBV_ACCESS_ON_DEMAND));
 	cr_assert_eq(errno, EOVERFLOW);
+	/* IB_ACCESS_SUPPORTED has the huge-page hint, with ODP or without */
+	for (int odp = 0; odp < 2; odp++) {
+		struct ibv_mr *mr = ibv_reg_mr(pd, buf, PAGE, IBV_ACCESS_LOCAL_WRITE |
+					       IBV_ACCESS_HUGETLB |
+					       (odp ? IBV_ACCESS_ON_DEMAND : 0));
+
+		cr_assert(mr, "IBV_ACCESS_HUGETLB: %s", strerror(errno));
+		cr_assert_eq(ibv_dereg_mr(mr), 0);
+	}
 	/* the access rules of any MR still come first */
 	errno = 0;
 	cr_assert_null(ibv_reg_mr(pd, buf, PAGE, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ON_DEMAND));
@@ -97,6 +106,10 @@ Test(odp, implicit_mr)
 	cr_assert_null(ibv_reg_mr_iova(pd, NULL, SIZE_MAX, PAGE,
 				       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND));
 	cr_assert_eq(errno, EINVAL, "an implicit MR takes I/O address 0 only");
+	errno = 0;
+	cr_assert_null(ibv_reg_mr(pd, NULL, SIZE_MAX, IBV_ACCESS_LOCAL_WRITE |
+				  IBV_ACCESS_ON_DEMAND | IBV_ACCESS_HUGETLB));
+	cr_assert_eq(errno, EINVAL, "ib_umem_odp_alloc_implicit(): no huge pages");
 	/* without ODP the same is a wrapping range */
 	errno = 0;
 	cr_assert_null(ibv_reg_mr(pd, NULL, SIZE_MAX, IBV_ACCESS_LOCAL_WRITE));
