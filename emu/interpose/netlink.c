@@ -4,7 +4,8 @@
  *
  * socket(AF_NETLINK, SOCK_RAW or SOCK_DGRAM, NETLINK_RDMA) gives one end
  * of an AF_UNIX datagram socketpair; the other end is ours.  What the
- * application sends (send, sendto, sendmsg, write) is answered at once:
+ * application sends (sendto, sendmsg, write: what libmnl and libnl use) is
+ * answered at once:
  * the answers are written to our end, so read, recv, poll and select on
  * the application's end behave as on a netlink socket.  Between the two
  * ends of a pair only the socket buffer limits what is queued, so a long
@@ -166,13 +167,6 @@ static bool to_kernel(const struct sockaddr *to, socklen_t len)
 	const struct sockaddr_nl *nl = (const struct sockaddr_nl *)to;
 
 	return !to || (len >= sizeof(*nl) && nl->nl_family == AF_NETLINK && !nl->nl_pid);
-}
-
-ssize_t send(int fd, const void *buf, size_t len, int flags)
-{
-	if (!emu_nl_is_fd(fd))
-		return get_send()(fd, buf, len, flags);
-	return request(fd, buf, len);
 }
 
 ssize_t sendto(int fd, const void *buf, size_t len, int flags,
