@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <infiniband/verbs.h>
@@ -135,6 +136,9 @@ int emu_real_access(const char *path, int mode);
 int emu_real_fstat(int fd, struct stat *st);
 FILE *emu_real_fopen(const char *path, const char *mode);
 int emu_real_socket(int domain, int type, int protocol);
+struct sockaddr;
+int emu_real_bind(int fd, const struct sockaddr *addr, socklen_t len);
+int emu_real_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
 void *emu_real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int emu_real_munmap(void *addr, size_t len);
 int emu_real_mprotect(void *addr, size_t len, int prot);

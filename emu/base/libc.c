@@ -30,6 +30,8 @@ REAL(int, access, const char *, int)
 REAL(int, fstat, int, struct stat *)
 REAL(FILE *, fopen, const char *, const char *)
 REAL(int, socket, int, int, int)
+REAL(int, bind, int, const struct sockaddr *, socklen_t)
+REAL(int, setsockopt, int, int, int, const void *, socklen_t)
 REAL(void *, mmap, void *, size_t, int, int, int, off_t)
 REAL(int, munmap, void *, size_t)
 REAL(int, sigaction, int, const struct sigaction *, struct sigaction *)
@@ -50,6 +52,8 @@ __attribute__((constructor)) static void resolve_all(void)
 	(void)get_fstat();
 	(void)get_fopen();
 	(void)get_socket();
+	(void)get_bind();
+	(void)get_setsockopt();
 	(void)get_mmap();
 	(void)get_munmap();
 	(void)get_sigaction();
@@ -93,6 +97,16 @@ FILE *emu_real_fopen(const char *path, const char *mode)
 int emu_real_socket(int domain, int type, int protocol)
 {
 	return get_socket()(domain, type, protocol);
+}
+
+int emu_real_bind(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	return get_bind()(fd, addr, len);
+}
+
+int emu_real_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	return get_setsockopt()(fd, level, name, val, len);
 }
 
 void *emu_real_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)

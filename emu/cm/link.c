@@ -126,11 +126,11 @@ int cm_link_listen(struct cm_id *id)
 		return ret;
 	if ((s = new_socket()) < 0)
 		return errno;
-	if (bind(s, (const struct sockaddr *)&un, sizeof(un))) {
+	if (emu_real_bind(s, (const struct sockaddr *)&un, sizeof(un))) {
 		ret = errno;
 		if (ret == EADDRINUSE && !alive(&un)) {
 			unlink(un.sun_path);
-			ret = bind(s, (const struct sockaddr *)&un, sizeof(un)) ? errno : 0;
+			ret = emu_real_bind(s, (const struct sockaddr *)&un, sizeof(un)) ? errno : 0;
 		}
 		if (ret) {
 			emu_real_close(s);

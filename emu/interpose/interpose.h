@@ -49,4 +49,13 @@ struct emu_cdev {
 };
 const struct emu_cdev *emu_cdev_lookup(const char *path);
 
+/*
+ * netlink.c: NETLINK_RDMA sockets (answered by kernel/nldev.c): socket()
+ * makes one, write() on it is a send, close() ends it.
+ */
+bool emu_nl_is_fd(int fd);
+int emu_nl_socket(int type);
+ssize_t emu_nl_write(int fd, const void *buf, size_t len);
+void emu_nl_close(int fd);
+
 #endif /* RDMAFAST_EMU_INTERPOSE_H */

@@ -19,7 +19,8 @@
  *   write(cmd fd)                      a uverbs command (kernel/: objects.c, dispatch.c)
  *   ioctl(cmd fd)                      ENOTTY: libibverbs falls back to write()
  *   close(cmd fd / event fds)          releases the context / the channel
- *   socket(AF_NETLINK, NETLINK_RDMA)   EPROTONOSUPPORT: forces sysfs discovery
+ *   socket(AF_NETLINK, NETLINK_RDMA)   an RDMA netlink socket (netlink.c):
+ *                                      device discovery, the rdma tool
  *   getauxval(AT_HWCAP3)               without HWCAP3_LS64: no ST64B to our UAR
  *
  *   mmap(cmd fd)                       refused as mlx5_ib_mmap() refuses
@@ -616,6 +617,8 @@ ssize_t write(int fd, const void *buf, size_t len)
 
 	if (emu_umad_is_fd(fd) && !emu_lock_held())
 		return umad_ret(emu_umad_write(fd, buf, len));
+	if (emu_nl_is_fd(fd) && !emu_lock_held())
+		return emu_nl_write(fd, buf, len);
 
 	if (emu_cm_is_fd(fd) && !emu_lock_held()) {
 		if ((ret = emu_cm_write(fd, buf, len))) {
@@ -684,6 +687,8 @@ int close(int fd)
 		emu_cm_close(fd);
 	if (emu_umad_is_fd(fd))
 		emu_umad_close(fd);
+	if (emu_nl_is_fd(fd))
+		emu_nl_close(fd);
 	emu_fdset_put(&unreadable, fd, false);
 	return emu_real_close(fd);
 }
@@ -821,10 +826,8 @@ sighandler_t signal(int sig, sighandler_t handler)
 
 int socket(int domain, int type, int protocol)
 {
-	if (domain == AF_NETLINK && protocol == NETLINK_RDMA) {
-		errno = EPROTONOSUPPORT;
-		return -1;
-	}
+	if (domain == AF_NETLINK && protocol == NETLINK_RDMA && !emu_lock_held())
+		return emu_nl_socket(type);
 	return get_socket()(domain, type, protocol);
 }
 

@@ -162,10 +162,10 @@ static uint64_t fw_ver_u64(void)
 }
 
 /* mlx5_ib_query_device(): every limit from a cap */
-static void fill_device(const struct emu_ctx *ctx, struct ib_uverbs_query_device_resp *r)
+void emu_device_attr(unsigned dev_index, struct ib_uverbs_query_device_resp *r)
 {
 	r->fw_ver = fw_ver_u64();
-	r->node_guid = htobe64(emu_cfg.dev[ctx->dev_index].node_guid);
+	r->node_guid = htobe64(emu_cfg.dev[dev_index].node_guid);
 	r->sys_image_guid = htobe64(emu_cfg.sys_image_guid);
 	r->max_mr_size = ~0ULL;
 	r->page_size_cap = ~(uint64_t)(EMU_PAGE_SIZE - 1);
@@ -205,7 +205,7 @@ static void fill_device(const struct emu_ctx *ctx, struct ib_uverbs_query_device
 
 int emu_cmd_query_device(struct emu_cmd *c)
 {
-	fill_device(c->ctx, c->out);
+	emu_device_attr(c->ctx->dev_index, c->out);
 	return 0;
 }
 
@@ -217,7 +217,7 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 
 	if (cmd->comp_mask || cmd->reserved)
 		return EINVAL;
-	fill_device(c->ctx, &r->base);
+	emu_device_attr(c->ctx->dev_index, &r->base);
 	r->timestamp_mask = (1ULL << 63) - 1;
 	r->hca_core_clock = emu_core_clock_khz();
 	r->device_cap_flags_ex = r->base.device_cap_flags;
@@ -226,6 +226,7 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 		r->cq_moderation_caps.max_cq_moderation_period = EMU_MAX_CQ_PERIOD;
 	}
 	r->max_dm_size = EMU_DM_SIZE;	/* MEMIC, ioctl_dm.c */
+	emu_odp_caps(r);
 	/*
 	 * mlx5_ib_query_device(): the list holds 2^log_tag_matching_list_sz
 	 * entries, one kept back; max_ops is the SQ depth of the command QP

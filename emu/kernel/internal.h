@@ -150,6 +150,16 @@ int emu_mr_create_locked(struct emu_ctx *ctx, struct emu_pd *pd, uint64_t addr,
 			 uint64_t iova, uint64_t length, uint32_t access,
 			 struct emu_mr **out);
 int emu_mr_access_check(uint32_t access);
+/* what makes a registration writable: the kernel's ib_access_writable() */
+#define EMU_ACCESS_WRITABLE						\
+	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |		\
+	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND)
+
+/* odp.c: the ODP caps; an ODP MR's range (0 or the errno) */
+struct ib_uverbs_ex_query_device_resp;
+void emu_odp_caps(struct ib_uverbs_ex_query_device_resp *r);
+bool emu_odp_implicit(uint64_t start, uint64_t length);
+int emu_odp_range_check(uint64_t start, uint64_t length, uint64_t iova, uint32_t access);
 void emu_channel_put_locked(struct emu_channel *ch);
 
 /* ---- qp_state.c: the kernel's ib_modify_qp_is_ok table ----------------- */
@@ -212,6 +222,8 @@ extern const struct emu_ioc_method emu_ioc_import_methods[];	/* import.c */
 extern const size_t emu_ioc_import_methods_count;
 extern const struct emu_ioc_method emu_ioc_devx_methods[];	/* devx.c */
 extern const size_t emu_ioc_devx_methods_count;
+extern const struct emu_ioc_method emu_ioc_odp_methods[];	/* odp.c */
+extern const size_t emu_ioc_odp_methods_count;
 
 /* uverbs_attr_get() and friends; ENOENT when the attribute is absent */
 const struct ib_uverbs_attr *emu_ioc_get(const struct emu_ioc *b, uint16_t id);

@@ -500,6 +500,21 @@ int emu_fd_stat_locked(int fd, struct stat *st);
 struct ib_uverbs_query_port_resp;
 void emu_port_attr(unsigned dev_index, unsigned port_num,
 		   struct ib_uverbs_query_port_resp *r);
+/* ctx.c: the device as QUERY_DEVICE answers it (RDMA netlink too) */
+struct ib_uverbs_query_device_resp;
+void emu_device_attr(unsigned dev_index, struct ib_uverbs_query_device_resp *r);
+
+/*
+ * nldev.c: the RDMA netlink requests (NETLINK_RDMA) about this host's
+ * devices, answered as drivers/infiniband/core/netlink.c and nldev.c
+ * answer them.  req holds what one send gave the socket (one message or
+ * several); the answers go to emit() a datagram at a time, addressed to
+ * portid; cap_ack: NETLINK_CAP_ACK is set (errors without the request's
+ * payload).  Takes emu_lock.
+ */
+typedef void emu_nl_emit_fn(void *arg, const void *buf, size_t len);
+void emu_nldev_request(const void *req, size_t len, uint32_t portid, bool cap_ack,
+		       emu_nl_emit_fn *emit, void *arg);
 
 /* ------------------------------------------------------------------------ */
 /* Services to device/                                                      */

@@ -79,12 +79,7 @@ static int mkey_alloc(void *obj, uint32_t *key)
 	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |		\
 	 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |		\
 	 IBV_ACCESS_MW_BIND | IBV_ACCESS_ZERO_BASED |			\
-	 IBV_ACCESS_RELAXED_ORDERING)
-
-/* what makes a registration writable: the kernel's ib_access_writable() */
-#define EMU_ACCESS_WRITABLE						\
-	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |		\
-	 IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND)
+	 IBV_ACCESS_HUGETLB | IBV_ACCESS_RELAXED_ORDERING)
 
 /* Like the kernel's ib_emu_mr_access_check(). */
 int emu_mr_access_check(uint32_t access)
@@ -95,8 +90,6 @@ int emu_mr_access_check(uint32_t access)
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(access & IBV_ACCESS_LOCAL_WRITE))
 		return EINVAL;
-	if (access & IBV_ACCESS_ON_DEMAND)
-		return EOPNOTSUPP;	/* no ODP capability */
 	return 0;
 }
 
@@ -105,10 +98,15 @@ int emu_mr_access_check(uint32_t access)
  * as ib_umem_get() pins it: within RLIMIT_MEMLOCK (emu_umem_get()), every
  * page mapped and readable, and writable (FOLL_WRITE) when the access
  * flags let anything write it (EMU_ACCESS_WRITABLE);
- * EFAULT otherwise.  *pages: what to charge the MR.
+ * EFAULT otherwise.  *pages: what to charge the MR.  An ODP range is
+ * neither pinned nor charged (odp.c).
  */
-static int check_range(uint64_t start, uint64_t length, uint32_t access, uint64_t *pages)
+static int check_range(uint64_t start, uint64_t length, uint64_t iova, uint32_t access,
+		       uint64_t *pages)
 {
+	*pages = 0;
+	if (access & IBV_ACCESS_ON_DEMAND)
+		return emu_odp_range_check(start, length, iova, access);
 	if (!length || start + length < start)
 		return EINVAL;
 	return emu_umem_get(0, start, length, access & EMU_ACCESS_WRITABLE, pages);
@@ -160,7 +158,7 @@ int emu_cmd_reg_mr(struct emu_cmd *c)
 	pd = emu_obj_get_locked(c->ctx, cmd->pd_handle, EMU_OBJ_PD);
 	if (!pd)
 		return EINVAL;
-	ret = check_range(cmd->start, cmd->length, cmd->access_flags, &pages);
+	ret = check_range(cmd->start, cmd->length, cmd->hca_va, cmd->access_flags, &pages);
 	if (ret)
 		return ret;
 
@@ -223,10 +221,10 @@ int emu_cmd_rereg_mr(struct emu_cmd *c)
 	 * rights alone are checked against the range it has.
 	 */
 	if (cmd->flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
-		ret = check_range(cmd->start, cmd->length, access, &pages);
+		ret = check_range(cmd->start, cmd->length, cmd->hca_va, access, &pages);
 		if (ret)
 			return ret;
-	} else if (cmd->flags & IBV_REREG_MR_CHANGE_ACCESS) {
+	} else if (cmd->flags & IBV_REREG_MR_CHANGE_ACCESS && !(access & IBV_ACCESS_ON_DEMAND)) {
 		ret = emu_umem_check(mr->addr, mr->length, access & EMU_ACCESS_WRITABLE);
 		if (ret)
 			return ret;

@@ -207,7 +207,7 @@ static int host_fd(unsigned host)
 	fd = emu_real_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	emu_real_setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		emu_real_close(fd);
 		return -1;	/* no such host: the packet is lost */
@@ -698,10 +698,10 @@ int dev_wire_open(const struct dev_wire_ops *ops, const uint64_t *now)
 	listen_fd = emu_real_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (listen_fd < 0)
 		return 0;
-	setsockopt(listen_fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	emu_real_setsockopt(listen_fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	/* our host slot is ours alone (subnet/subnet.c's lock): a stale socket is dead */
 	unlink(sock_path);
-	if (bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(listen_fd, 64)) {
+	if (emu_real_bind(listen_fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(listen_fd, 64)) {
 		emu_real_close(listen_fd);
 		listen_fd = -1;
 		sock_path[0] = 0;

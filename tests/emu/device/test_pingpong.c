@@ -110,3 +110,12 @@ Test(dev_pingpong, xsrq)
 	pingpong("ibv_xsrq_pingpong", 9, (const char *const[]){ "-n", "50", NULL });
 	pingpong("ibv_xsrq_pingpong", 10, (const char *const[]){ "-n", "20", "-s", "4096", "-e", NULL });
 }
+
+/* on-demand paging: an ODP MR, an implicit one, a prefetched one (kernel/odp.c) */
+Test(dev_pingpong, rc_odp)
+{
+	pingpong("ibv_rc_pingpong", 11, (const char *const[]){ "-g", "0", "-n", "100", "-o", NULL });
+	pingpong("ibv_rc_pingpong", 12, (const char *const[]){ "-g", "0", "-n", "100", "-O", NULL });
+	pingpong("ibv_rc_pingpong", 13, (const char *const[]){ "-g", "0", "-n", "100", "-o", "-P",
+							      NULL });
+}

@@ -5,7 +5,8 @@
  * /sys/class/infiniband with opendir; ibstatus is a shell script that cds
  * there and globs), ibv_devinfo -v, UCX's ucx_info -d (which takes the mlx5
  * transports only when the PCI function says vendor 0x15b3 and a ConnectX
- * device id), and perftest and ucx_perftest between two processes.  The
+ * device id), iproute2's rdma (RDMA netlink), and perftest and
+ * ucx_perftest between two processes.  The
  * test runs under build/rfemu, so every child inherits LD_PRELOAD.
  */
 #include "emu_test.h"
@@ -48,6 +49,25 @@ Test(tools, ibv_devinfo_verbose)
 	cr_expect(strstr(out, "hca_id:\tmlx5_0"), "%s", out);
 	cr_expect(strstr(out, "vendor_part_id:\t\t\t4123"), "%s", out);
 	cr_expect(strstr(out, "state:\t\t\tPORT_ACTIVE (4)"), "%s", out);
+}
+
+/* iproute2's rdma tool, over RDMA netlink (kernel/nldev.c) */
+Test(tools, rdma_dev_link_res_qp)
+{
+	cr_assert_eq(RUN(out, "rdma", "dev"), 0, "%s", out);
+	cr_expect(strstr(out, "0: mlx5_0: node_type ca fw "), "%s", out);
+	cr_expect(strstr(out, " node_guid 0002:c903:"), "%s", out);
+	cr_assert_eq(RUN(out, "rdma", "link"), 0, "%s", out);
+	cr_expect(strstr(out, "link mlx5_0/1 subnet_prefix fe80:0000:0000:0000 lid "), "%s", out);
+	cr_expect(strstr(out, " state ACTIVE physical_state LINK_UP"), "%s", out);
+	cr_assert_eq(RUN(out, "rdma", "res", "show", "qp"), 0, "%s", out);
+	cr_expect(strstr(out, "link mlx5_0/1 lqpn 0 type SMI state RTS sq-psn 0 comm [ib_core]"),
+		  "%s", out);
+	cr_expect(strstr(out, "link mlx5_0/1 lqpn 1 type GSI state RTS sq-psn 0 comm [ib_core]"),
+		  "%s", out);
+	cr_assert_eq(RUN(out, "rdma", "system"), 0, "%s", out);
+	cr_expect(strstr(out, "copy-on-fork on"), "%s", out);
+	cr_expect_neq(RUN(out, "rdma", "dev", "show", "mlx5_7"), 0, "a device that is not there");
 }
 
 Test(tools, ucx_takes_the_mlx5_transports)

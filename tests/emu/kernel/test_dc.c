@@ -253,7 +253,7 @@ Test(dc, query_device_dc_caps)
 
 	cr_assert_eq(mlx5dv_query_device(ctx, &c), 0);
 	cr_assert(c.comp_mask & MLX5DV_CONTEXT_MASK_DC_ODP_CAPS);
-	cr_assert_eq(c.dc_odp_caps, 0, "no on-demand paging on this device");
+	cr_assert_eq(c.dc_odp_caps, 0, "no DC ODP caps: none public for this card");
 	cr_assert(c.comp_mask & MLX5DV_CONTEXT_MASK_DCI_STREAMS);
 	cr_assert_eq(c.dci_streams_caps.max_log_num_concurent, 0);
 	cr_assert_eq(c.dci_streams_caps.max_log_num_errored, 0);

@@ -120,6 +120,24 @@ Test(memlock, a_limit_of_zero_is_eperm)
 	cr_expect_eq(reg(&mr, 0, 1), EPERM, "can_do_mlock()");
 }
 
+/* an ODP MR pins nothing (ib_umem_odp_get()): no limit applies, nothing is charged */
+Test(memlock, odp_mrs_are_not_charged)
+{
+	struct ibv_mr *odp, *imr, *mr;
+
+	drop_ipc_lock();
+	set_memlock(0);
+	odp = ibv_reg_mr(pd, area, 64u << 20, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND);
+	cr_assert(odp, "64 MiB of ODP under a limit of 0: %s", strerror(errno));
+	imr = ibv_reg_mr(pd, NULL, SIZE_MAX, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND);
+	cr_assert(imr, "implicit ODP: %s", strerror(errno));
+	set_memlock(16 * PAGE);
+	cr_assert_eq(reg(&mr, 0, 16), 0, "the whole limit is still free");
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	cr_assert_eq(ibv_dereg_mr(imr), 0);
+	cr_assert_eq(ibv_dereg_mr(odp), 0);
+}
+
 /* CQ, QP and SRQ rings, and the doorbell page, are pinned as MRs are */
 Test(memlock, queues_count_against_the_limit)
 {
