@@ -215,4 +215,17 @@ void bench_fleet_instr(struct bench_qp dci[IMPL_COUNT], const int avail[IMPL_COU
 int bench_fleet_report(struct bench_qp dci[IMPL_COUNT], const int avail[IMPL_COUNT],
 		       const char *dev, unsigned reps, const char *cg);
 
+/*
+ * Hardware tag matching (tm.c): a tag added and removed, and a matched
+ * message's completion decoded, rdmafast against libmlx5, each on a TM
+ * SRQ of a context of its own. bench_tm_instr() runs them once under
+ * callgrind; bench_tm_report() times them, prints their table and goals
+ * (the counts read from the dumps at cg, less empty_ir a call; the time
+ * less empty_ns a call) and clears *instr_met when an instruction limit
+ * is missed. Returns 1 when every goal is met.
+ */
+void bench_tm_instr(const char *dev);
+int bench_tm_report(const char *dev, unsigned reps, const char *cg, double empty_ns,
+		    double empty_ir, int *instr_met);
+
 #endif /* RFBENCH_BENCH_H */

@@ -7,7 +7,7 @@
 # Benchmark: rdmafast against libmlx5 in one run (bench/rfbench.c). On the
 # emulated HCA the device model stays off; the harness writes the CQEs.
 BENCH_SRCS := bench/rfbench.c bench/setup.c bench/ops.c bench/cqe.c bench/report.c \
-              bench/ucx.c bench/fleet.c
+              bench/ucx.c bench/fleet.c bench/tm.c
 BENCH_BIN  := $(BUILD)/bench/rfbench
 # UCX's rc_mlx5 as a peer when its UCT headers are there (bench/ucx.c);
 # rfbench exports its mlx5dv_init_obj() so that UCX's calls come to it.

@@ -12,15 +12,25 @@
 #
 #   ucx_perftest (ucx-utils), UCT: rc_mlx5 am_lat, rc_mlx5 put_lat,
 #       dc_mlx5 put_lat                 (UCX polls its CQs inline)
+#   ucx_perftest, UCP over rc_mlx5 with hardware tag matching
+#       (UCX_RC_MLX5_TM_ENABLE=y: a TM SRQ, the tag list on its command QP,
+#       rendezvous READs by the device): tag_lat and tag_bw at eager sizes
+#       (8 B, 4 KiB) and a rendezvous one (64 KiB), each beside the same
+#       run with UCX's software tag matching
 #   ib_send_lat, ib_write_lat (perftest), 8 bytes: their twins, which poll
 #       through ibv_poll_cq()
 #   an 8-byte MPI ping-pong (bench/mpi_pingpong.c, Open MPI) between two
 #       ranks, --mca pml ucx with UCX_TLS=rc_x, and its twin --mca pml ob1
 #       --mca btl openib,self; openmpi-bin is installed with apt-get if
-#       missing and we are root, else the MPI rows are skipped
+#       missing and we are root, else the MPI rows are skipped; then
+#       the ping-pong with tag matching on (-x UCX_RC_MLX5_TM_ENABLE=y),
+#       and bench/mpi_tags.c, tagged messages of 8 B to 1 MiB received
+#       expected and unexpected with every byte checked (its failure is a
+#       client's failure)
 #
-# and prints one table: each figure (median one-way latency, us), its twin,
-# the ratio and issue 29's goal (at most 2x the twin), "met" or "MISSED".
+# and prints two tables: each figure (median one-way latency, us), its twin,
+# the ratio and issue 29's goal (at most 2x the twin), "met" or "MISSED";
+# then the tag-matching runs beside the same without it (no goal).
 # Exit status: 0 when every measurement ran (a missed goal is reported, not
 # a failure), 1 when a client failed (its stderr's tail is printed), 2 on a
 # usage error.
@@ -161,7 +171,9 @@ fail() {
 
 # run_pair NAME PARSER PROG ARGS...: the server "rfemu -- PROG ARGS -p PORT",
 # then the client "rfemu -- PROG 127.0.0.1 ARGS -p PORT"; PARSER reads the
-# client's output and prints the median one-way latency.
+# client's output and prints the median one-way latency. PAIR_ENV, if set,
+# holds VAR=VALUE words both sides run with (env(1)).
+PAIR_ENV=()
 run_pair() {
 	local name=$1 parse=$2 prog=$3
 	shift 3
@@ -172,7 +184,7 @@ run_pair() {
 		return
 	fi
 	next_port
-	start "$s" "$RFEMU" -- "$prog" "$@" -p "$PORT"
+	start "$s" "$RFEMU" -- env "${PAIR_ENV[@]}" "$prog" "$@" -p "$PORT"
 	local spid=$LASTPID
 	if ! wait_listen "$PORT" "$spid"; then
 		stop "$spid"
@@ -180,7 +192,7 @@ run_pair() {
 		fail "$name" "server did not listen on 127.0.0.1:$PORT" "$s"
 		return
 	fi
-	start "$c" "$RFEMU" -- "$prog" 127.0.0.1 "$@" -p "$PORT"
+	start "$c" "$RFEMU" -- env "${PAIR_ENV[@]}" "$prog" 127.0.0.1 "$@" -p "$PORT"
 	local cpid=$LASTPID crc src
 	reap "$cpid"; crc=$?
 	# The server ends with the client; give it a few seconds, no more.
@@ -224,6 +236,22 @@ run_pair "ucx rc_mlx5 put_lat" parse_ucx ucx_perftest -t put_lat -x rc_mlx5 "${U
 run_pair "ucx dc_mlx5 put_lat" parse_ucx ucx_perftest -t put_lat -x dc_mlx5 "${UCT[@]}"
 run_pair "ib_send_lat"         parse_perftest ib_send_lat  "${PERF[@]}"
 run_pair "ib_write_lat"        parse_perftest ib_write_lat "${PERF[@]}"
+
+# Hardware tag matching (UCP's tag API over rc_mlx5): each run with the
+# offload on and off. UCX posts a receive of 1024 bytes or more
+# (UCX_TM_THRESH) to the device's list; 8 B messages meet none and are
+# unexpected, 4 KiB ones are matched eagerly, 64 KiB ones by rendezvous.
+TM_ROWS=()
+for t in "tag_lat 8" "tag_lat 4096" "tag_lat 65536" "tag_bw 4096" "tag_bw 65536"; do
+	set -- $t
+	for tm in y n; do
+		PAIR_ENV=(UCX_TLS=rc_x,self UCX_NET_DEVICES=mlx5_0:1 UCX_RC_MLX5_TM_ENABLE=$tm)
+		run_pair "ucx $1 $2 tm=$tm" parse_ucx ucx_perftest -t "$1" -s "$2" \
+			-n "$ITERS" -w "$WARMUP" -f
+	done
+	TM_ROWS+=("ucx $1 $2 tm=y|ucx $1 $2 tm=n")
+done
+PAIR_ENV=()
 
 # --- MPI -------------------------------------------------------------------
 MPI=1
@@ -272,6 +300,25 @@ if [ "$MPI" = 1 ]; then
 		run_mpi "mpi pml ucx" --mca pml ucx --mca btl '^openib' -x UCX_TLS=rc_x
 		run_mpi "mpi ob1 openib" --mca pml ob1 --mca btl openib,self \
 			--mca btl_openib_allow_ib 1 --mca btl_openib_warn_no_device_params_found 0
+		run_mpi "mpi pml ucx tm" --mca pml ucx --mca btl '^openib' -x UCX_TLS=rc_x \
+			-x UCX_RC_MLX5_TM_ENABLE=y
+		TM_ROWS+=("mpi pml ucx tm|mpi pml ucx")
+	fi
+	if ! mpicc -O2 -o "$WORK/mpi_tags" "$ROOT/bench/mpi_tags.c" 2>"$WORK/mpicc.err"; then
+		fail "mpi tags tm" "mpicc failed"
+		tail -n 5 "$WORK/mpicc.err" >&2
+	else
+		log=$WORK/mpi_tags
+		start "$log" "$RFEMU" -- mpirun --allow-run-as-root --oversubscribe --bind-to none \
+			-np 2 --mca pml ucx --mca btl '^openib' -x UCX_TLS=rc_x \
+			-x UCX_RC_MLX5_TM_ENABLE=y "$WORK/mpi_tags"
+		pid=$LASTPID
+		reap "$pid"; rc=$?
+		if [ "$rc" -ne 0 ] || ! grep -q "^mpi_tags: [0-9]* messages checked, 0 bad" "$log.out"; then
+			fail "mpi tags tm" "mpirun exited $rc" "$log"
+		else
+			TAGS_OK=$(grep -m1 "^mpi_tags:" "$log.out")
+		fi
 	fi
 fi
 
@@ -306,6 +353,19 @@ done
 if [ "$MPI" = 0 ]; then
 	echo "(MPI rows skipped: Open MPI not installed)"
 fi
+
+echo
+echo "Hardware tag matching (UCX_RC_MLX5_TM_ENABLE=y) beside UCX's software matching, median one-way latency (us; tag_bw: per message), $ITERS iterations"
+printf '%-26s %10s  %-26s %10s  %7s\n' figure us "without TM" us ratio
+for r in "${TM_ROWS[@]}"; do
+	f=${r%%|*} t=${r#*|}
+	fv=${VAL[$f]:-} tv=${VAL[$t]:-}
+	ratio=-
+	[ -n "$fv" ] && [ -n "$tv" ] &&
+		ratio=$(awk -v a="$fv" -v b="$tv" 'BEGIN { printf "%.1f", (b > 0 ? a / b : 0) }')
+	printf '%-26s %10s  %-26s %10s  %7s\n' "$f" "${fv:--}" "$t" "${tv:--}" "$ratio"
+done
+[ -n "${TAGS_OK:-}" ] && echo "$TAGS_OK (bench/mpi_tags.c, pml ucx with tag matching)"
 for k in "${FAILS[@]}"; do
 	echo "failed: $k"
 done

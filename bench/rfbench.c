@@ -276,6 +276,7 @@ int main(int argc, char **argv)
 		CALLGRIND_ZERO_STATS;
 		run(&qp[0], OP_COUNT, bench_empty_op, 1, INSTR_CHUNKS, 1);
 		CALLGRIND_DUMP_STATS_AT("empty");
+		bench_tm_instr(dev);
 		if (fleet)
 			bench_fleet_instr(dci, avail, dev);
 	} else {
@@ -330,6 +331,7 @@ int main(int argc, char **argv)
 		}
 		bench_report_table(res);
 		bench_report_goals(res, &instr_met);
+		bench_tm_report(dev, reps, cg, empty_ns, empty_ir, &instr_met);
 		if (require_instr && !cg)
 			instr_met = 0;	/* nothing to check without the counts */
 		if (json && bench_report_json(json, res))

@@ -100,6 +100,9 @@ pair atomics --iters 200
 group dc_pingpong 3 --iters 200
 # Four RC QPs into one SRQ, refilled only from its limit event.
 pair srq_pingpong --iters 200
+# MPI-style tagged messages on hardware tag matching: eager ones the
+# device matched and ones it did not, and rendezvous the device READs.
+pair tm_pingpong --iters 60 --size 64
 # MADs of several classes on UD QPs, each side's tap printing only what
 # its snoop filter selects (errors only; one vendor class of one OUI).
 pair mad_snoop

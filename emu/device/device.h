@@ -798,6 +798,7 @@ int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 bool dev_tm_create(struct dev_srq *ds);
 uint8_t dev_tm_execute(struct dev_qp *dq, const uint8_t *w, uint32_t len, uint32_t wqe);
 struct dev_pkt;
+bool dev_tm_can_match(const struct dev_srq *ds);
 uint8_t dev_tm_classify(struct dev_qp *dq, struct emu_srq *srq, const struct dev_pkt *p);
 bool dev_tm_rndv_start(struct dev_qp *dq, const struct dev_pkt *p);
 void dev_tm_hw_done(struct dev_qp *dq, struct dev_ent *e);

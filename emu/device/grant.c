@@ -81,6 +81,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <infiniband/tm_types.h>
+
 #include "device.h"
 #include "subnet/subnet.h"
 
@@ -91,7 +93,7 @@
 #define GRANT_SUPPORTED 0
 #endif
 
-#define GRANT_MAGIC	0x52464752414e5433ull	/* "RFGRANT3" */
+#define GRANT_MAGIC	0x52464752414e5434ull	/* "RFGRANT4" */
 #define GRANT_SGE	16u
 
 enum { GRANT_FREE, GRANT_READY, GRANT_CLAIMED, GRANT_DONE };
@@ -134,7 +136,9 @@ struct dev_grant {
 	int32_t			claimer;	/* the requester's pid */
 	/* one-sided requests (no receive, no CQE) */
 	uint8_t			send_ok;	/* a receive and a CQE slot are lent */
-	uint8_t			pad1[3];
+	uint8_t			tm;		/* a TM SRQ's, on which no tag can match */
+	uint8_t			tm_unexp;	/* the requester's result: a tagged message */
+	uint8_t			pad1;
 	uint32_t		pdn;		/* the QP's PD */
 	uint32_t		qp_access;	/* its IBV_ACCESS_REMOTE_* */
 	uint32_t		onesided;	/* delivered since published: packets */
@@ -178,6 +182,12 @@ static struct dev_qp *lenders;		/* QPs that keep a grant (dq->next_lender) */
 static struct dev_grant *grant_of(uint32_t qpn)
 {
 	return &own->g[qpn & EMU_NUM_IDX_MASK];
+}
+
+/* Where qp's receives complete: a TM SRQ's own CQ (resp.c), else its receive CQ. */
+static struct emu_cq *recv_cq_of(const struct emu_qp *qp)
+{
+	return qp->srq && qp->srq->type == IBV_SRQT_TM ? qp->srq->cq : qp->recv_cq;
 }
 
 /*
@@ -359,7 +369,7 @@ static void settle_onesided(struct dev_qp *dq, struct dev_grant *g)
 static void settle(struct dev_qp *dq, struct dev_grant *g)
 {
 	struct emu_qp *qp = dq->qp;
-	struct dev_cq *dcq = dev_cq_of(qp->recv_cq);
+	struct dev_cq *dcq = dev_cq_of(recv_cq_of(qp));
 	struct dev_pkt h;
 
 	/*
@@ -374,6 +384,8 @@ static void settle(struct dev_qp *dq, struct dev_grant *g)
 		ds->head = dq->grant_srq_next;
 		ds->taken++;
 		ds->grant_qp = NULL;
+		if (g->tm_unexp)
+			ds->tm->hw_cnt++;	/* an unexpected message, as resp_send() counts it */
 		dev_srq_check_limit(qp->srq);
 	} else {
 		dq->rq_ci++;
@@ -460,7 +472,7 @@ void dev_grant_take(struct dev_qp *dq)
 	if (dq->qp->srq && dev_srq_of(dq->qp->srq) && dev_srq_of(dq->qp->srq)->grant_qp == dq)
 		dev_srq_of(dq->qp->srq)->grant_qp = NULL;
 	{
-		struct dev_cq *dcq = dev_cq_of(dq->qp->recv_cq);
+		struct dev_cq *dcq = dev_cq_of(recv_cq_of(dq->qp));
 
 		if (dcq && dcq->grant_qp == dq)
 			dcq->grant_qp = NULL;
@@ -475,7 +487,7 @@ void dev_grant_take(struct dev_qp *dq)
 static void publish(struct dev_qp *dq)
 {
 	struct emu_qp *qp = dq->qp;
-	struct emu_cq *cq = qp->recv_cq;
+	struct emu_cq *cq = recv_cq_of(qp);
 	struct dev_cq *dcq = dev_cq_of(cq);
 	const struct ibv_ah_attr *ah = &qp->attr.ah;
 	struct dev_grant *g = grant_of(dq->qpn);
@@ -484,15 +496,23 @@ static void publish(struct dev_qp *dq)
 	uint64_t total = 0;
 	uint32_t next = 0;
 	unsigned n = 0;
-	bool send_ok;
+	bool send_ok, tm;
 
 	if (dq->granted || !dev_qp_can_receive(qp) ||
 	    (!(qp->type == IBV_QPT_RC && !qp->dc) && !dct_context(dq)) ||
 	    qp->opened || dq->recv_busy || dev_fault.any ||
 	    atomic_load_explicit(&g->state, memory_order_relaxed) != GRANT_FREE)
 		return;
-	/* a SEND also needs the next receive (looked at, not taken) and a CQE */
-	send_ok = (qp->srq ? ds && !ds->grant_qp && qp->srq->type == IBV_SRQT_BASIC :
+	/*
+	 * A SEND also needs the next receive (looked at, not taken) and a
+	 * CQE; on a TM SRQ, a state of its tag list in which no message can
+	 * match, which only a list operation ends (dev_tm_execute() takes
+	 * the grant back first): every message then lands in the SRQ's next
+	 * buffer, tagged ones as unexpected.
+	 */
+	tm = qp->srq && qp->srq->type == IBV_SRQT_TM;
+	send_ok = (qp->srq ? ds && !ds->grant_qp &&
+			     (qp->srq->type == IBV_SRQT_BASIC || (tm && !dev_tm_can_match(ds))) :
 			     qp->rq_wqe_cnt != 0) &&
 		  dcq && !dcq->overrun && !dcq->zip && !dcq->grant_qp && !cq->armed &&
 		  dev_cq_has_room(dcq, 1) &&
@@ -539,6 +559,8 @@ static void publish(struct dev_qp *dq)
 	g->onesided = 0;
 	g->onesided_bytes = 0;
 	g->send_ok = send_ok;
+	g->tm = tm;
+	g->tm_unexp = 0;
 	g->nsge = (uint8_t)n;
 	g->max_len = total;
 	g->clock_khz = emu_core_clock_khz();
@@ -550,7 +572,7 @@ static void publish(struct dev_qp *dq)
 		g->cqe_addr = (uint64_t)(uintptr_t)cq->buf + (uint64_t)slot * cq->cqe_size +
 			      cq->cqe_size - 64;
 		g->cqe_size = cq->cqe_size;
-		g->uidx = qp->uidx;
+		g->uidx = tm ? qp->srq->uidx : qp->uidx;	/* resp.c: the TM SRQ's */
 		g->wqe_counter = (uint16_t)r.idx;
 		g->owner = (uint8_t)((dcq->pi / cq->cqe_cnt) & 1);
 		g->scat_max = qp->scat_res;
@@ -833,6 +855,7 @@ bool dev_grant_deliver(const struct dev_grant *dg, const struct dev_pkt *h, cons
 	uint8_t body[128], op_own;
 	uint64_t left = h->dma_len;
 	unsigned nr = 0;
+	uint8_t tm_op = 0;
 	bool scat;
 
 	/* the checks resp_connected() and resp_send() make of the packet */
@@ -856,6 +879,17 @@ bool dev_grant_deliver(const struct dev_grant *dg, const struct dev_pkt *h, cons
 		if (process_vm_writev(p->pid, l, 1, r, nr, 0) != (ssize_t)h->dma_len)
 			goto back;	/* the packet writes the same bytes again */
 	}
+	/*
+	 * On a TM SRQ, what dev_tm_classify() makes of the message while no
+	 * entry can match: a tagged one (eager or rendezvous) is unexpected,
+	 * anything else has no tag.
+	 */
+	if (g->tm) {
+		uint8_t op = h->dma_len >= DEV_TMH_LEN ? *(const uint8_t *)payload : IBV_TMH_NO_TAG;
+
+		tm_op = op == IBV_TMH_EAGER || op == IBV_TMH_RNDV ? DEV_TM_UNEXPECTED :
+								     DEV_TM_NO_TAG;
+	}
 	/* the CQE, built as dev_cqe_build() builds the responder's own */
 	c = (struct dev_cqe){
 		.opcode = h->op == DOP_SEND_IMM ? RF_CQE_RESP_SEND_IMM : RF_CQE_RESP_SEND,
@@ -868,6 +902,7 @@ bool dev_grant_deliver(const struct dev_grant *dg, const struct dev_pkt *h, cons
 		.rqpn = h->src_qpn,
 		.byte_cnt = h->dma_len,
 		.imm = h->op == DOP_SEND_IMM ? h->imm : 0,
+		.tm_op = tm_op,
 	};
 	if (scat) {
 		c.scat = payload;
@@ -881,6 +916,7 @@ bool dev_grant_deliver(const struct dev_grant *dg, const struct dev_pkt *h, cons
 	g->sl = h->sl;
 	g->se = c.se;
 	g->src_lid = h->slid;
+	g->tm_unexp = tm_op == DEV_TM_UNEXPECTED;
 	g->result = GRANT_OK;
 	atomic_thread_fence(memory_order_release);
 	l[0].iov_base = body;

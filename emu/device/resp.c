@@ -678,7 +678,7 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 		dev_cq_write(v->cq, &c);
 		/* from another host: its next SENDs may come directly (grant.c) */
 		if (EMU_NUM_HOST(p->src_qpn) != emu_cfg.host_id &&
-		    (!v->srq || v->srq->type == IBV_SRQT_BASIC) &&
+		    (!v->srq || v->srq->type == IBV_SRQT_BASIC || resp_tm(v)) &&
 		    ((v->qp->type == IBV_QPT_RC && !v->qp->dc) || v->qp->dc == EMU_DC_DCT))
 			dev_grant_lend(dq);
 	}

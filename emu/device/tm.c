@@ -102,6 +102,9 @@ uint8_t dev_tm_execute(struct dev_qp *dq, const uint8_t *w, uint32_t len, uint32
 
 	if (!ds || len < TM_DATA_OFF)
 		return RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	/* a message lent out while none could match is settled first */
+	if (ds->grant_qp)
+		dev_grant_take(ds->grant_qp);
 	tm = ds->tm;
 	op = seg[0] >> 4;
 	flags = seg[1];
@@ -135,6 +138,24 @@ uint8_t dev_tm_execute(struct dev_qp *dq, const uint8_t *w, uint32_t len, uint32
 		tm_op_cqe(dq, ds, wqe, op == TM_OP_APPEND ? DEV_TM_APPEND :
 				       op == TM_OP_REMOVE ? DEV_TM_REMOVE : DEV_TM_NOOP, ok);
 	return 0;
+}
+
+/*
+ * Could a tagged message reaching the SRQ now match an entry?  Not while
+ * software has unexpected messages unreported, nor with no entry in the
+ * list: then every tagged message is unexpected, and a requester may
+ * deliver it directly (grant.c publish()).
+ */
+bool dev_tm_can_match(const struct dev_srq *ds)
+{
+	const struct dev_tm *tm = ds->tm;
+
+	if (!tm || tm->hw_cnt != tm->sw_cnt)
+		return false;
+	for (uint32_t i = 0; i < ds->srq->tm_list_size; i++)
+		if (tm->e[i].valid)
+			return true;
+	return false;
 }
 
 /*

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * test_bench_instr.c - rdmafast's instruction counts stay within the
- * limits rfbench holds them to (issue 19: post, batch and poll limits).
+ * limits rfbench holds them to (issue 19: post, batch and poll limits;
+ * issue 33: a tag added or removed, a matched message's completion).
  *
  * The counts are what make bench measures: rfbench --instr under
  * callgrind, then rfbench --callgrind reading the dumps, here with

@@ -142,6 +142,28 @@ Test(tools, perftest)
 	two_hosts("ib_read_bw", 2, (const char *[]){ "-d", "mlx5_0", "-n", "200", NULL });
 }
 
+/*
+ * UCX's hardware tag matching (UCX_RC_MLX5_TM_ENABLE=y): rc_mlx5 opens a
+ * TM SRQ only when the device reports IBV_TM_CAP_RC (ibv_query_device_ex()),
+ * and UCP then puts its tag lane there ("tag_offload"; without the
+ * offload, no such lane). Then UCP's tag_lat by rendezvous (64 KiB: the
+ * device READs into the tagged buffer) and eagerly (4 KiB, matched)
+ * between two processes.
+ */
+Test(tools, ucx_tag_offload)
+{
+	cr_assert_eq(RUN(out, "env", "UCX_RC_MLX5_TM_ENABLE=y", "UCX_TLS=rc_x,self",
+			 "UCX_NET_DEVICES=mlx5_0:1", "ucx_info", "-e", "-u", "t", "-D", "net"),
+		     0, "%s", out);
+	cr_assert(strstr(out, "rc_mlx5/mlx5_0:1") && strstr(out, "tag_offload"), "%s", out);
+	two_hosts("env", 6, (const char *[]){ "UCX_RC_MLX5_TM_ENABLE=y", "UCX_TLS=rc_x,self",
+			 "UCX_NET_DEVICES=mlx5_0:1", "ucx_perftest", "-t", "tag_lat",
+			 "-s", "65536", "-n", "200", NULL });
+	two_hosts("env", 7, (const char *[]){ "UCX_RC_MLX5_TM_ENABLE=y", "UCX_TLS=rc_x,self",
+			 "UCX_NET_DEVICES=mlx5_0:1", "ucx_perftest", "-t", "tag_bw",
+			 "-s", "4096", "-n", "1000", NULL });
+}
+
 Test(tools, ucx_perftest_on_mlx5)
 {
 	two_hosts("ucx_perftest", 3, (const char *[]){ "-d", "mlx5_0:1", "-x", "rc_mlx5",
