@@ -73,15 +73,21 @@ uint8_t dev_mkey_umr(struct dev_qp *dq, const uint8_t *w, uint32_t len,
 		}
 		sum *= repeat;
 	} else if (oct) {
-		/* KLM list: the entries up to the first empty one (padding) */
-		for (uint32_t i = 0; i < oct && dev_be32(d + 16 * i); i++, n++) {
+		/*
+		 * KLM list: the entries up to the first empty one (padding),
+		 * counted before any is written: a list too long for the key
+		 * fails and leaves its layout as the last UMR set it.
+		 */
+		while (n < oct && dev_be32(d + 16 * n))
+			n++;
+		if (n > mk->max_entries)
+			return RF_CQE_SYNDROME_MW_BIND_ERR;
+		for (uint32_t i = 0; i < n; i++) {
 			const uint8_t *e = d + 16 * i;
 
-			if (n == mk->max_entries)
-				return RF_CQE_SYNDROME_MW_BIND_ERR;
-			mk->ent[n] = (struct emu_mkey_ent){ dev_be64(e + 8), dev_be32(e + 4),
+			mk->ent[i] = (struct emu_mkey_ent){ dev_be64(e + 8), dev_be32(e + 4),
 							    dev_be32(e), 0 };
-			sum += mk->ent[n].len;
+			sum += mk->ent[i].len;
 		}
 	}
 	if (oct) {

@@ -7,6 +7,8 @@
  * bounds and access, local and remote invalidation, with the error CQEs a
  * ConnectX writes when a check fails.
  */
+#include <stdatomic.h>
+
 #include "dev_test.h"
 
 static struct dt t;
@@ -364,4 +366,104 @@ Test(mkey, umr_other_pd)
 	cr_expect_eq(umr_done(0), IBV_WC_MW_BIND_ERR);
 	cr_expect_eq(mlx5dv_destroy_mkey(k), 0);
 	cr_expect_eq(ibv_dealloc_pd(pd2), 0);
+}
+
+/* ---- raw UMR WQEs: layouts libmlx5 will not build ------------------------ */
+
+struct raw_sq {
+	struct mlx5dv_qp	dv;
+	uint32_t		qpn;
+	uint32_t		bb;
+};
+
+/* a third QP (completions on cq[1]) whose SQ only raw WQEs use */
+static struct ibv_qp *raw_qp(struct raw_sq *r)
+{
+	struct dt_qp_opts o = {
+		.type = IBV_QPT_RC, .rnr_retry = 7, .retry_cnt = 7, .timeout = 14,
+		.umr = true, .max_inline_data = 256,
+	};
+	struct ibv_qp *qp = dt_create_qp(&t, 1, &o);
+	struct mlx5dv_obj obj = { .qp = { .in = qp, .out = &r->dv } };
+
+	cr_assert_eq(dt_connect(qp, t.qp[0]->qp_num, t.lid, &o), 0);
+	memset(&r->dv, 0, sizeof(r->dv));
+	cr_assert_eq(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP), 0);
+	r->qpn = qp->qp_num;
+	r->bb = 0;
+	return qp;
+}
+
+/*
+ * ctrl | UMR ctrl (inline, mask) | mkey context (access, start, len, free
+ * 0) | oct octowords of translation; rung, its completion's status.
+ */
+static enum ibv_wc_status raw_umr(struct raw_sq *r, uint32_t key, uint64_t mask,
+				  uint8_t access, uint64_t start, uint64_t len,
+				  const void *xlt, uint16_t oct)
+{
+	uint8_t w[1024] = { 0 };
+	struct mlx5_wqe_umr_ctrl_seg *u = (void *)(w + 16);
+	struct mlx5_wqe_mkey_context_seg *m = (void *)(w + 64);
+	uint32_t ds = 8 + oct, nbb = (ds + 3) / 4;
+	uint64_t db;
+
+	cr_assert(128 + 16u * oct <= sizeof(w));
+	mlx5dv_set_ctrl_seg((void *)w, (uint16_t)r->bb, MLX5_OPCODE_UMR, 0, r->qpn,
+			    MLX5_WQE_CTRL_CQ_UPDATE, (uint8_t)ds, 0, htobe32(key));
+	u->flags = MLX5_WQE_UMR_CTRL_FLAG_INLINE;
+	u->klm_octowords = htobe16(oct);
+	u->mkey_mask = htobe64(mask);
+	m->access_flags = access;
+	m->qpn_mkey = htobe32(key & 0xff);
+	m->start_addr = htobe64(start);
+	m->len = htobe64(len);
+	memcpy(w + 128, xlt, 16u * oct);
+	for (uint32_t i = 0; i < nbb; i++)
+		memcpy((uint8_t *)r->dv.sq.buf +
+		       (size_t)((r->bb + i) & (r->dv.sq.wqe_cnt - 1)) * 64, w + 64 * i, 64);
+	r->bb += nbb;
+	atomic_thread_fence(memory_order_release);
+	r->dv.dbrec[MLX5_SND_DBR] = htobe32(r->bb & 0xffff);
+	atomic_thread_fence(memory_order_seq_cst);
+	memcpy(&db, w, 8);
+	*(volatile uint64_t *)r->dv.bf.reg = db;
+	return dt_poll1(t.cq[1]).status;
+}
+
+enum {
+	RAW_CONFIGURE = MLX5_WQE_UMR_CTRL_MKEY_MASK_FREE |
+			MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_LOCAL_WRITE |
+			MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_REMOTE_READ |
+			MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_REMOTE_WRITE,
+	RAW_RW = MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_LOCAL_WRITE |
+		 MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_REMOTE_READ |
+		 MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_REMOTE_WRITE,
+};
+
+/*
+ * A KLM list of more entries than the key was created with fails as a
+ * bind does, and leaves the key's layout as it was: no entry overwritten.
+ */
+Test(mkey, raw_klm_list_too_long_leaves_the_key)
+{
+	static const uint32_t one[1][2] = { { 0, 8 } };
+	struct mlx5_wqe_umr_klm_seg klm[8] = { 0 };
+	struct raw_sq r;
+	struct ibv_qp *qp;
+
+	mr_list(1, mk[1], IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, 1, one);
+	qp = raw_qp(&r);
+	for (int i = 0; i < 5; i++)	/* the key has room for 4 */
+		klm[i] = (struct mlx5_wqe_umr_klm_seg){ htobe32(8), htobe32(t.mr[1]->lkey),
+							htobe64((uintptr_t)t.buf[1] + 1024) };
+	cr_expect_eq(raw_umr(&r, mk[1]->lkey, RAW_CONFIGURE, RAW_RW, 0, 0, klm, 8),
+		     IBV_WC_MW_BIND_ERR);
+	memset(t.buf[1], 'a', 8);
+	memset(t.buf[1] + 1024, 'b', 8);
+	post(0, IBV_WR_RDMA_READ, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[1]->rkey, 0);
+	cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
+	for (int b = 0; b < 8; b++)
+		cr_expect_eq(t.buf[0][b], 'a', "byte %d", b);
+	cr_expect_eq(ibv_destroy_qp(qp), 0);
 }
