@@ -161,7 +161,13 @@ static int mkey_walk(const struct emu_mkey *mk, uint64_t va, uint64_t len,
 			block += mk->ent[j].len;
 		if (!block)
 			return DEV_SGL_PROT;
+		/*
+		 * The key maps repeat_count repetitions, whatever length the
+		 * UMR gave it (mlx5dv_wr_mr_interleaved(3)): none past them.
+		 */
 		rep = off / block;
+		if (rep >= mk->repeat)
+			return DEV_SGL_PROT;
 		off %= block;
 	}
 	while (len) {

@@ -442,6 +442,40 @@ enum {
 };
 
 /*
+ * A repeat block of 2 repetitions of 8 bytes (stride 16) whose length says
+ * 64: the key maps 16 bytes, and an access past the repetitions fails
+ * rather than going on to where a third and fourth would be.
+ */
+Test(mkey, raw_repeat_block_past_its_repetitions)
+{
+	struct raw_sq r;
+	struct ibv_qp *qp = raw_qp(&r);
+	struct mlx5_wqe_umr_repeat_block_seg *rb;
+	uint8_t x[32] = { 0 };
+
+	rb = (void *)x;
+	rb->byte_count = htobe32(8);
+	rb->op = htobe32(0x400);
+	rb->repeat_count = htobe32(2);
+	rb->num_ent = htobe16(1);
+	rb->entries[0] = (struct mlx5_wqe_umr_repeat_ent_seg){
+		htobe16(16), htobe16(8), htobe32(t.mr[1]->lkey), htobe64((uintptr_t)t.buf[1]) };
+	cr_assert_eq(raw_umr(&r, mk[1]->lkey, RAW_CONFIGURE | MLX5_WQE_UMR_CTRL_MKEY_MASK_LEN,
+			     RAW_RW, 0, 64, x, 2), IBV_WC_SUCCESS);
+	memset(t.buf[0], 'w', 64);
+	/* the second repetition: buf[1] + 16 */
+	post(0, IBV_WR_RDMA_WRITE, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[1]->rkey, 8);
+	cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
+	cr_expect_eq(t.buf[1][16], 'w');
+	/* a third would be at buf[1] + 32: none */
+	post(0, IBV_WR_RDMA_WRITE, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[1]->rkey, 16);
+	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_REM_ACCESS_ERR);
+	for (int b = 24; b < 128; b++)
+		cr_expect_eq(t.buf[1][b], 0, "byte %d written", b);
+	cr_expect_eq(ibv_destroy_qp(qp), 0);
+}
+
+/*
  * A KLM list of more entries than the key was created with fails as a
  * bind does, and leaves the key's layout as it was: no entry overwritten.
  */
