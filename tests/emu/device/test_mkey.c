@@ -501,3 +501,94 @@ Test(mkey, raw_klm_list_too_long_leaves_the_key)
 		cr_expect_eq(t.buf[0][b], 'a', "byte %d", b);
 	cr_expect_eq(ibv_destroy_qp(qp), 0);
 }
+
+/* raw NOPs to bring the raw SQ's producer to bb, the last one signaled and reaped */
+static void raw_nops_to(struct raw_sq *r, uint32_t bb)
+{
+	uint8_t *w = NULL;
+	uint64_t db;
+
+	while (r->bb < bb) {
+		w = (uint8_t *)r->dv.sq.buf + (size_t)(r->bb & (r->dv.sq.wqe_cnt - 1)) * 64;
+		memset(w, 0, 64);
+		mlx5dv_set_ctrl_seg((void *)w, (uint16_t)r->bb, MLX5_OPCODE_NOP, 0, r->qpn,
+				    r->bb + 1 == bb ? MLX5_WQE_CTRL_CQ_UPDATE : 0, 1, 0, 0);
+		r->bb++;
+	}
+	cr_assert(w);
+	atomic_thread_fence(memory_order_release);
+	r->dv.dbrec[MLX5_SND_DBR] = htobe32(r->bb & 0xffff);
+	atomic_thread_fence(memory_order_seq_cst);
+	memcpy(&db, w, 8);
+	*(volatile uint64_t *)r->dv.bf.reg = db;
+	cr_assert_eq(dt_poll1(t.cq[1]).status, IBV_WC_SUCCESS);
+}
+
+/* a UMR WQE that wraps past the end of the SQ is read across the wrap */
+Test(mkey, raw_umr_wraps_the_queue)
+{
+	struct mlx5_wqe_umr_klm_seg klm[4] = { 0 };
+	struct raw_sq r;
+	struct ibv_qp *qp = raw_qp(&r);
+
+	/* its last BB (the translation) at the start of the queue */
+	raw_nops_to(&r, r.dv.sq.wqe_cnt - 2);
+	klm[0] = (struct mlx5_wqe_umr_klm_seg){ htobe32(8), htobe32(t.mr[1]->lkey),
+						htobe64((uintptr_t)t.buf[1] + 512) };
+	cr_assert_eq(raw_umr(&r, mk[1]->lkey, RAW_CONFIGURE, RAW_RW, 0, 0, klm, 4),
+		     IBV_WC_SUCCESS);
+	memset(t.buf[1] + 512, 'z', 8);
+	post(0, IBV_WR_RDMA_READ, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[1]->rkey, 0);
+	cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
+	cr_expect_eq(memcmp(t.buf[0], t.buf[1] + 512, 8), 0);
+	cr_expect_eq(ibv_destroy_qp(qp), 0);
+}
+
+/*
+ * Translations the device refuses, each on a fresh QP: more octowords than
+ * the WQE's DS carry, a repeat block whose entries run past them, a
+ * repeat count of 0.
+ */
+Test(mkey, raw_umr_bad_translations)
+{
+	struct mlx5_wqe_umr_repeat_block_seg *rb;
+	uint8_t x[64] = { 0 };
+	struct raw_sq r;
+	struct ibv_qp *qp;
+
+	rb = (void *)x;
+	rb->op = htobe32(0x400);
+	rb->repeat_count = htobe32(1);
+	rb->num_ent = htobe16(3);	/* 3 entries, 2 octowords of them carried */
+	rb->entries[0] = (struct mlx5_wqe_umr_repeat_ent_seg){
+		htobe16(8), htobe16(8), htobe32(t.mr[1]->lkey), htobe64((uintptr_t)t.buf[1]) };
+	qp = raw_qp(&r);
+	cr_expect_eq(raw_umr(&r, mk[1]->lkey, RAW_CONFIGURE, RAW_RW, 0, 0, x, 3),
+		     IBV_WC_MW_BIND_ERR);
+	cr_expect_eq(ibv_destroy_qp(qp), 0);
+	rb->num_ent = htobe16(1);
+	rb->repeat_count = 0;
+	qp = raw_qp(&r);
+	cr_expect_eq(raw_umr(&r, mk[1]->lkey, RAW_CONFIGURE, RAW_RW, 0, 0, x, 2),
+		     IBV_WC_MW_BIND_ERR);
+	cr_expect_eq(ibv_destroy_qp(qp), 0);
+	/* the key stayed free throughout */
+	post(0, IBV_WR_RDMA_READ, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[1]->rkey, 0);
+	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_REM_ACCESS_ERR);
+}
+
+/* an entry naming another indirect key is not followed; a destroyed entry key fails */
+Test(mkey, nested_and_destroyed_keys)
+{
+	struct ibv_sge sge = { 0, 8, 0 };
+
+	mr_list(1, mk[1], IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, 2, two);
+	sge.lkey = mk[1]->lkey;
+	ibv_wr_start(qpx(1));
+	qpx(1)->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	mlx5dv_wr_mr_list(dvx(1), mk[0], IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, 1,
+			  &sge);
+	cr_assert_eq(umr_done(1), IBV_WC_SUCCESS);
+	post(0, IBV_WR_RDMA_READ, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[0]->rkey, 0);
+	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_REM_ACCESS_ERR);
+}
