@@ -592,3 +592,26 @@ Test(mkey, nested_and_destroyed_keys)
 	post(0, IBV_WR_RDMA_READ, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[0]->rkey, 0);
 	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_REM_ACCESS_ERR);
 }
+
+/*
+ * An atomic at an aligned offset of a key whose entry maps it to an
+ * unaligned address: refused (remote access), not carried out on an
+ * unaligned word.
+ */
+Test(mkey, atomic_on_an_unaligned_entry)
+{
+	static const uint32_t odd[1][2] = { { 1, 64 } };
+	struct ibv_send_wr wr = { .wr_id = 3, .num_sge = 1, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_sge s = { (uintptr_t)t.buf[0] + 32768, 8, t.mr[0]->lkey };
+
+	mr_list(1, mk[1], IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC, 1, odd);
+	wr.sg_list = &s;
+	wr.wr.atomic.remote_addr = 0;
+	wr.wr.atomic.rkey = mk[1]->rkey;
+	wr.wr.atomic.compare_add = 5;
+	dt_post(t.qp[0], &wr);
+	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_REM_ACCESS_ERR);
+	for (int b = 0; b < 16; b++)
+		cr_expect_eq(t.buf[1][b], 0, "byte %d", b);
+}
