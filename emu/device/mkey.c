@@ -25,6 +25,8 @@
 
 enum {
 	UMR_FLAG_INLINE		= 1 << 7,
+	UMR_FLAG_CHECK_FREE	= 1 << 5,
+	UMR_FLAG_XLT_OFFSET	= 1 << 4,
 	MASK_LEN		= 1 << 0,
 	MASK_START_ADDR		= 1 << 6,
 	MASK_MKEY		= 1 << 13,
@@ -49,6 +51,12 @@ uint8_t dev_mkey_umr(struct dev_qp *dq, const uint8_t *w, uint32_t len,
 	uint64_t sum = 0;
 
 	if (len < 128 || mk->pd != dq->qp->pd || !mk->umr_en)
+		return RF_CQE_SYNDROME_MW_BIND_ERR;
+	/* the key must be free, as a type-2 window's bind asks (mem.c) */
+	if ((uctrl[0] & UMR_FLAG_CHECK_FREE) && !mk->free)
+		return RF_CQE_SYNDROME_MW_BIND_ERR;
+	/* a translation written at an offset into the key's is not modelled */
+	if ((uctrl[0] & UMR_FLAG_XLT_OFFSET) && dev_be16(uctrl + 6))
 		return RF_CQE_SYNDROME_MW_BIND_ERR;
 	if ((mask & MASK_FREE) && (mkc[0] & DEV_MKC_FREE)) {
 		/* local invalidate: the key's layout stays, unusable */

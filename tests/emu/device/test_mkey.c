@@ -374,6 +374,8 @@ struct raw_sq {
 	struct mlx5dv_qp	dv;
 	uint32_t		qpn;
 	uint32_t		bb;
+	uint8_t			umr_flags;	/* besides INLINE */
+	uint16_t		xlt_offset;	/* translation_offset */
 };
 
 /* a third QP (completions on cq[1]) whose SQ only raw WQEs use */
@@ -391,6 +393,8 @@ static struct ibv_qp *raw_qp(struct raw_sq *r)
 	cr_assert_eq(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP), 0);
 	r->qpn = qp->qp_num;
 	r->bb = 0;
+	r->umr_flags = 0;
+	r->xlt_offset = 0;
 	return qp;
 }
 
@@ -411,8 +415,9 @@ static enum ibv_wc_status raw_umr(struct raw_sq *r, uint32_t key, uint64_t mask,
 	cr_assert(128 + 16u * oct <= sizeof(w));
 	mlx5dv_set_ctrl_seg((void *)w, (uint16_t)r->bb, MLX5_OPCODE_UMR, 0, r->qpn,
 			    MLX5_WQE_CTRL_CQ_UPDATE, (uint8_t)ds, 0, htobe32(key));
-	u->flags = MLX5_WQE_UMR_CTRL_FLAG_INLINE;
+	u->flags = MLX5_WQE_UMR_CTRL_FLAG_INLINE | r->umr_flags;
 	u->klm_octowords = htobe16(oct);
+	u->translation_offset = htobe16(r->xlt_offset);
 	u->mkey_mask = htobe64(mask);
 	m->access_flags = access;
 	m->qpn_mkey = htobe32(key & 0xff);
@@ -614,4 +619,37 @@ Test(mkey, atomic_on_an_unaligned_entry)
 	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_REM_ACCESS_ERR);
 	for (int b = 0; b < 16; b++)
 		cr_expect_eq(t.buf[1][b], 0, "byte %d", b);
+}
+
+/*
+ * A UMR that asks the key to be free (CHECK_FREE) on a configured key, or
+ * writes its translation at an offset (not modelled): refused as a bind
+ * is, the key's layout kept.
+ */
+Test(mkey, raw_umr_check_free_and_offset)
+{
+	static const uint32_t one[1][2] = { { 0, 8 } };
+	struct mlx5_wqe_umr_klm_seg klm[4] = { 0 };
+	struct raw_sq r;
+	struct ibv_qp *qp;
+
+	mr_list(1, mk[1], IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, 1, one);
+	klm[0] = (struct mlx5_wqe_umr_klm_seg){ htobe32(8), htobe32(t.mr[1]->lkey),
+						htobe64((uintptr_t)t.buf[1] + 1024) };
+	for (int i = 0; i < 2; i++) {
+		qp = raw_qp(&r);
+		if (i)
+			r.umr_flags = MLX5_WQE_UMR_CTRL_FLAG_TRNSLATION_OFFSET, r.xlt_offset = 1;
+		else
+			r.umr_flags = MLX5_WQE_UMR_CTRL_FLAG_CHECK_FREE;
+		cr_expect_eq(raw_umr(&r, mk[1]->lkey, RAW_CONFIGURE, RAW_RW, 0, 0, klm, 4),
+			     IBV_WC_MW_BIND_ERR, "case %d", i);
+		cr_expect_eq(ibv_destroy_qp(qp), 0);
+	}
+	memset(t.buf[1], 'a', 8);
+	memset(t.buf[1] + 1024, 'b', 8);
+	post(0, IBV_WR_RDMA_READ, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[1]->rkey, 0);
+	cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
+	for (int b = 0; b < 8; b++)
+		cr_expect_eq(t.buf[0][b], 'a', "byte %d", b);
 }
