@@ -653,3 +653,26 @@ Test(mkey, raw_umr_check_free_and_offset)
 	for (int b = 0; b < 8; b++)
 		cr_expect_eq(t.buf[0][b], 'a', "byte %d", b);
 }
+
+/*
+ * The local key of a READ destroyed while the READ waits behind an RNR'd
+ * SEND: the response finds no key (a local protection error), nothing is
+ * written where the key pointed.
+ */
+Test(mkey, key_destroyed_under_a_waiting_read)
+{
+	static const uint32_t one[1][2] = { { 256, 16 } };
+
+	mr_list(0, mk[0], IBV_ACCESS_LOCAL_WRITE, 1, one);
+	memset(t.buf[1], 'r', 16);
+	post(0, IBV_WR_SEND, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, 0, 0);
+	post(0, IBV_WR_RDMA_READ, mk[0]->lkey, 0, 16, t.mr[1]->rkey, (uintptr_t)t.buf[1]);
+	dt_poll_none(t.cq[0], 20);
+	cr_assert_eq(mlx5dv_destroy_mkey(mk[0]), 0);
+	mk[0] = new_mkey(0);
+	dt_post_recv(t.qp[1], 9, t.buf[1] + 4096, 64, t.mr[1]->lkey);
+	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
+	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_LOC_PROT_ERR);
+	for (int b = 256; b < 272; b++)
+		cr_expect_eq(t.buf[0][b], 0, "byte %d", b);
+}
