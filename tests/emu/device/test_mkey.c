@@ -95,6 +95,21 @@ static void post(int i, enum ibv_wr_opcode op, uint32_t lkey, uint64_t laddr, ui
 	dt_post(t.qp[i], &wr);
 }
 
+/* FETCH_ADD of add at raddr of rkey, the old value to buf[0] + 32768: its status */
+static enum ibv_wc_status fetch_add(uint32_t rkey, uint64_t raddr, uint64_t add)
+{
+	struct ibv_sge s = { (uintptr_t)t.buf[0] + 32768, 8, t.mr[0]->lkey };
+	struct ibv_send_wr wr = { .wr_id = 3, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+				  .send_flags = IBV_SEND_SIGNALED };
+
+	wr.wr.atomic.remote_addr = raddr;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = add;
+	dt_post(t.qp[0], &wr);
+	return dt_poll1(t.cq[0]).status;
+}
+
 /* SEND gathered through one indirect key, scattered through another */
 Test(mkey, send_recv_through_lists)
 {
@@ -191,9 +206,6 @@ Test(mkey, rdma_through_remote_key)
 	static const uint32_t big[2][2] = { { 0, 1000 }, { 8192, 3096 } };
 	uint32_t acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	struct ibv_send_wr wr = { .wr_id = 3, .num_sge = 1, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
-				  .send_flags = IBV_SEND_SIGNALED };
-	struct ibv_sge s = { (uintptr_t)t.buf[0] + 32768, 8, t.mr[0]->lkey };
 
 	mr_list(1, mk[1], acc, 2, big);
 	for (int b = 0; b < 4096; b++)
@@ -214,12 +226,7 @@ Test(mkey, rdma_through_remote_key)
 
 	/* FETCH_ADD on the second entry's first 8 bytes (key offset 1000) */
 	memset(t.buf[1] + 8192, 0, 8);
-	wr.sg_list = &s;
-	wr.wr.atomic.remote_addr = 1000;
-	wr.wr.atomic.rkey = mk[1]->rkey;
-	wr.wr.atomic.compare_add = 5;
-	dt_post(t.qp[0], &wr);
-	cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
+	cr_assert_eq(fetch_add(mk[1]->rkey, 1000, 5), IBV_WC_SUCCESS);
 	cr_expect_eq(*(uint64_t *)(t.buf[1] + 8192), 5);
 }
 
@@ -480,32 +487,6 @@ Test(mkey, raw_repeat_block_past_its_repetitions)
 	cr_expect_eq(ibv_destroy_qp(qp), 0);
 }
 
-/*
- * A KLM list of more entries than the key was created with fails as a
- * bind does, and leaves the key's layout as it was: no entry overwritten.
- */
-Test(mkey, raw_klm_list_too_long_leaves_the_key)
-{
-	static const uint32_t one[1][2] = { { 0, 8 } };
-	struct mlx5_wqe_umr_klm_seg klm[8] = { 0 };
-	struct raw_sq r;
-	struct ibv_qp *qp;
-
-	mr_list(1, mk[1], IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, 1, one);
-	qp = raw_qp(&r);
-	for (int i = 0; i < 5; i++)	/* the key has room for 4 */
-		klm[i] = (struct mlx5_wqe_umr_klm_seg){ htobe32(8), htobe32(t.mr[1]->lkey),
-							htobe64((uintptr_t)t.buf[1] + 1024) };
-	cr_expect_eq(raw_umr(&r, mk[1]->lkey, RAW_CONFIGURE, RAW_RW, 0, 0, klm, 8),
-		     IBV_WC_MW_BIND_ERR);
-	memset(t.buf[1], 'a', 8);
-	memset(t.buf[1] + 1024, 'b', 8);
-	post(0, IBV_WR_RDMA_READ, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[1]->rkey, 0);
-	cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
-	for (int b = 0; b < 8; b++)
-		cr_expect_eq(t.buf[0][b], 'a', "byte %d", b);
-	cr_expect_eq(ibv_destroy_qp(qp), 0);
-}
 
 /* raw NOPs to bring the raw SQ's producer to bb, the last one signaled and reaped */
 static void raw_nops_to(struct raw_sq *r, uint32_t bb)
@@ -606,44 +587,43 @@ Test(mkey, nested_and_destroyed_keys)
 Test(mkey, atomic_on_an_unaligned_entry)
 {
 	static const uint32_t odd[1][2] = { { 1, 64 } };
-	struct ibv_send_wr wr = { .wr_id = 3, .num_sge = 1, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
-				  .send_flags = IBV_SEND_SIGNALED };
-	struct ibv_sge s = { (uintptr_t)t.buf[0] + 32768, 8, t.mr[0]->lkey };
 
 	mr_list(1, mk[1], IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC, 1, odd);
-	wr.sg_list = &s;
-	wr.wr.atomic.remote_addr = 0;
-	wr.wr.atomic.rkey = mk[1]->rkey;
-	wr.wr.atomic.compare_add = 5;
-	dt_post(t.qp[0], &wr);
-	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_REM_ACCESS_ERR);
+	cr_expect_eq(fetch_add(mk[1]->rkey, 0, 5), IBV_WC_REM_ACCESS_ERR);
 	for (int b = 0; b < 16; b++)
 		cr_expect_eq(t.buf[1][b], 0, "byte %d", b);
 }
 
 /*
- * A UMR that asks the key to be free (CHECK_FREE) on a configured key, or
- * writes its translation at an offset (not modelled): refused as a bind
- * is, the key's layout kept.
+ * UMRs refused as a bind is, each on a fresh QP, that leave the key's
+ * layout as it was (no entry overwritten): a KLM list of more entries than
+ * the key was created with, CHECK_FREE on a configured key, a translation
+ * written at an offset (not modelled).
  */
-Test(mkey, raw_umr_check_free_and_offset)
+Test(mkey, raw_umr_refused_leaves_the_key)
 {
 	static const uint32_t one[1][2] = { { 0, 8 } };
-	struct mlx5_wqe_umr_klm_seg klm[4] = { 0 };
+	static const struct { uint8_t flags; uint16_t offset; int n; } c[] = {
+		{ 0, 0, 5 },	/* the key has room for 4 */
+		{ MLX5_WQE_UMR_CTRL_FLAG_CHECK_FREE, 0, 1 },
+		{ MLX5_WQE_UMR_CTRL_FLAG_TRNSLATION_OFFSET, 1, 1 },
+	};
+	struct mlx5_wqe_umr_klm_seg klm[8] = { 0 };
 	struct raw_sq r;
 	struct ibv_qp *qp;
 
 	mr_list(1, mk[1], IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, 1, one);
-	klm[0] = (struct mlx5_wqe_umr_klm_seg){ htobe32(8), htobe32(t.mr[1]->lkey),
-						htobe64((uintptr_t)t.buf[1] + 1024) };
-	for (int i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		memset(klm, 0, sizeof(klm));
+		for (int j = 0; j < c[i].n; j++)
+			klm[j] = (struct mlx5_wqe_umr_klm_seg){
+				htobe32(8), htobe32(t.mr[1]->lkey),
+				htobe64((uintptr_t)t.buf[1] + 1024) };
 		qp = raw_qp(&r);
-		if (i)
-			r.umr_flags = MLX5_WQE_UMR_CTRL_FLAG_TRNSLATION_OFFSET, r.xlt_offset = 1;
-		else
-			r.umr_flags = MLX5_WQE_UMR_CTRL_FLAG_CHECK_FREE;
-		cr_expect_eq(raw_umr(&r, mk[1]->lkey, RAW_CONFIGURE, RAW_RW, 0, 0, klm, 4),
-			     IBV_WC_MW_BIND_ERR, "case %d", i);
+		r.umr_flags = c[i].flags;
+		r.xlt_offset = c[i].offset;
+		cr_expect_eq(raw_umr(&r, mk[1]->lkey, RAW_CONFIGURE, RAW_RW, 0, 0, klm, 8),
+			     IBV_WC_MW_BIND_ERR, "case %zu", i);
 		cr_expect_eq(ibv_destroy_qp(qp), 0);
 	}
 	memset(t.buf[1], 'a', 8);
