@@ -66,6 +66,7 @@ static void set(void *buf, unsigned off, unsigned bits, uint32_t v)
 #define MKC_UMR_EN	0x90, 1
 #define MKC_LR		0x95, 1
 #define MKC_ACCESS_1_0	0x96, 2
+#define MKC_BSF_EN	0xe1, 1
 #define MKC_PD		0xe8, 24
 #define MKC_OCTWORDS	0x220, 32
 #define MKEY_INDEX	0x48, 24
@@ -412,7 +413,7 @@ Test(devx, mkey_output_unwritable)
 	cr_assert_eq(munmap(p, 3 * 4096), 0);
 }
 
-/* a PD of another context, translation sizes at and past the limits */
+/* a PD of another context, translation sizes at and past the limits, a BSF */
 Test(devx, mkey_pd_and_sizes)
 {
 	struct ibv_context *c2 = et_open();
@@ -438,6 +439,12 @@ Test(devx, mkey_pd_and_sizes)
 		cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)), "%#x", oct[n]);
 		cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM, "%#x", oct[n]);
 	}
+	/* a signature context (bsf_en) on a device without signature offload */
+	set(in, MKC_OCTWORDS, 4);
+	set(in, MKC_BSF_EN, 1);
+	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
+	cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM);
+	set(in, MKC_BSF_EN, 0);
 	set(in, MKC_OCTWORDS, 1u << 16);
 	obj = create_mkey(in, sizeof(in), out, sizeof(out));
 	cr_expect(obj, "%s", strerror(errno));
