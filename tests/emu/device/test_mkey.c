@@ -656,3 +656,17 @@ Test(mkey, key_destroyed_under_a_waiting_read)
 	for (int b = 256; b < 272; b++)
 		cr_expect_eq(t.buf[0][b], 0, "byte %d", b);
 }
+
+/* an entry running past its MR's end: the bytes inside work, the rest fail */
+Test(mkey, entry_past_its_mr)
+{
+	static const uint32_t tail[1][2] = { { DT_BUF - 4, 8 } };
+
+	mr_list(1, mk[1], IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, 1, tail);
+	memset(t.buf[0], 'x', 8);
+	post(0, IBV_WR_RDMA_WRITE, t.mr[0]->lkey, (uintptr_t)t.buf[0], 4, mk[1]->rkey, 0);
+	cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
+	cr_expect_eq(memcmp(t.buf[1] + DT_BUF - 4, "xxxx", 4), 0);
+	post(0, IBV_WR_RDMA_WRITE, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[1]->rkey, 0);
+	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_REM_ACCESS_ERR);
+}
