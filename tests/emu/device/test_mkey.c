@@ -670,3 +670,25 @@ Test(mkey, entry_past_its_mr)
 	post(0, IBV_WR_RDMA_WRITE, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[1]->rkey, 0);
 	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_REM_ACCESS_ERR);
 }
+
+/* a UMR naming a destroyed key, or a live key with another tag: a bind error */
+Test(mkey, raw_umr_on_a_stale_key)
+{
+	struct mlx5_wqe_umr_klm_seg klm[4] = { 0 };
+	struct raw_sq r;
+	struct ibv_qp *qp;
+	uint32_t stale = mk[0]->lkey;
+
+	klm[0] = (struct mlx5_wqe_umr_klm_seg){ htobe32(8), htobe32(t.mr[1]->lkey),
+						htobe64((uintptr_t)t.buf[1]) };
+	cr_assert_eq(mlx5dv_destroy_mkey(mk[0]), 0);
+	mk[0] = new_mkey(0);
+	for (int i = 0; i < 2; i++) {
+		qp = raw_qp(&r);
+		cr_expect_eq(raw_umr(&r, i ? mk[1]->lkey ^ 0x5a : stale, RAW_CONFIGURE, RAW_RW,
+				     0, 0, klm, 4), IBV_WC_MW_BIND_ERR, "case %d", i);
+		cr_expect_eq(ibv_destroy_qp(qp), 0);
+	}
+	post(0, IBV_WR_RDMA_READ, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[1]->rkey, 0);
+	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_REM_ACCESS_ERR);
+}
