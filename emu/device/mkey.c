@@ -25,6 +25,8 @@
 
 enum {
 	UMR_FLAG_INLINE		= 1 << 7,
+	UMR_FLAG_CHECK_FREE	= 1 << 5,
+	UMR_FLAG_XLT_OFFSET	= 1 << 4,
 	MASK_LEN		= 1 << 0,
 	MASK_START_ADDR		= 1 << 6,
 	MASK_MKEY		= 1 << 13,
@@ -50,6 +52,12 @@ uint8_t dev_mkey_umr(struct dev_qp *dq, const uint8_t *w, uint32_t len,
 
 	if (len < 128 || mk->pd != dq->qp->pd || !mk->umr_en)
 		return RF_CQE_SYNDROME_MW_BIND_ERR;
+	/* the key must be free, as a type-2 window's bind asks (mem.c) */
+	if ((uctrl[0] & UMR_FLAG_CHECK_FREE) && !mk->free)
+		return RF_CQE_SYNDROME_MW_BIND_ERR;
+	/* a translation written at an offset into the key's is not modelled */
+	if ((uctrl[0] & UMR_FLAG_XLT_OFFSET) && dev_be16(uctrl + 6))
+		return RF_CQE_SYNDROME_MW_BIND_ERR;
 	if ((mask & MASK_FREE) && (mkc[0] & DEV_MKC_FREE)) {
 		/* local invalidate: the key's layout stays, unusable */
 		mk->free = true;
@@ -73,15 +81,21 @@ uint8_t dev_mkey_umr(struct dev_qp *dq, const uint8_t *w, uint32_t len,
 		}
 		sum *= repeat;
 	} else if (oct) {
-		/* KLM list: the entries up to the first empty one (padding) */
-		for (uint32_t i = 0; i < oct && dev_be32(d + 16 * i); i++, n++) {
+		/*
+		 * KLM list: the entries up to the first empty one (padding),
+		 * counted before any is written: a list too long for the key
+		 * fails and leaves its layout as the last UMR set it.
+		 */
+		while (n < oct && dev_be32(d + 16 * n))
+			n++;
+		if (n > mk->max_entries)
+			return RF_CQE_SYNDROME_MW_BIND_ERR;
+		for (uint32_t i = 0; i < n; i++) {
 			const uint8_t *e = d + 16 * i;
 
-			if (n == mk->max_entries)
-				return RF_CQE_SYNDROME_MW_BIND_ERR;
-			mk->ent[n] = (struct emu_mkey_ent){ dev_be64(e + 8), dev_be32(e + 4),
+			mk->ent[i] = (struct emu_mkey_ent){ dev_be64(e + 8), dev_be32(e + 4),
 							    dev_be32(e), 0 };
-			sum += mk->ent[n].len;
+			sum += mk->ent[i].len;
 		}
 	}
 	if (oct) {
@@ -155,7 +169,13 @@ static int mkey_walk(const struct emu_mkey *mk, uint64_t va, uint64_t len,
 			block += mk->ent[j].len;
 		if (!block)
 			return DEV_SGL_PROT;
+		/*
+		 * The key maps repeat_count repetitions, whatever length the
+		 * UMR gave it (mlx5dv_wr_mr_interleaved(3)): none past them.
+		 */
 		rep = off / block;
+		if (rep >= mk->repeat)
+			return DEV_SGL_PROT;
 		off %= block;
 	}
 	while (len) {

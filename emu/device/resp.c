@@ -1084,7 +1084,14 @@ static int resp_atomic(struct resp_env *v, const struct dev_pkt *p)
 		return DNAK_REM_ACCESS;
 	ptr = dev_rkey_ptr(p->rkey, p->raddr, p->dma_len, v->pd, v->qp,
 			   IBV_ACCESS_REMOTE_ATOMIC);
-	if (!ptr)
+	/*
+	 * An indirect mkey's entry may map an aligned raddr to an unaligned
+	 * address (a KLM's address is any byte): the key's translation is
+	 * at fault, and an atomic on such a word is no atomic at all on
+	 * some CPUs (an alignment fault on arm64), so it is a remote access
+	 * error like any other the key causes.
+	 */
+	if (!ptr || ((uintptr_t)ptr & (p->dma_len - 1)))
 		return DNAK_REM_ACCESS;
 	{
 		struct atomic_call a = { p, ptr, 0 };

@@ -287,8 +287,8 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
  * access mode KLMs, created free with UMR enabled, on a PD of this
  * ucontext's uid (the firmware checks the PD's uid), with room for at
  * most 2^log_max_klm_list_size entries; the UMR WQEs of the QPs set it up
- * (device/).  A direct key (MTT, which needs a UMEM) or a KSM one is
- * BAD_PARAM here.
+ * (device/).  A direct key (MTT, which needs a UMEM), a KSM one or one
+ * with a signature context (bsf_en) is BAD_PARAM here.
  */
 static int create_mkey(struct emu_ioc *b, uint8_t *in, size_t in_len, uint8_t *out,
 		       struct emu_mkey **out_mk)
@@ -305,8 +305,9 @@ static int create_mkey(struct emu_ioc *b, uint8_t *in, size_t in_len, uint8_t *o
 		return EINVAL;
 	mode = prm_get(in, MKC_ACCESS_MODE_1_0) | prm_get(in, MKC_ACCESS_MODE_4_2) << 2;
 	entries = prm_get(in, MKC_TRANSL_OCTWORDS);
+	/* bsf_en: a signature context, which a device without sho has none of */
 	if (mode != MKC_ACCESS_MODE_KLMS || !prm_get(in, MKC_UMR_EN) ||
-	    !prm_get(in, MKC_FREE)) {
+	    !prm_get(in, MKC_FREE) || prm_get(in, MKC_BSF_EN)) {
 		fw_status(out, STAT_BAD_PARAM, SYND_MKEY_MODE);
 		return EREMOTEIO;
 	}
@@ -336,7 +337,6 @@ static int create_mkey(struct emu_ioc *b, uint8_t *in, size_t in_len, uint8_t *o
 	mk->umr_en = true;
 	mk->free = true;
 	mk->rinval = prm_get(in, MKC_EN_RINVAL);
-	mk->bsf = prm_get(in, MKC_BSF_EN);
 	mk->access = (prm_get(in, MKC_LW) ? IBV_ACCESS_LOCAL_WRITE : 0) |
 		     (prm_get(in, MKC_RW) ? IBV_ACCESS_REMOTE_WRITE : 0) |
 		     (prm_get(in, MKC_RR) ? IBV_ACCESS_REMOTE_READ : 0) |

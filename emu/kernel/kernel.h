@@ -204,7 +204,6 @@ struct emu_mkey {
 	uint32_t		max_entries;	/* translations_octword_size */
 	bool			umr_en;		/* UMR may configure it */
 	bool			rinval;		/* en_rinval: SEND_WITH_INV may free it */
-	bool			bsf;		/* bsf_en: a signature context */
 	/* the mkey context and layout, as the last UMR left them (device/mkey.c) */
 	bool			free;		/* not usable until configured */
 	uint32_t		access;		/* IBV_ACCESS_* (local read always) */

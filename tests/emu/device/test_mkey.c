@@ -7,6 +7,8 @@
  * bounds and access, local and remote invalidation, with the error CQEs a
  * ConnectX writes when a check fails.
  */
+#include <stdatomic.h>
+
 #include "dev_test.h"
 
 static struct dt t;
@@ -91,6 +93,21 @@ static void post(int i, enum ibv_wr_opcode op, uint32_t lkey, uint64_t laddr, ui
 	wr.wr.rdma.rkey = rkey;
 	wr.wr.rdma.remote_addr = raddr;
 	dt_post(t.qp[i], &wr);
+}
+
+/* FETCH_ADD of add at raddr of rkey, the old value to buf[0] + 32768: its status */
+static enum ibv_wc_status fetch_add(uint32_t rkey, uint64_t raddr, uint64_t add)
+{
+	struct ibv_sge s = { (uintptr_t)t.buf[0] + 32768, 8, t.mr[0]->lkey };
+	struct ibv_send_wr wr = { .wr_id = 3, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+				  .send_flags = IBV_SEND_SIGNALED };
+
+	wr.wr.atomic.remote_addr = raddr;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = add;
+	dt_post(t.qp[0], &wr);
+	return dt_poll1(t.cq[0]).status;
 }
 
 /* SEND gathered through one indirect key, scattered through another */
@@ -189,9 +206,6 @@ Test(mkey, rdma_through_remote_key)
 	static const uint32_t big[2][2] = { { 0, 1000 }, { 8192, 3096 } };
 	uint32_t acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		       IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	struct ibv_send_wr wr = { .wr_id = 3, .num_sge = 1, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
-				  .send_flags = IBV_SEND_SIGNALED };
-	struct ibv_sge s = { (uintptr_t)t.buf[0] + 32768, 8, t.mr[0]->lkey };
 
 	mr_list(1, mk[1], acc, 2, big);
 	for (int b = 0; b < 4096; b++)
@@ -212,12 +226,7 @@ Test(mkey, rdma_through_remote_key)
 
 	/* FETCH_ADD on the second entry's first 8 bytes (key offset 1000) */
 	memset(t.buf[1] + 8192, 0, 8);
-	wr.sg_list = &s;
-	wr.wr.atomic.remote_addr = 1000;
-	wr.wr.atomic.rkey = mk[1]->rkey;
-	wr.wr.atomic.compare_add = 5;
-	dt_post(t.qp[0], &wr);
-	cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
+	cr_assert_eq(fetch_add(mk[1]->rkey, 1000, 5), IBV_WC_SUCCESS);
 	cr_expect_eq(*(uint64_t *)(t.buf[1] + 8192), 5);
 }
 
@@ -364,4 +373,322 @@ Test(mkey, umr_other_pd)
 	cr_expect_eq(umr_done(0), IBV_WC_MW_BIND_ERR);
 	cr_expect_eq(mlx5dv_destroy_mkey(k), 0);
 	cr_expect_eq(ibv_dealloc_pd(pd2), 0);
+}
+
+/* ---- raw UMR WQEs: layouts libmlx5 will not build ------------------------ */
+
+struct raw_sq {
+	struct mlx5dv_qp	dv;
+	uint32_t		qpn;
+	uint32_t		bb;
+	uint8_t			umr_flags;	/* besides INLINE */
+	uint16_t		xlt_offset;	/* translation_offset */
+};
+
+/* a third QP (completions on cq[1]) whose SQ only raw WQEs use */
+static struct ibv_qp *raw_qp(struct raw_sq *r)
+{
+	struct dt_qp_opts o = {
+		.type = IBV_QPT_RC, .rnr_retry = 7, .retry_cnt = 7, .timeout = 14,
+		.umr = true, .max_inline_data = 256,
+	};
+	struct ibv_qp *qp = dt_create_qp(&t, 1, &o);
+	struct mlx5dv_obj obj = { .qp = { .in = qp, .out = &r->dv } };
+
+	cr_assert_eq(dt_connect(qp, t.qp[0]->qp_num, t.lid, &o), 0);
+	memset(&r->dv, 0, sizeof(r->dv));
+	cr_assert_eq(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP), 0);
+	r->qpn = qp->qp_num;
+	r->bb = 0;
+	r->umr_flags = 0;
+	r->xlt_offset = 0;
+	return qp;
+}
+
+/*
+ * ctrl | UMR ctrl (inline, mask) | mkey context (access, start, len, free
+ * 0) | oct octowords of translation; rung, its completion's status.
+ */
+static enum ibv_wc_status raw_umr(struct raw_sq *r, uint32_t key, uint64_t mask,
+				  uint8_t access, uint64_t start, uint64_t len,
+				  const void *xlt, uint16_t oct)
+{
+	uint8_t w[1024] = { 0 };
+	struct mlx5_wqe_umr_ctrl_seg *u = (void *)(w + 16);
+	struct mlx5_wqe_mkey_context_seg *m = (void *)(w + 64);
+	uint32_t ds = 8 + oct, nbb = (ds + 3) / 4;
+	uint64_t db;
+
+	cr_assert(128 + 16u * oct <= sizeof(w));
+	mlx5dv_set_ctrl_seg((void *)w, (uint16_t)r->bb, MLX5_OPCODE_UMR, 0, r->qpn,
+			    MLX5_WQE_CTRL_CQ_UPDATE, (uint8_t)ds, 0, htobe32(key));
+	u->flags = MLX5_WQE_UMR_CTRL_FLAG_INLINE | r->umr_flags;
+	u->klm_octowords = htobe16(oct);
+	u->translation_offset = htobe16(r->xlt_offset);
+	u->mkey_mask = htobe64(mask);
+	m->access_flags = access;
+	m->qpn_mkey = htobe32(key & 0xff);
+	m->start_addr = htobe64(start);
+	m->len = htobe64(len);
+	memcpy(w + 128, xlt, 16u * oct);
+	for (uint32_t i = 0; i < nbb; i++)
+		memcpy((uint8_t *)r->dv.sq.buf +
+		       (size_t)((r->bb + i) & (r->dv.sq.wqe_cnt - 1)) * 64, w + 64 * i, 64);
+	r->bb += nbb;
+	atomic_thread_fence(memory_order_release);
+	r->dv.dbrec[MLX5_SND_DBR] = htobe32(r->bb & 0xffff);
+	atomic_thread_fence(memory_order_seq_cst);
+	memcpy(&db, w, 8);
+	*(volatile uint64_t *)r->dv.bf.reg = db;
+	return dt_poll1(t.cq[1]).status;
+}
+
+enum {
+	RAW_CONFIGURE = MLX5_WQE_UMR_CTRL_MKEY_MASK_FREE |
+			MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_LOCAL_WRITE |
+			MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_REMOTE_READ |
+			MLX5_WQE_UMR_CTRL_MKEY_MASK_ACCESS_REMOTE_WRITE,
+	RAW_RW = MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_LOCAL_WRITE |
+		 MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_REMOTE_READ |
+		 MLX5_WQE_MKEY_CONTEXT_ACCESS_FLAGS_REMOTE_WRITE,
+};
+
+/*
+ * A repeat block of 2 repetitions of 8 bytes (stride 16) whose length says
+ * 64: the key maps 16 bytes, and an access past the repetitions fails
+ * rather than going on to where a third and fourth would be.
+ */
+Test(mkey, raw_repeat_block_past_its_repetitions)
+{
+	struct raw_sq r;
+	struct ibv_qp *qp = raw_qp(&r);
+	struct mlx5_wqe_umr_repeat_block_seg *rb;
+	uint8_t x[32] = { 0 };
+
+	rb = (void *)x;
+	rb->byte_count = htobe32(8);
+	rb->op = htobe32(0x400);
+	rb->repeat_count = htobe32(2);
+	rb->num_ent = htobe16(1);
+	rb->entries[0] = (struct mlx5_wqe_umr_repeat_ent_seg){
+		htobe16(16), htobe16(8), htobe32(t.mr[1]->lkey), htobe64((uintptr_t)t.buf[1]) };
+	cr_assert_eq(raw_umr(&r, mk[1]->lkey, RAW_CONFIGURE | MLX5_WQE_UMR_CTRL_MKEY_MASK_LEN,
+			     RAW_RW, 0, 64, x, 2), IBV_WC_SUCCESS);
+	memset(t.buf[0], 'w', 64);
+	/* the second repetition: buf[1] + 16 */
+	post(0, IBV_WR_RDMA_WRITE, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[1]->rkey, 8);
+	cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
+	cr_expect_eq(t.buf[1][16], 'w');
+	/* a third would be at buf[1] + 32: none */
+	post(0, IBV_WR_RDMA_WRITE, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[1]->rkey, 16);
+	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_REM_ACCESS_ERR);
+	for (int b = 24; b < 128; b++)
+		cr_expect_eq(t.buf[1][b], 0, "byte %d written", b);
+	cr_expect_eq(ibv_destroy_qp(qp), 0);
+}
+
+
+/* raw NOPs to bring the raw SQ's producer to bb, the last one signaled and reaped */
+static void raw_nops_to(struct raw_sq *r, uint32_t bb)
+{
+	uint8_t *w = NULL;
+	uint64_t db;
+
+	while (r->bb < bb) {
+		w = (uint8_t *)r->dv.sq.buf + (size_t)(r->bb & (r->dv.sq.wqe_cnt - 1)) * 64;
+		memset(w, 0, 64);
+		mlx5dv_set_ctrl_seg((void *)w, (uint16_t)r->bb, MLX5_OPCODE_NOP, 0, r->qpn,
+				    r->bb + 1 == bb ? MLX5_WQE_CTRL_CQ_UPDATE : 0, 1, 0, 0);
+		r->bb++;
+	}
+	cr_assert(w);
+	atomic_thread_fence(memory_order_release);
+	r->dv.dbrec[MLX5_SND_DBR] = htobe32(r->bb & 0xffff);
+	atomic_thread_fence(memory_order_seq_cst);
+	memcpy(&db, w, 8);
+	*(volatile uint64_t *)r->dv.bf.reg = db;
+	cr_assert_eq(dt_poll1(t.cq[1]).status, IBV_WC_SUCCESS);
+}
+
+/* a UMR WQE that wraps past the end of the SQ is read across the wrap */
+Test(mkey, raw_umr_wraps_the_queue)
+{
+	struct mlx5_wqe_umr_klm_seg klm[4] = { 0 };
+	struct raw_sq r;
+	struct ibv_qp *qp = raw_qp(&r);
+
+	/* its last BB (the translation) at the start of the queue */
+	raw_nops_to(&r, r.dv.sq.wqe_cnt - 2);
+	klm[0] = (struct mlx5_wqe_umr_klm_seg){ htobe32(8), htobe32(t.mr[1]->lkey),
+						htobe64((uintptr_t)t.buf[1] + 512) };
+	cr_assert_eq(raw_umr(&r, mk[1]->lkey, RAW_CONFIGURE, RAW_RW, 0, 0, klm, 4),
+		     IBV_WC_SUCCESS);
+	memset(t.buf[1] + 512, 'z', 8);
+	post(0, IBV_WR_RDMA_READ, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[1]->rkey, 0);
+	cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
+	cr_expect_eq(memcmp(t.buf[0], t.buf[1] + 512, 8), 0);
+	cr_expect_eq(ibv_destroy_qp(qp), 0);
+}
+
+/*
+ * Translations the device refuses, each on a fresh QP: more octowords than
+ * the WQE's DS carry, a repeat block whose entries run past them, a
+ * repeat count of 0.
+ */
+Test(mkey, raw_umr_bad_translations)
+{
+	struct mlx5_wqe_umr_repeat_block_seg *rb;
+	uint8_t x[64] = { 0 };
+	struct raw_sq r;
+	struct ibv_qp *qp;
+
+	rb = (void *)x;
+	rb->op = htobe32(0x400);
+	rb->repeat_count = htobe32(1);
+	rb->num_ent = htobe16(3);	/* 3 entries, 2 octowords of them carried */
+	rb->entries[0] = (struct mlx5_wqe_umr_repeat_ent_seg){
+		htobe16(8), htobe16(8), htobe32(t.mr[1]->lkey), htobe64((uintptr_t)t.buf[1]) };
+	qp = raw_qp(&r);
+	cr_expect_eq(raw_umr(&r, mk[1]->lkey, RAW_CONFIGURE, RAW_RW, 0, 0, x, 3),
+		     IBV_WC_MW_BIND_ERR);
+	cr_expect_eq(ibv_destroy_qp(qp), 0);
+	rb->num_ent = htobe16(1);
+	rb->repeat_count = 0;
+	qp = raw_qp(&r);
+	cr_expect_eq(raw_umr(&r, mk[1]->lkey, RAW_CONFIGURE, RAW_RW, 0, 0, x, 2),
+		     IBV_WC_MW_BIND_ERR);
+	cr_expect_eq(ibv_destroy_qp(qp), 0);
+	/* the key stayed free throughout */
+	post(0, IBV_WR_RDMA_READ, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[1]->rkey, 0);
+	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_REM_ACCESS_ERR);
+}
+
+/* an entry naming another indirect key is not followed; a destroyed entry key fails */
+Test(mkey, nested_and_destroyed_keys)
+{
+	struct ibv_sge sge = { 0, 8, 0 };
+
+	mr_list(1, mk[1], IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, 2, two);
+	sge.lkey = mk[1]->lkey;
+	ibv_wr_start(qpx(1));
+	qpx(1)->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+	mlx5dv_wr_mr_list(dvx(1), mk[0], IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, 1,
+			  &sge);
+	cr_assert_eq(umr_done(1), IBV_WC_SUCCESS);
+	post(0, IBV_WR_RDMA_READ, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[0]->rkey, 0);
+	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_REM_ACCESS_ERR);
+}
+
+/*
+ * An atomic at an aligned offset of a key whose entry maps it to an
+ * unaligned address: refused (remote access), not carried out on an
+ * unaligned word.
+ */
+Test(mkey, atomic_on_an_unaligned_entry)
+{
+	static const uint32_t odd[1][2] = { { 1, 64 } };
+
+	mr_list(1, mk[1], IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC, 1, odd);
+	cr_expect_eq(fetch_add(mk[1]->rkey, 0, 5), IBV_WC_REM_ACCESS_ERR);
+	for (int b = 0; b < 16; b++)
+		cr_expect_eq(t.buf[1][b], 0, "byte %d", b);
+}
+
+/*
+ * UMRs refused as a bind is, each on a fresh QP, that leave the key's
+ * layout as it was (no entry overwritten): a KLM list of more entries than
+ * the key was created with, CHECK_FREE on a configured key, a translation
+ * written at an offset (not modelled).
+ */
+Test(mkey, raw_umr_refused_leaves_the_key)
+{
+	static const uint32_t one[1][2] = { { 0, 8 } };
+	static const struct { uint8_t flags; uint16_t offset; int n; } c[] = {
+		{ 0, 0, 5 },	/* the key has room for 4 */
+		{ MLX5_WQE_UMR_CTRL_FLAG_CHECK_FREE, 0, 1 },
+		{ MLX5_WQE_UMR_CTRL_FLAG_TRNSLATION_OFFSET, 1, 1 },
+	};
+	struct mlx5_wqe_umr_klm_seg klm[8] = { 0 };
+	struct raw_sq r;
+	struct ibv_qp *qp;
+
+	mr_list(1, mk[1], IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, 1, one);
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		memset(klm, 0, sizeof(klm));
+		for (int j = 0; j < c[i].n; j++)
+			klm[j] = (struct mlx5_wqe_umr_klm_seg){
+				htobe32(8), htobe32(t.mr[1]->lkey),
+				htobe64((uintptr_t)t.buf[1] + 1024) };
+		qp = raw_qp(&r);
+		r.umr_flags = c[i].flags;
+		r.xlt_offset = c[i].offset;
+		cr_expect_eq(raw_umr(&r, mk[1]->lkey, RAW_CONFIGURE, RAW_RW, 0, 0, klm, 8),
+			     IBV_WC_MW_BIND_ERR, "case %zu", i);
+		cr_expect_eq(ibv_destroy_qp(qp), 0);
+	}
+	memset(t.buf[1], 'a', 8);
+	memset(t.buf[1] + 1024, 'b', 8);
+	post(0, IBV_WR_RDMA_READ, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[1]->rkey, 0);
+	cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
+	for (int b = 0; b < 8; b++)
+		cr_expect_eq(t.buf[0][b], 'a', "byte %d", b);
+}
+
+/*
+ * The local key of a READ destroyed while the READ waits behind an RNR'd
+ * SEND: the response finds no key (a local protection error), nothing is
+ * written where the key pointed.
+ */
+Test(mkey, key_destroyed_under_a_waiting_read)
+{
+	static const uint32_t one[1][2] = { { 256, 16 } };
+
+	mr_list(0, mk[0], IBV_ACCESS_LOCAL_WRITE, 1, one);
+	memset(t.buf[1], 'r', 16);
+	post(0, IBV_WR_SEND, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, 0, 0);
+	post(0, IBV_WR_RDMA_READ, mk[0]->lkey, 0, 16, t.mr[1]->rkey, (uintptr_t)t.buf[1]);
+	dt_poll_none(t.cq[0], 20);
+	cr_assert_eq(mlx5dv_destroy_mkey(mk[0]), 0);
+	mk[0] = new_mkey(0);
+	dt_post_recv(t.qp[1], 9, t.buf[1] + 4096, 64, t.mr[1]->lkey);
+	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
+	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_LOC_PROT_ERR);
+	for (int b = 256; b < 272; b++)
+		cr_expect_eq(t.buf[0][b], 0, "byte %d", b);
+}
+
+/* an entry running past its MR's end: the bytes inside work, the rest fail */
+Test(mkey, entry_past_its_mr)
+{
+	static const uint32_t tail[1][2] = { { DT_BUF - 4, 8 } };
+
+	mr_list(1, mk[1], IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE, 1, tail);
+	memset(t.buf[0], 'x', 8);
+	post(0, IBV_WR_RDMA_WRITE, t.mr[0]->lkey, (uintptr_t)t.buf[0], 4, mk[1]->rkey, 0);
+	cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
+	cr_expect_eq(memcmp(t.buf[1] + DT_BUF - 4, "xxxx", 4), 0);
+	post(0, IBV_WR_RDMA_WRITE, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[1]->rkey, 0);
+	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_REM_ACCESS_ERR);
+}
+
+/* a UMR naming a destroyed key, or a live key with another tag: a bind error */
+Test(mkey, raw_umr_on_a_stale_key)
+{
+	struct mlx5_wqe_umr_klm_seg klm[4] = { 0 };
+	struct raw_sq r;
+	struct ibv_qp *qp;
+	uint32_t stale = mk[0]->lkey;
+
+	klm[0] = (struct mlx5_wqe_umr_klm_seg){ htobe32(8), htobe32(t.mr[1]->lkey),
+						htobe64((uintptr_t)t.buf[1]) };
+	cr_assert_eq(mlx5dv_destroy_mkey(mk[0]), 0);
+	mk[0] = new_mkey(0);
+	for (int i = 0; i < 2; i++) {
+		qp = raw_qp(&r);
+		cr_expect_eq(raw_umr(&r, i ? mk[1]->lkey ^ 0x5a : stale, RAW_CONFIGURE, RAW_RW,
+				     0, 0, klm, 4), IBV_WC_MW_BIND_ERR, "case %d", i);
+		cr_expect_eq(ibv_destroy_qp(qp), 0);
+	}
+	post(0, IBV_WR_RDMA_READ, t.mr[0]->lkey, (uintptr_t)t.buf[0], 8, mk[1]->rkey, 0);
+	cr_expect_eq(dt_poll1(t.cq[0]).status, IBV_WC_REM_ACCESS_ERR);
 }

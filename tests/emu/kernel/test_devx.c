@@ -9,6 +9,7 @@
  * the UMR send operations, which post on such mkeys.
  */
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 
 #include <rdma/ib_user_ioctl_cmds.h>
 #include <rdma/mlx5-abi.h>
@@ -65,6 +66,7 @@ static void set(void *buf, unsigned off, unsigned bits, uint32_t v)
 #define MKC_UMR_EN	0x90, 1
 #define MKC_LR		0x95, 1
 #define MKC_ACCESS_1_0	0x96, 2
+#define MKC_BSF_EN	0xe1, 1
 #define MKC_PD		0xe8, 24
 #define MKC_OCTWORDS	0x220, 32
 #define MKEY_INDEX	0x48, 24
@@ -351,4 +353,158 @@ Test(devx, umr_qp)
 	cr_expect(!mlx5dv_create_qp(ctx, &qa, &dv));
 	cr_expect_eq(errno, EOPNOTSUPP, "%s", strerror(errno));
 	cr_assert_eq(ibv_destroy_cq(cq), 0);
+}
+
+/* ---- hostile mailboxes and handles -------------------------------------- */
+
+/* three pages: readable and writable, read-only, none */
+static uint8_t *pages(void)
+{
+	uint8_t *p = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	cr_assert(p != MAP_FAILED);
+	cr_assert_eq(mprotect(p + 4096, 4096, PROT_READ), 0);
+	cr_assert_eq(mprotect(p + 8192, 4096, PROT_NONE), 0);
+	return p;
+}
+
+/* mailboxes the process cannot read or write: EFAULT, nothing done */
+Test(devx, mailboxes_out_of_reach)
+{
+	uint8_t *p = pages(), *rw = p, *ro = p + 4096, *none = p + 8192;
+	uint32_t in[4] = { 0 }, out[0x1020 / 4];
+
+	set(in, OPCODE, QUERY_HCA_CAP);
+	cr_expect_eq(mlx5dv_devx_general_cmd(ctx, none, 16, out, sizeof(out)), EFAULT);
+	/* a header that runs into the page of none */
+	memcpy(ro - 8, in, 8);
+	cr_expect_eq(mlx5dv_devx_general_cmd(ctx, none - 8, 16, out, sizeof(out)), EFAULT);
+	cr_expect_eq(mlx5dv_devx_general_cmd(ctx, in, sizeof(in), none, 64), EFAULT);
+	cr_expect_eq(mlx5dv_devx_general_cmd(ctx, in, sizeof(in), ro, 0x1010), EFAULT);
+	/* the output straddling into read-only memory */
+	cr_expect_eq(mlx5dv_devx_general_cmd(ctx, in, sizeof(in), ro - 0x800, 0x1010),
+		     EFAULT);
+	/* unaligned, in and out */
+	memcpy(rw + 1, in, sizeof(in));
+	cr_expect_eq(mlx5dv_devx_general_cmd(ctx, rw + 1, 16, (uint8_t *)out + 3, 0x1010), 0);
+	cr_assert_eq(munmap(p, 3 * 4096), 0);
+}
+
+/* a CREATE_MKEY whose output cannot be written: EFAULT, the key undone */
+Test(devx, mkey_output_unwritable)
+{
+	uint8_t *p = pages();
+	uint32_t in[0x110 / 4];
+	struct ibv_pd *pd2 = ibv_alloc_pd(ctx);
+	struct mlx5dv_obj o = { .pd = { .in = pd2, .out = &(struct mlx5dv_pd){ 0 } } };
+
+	cr_assert(pd2);
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_PD), 0);
+	mkey_in(in, sizeof(in), o.pd.out->pdn);
+	errno = 0;
+	cr_expect(!mlx5dv_devx_obj_create(ctx, in, sizeof(in), p + 4096, 16));
+	cr_expect_eq(errno, EFAULT, "%s", strerror(errno));
+	errno = 0;
+	cr_expect(!mlx5dv_devx_obj_create(ctx, p + 8192 - 0x40, sizeof(in), p, 16));
+	cr_expect_eq(errno, EFAULT, "%s", strerror(errno));
+	/* no key holds the PD */
+	cr_expect_eq(ibv_dealloc_pd(pd2), 0);
+	cr_assert_eq(munmap(p, 3 * 4096), 0);
+}
+
+/* a PD of another context, translation sizes at and past the limits, a BSF */
+Test(devx, mkey_pd_and_sizes)
+{
+	struct ibv_context *c2 = et_open();
+	struct ibv_pd *pd2 = ibv_alloc_pd(c2);
+	struct mlx5dv_obj o = { .pd = { .in = pd2, .out = &(struct mlx5dv_pd){ 0 } } };
+	struct mlx5dv_devx_obj *obj;
+	uint32_t in[0x110 / 4], out[4], pdn;
+
+	cr_assert(pd2);
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_PD), 0);
+	mkey_in(in, sizeof(in), o.pd.out->pdn);
+	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
+	cr_expect_eq(errno, EREMOTEIO);
+	cr_expect_eq(get(out, STATUS), STAT_BAD_RES);
+	o.pd.in = pd;
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_PD), 0);
+	pdn = o.pd.out->pdn;
+	for (uint32_t n = 0; n < 3; n++) {
+		uint32_t oct[] = { 0, (1u << 16) + 1, 0xffffffffu };
+
+		mkey_in(in, sizeof(in), pdn);
+		set(in, MKC_OCTWORDS, oct[n]);
+		cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)), "%#x", oct[n]);
+		cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM, "%#x", oct[n]);
+	}
+	/* a signature context (bsf_en) on a device without signature offload */
+	set(in, MKC_OCTWORDS, 4);
+	set(in, MKC_BSF_EN, 1);
+	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
+	cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM);
+	set(in, MKC_BSF_EN, 0);
+	set(in, MKC_OCTWORDS, 1u << 16);
+	obj = create_mkey(in, sizeof(in), out, sizeof(out));
+	cr_expect(obj, "%s", strerror(errno));
+	if (obj)
+		cr_expect_eq(mlx5dv_devx_obj_destroy(obj), 0);
+	cr_expect_eq(ibv_dealloc_pd(pd2), 0);
+	cr_expect_eq(ibv_close_device(c2), 0);
+}
+
+/* raw DEVX_OBJ ioctls: a destroyed handle, another type's handle */
+struct call {
+	struct ib_uverbs_ioctl_hdr hdr;
+	struct ib_uverbs_attr attrs[4];
+};
+
+static struct ib_uverbs_attr *attr(struct call *c, uint16_t id, uint16_t flags,
+				   uint16_t len, uint64_t data)
+{
+	struct ib_uverbs_attr *a = &c->attrs[c->hdr.num_attrs++];
+
+	*a = (struct ib_uverbs_attr){ .attr_id = id, .flags = flags, .len = len, .data = data };
+	c->hdr.length = (uint16_t)(sizeof(c->hdr) + c->hdr.num_attrs * sizeof(*a));
+	return a;
+}
+
+static int call(struct call *c, uint16_t object, uint16_t method)
+{
+	c->hdr.object_id = object;
+	c->hdr.method_id = method;
+	c->hdr.driver_id = RDMA_DRIVER_MLX5;
+	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, c) ? errno : 0;
+}
+
+Test(devx, destroy_raw_handles)
+{
+	struct mlx5dv_obj o = { .pd = { .in = pd, .out = &(struct mlx5dv_pd){ 0 } } };
+	uint32_t in[0x110 / 4], out[4];
+	struct call c = { 0 };
+	struct ib_uverbs_attr *h;
+	uint32_t handle;
+	int ret;
+
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_PD), 0);
+	mkey_in(in, sizeof(in), o.pd.out->pdn);
+	h = attr(&c, MLX5_IB_ATTR_DEVX_OBJ_CREATE_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, 0);
+	attr(&c, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_IN, UVERBS_ATTR_F_MANDATORY, sizeof(in),
+	     (uintptr_t)in);
+	attr(&c, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT, UVERBS_ATTR_F_MANDATORY, sizeof(out),
+	     (uintptr_t)out);
+	cr_assert_eq(call(&c, MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_CREATE), 0);
+	handle = (uint32_t)h->data;
+	cr_expect_eq(ibv_dealloc_pd(pd), EBUSY);
+	for (int i = 0; i < 2; i++) {
+		memset(&c, 0, sizeof(c));
+		attr(&c, MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, handle);
+		ret = call(&c, MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_DESTROY);
+		cr_expect_eq(ret, i ? ENOENT : 0, "destroy %d: %s", i, strerror(ret));
+	}
+	/* the PD's handle is not a DEVX object's */
+	memset(&c, 0, sizeof(c));
+	attr(&c, MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, pd->handle);
+	cr_expect_eq(call(&c, MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_DESTROY), EINVAL);
 }
