@@ -80,7 +80,7 @@ struct rf_umr_interleaved {
  * length is their sum, its addresses start at 0. 2 + ceil(n / 4) BBs,
  * plus 1 for the fence NOP. n is 1 to RF_UMR_MAX_KLM.
  */
-static inline int rf_sq_post_mr_list(struct rf_sq *sq, uint32_t mkey, uint32_t access,
+RF_INLINE int rf_sq_post_mr_list(struct rf_sq *sq, uint32_t mkey, uint32_t access,
 				     const struct rf_sge *sge, uint32_t n, uint32_t flags,
 				     uint64_t wr_id)
 {
@@ -113,7 +113,7 @@ static inline int rf_sq_post_mr_list(struct rf_sq *sq, uint32_t mkey, uint32_t a
  * RF_UMR_MAX_INTERLEAVED; -EINVAL when an entry's count and skip exceed
  * 65535 (the entry's 16-bit stride, which libmlx5 truncates).
  */
-static inline int rf_sq_post_mr_interleaved(struct rf_sq *sq, uint32_t mkey, uint32_t access,
+RF_INLINE int rf_sq_post_mr_interleaved(struct rf_sq *sq, uint32_t mkey, uint32_t access,
 					    uint32_t repeat_count,
 					    const struct rf_umr_interleaved *ent, uint32_t n,
 					    uint32_t flags, uint64_t wr_id)
@@ -327,7 +327,7 @@ static inline RF_COLD int rf_sig_block_init(struct rf_sig_block *b,
  * 3 + ceil(n / 4) BBs, 1 per PSV and 1 for the fence NOP. n is 1 to
  * RF_UMR_MAX_KLM_SIG.
  */
-static inline int rf_sq_post_mr_list_sig(struct rf_sq *sq, uint32_t mkey, uint32_t access,
+RF_INLINE int rf_sq_post_mr_list_sig(struct rf_sq *sq, uint32_t mkey, uint32_t access,
 					 const struct rf_sge *sge, uint32_t n,
 					 const struct rf_sig_block *sig, uint32_t flags,
 					 uint64_t wr_id)

@@ -60,7 +60,9 @@ RF_INLINE void rf__umr_head(struct rf__wqe_words *v, uint32_t mkey, uint32_t acc
 			 (0 - (uint64_t)(bsf_ds != 0 || (access & RF__UMR_BSF_OFF) != 0)));
 	uint32_t qpn_mkey = RF_MKEY_NO_QPN | (mkey & 0xff);
 	uint32_t flags_pd = bsf_ds ? RF_MKEY_CONTEXT_BSF_ENABLE : 0;
-	uint8_t acc = (uint8_t)(access & (RF__UMR_ACCESS_OK & 0xff));
+	/* kept: the context's access byte is 0, as libmlx5 leaves it */
+	uint8_t acc = (uint8_t)(access & (RF__UMR_ACCESS_OK & 0xff) &
+				((uint32_t)((access & RF__UMR_KEEP) != 0) - 1));
 
 #if RF_LITTLE_ENDIAN
 	v->w2 = RF_UMR_CTRL_FLAG_INLINE |
