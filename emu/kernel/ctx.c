@@ -77,10 +77,12 @@ int emu_cmd_get_context(struct emu_cmd *c)
 		return EINVAL;
 	if (total > 2 * EMU_MAX_UARS && !(req.lib_caps & MLX5_LIB_CAP_DYN_UAR))
 		return ENOMEM;	/* calc_total_bfregs(), for static UARs only */
-	/* mlx5_ib_devx_create(): this device has no DEVX user context */
-	if (req.flags & MLX5_IB_ALLOC_UCTX_DEVX)
-		return EINVAL;
-
+	/*
+	 * mlx5_ib_devx_create(): a DEVX user context (CREATE_UCTX) for
+	 * anyone who asks - libmlx5 asks for every context, and opens one
+	 * without only when that fails (devx.c says what DEVX can do here);
+	 * set below, once the context exists.
+	 */
 	ret = emu_evq_open(&ctx->async);
 	if (ret)
 		return ret;
@@ -100,10 +102,13 @@ int emu_cmd_get_context(struct emu_cmd *c)
 	ctx->low_lat_bfregs = total ? req.num_low_latency_bfregs : 0;
 	ctx->num_uars = total / 2;
 	ctx->have_context = true;
+	if (req.flags & MLX5_IB_ALLOC_UCTX_DEVX)
+		ctx->devx_uid = emu_devx_uid_alloc();
 
 	ret = emu_dev_ctx_init(ctx);
 	if (ret) {
 		ctx->have_context = false;
+		ctx->devx_uid = 0;
 		emu_real_close(ctx->async.user_fd);
 		emu_evq_close(&ctx->async);
 		ctx->async.user_fd = -1;

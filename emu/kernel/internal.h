@@ -127,6 +127,16 @@ void emu_pd_destroy_locked(struct emu_pd *pd);
 void emu_xrcd_destroy_locked(struct emu_xrcd *xrcd);
 void emu_dm_destroy_locked(struct emu_dm *dm);
 void emu_uar_destroy_locked(struct emu_uar *uar);
+void emu_mkey_destroy_locked(struct emu_mkey *mk);
+
+/*
+ * devx.c: the uid of a DEVX ucontext (never 0, nor the one mlx5_ib runs a
+ * non-DEVX context's whitelisted queries under), and the largest KLM list
+ * an indirect mkey may have (log_max_klm_list_size, a ConnectX-6's).
+ */
+#define EMU_DEVX_WHITELIST_UID	1
+#define EMU_DEVX_LOG_MAX_KLM	16
+uint16_t emu_devx_uid_alloc(void);
 
 /*
  * ioctl_uar.c: a QP or CQ takes the UAR page_id (a static one, or a live
@@ -200,6 +210,8 @@ extern const struct emu_ioc_method emu_ioc_uar_methods[];	/* ioctl_uar.c */
 extern const size_t emu_ioc_uar_methods_count;
 extern const struct emu_ioc_method emu_ioc_import_methods[];	/* import.c */
 extern const size_t emu_ioc_import_methods_count;
+extern const struct emu_ioc_method emu_ioc_devx_methods[];	/* devx.c */
+extern const size_t emu_ioc_devx_methods_count;
 
 /* uverbs_attr_get() and friends; ENOENT when the attribute is absent */
 const struct ib_uverbs_attr *emu_ioc_get(const struct emu_ioc *b, uint16_t id);

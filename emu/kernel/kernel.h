@@ -102,6 +102,7 @@ enum emu_obj_type {
 	EMU_OBJ_XRCD,
 	EMU_OBJ_DM,
 	EMU_OBJ_UAR,
+	EMU_OBJ_MKEY,		/* a DEVX CREATE_MKEY object (devx.c) */
 	EMU_OBJ_TYPE_COUNT
 };
 
@@ -181,6 +182,24 @@ struct emu_uar {
 	struct emu_obj		obj;
 	uint32_t		page_id;
 	uint32_t		alloc_type;	/* MLX5_IB_UAPI_UAR_ALLOC_TYPE_BF or _NC */
+};
+
+/*
+ * An mkey of DEVX CREATE_MKEY (mlx5dv_create_mkey()): an indirect key
+ * (access mode KLMs) created free, with room for max_entries translation
+ * entries, which UMR WQEs configure (device/).  Its key is index << 8 with
+ * the variant byte libmlx5 chose (mkey_7_0, 0).
+ */
+struct emu_mkey {
+	struct emu_obj		obj;
+	struct emu_pd		*pd;
+	uint32_t		key;
+	uint32_t		max_entries;	/* translations_octword_size */
+	uint32_t		access;		/* IBV_ACCESS_* of the mkey context */
+	bool			umr_en;		/* UMR may configure it */
+	bool			free;		/* not usable until configured */
+	bool			rinval;		/* en_rinval: SEND_WITH_INV may free it */
+	bool			bsf;		/* bsf_en: a signature context */
 };
 
 struct emu_qp;
@@ -382,6 +401,8 @@ struct emu_ctx {
 	int			cmd_fd;		/* the memfd libibverbs writes commands to */
 	unsigned		dev_index;	/* N of mlx5_N */
 	bool			have_context;	/* GET_CONTEXT succeeded */
+	/* MLX5_IB_ALLOC_UCTX_DEVX: the DEVX uid of the ucontext, else 0 */
+	uint16_t		devx_uid;
 	struct emu_evq		async;		/* GET_CONTEXT's async fd */
 	/* GET_CONTEXT's mlx5 answer (mlx5_ib_alloc_ucontext_resp), for QUERY_CONTEXT */
 	uint8_t			ucontext_resp[EMU_UCONTEXT_RESP_MAX];
@@ -607,6 +628,13 @@ static inline struct emu_mr *emu_mr_by_rkey_locked(uint32_t rkey)
 	return mr && mr->rkey == rkey ? mr : NULL;
 }
 
+static inline struct emu_mkey *emu_mkey_by_key_locked(uint32_t key)
+{
+	struct emu_mkey *mk = (struct emu_mkey *)emu_mkey_lookup_locked(key, EMU_OBJ_MKEY);
+
+	return mk && mk->key == key ? mk : NULL;
+}
+
 static inline struct emu_mw *emu_mw_by_rkey_locked(uint32_t rkey)
 {
 	struct emu_mw *mw = (struct emu_mw *)emu_mkey_lookup_locked(rkey, EMU_OBJ_MW);
@@ -692,6 +720,8 @@ void emu_dev_srq_destroyed(struct emu_srq *srq);
 void emu_dev_mw_dealloc(struct emu_mw *mw);
 /* Before an MR is freed or re-registered (what the device resolved through it is forgotten). */
 void emu_dev_mr_dereg(struct emu_mr *mr);
+/* Before a DEVX mkey is freed (the device forgets its configuration). */
+void emu_dev_mkey_destroyed(struct emu_mkey *mk);
 /*
  * The application is about to change its mappings of [a, a + alen) and
  * [b, b + blen) (munmap, mmap MAP_FIXED, mremap, mprotect: interpose/).

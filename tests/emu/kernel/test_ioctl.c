@@ -6,7 +6,7 @@
  * GET_CONTEXT/ASYNC_EVENT_ALLOC/QUERY_CONTEXT, the native QUERY_PORT, the
  * GID queries (QUERY_GID_ENTRY, QUERY_GID_TABLE),
  * mlx5dv_query_port(), the DESTROY methods, CQ_CREATE, SRQ_CREATE, QP_CREATE,
- * DM_ALLOC/DM_FREE, and DEVX refused as by a kernel without DEVX support.
+ * DM_ALLOC/DM_FREE (DEVX: test_devx.c).
  * Raw calls are made on the command fd of a context libibverbs opened, or
  * on a fresh one.
  */
@@ -393,33 +393,6 @@ Test(ioctl, unknown_methods)
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
 	call_init(&c, UVERBS_OBJECT_COUNTERS, UVERBS_METHOD_COUNTERS_CREATE);
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
-}
-
-/* DEVX: absent as on a kernel whose device has no DEVX user context */
-Test(ioctl, devx_refused)
-{
-	uint32_t in[4] = { 0 }, out[4];
-	struct call c;
-	struct mlx5dv_context_attr attr = { .flags = MLX5DV_CONTEXT_FLAGS_DEVX };
-	struct ibv_device **list;
-
-	call_init(&c, MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_OTHER);
-	cr_expect_eq(call(&c), EPROTONOSUPPORT);
-	call_init(&c, MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_CREATE);
-	cr_expect_eq(call(&c), EPROTONOSUPPORT);
-	call_init(&c, MLX5_IB_OBJECT_DEVX_UMEM, MLX5_IB_METHOD_DEVX_UMEM_REG);
-	cr_expect_eq(call(&c), EPROTONOSUPPORT);
-	cr_expect_eq(mlx5dv_devx_general_cmd(ctx, in, sizeof(in), out, sizeof(out)),
-		     EPROTONOSUPPORT);
-	cr_expect(!mlx5dv_devx_umem_reg(ctx, in, sizeof(in), IBV_ACCESS_LOCAL_WRITE));
-
-	/* a DEVX context: mlx5_ib_devx_create() refuses (no log_max_uctx) */
-	list = ibv_get_device_list(NULL);
-	cr_assert(list && list[0]);
-	errno = 0;
-	cr_expect(!mlx5dv_open_device(list[0], &attr));
-	cr_expect_eq(errno, EINVAL, "%s", strerror(errno));
-	ibv_free_device_list(list);
 }
 
 Test(ioctl, attribute_refusals)

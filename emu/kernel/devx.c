@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * devx.c - DEVX (mlx5dv_devx_*()): the firmware commands a process passes
+ * through mlx5_ib (drivers/infiniband/hw/mlx5/devx.c) to the device, as far
+ * as libmlx5 44 sends them for its own verbs: the capability queries of
+ * every context (QUERY_HCA_CAP) and the mkey of mlx5dv_create_mkey()
+ * (CREATE_MKEY, destroyed with its object).
+ *
+ * The kernel's checks come first, with its errnos: a command that is not
+ * one of its general commands EINVAL on the OTHER method, a command that
+ * creates no object EINVAL on OBJ_CREATE, a context opened without
+ * MLX5_IB_ALLOC_UCTX_DEVX EINVAL for anything but the whitelisted queries
+ * (devx_get_uid()).  Then the emulated firmware answers, as the PRM lays
+ * out its mailboxes (rdma-core providers/mlx5/mlx5_ifc.h): a command it
+ * does not carry out gets status BAD_OP, bad input BAD_PARAM, and the
+ * ioctl EREMOTEIO with the output mailbox copied out, which libmlx5 turns
+ * into an errno (mlx5_get_cmd_status_err(): EINVAL for both).
+ *
+ * Of the DEVX objects only DEVX (OTHER) and DEVX_OBJ (CREATE, DESTROY)
+ * exist: no UMEM, no asynchronous command or event file, no QUERY_EQN or
+ * QUERY_UAR, as on a kernel without them (EPROTONOSUPPORT from the
+ * framework).  UCX 1.13 probes for the event channel before it builds its
+ * queues with DEVX (uct_ib_mlx5_devx_open_device()); without it UCX takes
+ * its verbs path, which this emulator runs.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/mlx5_user_ioctl_cmds.h>
+
+#include "caps.h"
+#include "internal.h"
+
+/* ---- PRM mailboxes: big-endian dwords, fields by bit offset ------------ */
+
+/* a field of `bits` bits at bit `off` (from the MSB of dword 0), not crossing a dword */
+static uint32_t prm_get(const uint8_t *buf, unsigned off, unsigned bits)
+{
+	const uint8_t *p = buf + off / 32 * 4;
+	uint32_t dw = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	unsigned shift = 32 - off % 32 - bits;
+
+	return (dw >> shift) & (bits == 32 ? ~0u : (1u << bits) - 1);
+}
+
+static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
+{
+	uint8_t *p = buf + off / 32 * 4;
+	uint32_t dw = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	unsigned shift = 32 - off % 32 - bits;
+	uint32_t mask = (bits == 32 ? ~0u : (1u << bits) - 1) << shift;
+
+	dw = (dw & ~mask) | ((v << shift) & mask);
+	p[0] = (uint8_t)(dw >> 24);
+	p[1] = (uint8_t)(dw >> 16);
+	p[2] = (uint8_t)(dw >> 8);
+	p[3] = (uint8_t)dw;
+}
+
+/* A field: its bit offset and width in mlx5_ifc.h's structure. */
+#define F(off, bits)	(off), (bits)
+
+/* general_obj_in_cmd_hdr / mbox_out */
+#define HDR_OPCODE		F(0x00, 16)
+#define HDR_UID			F(0x10, 16)
+#define HDR_OP_MOD		F(0x30, 16)
+#define HDR_VHCA_TUNNEL_ID	F(0x40, 16)
+#define OUT_STATUS		F(0x00, 8)
+#define OUT_SYNDROME		F(0x20, 32)
+#define MBOX_HDR_SIZE		16	/* bytes of either header */
+
+/* query_hca_cap_out: the capability at byte 0x10, 0x1000 bytes */
+#define HCA_CAP_OFFSET		0x10
+#define HCA_CAP_SIZE		0x1000
+/* cmd_hca_cap (the general device caps), offsets inside the capability */
+#define CAP_LOG_MAX_SRQ_SZ	F(0x080, 8)
+#define CAP_LOG_MAX_QP_SZ	F(0x088, 8)
+#define CAP_LOG_MAX_QP		F(0x09b, 5)
+#define CAP_LOG_MAX_SRQ		F(0x0ab, 5)
+#define CAP_LOG_MAX_CQ_SZ	F(0x0c8, 8)
+#define CAP_LOG_MAX_CQ		F(0x0db, 5)
+#define CAP_LOG_MAX_MKEY	F(0x0ea, 6)
+#define CAP_LOG_MAX_KLM_LIST	F(0x11a, 6)
+#define CAP_LOG_MAX_RA_REQ_QP	F(0x14a, 6)
+#define CAP_LOG_MAX_RA_RES_QP	F(0x15a, 6)
+#define CAP_LOCAL_CA_ACK_DELAY	F(0x1ab, 5)
+#define CAP_PORT_TYPE		F(0x1b6, 2)
+#define CAP_NUM_PORTS		F(0x1b8, 8)
+#define CAP_LOG_MAX_MSG		F(0x1c3, 5)
+#define CAP_CQE_VERSION		F(0x1fc, 4)
+#define CAP_ATOMIC		F(0x21e, 1)
+#define CAP_XRC			F(0x23c, 1)
+#define CAP_UD			F(0x23d, 1)
+#define CAP_UC			F(0x23e, 1)
+#define CAP_RC			F(0x23f, 1)
+#define CAP_MAX_WQE_SZ_SQ	F(0x290, 16)
+#define CAP_MAX_WQE_SZ_RQ	F(0x2b0, 16)
+#define CAP_LOG_MAX_PD		F(0x32b, 5)
+
+/* create_mkey_in and its mkey context (mkc) at bit 0x80 */
+#define MKC(off, bits)		F(0x80 + (off), bits)
+#define MKC_FREE		MKC(0x01, 1)
+#define MKC_ACCESS_MODE_4_2	MKC(0x03, 3)
+#define MKC_UMR_EN		MKC(0x10, 1)
+#define MKC_A			MKC(0x11, 1)
+#define MKC_RW			MKC(0x12, 1)
+#define MKC_RR			MKC(0x13, 1)
+#define MKC_LW			MKC(0x14, 1)
+#define MKC_LR			MKC(0x15, 1)
+#define MKC_ACCESS_MODE_1_0	MKC(0x16, 2)
+#define MKC_MKEY_7_0		MKC(0x38, 8)
+#define MKC_BSF_EN		MKC(0x61, 1)
+#define MKC_EN_RINVAL		MKC(0x67, 1)
+#define MKC_PD			MKC(0x68, 24)
+#define MKC_TRANSL_OCTWORDS	MKC(0x1a0, 32)
+#define CREATE_MKEY_IN_MKC_END	0x50	/* bytes: the header and the mkey context */
+#define CREATE_MKEY_OUT_INDEX	F(0x48, 24)
+
+enum {
+	CMD_QUERY_HCA_CAP	= 0x100,
+	CMD_QUERY_ADAPTER	= 0x101,
+	CMD_QUERY_ISSI		= 0x10a,
+	CMD_GET_DROPPED_PACKET_LOG = 0x10c,
+	CMD_NOP			= 0x10d,
+	CMD_CREATE_MKEY		= 0x200,
+	CMD_QUERY_ESW_FUNCTIONS	= 0x740,
+	CMD_QUERY_VPORT_STATE	= 0x750,
+	CMD_QUERY_ESW_VPORT_CONTEXT = 0x752,
+	CMD_QUERY_NIC_VPORT_CONTEXT = 0x754,
+	CMD_QUERY_ROCE_ADDRESS	= 0x760,
+	CMD_QUERY_HCA_VPORT_CONTEXT = 0x762,
+	CMD_QUERY_VNIC_ENV	= 0x76f,
+	CMD_QUERY_VPORT_COUNTER	= 0x770,
+	CMD_QUERY_CONG_STATUS	= 0x822,
+	CMD_QUERY_CONG_PARAMS	= 0x824,
+	CMD_QUERY_CONG_STATISTICS = 0x826,
+	CMD_QUERY_LAG		= 0x842,
+	CMD_GENERAL_START	= 0xb00,	/* general objects */
+	CMD_GENERAL_END		= 0xd00,
+	CMD_CREATE_GENERAL_OBJECT = 0xa00,
+};
+
+enum { STAT_BAD_OP = 0x2, STAT_BAD_PARAM = 0x3, STAT_BAD_RES = 0x5,
+       STAT_BAD_OUTP_LEN = 0x51 };
+enum { MKC_ACCESS_MODE_KLMS = 0x2 };
+
+/*
+ * The syndromes of our refusals: the firmware's are its own, undocumented
+ * numbers; these say which check failed.
+ */
+enum { SYND_UNSUPPORTED = 0x4d0001, SYND_MKEY_MODE = 0x4d0002,
+       SYND_MKEY_PD = 0x4d0003, SYND_MKEY_SIZE = 0x4d0004 };
+
+/* ---- the kernel's classification (devx.c) ------------------------------ */
+
+/* devx_is_whitelist_cmd(): allowed to a context without a DEVX uid */
+static bool whitelisted(uint16_t op)
+{
+	return op == CMD_QUERY_HCA_CAP || op == CMD_QUERY_HCA_VPORT_CONTEXT ||
+	       op == CMD_QUERY_ESW_VPORT_CONTEXT || op == CMD_QUERY_ESW_FUNCTIONS;
+}
+
+/* devx_is_general_cmd() */
+static bool general_cmd(uint16_t op)
+{
+	if (op >= CMD_GENERAL_START && op < CMD_GENERAL_END)
+		return true;
+	switch (op) {
+	case CMD_QUERY_HCA_CAP: case CMD_QUERY_HCA_VPORT_CONTEXT:
+	case CMD_QUERY_ESW_VPORT_CONTEXT: case CMD_QUERY_VPORT_STATE:
+	case CMD_QUERY_ADAPTER: case CMD_QUERY_ISSI: case CMD_QUERY_NIC_VPORT_CONTEXT:
+	case CMD_QUERY_ROCE_ADDRESS: case CMD_QUERY_VNIC_ENV: case CMD_QUERY_VPORT_COUNTER:
+	case CMD_GET_DROPPED_PACKET_LOG: case CMD_NOP: case CMD_QUERY_CONG_STATUS:
+	case CMD_QUERY_CONG_PARAMS: case CMD_QUERY_CONG_STATISTICS: case CMD_QUERY_LAG:
+	case CMD_QUERY_ESW_FUNCTIONS:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * devx_is_obj_create_cmd(): the opcodes that create a firmware object
+ * (MKEY, CQ, QP, SRQ, XRC_SRQ, DCT, XRQ, PSV, the transport and steering
+ * objects, PD, XRCD, UAR-less counters, general objects), by the PRM's
+ * opcode numbers.
+ */
+static bool obj_create_cmd(uint16_t op)
+{
+	switch (op) {
+	case 0x200: case 0x400: case 0x500: case 0x600: case 0x700: case 0x705:
+	case 0x710: case 0x717: case 0x771: case 0x782: case 0x800: case 0x806:
+	case 0x80e: case 0x816: case 0x827: case 0x829: case 0x900: case 0x904:
+	case 0x908: case 0x90c: case 0x912: case 0x916: case 0x930: case 0x933:
+	case 0x936: case 0x939: case 0x93d: case 0x940: case 0x93c:
+	case CMD_CREATE_GENERAL_OBJECT:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* devx_get_uid(): the uid a command runs under, or a negative errno */
+static int cmd_uid(const struct emu_ctx *ctx, uint16_t op)
+{
+	if (ctx->devx_uid)
+		return ctx->devx_uid;
+	/* mlx5_ib has a whitelist uid on every device that reports one (ours) */
+	if (whitelisted(op))
+		return EMU_DEVX_WHITELIST_UID;
+	return -EINVAL;
+}
+
+static uint16_t next_uid = EMU_DEVX_WHITELIST_UID + 1;
+
+/* mlx5_ib_devx_create(): the uid of a new DEVX ucontext (CREATE_UCTX) */
+uint16_t emu_devx_uid_alloc(void)
+{
+	if (next_uid == 0)
+		next_uid = EMU_DEVX_WHITELIST_UID + 1;
+	return next_uid++;
+}
+
+/* ---- the emulated firmware --------------------------------------------- */
+
+static void fw_status(uint8_t *out, uint8_t status, uint32_t syndrome)
+{
+	prm_set(out, OUT_STATUS, status);
+	prm_set(out, OUT_SYNDROME, syndrome);
+}
+
+/*
+ * QUERY_HCA_CAP: the general device caps the profile sets (the ones the
+ * verbs answers derive from, caps.h), the same for op_mod's current and
+ * maximum; every other capability page reads zeros, no feature of it
+ * present (no ODP, no steering, no LAG, no crypto, no signature, no
+ * general object types).
+ */
+static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
+{
+	uint16_t type = (uint16_t)(prm_get(in, HDR_OP_MOD) >> 1);
+	uint8_t *cap = out + HCA_CAP_OFFSET;
+
+	if (out_len < HCA_CAP_OFFSET + HCA_CAP_SIZE) {
+		fw_status(out, STAT_BAD_OUTP_LEN, 0);
+		return EREMOTEIO;
+	}
+	if (type != 0)	/* MLX5_CAP_GENERAL */
+		return 0;
+	prm_set(cap, CAP_LOG_MAX_SRQ_SZ, EMU_CAP(log_max_srq_sz));
+	prm_set(cap, CAP_LOG_MAX_QP_SZ, EMU_CAP(log_max_qp_sz));
+	prm_set(cap, CAP_LOG_MAX_QP, EMU_CAP(log_max_qp));
+	prm_set(cap, CAP_LOG_MAX_SRQ, EMU_CAP(log_max_srq));
+	prm_set(cap, CAP_LOG_MAX_CQ_SZ, EMU_CAP(log_max_cq_sz));
+	prm_set(cap, CAP_LOG_MAX_CQ, EMU_CAP(log_max_cq));
+	prm_set(cap, CAP_LOG_MAX_MKEY, EMU_CAP(log_max_mkey));
+	prm_set(cap, CAP_LOG_MAX_KLM_LIST, EMU_DEVX_LOG_MAX_KLM);
+	prm_set(cap, CAP_LOG_MAX_RA_REQ_QP, EMU_CAP(log_max_ra_req_qp));
+	prm_set(cap, CAP_LOG_MAX_RA_RES_QP, EMU_CAP(log_max_ra_res_qp));
+	prm_set(cap, CAP_LOCAL_CA_ACK_DELAY, EMU_CAP(local_ca_ack_delay));
+	/* port_type: 0 InfiniBand, 1 Ethernet */
+	prm_set(cap, CAP_PORT_TYPE, emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET);
+	prm_set(cap, CAP_NUM_PORTS, emu_cfg.num_ports);
+	prm_set(cap, CAP_LOG_MAX_MSG, EMU_CAP(log_max_msg));
+	prm_set(cap, CAP_CQE_VERSION, 1);
+	prm_set(cap, CAP_ATOMIC, 1);
+	prm_set(cap, CAP_XRC, 1);
+	prm_set(cap, CAP_UD, 1);
+	prm_set(cap, CAP_UC, 1);
+	prm_set(cap, CAP_RC, 1);
+	prm_set(cap, CAP_MAX_WQE_SZ_SQ, EMU_CAP(max_wqe_sz_sq));
+	prm_set(cap, CAP_MAX_WQE_SZ_RQ, EMU_CAP(max_wqe_sz_rq));
+	prm_set(cap, CAP_LOG_MAX_PD, EMU_CAP(log_max_pd));
+	return 0;
+}
+
+/*
+ * CREATE_MKEY: the key mlx5dv_create_mkey() asks for and nothing else -
+ * access mode KLMs, created free with UMR enabled, on a PD of this
+ * ucontext's uid (the firmware checks the PD's uid), with room for at
+ * most 2^log_max_klm_list_size entries; the UMR WQEs of the QPs set it up
+ * (device/).  A direct key (MTT, which needs a UMEM) or a KSM one is
+ * BAD_PARAM here.
+ */
+static int create_mkey(struct emu_ioc *b, uint8_t *in, size_t in_len, uint8_t *out,
+		       struct emu_mkey **out_mk)
+{
+	struct emu_ctx *ctx = b->ctx;
+	unsigned mode;
+	uint32_t entries, idx;
+	struct emu_mkey *mk;
+	struct emu_pd *pd;
+	int ret;
+
+	/* devx_handle_mkey_create(): the whole mkey context */
+	if (in_len < CREATE_MKEY_IN_MKC_END)
+		return EINVAL;
+	mode = prm_get(in, MKC_ACCESS_MODE_1_0) | prm_get(in, MKC_ACCESS_MODE_4_2) << 2;
+	entries = prm_get(in, MKC_TRANSL_OCTWORDS);
+	if (mode != MKC_ACCESS_MODE_KLMS || !prm_get(in, MKC_UMR_EN) ||
+	    !prm_get(in, MKC_FREE)) {
+		fw_status(out, STAT_BAD_PARAM, SYND_MKEY_MODE);
+		return EREMOTEIO;
+	}
+	pd = emu_num_lookup_locked(EMU_NUM_PD, prm_get(in, MKC_PD));
+	if (!pd || pd->obj.ctx != ctx) {
+		fw_status(out, STAT_BAD_RES, SYND_MKEY_PD);
+		return EREMOTEIO;
+	}
+	if (!entries || entries > 1u << EMU_DEVX_LOG_MAX_KLM) {
+		fw_status(out, STAT_BAD_PARAM, SYND_MKEY_SIZE);
+		return EREMOTEIO;
+	}
+	mk = emu_obj_alloc(ctx, EMU_OBJ_MKEY, sizeof(*mk), 0);
+	if (!mk)
+		return ENOMEM;
+	ret = emu_num_alloc_locked(EMU_NUM_MKEY, mk, &idx);
+	if (ret) {
+		emu_obj_free_locked(&mk->obj);
+		return ret;
+	}
+	mk->pd = pd;
+	pd->obj.usecnt++;
+	mk->key = idx << 8 | prm_get(in, MKC_MKEY_7_0);
+	mk->max_entries = entries;
+	mk->umr_en = true;
+	mk->free = true;
+	mk->rinval = prm_get(in, MKC_EN_RINVAL);
+	mk->bsf = prm_get(in, MKC_BSF_EN);
+	mk->access = (prm_get(in, MKC_LW) ? IBV_ACCESS_LOCAL_WRITE : 0) |
+		     (prm_get(in, MKC_RW) ? IBV_ACCESS_REMOTE_WRITE : 0) |
+		     (prm_get(in, MKC_RR) ? IBV_ACCESS_REMOTE_READ : 0) |
+		     (prm_get(in, MKC_A) ? IBV_ACCESS_REMOTE_ATOMIC : 0);
+	prm_set(out, CREATE_MKEY_OUT_INDEX, idx);
+	*out_mk = mk;
+	emu_dbg("devx mkey %#x: %u entries, pd %u\n", mk->key, entries, pd->pdn);
+	return 0;
+}
+
+void emu_mkey_destroy_locked(struct emu_mkey *mk)
+{
+	emu_dev_mkey_destroyed(mk);
+	mk->pd->obj.usecnt--;
+	emu_num_free_locked(EMU_NUM_MKEY, mk->key >> 8);
+	emu_obj_free_locked(&mk->obj);
+}
+
+/* ---- the methods -------------------------------------------------------- */
+
+/* the command mailbox of `id` (ALLOC_AND_COPY), and an output one as long as `out_id` */
+static int mailboxes(struct emu_ioc *b, uint16_t id, uint16_t out_id, uint8_t **in,
+		     size_t *in_len, uint8_t **out, size_t *out_len)
+{
+	const struct ib_uverbs_attr *o = emu_ioc_get(b, out_id);
+	void *buf;
+	int ret = emu_ioc_dup(b, id, &buf, in_len);
+
+	if (ret)
+		return ret;
+	*in = buf;
+	*out_len = o->len;
+	*out = calloc(1, o->len);
+	if (!*out) {
+		free(buf);
+		return ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * The output mailbox back to the caller after the firmware ran: on
+ * success, and on a firmware refusal (EREMOTEIO, the status inside).
+ */
+static int copy_out(struct emu_ioc *b, uint16_t id, const uint8_t *out, size_t len, int ret)
+{
+	int ret2;
+
+	if (ret && ret != EREMOTEIO)
+		return ret;
+	ret2 = emu_ioc_copy_to(b, id, out, len);
+	return ret2 ? ret2 : ret;
+}
+
+/* MLX5_IB_METHOD_DEVX_OTHER (mlx5dv_devx_general_cmd()) */
+static int devx_other(struct emu_ioc *b)
+{
+	uint8_t *in, *out;
+	size_t in_len, out_len;
+	uint16_t op;
+	int ret, uid;
+
+	ret = mailboxes(b, MLX5_IB_ATTR_DEVX_OTHER_CMD_IN, MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT,
+			&in, &in_len, &out, &out_len);
+	if (ret)
+		return ret;
+	op = (uint16_t)prm_get(in, HDR_OPCODE);
+	uid = cmd_uid(b->ctx, op);
+	if (uid < 0)
+		ret = -uid;
+	else if (!general_cmd(op))
+		ret = EINVAL;
+	else if (op == CMD_QUERY_HCA_CAP)
+		ret = query_hca_cap(in, out, out_len);
+	else {
+		fw_status(out, STAT_BAD_OP, SYND_UNSUPPORTED);
+		ret = EREMOTEIO;
+	}
+	ret = copy_out(b, MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT, out, out_len, ret);
+	free(in);
+	free(out);
+	return ret;
+}
+
+/* MLX5_IB_METHOD_DEVX_OBJ_CREATE (mlx5dv_devx_obj_create()) */
+static int devx_obj_create(struct emu_ioc *b)
+{
+	struct emu_mkey *mk = NULL;
+	uint8_t *in, *out;
+	size_t in_len, out_len;
+	uint16_t op;
+	int ret, uid;
+
+	ret = mailboxes(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_IN,
+			MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT, &in, &in_len, &out, &out_len);
+	if (ret)
+		return ret;
+	op = (uint16_t)prm_get(in, HDR_OPCODE);
+	uid = cmd_uid(b->ctx, op);
+	if (prm_get(in, HDR_VHCA_TUNNEL_ID))
+		ret = EINVAL;
+	else if (uid < 0)
+		ret = -uid;
+	else if (!obj_create_cmd(op))
+		ret = EINVAL;
+	else if (op == CMD_CREATE_MKEY)
+		ret = create_mkey(b, in, in_len, out, &mk);
+	else {
+		fw_status(out, STAT_BAD_OP, SYND_UNSUPPORTED);
+		ret = EREMOTEIO;
+	}
+	if (!ret) {
+		ret = emu_ioc_put_new(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_HANDLE, mk->obj.handle);
+		if (!ret)
+			ret = emu_ioc_copy_to(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT, out,
+					      out_len);
+		if (ret)
+			emu_mkey_destroy_locked(mk);
+	} else {
+		ret = copy_out(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT, out, out_len, ret);
+	}
+	free(in);
+	free(out);
+	return ret;
+}
+
+/* MLX5_IB_METHOD_DEVX_OBJ_DESTROY (mlx5dv_devx_obj_destroy()) */
+static int devx_obj_destroy(struct emu_ioc *b)
+{
+	int ret;
+	struct emu_mkey *mk = emu_ioc_get_obj(b, MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE,
+					      EMU_OBJ_MKEY, &ret);
+
+	if (!mk)
+		return ret;
+	emu_mkey_destroy_locked(mk);
+	return 0;
+}
+
+#define MAND		EMU_IOC_MANDATORY
+/* UVERBS_ATTR_PTR_IN/OUT_SZ with UVERBS_ATTR_MIN_SIZE(a mailbox header) */
+#define MBOX_IN(id)	{ id, EMU_IOC_PTR_IN, MAND, MBOX_HDR_SIZE, UINT16_MAX }
+#define MBOX_OUT(id)	{ id, EMU_IOC_PTR_OUT, MAND, MBOX_HDR_SIZE, UINT16_MAX }
+
+const struct emu_ioc_method emu_ioc_devx_methods[] = {
+	{ MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_OTHER, devx_other, false, {
+		MBOX_IN(MLX5_IB_ATTR_DEVX_OTHER_CMD_IN),
+		MBOX_OUT(MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT) } },
+	{ MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_CREATE, devx_obj_create, false, {
+		{ MLX5_IB_ATTR_DEVX_OBJ_CREATE_HANDLE, EMU_IOC_NEW, MAND, 0, 0 },
+		MBOX_IN(MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_IN),
+		MBOX_OUT(MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT) } },
+	{ MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_DESTROY, devx_obj_destroy, false, {
+		{ MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE, EMU_IOC_IDR, MAND, 0, 0 } } },
+};
+
+const size_t emu_ioc_devx_methods_count = EMU_ARRAY_SIZE(emu_ioc_devx_methods);

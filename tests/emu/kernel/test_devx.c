@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * DEVX (emu/kernel/devx.c): a DEVX user context for every context
+ * libmlx5 opens, QUERY_HCA_CAP answered from the device's caps, the
+ * mkeys of mlx5dv_create_mkey() (CREATE_MKEY through DEVX_OBJ_CREATE),
+ * and everything else refused as mlx5_ib and the firmware refuse it: the
+ * kernel's checks with their errnos, the firmware's with EREMOTEIO and a
+ * status in the output mailbox.  Also the QPs of mlx5dv_create_qp() with
+ * the UMR send operations, which post on such mkeys.
+ */
+#include <sys/ioctl.h>
+
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/mlx5-abi.h>
+#include <rdma/mlx5_user_ioctl_cmds.h>
+#include <rdma/rdma_user_ioctl.h>
+
+#include "emu_test.h"
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+
+static void setup(void)
+{
+	ctx = et_open();
+	pd = ibv_alloc_pd(ctx);
+	cr_assert(pd);
+}
+
+static void teardown(void)
+{
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
+TestSuite(devx, .init = setup, .fini = teardown);
+
+/* PRM mailboxes: big-endian dwords, a field by its bit offset and width */
+static uint32_t get(const void *buf, unsigned off, unsigned bits)
+{
+	const uint8_t *p = (const uint8_t *)buf + off / 32 * 4;
+	uint32_t dw = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+
+	return (dw >> (32 - off % 32 - bits)) & (bits == 32 ? ~0u : (1u << bits) - 1);
+}
+
+static void set(void *buf, unsigned off, unsigned bits, uint32_t v)
+{
+	uint8_t *p = (uint8_t *)buf + off / 32 * 4;
+	uint32_t dw = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+	unsigned shift = 32 - off % 32 - bits;
+	uint32_t mask = (bits == 32 ? ~0u : (1u << bits) - 1) << shift;
+
+	dw = (dw & ~mask) | ((v << shift) & mask);
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(dw >> (24 - 8 * i));
+}
+
+/* mlx5_ifc.h: the header, query_hca_cap's op_mod, create_mkey_in's mkc */
+#define OPCODE		0x00, 16
+#define OP_MOD		0x30, 16
+#define STATUS		0x00, 8
+#define SYNDROME	0x20, 32
+#define MKC_FREE	0x81, 1
+#define MKC_UMR_EN	0x90, 1
+#define MKC_LR		0x95, 1
+#define MKC_ACCESS_1_0	0x96, 2
+#define MKC_PD		0xe8, 24
+#define MKC_OCTWORDS	0x220, 32
+#define MKEY_INDEX	0x48, 24
+/* cmd_hca_cap fields, in the capability at byte 0x10 of the output */
+#define CAP(off, bits)	0x80 + (off), bits
+#define CAP_LOG_MAX_QP_SZ	CAP(0x088, 8)
+#define CAP_LOG_MAX_MSG		CAP(0x1c3, 5)
+#define CAP_PORT_TYPE		CAP(0x1b6, 2)
+#define CAP_NUM_PORTS		CAP(0x1b8, 8)
+#define CAP_MAX_WQE_SZ_SQ	CAP(0x290, 16)
+#define CAP_SHO			CAP(0x217, 1)
+#define CAP_GENERAL_OBJ_TYPES	CAP(0x4c0, 32)	/* the low half of the 64 bits */
+
+enum { QUERY_HCA_CAP = 0x100, CREATE_MKEY = 0x200, CREATE_CQ = 0x400,
+       QUERY_LAG = 0x842, MODIFY_QP = 0x505 };
+enum { STAT_BAD_OP = 2, STAT_BAD_PARAM = 3, STAT_BAD_RES = 5 };
+
+/* the capability of one op_mod: 0, or the errno */
+static int query_cap(struct ibv_context *c, uint16_t op_mod, uint32_t *out, size_t out_len)
+{
+	uint32_t in[4] = { 0 };
+
+	set(in, OPCODE, QUERY_HCA_CAP);
+	set(in, OP_MOD, op_mod);
+	memset(out, 0xff, out_len);
+	return mlx5dv_devx_general_cmd(c, in, sizeof(in), out, out_len);
+}
+
+/* libmlx5 opens every context with DEVX; with the flag it is asked for */
+Test(devx, contexts_are_devx)
+{
+	struct mlx5dv_context_attr attr = { .flags = MLX5DV_CONTEXT_FLAGS_DEVX };
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *c2;
+	static uint32_t out[0x1010 / 4];
+
+	cr_assert(list && list[0]);
+	c2 = mlx5dv_open_device(list[0], &attr);
+	ibv_free_device_list(list);
+	cr_assert(c2, "mlx5dv_open_device(DEVX): %s", strerror(errno));
+	cr_expect_eq(query_cap(c2, 1, out, sizeof(out)), 0);
+	cr_assert_eq(ibv_close_device(c2), 0);
+}
+
+/* QUERY_HCA_CAP: the general caps as the verbs report them, other pages zeros */
+Test(devx, query_hca_cap)
+{
+	static uint32_t out[0x1010 / 4];
+	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
+
+	cr_assert_eq(ibv_query_device(ctx, &da), 0);
+	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
+	for (uint16_t cur = 0; cur < 2; cur++) {
+		cr_assert_eq(query_cap(ctx, cur, out, sizeof(out)), 0);
+		cr_expect_eq(get(out, STATUS), 0);
+		cr_expect_eq(1u << get(out, CAP_LOG_MAX_QP_SZ), (uint32_t)da.max_qp_wr);
+		cr_expect_eq(1ull << get(out, CAP_LOG_MAX_MSG), pa.max_msg_sz);
+		cr_expect_eq(get(out, CAP_NUM_PORTS), da.phys_port_cnt);
+		cr_expect_eq(get(out, CAP_PORT_TYPE),
+			     pa.link_layer == IBV_LINK_LAYER_ETHERNET ? 1u : 0u);
+		cr_expect_geq(get(out, CAP_MAX_WQE_SZ_SQ), 512u);
+		/* no signature offload, no general object types */
+		cr_expect_eq(get(out, CAP_SHO), 0);
+		cr_expect_eq(get(out, CAP_GENERAL_OBJ_TYPES), 0);
+	}
+	/* another page (ODP, op_mod 2 << 1): the device has none of its features */
+	cr_assert_eq(query_cap(ctx, 2 << 1 | 1, out, sizeof(out)), 0);
+	cr_expect_eq(get(out, STATUS), 0);
+	for (size_t i = 4; i < sizeof(out) / sizeof(out[0]); i++)
+		cr_expect_eq(out[i], 0);
+	/* a mailbox too short for the page: the firmware's BAD_OUTP_LEN */
+	cr_expect_eq(query_cap(ctx, 1, out, 64), EREMOTEIO);
+	cr_expect_eq(get(out, STATUS), 0x51);
+}
+
+/* the OTHER method: the kernel's list of general commands, the firmware's BAD_OP */
+Test(devx, general_cmd_refusals)
+{
+	uint32_t in[4] = { 0 }, out[64];
+
+	set(in, OPCODE, MODIFY_QP);	/* not a general command: mlx5_ib refuses */
+	cr_expect_eq(mlx5dv_devx_general_cmd(ctx, in, sizeof(in), out, sizeof(out)), EINVAL);
+	set(in, OPCODE, QUERY_LAG);	/* general, not carried out here */
+	memset(out, 0, sizeof(out));
+	cr_expect_eq(mlx5dv_devx_general_cmd(ctx, in, sizeof(in), out, sizeof(out)), EREMOTEIO);
+	cr_expect_eq(get(out, STATUS), STAT_BAD_OP);
+	cr_expect_neq(get(out, SYNDROME), 0);
+	/* mailboxes shorter than a header: the attribute's minimum size */
+	cr_expect_eq(mlx5dv_devx_general_cmd(ctx, in, 8, out, sizeof(out)), EINVAL);
+	cr_expect_eq(mlx5dv_devx_general_cmd(ctx, in, sizeof(in), out, 8), EINVAL);
+}
+
+/* the objects and methods this kernel leaves out, as one without them */
+Test(devx, absent_objects)
+{
+	static char buf[4096] __attribute__((aligned(4096)));
+	uint32_t eqn;
+
+	errno = 0;
+	cr_expect(!mlx5dv_devx_umem_reg(ctx, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE));
+	cr_expect_eq(errno, EPROTONOSUPPORT, "%s", strerror(errno));
+	/* UCX's probe: without the event channel it takes its verbs path */
+	errno = 0;
+	cr_expect(!mlx5dv_devx_create_event_channel(ctx, 1));
+	cr_expect_eq(errno, EPROTONOSUPPORT, "%s", strerror(errno));
+	cr_expect_eq(mlx5dv_devx_query_eqn(ctx, 0, &eqn), EPROTONOSUPPORT);
+}
+
+/* OBJ_CREATE: CREATE_MKEY of the kind mlx5dv_create_mkey() asks for */
+static struct mlx5dv_devx_obj *create_mkey(uint32_t *in, size_t in_len, uint32_t *out,
+					   size_t out_len)
+{
+	memset(out, 0, out_len);
+	return mlx5dv_devx_obj_create(ctx, in, in_len, out, out_len);
+}
+
+static void mkey_in(uint32_t *in, size_t len, uint32_t pdn)
+{
+	memset(in, 0, len);
+	set(in, OPCODE, CREATE_MKEY);
+	set(in, MKC_ACCESS_1_0, 2);	/* KLMs */
+	set(in, MKC_FREE, 1);
+	set(in, MKC_UMR_EN, 1);
+	set(in, MKC_LR, 1);
+	set(in, MKC_PD, pdn);
+	set(in, MKC_OCTWORDS, 4);
+}
+
+Test(devx, obj_create)
+{
+	uint32_t in[0x110 / 4], out[4];
+	struct mlx5dv_obj o = { .pd = { .in = pd, .out = &(struct mlx5dv_pd){ 0 } } };
+	struct mlx5dv_devx_obj *obj;
+	uint32_t pdn;
+
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_PD), 0);
+	pdn = o.pd.out->pdn;
+	mkey_in(in, sizeof(in), pdn);
+	obj = create_mkey(in, sizeof(in), out, sizeof(out));
+	cr_assert(obj, "CREATE_MKEY: %s", strerror(errno));
+	cr_expect_neq(get(out, MKEY_INDEX), 0);
+	/* the PD is in use */
+	cr_expect_eq(ibv_dealloc_pd(pd), EBUSY);
+	cr_assert_eq(mlx5dv_devx_obj_destroy(obj), 0);
+
+	/* a direct (MTT) key, which needs a UMEM: BAD_PARAM */
+	set(in, MKC_ACCESS_1_0, 1);
+	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
+	cr_expect_eq(errno, EREMOTEIO);
+	cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM);
+	/* not free, or without UMR: nothing could configure it */
+	mkey_in(in, sizeof(in), pdn);
+	set(in, MKC_UMR_EN, 0);
+	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
+	cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM);
+	/* a PD that is not this context's (no such pdn) */
+	mkey_in(in, sizeof(in), pdn + 0x1000);
+	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
+	cr_expect_eq(errno, EREMOTEIO);
+	cr_expect_eq(get(out, STATUS), STAT_BAD_RES);
+	/* more entries than log_max_klm_list_size */
+	mkey_in(in, sizeof(in), pdn);
+	set(in, MKC_OCTWORDS, 1u << 20);
+	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
+	cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM);
+	/* shorter than the mkey context: mlx5_ib refuses */
+	mkey_in(in, sizeof(in), pdn);
+	cr_expect(!create_mkey(in, 0x40, out, sizeof(out)));
+	cr_expect_eq(errno, EINVAL);
+	/* another object: the firmware's BAD_OP */
+	memset(in, 0, sizeof(in));
+	set(in, OPCODE, CREATE_CQ);
+	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
+	cr_expect_eq(errno, EREMOTEIO);
+	cr_expect_eq(get(out, STATUS), STAT_BAD_OP);
+	/* a command that creates nothing: mlx5_ib refuses */
+	set(in, OPCODE, QUERY_HCA_CAP);
+	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
+	cr_expect_eq(errno, EINVAL);
+}
+
+/* mlx5dv_create_mkey(): an indirect key, its lkey = rkey = index << 8 */
+Test(devx, create_mkey)
+{
+	struct mlx5dv_mkey_init_attr a = {
+		.pd = pd, .max_entries = 3,
+		.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT,
+	};
+	struct mlx5dv_mkey *mk, *mk2;
+
+	mk = mlx5dv_create_mkey(&a);
+	cr_assert(mk, "mlx5dv_create_mkey: %s", strerror(errno));
+	cr_expect_eq(a.max_entries, 4);	/* rounded up to 4 */
+	cr_expect_eq(mk->lkey, mk->rkey);
+	cr_expect_eq(mk->lkey & 0xff, 0);
+	a.create_flags |= MLX5DV_MKEY_INIT_ATTR_FLAGS_REMOTE_INVALIDATE;
+	mk2 = mlx5dv_create_mkey(&a);
+	cr_assert(mk2, "mlx5dv_create_mkey(REMOTE_INVALIDATE): %s", strerror(errno));
+	cr_expect_neq(mk2->lkey, mk->lkey);
+	cr_expect_eq(ibv_dealloc_pd(pd), EBUSY);
+	cr_expect_eq(mlx5dv_destroy_mkey(mk2), 0);
+	cr_expect_eq(mlx5dv_destroy_mkey(mk), 0);
+
+	/* no signature offload (sho 0): libmlx5 refuses a signature key itself */
+	a.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
+			 MLX5DV_MKEY_INIT_ATTR_FLAGS_BLOCK_SIGNATURE;
+	errno = 0;
+	cr_expect(!mlx5dv_create_mkey(&a));
+	cr_expect_eq(errno, EOPNOTSUPP, "%s", strerror(errno));
+}
+
+/* a context that goes takes its mkeys with it, before its PDs */
+Test(devx, mkey_teardown)
+{
+	struct ibv_context *c2 = et_open();
+	struct ibv_pd *pd2 = ibv_alloc_pd(c2);
+	struct mlx5dv_mkey_init_attr a = {
+		.pd = pd2, .max_entries = 4,
+		.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT,
+	};
+
+	cr_assert(pd2);
+	cr_assert(mlx5dv_create_mkey(&a));
+	cr_assert(mlx5dv_create_mkey(&a));
+	cr_assert_eq(ibv_close_device(c2), 0);
+}
+
+/* mlx5dv_create_qp() with the UMR send operations: created as libmlx5 sizes it */
+Test(devx, umr_qp)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp_init_attr_ex qa = {
+		.qp_type = IBV_QPT_RC, .send_cq = cq, .recv_cq = cq, .pd = pd,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1, .max_inline_data = 512 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE,
+	};
+	struct mlx5dv_qp_init_attr dv = {
+		.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS |
+			     MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS,
+		.create_flags = MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE,
+		.send_ops_flags = MLX5DV_QP_EX_WITH_MR_LIST | MLX5DV_QP_EX_WITH_MR_INTERLEAVED |
+				  MLX5DV_QP_EX_WITH_MKEY_CONFIGURE,
+	};
+	struct ibv_qp *qp;
+	struct mlx5dv_qp_ex *dq;
+
+	cr_assert(cq);
+	qp = mlx5dv_create_qp(ctx, &qa, &dv);
+	cr_assert(qp, "mlx5dv_create_qp: %s", strerror(errno));
+	dq = mlx5dv_qp_ex_from_ibv_qp_ex(ibv_qp_to_qp_ex(qp));
+	cr_assert(dq);
+	cr_expect(dq->wr_mr_list && dq->wr_mr_interleaved && dq->wr_mkey_configure);
+	cr_expect_geq(qa.cap.max_inline_data, 512u);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	/* the pipelining flag needs SQD->RTS, which libmlx5 learns from the ucontext */
+	dv.create_flags |= MLX5DV_QP_CREATE_SIG_PIPELINING;
+	errno = 0;
+	cr_expect(!mlx5dv_create_qp(ctx, &qa, &dv));
+	cr_expect_eq(errno, EOPNOTSUPP, "%s", strerror(errno));
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+}
