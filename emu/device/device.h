@@ -731,7 +731,11 @@ static inline uint8_t *dev_lkey_ptr(uint32_t lkey, uint64_t va, uint64_t len,
 	return (uint8_t *)(uintptr_t)(mr->addr + (va - mr->iova));
 }
 
-/* The same through a memory window's rkey (mem.c). */
+/* The same through an indirect mkey, when the range lies in one of its entries (mkey.c). */
+uint8_t *dev_mkey_ptr(uint32_t key, uint64_t va, uint64_t len, const struct emu_pd *pd,
+		      uint32_t need);
+
+/* The same through a memory window's rkey (mem.c), else an indirect mkey's. */
 uint8_t *dev_mw_ptr(uint32_t rkey, uint64_t va, uint64_t len,
 		    const struct emu_pd *pd, const struct emu_qp *qp, uint32_t need);
 
@@ -760,6 +764,33 @@ static inline uint8_t *dev_rkey_ptr(uint32_t rkey, uint64_t va, uint64_t len,
  * left for it, too many entries).
  */
 enum { DEV_SGL_PROT = -1, DEV_SGL_LEN = -2 };
+/*
+ * Indirect mkeys (mkey.c): [va, va + len) of key appended to an SGL as the
+ * pieces its entries map (0 or a DEV_SGL_*); for a responder, whether an
+ * rkey (MR, window or indirect mkey) grants need over a whole range, and
+ * a copy to (to_mem) or from its memory however many pieces it spans.
+ */
+int dev_mkey_sgl(struct dev_sgl *sgl, uint32_t key, uint64_t va, uint64_t len,
+		 const struct emu_pd *pd, uint32_t need);
+bool dev_rkey_ok(uint32_t rkey, uint64_t va, uint64_t len, const struct emu_pd *pd,
+		 const struct emu_qp *qp, uint32_t need);
+bool dev_rkey_copy(uint32_t rkey, uint64_t va, void *buf, uint32_t len,
+		   const struct emu_pd *pd, const struct emu_qp *qp, uint32_t need, bool to_mem);
+/* an mkey's invalidation: 0, or -1 if refused (qp NULL: local) */
+int dev_mkey_invalidate(struct emu_qp *qp, const struct emu_pd *pd, uint32_t key);
+/* a UMR WQE (w, len bytes) on an indirect mkey: 0 or a syndrome */
+uint8_t dev_mkey_umr(struct dev_qp *dq, const uint8_t *w, uint32_t len,
+		     struct emu_mkey *mk);
+
+/* The mkey context segment of a UMR WQE: its free bit, its access byte as IBV_ACCESS_*. */
+#define DEV_MKC_FREE	(1 << 6)
+static inline uint32_t dev_umr_access(uint8_t acc)
+{
+	return (acc & (1 << 6) ? IBV_ACCESS_REMOTE_ATOMIC : 0) |
+	       (acc & (1 << 5) ? IBV_ACCESS_REMOTE_WRITE : 0) |
+	       (acc & (1 << 4) ? IBV_ACCESS_REMOTE_READ : 0) |
+	       (acc & (1 << 3) ? IBV_ACCESS_LOCAL_WRITE : 0);
+}
 struct dev_rwqe;
 int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 		      const struct emu_pd *pd, uint64_t msg_len);

@@ -15,7 +15,9 @@ uint8_t *dev_mw_ptr(uint32_t rkey, uint64_t va, uint64_t len,
 	struct emu_mr *mr;
 	uint64_t iova;
 
-	if (!mw || !mw->mr || mw->pd != pd || (mw->access & need) != need)
+	if (!mw)
+		return dev_mkey_ptr(rkey, va, len, pd, need);
+	if (!mw->mr || mw->pd != pd || (mw->access & need) != need)
 		return NULL;
 	if (mw->type == IBV_MW_TYPE_2 && mw->qp != qp)
 		return NULL;
@@ -92,7 +94,9 @@ bool dev_sgl_copy_in(const struct dev_sgl *sgl, uint64_t off, const void *src, u
  * Byte count 0 means 2^31 bytes (PRM, data segment: "a value of 0 means
  * 2GB"), and the list ends at the first entry with lkey MLX5_INVALID_LKEY
  * (0x100), the terminator libmlx5 writes after the SGEs it posts - it skips
- * zero-length SGEs rather than post them.
+ * zero-length SGEs rather than post them.  An indirect mkey's entry becomes
+ * the pieces its layout maps (mkey.c); more than DEV_MAX_SGE pieces in all
+ * is refused as a bad key is.
  */
 int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 		      const struct emu_pd *pd, uint64_t msg_len)
@@ -108,10 +112,19 @@ int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 		if (lkey == RF_INVALID_LKEY)
 			break;
 		p = dev_lkey_ptr(lkey, dev_be64(seg + 8), len, pd, IBV_ACCESS_LOCAL_WRITE);
-		if (!p)
-			return DEV_SGL_PROT;
-		sgl->e[sgl->n++] = (struct dev_sge){ p, (uint32_t)len, false };
-		sgl->total += len;
+		if (p) {
+			/* full only after indirect keys' pieces: the model's limit */
+			if (sgl->n == DEV_MAX_SGE)
+				return DEV_SGL_PROT;
+			sgl->e[sgl->n++] = (struct dev_sge){ p, (uint32_t)len, false };
+			sgl->total += len;
+		} else {
+			int ret = dev_mkey_sgl(sgl, lkey, dev_be64(seg + 8), len, pd,
+					       IBV_ACCESS_LOCAL_WRITE);
+
+			if (ret)
+				return DEV_SGL_PROT;
+		}
 	}
 	return 0;
 }
@@ -122,17 +135,14 @@ int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 enum {
 	UMR_FLAG_CHECK_FREE	= 1 << 5,
 	UMR_FLAG_CHECK_QPN	= 1 << 3,
-	MKC_FREE		= 1 << 6,
-	MKC_ATOMIC		= 1 << 6,
-	MKC_REMOTE_WRITE	= 1 << 5,
-	MKC_REMOTE_READ		= 1 << 4,
-	MKC_LOCAL_WRITE		= 1 << 3,
 };
 
 int dev_invalidate_rkey(struct emu_qp *qp, const struct emu_pd *pd, uint32_t rkey)
 {
 	struct emu_mw *mw = emu_mw_by_rkey_locked(rkey);
 
+	if (!mw)
+		return dev_mkey_invalidate(qp, pd, rkey);
 	/*
 	 * Only a bound type-2 window of the PD may be invalidated; a remote
 	 * invalidation (qp != NULL) must also arrive on the QP it is bound to.
@@ -164,13 +174,13 @@ uint8_t dev_umr_execute(struct dev_qp *dq, const uint8_t *sq, uint32_t qsize,
 	struct emu_mw *mw;
 	struct emu_mr *mr;
 	uint64_t start, len, kaddr;
-	uint32_t klm_len, klm_key, access = 0;
+	uint32_t klm_len, klm_key, access;
 
 	/* the segments read below must lie inside the WQE's DS */
 	*wc_op = IBV_WC_BIND_MW;
-	if (wqe_len < 128 || (!(mkc[0] & MKC_FREE) && wqe_len < 144))
+	if (wqe_len < 128 || (!(mkc[0] & DEV_MKC_FREE) && wqe_len < 144))
 		return RF_CQE_SYNDROME_MW_BIND_ERR;
-	if (mkc[0] & MKC_FREE) {
+	if (mkc[0] & DEV_MKC_FREE) {
 		/* unbind (type 1, length 0) or local invalidate (type 2) */
 		mw = emu_mw_by_rkey_locked(imm_key);
 		*wc_op = IBV_WC_LOCAL_INV;
@@ -207,14 +217,7 @@ uint8_t dev_umr_execute(struct dev_qp *dq, const uint8_t *sq, uint32_t qsize,
 		return RF_CQE_SYNDROME_MW_BIND_ERR;
 	if (klm_len != len || !dev_in_range(kaddr, len, mr->iova, mr->length))
 		return RF_CQE_SYNDROME_MW_BIND_ERR;
-	if (acc & MKC_REMOTE_READ)
-		access |= IBV_ACCESS_REMOTE_READ;
-	if (acc & MKC_REMOTE_WRITE)
-		access |= IBV_ACCESS_REMOTE_WRITE;
-	if (acc & MKC_ATOMIC)
-		access |= IBV_ACCESS_REMOTE_ATOMIC;
-	if (acc & MKC_LOCAL_WRITE)
-		access |= IBV_ACCESS_LOCAL_WRITE;
+	access = dev_umr_access(acc);
 	/* remote write and atomic through a window need a locally writable MR */
 	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	    !(mr->access & IBV_ACCESS_LOCAL_WRITE))

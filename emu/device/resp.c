@@ -695,6 +695,7 @@ static int resp_write(struct resp_env *v, const struct dev_pkt *p)
 {
 	bool imm_last = p->op == DOP_WRITE_IMM && (p->flags & DPKT_LAST);
 	uint8_t *dst = NULL;
+	bool indirect = false;
 	struct dev_rwqe r;
 	uint32_t ridx = 0;
 
@@ -707,7 +708,10 @@ static int resp_write(struct resp_env *v, const struct dev_pkt *p)
 			return DNAK_REM_ACCESS;
 		dst = dev_rkey_ptr(p->rkey, p->raddr, p->dma_len, v->pd, v->qp,
 				   IBV_ACCESS_REMOTE_WRITE);
-		if (!dst || (uint64_t)p->offset + p->len > p->dma_len)
+		/* an indirect mkey's entries are checked as the data reaches them */
+		indirect = !dst && dev_rkey_ok(p->rkey, p->raddr, p->dma_len, v->pd, v->qp,
+					       IBV_ACCESS_REMOTE_WRITE);
+		if ((!dst && !indirect) || (uint64_t)p->offset + p->len > p->dma_len)
 			return DNAK_REM_ACCESS;
 	}
 	if (imm_last) {
@@ -716,7 +720,10 @@ static int resp_write(struct resp_env *v, const struct dev_pkt *p)
 			return DNAK_RNR;
 		ridx = r.idx;
 	}
-	if (p->len && dst && !dev_copy(dst + p->offset, p->payload, p->len)) {
+	if (p->len && (dst ? !dev_copy(dst + p->offset, p->payload, p->len) :
+		       indirect && !dev_rkey_copy(p->rkey, p->raddr + p->offset,
+						  (void *)p->payload, p->len, v->pd, v->qp,
+						  IBV_ACCESS_REMOTE_WRITE, true))) {
 		/*
 		 * The target pages went away (unmapped, or not writable): a
 		 * remote access error for the requester; a receive already
@@ -749,7 +756,7 @@ static int resp_read_check(struct resp_env *v, const struct dev_pkt *p)
 		return 0;
 	if (force_rae())
 		return DNAK_REM_ACCESS;
-	if (!dev_rkey_ptr(p->rkey, p->raddr, p->dma_len, v->pd, v->qp, IBV_ACCESS_REMOTE_READ))
+	if (!dev_rkey_ok(p->rkey, p->raddr, p->dma_len, v->pd, v->qp, IBV_ACCESS_REMOTE_READ))
 		return DNAK_REM_ACCESS;
 	return 0;
 }
@@ -950,7 +957,9 @@ static int rd_send_one(struct dev_qp *dq, struct dev_rd *r)
 			len = r->len - off < DEV_WIRE_MTU ? r->len - off : DEV_WIRE_MTU;
 			src = dev_rkey_ptr(r->rkey, r->raddr + off, len, r->pd, dq->qp,
 					   IBV_ACCESS_REMOTE_READ);
-			if (!src)
+			/* through an indirect mkey: its pieces copied below */
+			if (!src && !dev_rkey_ok(r->rkey, r->raddr + off, len, r->pd, dq->qp,
+						 IBV_ACCESS_REMOTE_READ))
 				return -1;
 		}
 		p = resp_alloc(dq, r->dst, DOP_READ_RESP, r->psn + i, len);
@@ -961,7 +970,9 @@ static int rd_send_one(struct dev_qp *dq, struct dev_rd *r)
 			p->flags |= DPKT_FIRST;
 		if (i == r->npkt - 1)
 			p->flags |= DPKT_LAST;
-		if (len && !dev_copy(p->payload, src, len))
+		if (len && (src ? !dev_copy(p->payload, src, len) :
+			    !dev_rkey_copy(r->rkey, r->raddr + off, p->payload, len, r->pd,
+					   dq->qp, IBV_ACCESS_REMOTE_READ, false)))
 			return -1;	/* p is never sent */
 	}
 	dev_wire_send(p);

@@ -312,13 +312,20 @@ static inline int wqe_sgl(const struct dev_qp *dq, const struct dev_wqe *w,
 		if (bc) {
 			uint8_t *p = dev_lkey_ptr(dev_be32(seg + 4), dev_be64(seg + 8), bc,
 						  dq->qp->pd, need);
+			int ret;
 
-			if (!p)
-				return DEV_SGL_PROT;
-			if (sgl->n == DEV_MAX_SGE)
-				return DEV_SGL_LEN;
-			sgl->e[sgl->n++] = (struct dev_sge){ p, bc, false };
-			sgl->total += bc;
+			if (!p) {
+				/* an indirect mkey: the pieces its entries map */
+				ret = dev_mkey_sgl(sgl, dev_be32(seg + 4), dev_be64(seg + 8), bc,
+						   dq->qp->pd, need);
+				if (ret)
+					return ret;
+			} else {
+				if (sgl->n == DEV_MAX_SGE)
+					return DEV_SGL_LEN;
+				sgl->e[sgl->n++] = (struct dev_sge){ p, bc, false };
+				sgl->total += bc;
+			}
 		}
 		nseg--;
 		off += 16;
@@ -808,8 +815,12 @@ static bool emit_step(struct dev_qp *dq, const struct dev_wqe *w, const struct d
 			} else if (e->op == RF_OPCODE_TAG_MATCHING) {
 				e->syndrome = dev_tm_execute(dq, u.buf, u.len, e->wqe);
 			} else {
+				struct emu_mkey *mk;
+
 				key = be32toh(u.imm);
-				e->syndrome = dev_umr_execute(dq, u.buf, WQE_MAX_BYTES,
+				mk = emu_mkey_by_key_locked(key);
+				e->syndrome = mk ? dev_mkey_umr(dq, u.buf, u.len, mk) :
+					      dev_umr_execute(dq, u.buf, WQE_MAX_BYTES,
 							      0, u.len, key, &wc_op);
 			}
 		}

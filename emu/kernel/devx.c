@@ -314,8 +314,10 @@ static int create_mkey(struct emu_ioc *b, uint8_t *in, size_t in_len, uint8_t *o
 	mk = emu_obj_alloc(ctx, EMU_OBJ_MKEY, sizeof(*mk), 0);
 	if (!mk)
 		return ENOMEM;
-	ret = emu_num_alloc_locked(EMU_NUM_MKEY, mk, &idx);
+	mk->ent = calloc(entries, sizeof(*mk->ent));
+	ret = mk->ent ? emu_num_alloc_locked(EMU_NUM_MKEY, mk, &idx) : ENOMEM;
 	if (ret) {
+		free(mk->ent);
 		emu_obj_free_locked(&mk->obj);
 		return ret;
 	}
@@ -339,9 +341,9 @@ static int create_mkey(struct emu_ioc *b, uint8_t *in, size_t in_len, uint8_t *o
 
 void emu_mkey_destroy_locked(struct emu_mkey *mk)
 {
-	emu_dev_mkey_destroyed(mk);
 	mk->pd->obj.usecnt--;
 	emu_num_free_locked(EMU_NUM_MKEY, mk->key >> 8);
+	free(mk->ent);
 	emu_obj_free_locked(&mk->obj);
 }
 

@@ -96,11 +96,6 @@ WEAK void emu_dev_mr_dereg(struct emu_mr *mr)
 	(void)mr;
 }
 
-WEAK void emu_dev_mkey_destroyed(struct emu_mkey *mk)
-{
-	(void)mk;
-}
-
 /* No device, no protected doorbell pages to forget. */
 WEAK bool emu_dev_vm_change(const void *a, size_t alen, const void *b, size_t blen)
 {

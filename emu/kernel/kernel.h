@@ -187,19 +187,31 @@ struct emu_uar {
 /*
  * An mkey of DEVX CREATE_MKEY (mlx5dv_create_mkey()): an indirect key
  * (access mode KLMs) created free, with room for max_entries translation
- * entries, which UMR WQEs configure (device/).  Its key is index << 8 with
- * the variant byte libmlx5 chose (mkey_7_0, 0).
+ * entries, which UMR WQEs configure (device/mkey.c).  Its key is
+ * index << 8 with the variant byte libmlx5 chose (mkey_7_0, 0).
  */
+struct emu_mkey_ent {
+	uint64_t		addr;		/* the entry's own key's address */
+	uint32_t		key;		/* an MR's lkey */
+	uint32_t		len;		/* bytes (of each repetition) */
+	uint32_t		stride;		/* interleaved: bytes between repetitions */
+};
+
 struct emu_mkey {
 	struct emu_obj		obj;
 	struct emu_pd		*pd;
 	uint32_t		key;
 	uint32_t		max_entries;	/* translations_octword_size */
-	uint32_t		access;		/* IBV_ACCESS_* of the mkey context */
 	bool			umr_en;		/* UMR may configure it */
-	bool			free;		/* not usable until configured */
 	bool			rinval;		/* en_rinval: SEND_WITH_INV may free it */
 	bool			bsf;		/* bsf_en: a signature context */
+	/* the mkey context and layout, as the last UMR left them (device/mkey.c) */
+	bool			free;		/* not usable until configured */
+	uint32_t		access;		/* IBV_ACCESS_* (local read always) */
+	uint64_t		start, length;
+	struct emu_mkey_ent	*ent;		/* max_entries of them */
+	uint32_t		nent;
+	uint32_t		repeat;		/* interleaved: repetitions; 0: a KLM list */
 };
 
 struct emu_qp;
@@ -720,8 +732,6 @@ void emu_dev_srq_destroyed(struct emu_srq *srq);
 void emu_dev_mw_dealloc(struct emu_mw *mw);
 /* Before an MR is freed or re-registered (what the device resolved through it is forgotten). */
 void emu_dev_mr_dereg(struct emu_mr *mr);
-/* Before a DEVX mkey is freed (the device forgets its configuration). */
-void emu_dev_mkey_destroyed(struct emu_mkey *mk);
 /*
  * The application is about to change its mappings of [a, a + alen) and
  * [b, b + blen) (munmap, mmap MAP_FIXED, mremap, mprotect: interpose/).

@@ -36,6 +36,8 @@ struct dt_qp_opts {
 	uint32_t		max_send_wr;
 	uint32_t		max_inline_data;	/* 0: 128 */
 	struct ibv_srq		*srq;
+	/* mlx5dv_create_qp() with the UMR send operations (MR list, interleaved, configure) */
+	bool			umr;
 };
 
 static inline uint64_t dt_now_ms(void)
@@ -176,9 +178,29 @@ static inline struct ibv_qp *dt_create_qp(struct dt *t, int i, const struct dt_q
 		.qp_type = o->type,
 		.sq_sig_all = o->sq_sig_all,
 	};
-	struct ibv_qp *qp = ibv_create_qp(t->pd, &ia);
+	struct ibv_qp_init_attr_ex ix = {
+		.send_cq = ia.send_cq, .recv_cq = ia.recv_cq, .cap = ia.cap,
+		.qp_type = ia.qp_type, .sq_sig_all = ia.sq_sig_all, .pd = t->pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_INV |
+				  IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
+				  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV,
+	};
+	/*
+	 * Without scatter to CQE: libmlx5 copies a small message from the CQE
+	 * to the receive's addresses itself, which an indirect key's are not.
+	 */
+	struct mlx5dv_qp_init_attr dv = {
+		.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS |
+			     MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS,
+		.create_flags = MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE,
+		.send_ops_flags = MLX5DV_QP_EX_WITH_MR_LIST | MLX5DV_QP_EX_WITH_MR_INTERLEAVED |
+				  MLX5DV_QP_EX_WITH_MKEY_CONFIGURE,
+	};
+	struct ibv_qp *qp = o->umr ? mlx5dv_create_qp(t->ctx, &ix, &dv) :
+			    ibv_create_qp(t->pd, &ia);
 
-	cr_assert(qp, "ibv_create_qp: %s", strerror(errno));
+	cr_assert(qp, "create qp: %s", strerror(errno));
 	return qp;
 }
 
