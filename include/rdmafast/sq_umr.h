@@ -96,11 +96,7 @@ RF_INLINE int rf_sq_post_mr_list(struct rf_sq *sq, uint32_t mkey, uint32_t acces
 	c = rf__sq_begin(sq, nbb);
 	len = rf__umr_klm((struct rf_wqe_umr_klm_seg *)c + 8, sge, n);
 	rf__umr_head((struct rf__wqe_words *)c, mkey, access, xds, 0, len);
-	rf_sq_commit(sq, c, RF_OPCODE_UMR, 0, 8 + xds, flags & ~RF_SEND_RING, rf_htobe32(mkey),
-		     wr_id);
-	rf__sq_umr_fence(sq);
-	if (flags & RF_SEND_RING)
-		rf_sq_ring(sq);		/* the UMR and its fence NOP */
+	rf__umr_end(sq, c, 8 + xds, mkey, flags, wr_id);
 	return 0;
 }
 
@@ -145,11 +141,7 @@ RF_INLINE int rf_sq_post_mr_interleaved(struct rf_sq *sq, uint32_t mkey, uint32_
 	rf_set_umr_repeat_block_seg(r, round, repeat_count, (uint16_t)n);
 	rf__umr_head((struct rf__wqe_words *)c, mkey, access, xds, 0,
 		     (uint64_t)round * repeat_count);
-	rf_sq_commit(sq, c, RF_OPCODE_UMR, 0, 8 + xds, flags & ~RF_SEND_RING, rf_htobe32(mkey),
-		     wr_id);
-	rf__sq_umr_fence(sq);
-	if (flags & RF_SEND_RING)
-		rf_sq_ring(sq);
+	rf__umr_end(sq, c, 8 + xds, mkey, flags, wr_id);
 	return 0;
 }
 

@@ -302,14 +302,17 @@ Test(e2e_golden_mw, rc_wr_api_and_type1_windows_match_libmlx5)
 		cr_assert_eq(w.status, RF_WC_SUCCESS, "%s: %u", what[round], w.status);
 		mwa->rkey = key;	/* as ibv_bind_mw() keeps it */
 		if (len) {
-			cr_assert_eq(write_by_b(&g, mwa->rkey, e2e_addr(a, 4096 * (size_t)(round + 1))),
-				     RF_WC_SUCCESS, "%s: through rdmafast's window", what[round]);
-			cr_assert_eq(write_by_b(&g, mwc->rkey, e2e_addr(a, 4096 * (size_t)(round + 1) + 64)),
-				     RF_WC_SUCCESS, "%s: through libmlx5's window", what[round]);
+			uint64_t at = e2e_addr(a, 4096 * (size_t)(round + 1));
+
+			cr_assert_eq(write_by_b(&g, mwa->rkey, at), RF_WC_SUCCESS,
+				     "%s: through rdmafast's window", what[round]);
+			cr_assert_eq(write_by_b(&g, mwc->rkey, at + 64), RF_WC_SUCCESS,
+				     "%s: through libmlx5's window", what[round]);
 		}
 	}
 	/* unbound: b's write through the window fails (and ends b's QP) */
-	cr_assert_neq(write_by_b(&g, mwa->rkey, e2e_addr(a, 4096)), RF_WC_SUCCESS, "unbound window used");
+	cr_assert_neq(write_by_b(&g, mwa->rkey, e2e_addr(a, 4096)), RF_WC_SUCCESS,
+		      "unbound window used");
 	ibv_dealloc_mw(mwc);
 	ibv_dealloc_mw(mwa);
 	gq_close(&g);

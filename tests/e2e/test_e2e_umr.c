@@ -105,7 +105,7 @@ static uint32_t rf_status(struct ut *t)
 	return w.status;
 }
 
-/* libmlx5's extended post: start, then (after the setters) complete. */
+/* libmlx5's extended post: start, then (after the setters) complete: its status. */
 static void lib_start(struct ut *t, uint64_t wr_id)
 {
 	ibv_wr_start(t->ux);
@@ -113,9 +113,10 @@ static void lib_start(struct ut *t, uint64_t wr_id)
 	t->ux->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
 }
 
-static void lib_complete(struct ut *t)
+static uint32_t lib_complete(struct ut *t)
 {
 	cr_assert_eq(ibv_wr_complete(t->ux), 0, "ibv_wr_complete: libmlx5 refused the UMR");
+	return lib_status(t);
 }
 
 /*
@@ -158,6 +159,23 @@ static void skip_fence(struct ut *t, const char *what)
 	cr_assert_eq(wqe_byte(r, t->pr, 3), RF_OPCODE_NOP, "%s: no fence NOP", what);
 	cr_assert_eq(wqe_byte(r, t->pr, 11) & 0xe0, RF_WQE_CTRL_INITIATOR_SMALL_FENCE, "%s", what);
 	t->pr++;
+}
+
+/*
+ * rdmafast's post (its return value ret) of what libmlx5 posted with
+ * status ls: completed alike, its WQE the same as libmlx5's, its fence
+ * NOP after it.
+ */
+static uint32_t rf_done(struct ut *t, int ret, uint32_t ls, const char *what)
+{
+	uint32_t rst;
+
+	cr_assert_eq(ret, 0, "%s: rdmafast's post: %s", what, strerror(-ret));
+	rst = rf_status(t);
+	cr_assert_eq(rst, ls, "%s: status rdmafast %u libmlx5 %u", what, rst, ls);
+	cmp_next(t, 0, what);
+	skip_fence(t, what);
+	return rst;
 }
 
 /*
@@ -210,16 +228,12 @@ Test(e2e_umr, mr_list_matches_libmlx5)
 		at = rs[n > 1].addr + 5;	/* byte 5 of the second region (of the first, alone) */
 		lib_start(&t, k);
 		mlx5dv_wr_mr_list(t.dvx, t.mkey, ACC, (uint16_t)n, is);
-		lib_complete(&t);
-		ls = lib_status(&t);
+		ls = lib_complete(&t);
 		through_key(&t, ls, off, at, 0x11, "lib list");
-		cr_assert_eq(rf_sq_post_mr_list(&t.g.e.a.qp.sq, t.mkey->lkey, rf_mw_access_ibv(ACC), rs,
-						n, RF_SEND_SIGNALED | RF_SEND_RING, k), 0);
-		rst = rf_status(&t);
-		cr_assert_eq(rst, ls, "mr_list %u: status rdmafast %u libmlx5 %u", n, rst, ls);
+		rst = rf_done(&t, rf_sq_post_mr_list(&t.g.e.a.qp.sq, t.mkey->lkey,
+						     rf_mw_access_ibv(ACC), rs, n,
+						     RF_SEND_SIGNALED | RF_SEND_RING, k), ls, "mr_list");
 		through_key(&t, rst, off, at, 0x22, "rf list");
-		cmp_next(&t, 0, "mr_list");
-		skip_fence(&t, "mr_list");
 	}
 	ut_close(&t);
 }
@@ -258,17 +272,13 @@ Test(e2e_umr, mr_interleaved_matches_libmlx5)
 		at = rl[0].addr + 2 * 128 + 3;
 		lib_start(&t, k);
 		mlx5dv_wr_mr_interleaved(t.dvx, t.mkey, ACC, 4, (uint16_t)n, il);
-		lib_complete(&t);
-		ls = lib_status(&t);
+		ls = lib_complete(&t);
 		through_key(&t, ls, off, at, 0x33, "lib interleaved");
-		cr_assert_eq(rf_sq_post_mr_interleaved(&t.g.e.a.qp.sq, t.mkey->lkey,
-						       rf_mw_access_ibv(ACC), 4, rl, n,
-						       RF_SEND_SIGNALED | RF_SEND_RING, k), 0);
-		rst = rf_status(&t);
-		cr_assert_eq(rst, ls, "interleaved %u: status rdmafast %u libmlx5 %u", n, rst, ls);
+		rst = rf_done(&t, rf_sq_post_mr_interleaved(&t.g.e.a.qp.sq, t.mkey->lkey,
+							    rf_mw_access_ibv(ACC), 4, rl, n,
+							    RF_SEND_SIGNALED | RF_SEND_RING, k),
+			      ls, "mr_interleaved");
 		through_key(&t, rst, off, at, 0x44, "rf interleaved");
-		cmp_next(&t, 0, "mr_interleaved");
-		skip_fence(&t, "mr_interleaved");
 	}
 	ut_close(&t);
 }
@@ -300,49 +310,36 @@ Test(e2e_umr, mkey_configure_matches_libmlx5)
 	mlx5dv_wr_mkey_configure(t.dvx, t.mkey, 2, &conf);
 	mlx5dv_wr_set_mkey_access_flags(t.dvx, ACC);
 	mlx5dv_wr_set_mkey_layout_list(t.dvx, 4, is);
-	lib_complete(&t);
-	ls = lib_status(&t);
-	cr_assert_eq(rf_sq_post_mr_list(sq, t.mkey->lkey, rf_mw_access_ibv(ACC), rs, 4,
-					RF_SEND_SIGNALED | RF_SEND_RING, 1), 0);
-	rst = rf_status(&t);
-	cr_assert_eq(rst, ls, "configure access + list: rdmafast %u libmlx5 %u", rst, ls);
+	ls = lib_complete(&t);
+	rst = rf_done(&t, rf_sq_post_mr_list(sq, t.mkey->lkey, rf_mw_access_ibv(ACC), rs, 4,
+					     RF_SEND_SIGNALED | RF_SEND_RING, 1),
+		      ls, "configure access + list");
 	through_key(&t, rst, 1000 + 1001 + 7, rs[2].addr + 7, 0x55, "configure list");
-	cmp_next(&t, 0, "configure access + list");
-	skip_fence(&t, "configure access + list");
 
 	lib_start(&t, 2);
 	mlx5dv_wr_mkey_configure(t.dvx, t.mkey, 2, &conf);
 	mlx5dv_wr_set_mkey_layout_list(t.dvx, 3, is);
 	mlx5dv_wr_set_mkey_access_flags(t.dvx, IBV_ACCESS_REMOTE_WRITE);
-	lib_complete(&t);
-	ls = lib_status(&t);
-	cr_assert_eq(rf_sq_post_mr_list(sq, t.mkey->lkey, RF_MKEY_ACCESS_REMOTE_WRITE, rs, 3,
-					RF_SEND_SIGNALED | RF_SEND_RING, 2), 0);
-	cr_assert_eq(rf_status(&t), ls);
-	cmp_next(&t, 0, "configure list + access");
-	skip_fence(&t, "configure list + access");
+	ls = lib_complete(&t);
+	rf_done(&t, rf_sq_post_mr_list(sq, t.mkey->lkey, RF_MKEY_ACCESS_REMOTE_WRITE, rs, 3,
+				       RF_SEND_SIGNALED | RF_SEND_RING, 2),
+		ls, "configure list + access");
 
 	lib_start(&t, 3);
 	mlx5dv_wr_mkey_configure(t.dvx, t.mkey, 1, &conf);
 	mlx5dv_wr_set_mkey_layout_list(t.dvx, 2, is);
-	lib_complete(&t);
-	ls = lib_status(&t);
-	cr_assert_eq(rf_sq_post_mr_list(sq, t.mkey->lkey, RF_UMR_ACCESS_KEEP, rs, 2,
-					RF_SEND_SIGNALED | RF_SEND_RING, 3), 0);
-	cr_assert_eq(rf_status(&t), ls);
-	cmp_next(&t, 0, "configure list, access kept");
-	skip_fence(&t, "configure list, access kept");
+	ls = lib_complete(&t);
+	rf_done(&t, rf_sq_post_mr_list(sq, t.mkey->lkey, RF_UMR_ACCESS_KEEP, rs, 2,
+				       RF_SEND_SIGNALED | RF_SEND_RING, 3),
+		ls, "configure list, access kept");
 
 	lib_start(&t, 4);
 	mlx5dv_wr_mkey_configure(t.dvx, t.mkey, 1, &conf);
 	mlx5dv_wr_set_mkey_layout_interleaved(t.dvx, 3, 2, il);
-	lib_complete(&t);
-	ls = lib_status(&t);
-	cr_assert_eq(rf_sq_post_mr_interleaved(sq, t.mkey->lkey, RF_UMR_ACCESS_KEEP, 3, rl, 2,
-					       RF_SEND_SIGNALED | RF_SEND_RING, 4), 0);
-	cr_assert_eq(rf_status(&t), ls);
-	cmp_next(&t, 0, "configure interleaved, access kept");
-	skip_fence(&t, "configure interleaved, access kept");
+	ls = lib_complete(&t);
+	rf_done(&t, rf_sq_post_mr_interleaved(sq, t.mkey->lkey, RF_UMR_ACCESS_KEEP, 3, rl, 2,
+					      RF_SEND_SIGNALED | RF_SEND_RING, 4),
+		ls, "configure interleaved, access kept");
 	ut_close(&t);
 }
 
@@ -357,36 +354,27 @@ Test(e2e_umr, local_invalidate_matches_libmlx5)
 	struct ut t;
 	struct ibv_sge is[2];
 	struct rf_sge rs[2];
-	uint32_t ls[2], rst[2];
+	uint32_t ls[2];
 
 	if (ut_open(&t, 0))
 		return;
 	regions(&t, is, rs, 2);
 	lib_start(&t, 1);
 	mlx5dv_wr_mr_list(t.dvx, t.mkey, ACC, 2, is);
-	lib_complete(&t);
-	ls[0] = lib_status(&t);
+	ls[0] = lib_complete(&t);
 	lib_start(&t, 2);
 	ibv_wr_local_inv(t.ux, t.mkey->rkey);
-	lib_complete(&t);
-	ls[1] = lib_status(&t);
+	ls[1] = lib_complete(&t);
 
-	cr_assert_eq(rf_sq_post_mr_list(&t.g.e.a.qp.sq, t.mkey->lkey, rf_mw_access_ibv(ACC), rs, 2,
-					RF_SEND_SIGNALED | RF_SEND_RING, 1), 0);
-	rst[0] = rf_status(&t);
-	cr_assert_eq(rf_sq_post_local_inv(&t.g.e.a.qp.sq, t.mkey->rkey,
-					  RF_SEND_SIGNALED | RF_SEND_RING, 2), 0);
-	rst[1] = rf_status(&t);
-	cr_assert_eq(rst[0], ls[0], "list: rdmafast %u libmlx5 %u", rst[0], ls[0]);
-	cr_assert_eq(rst[1], ls[1], "invalidate: rdmafast %u libmlx5 %u", rst[1], ls[1]);
+	rf_done(&t, rf_sq_post_mr_list(&t.g.e.a.qp.sq, t.mkey->lkey, rf_mw_access_ibv(ACC), rs, 2,
+				       RF_SEND_SIGNALED | RF_SEND_RING, 1),
+		ls[0], "list before the invalidate");
+	rf_done(&t, rf_sq_post_local_inv(&t.g.e.a.qp.sq, t.mkey->rkey,
+					 RF_SEND_SIGNALED | RF_SEND_RING, 2),
+		ls[1], "local invalidate");
 	/* last: a write through a bad key ends a's QP as well as b's */
-	if (rst[1] == RF_WC_SUCCESS)
-		cr_assert_neq(write_by_b(&t.g, t.mkey->rkey, 0), RF_WC_SUCCESS,
-			      "the invalidated key still maps");
-	cmp_next(&t, 0, "list before the invalidate");
-	skip_fence(&t, "list before the invalidate");
-	cmp_next(&t, 0, "local invalidate");
-	skip_fence(&t, "local invalidate");
+	cr_assert_neq(write_by_b(&t.g, t.mkey->rkey, 0), RF_WC_SUCCESS,
+		      "the invalidated key still maps");
 	ut_close(&t);
 }
 
@@ -435,8 +423,7 @@ Test(e2e_umr, sig_block_matches_libmlx5)
 	mlx5dv_wr_set_mkey_access_flags(t.dvx, ACC);
 	mlx5dv_wr_set_mkey_layout_list(t.dvx, 3, is);
 	mlx5dv_wr_set_mkey_sig_block(t.dvx, &sa);
-	lib_complete(&t);
-	ls = lib_status(&t);
+	ls = lib_complete(&t);
 	/* the BSF follows ctrl, UMR ctrl, mkey context and one block of KLMs */
 	bsf = 16 + 48 + 64 + 64;
 	wire_psv = ((uint32_t)wqe_byte(&t.u.sq, t.pl, bsf + 9) << 16 |

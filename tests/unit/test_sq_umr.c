@@ -137,67 +137,50 @@ static uint32_t rand_access(struct rft_rng *r, uint32_t *ibv)
 	return a;
 }
 
-/* KLM lists of 1 to RF_UMR_MAX_KLM entries, access set or kept, across the queue's wrap. */
-Test(umr, mr_list_matches_libmlx5_model)
+/*
+ * KLM lists of 1 to RF_UMR_MAX_KLM entries and interleaved layouts of 1
+ * to RF_UMR_MAX_INTERLEAVED (in turn), access set or kept, signaled or
+ * not, across the queue's wrap.
+ */
+Test(umr, mr_list_and_interleaved_match_libmlx5_model)
 {
 	struct rft_sq t;
 	struct rft_rng r;
 	uint8_t ref[16 * 64];
 	struct rf_sge sge[RF_UMR_MAX_KLM];
+	struct rf_umr_interleaved ent[RF_UMR_MAX_KLM];	/* filled as far as sge */
 
 	rft_rng_seed(&r, 0x5eed0033);
 	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 64, 256, 64, 4, 0, QPN), 0);
-	for (unsigned round = 0; round < 2000; round++) {
-		uint32_t n = 1 + rft_rand32(&r) % RF_UMR_MAX_KLM, ibv;
-		uint32_t access = rand_access(&r, &ibv), pi, ds;
-		int keep = rft_rand32(&r) % 4 == 0;
+	for (unsigned round = 0; round < 4000; round++) {
+		int list = round & 1, keep = rft_rand32(&r) % 4 == 0;
+		uint32_t n = 1 + rft_rand32(&r) % (list ? RF_UMR_MAX_KLM : RF_UMR_MAX_INTERLEAVED);
+		uint32_t ibv, access = rand_access(&r, &ibv), pi, ds;
 		uint32_t flags = rft_rand32(&r) & 1 ? RF_SEND_SIGNALED : 0;
-
-		for (uint32_t i = 0; i < n; i++) {
-			sge[i].addr = rft_rand64(&r);
-			sge[i].length = rft_rand32(&r) >> 2;
-			sge[i].lkey = rft_rand32(&r);
-		}
-		memset(t.buf, 0xa5, 64 * 64);	/* every byte must be written */
-		cr_assert_eq(rf_sq_post_mr_list(&t.sq, MKEY, access | (keep ? RF_UMR_ACCESS_KEEP : 0),
-						sge, n, flags, round), 0);
-		pi = t.sq.pi - 1 - (2 + (n + 3) / 4);	/* the UMR's index (after any padding) */
-		ds = model(ref, pi, ibv, keep, sge, NULL, n, 0, (uint8_t)flags);
-		cmp_wqe(&t, pi, ref, ds, "mr_list", round);
-		check_fence_nop(&t, t.sq.pi - 1);
-		cr_assert_eq(t.wr_id[pi & 63], round);
-		rf_sq_retire(&t.sq, (uint16_t)(t.sq.pi - 1));
-	}
-	rft_sq_fini(&t);
-}
-
-Test(umr, mr_interleaved_matches_libmlx5_model)
-{
-	struct rft_sq t;
-	struct rft_rng r;
-	uint8_t ref[16 * 64];
-	struct rf_umr_interleaved ent[RF_UMR_MAX_INTERLEAVED];
-
-	rft_rng_seed(&r, 0x1417e7);
-	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 64, 256, 64, 4, 0, QPN), 0);
-	for (unsigned round = 0; round < 2000; round++) {
-		uint32_t n = 1 + rft_rand32(&r) % RF_UMR_MAX_INTERLEAVED, ibv;
-		uint32_t access = rand_access(&r, &ibv), pi, ds;
 		uint32_t repeat = rft_rand32(&r);
 
+		if (keep)
+			access |= RF_UMR_ACCESS_KEEP;
 		for (uint32_t i = 0; i < n; i++) {
-			ent[i].addr = rft_rand64(&r);
-			ent[i].bytes_count = rft_rand32(&r) % 0x8000;
+			sge[i].addr = ent[i].addr = rft_rand64(&r);
+			sge[i].length = rft_rand32(&r) >> 2;
+			sge[i].lkey = ent[i].lkey = rft_rand32(&r);
+			ent[i].bytes_count = sge[i].length % 0x8000;
 			ent[i].bytes_skip = rft_rand32(&r) % 0x8000;
-			ent[i].lkey = rft_rand32(&r);
 		}
-		memset(t.buf, 0xa5, 64 * 64);
-		cr_assert_eq(rf_sq_post_mr_interleaved(&t.sq, MKEY, access, repeat, ent, n,
-						       RF_SEND_SIGNALED, round), 0);
-		pi = t.sq.pi - 1 - (2 + (n + 4) / 4);
-		ds = model(ref, pi, ibv, 0, NULL, ent, n, repeat, MLX5_WQE_CTRL_CQ_UPDATE);
-		cmp_wqe(&t, pi, ref, ds, "mr_interleaved", round);
+		memset(t.buf, 0xa5, 64 * 64);	/* every byte must be written */
+		if (list)
+			cr_assert_eq(rf_sq_post_mr_list(&t.sq, MKEY, access, sge, n, flags, round), 0);
+		else
+			cr_assert_eq(rf_sq_post_mr_interleaved(&t.sq, MKEY, access, repeat, ent, n,
+							       flags, round), 0);
+		/* the UMR's index, after any padding */
+		pi = t.sq.pi - 1 - (2 + (n + (list ? 3 : 4)) / 4);
+		ds = model(ref, pi, ibv, keep, list ? sge : NULL, list ? NULL : ent, n, repeat,
+			   (uint8_t)flags);
+		cmp_wqe(&t, pi, ref, ds, list ? "mr_list" : "mr_interleaved", round);
 		check_fence_nop(&t, t.sq.pi - 1);
+		cr_assert_eq(t.wr_id[pi & 63], round);
 		rf_sq_retire(&t.sq, (uint16_t)(t.sq.pi - 1));
 	}
 	rft_sq_fini(&t);

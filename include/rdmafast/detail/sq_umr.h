@@ -19,8 +19,10 @@
 #include <rdmafast/hw/umr.h>
 #include <rdmafast/types.h>
 #include <rdmafast/sq.h>
+#include <rdmafast/sq_slots.h>
 #include <rdmafast/detail/sq.h>
 #include <rdmafast/detail/sq_slots.h>
+#include <rdmafast/detail/sq_mw.h>
 
 RF_BEGIN_DECLS
 
@@ -120,6 +122,19 @@ RF_INLINE uint64_t rf__umr_klm(struct rf_wqe_umr_klm_seg *k, const struct rf_sge
 		len += sge[i].length;
 	}
 	return len;
+}
+
+/*
+ * Commit the memory-key UMR at c (ds DS, the key in the immediate), post
+ * its fence NOP, and ring both when flags say so.
+ */
+RF_INLINE void rf__umr_end(struct rf_sq *sq, struct rf_wqe_ctrl_seg *c, uint32_t ds,
+			   uint32_t mkey, uint32_t flags, uint64_t wr_id)
+{
+	rf_sq_commit(sq, c, RF_OPCODE_UMR, 0, ds, flags & ~RF_SEND_RING, rf_htobe32(mkey), wr_id);
+	rf__sq_umr_fence(sq);
+	if (flags & RF_SEND_RING)
+		rf_sq_ring(sq);		/* the UMR and its fence NOP */
 }
 
 /*

@@ -314,7 +314,7 @@ struct rf_wqe_set_psv_seg {
 };
 RF_STATIC_ASSERT(sizeof(struct rf_wqe_set_psv_seg) == 16, "set psv size");
 RF_STATIC_ASSERT(offsetof(struct rf_wqe_set_psv_seg, syndrome) == 4, "set psv syndrome");
-RF_STATIC_ASSERT(offsetof(struct rf_wqe_set_psv_seg, transient_signature) == 8, "set psv signature");
+RF_STATIC_ASSERT(offsetof(struct rf_wqe_set_psv_seg, transient_signature) == 8, "set psv ts");
 
 RF_INLINE void rf_set_set_psv_seg(struct rf_wqe_set_psv_seg *p, uint32_t psv_index,
 				  uint64_t transient_signature)
