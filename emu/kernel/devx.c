@@ -64,7 +64,7 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define HDR_OPCODE		F(0x00, 16)
 #define HDR_UID			F(0x10, 16)
 #define HDR_OP_MOD		F(0x30, 16)
-#define HDR_VHCA_TUNNEL_ID	F(0x40, 16)
+#define HDR_VHCA_TUNNEL_ID	F(0x20, 16)
 #define OUT_STATUS		F(0x00, 8)
 #define OUT_SYNDROME		F(0x20, 32)
 #define MBOX_HDR_SIZE		16	/* bytes of either header */
@@ -115,6 +115,7 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define MKC_TRANSL_OCTWORDS	MKC(0x1a0, 32)
 #define CREATE_MKEY_IN_MKC_END	0x50	/* bytes: the header and the mkey context */
 #define CREATE_MKEY_OUT_INDEX	F(0x48, 24)
+#define PSV_NUM			F(0x40, 4)	/* create_psv_in.num_psv */
 
 enum {
 	CMD_QUERY_HCA_CAP	= 0x100,
@@ -123,6 +124,8 @@ enum {
 	CMD_GET_DROPPED_PACKET_LOG = 0x10c,
 	CMD_NOP			= 0x10d,
 	CMD_CREATE_MKEY		= 0x200,
+	CMD_CREATE_PSV		= 0x600,
+	CMD_SET_FLOW_TABLE_ENTRY = 0x936,
 	CMD_QUERY_ESW_FUNCTIONS	= 0x740,
 	CMD_QUERY_VPORT_STATE	= 0x750,
 	CMD_QUERY_ESW_VPORT_CONTEXT = 0x752,
@@ -181,20 +184,25 @@ static bool general_cmd(uint16_t op)
 
 /*
  * devx_is_obj_create_cmd(): the opcodes that create a firmware object
- * (MKEY, CQ, QP, SRQ, XRC_SRQ, DCT, XRQ, PSV, the transport and steering
- * objects, PD, XRCD, UAR-less counters, general objects), by the PRM's
- * opcode numbers.
+ * (MKEY, CQ, QP, SRQ, XRC_SRQ, DCT, XRQ, the transport and steering
+ * objects, PD, XRCD, a multicast attach, counters, general objects), by
+ * the PRM's opcode numbers; SET_FLOW_TABLE_ENTRY only as a create (op_mod
+ * 0), CREATE_PSV only of one PSV, which one destroy undoes.
  */
-static bool obj_create_cmd(uint16_t op)
+static bool obj_create_cmd(const uint8_t *in, uint16_t op)
 {
 	switch (op) {
-	case 0x200: case 0x400: case 0x500: case 0x600: case 0x700: case 0x705:
-	case 0x710: case 0x717: case 0x771: case 0x782: case 0x800: case 0x806:
-	case 0x80e: case 0x816: case 0x827: case 0x829: case 0x900: case 0x904:
-	case 0x908: case 0x90c: case 0x912: case 0x916: case 0x930: case 0x933:
-	case 0x936: case 0x939: case 0x93d: case 0x940: case 0x93c:
+	case 0x200: case 0x400: case 0x500: case 0x700: case 0x705: case 0x710:
+	case 0x717: case 0x771: case 0x782: case 0x800: case 0x806: case 0x80e:
+	case 0x816: case 0x827: case 0x829: case 0x900: case 0x904: case 0x908:
+	case 0x90c: case 0x912: case 0x916: case 0x930: case 0x933: case 0x939:
+	case 0x93d: case 0x940:
 	case CMD_CREATE_GENERAL_OBJECT:
 		return true;
+	case CMD_SET_FLOW_TABLE_ENTRY:
+		return prm_get(in, HDR_OP_MOD) == 0;
+	case CMD_CREATE_PSV:
+		return prm_get(in, PSV_NUM) == 1;
 	default:
 		return false;
 	}
@@ -432,7 +440,7 @@ static int devx_obj_create(struct emu_ioc *b)
 		ret = EINVAL;
 	else if (uid < 0)
 		ret = -uid;
-	else if (!obj_create_cmd(op))
+	else if (!obj_create_cmd(in, op))
 		ret = EINVAL;
 	else if (op == CMD_CREATE_MKEY)
 		ret = create_mkey(b, in, in_len, out, &mk);

@@ -79,7 +79,8 @@ static void set(void *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_GENERAL_OBJ_TYPES	CAP(0x4c0, 32)	/* the low half of the 64 bits */
 
 enum { QUERY_HCA_CAP = 0x100, CREATE_MKEY = 0x200, CREATE_CQ = 0x400,
-       QUERY_LAG = 0x842, MODIFY_QP = 0x505 };
+       QUERY_LAG = 0x842, MODIFY_QP = 0x505, CREATE_PSV = 0x600, SET_FTE = 0x936 };
+#define NUM_PSV		0x40, 4
 enum { STAT_BAD_OP = 2, STAT_BAD_PARAM = 3, STAT_BAD_RES = 5 };
 
 /* the capability of one op_mod: 0, or the errno */
@@ -231,6 +232,11 @@ Test(devx, obj_create)
 	set(in, MKC_OCTWORDS, 1u << 20);
 	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
 	cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM);
+	/* a vhca_tunnel_id (the header's bits 0x20-0x2f): mlx5_ib refuses */
+	mkey_in(in, sizeof(in), pdn);
+	set(in, 0x20, 16, 1);
+	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
+	cr_expect_eq(errno, EINVAL);
 	/* shorter than the mkey context: mlx5_ib refuses */
 	mkey_in(in, sizeof(in), pdn);
 	cr_expect(!create_mkey(in, 0x40, out, sizeof(out)));
@@ -243,6 +249,23 @@ Test(devx, obj_create)
 	cr_expect_eq(get(out, STATUS), STAT_BAD_OP);
 	/* a command that creates nothing: mlx5_ib refuses */
 	set(in, OPCODE, QUERY_HCA_CAP);
+	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
+	cr_expect_eq(errno, EINVAL);
+	/* CREATE_PSV of one PSV reaches the firmware (no signature: BAD_OP), of two not */
+	set(in, OPCODE, CREATE_PSV);
+	set(in, NUM_PSV, 1);
+	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
+	cr_expect_eq(errno, EREMOTEIO);
+	cr_expect_eq(get(out, STATUS), STAT_BAD_OP);
+	set(in, NUM_PSV, 2);
+	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
+	cr_expect_eq(errno, EINVAL);
+	/* SET_FLOW_TABLE_ENTRY creates only with op_mod 0 */
+	memset(in, 0, sizeof(in));
+	set(in, OPCODE, SET_FTE);
+	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
+	cr_expect_eq(errno, EREMOTEIO);
+	set(in, OP_MOD, 1);
 	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
 	cr_expect_eq(errno, EINVAL);
 }
