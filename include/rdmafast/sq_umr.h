@@ -77,8 +77,10 @@ struct rf_umr_interleaved {
  * rf_sq_post_mr_list - lay the memory key mkey (its lkey: the index and
  * the tag the key gets) over the n regions of sge, in order, with access
  * (RF_MKEY_ACCESS_* bits, RF_UMR_ACCESS_KEEP, RF_UMR_BSF_DISABLE): its
- * length is their sum, its addresses start at 0. 2 + ceil(n / 4) BBs,
- * plus 1 for the fence NOP. n is 1 to RF_UMR_MAX_KLM.
+ * length is their sum (in 64 bits: rdma-core 44's libmlx5 sums in an int,
+ * wrong past 2 GiB; later rdma-core sums in 64 bits), its addresses
+ * start at 0. 2 + ceil(n / 4) BBs, plus 1 for the fence NOP. n is 1 to
+ * RF_UMR_MAX_KLM.
  */
 RF_INLINE int rf_sq_post_mr_list(struct rf_sq *sq, uint32_t mkey, uint32_t access,
 				     const struct rf_sge *sge, uint32_t n, uint32_t flags,
