@@ -32,6 +32,7 @@ enum bench_op {
 	OP_POLL_16,		/* a batch of 16 ready CQEs */
 	OP_POST_DC_WRITE_SGE64,	/* DCI: RDMA write to a DCT, one 64-byte SGE, signaled, rung */
 	OP_POLL_16_ZIP,		/* the same as one zip of compressed CQEs (rdmafast only) */
+	OP_POST_UMR_KLM4,	/* UMR: an indirect key over 4 regions, access set, signaled, rung */
 	OP_COUNT
 };
 
@@ -57,6 +58,17 @@ extern const char *const bench_impl_name[IMPL_COUNT];
 static inline int bench_op_is_dc(enum bench_op op)
 {
 	return op == OP_POST_DC_WRITE_SGE64;
+}
+
+/*
+ * The UMR operation runs on a QP of mlx5dv_create_qp() with the UMR send
+ * ops and a key of mlx5dv_create_mkey() (bench_umr_open()): libmlx5 posts
+ * memory-key UMRs only through mlx5dv_wr_mr_list() and its kin, so its
+ * three columns all measure that.
+ */
+static inline int bench_op_is_umr(enum bench_op op)
+{
+	return op == OP_POST_UMR_KLM4;
 }
 
 /* WQEs (or CQEs) one call of an operation covers. */
@@ -86,7 +98,8 @@ struct bench_qp {
 	struct mlx5dv_qp dvqp;		/* the queues, for the harness */
 	struct mlx5dv_cq dvcq;
 	uint32_t uidx;			/* libmlx5's user index of the QP */
-	uint32_t wqe_bbs;		/* BBs per WQE: 1 on the RC QP, 2 on the DCI */
+	uint32_t wqe_bbs;		/* BBs per WQE: 1 on the RC QP, 2 on the DCI, 3 or
+					   4 (rdmafast: the UMR and its fence NOP) on the UMR QP */
 
 	/* the harness's view of the device */
 	uint32_t sq_done;		/* WQEs completed (each wqe_bbs BBs) */
@@ -105,6 +118,11 @@ struct bench_qp {
 	struct rf_dc_dest dest;		/* rdmafast's DCI */
 	uint32_t dctn;
 	uint64_t dc_key;
+
+	/* the UMR QP's key (bench_umr_open()) and the 4 regions it maps */
+	struct mlx5dv_mkey *mkey;
+	struct ibv_sge klm[4];
+	struct rf_sge rklm[4];
 
 	/* payloads and completion records */
 	uint64_t raddr;
@@ -136,6 +154,8 @@ void bench_rc_attr(struct ibv_qp_init_attr_ex *qa, struct ibv_pd *pd, struct ibv
 int bench_qp_open(struct bench_qp *b, enum bench_impl impl, const char *dev);
 /* The same with a DCI instead of the RC QP, for the DC operations. */
 int bench_dci_open(struct bench_qp *b, enum bench_impl impl, const char *dev);
+/* The same with an RC QP that posts memory-key UMRs, and its key. */
+int bench_umr_open(struct bench_qp *b, enum bench_impl impl, const char *dev);
 void bench_qp_close(struct bench_qp *b);
 
 /*

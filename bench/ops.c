@@ -101,6 +101,20 @@ static NOINLINE void rf_dc_write_sge64(struct bench_qp *b, unsigned calls)
 	}
 }
 
+/* An indirect key laid over 4 regions (4 KLMs), access set: one UMR WQE. */
+static NOINLINE void rf_umr_klm4(struct bench_qp *b, unsigned calls)
+{
+	struct rf_sq *sq = &b->rfqp.sq;
+	uint32_t mkey = b->mkey->lkey;
+	const struct rf_sge *klm = b->rklm;
+
+	while (calls--) {
+		rf_sq_post_mr_list(sq, mkey, RF_MKEY_ACCESS_LOCAL_WRITE |
+				   RF_MKEY_ACCESS_REMOTE_READ | RF_MKEY_ACCESS_REMOTE_WRITE,
+				   klm, 4, RF_SEND_SIGNALED | RF_SEND_RING, 6);
+	}
+}
+
 /* ---- libmlx5, classic verbs (also with MLX5_SINGLE_THREADED=1) ----------- */
 
 static inline void ib_post(struct bench_qp *b, enum bench_op op, unsigned calls)
@@ -225,6 +239,21 @@ static NOINLINE void wr_dc_write_sge64(struct bench_qp *b, unsigned calls)
 	}
 }
 
+/* Memory-key UMRs go only this way too (mlx5dv_wr_*()): every libmlx5 column. */
+static NOINLINE void wr_umr_klm4(struct bench_qp *b, unsigned calls)
+{
+	struct ibv_qp_ex *q = b->qpx;
+
+	while (calls--) {
+		ibv_wr_start(q);
+		q->wr_id = 6;
+		q->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+		mlx5dv_wr_mr_list(b->dvqpx, b->mkey, IBV_ACCESS_LOCAL_WRITE |
+				  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE, 4, b->klm);
+		ibv_wr_complete(q);
+	}
+}
+
 /* The completion record the other pollers fill: read the same fields. */
 static inline void wr_read(struct bench_qp *b, struct ibv_wc *wc)
 {
@@ -272,13 +301,16 @@ NOINLINE void bench_empty_op(struct bench_qp *b, unsigned calls)
 static const bench_fn table[IMPL_COUNT][OP_COUNT] = {
 	[IMPL_RDMAFAST] = { rf_write_sge64, rf_write_inline8, rf_send_inline32,
 			    rf_batch16_write, rf_poll1, rf_poll16, rf_dc_write_sge64,
-			    rf_poll16 },
+			    rf_poll16, rf_umr_klm4 },
 	[IMPL_LIBMLX5] = { ib_write_sge64, ib_write_inline8, ib_send_inline32,
-			   ib_batch16_write, ib_poll1, ib_poll16, wr_dc_write_sge64 },
+			   ib_batch16_write, ib_poll1, ib_poll16, wr_dc_write_sge64,
+			   NULL, wr_umr_klm4 },
 	[IMPL_LIBMLX5_ST] = { ib_write_sge64, ib_write_inline8, ib_send_inline32,
-			      ib_batch16_write, ib_poll1, ib_poll16, wr_dc_write_sge64 },
+			      ib_batch16_write, ib_poll1, ib_poll16, wr_dc_write_sge64,
+			      NULL, wr_umr_klm4 },
 	[IMPL_LIBMLX5_WR] = { wr_write_sge64, wr_write_inline8, wr_send_inline32,
-			      wr_batch16_write, wr_poll1, wr_poll16, wr_dc_write_sge64 },
+			      wr_batch16_write, wr_poll1, wr_poll16, wr_dc_write_sge64,
+			      NULL, wr_umr_klm4 },
 };
 
 bench_fn bench_op_fn(enum bench_impl impl, enum bench_op op)

@@ -201,7 +201,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	static struct bench_qp qp[IMPL_COUNT], dci[IMPL_COUNT];
+	static struct bench_qp qp[IMPL_COUNT], dci[IMPL_COUNT], umr[IMPL_COUNT];
 	static int avail[IMPL_COUNT];
 	static struct bench_result res[OP_COUNT][IMPL_COUNT];
 	const char *dev = NULL, *json = NULL, *svg = NULL, *cg = NULL;
@@ -246,6 +246,8 @@ int main(int argc, char **argv)
 		ret = bench_qp_open(&qp[impl], (enum bench_impl)impl, dev);
 		if (!ret)
 			ret = bench_dci_open(&dci[impl], (enum bench_impl)impl, dev);
+		if (!ret)
+			ret = bench_umr_open(&umr[impl], (enum bench_impl)impl, dev);
 		if (ret) {
 			fprintf(stderr, "rfbench: %s: setup failed: %s\n",
 				bench_impl_name[impl], strerror(-ret));
@@ -264,7 +266,8 @@ int main(int argc, char **argv)
 				    !bench_op_fn((enum bench_impl)impl, (enum bench_op)op))
 					continue;	/* (libmlx5 cannot decode zips) */
 				CALLGRIND_ZERO_STATS;
-				run(bench_op_is_dc((enum bench_op)op) ? &dci[impl] : &qp[impl],
+				run(bench_op_is_dc((enum bench_op)op) ? &dci[impl] :
+				    bench_op_is_umr((enum bench_op)op) ? &umr[impl] : &qp[impl],
 				    (enum bench_op)op,
 				    bench_op_fn((enum bench_impl)impl, (enum bench_op)op),
 				    w, INSTR_CHUNKS, 1);
@@ -299,8 +302,9 @@ int main(int argc, char **argv)
 				struct bench_result *o = &res[op][impl];
 				bench_fn fn = avail[impl] ? bench_op_fn((enum bench_impl)impl,
 									(enum bench_op)op) : NULL;
-				struct bench_qp *q = bench_op_is_dc((enum bench_op)op) ?
-						     &dci[impl] : &qp[impl];
+				struct bench_qp *q = bench_op_is_dc((enum bench_op)op) ? &dci[impl] :
+						     bench_op_is_umr((enum bench_op)op) ? &umr[impl] :
+						     &qp[impl];
 				char name[128];
 
 				if (!fn) {
@@ -342,8 +346,10 @@ int main(int argc, char **argv)
 			bench_fleet_report(dci, avail, dev, reps, cg);
 	}
 	for (impl = 0; impl < IMPL_COUNT; impl++) {
-		if (impl != IMPL_UCX)
+		if (impl != IMPL_UCX) {
+			bench_qp_close(&umr[impl]);
 			bench_qp_close(&dci[impl]);
+		}
 		bench_qp_close(&qp[impl]);
 	}
 	return require_instr && !instr_met ? 3 : 0;

@@ -14,7 +14,7 @@
 const char *const bench_op_name[OP_COUNT] = {
 	"post_write_sge64", "post_write_inline8", "post_send_inline32",
 	"post_batch16_write", "poll_1", "poll_16", "post_dc_write_sge64",
-	"poll_16_zip",
+	"poll_16_zip", "post_umr_klm4",
 };
 
 const char *const bench_impl_name[IMPL_COUNT] = {
@@ -258,6 +258,47 @@ int bench_dci_open(struct bench_qp *b, enum bench_impl impl, const char *dev)
 	return open_queues(b, &qa.cap);
 }
 
+/*
+ * An RC QP at RTS that can post memory-key UMRs (mlx5dv_create_qp() with
+ * MLX5DV_QP_EX_WITH_MR_LIST, for every implementation: the same queue
+ * geometry), an indirect key of 4 entries, and 4 regions of the buffer.
+ */
+int bench_umr_open(struct bench_qp *b, enum bench_impl impl, const char *dev)
+{
+	struct ibv_qp_init_attr_ex qa;
+	struct mlx5dv_qp_init_attr dx;
+	struct mlx5dv_mkey_init_attr ka;
+	int ret = open_common(b, impl, dev), i;
+
+	if (ret)
+		return ret;
+	b->wqe_bbs = impl == IMPL_RDMAFAST ? 4 : 3;	/* ctrl, UMR ctrl, mkey, 4 KLMs */
+	bench_rc_attr(&qa, b->pd, b->cq, BENCH_SQ_WRS);
+	memset(&dx, 0, sizeof(dx));
+	dx.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS;
+	dx.send_ops_flags = MLX5DV_QP_EX_WITH_MR_LIST;
+	b->qp = mlx5dv_create_qp(b->ctx, &qa, &dx);
+	if (!b->qp)
+		return -errno;
+	b->qpx = ibv_qp_to_qp_ex(b->qp);
+	b->dvqpx = mlx5dv_qp_ex_from_ibv_qp_ex(b->qpx);
+	memset(&ka, 0, sizeof(ka));
+	ka.pd = b->pd;
+	ka.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT;
+	ka.max_entries = 4;
+	b->mkey = mlx5dv_create_mkey(&ka);
+	if (!b->mkey)
+		return -errno;
+	for (i = 0; i < 4; i++) {
+		b->klm[i].addr = b->rklm[i].addr = (uintptr_t)b->buf + 4096 * (size_t)i;
+		b->klm[i].length = b->rklm[i].length = 4096;
+		b->klm[i].lkey = b->rklm[i].lkey = b->mr->lkey;
+	}
+	if (to_rts(b, &qa.cap))
+		return -EINVAL;
+	return open_queues(b, &qa.cap);
+}
+
 void bench_qp_close(struct bench_qp *b)
 {
 	if (b->impl == IMPL_UCX) {
@@ -266,6 +307,8 @@ void bench_qp_close(struct bench_qp *b)
 	}
 	if (b->impl == IMPL_RDMAFAST)
 		rf_qp_fini_ibv(&b->rfqp);
+	if (b->mkey)
+		mlx5dv_destroy_mkey(b->mkey);
 	if (b->qp)
 		ibv_destroy_qp(b->qp);
 	if (b->ah)

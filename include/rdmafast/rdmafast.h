@@ -37,6 +37,7 @@
 #include <rdmafast/hw/barrier.h>
 #include <rdmafast/doorbell.h>
 #include <rdmafast/hw/wqe.h>
+#include <rdmafast/hw/umr.h>
 #include <rdmafast/hw/cqe.h>
 #include <rdmafast/hw/tm.h>
 #include <rdmafast/types.h>
@@ -45,6 +46,7 @@
 #include <rdmafast/sq_data.h>
 #include <rdmafast/sq_atomic.h>
 #include <rdmafast/sq_mw.h>
+#include <rdmafast/sq_umr.h>
 #include <rdmafast/sq_ud.h>
 #include <rdmafast/sq_dc.h>
 #include <rdmafast/sq_wr.h>

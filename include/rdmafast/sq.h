@@ -20,6 +20,7 @@
  *	sq_data.h    WRITE, READ, SEND: one buffer, inline payload, SGE lists
  *	sq_atomic.h  compare-and-swap, fetch-and-add, the masked atomics
  *	sq_mw.h      memory windows: bind (type 1 and 2), local invalidate
+ *	sq_umr.h     memory keys laid out by UMR: KLM lists, interleaved, signatures
  *	sq_ud.h      UD sends
  *	sq_wr.h      a work request in the ibv_send_wr shape, whatever its opcode
  *	sq_batch.h   work requests posted one at a time or as a list

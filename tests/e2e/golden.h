@@ -52,10 +52,16 @@ struct gq {
 	struct rf_wqe_av av;	/* its AV */
 };
 
-/* One libmlx5 QP of type t with the caps of rdmafast's (e2e_side_open()). */
-static inline void lib_qp(struct gq *g, struct rf_qp *q, enum ibv_qp_type t, uint64_t ops)
+/*
+ * One libmlx5 QP of type t with the caps of rdmafast's (e2e_side_open()),
+ * max_inline bytes of inline data, and with mlx5dv_create_qp() the
+ * mlx5dv send ops dv_ops (memory-key UMRs: test_e2e_umr.c) when not 0.
+ */
+static inline void lib_qp_dv(struct gq *g, struct rf_qp *q, enum ibv_qp_type t, uint64_t ops,
+			     uint64_t dv_ops, uint32_t max_inline)
 {
 	struct ibv_qp_init_attr_ex ax;
+	struct mlx5dv_qp_init_attr dx;
 	struct ibv_qp *ibqp;
 
 	memset(&ax, 0, sizeof(ax));
@@ -66,7 +72,7 @@ static inline void lib_qp(struct gq *g, struct rf_qp *q, enum ibv_qp_type t, uin
 	ax.cap.max_recv_wr = 16;
 	ax.cap.max_send_sge = 4;
 	ax.cap.max_recv_sge = 4;
-	ax.cap.max_inline_data = 64;
+	ax.cap.max_inline_data = max_inline;
 	ax.pd = g->e.pd;
 	if (t == IBV_QPT_XRC_SEND) {
 		ax.recv_cq = NULL;
@@ -75,9 +81,35 @@ static inline void lib_qp(struct gq *g, struct rf_qp *q, enum ibv_qp_type t, uin
 	}
 	ax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	ax.send_ops_flags = ops;
-	ibqp = ibv_create_qp_ex(g->e.ctx, &ax);
+	memset(&dx, 0, sizeof(dx));
+	dx.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS;
+	dx.send_ops_flags = dv_ops;
+	ibqp = dv_ops ? mlx5dv_create_qp(g->e.ctx, &ax, &dx) : ibv_create_qp_ex(g->e.ctx, &ax);
 	cr_assert_not_null(ibqp, "libmlx5 QP: %s", strerror(errno));
 	cr_assert_eq(rf_qp_init_ibv(q, ibqp, &ax.cap, 0), 0);
+}
+
+static inline void lib_qp(struct gq *g, struct rf_qp *q, enum ibv_qp_type t, uint64_t ops)
+{
+	lib_qp_dv(g, q, t, ops, 0, 64);
+}
+
+/* The connection attributes of g's QPs of type t, and the peer of QP qpn on this port. */
+static inline void gq_conn_attr(struct gq *g, enum ibv_qp_type t, struct rf_qp_conn_attr *ca)
+{
+	memset(ca, 0, sizeof(*ca));
+	ca->access = t == IBV_QPT_UC ? RF_ACCESS_REMOTE_WRITE : RF_ACCESS_REMOTE_ALL;
+	ca->gid_index = g->e.port.link_layer == IBV_LINK_LAYER_ETHERNET ? 0 : -1;
+	ca->qkey = QKEY;
+}
+
+static inline void gq_peer(struct gq *g, uint32_t qpn, struct rf_qp_peer *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->qpn = qpn;
+	p->lid = g->e.port.lid;
+	if (g->e.port.link_layer == IBV_LINK_LAYER_ETHERNET)
+		cr_assert_eq(ibv_query_gid(g->e.ctx, 1, 0, &p->gid), 0);
 }
 
 /*
@@ -117,21 +149,9 @@ static inline void gq_open(struct gq *g, enum ibv_qp_type t, uint64_t ops)
 	g->cx = ibv_qp_to_qp_ex(g->c.ibqp);
 	cr_assert_not_null(g->cx);
 
-	memset(&ca, 0, sizeof(ca));
-	ca.access = t == IBV_QPT_UC ? RF_ACCESS_REMOTE_WRITE : RF_ACCESS_REMOTE_ALL;
-	ca.gid_index = -1;
-	ca.qkey = QKEY;
-	memset(&pc, 0, sizeof(pc));
-	memset(&pd, 0, sizeof(pd));
-	pc.qpn = g->c.qpn;
-	pc.lid = g->e.port.lid;
-	pd.qpn = g->d.qpn;
-	pd.lid = g->e.port.lid;
-	if (g->e.port.link_layer == IBV_LINK_LAYER_ETHERNET) {
-		ca.gid_index = 0;
-		cr_assert_eq(ibv_query_gid(g->e.ctx, 1, 0, &pc.gid), 0);
-		pd.gid = pc.gid;
-	}
+	gq_conn_attr(g, t, &ca);
+	gq_peer(g, g->c.qpn, &pc);
+	gq_peer(g, g->d.qpn, &pd);
 	cr_assert_eq(rf_qp_connect_ibv(&g->c, &ca, ud ? NULL : &pd), 0);
 	cr_assert_eq(rf_qp_connect_ibv(&g->d, &ca, ud ? NULL : &pc), 0);
 	if (ud) {
@@ -258,6 +278,20 @@ static inline void request_512(struct gq *g, struct ibv_send_wr *wr, struct ibv_
 	wr->num_sge = 1;
 	wr->wr.rdma.remote_addr = e2e_addr(&g->e.b, 4096);
 	wr->wr.rdma.rkey = g->e.b.mr->rkey;
+}
+
+/*
+ * A signaled RDMA WRITE of the first 64 bytes of b's buffer by b to raddr
+ * with rkey (a window's, a memory key's over a's buffer); its status.
+ */
+static inline uint32_t write_by_b(struct gq *g, uint32_t rkey, uint64_t raddr)
+{
+	struct rf_wc w;
+
+	cr_assert_eq(rf_sq_post_write(&g->e.b.qp.sq, g->e.b.mr->lkey, e2e_addr(&g->e.b, 0), 64,
+				      rkey, raddr, RF_SEND_SIGNALED | RF_SEND_RING, 0), 0);
+	e2e_wait(&g->e.b.cq, &w, 1);
+	return w.status;
 }
 
 /* rdmafast rings, then both WQEs at *p are compared, executed and retired. */

@@ -221,18 +221,6 @@ static void mw_cmp(struct gq *g, uint32_t pr, uint32_t pl, int after_umr, const 
 	cr_assert_eq(wqe_byte(r, pr, 11) & 0xe0, RF_WQE_CTRL_INITIATOR_SMALL_FENCE, "%s", what);
 }
 
-/* A signaled RDMA WRITE of 64 bytes by b into a's buffer at off, with rkey. */
-static uint32_t write_into_a(struct gq *g, uint32_t rkey, size_t off)
-{
-	struct rf_wc w;
-
-	cr_assert_eq(rf_sq_post_write(&g->e.b.qp.sq, g->e.b.mr->lkey, e2e_addr(&g->e.b, 0), 64,
-				      rkey, e2e_addr(&g->e.a, off), RF_SEND_SIGNALED | RF_SEND_RING,
-				      0), 0);
-	e2e_wait(&g->e.b.cq, &w, 1);
-	return w.status;
-}
-
 /*
  * RC through libmlx5's ibv_wr_*() (an RDMA WRITE, against ibv_post_send()
  * too), then type-1 windows: bound, rebound while bound, and unbound
@@ -314,14 +302,17 @@ Test(e2e_golden_mw, rc_wr_api_and_type1_windows_match_libmlx5)
 		cr_assert_eq(w.status, RF_WC_SUCCESS, "%s: %u", what[round], w.status);
 		mwa->rkey = key;	/* as ibv_bind_mw() keeps it */
 		if (len) {
-			cr_assert_eq(write_into_a(&g, mwa->rkey, 4096 * (size_t)(round + 1)),
-				     RF_WC_SUCCESS, "%s: through rdmafast's window", what[round]);
-			cr_assert_eq(write_into_a(&g, mwc->rkey, 4096 * (size_t)(round + 1) + 64),
-				     RF_WC_SUCCESS, "%s: through libmlx5's window", what[round]);
+			uint64_t at = e2e_addr(a, 4096 * (size_t)(round + 1));
+
+			cr_assert_eq(write_by_b(&g, mwa->rkey, at), RF_WC_SUCCESS,
+				     "%s: through rdmafast's window", what[round]);
+			cr_assert_eq(write_by_b(&g, mwc->rkey, at + 64), RF_WC_SUCCESS,
+				     "%s: through libmlx5's window", what[round]);
 		}
 	}
 	/* unbound: b's write through the window fails (and ends b's QP) */
-	cr_assert_neq(write_into_a(&g, mwa->rkey, 4096), RF_WC_SUCCESS, "unbound window used");
+	cr_assert_neq(write_by_b(&g, mwa->rkey, e2e_addr(a, 4096)), RF_WC_SUCCESS,
+		      "unbound window used");
 	ibv_dealloc_mw(mwc);
 	ibv_dealloc_mw(mwa);
 	gq_close(&g);

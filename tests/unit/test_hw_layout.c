@@ -121,6 +121,28 @@ Test(hw_layout, umr_segs)
 	SAME_FIELD(rf_wqe_umr_klm_seg, mlx5_wqe_umr_klm_seg, byte_count);
 	SAME_FIELD(rf_wqe_umr_klm_seg, mlx5_wqe_umr_klm_seg, mkey);
 	SAME_FIELD(rf_wqe_umr_klm_seg, mlx5_wqe_umr_klm_seg, address);
+
+	SAME_SIZE(rf_wqe_umr_repeat_block_seg, mlx5_wqe_umr_repeat_block_seg);
+	SAME_FIELD(rf_wqe_umr_repeat_block_seg, mlx5_wqe_umr_repeat_block_seg, byte_count);
+	SAME_FIELD(rf_wqe_umr_repeat_block_seg, mlx5_wqe_umr_repeat_block_seg, op);
+	SAME_FIELD(rf_wqe_umr_repeat_block_seg, mlx5_wqe_umr_repeat_block_seg, repeat_count);
+	SAME_FIELD(rf_wqe_umr_repeat_block_seg, mlx5_wqe_umr_repeat_block_seg, reserved);
+	SAME_FIELD(rf_wqe_umr_repeat_block_seg, mlx5_wqe_umr_repeat_block_seg, num_ent);
+	cr_expect_eq(offsetof(struct mlx5_wqe_umr_repeat_block_seg, entries),
+		     sizeof(struct rf_wqe_umr_repeat_block_seg), "entries follow the block");
+
+	SAME_SIZE(rf_wqe_umr_repeat_ent_seg, mlx5_wqe_umr_repeat_ent_seg);
+	SAME_FIELD(rf_wqe_umr_repeat_ent_seg, mlx5_wqe_umr_repeat_ent_seg, stride);
+	SAME_FIELD(rf_wqe_umr_repeat_ent_seg, mlx5_wqe_umr_repeat_ent_seg, byte_count);
+	SAME_FIELD(rf_wqe_umr_repeat_ent_seg, mlx5_wqe_umr_repeat_ent_seg, memkey);
+	SAME_FIELD(rf_wqe_umr_repeat_ent_seg, mlx5_wqe_umr_repeat_ent_seg, va);
+
+	/*
+	 * The BSF and the SET_PSV segment are private to libmlx5
+	 * (providers/mlx5/wqe.h: struct mlx5_bsf, mlx5_wqe_set_psv_seg), not
+	 * in mlx5dv.h: their offsets are hw/umr.h's static assertions, and
+	 * their bytes test_e2e_umr.c's comparison with libmlx5's WQEs.
+	 */
 }
 
 Test(hw_layout, srq_next_seg)
@@ -243,6 +265,12 @@ Test(hw_layout, umr_constants)
 	/* the masks libmlx5 uses for type-2 bind and local invalidate */
 	SAME_VALUE(RF_UMR_MKEY_MASK_BIND | RF_UMR_MKEY_MASK_QPN, 0x203C6041);
 	SAME_VALUE(RF_UMR_MKEY_MASK_INVALIDATE, 0x20006000);
+	/* sq_umr.h's signature flags are mlx5dv.h's */
+	SAME_VALUE(RF_SIG_T10DIF_REF_REMAP, MLX5DV_SIG_T10DIF_FLAG_REF_REMAP);
+	SAME_VALUE(RF_SIG_T10DIF_APP_ESCAPE, MLX5DV_SIG_T10DIF_FLAG_APP_ESCAPE);
+	SAME_VALUE(RF_SIG_T10DIF_APP_REF_ESCAPE, MLX5DV_SIG_T10DIF_FLAG_APP_REF_ESCAPE);
+	SAME_VALUE(RF_SIG_COPY_MASK, MLX5DV_SIG_BLOCK_ATTR_FLAG_COPY_MASK);
+	SAME_VALUE(RF_OPCODE_SET_PSV, MLX5_OPCODE_SET_PSV);
 }
 
 Test(hw_layout, cqe_constants)

@@ -12,11 +12,12 @@
  *	        CS/FA         ctrl [xrc] raddr atomic data(8)
  *	        masked atomic ctrl [xrc] raddr masked-seg data(4|8)
  *	UD      SEND*         ctrl av(48) data... | inline
- *	any     BIND (UMR)    ctrl umr-ctrl mkey-context klm(64)
- *	        LOCAL_INV     ctrl umr-ctrl mkey-context
+ *	any     UMR           ctrl umr-ctrl mkey-context [translations] [bsf]
+ *	        SET_PSV       ctrl psv
  *	        NOP           ctrl
  *
- * ([xrc] is present on XRC_SEND QPs only.) Field names follow the kernel
+ * ([xrc] is present on XRC_SEND QPs only; the UMR and SET_PSV segments
+ * are in hw/umr.h, which this header includes.) Field names follow the kernel
  * and rdma-core so they can be grepped across both.
  *
  * The rf_set_* functions write every byte of their segment (reserved bytes
@@ -30,6 +31,7 @@
 
 #include <rdmafast/compiler.h>
 #include <rdmafast/hw/endian.h>
+#include <rdmafast/hw/umr.h>	/* the UMR segments (bind, invalidate, memory keys) */
 
 RF_BEGIN_DECLS
 
@@ -427,144 +429,6 @@ RF_INLINE void rf_set_xrc_seg(struct rf_wqe_xrc_seg *x, uint32_t srqn)
 {
 	x->xrc_srqn = rf_htobe32(srqn);
 	__builtin_memset(x->reserved, 0, sizeof(x->reserved));
-}
-
-/*
- * ---- UMR: memory-window bind and local invalidate ------------------------
- *
- * Type-2 bind:   ctrl(imm = mw rkey) umr-ctrl mkey-context klm + 48 zero
- *                bytes; DS 12 (3 BB). The WQE after it needs
- *                RF_WQE_CTRL_INITIATOR_SMALL_FENCE.
- * Local inval:   ctrl(imm = rkey) umr-ctrl mkey-context(free); DS 8 (2 BB).
- */
-enum {
-	RF_UMR_CTRL_FLAG_INLINE             = 1 << 7,
-	RF_UMR_CTRL_FLAG_CHECK_FREE         = 1 << 5,
-	RF_UMR_CTRL_FLAG_TRANSLATION_OFFSET = 1 << 4,
-	RF_UMR_CTRL_FLAG_CHECK_QPN          = 1 << 3,
-};
-
-#define RF_UMR_MKEY_MASK_LEN               (1ULL << 0)
-#define RF_UMR_MKEY_MASK_START_ADDR        (1ULL << 6)
-#define RF_UMR_MKEY_MASK_SIG_ERR           (1ULL << 9)
-#define RF_UMR_MKEY_MASK_BSF_ENABLE        (1ULL << 12)
-#define RF_UMR_MKEY_MASK_MKEY              (1ULL << 13)
-#define RF_UMR_MKEY_MASK_QPN               (1ULL << 14)
-#define RF_UMR_MKEY_MASK_ACCESS_LOCAL_WRITE  (1ULL << 18)
-#define RF_UMR_MKEY_MASK_ACCESS_REMOTE_READ  (1ULL << 19)
-#define RF_UMR_MKEY_MASK_ACCESS_REMOTE_WRITE (1ULL << 20)
-#define RF_UMR_MKEY_MASK_ACCESS_ATOMIC       (1ULL << 21)
-#define RF_UMR_MKEY_MASK_FREE              (1ULL << 29)
-
-/* The fields a memory-window bind updates (type 2 adds the QPN). */
-#define RF_UMR_MKEY_MASK_BIND \
-	(RF_UMR_MKEY_MASK_FREE | RF_UMR_MKEY_MASK_MKEY | RF_UMR_MKEY_MASK_LEN | \
-	 RF_UMR_MKEY_MASK_START_ADDR | RF_UMR_MKEY_MASK_ACCESS_LOCAL_WRITE | \
-	 RF_UMR_MKEY_MASK_ACCESS_REMOTE_READ | RF_UMR_MKEY_MASK_ACCESS_REMOTE_WRITE | \
-	 RF_UMR_MKEY_MASK_ACCESS_ATOMIC)
-/* The fields a local invalidate updates. */
-#define RF_UMR_MKEY_MASK_INVALIDATE \
-	(RF_UMR_MKEY_MASK_FREE | RF_UMR_MKEY_MASK_MKEY | RF_UMR_MKEY_MASK_QPN)
-
-enum {
-	RF_MKEY_CONTEXT_FREE = 1 << 6,	/* mkey context "free": invalid */
-	RF_MKEY_ACCESS_ATOMIC       = 1 << 6,
-	RF_MKEY_ACCESS_REMOTE_WRITE = 1 << 5,
-	RF_MKEY_ACCESS_REMOTE_READ  = 1 << 4,
-	RF_MKEY_ACCESS_LOCAL_WRITE  = 1 << 3,
-	RF_MKEY_ACCESS_LOCAL_READ   = 1 << 2,
-};
-
-/* qpn_mkey of an mkey not bound to a QP (type-1 window, invalidated). */
-#define RF_MKEY_NO_QPN 0xffffff00U
-
-struct rf_wqe_umr_ctrl_seg {
-	uint8_t flags;
-	uint8_t rsvd0[3];
-	__be16  klm_octowords;		/* translations, in 16-byte units */
-	__be16  translation_offset;	/* also bsf_octowords */
-	__be64  mkey_mask;
-	uint8_t rsvd1[32];
-};
-RF_STATIC_ASSERT(sizeof(struct rf_wqe_umr_ctrl_seg) == 48, "umr ctrl size");
-RF_STATIC_ASSERT(offsetof(struct rf_wqe_umr_ctrl_seg, flags) == 0, "umr flags");
-RF_STATIC_ASSERT(offsetof(struct rf_wqe_umr_ctrl_seg, klm_octowords) == 4, "umr klm_octowords");
-RF_STATIC_ASSERT(offsetof(struct rf_wqe_umr_ctrl_seg, translation_offset) == 6, "umr translation_offset");
-RF_STATIC_ASSERT(offsetof(struct rf_wqe_umr_ctrl_seg, mkey_mask) == 8, "umr mkey_mask");
-RF_STATIC_ASSERT(offsetof(struct rf_wqe_umr_ctrl_seg, rsvd1) == 16, "umr rsvd1");
-
-RF_INLINE void rf_set_umr_ctrl_seg(struct rf_wqe_umr_ctrl_seg *u, uint8_t flags,
-				   uint16_t klm_octowords, uint64_t mkey_mask)
-{
-	u->flags = flags;
-	__builtin_memset(u->rsvd0, 0, sizeof(u->rsvd0));
-	u->klm_octowords = rf_htobe16(klm_octowords);
-	u->translation_offset = 0;
-	u->mkey_mask = rf_htobe64(mkey_mask);
-	__builtin_memset(u->rsvd1, 0, sizeof(u->rsvd1));
-}
-
-struct rf_wqe_mkey_context_seg {
-	uint8_t free;			/* RF_MKEY_CONTEXT_FREE or 0 */
-	uint8_t reserved1;
-	uint8_t access_flags;		/* RF_MKEY_ACCESS_* */
-	uint8_t sf;
-	__be32  qpn_mkey;		/* [31:8] bound QPN or 0xffffff, [7:0] key tag */
-	__be32  reserved2;
-	__be32  flags_pd;
-	__be64  start_addr;		/* 0 for a zero-based window */
-	__be64  len;
-	__be32  bsf_octword_size;
-	__be32  reserved3[4];
-	__be32  translations_octword_size;
-	uint8_t reserved4[3];
-	uint8_t log_page_size;
-	__be32  reserved;
-};
-RF_STATIC_ASSERT(sizeof(struct rf_wqe_mkey_context_seg) == 64, "mkey ctx size");
-RF_STATIC_ASSERT(offsetof(struct rf_wqe_mkey_context_seg, free) == 0, "mkey free");
-RF_STATIC_ASSERT(offsetof(struct rf_wqe_mkey_context_seg, access_flags) == 2, "mkey access");
-RF_STATIC_ASSERT(offsetof(struct rf_wqe_mkey_context_seg, qpn_mkey) == 4, "mkey qpn_mkey");
-RF_STATIC_ASSERT(offsetof(struct rf_wqe_mkey_context_seg, flags_pd) == 12, "mkey flags_pd");
-RF_STATIC_ASSERT(offsetof(struct rf_wqe_mkey_context_seg, start_addr) == 16, "mkey start_addr");
-RF_STATIC_ASSERT(offsetof(struct rf_wqe_mkey_context_seg, len) == 24, "mkey len");
-RF_STATIC_ASSERT(offsetof(struct rf_wqe_mkey_context_seg, bsf_octword_size) == 32, "mkey bsf");
-RF_STATIC_ASSERT(offsetof(struct rf_wqe_mkey_context_seg, translations_octword_size) == 52, "mkey translations");
-RF_STATIC_ASSERT(offsetof(struct rf_wqe_mkey_context_seg, log_page_size) == 59, "mkey log_page_size");
-
-RF_INLINE void rf_set_mkey_context_seg(struct rf_wqe_mkey_context_seg *m,
-				       uint8_t free_flag, uint8_t access_flags,
-				       uint32_t qpn_mkey, uint64_t start_addr,
-				       uint64_t len)
-{
-	__builtin_memset(m, 0, sizeof(*m));
-	m->free = free_flag;
-	m->access_flags = access_flags;
-	m->qpn_mkey = rf_htobe32(qpn_mkey);
-	m->start_addr = rf_htobe64(start_addr);
-	m->len = rf_htobe64(len);
-}
-
-/* One KLM translation entry (16 bytes): a slice of a registered MR. */
-struct rf_wqe_umr_klm_seg {
-	__be32 byte_count;	/* at most 2 GiB */
-	__be32 mkey;		/* lkey of the underlying MR */
-	__be64 address;
-};
-RF_STATIC_ASSERT(sizeof(struct rf_wqe_umr_klm_seg) == 16, "klm size");
-RF_STATIC_ASSERT(offsetof(struct rf_wqe_umr_klm_seg, mkey) == 4, "klm mkey");
-RF_STATIC_ASSERT(offsetof(struct rf_wqe_umr_klm_seg, address) == 8, "klm address");
-
-/* KLM lists are padded to 64 bytes: klm_octowords for n entries. */
-#define RF_UMR_KLM_OCTOWORDS(n) ((((n) + 3) / 4) * 4)
-
-RF_INLINE void rf_set_umr_klm_seg(struct rf_wqe_umr_klm_seg *k,
-				  uint32_t byte_count, uint32_t mkey,
-				  uint64_t address)
-{
-	k->byte_count = rf_htobe32(byte_count);
-	k->mkey = rf_htobe32(mkey);
-	k->address = rf_htobe64(address);
 }
 
 /* ---- SRQ WQE header (16 bytes), before the data segments ---------------- */
