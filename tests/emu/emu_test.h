@@ -39,6 +39,27 @@ static inline struct ibv_context *et_open(void)
 }
 
 /*
+ * A suite whose tests share one context and one PD: defines `ctx`, `pd`
+ * and TestSuite(name) with their setup and teardown (which checks that
+ * the tests freed everything they put on the PD).
+ */
+#define ET_CTX_PD_SUITE(name)						\
+	static struct ibv_context *ctx;					\
+	static struct ibv_pd *pd;					\
+	static void et_suite_setup(void)				\
+	{								\
+		ctx = et_open();					\
+		pd = ibv_alloc_pd(ctx);					\
+		cr_assert(pd);						\
+	}								\
+	static void et_suite_teardown(void)				\
+	{								\
+		cr_assert_eq(ibv_dealloc_pd(pd), 0);			\
+		cr_assert_eq(ibv_close_device(ctx), 0);			\
+	}								\
+	TestSuite(name, .init = et_suite_setup, .fini = et_suite_teardown)
+
+/*
  * Bring an RC/UC/XRC QP to RTS (an XRC target too), connected to dest_qpn
  * on our own port. Returns 0 or the errno value of the refused transition.
  */

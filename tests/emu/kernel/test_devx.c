@@ -18,23 +18,7 @@
 
 #include "emu_test.h"
 
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-
-static void setup(void)
-{
-	ctx = et_open();
-	pd = ibv_alloc_pd(ctx);
-	cr_assert(pd);
-}
-
-static void teardown(void)
-{
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
-	cr_assert_eq(ibv_close_device(ctx), 0);
-}
-
-TestSuite(devx, .init = setup, .fini = teardown);
+ET_CTX_PD_SUITE(devx);
 
 /* PRM mailboxes: big-endian dwords, a field by its bit offset and width */
 static uint32_t get(const void *buf, unsigned off, unsigned bits)

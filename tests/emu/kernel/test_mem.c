@@ -7,23 +7,7 @@
 
 #include "emu_test.h"
 
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-
-static void setup(void)
-{
-	ctx = et_open();
-	pd = ibv_alloc_pd(ctx);
-	cr_assert(pd);
-}
-
-static void teardown(void)
-{
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
-	cr_assert_eq(ibv_close_device(ctx), 0);
-}
-
-TestSuite(mem, .init = setup, .fini = teardown);
+ET_CTX_PD_SUITE(mem);
 
 Test(mem, pd_numbers)
 {

@@ -13,23 +13,7 @@
 
 #define PAGE	4096u
 
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-
-static void setup(void)
-{
-	ctx = et_open();
-	pd = ibv_alloc_pd(ctx);
-	cr_assert(pd);
-}
-
-static void teardown(void)
-{
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
-	cr_assert_eq(ibv_close_device(ctx), 0);
-}
-
-TestSuite(odp, .init = setup, .fini = teardown);
+ET_CTX_PD_SUITE(odp);
 
 /* a ConnectX-6's caps, as mlx5_ib_internal_fill_odp_caps() reports them */
 Test(odp, caps)
