@@ -97,7 +97,8 @@ static bool put(struct nl_out *o, uint16_t type, const void *v, size_t n)
 		return false;
 	a->nla_type = type;
 	a->nla_len = (uint16_t)(NLA_HDRLEN + n);
-	memcpy((uint8_t *)a + NLA_HDRLEN, v, n);
+	if (n)
+		memcpy((uint8_t *)a + NLA_HDRLEN, v, n);
 	memset((uint8_t *)a + NLA_HDRLEN + n, 0, total - NLA_HDRLEN - n);
 	o->len += total;
 	return true;
@@ -442,7 +443,7 @@ static int answer(struct nl_out *o, uint16_t op, bool dump, const struct nl_attr
 			}
 			return 0;
 		}
-		if ((ret = get_port(t, &port)) || !port)
+		if (get_port(t, &port) || !port)
 			return EINVAL;
 		msg_start(o, nl_type(RDMA_NLDEV_CMD_GET), 0);
 		fill_port(o, dev, port);
@@ -463,7 +464,7 @@ static int answer(struct nl_out *o, uint16_t op, bool dump, const struct nl_attr
 		dev_t cdev;
 		char node[24];
 
-		if (!name || (ret = get_dev(t, &dev)))
+		if (!name || get_dev(t, &dev))
 			return EINVAL;
 		if (t->a[RDMA_NLDEV_ATTR_PORT_INDEX])
 			return EINVAL;	/* uverbs is per device */

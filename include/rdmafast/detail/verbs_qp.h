@@ -37,6 +37,7 @@ static inline RF_COLD int rf__qp_dv_ibv(struct ibv_qp *ibqp, struct mlx5dv_qp *d
 
 	memset(&obj, 0, sizeof(obj));
 	memset(dv, 0, sizeof(*dv));
+	memset(sa, 0, sizeof(*sa));	/* zero on every return */
 	obj.qp.in = ibqp;
 	obj.qp.out = dv;
 	ret = mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP);
@@ -44,7 +45,6 @@ static inline RF_COLD int rf__qp_dv_ibv(struct ibv_qp *ibqp, struct mlx5dv_qp *d
 		return rf__ibv_err(ret);
 	if (dv->sq.wqe_cnt && dv->sq.stride != RF_SEND_WQE_BB)
 		return -EPROTONOSUPPORT;
-	memset(sa, 0, sizeof(*sa));
 	sa->buf = dv->sq.buf;
 	sa->wqe_cnt = dv->sq.wqe_cnt;
 	sa->dbrec = (__be32 *)dv->dbrec;
