@@ -36,6 +36,19 @@ unsigned cm_addr_size(const struct sockaddr *sa)
 	}
 }
 
+/*
+ * The size of the address in a command's sockaddr_in6 field (BIND_IP,
+ * RESOLVE_IP, JOIN_IP_MCAST), 0 when its family is unknown or needs more
+ * room than the field has (AF_IB): the kernel's rdma_addr_size_in6(),
+ * which ucma.c checks before it looks at the id.
+ */
+unsigned cm_addr_size_in6(const struct sockaddr_in6 *a)
+{
+	unsigned size = cm_addr_size((const struct sockaddr *)a);
+
+	return size <= sizeof(*a) ? size : 0;
+}
+
 uint16_t cm_addr_port(const struct sockaddr *sa)
 {
 	switch (sa->sa_family) {

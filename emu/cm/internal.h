@@ -220,6 +220,7 @@ void cm_on_timer(struct cm_id *id);
 
 /* rdma_addr_size(): 16, 28, sizeof(struct sockaddr_ib), or 0 */
 unsigned cm_addr_size(const struct sockaddr *sa);
+unsigned cm_addr_size_in6(const struct sockaddr_in6 *a);
 uint16_t cm_addr_port(const struct sockaddr *sa);
 void cm_addr_set_port(struct sockaddr *sa, uint16_t port);
 bool cm_addr_any(const struct sockaddr *sa);

@@ -120,7 +120,9 @@ int cm_cmd_join_ip_mcast(struct cm_file *f, uint64_t in, int in_len, int out_len
 	(void)in_len;
 	if (cm_copy_in(&cmd, in, sizeof(cmd)))
 		return EFAULT;
-	return join(f, cmd.response, cmd.uid, cmd.id, sa, cm_addr_size(sa),
+	if (!cm_addr_size_in6(&cmd.addr))
+		return EINVAL;	/* before the response's room, as ucma.c */
+	return join(f, cmd.response, cmd.uid, cmd.id, sa, cm_addr_size_in6(&cmd.addr),
 		    RDMA_MC_JOIN_FLAG_FULLMEMBER_, out_len);
 }
 

@@ -108,7 +108,11 @@ int cm_cmd_bind_ip(struct cm_file *f, uint64_t in, int in_len, int out_len)
 
 	(void)in_len;
 	(void)out_len;
-	if ((ret = cm_cmd_id(f, in, &cmd, sizeof(cmd), &cmd.id, &id)))
+	if (cm_copy_in(&cmd, in, sizeof(cmd)))
+		return EFAULT;
+	if (!cm_addr_size_in6(&cmd.addr))
+		return EINVAL;
+	if ((ret = cm_get_id(f, cmd.id, &id)))
 		return ret;
 	return cm_bind_sockaddr(id, (const struct sockaddr *)&cmd.addr);
 }
@@ -195,7 +199,12 @@ int cm_cmd_resolve_ip(struct cm_file *f, uint64_t in, int in_len, int out_len)
 
 	(void)in_len;
 	(void)out_len;
-	if ((ret = cm_cmd_id(f, in, &cmd, sizeof(cmd), &cmd.id, &id)))
+	if (cm_copy_in(&cmd, in, sizeof(cmd)))
+		return EFAULT;
+	if ((cmd.src_addr.sin6_family && !cm_addr_size_in6(&cmd.src_addr)) ||
+	    !cm_addr_size_in6(&cmd.dst_addr))
+		return EINVAL;
+	if ((ret = cm_get_id(f, cmd.id, &id)))
 		return ret;
 	return resolve_addr(id, (const struct sockaddr *)&cmd.src_addr,
 			    (const struct sockaddr *)&cmd.dst_addr, cmd.timeout_ms);

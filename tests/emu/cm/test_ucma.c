@@ -159,8 +159,9 @@ Test(ucma, stale_and_foreign_ids)
 /*
  * Every command about one id opens as its kernel handler does: the whole
  * command is copied in (EFAULT), then its id looked up (ENOENT: none,
- * EINVAL: another channel's), except that CONNECT, BIND and RESOLVE_ADDR
- * check their own fields first (a zeroed one is EINVAL before the lookup).
+ * EINVAL: another channel's), except that CONNECT, BIND, BIND_IP,
+ * RESOLVE_IP and RESOLVE_ADDR check their own fields first (a zeroed one
+ * is EINVAL before the lookup).
  */
 struct id_cmd {
 	const char *name;
@@ -176,9 +177,9 @@ struct id_cmd {
 static const struct id_cmd id_cmds[] = {
 	ID_CMD(DESTROY_ID, struct rdma_ucm_destroy_id,
 	       sizeof(struct rdma_ucm_destroy_id_resp), ENOENT),
-	ID_CMD(BIND_IP, struct rdma_ucm_bind_ip, 0, ENOENT),
+	ID_CMD(BIND_IP, struct rdma_ucm_bind_ip, 0, EINVAL),
 	ID_CMD(BIND, struct rdma_ucm_bind, 0, EINVAL),
-	ID_CMD(RESOLVE_IP, struct rdma_ucm_resolve_ip, 0, ENOENT),
+	ID_CMD(RESOLVE_IP, struct rdma_ucm_resolve_ip, 0, EINVAL),
 	ID_CMD(RESOLVE_ADDR, struct rdma_ucm_resolve_addr, 0, EINVAL),
 	ID_CMD(RESOLVE_ROUTE, struct rdma_ucm_resolve_route, 0, ENOENT),
 	ID_CMD(QUERY_ROUTE, struct rdma_ucm_query,
@@ -233,6 +234,49 @@ Test(ucma, commands_about_an_id_copy_then_look_up)
 	munmap(m, (size_t)pg * 2);
 	close(a);
 	close(b);
+}
+
+/*
+ * The _IP commands carry their addresses in sockaddr_in6 fields: a family
+ * whose address does not fit (AF_IB's 48 bytes) or that the CM does not
+ * know is EINVAL before anything reads the address or looks at the id
+ * (ucma.c, rdma_addr_size_in6()). The emulator read 48 bytes out of the
+ * 28 (the cm_ucma fuzz target's stack overflow) and bound the id.
+ */
+Test(ucma, ip_commands_take_only_addresses_their_field_holds)
+{
+	int fd = open_cm();
+	struct rdma_ucm_bind_ip b;
+	struct rdma_ucm_resolve_ip r;
+	struct rdma_ucm_join_ip_mcast j;
+	struct rdma_ucm_create_id_resp jr;
+	uint32_t id;
+
+	cr_assert_eq(create_id(fd, RDMA_PS_UDP, &id), 0);
+	memset(&b, 0, sizeof(b));
+	b.id = id;
+	b.addr.sin6_family = AF_IB;
+	cr_assert_eq(ucma(fd, RDMA_USER_CM_CMD_BIND_IP, &b, sizeof(b), 0), EINVAL);
+	b.addr.sin6_family = AF_UNIX;
+	cr_assert_eq(ucma(fd, RDMA_USER_CM_CMD_BIND_IP, &b, sizeof(b), 0), EINVAL);
+	memset(&r, 0, sizeof(r));
+	r.id = id;
+	r.dst_addr.sin6_family = AF_IB;
+	cr_assert_eq(ucma(fd, RDMA_USER_CM_CMD_RESOLVE_IP, &r, sizeof(r), 0), EINVAL);
+	r.dst_addr.sin6_family = AF_INET6;
+	r.src_addr.sin6_family = AF_IB;
+	cr_assert_eq(ucma(fd, RDMA_USER_CM_CMD_RESOLVE_IP, &r, sizeof(r), 0), EINVAL);
+	memset(&j, 0, sizeof(j));
+	j.id = id;
+	j.response = (uintptr_t)&jr;
+	j.addr.sin6_family = AF_IB;
+	cr_assert_eq(ucma(fd, RDMA_USER_CM_CMD_JOIN_IP_MCAST, &j, sizeof(j), 0), EINVAL,
+		     "before the response's room is checked");
+	/* nothing was bound: a well-formed bind still takes */
+	b.addr.sin6_family = AF_INET6;	/* the wildcard */
+	cr_assert_eq(ucma(fd, RDMA_USER_CM_CMD_BIND_IP, &b, sizeof(b), 0), 0);
+	cr_assert_eq(destroy_id(fd, id), 0);
+	close(fd);
 }
 
 Test(ucma, command_rules)
