@@ -129,7 +129,8 @@ static inline bool event_fd(int fd)
 
 /*
  * the errnos a write() command may answer; ENODATA: an address naming an
- * empty GID entry (rdma_get_gid_attr(), CREATE_AH and MODIFY_QP)
+ * empty GID entry (rdma_get_gid_attr(), CREATE_AH and MODIFY_QP);
+ * EOVERFLOW: an ODP MR of an empty or wrapping range (ib_init_umem_odp())
  */
 static bool known_errno(int e)
 {
@@ -137,6 +138,7 @@ static bool known_errno(int e)
 	case EINVAL: case ENOSPC: case EFAULT: case EOPNOTSUPP: case ENOMEM:
 	case EBUSY: case EPERM: case EBADF: case EAGAIN: case ENOENT:
 	case EMFILE: case ENFILE: case EEXIST: case ENOSYS: case ENODATA:
+	case EOVERFLOW:
 		return true;
 	default:
 		return false;
