@@ -106,7 +106,7 @@ static struct rfemu_dev_stats stats(void)
 	struct rfemu_dev_stats s;
 
 	emu_lock_acquire();
-	s = dev_wire_stats;
+	s = wire_stats;
 	emu_lock_release();
 	return s;
 }

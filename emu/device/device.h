@@ -370,7 +370,7 @@ struct dev_rd {
 	uint64_t		raddr;
 	const struct emu_pd	*pd;		/* compared with the key's, never read */
 	uint64_t		orig;		/* atomics: the value answered */
-	uint64_t		ticket;		/* dev_wire_ticket() of the first answer's last packet */
+	uint64_t		ticket;		/* wire_ticket() of the first answer's last packet */
 	uint8_t			op;		/* DOP_READ or an atomic */
 	bool			valid;
 	bool			queued;		/* responses from next on are owed */

@@ -288,11 +288,11 @@ static unsigned iterate(bool sockets)
 		if (dev_eng.busy)
 			n += run_busy();
 		/* the sockets cost a syscall: once per iteration is enough */
-		n += dev_wire_poll(sockets && round == 0);
+		n += wire_poll(sockets && round == 0);
 		n += dev_resp_pump();
 		dev_resp_flush_acks();
 		n += dev_sq_direct_replies();
-		n += dev_wire_poll(false);
+		n += wire_poll(false);
 		if (dev_eng.timers)
 			dev_rc_timers();
 		if (dev_eng.cq_timers)
@@ -342,8 +342,8 @@ static bool idle_wait(uint64_t ns, bool wire)
 	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
 
 	fds[n++] = (struct pollfd){ .fd = dev_eng.kick_fd, .events = POLLIN };
-	if (wire && dev_wire_wait_fd() >= 0)
-		fds[n++] = (struct pollfd){ .fd = dev_wire_wait_fd(), .events = POLLIN };
+	if (wire && wire_wait_fd() >= 0)
+		fds[n++] = (struct pollfd){ .fd = wire_wait_fd(), .events = POLLIN };
 	if (ppoll(fds, n, &ts, NULL) <= 0)
 		return false;	/* timed out: only doorbells can have changed */
 	if (fds[0].revents & POLLIN) {
@@ -449,8 +449,8 @@ static uint64_t bounded_by_timers(uint64_t now, uint64_t sleep)
 {
 	uint64_t due = dev_rc_next_deadline();
 
-	if (dev_wire_next_due() && (!due || dev_wire_next_due() < due))
-		due = dev_wire_next_due();
+	if (wire_next_due() && (!due || wire_next_due() < due))
+		due = wire_next_due();
 	if (dev_cq_next_due() && (!due || dev_cq_next_due() < due))
 		due = dev_cq_next_due();
 	if (due)
@@ -774,16 +774,16 @@ static bool device_off(void)
 
 
 /* Requesters held back by a full link may go on (the wire's room callback). */
-static void dev_wire_room_wake(void)
+static void wire_room_wake(void)
 {
 	for (struct dev_qp *dq = dev_eng.qps; dq; dq = dq->next)
 		if (dq->ent_emit != dq->ent_tail || dq->sq_rung)
 			dev_qp_set_busy(dq);
 }
 
-static const struct dev_wire_ops dev_wire_ops = {
+static const struct wire_ops wire_ops = {
 	.deliver	= dev_resp_packet,
-	.room		= dev_wire_room_wake,
+	.room		= wire_room_wake,
 };
 
 int emu_dev_ctx_init(struct emu_ctx *ctx)
@@ -795,7 +795,7 @@ int emu_dev_ctx_init(struct emu_ctx *ctx)
 		return ENOMEM;
 	dc->ctx = ctx;
 	if (!engine_running && !device_off()) {
-		dev_fault_load();
+		wire_fault_load();
 		dev_eng.zip_mode = (uint8_t)emu_config_cqe_compress();
 		spin_ns = env_ns("RFEMU_SPIN_US", 1000, 20000);
 		nap_ns = env_ns("RFEMU_NAP_US", 1000, 50000);
@@ -808,7 +808,7 @@ int emu_dev_ctx_init(struct emu_ctx *ctx)
 			nap_ns = 1000;
 		if (idle_max_ns < nap_ns)
 			idle_max_ns = nap_ns;
-		err = dev_wire_open(&dev_wire_ops, &dev_eng.now);
+		err = wire_open(&wire_ops, &dev_eng.now);
 		if (err) {
 			free(dc);
 			return err;
@@ -820,7 +820,7 @@ int emu_dev_ctx_init(struct emu_ctx *ctx)
 		err = pthread_create(&engine_thread, NULL, engine_main, NULL);
 		if (err) {
 			dev_guard_fini();
-			dev_wire_close();
+			wire_close();
 			if (dev_eng.kick_fd >= 0)
 				emu_real_close(dev_eng.kick_fd);
 			dev_eng.kick_fd = -1;
@@ -867,7 +867,7 @@ void emu_dev_ctx_fini(struct emu_ctx *ctx)
 	emu_lock_acquire();
 	dev_grant_fini();
 	dev_trap_fini_locked();
-	dev_wire_close();
+	wire_close();
 	dev_guard_fini();
 	free(dev_eng.watch);
 	dev_eng.watch = NULL;

@@ -352,11 +352,11 @@ static void settle_onesided(struct dev_qp *dq, struct dev_grant *g)
 	for (uint32_t i = 0; i < g->onesided; i++) {
 		h.len = i ? 0 : (uint32_t)g->onesided_bytes;
 		h.size = (uint32_t)sizeof(h) + h.len;
-		dev_wire_count_rx(&h, dq->qp->obj.ctx->dev_index,
+		wire_count_rx(&h, dq->qp->obj.ctx->dev_index,
 				  dq->qp->attr.port_num ? dq->qp->attr.port_num : 1);
 	}
-	dev_wire_stats.pkts_rx += g->onesided;
-	dev_wire_stats.direct += g->onesided;
+	wire_stats.pkts_rx += g->onesided;
+	wire_stats.direct += g->onesided;
 	g->onesided = 0;
 	g->onesided_bytes = 0;
 }
@@ -403,9 +403,9 @@ static void settle(struct dev_qp *dq, struct dev_grant *g)
 		h.flags |= DPKT_GRH;
 	if (g->se)
 		h.flags |= DPKT_SE;
-	dev_wire_stats.pkts_rx++;
-	dev_wire_stats.direct++;
-	dev_wire_count_rx(&h, qp->obj.ctx->dev_index, qp->attr.port_num ? qp->attr.port_num : 1);
+	wire_stats.pkts_rx++;
+	wire_stats.direct++;
+	wire_count_rx(&h, qp->obj.ctx->dev_index, qp->attr.port_num ? qp->attr.port_num : 1);
 	if (dcq) {
 		dcq->grant_qp = NULL;
 		if (g->result == GRANT_CQE_LOST) {
@@ -500,7 +500,7 @@ static void publish(struct dev_qp *dq)
 
 	if (dq->granted || !dev_qp_can_receive(qp) ||
 	    (!(qp->type == IBV_QPT_RC && !qp->dc) && !dct_context(dq)) ||
-	    qp->opened || dq->recv_busy || dev_fault.any ||
+	    qp->opened || dq->recv_busy || wire_fault.any ||
 	    atomic_load_explicit(&g->state, memory_order_relaxed) != GRANT_FREE)
 		return;
 	/*
@@ -701,7 +701,7 @@ const struct dev_grant *dev_grant_claim(uint32_t dst_qpn)
 	struct dev_grant *g;
 	uint32_t st = GRANT_READY;
 
-	if (!enabled || dev_fault.any)
+	if (!enabled || wire_fault.any)
 		return NULL;
 	p = peer_of(EMU_NUM_HOST(dst_qpn));
 	if (!p)
@@ -818,7 +818,7 @@ bool dev_grant_read(const struct dev_grant *dg, const struct dev_pkt *h, void *b
 	struct iovec l, r;
 	uint64_t at;
 
-	if (!grant_takes(g, p, h) || h->op != DOP_READ || h->dma_len > DEV_WIRE_MTU)
+	if (!grant_takes(g, p, h) || h->op != DOP_READ || h->dma_len > WIRE_MTU)
 		goto back;
 	if (h->dma_len) {
 		at = lent_addr(p, g, h->rkey, h->raddr, h->dma_len, IBV_ACCESS_REMOTE_READ);

@@ -206,8 +206,8 @@ bool dev_rc_rd_slot(const struct dev_qp *dq)
 {
 	unsigned n = dev_rc_rd_unanswered(dq), max = dev_rd_atomic_limit(dq->qp->attr.max_rd_atomic);
 
-	if (n > dev_wire_stats.rd_outstanding_max)
-		dev_wire_stats.rd_outstanding_max = n;
+	if (n > wire_stats.rd_outstanding_max)
+		wire_stats.rd_outstanding_max = n;
 	return n < max;
 }
 

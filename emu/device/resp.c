@@ -33,7 +33,7 @@ static void resp_stamp(const struct dev_qp *dq, struct dev_pkt *r)
 static struct dev_pkt *resp_alloc(const struct dev_qp *dq, uint32_t dst,
 				  uint8_t op, uint32_t psn, uint32_t payload)
 {
-	struct dev_pkt *r = dev_wire_alloc(payload);
+	struct dev_pkt *r = wire_alloc(payload);
 
 	if (!r)
 		return NULL;
@@ -56,7 +56,7 @@ static void nak_now(struct dev_qp *dq, uint32_t dst, uint32_t psn, uint8_t nak)
 		return;
 	r->nak = nak;
 	r->rnr_timer = dq->qp->attr.min_rnr_timer;
-	dev_wire_send(r);
+	wire_send(r);
 }
 
 /*
@@ -142,17 +142,17 @@ static void ack_now(struct dev_qp *dq)
 	a.dst_qpn = dq->ack_dst;
 	a.psn = dq->ack_psn;
 	resp_stamp(dq, &a);
-	if (dev_wire_shortcut_ok(&a)) {
-		dev_wire_shortcut_sent();
-		dev_wire_count_tx_later(&a);
+	if (wire_shortcut_ok(&a)) {
+		wire_shortcut_sent();
+		wire_count_tx_later(&a);
 		dev_resp_packet(&a);	/* which counts its arrival */
 		return;
 	}
-	r = dev_wire_alloc(0);
+	r = wire_alloc(0);
 	if (!r)
 		return;	/* lost like a dropped ACK: the requester retries */
 	memcpy(r, &a, sizeof(a));
-	dev_wire_send(r);
+	wire_send(r);
 }
 
 /*
@@ -335,7 +335,7 @@ static void resp_ud(struct dev_qp *dq, const struct dev_pkt *p)
 	if (p->op != DOP_SEND && p->op != DOP_SEND_IMM)
 		return;
 	if (p->qkey != qp->attr.qkey) {
-		dev_wire_stats.drop_qkey++;
+		wire_stats.drop_qkey++;
 		return;		/* Q_Key violation: silently dropped (IBA 10.2.4) */
 	}
 	if (!qp->recv_cq || !dev_rq_take(dq, qp->srq, &r))
@@ -420,7 +420,7 @@ static void resp_mcast(const struct dev_pkt *p)
 	if (p->dst_qpn != DEV_MCAST_QPN)
 		return;
 	if (p->tp != DTP_UD || (p->flags & DPKT_DCETH)) {
-		dev_wire_stats.drop_transport++;
+		wire_stats.drop_transport++;
 		return;
 	}
 	for (struct emu_ctx *ctx = emu_ctx_first_locked(); ctx; ctx = ctx->next) {
@@ -457,7 +457,7 @@ struct resp_env {
 /* Take a receive WQE for a message: 0, or DNAK_RNR (none, or RNR forced). */
 static int take_recv(struct resp_env *v, struct dev_rwqe *r)
 {
-	if (dev_fault.force_rnr > 0 && v->reliable && dev_fault_hit(dev_fault.force_rnr))
+	if (wire_fault.force_rnr > 0 && v->reliable && wire_fault_hit(wire_fault.force_rnr))
 		return DNAK_RNR;
 	if (!v->cq || !dev_rq_take(v->dq, v->srq, r))
 		return DNAK_RNR;
@@ -687,7 +687,7 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 
 static bool force_rae(void)
 {
-	return dev_fault.force_rae > 0 && dev_fault_hit(dev_fault.force_rae);
+	return wire_fault.force_rae > 0 && wire_fault_hit(wire_fault.force_rae);
 }
 
 /* RDMA WRITE (with immediate); returns a DNAK_* or 0. */
@@ -744,7 +744,7 @@ static int resp_write(struct resp_env *v, const struct dev_pkt *p)
 
 static uint32_t read_npkt(uint32_t len)
 {
-	return len ? (len + DEV_WIRE_MTU - 1) / DEV_WIRE_MTU : 1;
+	return len ? (len + WIRE_MTU - 1) / WIRE_MTU : 1;
 }
 
 /* RDMA READ: may it be answered?  A DNAK_* or 0. */
@@ -833,7 +833,7 @@ static unsigned rd_in_flight(const struct dev_qp *dq)
 	for (unsigned i = 0; i < DEV_ATOMIC_REPLAY; i++) {
 		const struct dev_rd *r = &dq->replay[i];
 
-		if (r->valid && (r->busy || !dev_wire_left(r->dst, r->ticket)))
+		if (r->valid && (r->busy || !wire_left(r->dst, r->ticket)))
 			n++;
 	}
 	return n;
@@ -953,8 +953,8 @@ static int rd_send_one(struct dev_qp *dq, struct dev_rd *r)
 		p->atomic[0] = r->orig;
 	} else {
 		if (r->len) {
-			off = i * DEV_WIRE_MTU;
-			len = r->len - off < DEV_WIRE_MTU ? r->len - off : DEV_WIRE_MTU;
+			off = i * WIRE_MTU;
+			len = r->len - off < WIRE_MTU ? r->len - off : WIRE_MTU;
 			src = dev_rkey_ptr(r->rkey, r->raddr + off, len, r->pd, dq->qp,
 					   IBV_ACCESS_REMOTE_READ);
 			/* through an indirect mkey: its pieces copied below */
@@ -975,12 +975,12 @@ static int rd_send_one(struct dev_qp *dq, struct dev_rd *r)
 					   dq->qp, IBV_ACCESS_REMOTE_READ, false)))
 			return -1;	/* p is never sent */
 	}
-	dev_wire_send(p);
+	wire_send(p);
 	if (++r->next == r->npkt) {
 		r->queued = false;
 		if (r->busy) {
 			r->busy = false;
-			r->ticket = dev_wire_ticket(r->dst);
+			r->ticket = wire_ticket(r->dst);
 		}
 	}
 	return 1;
@@ -988,7 +988,7 @@ static int rd_send_one(struct dev_qp *dq, struct dev_rd *r)
 
 /*
  * Send what dq owes, in PSN order, while the link to its requester takes
- * it (dev_wire_room(): a backlog past LINK_ROOM holds it back, and the
+ * it (wire_room(): a backlog past LINK_ROOM holds it back, and the
  * drained link brings the engine back), then what waited behind it: the
  * coalesced ACK, then a NAK.  A ConnectX streams READ responses the same
  * way, as the link takes them; queueing a large READ's at once would pass
@@ -1009,7 +1009,7 @@ static unsigned resp_pump_qp(struct dev_qp *dq, bool *left)
 	while ((r = rd_owed(dq))) {
 		int rc;
 
-		if (!dev_wire_room(r->dst)) {
+		if (!wire_room(r->dst)) {
 			*left = true;
 			return n;
 		}
@@ -1297,7 +1297,7 @@ bool dev_resp_shortcut_write(const struct dev_pkt *p, const uint8_t *payload,
 	    qp->dc || !dev_qp_can_receive(qp) || !from_peer(qp, p) ||
 	    !dev_pkt_to_port(p, dev_qp_port(qp)) ||
 	    p->op != DOP_WRITE || p->psn != dq->epsn || p->offset || p->len != p->dma_len ||
-	    !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) || dev_fault.force_rae > 0)
+	    !(qp->attr.qp_access_flags & IBV_ACCESS_REMOTE_WRITE) || wire_fault.force_rae > 0)
 		return false;
 	if (p->dma_len) {
 		dst = dev_rkey_ptr(p->rkey, p->raddr, p->dma_len, qp->pd, qp,
@@ -1305,8 +1305,8 @@ bool dev_resp_shortcut_write(const struct dev_pkt *p, const uint8_t *payload,
 		if (!dst || !dev_copy(dst, payload, p->len))
 			return false;
 	}
-	dev_wire_shortcut_sent();
-	dev_wire_count_loopback(p, src->obj.ctx->dev_index,
+	wire_shortcut_sent();
+	wire_count_loopback(p, src->obj.ctx->dev_index,
 				src->attr.port_num ? src->attr.port_num : 1,
 				qp->obj.ctx->dev_index,
 				qp->attr.port_num ? qp->attr.port_num : 1);
@@ -1370,7 +1370,7 @@ static void resp_dct(struct dev_qp *dq, const struct dev_pkt *p)
 	struct dev_qp *c;
 
 	if (p->dc_key != dq->qp->dc_key) {
-		dev_wire_stats.drop_dc_key++;
+		wire_stats.drop_dc_key++;
 		return;
 	}
 	c = dct_conn(dq, p);
@@ -1401,35 +1401,35 @@ void dev_resp_packet(const struct dev_pkt *p)
 	struct dev_qp *dq;
 
 	if (dev_pkt_is_mcast(p, roce())) {
-		dev_wire_count_rx(p, 0, 0);
+		wire_count_rx(p, 0, 0);
 		resp_mcast(p);
 		return;
 	}
 	qp = p->dst_qpn == DEV_MCAST_QPN ? NULL : emu_qp_by_qpn_locked(p->dst_qpn);
 	if (qp && !dev_pkt_to_port(p, dev_qp_port(qp))) {
 		/* routed here by its QPN alone: on a fabric it reaches no such port */
-		dev_wire_stats.drop_address++;
+		wire_stats.drop_address++;
 		qp = NULL;
 	}
 	/* the port counts what reaches it, for a QP there or for none */
 	if (qp)
-		dev_wire_count_rx(p, qp->obj.ctx->dev_index,
+		wire_count_rx(p, qp->obj.ctx->dev_index,
 				  qp->attr.port_num ? qp->attr.port_num : 1);
 	else
-		dev_wire_count_rx(p, 0, 0);
+		wire_count_rx(p, 0, 0);
 	if (p->dst_qpn == DEV_MCAST_QPN)
 		return;		/* 0xFFFFFF to a unicast address: invalid, dropped */
 	if (!qp || !(dq = dev_qp_of(qp)) || qp->opened)
 		return;		/* no such QP on this host: dropped */
 	if (!tp_ok(qp, p)) {
-		dev_wire_stats.drop_transport++;
+		wire_stats.drop_transport++;
 		return;
 	}
 	if (p->op >= DOP_READ_RESP) {
 		if (qp->dc == EMU_DC_DCI) {
 			/* from the DCT it is connected to, nobody else */
 			if (p->src_qpn != dq->dc_peer) {
-				dev_wire_stats.drop_source++;
+				wire_stats.drop_source++;
 				return;
 			}
 			dev_rc_on_response(dq, p);
@@ -1438,7 +1438,7 @@ void dev_resp_packet(const struct dev_pkt *p)
 		if (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_XRC_SEND)
 			return;
 		if (!from_peer(qp, p)) {
-			dev_wire_stats.drop_source++;
+			wire_stats.drop_source++;
 			return;
 		}
 		dev_rc_on_response(dq, p);
@@ -1454,7 +1454,7 @@ void dev_resp_packet(const struct dev_pkt *p)
 		return;
 	}
 	if (qp->type != IBV_QPT_UD && !from_peer(qp, p)) {
-		dev_wire_stats.drop_source++;
+		wire_stats.drop_source++;
 		return;
 	}
 	switch (qp->type) {

@@ -166,7 +166,7 @@ static bool wqe_decode(const struct dev_qp *dq, const uint8_t *img, uint32_t bb,
 	w->nseg = 0;
 	w->data_off = cur;
 	/* the first WQEBB in one copy (BB aligned, so it never wraps) */
-	dev_wire_stats.wqe_fetches++;
+	wire_stats.wqe_fetches++;
 	if (img)
 		memcpy(w->buf, img, RF_SEND_WQE_BB);
 	else if (!dev_copy(w->buf, sq_base(qp) + off, RF_SEND_WQE_BB))
@@ -408,7 +408,7 @@ static bool sq_parse_one(struct dev_qp *dq, uint32_t avail, struct dev_wqe *w,
 		e->byte_len = w->atomic_size;
 	} else {
 		e->byte_len = (uint32_t)sgl->total;
-		e->npkt = sgl->total ? (uint32_t)((sgl->total + DEV_WIRE_MTU - 1) / DEV_WIRE_MTU) : 1;
+		e->npkt = sgl->total ? (uint32_t)((sgl->total + WIRE_MTU - 1) / WIRE_MTU) : 1;
 		if (qp->type == IBV_QPT_UD)
 			e->npkt = 1;
 	}
@@ -441,7 +441,7 @@ static void fill_grh(const struct emu_qp *qp, struct dev_pkt *p, const uint8_t *
 /*
  * The header of request packet e->sent of entry e, its WQE as parsed in w:
  * len payload bytes from byte offset of the message's total.  p comes
- * zeroed (dev_wire_alloc(), or the shortcut's dev_pkt_clear()).
+ * zeroed (wire_alloc(), or the shortcut's dev_pkt_clear()).
  */
 static void fill_request(struct dev_qp *dq, const struct dev_ent *e, const struct dev_wqe *w,
 			 struct dev_pkt *p, uint32_t dst, uint32_t offset, uint32_t len,
@@ -477,7 +477,7 @@ static void fill_request(struct dev_qp *dq, const struct dev_ent *e, const struc
 		 * from the first not received on (IBA 9.7.5: the original or
 		 * a part of it, from that PSN), not the whole of it again.
 		 */
-		uint32_t skip = e->resp_next * DEV_WIRE_MTU;
+		uint32_t skip = e->resp_next * WIRE_MTU;
 
 		p->psn = (e->psn + e->resp_next) & DEV_PSN_MASK;
 		p->raddr += skip;
@@ -519,7 +519,7 @@ static void fill_request(struct dev_qp *dq, const struct dev_ent *e, const struc
 }
 
 /* Where the loopback shortcut gathers a message that is not one inline piece. */
-static uint8_t shortcut_stage[DEV_WIRE_MTU];
+static uint8_t shortcut_stage[WIRE_MTU];
 
 /*
  * The loopback shortcut (emu/DESIGN-device.md, "Loopback shortcut"): an RC RDMA
@@ -542,7 +542,7 @@ static bool emit_shortcut(struct dev_qp *dq, const struct dev_ent *e, const stru
 	dev_pkt_clear(&h);
 	h.size = (uint32_t)sizeof(h) + len;
 	fill_request(dq, e, w, &h, dst, 0, len, len);
-	if (!dev_wire_shortcut_ok(&h))
+	if (!wire_shortcut_ok(&h))
 		return false;
 	if (sgl->n == 1 && sgl->e[0].local)
 		payload = sgl->e[0].ptr;
@@ -576,7 +576,7 @@ static bool emit_direct(struct dev_qp *dq, const struct dev_ent *e, const struct
 	unsigned owed = dev_rc_rd_unanswered(dq);
 
 	if (EMU_NUM_HOST(dst) == emu_cfg.host_id || dev_eng.ndirect == DEV_DIRECT_MAX ||
-	    len > (read ? DEV_DIRECT_READ_MAX : DEV_WIRE_MTU) ||
+	    len > (read ? DEV_DIRECT_READ_MAX : WIRE_MTU) ||
 	    (read && len > DEV_DIRECT_DATA - dev_eng.direct_used))
 		return false;
 	/*
@@ -609,9 +609,9 @@ static bool emit_direct(struct dev_qp *dq, const struct dev_ent *e, const struct
 	}
 	if (!ok)
 		return false;
-	dev_wire_stats.pkts_tx++;
-	dev_wire_stats.direct++;
-	dev_wire_count_tx(&h);
+	wire_stats.pkts_tx++;
+	wire_stats.direct++;
+	wire_count_tx(&h);
 	d->dq = dq;
 	d->psn = h.psn;
 	d->read = read;
@@ -651,8 +651,8 @@ unsigned dev_sq_direct_replies(void)
 		r.h.dma_len = d->len;
 		r.h.len = d->len;
 		memcpy(r.h.payload, dev_eng.direct_data + d->off, d->len);
-		dev_wire_stats.pkts_rx++;
-		dev_wire_count_rx(&r.h, dq->qp->obj.ctx->dev_index,
+		wire_stats.pkts_rx++;
+		wire_count_rx(&r.h, dq->qp->obj.ctx->dev_index,
 				  dq->qp->attr.port_num ? dq->qp->attr.port_num : 1);
 		dev_rc_on_response(dq, &r.h);
 	}
@@ -697,17 +697,17 @@ static bool emit_parsed(struct dev_qp *dq, struct dev_ent *e, const struct dev_w
 		return true;
 	}
 	while (e->sent < e->npkt) {
-		uint32_t offset = req_only ? 0 : e->sent * DEV_WIRE_MTU;
+		uint32_t offset = req_only ? 0 : e->sent * WIRE_MTU;
 		uint32_t len = req_only ? 0 : total - offset;
 		struct dev_pkt *p;
 
-		if (len > DEV_WIRE_MTU)
-			len = DEV_WIRE_MTU;
+		if (len > WIRE_MTU)
+			len = WIRE_MTU;
 		if (qp_reliable(qp) && dq->pkts_out >= DEV_MAX_PKTS_INFLIGHT)
 			return false;	/* the window is full: ACKs make room */
-		if (!dev_wire_room(dst))
+		if (!wire_room(dst))
 			return false;	/* the link is backed up: wait for room */
-		p = dev_wire_alloc(len);
+		p = wire_alloc(len);
 		if (!p)
 			return false;
 		fill_request(dq, e, w, p, dst, offset, len, total);
@@ -717,7 +717,7 @@ static bool emit_parsed(struct dev_qp *dq, struct dev_ent *e, const struct dev_w
 			e->state = DENT_DONE;
 			return true;
 		}
-		dev_wire_send(p);
+		wire_send(p);
 		if (req_only) {
 			e->sent = e->npkt;
 			dq->pkts_out += 1;
@@ -1124,7 +1124,7 @@ void dev_rc_read_resp_scatter(struct dev_qp *dq, struct dev_ent *e,
 		return;
 	}
 	/* placed by its PSN, as a READ response carries no address */
-	if (p->len && !dev_sgl_copy_in(&sgl, (uint64_t)e->resp_next * DEV_WIRE_MTU,
+	if (p->len && !dev_sgl_copy_in(&sgl, (uint64_t)e->resp_next * WIRE_MTU,
 				       p->payload, p->len))
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
 }
@@ -1159,7 +1159,7 @@ bool dev_sq_push_hw(struct dev_qp *dq, const struct dev_hw_wqe *h)
 		e->state = DENT_DONE;
 	} else {
 		e->byte_len = (uint32_t)sgl.total;
-		e->npkt = sgl.total ? (uint32_t)((sgl.total + DEV_WIRE_MTU - 1) / DEV_WIRE_MTU) : 1;
+		e->npkt = sgl.total ? (uint32_t)((sgl.total + WIRE_MTU - 1) / WIRE_MTU) : 1;
 		e->psn = dq->next_psn;
 		dq->next_psn = (dq->next_psn + e->npkt) & DEV_PSN_MASK;
 	}

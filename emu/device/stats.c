@@ -12,7 +12,7 @@ int rfemu_dev_stats(struct rfemu_dev_stats *out, size_t size)
 	struct rfemu_dev_stats s;
 
 	emu_lock_acquire();
-	s = dev_wire_stats;
+	s = wire_stats;
 	s.poll_assists = dev_eng.assists;
 	s.doorbell_assists = dev_eng.db_assists;
 	emu_lock_release();

@@ -21,7 +21,7 @@
 
 #include "wire.h"
 
-struct dev_fault dev_fault;
+struct wire_fault wire_fault;
 static uint64_t rng_state;
 
 static double env_prob(const char *name)
@@ -40,18 +40,18 @@ static double env_prob(const char *name)
 	return v;
 }
 
-void dev_fault_load(void)
+void wire_fault_load(void)
 {
 	const char *s;
 
-	dev_fault.drop = env_prob("RFEMU_DROP");
-	dev_fault.corrupt = env_prob("RFEMU_CORRUPT");
-	dev_fault.force_rnr = env_prob("RFEMU_FORCE_RNR");
-	dev_fault.force_rae = env_prob("RFEMU_FORCE_REMOTE_ACCESS_ERR");
+	wire_fault.drop = env_prob("RFEMU_DROP");
+	wire_fault.corrupt = env_prob("RFEMU_CORRUPT");
+	wire_fault.force_rnr = env_prob("RFEMU_FORCE_RNR");
+	wire_fault.force_rae = env_prob("RFEMU_FORCE_REMOTE_ACCESS_ERR");
 	s = getenv("RFEMU_DELAY_US");
-	dev_fault.delay_us = s ? (uint32_t)strtoul(s, NULL, 0) : 0;
-	dev_fault.delay_frac = getenv("RFEMU_DELAY_FRAC") ? env_prob("RFEMU_DELAY_FRAC") : 1.0;
-	dev_fault.any = dev_fault.drop > 0 || dev_fault.corrupt > 0 || dev_fault.delay_us;
+	wire_fault.delay_us = s ? (uint32_t)strtoul(s, NULL, 0) : 0;
+	wire_fault.delay_frac = getenv("RFEMU_DELAY_FRAC") ? env_prob("RFEMU_DELAY_FRAC") : 1.0;
+	wire_fault.any = wire_fault.drop > 0 || wire_fault.corrupt > 0 || wire_fault.delay_us;
 	s = getenv("RFEMU_FAULT_SEED");
 	rng_state = s ? strtoull(s, NULL, 0) : (uint64_t)getpid() * 0x9e3779b97f4a7c15ull;
 	if (!rng_state)
@@ -59,7 +59,7 @@ void dev_fault_load(void)
 }
 
 /* xorshift64*: only the engine thread draws, so no locking. */
-bool dev_fault_hit(double p)
+bool wire_fault_hit(double p)
 {
 	uint64_t x = rng_state;
 

@@ -52,8 +52,8 @@ static inline uint32_t octets(const struct dev_pkt *p)
 
 /*
  * Packets of the loopback shortcut (wire.h) are counted here per port and
- * added to the shared counters by dev_wire_count_flush(), which
- * dev_wire_poll() calls before anything it delivers can complete them: a
+ * added to the shared counters by wire_count_flush(), which
+ * wire_poll() calls before anything it delivers can complete them: a
  * run of them then costs four atomic adds per port, not four per packet.
  */
 static struct {
@@ -72,7 +72,7 @@ static void count(unsigned d, unsigned port, bool rx, bool mc, uint32_t n, bool 
 	any_held = true;
 }
 
-void dev_wire_count_flush(void)
+void wire_count_flush(void)
 {
 	if (!any_held)
 		return;
@@ -100,12 +100,12 @@ static void count_tx(const struct dev_pkt *p, bool later)
 	count(d, port, false, dev_pkt_is_mcast(p, roce()), octets(p), later);
 }
 
-void dev_wire_count_tx(const struct dev_pkt *p)
+void wire_count_tx(const struct dev_pkt *p)
 {
 	count_tx(p, false);
 }
 
-void dev_wire_count_rx(const struct dev_pkt *p, unsigned d, unsigned port)
+void wire_count_rx(const struct dev_pkt *p, unsigned d, unsigned port)
 {
 	bool mc = dev_pkt_is_mcast(p, roce());
 
@@ -117,17 +117,17 @@ void dev_wire_count_rx(const struct dev_pkt *p, unsigned d, unsigned port)
 	count(d, port, true, mc, octets(p), false);
 }
 
-void dev_wire_count_tx_later(const struct dev_pkt *p)
+void wire_count_tx_later(const struct dev_pkt *p)
 {
 	count_tx(p, true);
 }
 
-void dev_wire_count_loopback(const struct dev_pkt *p, unsigned tx_d, unsigned tx_port,
+void wire_count_loopback(const struct dev_pkt *p, unsigned tx_d, unsigned tx_port,
 			     unsigned rx_d, unsigned rx_port)
 {
 	uint32_t n = octets(p);
 
-	/* never multicast: dev_wire_shortcut_ok() leaves those to the ring */
+	/* never multicast: wire_shortcut_ok() leaves those to the ring */
 	if (DEV_UNLIKELY(tx_d >= EMU_MAX_DEVS || rx_d >= EMU_MAX_DEVS ||
 			 tx_port - 1 >= EMU_MAX_PORTS || rx_port - 1 >= EMU_MAX_PORTS)) {
 		count(tx_d, tx_port, false, false, n, true);

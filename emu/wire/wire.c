@@ -10,7 +10,7 @@
  *              syscall, no allocation
  *   shortcut   a packet the ring would deliver next, unchanged, may be
  *              handed to its QP by the device without entering the ring
- *              (dev_wire_shortcut_ok(); emu/DESIGN-device.md, "Loopback shortcut")
+ *              (wire_shortcut_ok(); emu/DESIGN-device.md, "Loopback shortcut")
  *   wire       packets to another host go over a Unix SOCK_SEQPACKET
  *              connection to that host's listener, <subnet dir>/wire.<id>,
  *              opened on first use and kept; SEQPACKET keeps packet
@@ -22,7 +22,7 @@
  * or the peer's socket full waits in that link's backlog, in order, and
  * leaves as soon as there is room (EPOLLOUT wakes the engine).  Requesters,
  * and responders sending READ and atomic answers, stop at a link whose
- * backlog passes LINK_ROOM (dev_wire_room), so only ACKs and NAKs pass
+ * backlog passes LINK_ROOM (wire_room), so only ACKs and NAKs pass
  * it; sends never block the engine.  Only fault injection (fault.c, at the transmit side
  * of both paths), a peer that is gone, or a link that made no progress for
  * LINK_HOQ_LIFE_NS (IBA's head-of-queue lifetime: a stalled link discards)
@@ -48,12 +48,12 @@
 
 #define RING_SIZE	(16u << 20)
 #define PKT_ALIGN	8u
-#define MAX_PKT		(sizeof(struct dev_pkt) + DEV_WIRE_MTU)
+#define MAX_PKT		(sizeof(struct dev_pkt) + WIRE_MTU)
 #define MAX_CONNS	64
 
 /* Requesters hold back while a link has this much waiting. */
 #define LINK_ROOM		(1u << 20)
-/* Past this a link's backlog drops (a requester ignoring dev_wire_room). */
+/* Past this a link's backlog drops (a requester ignoring wire_room). */
 #define LINK_BACKLOG_MAX	(256ull << 20)
 /* A link that moved nothing for this long is stalled: its backlog is discarded. */
 #define LINK_HOQ_LIFE_NS	(2000ull * 1000 * 1000)
@@ -100,9 +100,9 @@ struct delayed {
 static struct delayed *delayed_head, **delayed_tail = &delayed_head;
 static bool shortcut_off;		/* RFEMU_LOOPBACK_SHORTCUT=0 */
 
-struct rfemu_dev_stats dev_wire_stats;
-static const struct dev_wire_ops *wire_ops;
-static const uint64_t *wire_now;
+struct rfemu_dev_stats wire_stats;
+static const struct wire_ops *device_ops;
+static const uint64_t *device_now;
 
 static uint32_t pkt_bytes(uint32_t payload)
 {
@@ -147,7 +147,7 @@ static void ring_commit(const uint8_t *at, uint32_t n)
 
 /* ---- packet transmit ------------------------------------------------------ */
 
-struct dev_pkt *dev_wire_alloc(uint32_t payload)
+struct dev_pkt *wire_alloc(uint32_t payload)
 {
 	uint32_t n = pkt_bytes(payload);
 	struct dev_pkt *p;
@@ -156,7 +156,7 @@ struct dev_pkt *dev_wire_alloc(uint32_t payload)
 	 * Stage in the ring (where a local packet will stay); the destination
 	 * is known only at send time, when a remote packet moves out.
 	 */
-	if (payload > DEV_WIRE_MTU)
+	if (payload > WIRE_MTU)
 		return NULL;
 	p = (struct dev_pkt *)ring_reserve(n);
 	if (!p)
@@ -264,7 +264,7 @@ static void link_discard(struct link *l)
 
 		l->head = q->next;
 		free(q);
-		dev_wire_stats.drop_link++;
+		wire_stats.drop_link++;
 	}
 	l->tail = &l->head;
 	l->bytes = 0;
@@ -279,23 +279,23 @@ static void enqueue(struct link *l, const struct dev_pkt *p)
 
 	if (l->bytes + p->size > LINK_BACKLOG_MAX ||
 	    !(q = malloc(offsetof(struct queued, pkt) + p->size))) {
-		dev_wire_stats.drop_link++;
+		wire_stats.drop_link++;
 		return;
 	}
 	memcpy(&q->pkt, p, p->size);
 	q->seq = l->seq_in;
 	q->next = NULL;
 	if (!l->head) {
-		l->progress = *wire_now;
+		l->progress = *device_now;
 		nbacklogged++;
 		link_watch_out(l, true);
 	}
 	*l->tail = q;
 	l->tail = &q->next;
 	l->bytes += p->size;
-	if (l->bytes > dev_wire_stats.backlog_max)
-		dev_wire_stats.backlog_max = l->bytes;
-	dev_wire_stats.deferred++;
+	if (l->bytes > wire_stats.backlog_max)
+		wire_stats.backlog_max = l->bytes;
+	wire_stats.deferred++;
 }
 
 /* Move link l's backlog out while there is room; returns packets moved. */
@@ -312,7 +312,7 @@ static unsigned link_flush(struct link *l, unsigned host)
 			break;
 		}
 		if (r == 0) {
-			if (*wire_now - l->progress > LINK_HOQ_LIFE_NS)
+			if (*device_now - l->progress > LINK_HOQ_LIFE_NS)
 				link_discard(l);
 			break;
 		}
@@ -320,7 +320,7 @@ static unsigned link_flush(struct link *l, unsigned host)
 		l->bytes -= q->pkt.size;
 		l->seq_out = q->seq;
 		free(q);
-		l->progress = *wire_now;
+		l->progress = *device_now;
 		n++;
 		if (!l->head) {
 			l->tail = &l->head;
@@ -335,7 +335,7 @@ static unsigned link_flush(struct link *l, unsigned host)
 static void wake_room_waiters(void)
 {
 	room_waiters = false;
-	wire_ops->room();
+	device_ops->room();
 }
 
 static unsigned flush_links(void)
@@ -359,7 +359,7 @@ static unsigned flush_links(void)
 	return n;
 }
 
-bool dev_wire_room(uint32_t dst_qpn)
+bool wire_room(uint32_t dst_qpn)
 {
 	unsigned h = EMU_NUM_HOST(dst_qpn);
 
@@ -374,9 +374,9 @@ static void transmit_to(unsigned h, struct dev_pkt *p, bool in_ring)
 	struct link *l;
 	int r;
 
-	dev_wire_stats.pkts_tx++;
+	wire_stats.pkts_tx++;
 	if (h == 0 || h > EMU_MAX_HOSTS) {
-		dev_wire_stats.drop_link++;
+		wire_stats.drop_link++;
 		return;
 	}
 	l = &links[h];
@@ -387,7 +387,7 @@ static void transmit_to(unsigned h, struct dev_pkt *p, bool in_ring)
 		if (r != 0) {
 			l->seq_out = l->seq_in;		/* gone: sent, or lost */
 			if (r < 0)
-				dev_wire_stats.drop_link++;
+				wire_stats.drop_link++;
 			return;
 		}
 	}
@@ -430,14 +430,14 @@ static void transmit(struct dev_pkt *p, bool in_ring)
 		transmit_to(EMU_NUM_HOST(p->dst_qpn), p, in_ring);
 }
 
-uint64_t dev_wire_ticket(uint32_t dst_qpn)
+uint64_t wire_ticket(uint32_t dst_qpn)
 {
 	unsigned h = EMU_NUM_HOST(dst_qpn);
 
 	return h && h <= EMU_MAX_HOSTS ? links[h].seq_in : 0;
 }
 
-bool dev_wire_left(uint32_t dst_qpn, uint64_t ticket)
+bool wire_left(uint32_t dst_qpn, uint64_t ticket)
 {
 	unsigned h = EMU_NUM_HOST(dst_qpn);
 
@@ -450,18 +450,18 @@ bool dev_wire_left(uint32_t dst_qpn, uint64_t ticket)
  * check value: a corrupted packet arrives and fails the receiver's check,
  * as an ICRC error would.
  */
-void dev_wire_send(struct dev_pkt *p)
+void wire_send(struct dev_pkt *p)
 {
-	dev_wire_count_tx(p);	/* it left the port, whatever the wire does to it */
-	if (DEV_UNLIKELY(dev_fault.any)) {
-		if (dev_fault.drop > 0 && dev_fault_hit(dev_fault.drop)) {
-			dev_wire_stats.drop_fault++;
+	wire_count_tx(p);	/* it left the port, whatever the wire does to it */
+	if (DEV_UNLIKELY(wire_fault.any)) {
+		if (wire_fault.drop > 0 && wire_fault_hit(wire_fault.drop)) {
+			wire_stats.drop_fault++;
 			return;
 		}
-		if (dev_fault.corrupt > 0) {
+		if (wire_fault.corrupt > 0) {
 			p->flags |= DPKT_CRC;
 			p->crc = pkt_crc(p);
-			if (dev_fault_hit(dev_fault.corrupt)) {
+			if (wire_fault_hit(wire_fault.corrupt)) {
 				/* flip one bit after the check value */
 				uint32_t span = p->size - (uint32_t)offsetof(struct dev_pkt, payload);
 
@@ -471,12 +471,12 @@ void dev_wire_send(struct dev_pkt *p)
 					p->psn ^= 0x100;
 			}
 		}
-		if (dev_fault.delay_us && dev_fault_hit(dev_fault.delay_frac)) {
+		if (wire_fault.delay_us && wire_fault_hit(wire_fault.delay_frac)) {
 			struct delayed *d = malloc(sizeof(*d) + p->len);
 
 			if (d) {
 				memcpy(&d->pkt, p, p->size);
-				d->due = *wire_now + (uint64_t)dev_fault.delay_us * 1000;
+				d->due = *device_now + (uint64_t)wire_fault.delay_us * 1000;
 				d->next = NULL;
 				*delayed_tail = d;
 				delayed_tail = &d->next;
@@ -489,25 +489,25 @@ void dev_wire_send(struct dev_pkt *p)
 
 /* ---- the loopback shortcut (wire.h) ---------------------------------------- */
 
-bool dev_wire_shortcut_ok(const struct dev_pkt *p)
+bool wire_shortcut_ok(const struct dev_pkt *p)
 {
 	unsigned h = emu_cfg.host_id;
 
-	return !shortcut_off && !dev_fault.any && EMU_NUM_HOST(p->dst_qpn) == h &&
+	return !shortcut_off && !wire_fault.any && EMU_NUM_HOST(p->dst_qpn) == h &&
 	       h && h <= EMU_MAX_HOSTS && ring_rd == ring_wr && !links[h].head &&
 	       !dev_pkt_is_mcast(p, emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET);
 }
 
 /* What transmit_to() and deliver() count of a loopback packet. */
-void dev_wire_shortcut_sent(void)
+void wire_shortcut_sent(void)
 {
 	struct link *l = &links[emu_cfg.host_id];
 
-	dev_wire_stats.pkts_tx++;
+	wire_stats.pkts_tx++;
 	l->seq_in++;
 	l->seq_out = l->seq_in;
-	dev_wire_stats.pkts_rx++;
-	dev_wire_stats.shortcuts++;
+	wire_stats.pkts_rx++;
+	wire_stats.shortcuts++;
 }
 
 /* ---- receive -------------------------------------------------------------- */
@@ -518,11 +518,11 @@ static void deliver(const struct dev_pkt *p, uint32_t got)
 	    p->size != sizeof(*p) + p->len)
 		return;
 	if ((p->flags & DPKT_CRC) && p->crc != pkt_crc(p)) {
-		dev_wire_stats.drop_fault++;
+		wire_stats.drop_fault++;
 		return;		/* ICRC error: silently discarded */
 	}
-	dev_wire_stats.pkts_rx++;
-	wire_ops->deliver(p);
+	wire_stats.pkts_rx++;
+	device_ops->deliver(p);
 }
 
 static unsigned poll_ring(unsigned budget)
@@ -618,7 +618,7 @@ static unsigned poll_delayed(void)
 {
 	unsigned n = 0;
 
-	while (delayed_head && delayed_head->due <= *wire_now) {
+	while (delayed_head && delayed_head->due <= *device_now) {
 		struct delayed *d = delayed_head;
 
 		delayed_head = d->next;
@@ -631,16 +631,16 @@ static unsigned poll_delayed(void)
 	return n;
 }
 
-uint64_t dev_wire_next_due(void)
+uint64_t wire_next_due(void)
 {
 	return delayed_head ? delayed_head->due : 0;
 }
 
-unsigned dev_wire_poll(bool sockets)
+unsigned wire_poll(bool sockets)
 {
 	unsigned n = 0;
 
-	dev_wire_count_flush();
+	wire_count_flush();
 	if (nbacklogged)
 		n += flush_links();
 	if (delayed_head)
@@ -653,26 +653,26 @@ unsigned dev_wire_poll(bool sockets)
 
 /* ---- setup ---------------------------------------------------------------- */
 
-int dev_wire_wait_fd(void)
+int wire_wait_fd(void)
 {
 	return ep_fd;
 }
 
-int dev_wire_open(const struct dev_wire_ops *ops, const uint64_t *now)
+int wire_open(const struct wire_ops *ops, const uint64_t *now)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int sz = 4 << 20;
 	const char *sc = getenv("RFEMU_LOOPBACK_SHORTCUT");
 
-	wire_ops = ops;
-	wire_now = now;
+	device_ops = ops;
+	device_now = now;
 	shortcut_off = sc && !strcmp(sc, "0");
 	ring = malloc(RING_SIZE);
 	rx_buf = malloc(MAX_PKT);
-	scratch = malloc(pkt_bytes(DEV_WIRE_MTU));
+	scratch = malloc(pkt_bytes(WIRE_MTU));
 	links = calloc(EMU_MAX_HOSTS + 1, sizeof(*links));
 	if (!ring || !rx_buf || !scratch || !links) {
-		dev_wire_close();
+		wire_close();
 		return ENOMEM;
 	}
 	for (unsigned h = 0; h <= EMU_MAX_HOSTS; h++) {
@@ -687,7 +687,7 @@ int dev_wire_open(const struct dev_wire_ops *ops, const uint64_t *now)
 	if (ep_fd < 0) {
 		int err = errno;
 
-		dev_wire_close();
+		wire_close();
 		return err;
 	}
 
@@ -720,7 +720,7 @@ int dev_wire_open(const struct dev_wire_ops *ops, const uint64_t *now)
 	return 0;
 }
 
-void dev_wire_close(void)
+void wire_close(void)
 {
 	while (nconns)
 		emu_real_close(conn_fd[--nconns]);

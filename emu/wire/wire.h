@@ -5,7 +5,7 @@
  * injected on it (fault.c).
  *
  * The wire knows packets, not QPs: it routes by destination QPN's host and
- * hands what arrives to the callback given to dev_wire_open().
+ * hands what arrives to the callback given to wire_open().
  */
 #ifndef RDMAFAST_EMU_WIRE_H
 #define RDMAFAST_EMU_WIRE_H
@@ -27,13 +27,13 @@
  * here): a large MTU keeps the per-packet cost of the socket wire low while
  * still exercising segmentation, PSN ranges and partial retransmission.
  */
-#define DEV_WIRE_MTU		(32u * 1024)
+#define WIRE_MTU		(32u * 1024)
 
 /* ------------------------------------------------------------------------ */
 /* The wire (wire.c)                                                        */
 
-/* What the wire calls back into, inside dev_wire_poll(). */
-struct dev_wire_ops {
+/* What the wire calls back into, inside wire_poll(). */
+struct wire_ops {
 	/* every packet that arrives intact, from this host or another */
 	void (*deliver)(const struct dev_pkt *p);
 	/* a link drained below its room: requesters held back may go on */
@@ -44,79 +44,79 @@ struct dev_wire_ops {
  * Open the wire.  now is the caller's clock (ns), read when a packet is
  * delayed or a link's progress is timed.
  */
-int dev_wire_open(const struct dev_wire_ops *ops, const uint64_t *now);
-void dev_wire_close(void);
+int wire_open(const struct wire_ops *ops, const uint64_t *now);
+void wire_close(void);
 /* An fd that polls readable when a socket has a packet (the idle engine sleeps on it). */
-int dev_wire_wait_fd(void);
+int wire_wait_fd(void);
 /* When the first delayed packet is due (ns), 0 if none. */
-uint64_t dev_wire_next_due(void);
+uint64_t wire_next_due(void);
 /*
- * Room for a packet of payload bytes (at most DEV_WIRE_MTU; else NULL):
+ * Room for a packet of payload bytes (at most WIRE_MTU; else NULL):
  * in the loopback ring where a local packet stays, else a staging buffer.
- * Fill it, then dev_wire_send() before the next dev_wire_alloc().
+ * Fill it, then wire_send() before the next wire_alloc().
  */
-struct dev_pkt *dev_wire_alloc(uint32_t payload);
-void dev_wire_send(struct dev_pkt *p);
+struct dev_pkt *wire_alloc(uint32_t payload);
+void wire_send(struct dev_pkt *p);
 /*
- * The loopback shortcut.  May p, a header filled as for dev_wire_send(), be
+ * The loopback shortcut.  May p, a header filled as for wire_send(), be
  * handed to its destination by the caller at once instead of through the
  * loopback ring?  Only when that is what the ring would do next: p goes to
  * this host and not to a multicast group, nothing queued locally is ahead
  * of it (the ring and this host's backlog are empty), and nothing on the
  * wire could alter it (no fault injection configured).
  * RFEMU_LOOPBACK_SHORTCUT=0 says never.  The caller that takes it delivers
- * p itself and then calls dev_wire_shortcut_sent(), which counts p in the
+ * p itself and then calls wire_shortcut_sent(), which counts p in the
  * wire's statistics as sent and received, as the ring would have; its port
- * counters are the caller's (dev_wire_count_loopback(), or
- * dev_wire_count_tx_later() when the receiver counts its arrival).
+ * counters are the caller's (wire_count_loopback(), or
+ * wire_count_tx_later() when the receiver counts its arrival).
  */
-bool dev_wire_shortcut_ok(const struct dev_pkt *p);
-void dev_wire_shortcut_sent(void);
+bool wire_shortcut_ok(const struct dev_pkt *p);
+void wire_shortcut_sent(void);
 /*
  * The port counters (port_count.c): a packet leaving this host (by its
  * source LID or GID), one arriving at port d/port (port 0: the port its
  * DLID or DGID names, else the first).
  */
-void dev_wire_count_tx(const struct dev_pkt *p);
-void dev_wire_count_rx(const struct dev_pkt *p, unsigned d, unsigned port);
+void wire_count_tx(const struct dev_pkt *p);
+void wire_count_rx(const struct dev_pkt *p, unsigned d, unsigned port);
 /*
  * The same for the loopback shortcut's packets, added to the counters in
- * one go by dev_wire_count_flush() (from dev_wire_poll()): one that leaves
+ * one go by wire_count_flush() (from wire_poll()): one that leaves
  * (its receiver counts its arrival), or one that leaves port tx_d/tx_port
  * (the port of the QP that sent it, which its source address names) and
  * arrives at port rx_d/rx_port.
  */
-void dev_wire_count_tx_later(const struct dev_pkt *p);
-void dev_wire_count_loopback(const struct dev_pkt *p, unsigned tx_d, unsigned tx_port,
+void wire_count_tx_later(const struct dev_pkt *p);
+void wire_count_loopback(const struct dev_pkt *p, unsigned tx_d, unsigned tx_port,
 			     unsigned rx_d, unsigned rx_port);
-void dev_wire_count_flush(void);
+void wire_count_flush(void);
 /*
  * Deliver queued packets (loopback ring, delayed, and the sockets if asked:
  * that costs a syscall); returns count.
  */
-unsigned dev_wire_poll(bool sockets);
+unsigned wire_poll(bool sockets);
 /*
  * May a requester send to dst_qpn's host now?  False while that link's
  * backlog is long (backpressure); the wire calls ops->room when it drains.
  * Responses never ask: they always go (into the backlog if need be).
  */
-bool dev_wire_room(uint32_t dst_qpn);
+bool wire_room(uint32_t dst_qpn);
 /*
  * Every packet sent to a host gets the next number of that host's link;
- * dev_wire_ticket() is the number of the last one, and dev_wire_left() says
+ * wire_ticket() is the number of the last one, and wire_left() says
  * whether packet `ticket` has left (or was lost): it is no longer waiting in
  * this host's backlog.
  */
-uint64_t dev_wire_ticket(uint32_t dst_qpn);
-bool dev_wire_left(uint32_t dst_qpn, uint64_t ticket);
+uint64_t wire_ticket(uint32_t dst_qpn);
+bool wire_left(uint32_t dst_qpn, uint64_t ticket);
 
 /* The counters (stats.h): the wire's, and the device's drops by source and Q_Key. */
-extern struct rfemu_dev_stats dev_wire_stats;
+extern struct rfemu_dev_stats wire_stats;
 
 /* ------------------------------------------------------------------------ */
 /* Fault injection (fault.c)                                                */
 
-struct dev_fault {
+struct wire_fault {
 	double			drop;		/* RFEMU_DROP: probability per packet */
 	double			corrupt;	/* RFEMU_CORRUPT */
 	uint32_t		delay_us;	/* RFEMU_DELAY_US: added latency */
@@ -126,9 +126,9 @@ struct dev_fault {
 	bool			any;
 };
 
-extern struct dev_fault dev_fault;
-void dev_fault_load(void);
-bool dev_fault_hit(double p);
+extern struct wire_fault wire_fault;
+void wire_fault_load(void);
+bool wire_fault_hit(double p);
 uint64_t dev_hash(const void *p, size_t n);
 
 #endif /* RDMAFAST_EMU_WIRE_H */

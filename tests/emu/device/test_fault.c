@@ -13,7 +13,7 @@
  */
 #include "dev_test.h"
 
-TestSuite(dev_fault, .timeout = 60);
+TestSuite(wire_fault, .timeout = 60);
 
 #define WINDOW	8			/* messages in flight */
 #define SLOT	(DT_BUF / WINDOW)	/* bytes per message slot */
@@ -141,33 +141,33 @@ static void rc_under_faults(void)
 	dt_teardown(&t);
 }
 
-Test(dev_fault, rc_drop)
+Test(wire_fault, rc_drop)
 {
 	faults("0.05", NULL, NULL, NULL);
 	rc_under_faults();
 }
 
-Test(dev_fault, rc_corrupt)
+Test(wire_fault, rc_corrupt)
 {
 	faults(NULL, "0.05", NULL, NULL);
 	rc_under_faults();
 }
 
 /* Delaying a share of the packets reorders them: sequence NAKs, go-back-N. */
-Test(dev_fault, rc_delay_reorder)
+Test(wire_fault, rc_delay_reorder)
 {
 	faults(NULL, NULL, "300", "0.3");
 	rc_under_faults();
 }
 
-Test(dev_fault, rc_all_faults)
+Test(wire_fault, rc_all_faults)
 {
 	faults("0.03", "0.03", "200", "0.2");
 	rc_under_faults();
 }
 
 /* Every receive-consuming request finds "no receive": with rnr_retry 0 the first RNR NAK is final. */
-Test(dev_fault, force_rnr_retry_exceeded)
+Test(wire_fault, force_rnr_retry_exceeded)
 {
 	struct dt t;
 	struct dt_qp_opts o = {
@@ -195,7 +195,7 @@ Test(dev_fault, force_rnr_retry_exceeded)
 	dt_teardown(&t);
 }
 
-Test(dev_fault, force_remote_access_error)
+Test(wire_fault, force_remote_access_error)
 {
 	struct dt t;
 	struct ibv_sge s;
@@ -289,13 +289,13 @@ static void ud_lossy(unsigned n)
 	dt_teardown(&t);
 }
 
-Test(dev_fault, ud_drop_loses_never_damages)
+Test(wire_fault, ud_drop_loses_never_damages)
 {
 	faults("0.3", NULL, NULL, NULL);
 	ud_lossy(64);
 }
 
-Test(dev_fault, ud_corrupt_is_discarded)
+Test(wire_fault, ud_corrupt_is_discarded)
 {
 	faults(NULL, "0.3", NULL, NULL);
 	ud_lossy(64);
