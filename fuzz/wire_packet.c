@@ -44,6 +44,7 @@
  * and address), bytes 1-5 the choices (see choose()), then the packet.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -185,7 +186,7 @@ struct expect {
 	int addr_ok;		/* a unicast address of the port */
 	int tp_ok;		/* the destination QP's transport, no DCETH */
 	int rkey_ok;
-	int psn_ok;		/* the expected PSN (0 after the bring-up) */
+	int psn_ok;		/* the expected PSN (0 after the bring-up) in 24 bits */
 };
 
 static uint8_t qp_tp(int i)
@@ -291,7 +292,7 @@ static void choose(struct dev_pkt *p, uint8_t flags, const uint8_t *c, struct ex
 		}
 	}
 	e->rkey_ok = p->rkey == H.mr->rkey;
-	e->psn_ok = p->psn == 0;
+	e->psn_ok = (p->psn & DEV_PSN_MASK) == 0;	/* the bits above are not the PSN */
 }
 
 /* [lo, hi) of the region the packet may have written, besides the receives */
@@ -326,8 +327,9 @@ static void check_region(const struct dev_pkt *p, const struct expect *e, int ch
 		if (H.mem[GUARD_LEN + i] == W.before[i] || (i >= lo && i < hi) ||
 		    (!dropped && i >= RECV_OFF && i < RECV_OFF + NRECV * 1024))
 			continue;
-		fprintf(stderr, "wire_packet: region byte %#zx: %#x -> %#x (op %u, tp %u, dst %#x)\n",
-			i, W.before[i], H.mem[GUARD_LEN + i], p->op, p->tp, p->dst_qpn);
+		fprintf(stderr, "wire_packet: region byte %#zx: %#x -> %#x (op %u, tp %u, dst %#x,"
+			" psn %#x, raddr %#" PRIx64 ", len %u)\n", i, W.before[i], H.mem[GUARD_LEN + i], p->op, p->tp, p->dst_qpn, p->psn,
+			(uint64_t)(p->raddr - base), p->len);
 		CHECK(!dropped);
 		CHECK(i >= RECV_OFF && i < RECV_OFF + NRECV * 1024);
 	}
@@ -417,7 +419,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct expect e = { .qp = -1 };
 	uint8_t flags;
 	int framed, checked = 0;
-	uint64_t before;
+	uint64_t before, t0;
 
 	if (size < HDR || size - HDR > sizeof(buf))
 		return -1;
@@ -446,6 +448,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(send(W.fd, buf, size, MSG_NOSIGNAL) == (ssize_t)size);
 	}
 	/* and what the packet caused: responses, CQEs */
+	t0 = harness_now_ns();
 	if (framed)
 		harness_settle(pkt_taken, &before, 1000000000u);
 	else
@@ -455,6 +458,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		int to_mcast_qpn = p->dst_qpn == DEV_MCAST_QPN;
 		int mcast_tp_ok = p->tp == DTP_UD && !(p->flags & DPKT_DCETH);
 
+		if (s1.pkts_rx <= s0.pkts_rx)
+			fprintf(stderr, "wire_packet: a checked packet of %zu bytes not received"
+				" in %" PRIu64 " us (ICRC drops %" PRIu64 " -> %" PRIu64 ")\n",
+				size, (harness_now_ns() - t0) / 1000, s0.drop_fault, s1.drop_fault);
 		CHECK(s1.pkts_rx > s0.pkts_rx);	/* it, and what it caused */
 		if (e.mcast || to_mcast_qpn || e.qp < 0 || !e.addr_ok || !e.tp_ok)
 			CHECK(reap_count() == 0);

@@ -1158,7 +1158,7 @@ static void resp_duplicate(struct resp_env *v, const struct dev_pkt *p)
 		/* never executed twice: the value it answered, again */
 		for (unsigned i = 0; i < DEV_ATOMIC_REPLAY; i++) {
 			r = &dq->replay[i];
-			if (r->valid && r->psn == p->psn && r->op == p->op) {
+			if (r->valid && r->psn == (p->psn & DEV_PSN_MASK) && r->op == p->op) {
 				rd_restart(dq, r, 0);
 				return;
 			}
@@ -1209,7 +1209,7 @@ static void resp_connected(struct dev_qp *dq, const struct dev_pkt *p)
 		}
 		dq->uc_drop = false;
 		dq->recv_busy = false;
-		dq->epsn = p->psn;
+		dq->epsn = p->psn & DEV_PSN_MASK;
 	}
 
 	switch (p->op) {
