@@ -23,10 +23,11 @@
  * leaves as soon as there is room (EPOLLOUT wakes the engine).  Requesters,
  * and responders sending READ and atomic answers, stop at a link whose
  * backlog passes LINK_ROOM (wire_room), so only ACKs and NAKs pass
- * it; sends never block the engine.  Only fault injection (fault.c, at the transmit side
- * of both paths), a peer that is gone, or a link that made no progress for
- * LINK_HOQ_LIFE_NS (IBA's head-of-queue lifetime: a stalled link discards)
- * loses packets.
+ * it; sends never block the engine, nor do connects (a listener with a
+ * full backlog holds the packet as a full socket does).  Only fault
+ * injection (fault.c, at the transmit side of both paths), a peer that is
+ * gone, or a link that made no progress for LINK_HOQ_LIFE_NS (IBA's
+ * head-of-queue lifetime: a stalled link discards) loses packets.
  *
  * Receiving: the listener and every connection sit in one level-triggered
  * epoll set.  The engine asks it once per iteration (one syscall, however
@@ -34,7 +35,6 @@
  * sleeps on the epoll fd itself, so a packet wakes it at once.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +57,8 @@
 #define LINK_BACKLOG_MAX	(256ull << 20)
 /* A link that moved nothing for this long is stalled: its backlog is discarded. */
 #define LINK_HOQ_LIFE_NS	(2000ull * 1000 * 1000)
+/* A connect that found the peer's listener full is tried again this much later. */
+#define CONNECT_RETRY_NS	(100ull * 1000)
 
 static uint8_t *ring;
 static uint64_t ring_wr, ring_rd;	/* byte counters, positions mod RING_SIZE */
@@ -99,6 +101,7 @@ struct delayed {
 };
 static struct delayed *delayed_head, **delayed_tail = &delayed_head;
 static bool shortcut_off;		/* RFEMU_LOOPBACK_SHORTCUT=0 */
+static uint64_t connect_retry_at;	/* ns: a link waits for a listener's backlog */
 
 struct rfemu_dev_stats wire_stats;
 static const struct wire_ops *device_ops;
@@ -192,6 +195,14 @@ static void conn_drop(int fd)
 	emu_real_close(fd);
 }
 
+/*
+ * The connection to host's listener, opened on first use: the fd, -1 when
+ * there is no such host (the packet is lost), or -EAGAIN while its listener
+ * has a full backlog (a host stopped or in a debugger takes no connection):
+ * the packet waits, and the connect is tried again CONNECT_RETRY_NS later.
+ * A blocking connect waited there for the peer, with the engine and
+ * emu_lock, and stopped every QP of this process with it.
+ */
 static int host_fd(unsigned host)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -204,15 +215,20 @@ static int host_fd(unsigned host)
 	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/wire.%u",
 			     emu_subnet_dir(), host) >= sizeof(sa.sun_path))
 		return -1;
-	fd = emu_real_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	fd = emu_real_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
 	emu_real_setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int err = errno;
+
 		emu_real_close(fd);
-		return -1;	/* no such host: the packet is lost */
+		if (err != EAGAIN)
+			return -1;	/* no such host */
+		if (!connect_retry_at)
+			connect_retry_at = *device_now + CONNECT_RETRY_NS;
+		return -EAGAIN;
 	}
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	if (conn_add(fd) < 0)
 		return -1;
 	links[host].fd = fd;
@@ -248,7 +264,7 @@ static int link_push(unsigned host, const struct dev_pkt *p, bool in_ring)
 	}
 	fd = host_fd(host);
 	if (fd < 0)
-		return -1;
+		return fd == -EAGAIN ? 0 : -1;
 	if (send(fd, p, p->size, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
 		return 1;
 	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == EINTR)
@@ -342,6 +358,8 @@ static unsigned flush_links(void)
 {
 	unsigned n = 0, left = nbacklogged;
 	bool room = false;
+
+	connect_retry_at = 0;	/* set again by a listener still full */
 
 	for (unsigned h = 1; h <= EMU_MAX_HOSTS && left; h++) {
 		struct link *l = &links[h];
@@ -633,7 +651,9 @@ static unsigned poll_delayed(void)
 
 uint64_t wire_next_due(void)
 {
-	return delayed_head ? delayed_head->due : 0;
+	uint64_t due = delayed_head ? delayed_head->due : 0;
+
+	return connect_retry_at && (!due || connect_retry_at < due) ? connect_retry_at : due;
 }
 
 unsigned wire_poll(bool sockets)

@@ -48,7 +48,7 @@ int wire_open(const struct wire_ops *ops, const uint64_t *now);
 void wire_close(void);
 /* An fd that polls readable when a socket has a packet (the idle engine sleeps on it). */
 int wire_wait_fd(void);
-/* When the first delayed packet is due (ns), 0 if none. */
+/* When the wire needs a pass (ns): a delayed packet due, a connect to retry; 0 if none. */
 uint64_t wire_next_due(void);
 /*
  * Room for a packet of payload bytes (at most WIRE_MTU; else NULL):

@@ -15,7 +15,10 @@
  * --only bw).  The bounds on the waits only catch a hang.
  */
 #define _GNU_SOURCE	/* RTLD_DEFAULT */
+#include <poll.h>
+
 #include "wire_test.h"
+#include "wire/packet.h"
 
 TestSuite(dev_wire, .timeout = 120);
 
@@ -427,4 +430,92 @@ Test(dev_wire, peer_killed_mid_writes)
 Test(dev_wire, peer_killed_mid_reads)
 {
 	peer_killed(IBV_WR_RDMA_READ);
+}
+
+/*
+ * A host whose listener takes no connection (stopped, or in a debugger: its
+ * backlog full) is a link without credits, not a reason for this device to
+ * stop. A UD SEND to it completes, the other QPs go on, and the packet
+ * waits until the listener takes the connection. The device connected
+ * blocking: its engine, holding emu_lock, waited in connect() for the peer,
+ * and no QP of the process moved again.
+ */
+Test(dev_wire, a_peer_that_accepts_nothing_stops_nothing, .timeout = 30)
+{
+	const unsigned host = 1022;		/* the last but one: nobody runs there */
+	const uint32_t qpn = host << 14 | 1;	/* QPN: host << 14 | index (emu/README.md) */
+	struct dt_qp_opts o = { .type = IBV_QPT_UD };
+	struct ibv_ah_attr aa = { .port_num = 1 };
+	struct sockaddr_un sa = wt_wire_addr(host);
+	struct ibv_ah *far, *near;
+	int lfd, fill[4], nfill = 0, c;
+	uint8_t pkt[sizeof(struct dev_pkt) + 64];
+	struct pollfd p;
+	struct dt t;
+
+	dt_setup_opts(&t, &o);
+	memcpy(t.buf[0], "ADDRESS!", 8);
+	unlink(sa.sun_path);
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
+	cr_assert_geq(lfd, 0);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0, "%s", strerror(errno));
+	cr_assert_eq(listen(lfd, 0), 0);
+	/* fill its backlog: the next connect would wait */
+	for (; nfill < 4; nfill++) {
+		fill[nfill] = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
+		if (connect(fill[nfill], (struct sockaddr *)&sa, sizeof(sa))) {
+			cr_assert_eq(errno, EAGAIN, "%s", strerror(errno));
+			close(fill[nfill]);
+			break;
+		}
+	}
+	cr_assert(nfill > 0 && nfill < 4, "a backlog of 0 took %d connections", nfill);
+
+	aa.dlid = (uint16_t)(host * 8);
+	far = ibv_create_ah(t.pd, &aa);
+	aa.dlid = t.lid;
+	near = ibv_create_ah(t.pd, &aa);
+	cr_assert(far && near);
+	{
+		struct ibv_sge s = { (uintptr_t)t.buf[0], 8, t.mr[0]->lkey };
+		struct ibv_send_wr wr = {
+			.sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.ud = { .ah = far, .remote_qpn = qpn, .remote_qkey = 0x11111111 },
+		};
+
+		dt_post(t.qp[0], &wr);
+		cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
+		/* the device goes on: a SEND to our own other QP is received */
+		dt_post_recv(t.qp[1], 1, t.buf[1], 128, t.mr[1]->lkey);
+		wr.wr.ud.ah = near;
+		wr.wr.ud.remote_qpn = t.qp[1]->qp_num;
+		dt_post(t.qp[0], &wr);
+		cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
+		cr_assert_eq(dt_poll1(t.cq[1]).status, IBV_WC_SUCCESS);
+		cr_assert(!memcmp(t.buf[1] + 40, "ADDRESS!", 8));
+	}
+
+	/* the listener takes its connections: the held SEND arrives */
+	for (int i = 0; i < nfill; i++) {
+		c = accept(lfd, NULL, NULL);
+		cr_assert_geq(c, 0);
+		close(c);
+		close(fill[i]);
+	}
+	p = (struct pollfd){ .fd = lfd, .events = POLLIN };
+	cr_assert_eq(poll(&p, 1, 5000), 1, "the device never connected again");
+	c = accept(lfd, NULL, NULL);
+	cr_assert_geq(c, 0);
+	p = (struct pollfd){ .fd = c, .events = POLLIN };
+	cr_assert_eq(poll(&p, 1, 5000), 1, "the held SEND never came");
+	cr_assert_eq(recv(c, pkt, sizeof(pkt), 0), (ssize_t)(sizeof(struct dev_pkt) + 8));
+	cr_assert_eq(((struct dev_pkt *)pkt)->dst_qpn, qpn);
+	cr_assert(!memcmp(pkt + sizeof(struct dev_pkt), "ADDRESS!", 8));
+	close(c);
+	close(lfd);
+	unlink(sa.sun_path);
+	cr_expect_eq(ibv_destroy_ah(far), 0);
+	cr_expect_eq(ibv_destroy_ah(near), 0);
+	dt_teardown(&t);
 }

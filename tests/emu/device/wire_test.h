@@ -28,26 +28,35 @@ static inline struct rfemu_dev_stats wt_stats(void)
 }
 
 /*
- * This host's wire socket, as any process of the user can reach it.  The
- * state directory is found as emu/subnet/subnet.c finds it: $RFEMU_STATE_DIR,
- * else $XDG_RUNTIME_DIR/rfemu, else /tmp/rfemu-$UID (CI sets none of them).
+ * The address of host's wire socket, as any process of the user can reach
+ * it.  The state directory is found as emu/subnet/subnet.c finds it:
+ * $RFEMU_STATE_DIR, else $XDG_RUNTIME_DIR/rfemu, else /tmp/rfemu-$UID (CI
+ * sets none of them).
  */
-static inline int wt_wire_socket(uint16_t lid)
+static inline struct sockaddr_un wt_wire_addr(unsigned host)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *dir = getenv("RFEMU_STATE_DIR");
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
+
+	if (dir && *dir)
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/wire.%u", dir, host);
+	else if (xdg && *xdg)
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/rfemu/wire.%u", xdg, host);
+	else
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "/tmp/rfemu-%u/wire.%u",
+			 (unsigned)getuid(), host);
+	return sa;
+}
+
+/* A connection to the wire socket of the host of lid. */
+static inline int wt_wire_socket(uint16_t lid)
+{
+	/* LID = host * 8 + device * 2 + port - 1 (emu/README.md) */
+	struct sockaddr_un sa = wt_wire_addr(lid / 8u);
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
 
 	cr_assert_geq(fd, 0);
-	/* LID = host * 8 + device * 2 + port - 1 (emu/README.md) */
-	if (dir && *dir)
-		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/wire.%u", dir, lid / 8u);
-	else if (xdg && *xdg)
-		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/rfemu/wire.%u", xdg, lid / 8u);
-	else
-		snprintf(sa.sun_path, sizeof(sa.sun_path), "/tmp/rfemu-%u/wire.%u",
-			 (unsigned)getuid(), lid / 8u);
 	cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0,
 		     "connect %s: %s", sa.sun_path, strerror(errno));
 	return fd;
