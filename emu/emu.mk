@@ -40,8 +40,10 @@ $(BUILD)/emu/%.o: emu/%.c $(EMU_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(EMU_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(EMU_LIB): $(EMU_LIB_OBJS)
-	$(CC) $(CFLAGS) -shared -Wl,-z,defs -o $@ $^ -ldl -lpthread
+# What the library exports to the program it is preloaded into: emu/librfemu.map.
+EMU_LIB_LDFLAGS := -shared -Wl,-z,defs -Wl,--version-script=emu/librfemu.map
+$(EMU_LIB): $(EMU_LIB_OBJS) emu/librfemu.map
+	$(CC) $(CFLAGS) $(EMU_LIB_LDFLAGS) -o $@ $(EMU_LIB_OBJS) -ldl -lpthread
 
 # The launcher finds its library beside itself (the build tree), else at
 # BINDIR's path to EMU_LIBDIR from its own directory (installed, under

@@ -41,8 +41,8 @@ $(SAN_OUT)/emu/%.o: %.c $(EMU_HDRS) $(HEADERS)
 $(TSAN_OUT)/emu/%.o: %.c $(EMU_HDRS) $(HEADERS)
 	@mkdir -p $(@D)
 	$(SAN_CC) $(TSAN_CF) $(EMU_CFLAGS) -c -o $@ $<
-$(SAN_OUT)/librfemu.so: $(SAN_EMU_OBJS)
-	$(SAN_CC) $(SAN_CF) -shared -Wl,-z,defs -o $@ $^ -ldl -lpthread
+$(SAN_OUT)/librfemu.so: $(SAN_EMU_OBJS) emu/librfemu.map
+	$(SAN_CC) $(SAN_CF) $(EMU_LIB_LDFLAGS) -o $@ $(SAN_EMU_OBJS) -ldl -lpthread
 $(SAN_OUT)/rfemu: $(SAN_LAUNCHER_SRC)
 	@mkdir -p $(@D)
 	$(SAN_CC) $(SAN_CF) -std=gnu11 -D_GNU_SOURCE $(WARN) -o $@ $<
