@@ -90,6 +90,31 @@ Test(dev_transport, rc_qp_takes_rc_only)
 	dt_teardown(&t);
 }
 
+/* An 8-byte atomic request of opcode op from A to B's first word at psn, adding add. */
+static void forge_atomic(int fd, struct dt *t, uint8_t op, uint32_t psn, uint64_t add)
+{
+	union {
+		struct dev_pkt	p;
+		uint8_t		raw[sizeof(struct dev_pkt)];
+	} u;
+
+	memset(&u, 0, sizeof(u));
+	u.p.size = sizeof(u.raw);
+	u.p.op = op;
+	u.p.tp = DTP_RC;
+	u.p.flags = DPKT_FIRST | DPKT_LAST;
+	u.p.src_qpn = t->qp[0]->qp_num;
+	u.p.dst_qpn = t->qp[1]->qp_num;
+	u.p.psn = psn;
+	u.p.slid = t->lid;
+	u.p.dlid = t->lid;
+	u.p.rkey = t->mr[1]->rkey;
+	u.p.raddr = (uintptr_t)t->buf[1];
+	u.p.dma_len = 8;
+	u.p.atomic[0] = add;
+	cr_assert_eq(send(fd, &u, sizeof(u.raw), 0), (ssize_t)sizeof(u.raw));
+}
+
 /*
  * A request of opcode 0, which no request has, framed as an 8-byte atomic
  * at an aligned address with an add operand: an invalid request, not an
@@ -99,30 +124,12 @@ Test(dev_transport, rc_qp_takes_rc_only)
  */
 Test(dev_transport, undefined_opcode_is_not_executed)
 {
-	union {
-		struct dev_pkt	p;
-		uint8_t		raw[sizeof(struct dev_pkt)];
-	} u;
 	struct dt t;
 	int fd;
 
 	dt_setup(&t);
 	fd = wt_wire_socket(t.lid);
-	memset(&u, 0, sizeof(u));
-	u.p.size = sizeof(u.raw);
-	u.p.op = 0;
-	u.p.tp = DTP_RC;
-	u.p.flags = DPKT_FIRST | DPKT_LAST;
-	u.p.src_qpn = t.qp[0]->qp_num;
-	u.p.dst_qpn = t.qp[1]->qp_num;
-	u.p.psn = 0x100;
-	u.p.slid = t.lid;
-	u.p.dlid = t.lid;
-	u.p.rkey = t.mr[1]->rkey;
-	u.p.raddr = (uintptr_t)t.buf[1];
-	u.p.dma_len = 8;
-	u.p.atomic[0] = 0x1111;
-	cr_assert_eq(send(fd, &u, sizeof(u.raw), 0), (ssize_t)sizeof(u.raw));
+	forge_atomic(fd, &t, 0, 0x100, 0x1111);
 	for (int i = 0; i < 200 && wt_qp_state(t.qp[1]) != IBV_QPS_ERR; i++)
 		usleep(5000);
 	cr_assert_eq(wt_qp_state(t.qp[1]), IBV_QPS_ERR, "opcode 0 was not refused");
@@ -176,31 +183,6 @@ Test(dev_transport, uc_send_to_rc_qp_dropped)
 	dt_teardown(&t);
 }
 
-/* A fetch-and-add of 1 from A to B's first word at psn. */
-static void forge_fadd(int fd, struct dt *t, uint32_t psn)
-{
-	union {
-		struct dev_pkt	p;
-		uint8_t		raw[sizeof(struct dev_pkt)];
-	} u;
-
-	memset(&u, 0, sizeof(u));
-	u.p.size = sizeof(u.raw);
-	u.p.op = DOP_FA;
-	u.p.tp = DTP_RC;
-	u.p.flags = DPKT_FIRST | DPKT_LAST;
-	u.p.src_qpn = t->qp[0]->qp_num;
-	u.p.dst_qpn = t->qp[1]->qp_num;
-	u.p.psn = psn;
-	u.p.slid = t->lid;
-	u.p.dlid = t->lid;
-	u.p.rkey = t->mr[1]->rkey;
-	u.p.raddr = (uintptr_t)t->buf[1];
-	u.p.dma_len = 8;
-	u.p.atomic[0] = 1;
-	cr_assert_eq(send(fd, &u, sizeof(u.raw), 0), (ssize_t)sizeof(u.raw));
-}
-
 /*
  * The PSN is the low 24 bits of its BTH word; the bits above it (AckReq
  * and reserved) are no part of it (IBA 9.2, 9.3). A fetch-and-add again
@@ -211,29 +193,23 @@ static void forge_fadd(int fd, struct dt *t, uint32_t psn)
  */
 Test(dev_transport, psn_bits_above_24_are_not_the_psn)
 {
-	struct rfemu_dev_stats before;
-	uint64_t v;
+	static const uint32_t psn[] = { 0x100, 0x7f000100 };
 	struct dt t;
 	int fd;
 
 	dt_setup(&t);
 	fd = wt_wire_socket(t.lid);
-	before = wt_stats();
-	forge_fadd(fd, &t, 0x100);
-	for (int i = 0; i < 200 && wt_stats().pkts_tx < before.pkts_tx + 1; i++)
-		usleep(5000);
-	memcpy(&v, t.buf[1], 8);
-	cr_assert_eq(v, 1, "the fetch-and-add did not execute once (%#" PRIx64 ")", v);
-	cr_assert_eq(wt_stats().pkts_tx, before.pkts_tx + 1, "no atomic response");
+	for (int k = 0; k < 2; k++) {
+		struct rfemu_dev_stats before = wt_stats();
+		uint64_t v;
 
-	before = wt_stats();
-	forge_fadd(fd, &t, 0x7f000100);
-	for (int i = 0; i < 200 && wt_stats().pkts_tx < before.pkts_tx + 1; i++)
-		usleep(5000);
-	memcpy(&v, t.buf[1], 8);
-	cr_assert_eq(v, 1, "the duplicate executed again (%#" PRIx64 ")", v);
-	cr_assert_eq(wt_stats().pkts_tx, before.pkts_tx + 1,
-		     "the duplicate was not answered from the replay");
+		forge_atomic(fd, &t, DOP_FA, psn[k], 1);
+		for (int i = 0; i < 200 && wt_stats().pkts_tx < before.pkts_tx + 1; i++)
+			usleep(5000);
+		memcpy(&v, t.buf[1], 8);
+		cr_assert_eq(v, 1, "PSN %#x: executed %" PRIu64 " times", psn[k], v);
+		cr_assert_eq(wt_stats().pkts_tx, before.pkts_tx + 1, "PSN %#x: not answered", psn[k]);
+	}
 	cr_assert_eq(wt_qp_state(t.qp[1]), IBV_QPS_RTS);
 	close(fd);
 	dt_teardown(&t);
