@@ -2,9 +2,10 @@
 /*
  * Importing a device and its objects (kernel/import.c): ibv_import_device()
  * of another descriptor of a command fd (dup(), SCM_RIGHTS from ourselves)
- * is a second user context on the same ucontext; ibv_import_pd() and
- * ibv_import_mr() name its objects by handle; work posted with imported
- * objects runs; the objects and the ucontext go when the kernel says.
+ * is a second user context on the same ucontext; ibv_import_pd(),
+ * ibv_import_mr() and ibv_import_dm() name its objects by handle; work
+ * posted with imported objects runs; the objects and the ucontext go when
+ * the kernel says.
  */
 #define _GNU_SOURCE		/* memfd_create */
 #include <sys/mman.h>
@@ -249,6 +250,51 @@ Test(import, bad_handles)
 	cr_assert_null(ibv_import_mr(ipd, pd->handle));
 	cr_assert_eq(errno, EINVAL);
 	ibv_unimport_pd(ipd);
+	cr_assert_eq(ibv_close_device(ic), 0);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
+/*
+ * ibv_import_dm(): mlx5's DM_QUERY gives the page and the length asked for,
+ * so the import maps the same device memory, and no more of it.
+ */
+Test(import, device_memory)
+{
+	struct ibv_alloc_dm_attr a = { .length = 4096 };
+	struct ibv_context *ic = import_dup();
+	uint8_t in[64], out[64];
+	struct ibv_dm *first, *dm, *idm;
+
+	first = ibv_alloc_dm(ctx, &a);	/* so that dm is not at page 0 */
+	a.length = 5000;
+	dm = ibv_alloc_dm(ctx, &a);
+	cr_assert(first && dm, "alloc_dm: %s", strerror(errno));
+	for (unsigned i = 0; i < sizeof(in); i++)
+		in[i] = (uint8_t)(i * 7 + 1);
+	cr_assert_eq(ibv_memcpy_to_dm(dm, 4096, in, sizeof(in)), 0);
+	idm = ibv_import_dm(ic, dm->handle);
+	cr_assert(idm, "import_dm: %s", strerror(errno));
+	cr_assert_eq(idm->handle, dm->handle);
+	cr_assert_eq(ibv_memcpy_from_dm(out, idm, 4096, sizeof(out)), 0);
+	cr_assert_arr_eq(out, in, sizeof(in));
+	/* its last 8 bytes (copies are of whole 4-byte words) */
+	cr_assert_eq(ibv_memcpy_to_dm(idm, 4992, in, 8), 0);
+	cr_assert_eq(ibv_memcpy_from_dm(out, dm, 4992, 8), 0);
+	cr_assert_arr_eq(out, in, 8);
+	/* the length asked for, not the page it was rounded to */
+	cr_assert_eq(ibv_memcpy_from_dm(out, idm, 4996, 8), EFAULT);
+
+	errno = 0;
+	cr_assert_null(ibv_import_dm(ic, 4000));
+	cr_assert_eq(errno, ENOENT);
+	errno = 0;
+	cr_assert_null(ibv_import_dm(ic, pd->handle));
+	cr_assert_eq(errno, EINVAL);
+	ibv_unimport_dm(idm);
+	cr_assert_eq(ibv_free_dm(dm), 0);
+	cr_assert_eq(ibv_free_dm(first), 0);
 	cr_assert_eq(ibv_close_device(ic), 0);
 	cr_assert_eq(ibv_dereg_mr(mr), 0);
 	cr_assert_eq(ibv_dealloc_pd(pd), 0);
