@@ -33,6 +33,13 @@ static void setup(void)
 
 TestSuite(import, .init = setup, .timeout = 60);
 
+/* call, an import, fails with err (errno cleared first: a stale one proves nothing) */
+#define ASSERT_REFUSED(call, err) do {					\
+		errno = 0;						\
+		cr_assert_null(call, #call);				\
+		cr_assert_eq(errno, err, #call ": %s", strerror(errno));	\
+	} while (0)
+
 static struct ibv_context *import_dup(void)
 {
 	int fd = dup(ctx->cmd_fd);
@@ -65,6 +72,19 @@ static void write_and_check(struct ibv_qp *qp, struct ibv_cq *cq, const uint8_t 
 }
 
 /*
+ * Close the imported context ic (if any), then release the first
+ * context's MR, PD and the context itself.
+ */
+static void close_both(struct ibv_context *ic)
+{
+	if (ic)
+		cr_assert_eq(ibv_close_device(ic), 0);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
+/*
  * Unimport the PD and MR of the imported context ic (unimporting sends
  * nothing: the objects stay the first context's), close it, then release
  * the first context's MR, PD and the context itself.
@@ -73,10 +93,7 @@ static void unimport_and_close(struct ibv_context *ic, struct ibv_pd *ipd, struc
 {
 	ibv_unimport_mr(imr);
 	ibv_unimport_pd(ipd);
-	cr_assert_eq(ibv_close_device(ic), 0);
-	cr_assert_eq(ibv_dereg_mr(mr), 0);
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
-	cr_assert_eq(ibv_close_device(ctx), 0);
+	close_both(ic);
 }
 
 static uint32_t pdn(struct ibv_pd *p)
@@ -235,25 +252,14 @@ Test(import, bad_handles)
 	struct ibv_context *ic = import_dup();
 	struct ibv_pd *ipd;
 
-	errno = 0;
-	cr_assert_null(ibv_import_pd(ic, 4000));
-	cr_assert_eq(errno, ENOENT);
-	errno = 0;
-	cr_assert_null(ibv_import_pd(ic, mr->handle));
-	cr_assert_eq(errno, EINVAL);
+	ASSERT_REFUSED(ibv_import_pd(ic, 4000), ENOENT);
+	ASSERT_REFUSED(ibv_import_pd(ic, mr->handle), EINVAL);
 	ipd = ibv_import_pd(ic, pd->handle);
 	cr_assert(ipd);
-	errno = 0;
-	cr_assert_null(ibv_import_mr(ipd, 4000));
-	cr_assert_eq(errno, ENOENT);
-	errno = 0;
-	cr_assert_null(ibv_import_mr(ipd, pd->handle));
-	cr_assert_eq(errno, EINVAL);
+	ASSERT_REFUSED(ibv_import_mr(ipd, 4000), ENOENT);
+	ASSERT_REFUSED(ibv_import_mr(ipd, pd->handle), EINVAL);
 	ibv_unimport_pd(ipd);
-	cr_assert_eq(ibv_close_device(ic), 0);
-	cr_assert_eq(ibv_dereg_mr(mr), 0);
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
-	cr_assert_eq(ibv_close_device(ctx), 0);
+	close_both(ic);
 }
 
 /*
@@ -286,19 +292,12 @@ Test(import, device_memory)
 	/* the length asked for, not the page it was rounded to */
 	cr_assert_eq(ibv_memcpy_from_dm(out, idm, 4996, 8), EFAULT);
 
-	errno = 0;
-	cr_assert_null(ibv_import_dm(ic, 4000));
-	cr_assert_eq(errno, ENOENT);
-	errno = 0;
-	cr_assert_null(ibv_import_dm(ic, pd->handle));
-	cr_assert_eq(errno, EINVAL);
+	ASSERT_REFUSED(ibv_import_dm(ic, 4000), ENOENT);
+	ASSERT_REFUSED(ibv_import_dm(ic, pd->handle), EINVAL);
 	ibv_unimport_dm(idm);
 	cr_assert_eq(ibv_free_dm(dm), 0);
 	cr_assert_eq(ibv_free_dm(first), 0);
-	cr_assert_eq(ibv_close_device(ic), 0);
-	cr_assert_eq(ibv_dereg_mr(mr), 0);
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
-	cr_assert_eq(ibv_close_device(ctx), 0);
+	close_both(ic);
 }
 
 /* a descriptor received over SCM_RIGHTS from ourselves */
@@ -333,10 +332,7 @@ Test(import, fd_over_scm_rights)
 	cr_assert(ipd);
 	cr_assert_eq(pdn(ipd), pdn(pd));
 	ibv_unimport_pd(ipd);
-	cr_assert_eq(ibv_close_device(ic), 0);
-	cr_assert_eq(ibv_dereg_mr(mr), 0);
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
-	cr_assert_eq(ibv_close_device(ctx), 0);
+	close_both(ic);
 }
 
 /* what is no command fd of this process: libibverbs' EINVAL */
@@ -345,18 +341,12 @@ Test(import, not_a_command_fd)
 	int p[2], mfd = memfd_create("not-uverbs", 0);
 
 	cr_assert_eq(pipe(p), 0);
-	errno = 0;
-	cr_assert_null(ibv_import_device(p[0]));
-	cr_assert_eq(errno, EINVAL);
+	ASSERT_REFUSED(ibv_import_device(p[0]), EINVAL);
 	/* a memfd like the one another process's command fd is */
 	cr_assert_geq(mfd, 0);
-	errno = 0;
-	cr_assert_null(ibv_import_device(mfd));
-	cr_assert_eq(errno, EINVAL);
+	ASSERT_REFUSED(ibv_import_device(mfd), EINVAL);
 	close(p[0]);
 	close(p[1]);
 	close(mfd);
-	cr_assert_eq(ibv_dereg_mr(mr), 0);
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
-	cr_assert_eq(ibv_close_device(ctx), 0);
+	close_both(NULL);
 }
