@@ -50,6 +50,9 @@ static inline uint32_t emu_cap_max_sge(void)
 #define EMU_TM_MAX_SGE		1
 #define EMU_TM_MAX_RNDV_HDR	64
 
+/* cqe_compression_max_num: the most CQEs one compressed session holds */
+#define EMU_CQE_COMP_MAX_NUM	64
+
 /* P_Key table entries: the cap on InfiniBand, one on RoCE */
 static inline uint32_t emu_cap_pkey_tbl_len(void)
 {

@@ -248,14 +248,19 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 	/*
 	 * mlx5 part: no TSO, RSS, packet pacing, MPW. CQE compression as
 	 * mlx5_ib_query_device() reports a ConnectX-6 (cqe_compression_max_num
-	 * 64; HASH and CSUM always, CSUM_STRIDX with mini_cqe_resp_stride_index).
+	 * 64; HASH and CSUM always, CSUM_STRIDX with mini_cqe_resp_stride_index),
+	 * on 128-byte CQEs too (cqe_compression_128: CQE_128B_COMP), which
+	 * create_cq_user() refuses without that cap and the device model
+	 * compresses (device/cqe_zip.c). No cqe_128_always (CQE_128B_PAD):
+	 * padded CQEs are not modelled.
 	 * dci_streams_caps 0/0: no public source shows a ConnectX-6 reporting
 	 * log_max_dci_stream_channels (DCI streams came with kernel 5.15's DCS
 	 * offload), and create_qp() refuses the flag as the kernel does then.
 	 */
 	/* mlx5_ib_query_device() sets it whatever the HCA: DCTs take scatter-to-CQE */
-	drv.flags = MLX5_IB_QUERY_DEV_RESP_FLAGS_SCAT2CQE_DCT;
-	drv.cqe_comp_caps.max_num = 64;
+	drv.flags = MLX5_IB_QUERY_DEV_RESP_FLAGS_SCAT2CQE_DCT |
+		    MLX5_IB_QUERY_DEV_RESP_FLAGS_CQE_128B_COMP;
+	drv.cqe_comp_caps.max_num = EMU_CQE_COMP_MAX_NUM;
 	drv.cqe_comp_caps.supported_format = MLX5_IB_CQE_RES_FORMAT_HASH |
 					     MLX5_IB_CQE_RES_FORMAT_CSUM |
 					     MLX5_IB_CQE_RES_FORMAT_CSUM_STRIDX;

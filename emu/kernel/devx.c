@@ -96,6 +96,9 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_MAX_WQE_SZ_SQ	F(0x290, 16)
 #define CAP_MAX_WQE_SZ_RQ	F(0x2b0, 16)
 #define CAP_LOG_MAX_PD		F(0x32b, 5)
+#define CAP_CQE_COMPRESSION_128	F(0x5be, 1)
+#define CAP_CQE_COMPRESSION	F(0x5bf, 1)
+#define CAP_CQE_COMP_MAX_NUM	F(0x5d0, 16)
 
 /* create_mkey_in and its mkey context (mkc) at bit 0x80 */
 #define MKC(off, bits)		F(0x80 + (off), bits)
@@ -279,6 +282,10 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 	prm_set(cap, CAP_MAX_WQE_SZ_SQ, EMU_CAP(max_wqe_sz_sq));
 	prm_set(cap, CAP_MAX_WQE_SZ_RQ, EMU_CAP(max_wqe_sz_rq));
 	prm_set(cap, CAP_LOG_MAX_PD, EMU_CAP(log_max_pd));
+	/* what query_device's cqe_comp_caps and CQE_128B_COMP say (ctx.c) */
+	prm_set(cap, CAP_CQE_COMPRESSION, 1);
+	prm_set(cap, CAP_CQE_COMPRESSION_128, 1);
+	prm_set(cap, CAP_CQE_COMP_MAX_NUM, EMU_CQE_COMP_MAX_NUM);
 	return 0;
 }
 

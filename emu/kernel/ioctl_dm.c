@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * ioctl_dm.c - device memory (MEMIC): ibv_alloc_dm(), ibv_free_dm(),
- * ibv_reg_dm_mr(), as drivers/infiniband/core/uverbs_std_types_dm.c,
- * uverbs_std_types_mr.c and drivers/infiniband/hw/mlx5/dm.c answer them.
+ * ibv_reg_dm_mr(), and mlx5's DM_QUERY behind ibv_import_dm(), as
+ * drivers/infiniband/core/uverbs_std_types_dm.c, uverbs_std_types_mr.c and
+ * drivers/infiniband/hw/mlx5/dm.c answer them.
  *
  * The device memory is EMU_DM_PAGES pages of the command fd at the
  * MLX5_IB_MMAP_DEVICE_MEM offsets: libmlx5 maps the page index it is given
@@ -132,6 +133,35 @@ static int dm_free(struct emu_ioc *b)
 }
 
 /*
+ * MLX5_IB_METHOD_DM_QUERY: what ibv_import_dm() maps a DM of the ucontext
+ * by: its page index (the one the allocation answered), where it starts in
+ * that page (always 0 here: allocations are whole pages) and the length
+ * asked for, not the rounded one (mlx5_ib's req_length).
+ */
+static int dm_query(struct emu_ioc *b)
+{
+	int ret;
+	struct emu_dm *dm = emu_ioc_get_obj(b, MLX5_IB_ATTR_QUERY_DM_REQ_HANDLE,
+					    EMU_OBJ_DM, &ret);
+	uint16_t page_idx;
+	uint64_t start = 0;
+
+	if (!dm)
+		return ret;
+	page_idx = (uint16_t)dm->first_page;
+	/* in the kernel's order, the first copy that fails ends it */
+	ret = emu_ioc_copy_to(b, MLX5_IB_ATTR_QUERY_DM_RESP_PAGE_INDEX, &page_idx,
+			      sizeof(page_idx));
+	if (!ret)
+		ret = emu_ioc_copy_to(b, MLX5_IB_ATTR_QUERY_DM_RESP_START_OFFSET,
+				      &start, sizeof(start));
+	if (!ret)
+		ret = emu_ioc_copy_to(b, MLX5_IB_ATTR_QUERY_DM_RESP_LENGTH,
+				      &dm->length, sizeof(dm->length));
+	return ret;
+}
+
+/*
  * UVERBS_METHOD_DM_MR_REG: a zero-based MR on [offset, offset + length) of
  * the device memory (uverbs_std_types_mr.c, then mlx5_ib_reg_dm_mr()).
  */
@@ -202,6 +232,11 @@ const struct emu_ioc_method emu_ioc_dm_methods[] = {
 		IN(MLX5_IB_ATTR_ALLOC_DM_REQ_TYPE, uint64_t, 0) } },	/* CONST_IN */
 	{ UVERBS_OBJECT_DM, UVERBS_METHOD_DM_FREE, dm_free, false, {
 		IDR(UVERBS_ATTR_FREE_DM_HANDLE) } },
+	{ UVERBS_OBJECT_DM, MLX5_IB_METHOD_DM_QUERY, dm_query, false, {
+		IDR(MLX5_IB_ATTR_QUERY_DM_REQ_HANDLE),
+		OUT(MLX5_IB_ATTR_QUERY_DM_RESP_START_OFFSET, uint64_t),
+		OUT(MLX5_IB_ATTR_QUERY_DM_RESP_PAGE_INDEX, uint16_t),
+		OUT(MLX5_IB_ATTR_QUERY_DM_RESP_LENGTH, uint64_t) } },
 	{ UVERBS_OBJECT_MR, UVERBS_METHOD_DM_MR_REG, dm_mr_reg, false, {
 		NEW(UVERBS_ATTR_REG_DM_MR_HANDLE),
 		IN(UVERBS_ATTR_REG_DM_MR_OFFSET, uint64_t, MAND),

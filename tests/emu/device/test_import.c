@@ -2,9 +2,10 @@
 /*
  * Importing a device and its objects (kernel/import.c): ibv_import_device()
  * of another descriptor of a command fd (dup(), SCM_RIGHTS from ourselves)
- * is a second user context on the same ucontext; ibv_import_pd() and
- * ibv_import_mr() name its objects by handle; work posted with imported
- * objects runs; the objects and the ucontext go when the kernel says.
+ * is a second user context on the same ucontext; ibv_import_pd(),
+ * ibv_import_mr() and ibv_import_dm() name its objects by handle; work
+ * posted with imported objects runs; the objects and the ucontext go when
+ * the kernel says.
  */
 #define _GNU_SOURCE		/* memfd_create */
 #include <sys/mman.h>
@@ -31,6 +32,13 @@ static void setup(void)
 }
 
 TestSuite(import, .init = setup, .timeout = 60);
+
+/* call, an import, fails with err (errno cleared first: a stale one proves nothing) */
+#define ASSERT_REFUSED(call, err) do {					\
+		errno = 0;						\
+		cr_assert_null(call, #call);				\
+		cr_assert_eq(errno, err, #call ": %s", strerror(errno));	\
+	} while (0)
 
 static struct ibv_context *import_dup(void)
 {
@@ -64,6 +72,19 @@ static void write_and_check(struct ibv_qp *qp, struct ibv_cq *cq, const uint8_t 
 }
 
 /*
+ * Close the imported context ic (if any), then release the first
+ * context's MR, PD and the context itself.
+ */
+static void close_both(struct ibv_context *ic)
+{
+	if (ic)
+		cr_assert_eq(ibv_close_device(ic), 0);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
+/*
  * Unimport the PD and MR of the imported context ic (unimporting sends
  * nothing: the objects stay the first context's), close it, then release
  * the first context's MR, PD and the context itself.
@@ -72,10 +93,7 @@ static void unimport_and_close(struct ibv_context *ic, struct ibv_pd *ipd, struc
 {
 	ibv_unimport_mr(imr);
 	ibv_unimport_pd(ipd);
-	cr_assert_eq(ibv_close_device(ic), 0);
-	cr_assert_eq(ibv_dereg_mr(mr), 0);
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
-	cr_assert_eq(ibv_close_device(ctx), 0);
+	close_both(ic);
 }
 
 static uint32_t pdn(struct ibv_pd *p)
@@ -234,25 +252,52 @@ Test(import, bad_handles)
 	struct ibv_context *ic = import_dup();
 	struct ibv_pd *ipd;
 
-	errno = 0;
-	cr_assert_null(ibv_import_pd(ic, 4000));
-	cr_assert_eq(errno, ENOENT);
-	errno = 0;
-	cr_assert_null(ibv_import_pd(ic, mr->handle));
-	cr_assert_eq(errno, EINVAL);
+	ASSERT_REFUSED(ibv_import_pd(ic, 4000), ENOENT);
+	ASSERT_REFUSED(ibv_import_pd(ic, mr->handle), EINVAL);
 	ipd = ibv_import_pd(ic, pd->handle);
 	cr_assert(ipd);
-	errno = 0;
-	cr_assert_null(ibv_import_mr(ipd, 4000));
-	cr_assert_eq(errno, ENOENT);
-	errno = 0;
-	cr_assert_null(ibv_import_mr(ipd, pd->handle));
-	cr_assert_eq(errno, EINVAL);
+	ASSERT_REFUSED(ibv_import_mr(ipd, 4000), ENOENT);
+	ASSERT_REFUSED(ibv_import_mr(ipd, pd->handle), EINVAL);
 	ibv_unimport_pd(ipd);
-	cr_assert_eq(ibv_close_device(ic), 0);
-	cr_assert_eq(ibv_dereg_mr(mr), 0);
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
-	cr_assert_eq(ibv_close_device(ctx), 0);
+	close_both(ic);
+}
+
+/*
+ * ibv_import_dm(): mlx5's DM_QUERY gives the page and the length asked for,
+ * so the import maps the same device memory, and no more of it.
+ */
+Test(import, device_memory)
+{
+	struct ibv_alloc_dm_attr a = { .length = 4096 };
+	struct ibv_context *ic = import_dup();
+	uint8_t in[64], out[64];
+	struct ibv_dm *first, *dm, *idm;
+
+	first = ibv_alloc_dm(ctx, &a);	/* so that dm is not at page 0 */
+	a.length = 5000;
+	dm = ibv_alloc_dm(ctx, &a);
+	cr_assert(first && dm, "alloc_dm: %s", strerror(errno));
+	for (unsigned i = 0; i < sizeof(in); i++)
+		in[i] = (uint8_t)(i * 7 + 1);
+	cr_assert_eq(ibv_memcpy_to_dm(dm, 4096, in, sizeof(in)), 0);
+	idm = ibv_import_dm(ic, dm->handle);
+	cr_assert(idm, "import_dm: %s", strerror(errno));
+	cr_assert_eq(idm->handle, dm->handle);
+	cr_assert_eq(ibv_memcpy_from_dm(out, idm, 4096, sizeof(out)), 0);
+	cr_assert_arr_eq(out, in, sizeof(in));
+	/* its last 8 bytes (copies are of whole 4-byte words) */
+	cr_assert_eq(ibv_memcpy_to_dm(idm, 4992, in, 8), 0);
+	cr_assert_eq(ibv_memcpy_from_dm(out, dm, 4992, 8), 0);
+	cr_assert_arr_eq(out, in, 8);
+	/* the length asked for, not the page it was rounded to */
+	cr_assert_eq(ibv_memcpy_from_dm(out, idm, 4996, 8), EFAULT);
+
+	ASSERT_REFUSED(ibv_import_dm(ic, 4000), ENOENT);
+	ASSERT_REFUSED(ibv_import_dm(ic, pd->handle), EINVAL);
+	ibv_unimport_dm(idm);
+	cr_assert_eq(ibv_free_dm(dm), 0);
+	cr_assert_eq(ibv_free_dm(first), 0);
+	close_both(ic);
 }
 
 /* a descriptor received over SCM_RIGHTS from ourselves */
@@ -287,10 +332,7 @@ Test(import, fd_over_scm_rights)
 	cr_assert(ipd);
 	cr_assert_eq(pdn(ipd), pdn(pd));
 	ibv_unimport_pd(ipd);
-	cr_assert_eq(ibv_close_device(ic), 0);
-	cr_assert_eq(ibv_dereg_mr(mr), 0);
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
-	cr_assert_eq(ibv_close_device(ctx), 0);
+	close_both(ic);
 }
 
 /* what is no command fd of this process: libibverbs' EINVAL */
@@ -299,18 +341,12 @@ Test(import, not_a_command_fd)
 	int p[2], mfd = memfd_create("not-uverbs", 0);
 
 	cr_assert_eq(pipe(p), 0);
-	errno = 0;
-	cr_assert_null(ibv_import_device(p[0]));
-	cr_assert_eq(errno, EINVAL);
+	ASSERT_REFUSED(ibv_import_device(p[0]), EINVAL);
 	/* a memfd like the one another process's command fd is */
 	cr_assert_geq(mfd, 0);
-	errno = 0;
-	cr_assert_null(ibv_import_device(mfd));
-	cr_assert_eq(errno, EINVAL);
+	ASSERT_REFUSED(ibv_import_device(mfd), EINVAL);
 	close(p[0]);
 	close(p[1]);
 	close(mfd);
-	cr_assert_eq(ibv_dereg_mr(mr), 0);
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
-	cr_assert_eq(ibv_close_device(ctx), 0);
+	close_both(NULL);
 }

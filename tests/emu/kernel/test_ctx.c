@@ -154,12 +154,22 @@ Test(device, cqe_compression_caps_and_create)
 	cr_assert_eq(dv.cqe_comp_caps.supported_format,
 		     MLX5DV_CQE_RES_FORMAT_HASH | MLX5DV_CQE_RES_FORMAT_CSUM |
 		     MLX5DV_CQE_RES_FORMAT_CSUM_STRIDX);
-	for (size_t i = 0; i < sizeof(one); i++) {
-		dx.cqe_comp_res_format = one[i];
+	/*
+	 * on 128-byte CQEs too, which the kernel takes only with this flag's
+	 * cap (cqe_compression_128); no padded CQEs (cqe_128_always)
+	 */
+	cr_assert(dv.flags & MLX5DV_CONTEXT_FLAGS_CQE_128B_COMP);
+	cr_assert_not(dv.flags & MLX5DV_CONTEXT_FLAGS_CQE_128B_PAD);
+	for (size_t i = 0; i < 2 * sizeof(one); i++) {
+		dx.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE |
+			       (i < sizeof(one) ? 0 : MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE);
+		dx.cqe_size = 128;
+		dx.cqe_comp_res_format = one[i % sizeof(one)];
 		cq = mlx5dv_create_cq(ctx, &ax, &dx);
-		cr_assert_not_null(cq, "format %u: %s", one[i], strerror(errno));
+		cr_assert_not_null(cq, "format %u: %s", dx.cqe_comp_res_format, strerror(errno));
 		cr_assert_eq(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
 	}
+	dx.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE;
 	dx.cqe_comp_res_format = MLX5DV_CQE_RES_FORMAT_HASH | MLX5DV_CQE_RES_FORMAT_CSUM;
 	errno = 0;
 	cr_assert_null(mlx5dv_create_cq(ctx, &ax, &dx));

@@ -63,6 +63,10 @@ static void set(void *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_MAX_WQE_SZ_SQ	CAP(0x290, 16)
 #define CAP_SHO			CAP(0x217, 1)
 #define CAP_GENERAL_OBJ_TYPES	CAP(0x4c0, 32)	/* the low half of the 64 bits */
+#define CAP_CQE_128_ALWAYS	CAP(0x5bd, 1)
+#define CAP_CQE_COMPRESSION_128	CAP(0x5be, 1)
+#define CAP_CQE_COMPRESSION	CAP(0x5bf, 1)
+#define CAP_CQE_COMP_MAX_NUM	CAP(0x5d0, 16)
 
 enum { QUERY_HCA_CAP = 0x100, CREATE_MKEY = 0x200, CREATE_CQ = 0x400,
        QUERY_LAG = 0x842, MODIFY_QP = 0x505, CREATE_PSV = 0x600, SET_FTE = 0x936 };
@@ -100,11 +104,13 @@ Test(devx, contexts_are_devx)
 Test(devx, query_hca_cap)
 {
 	static uint32_t out[0x1010 / 4];
+	struct mlx5dv_context dv = { .comp_mask = MLX5DV_CONTEXT_MASK_CQE_COMPRESION };
 	struct ibv_device_attr da;
 	struct ibv_port_attr pa;
 
 	cr_assert_eq(ibv_query_device(ctx, &da), 0);
 	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
+	cr_assert_eq(mlx5dv_query_device(ctx, &dv), 0);
 	for (uint16_t cur = 0; cur < 2; cur++) {
 		cr_assert_eq(query_cap(ctx, cur, out, sizeof(out)), 0);
 		cr_expect_eq(get(out, STATUS), 0);
@@ -117,6 +123,13 @@ Test(devx, query_hca_cap)
 		/* no signature offload, no general object types */
 		cr_expect_eq(get(out, CAP_SHO), 0);
 		cr_expect_eq(get(out, CAP_GENERAL_OBJ_TYPES), 0);
+		/* CQE compression as mlx5dv_query_device() reports it */
+		cr_expect_eq(get(out, CAP_CQE_COMPRESSION), 1);
+		cr_expect_eq(get(out, CAP_CQE_COMPRESSION_128),
+			     !!(dv.flags & MLX5DV_CONTEXT_FLAGS_CQE_128B_COMP));
+		cr_expect_eq(get(out, CAP_CQE_128_ALWAYS),
+			     !!(dv.flags & MLX5DV_CONTEXT_FLAGS_CQE_128B_PAD));
+		cr_expect_eq(get(out, CAP_CQE_COMP_MAX_NUM), dv.cqe_comp_caps.max_num);
 	}
 	/* another page (ODP, op_mod 2 << 1): the device has none of its features */
 	cr_assert_eq(query_cap(ctx, 2 << 1 | 1, out, sizeof(out)), 0);
