@@ -29,6 +29,7 @@ enum {
 	UMR_FLAG_XLT_OFFSET	= 1 << 4,
 	MASK_LEN		= 1 << 0,
 	MASK_START_ADDR		= 1 << 6,
+	MASK_BSF_EN		= 1 << 12,
 	MASK_MKEY		= 1 << 13,
 	MASK_ACCESS_LW		= 1 << 18,
 	MASK_ACCESS_RR		= 1 << 19,
@@ -36,6 +37,7 @@ enum {
 	MASK_ACCESS_A		= 1 << 21,
 	MASK_FREE		= 1 << 29,
 	REPEAT_BLOCK_OP		= 0x400,
+	MKC_FLAGS_BSF_EN	= 1u << 30,	/* flags_pd (mkey context byte 12) */
 };
 
 /*
@@ -54,6 +56,9 @@ uint8_t dev_mkey_umr(struct dev_qp *dq, const uint8_t *w, uint32_t len,
 		return RF_CQE_SYNDROME_MW_BIND_ERR;
 	/* the key must be free, as a type-2 window's bind asks (mem.c) */
 	if ((uctrl[0] & UMR_FLAG_CHECK_FREE) && !mk->free)
+		return RF_CQE_SYNDROME_MW_BIND_ERR;
+	/* a signature configuration (a BSF) is not modelled yet */
+	if ((mask & MASK_BSF_EN) && (dev_be32(mkc + 12) & MKC_FLAGS_BSF_EN))
 		return RF_CQE_SYNDROME_MW_BIND_ERR;
 	/* a translation written at an offset into the key's is not modelled */
 	if ((uctrl[0] & UMR_FLAG_XLT_OFFSET) && dev_be16(uctrl + 6))

@@ -103,6 +103,7 @@ enum emu_obj_type {
 	EMU_OBJ_DM,
 	EMU_OBJ_UAR,
 	EMU_OBJ_MKEY,		/* a DEVX CREATE_MKEY object (devx.c) */
+	EMU_OBJ_PSV,		/* a DEVX CREATE_PSV object (devx.c) */
 	EMU_OBJ_TYPE_COUNT
 };
 
@@ -211,6 +212,19 @@ struct emu_mkey {
 	struct emu_mkey_ent	*ent;		/* max_entries of them */
 	uint32_t		nent;
 	uint32_t		repeat;		/* interleaved: repetitions; 0: a KLM list */
+	bool			bsf;		/* created with a signature context (bsf_en) */
+};
+
+/*
+ * A PSV (protection signature value): the running signature of one
+ * domain of a signature mkey, which libmlx5 creates two of per key
+ * (CREATE_PSV) and names in the key's BSF and its SET_PSV WQEs.
+ */
+struct emu_psv {
+	struct emu_obj		obj;
+	struct emu_pd		*pd;
+	uint32_t		psvn;		/* psv0_index */
+	uint64_t		ts;		/* transient signature, as SET_PSV left it */
 };
 
 struct emu_qp;
@@ -601,7 +615,7 @@ void emu_clock_tick_locked(void);
  * Inline, because the device model makes several for every packet.
  */
 enum emu_num_kind { EMU_NUM_PD, EMU_NUM_CQ, EMU_NUM_QP, EMU_NUM_SRQ,
-		    EMU_NUM_MKEY, EMU_NUM_KIND_COUNT };
+		    EMU_NUM_MKEY, EMU_NUM_PSV, EMU_NUM_KIND_COUNT };
 struct emu_num_space {
 	void		**slot;		/* EMU_NUM_IDX_MASK + 1 entries */
 	uint32_t	next;		/* rotate, so numbers are not reused at once */
@@ -659,6 +673,11 @@ static inline struct emu_mkey *emu_mkey_by_key_locked(uint32_t key)
 	struct emu_mkey *mk = (struct emu_mkey *)emu_mkey_lookup_locked(key, EMU_OBJ_MKEY);
 
 	return mk && mk->key == key ? mk : NULL;
+}
+
+static inline struct emu_psv *emu_psv_by_num_locked(uint32_t psvn)
+{
+	return (struct emu_psv *)emu_num_lookup_locked(EMU_NUM_PSV, psvn);
 }
 
 static inline struct emu_mw *emu_mw_by_rkey_locked(uint32_t rkey)
