@@ -385,6 +385,9 @@ void emu_mkey_destroy_locked(struct emu_mkey *mk)
 {
 	mk->pd->obj.usecnt--;
 	emu_num_free_locked(EMU_NUM_MKEY, mk->key >> 8);
+	if (mk->sig)
+		free(mk->sig->img);
+	free(mk->sig);
 	free(mk->ent);
 	emu_obj_free_locked(&mk->obj);
 }

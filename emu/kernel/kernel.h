@@ -198,6 +198,31 @@ struct emu_mkey_ent {
 	uint32_t		stride;		/* interleaved: bytes between repetitions */
 };
 
+/*
+ * The signature configuration a UMR's BSF gave an mkey (device/sig.c):
+ * per domain (memory, wire) the block format, and the PSV holding its
+ * initial signature; the check and copy masks; a buffer of wire bytes
+ * the device builds a gather in.
+ */
+struct emu_sig_domain {
+	uint8_t			type;		/* EMU_SIG_* */
+	uint8_t			dif_flags;	/* T10-DIF: inc_ref_guard_check */
+	bool			seed;		/* T10-DIF: the guard starts at the PSV's; CRC: all ones */
+	uint16_t		bs;		/* data bytes of a block */
+	uint32_t		psvn;
+};
+enum { EMU_SIG_NONE, EMU_SIG_T10DIF_CRC, EMU_SIG_T10DIF_CSUM, EMU_SIG_CRC32,
+       EMU_SIG_CRC32C };
+
+struct emu_mkey_sig {
+	struct emu_sig_domain	mem, wire;
+	uint8_t			check_mask;	/* PI bytes checked, MSB the first */
+	uint8_t			copy_mask;	/* same block structure: PI bytes copied */
+	bool			sbs;
+	uint8_t			*img;		/* wire bytes of one gather */
+	size_t			img_cap;
+};
+
 struct emu_mkey {
 	struct emu_obj		obj;
 	struct emu_pd		*pd;
@@ -213,6 +238,7 @@ struct emu_mkey {
 	uint32_t		nent;
 	uint32_t		repeat;		/* interleaved: repetitions; 0: a KLM list */
 	bool			bsf;		/* created with a signature context (bsf_en) */
+	struct emu_mkey_sig	*sig;		/* the BSF a UMR enabled, or NULL (device/sig.c) */
 };
 
 /*
