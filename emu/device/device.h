@@ -792,7 +792,10 @@ bool dev_rkey_copy(uint32_t rkey, uint64_t va, void *buf, uint32_t len,
 		   const struct emu_pd *pd, const struct emu_qp *qp, uint32_t need, bool to_mem);
 /* an mkey's invalidation: 0, or -1 if refused (qp NULL: local) */
 int dev_mkey_invalidate(struct emu_qp *qp, const struct emu_pd *pd, uint32_t key);
-/* len bytes of mk's memory layout at offset off, copied to buf (mkey.c) */
+/* len bytes of mk's memory layout at offset off, appended to sgl (mkey.c) */
+int dev_mkey_map(struct dev_sgl *sgl, const struct emu_mkey *mk, uint64_t off, uint64_t len,
+		 const struct emu_pd *pd, uint32_t need);
+/* ... or copied to buf */
 bool dev_mkey_read(const struct emu_mkey *mk, uint64_t off, void *buf, uint32_t len,
 		   const struct emu_pd *pd);
 /* signature mkeys (sig.c) */
@@ -803,6 +806,8 @@ void dev_sig_disable(struct emu_mkey *mk);
 uint8_t dev_sig_set_psv(const struct dev_qp *dq, const uint8_t *seg);
 int dev_sig_gather(struct dev_sgl *sgl, struct emu_mkey *mk, uint64_t va, uint64_t len,
 		   const struct emu_pd *pd);
+int dev_sig_scatter(struct dev_sgl *sgl, struct emu_mkey *mk, uint64_t va, uint64_t len,
+		    const struct emu_pd *pd, uint32_t need);
 void dev_sig_err_cqe(struct dev_qp *dq, const struct dev_sig_err *e);
 /* a UMR WQE (w, len bytes) on an indirect mkey: 0 or a syndrome */
 uint8_t dev_mkey_umr(struct dev_qp *dq, const uint8_t *w, uint32_t len,

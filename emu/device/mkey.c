@@ -245,9 +245,10 @@ int dev_mkey_sgl(struct dev_sgl *sgl, uint32_t key, uint64_t va, uint64_t len,
 	struct emu_mkey *smk = emu_mkey_by_key_locked(key);
 	const struct emu_mkey *mk;
 
-	/* a gather through a signature key: the wire's bytes, built (sig.c) */
-	if (smk && smk->sig && !smk->free && smk->pd == pd && !need)
-		return dev_sig_gather(sgl, smk, va, len, pd);
+	/* through a signature key: the wire's bytes (sig.c) */
+	if (smk && smk->sig && !smk->free && smk->pd == pd)
+		return need ? dev_sig_scatter(sgl, smk, va, len, pd, need) :
+			      dev_sig_gather(sgl, smk, va, len, pd);
 	mk = mkey_for(key, va, len, pd, need);
 	return mk ? mkey_walk(mk, va, len, pd, need, sgl_add, sgl) : DEV_SGL_PROT;
 }
@@ -305,6 +306,12 @@ bool dev_rkey_copy(uint32_t rkey, uint64_t va, void *buf, uint32_t len,
 		return to_mem ? dev_copy(p, buf, len) : dev_copy(buf, p, len);
 	mk = mkey_for(rkey, va, len, pd, need);
 	return mk && !mkey_walk(mk, va, len, pd, need, copy_piece, &c);
+}
+
+int dev_mkey_map(struct dev_sgl *sgl, const struct emu_mkey *mk, uint64_t off, uint64_t len,
+		 const struct emu_pd *pd, uint32_t need)
+{
+	return mkey_walk(mk, mk->start + off, len, pd, need, sgl_add, sgl);
 }
 
 bool dev_mkey_read(const struct emu_mkey *mk, uint64_t off, void *buf, uint32_t len,

@@ -16,17 +16,19 @@
  * the wire's PI generated (or, with the same block structure, the bytes
  * of the copy mask copied).  A block the access does not cover whole is
  * not checked, and its PI is generated only if the access asks for a
- * byte of it.  A mismatch completes the WQE as usual, with a signature
+ * byte of it.  A scatter (a receive or READ response landing in the key)
+ * is modelled where that rule leaves nothing to check or generate: the
+ * data bytes of blocks it does not write whole.  A mismatch completes the WQE as usual, with a signature
  * error CQE before its completion, as libmlx5 reads it (cq.c,
  * struct mlx5_sigerr_cqe) for mlx5dv_mkey_check().
  *
  * Not modelled, refused when the UMR configures them (a bind error):
  * CRC64-XP10 and 4048-byte blocks (the caps say neither), a partial app
  * tag check mask, domains of different block sizes, a BSF other than the
- * signature one with its inline sections.  Refused when used: a write
- * through a key with a BSF (receive scatter, RDMA WRITE or READ response
- * landing, atomics), which would need the wire's checks and the memory's
- * generation (a protection error, as for a key that does not allow it).
+ * signature one with its inline sections.  Refused when used: a scatter
+ * that writes a block whole or a byte of the wire's PI, and any use as an
+ * rkey, which would need the wire's checks and the memory's generation
+ * (a protection error, as for a key that does not allow it).
  */
 #include <stdlib.h>
 
@@ -365,6 +367,39 @@ int dev_sig_gather(struct dev_sgl *sgl, struct emu_mkey *mk, uint64_t va, uint64
 	}
 	sgl->e[sgl->n++] = (struct dev_sge){ s->img, (uint32_t)len, true };
 	sgl->total += len;
+	return 0;
+}
+
+/*
+ * [va, va + len) of signature key mk scattered to (a receive or READ
+ * response landing, local write access): modelled where nothing is
+ * checked or generated - data bytes of blocks not written whole, which
+ * go straight to the memory's data bytes.  A range that writes a block
+ * whole or a byte of the wire's PI would need the wire's check and the
+ * memory's PI: refused, DEV_SGL_PROT.
+ */
+int dev_sig_scatter(struct dev_sgl *sgl, struct emu_mkey *mk, uint64_t va, uint64_t len,
+		    const struct emu_pd *pd, uint32_t need)
+{
+	const struct emu_mkey_sig *s = mk->sig;
+	uint16_t bs = s->mem.type ? s->mem.bs : s->wire.bs;
+	uint64_t mb = bs + pi_bytes(s->mem.type), wb = bs + pi_bytes(s->wire.type);
+	uint64_t off = va - mk->start, end = off + len;
+	int ret;
+
+	if ((mk->access & need) != need || va < mk->start ||
+	    len > wire_len(s, bs, mk->length) || off > wire_len(s, bs, mk->length) - len)
+		return DEV_SGL_PROT;
+	for (uint64_t w = off; w < end;) {
+		uint64_t k = w / wb, o = w % wb, n = (k + 1) * wb < end ? (k + 1) * wb - w : end - w;
+
+		if (o + n > bs || (o == 0 && n == wb))
+			return DEV_SGL_PROT;
+		ret = dev_mkey_map(sgl, mk, k * mb + o, n, pd, need);
+		if (ret)
+			return ret;
+		w += n;
+	}
 	return 0;
 }
 
