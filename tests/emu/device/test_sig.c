@@ -274,3 +274,16 @@ Test(sig, scatter_of_data_only)
 	cr_expect_neq(dt_poll1(t.cq[1]).status, IBV_WC_SUCCESS);
 	cr_expect_eq(mlx5dv_destroy_mkey(k1), 0);
 }
+
+/*
+ * Domains of different block sizes (T10-DIF on 512-byte blocks in memory,
+ * CRC32C on 4096-byte ones on the wire), which libmlx5 lets through: the
+ * device does not convert between them and refuses the UMR.
+ */
+Test(sig, block_size_conversion_refused)
+{
+	struct mlx5dv_sig_block_domain wire = crc_dom;
+
+	wire.block_size = MLX5DV_BLOCK_SIZE_4096;
+	cr_expect_eq(configure(8192, &dif_dom, &wire, 0), IBV_WC_MW_BIND_ERR);
+}
