@@ -327,7 +327,7 @@ int dev_sig_gather(struct dev_sgl *sgl, struct emu_mkey *mk, uint64_t va, uint64
 			return DEV_SGL_PROT;
 	if (sgl->n == DEV_MAX_SGE || len > dev_max_msg())
 		return DEV_SGL_LEN;
-	if (s->img_cap < len) {
+	if (!s->img || s->img_cap < len) {
 		out = realloc(s->img, len);
 		if (!out)
 			return DEV_SGL_LEN;
