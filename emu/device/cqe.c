@@ -233,6 +233,11 @@ uint8_t dev_cqe_build(const struct emu_cq *cq, const struct dev_cqe *c, uint8_t 
 	}
 	e->wqe_counter = htobe16(c->wqe_counter);
 	e->signature = 0;
+	/* a signature error: its own layout after the first 16 bytes */
+	if (c->opcode == RF_CQE_SIG_ERR) {
+		memset(e, 0, 62);
+		memcpy((uint8_t *)e + 16, c->raw, 46);
+	}
 	/* tag matching: struct mlx5_tm_cqe or the matched message's TMH first */
 	if (c->tm_op && !err) {
 		memcpy(e, c->tm_head, sizeof(c->tm_head));

@@ -25,6 +25,8 @@
  *   cqe.c      CQE writing, overrun, arming and completion events
  *   cqe_zip.c  compressed CQEs: sessions of mini-CQEs on CQs that ask
  *   mem.c      protection: lkey/rkey/MW checks, scatter/gather copies, UMR
+ *   mkey.c     indirect mkeys: their UMR WQEs, data through them
+ *   sig.c      signature mkeys: the BSF, SET_PSV, T10-DIF and CRC blocks
  *   guard.c    fault-safe access to application memory (MRs, queues,
  *              doorbell records, CQ rings)
  *   stats.c    rfemu_dev_stats(): the wire's packet counters, for tests
@@ -146,9 +148,19 @@ struct dev_sge {
 	bool			local;		/* inline data in the device's WQE copy: cannot fault */
 };
 
+/* A failed signature check (sig.c), for its error CQE. */
+struct dev_sig_err {
+	uint16_t		synd;		/* 0: none */
+	uint8_t			domain;
+	uint32_t		mkey;
+	uint32_t		exp_sig, act_sig, exp_ref, act_ref;
+	uint64_t		offset;
+};
+
 struct dev_sgl {
 	unsigned		n;
 	uint64_t		total;
+	struct dev_sig_err	sig;		/* a gather through a signature key */
 	struct dev_sge		e[DEV_MAX_SGE];
 };
 
@@ -641,6 +653,8 @@ struct dev_cqe {
 	uint8_t			tm_op;
 	uint16_t		tm_info;
 	uint8_t			tm_head[16];
+	/* RF_CQE_SIG_ERR: bytes 16..63 of the CQE64 (struct mlx5_sigerr_cqe) */
+	const uint8_t		*raw;
 };
 
 /* app_op of a tag-matching CQE (MLX5_CQE_APP_OP_TM_*, libmlx5's cq.c) */
@@ -778,6 +792,23 @@ bool dev_rkey_copy(uint32_t rkey, uint64_t va, void *buf, uint32_t len,
 		   const struct emu_pd *pd, const struct emu_qp *qp, uint32_t need, bool to_mem);
 /* an mkey's invalidation: 0, or -1 if refused (qp NULL: local) */
 int dev_mkey_invalidate(struct emu_qp *qp, const struct emu_pd *pd, uint32_t key);
+/* len bytes of mk's memory layout at offset off, appended to sgl (mkey.c) */
+int dev_mkey_map(struct dev_sgl *sgl, const struct emu_mkey *mk, uint64_t off, uint64_t len,
+		 const struct emu_pd *pd, uint32_t need);
+/* ... or copied to buf */
+bool dev_mkey_read(const struct emu_mkey *mk, uint64_t off, void *buf, uint32_t len,
+		   const struct emu_pd *pd);
+/* signature mkeys (sig.c) */
+uint8_t dev_sig_parse(const struct dev_qp *dq, const struct emu_mkey *mk, const uint8_t *bsf,
+		      struct emu_mkey_sig *s);
+bool dev_sig_commit(struct emu_mkey *mk, const struct emu_mkey_sig *s);
+void dev_sig_disable(struct emu_mkey *mk);
+uint8_t dev_sig_set_psv(const struct dev_qp *dq, const uint8_t *seg);
+int dev_sig_gather(struct dev_sgl *sgl, struct emu_mkey *mk, uint64_t va, uint64_t len,
+		   const struct emu_pd *pd);
+int dev_sig_scatter(struct dev_sgl *sgl, struct emu_mkey *mk, uint64_t va, uint64_t len,
+		    const struct emu_pd *pd, uint32_t need);
+void dev_sig_err_cqe(struct dev_qp *dq, const struct dev_sig_err *e);
 /* a UMR WQE (w, len bytes) on an indirect mkey: 0 or a syndrome */
 uint8_t dev_mkey_umr(struct dev_qp *dq, const uint8_t *w, uint32_t len,
 		     struct emu_mkey *mk);

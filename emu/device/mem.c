@@ -102,6 +102,7 @@ int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 		      const struct emu_pd *pd, uint64_t msg_len)
 {
 	sgl->n = 0;
+	sgl->sig.synd = 0;
 	sgl->total = 0;
 	for (uint32_t i = 0; i < r->nseg && sgl->total < msg_len; i++) {
 		const uint8_t *seg = r->wqe + 16 * i;

@@ -19,7 +19,8 @@
  * configured (not free), grants the access and covers the range, and each
  * entry's own key is an MR of the same PD covering the entry's bytes, and
  * locally writable wherever the access writes memory.  Nested indirect
- * keys are not followed.
+ * keys are not followed.  A UMR may also enable or disable the key's BSF
+ * (a signature key's blocks, sig.c), which follows the translation.
  */
 #include "device.h"
 
@@ -29,6 +30,8 @@ enum {
 	UMR_FLAG_XLT_OFFSET	= 1 << 4,
 	MASK_LEN		= 1 << 0,
 	MASK_START_ADDR		= 1 << 6,
+	MASK_BSF_EN		= 1 << 12,
+	BSF_BYTES		= 64,	/* the signature BSF, 4 octowords */
 	MASK_MKEY		= 1 << 13,
 	MASK_ACCESS_LW		= 1 << 18,
 	MASK_ACCESS_RR		= 1 << 19,
@@ -36,6 +39,7 @@ enum {
 	MASK_ACCESS_A		= 1 << 21,
 	MASK_FREE		= 1 << 29,
 	REPEAT_BLOCK_OP		= 0x400,
+	MKC_FLAGS_BSF_EN	= 1u << 30,	/* flags_pd (mkey context byte 12) */
 };
 
 /*
@@ -48,6 +52,8 @@ uint8_t dev_mkey_umr(struct dev_qp *dq, const uint8_t *w, uint32_t len,
 	const uint8_t *uctrl = w + 16, *mkc = w + 64, *d = w + 128;
 	uint64_t mask = dev_be64(uctrl + 8);
 	uint32_t oct = dev_be16(uctrl + 4), n = 0, repeat = 0;
+	struct emu_mkey_sig sig;
+	bool bsf = false;
 	uint64_t sum = 0;
 
 	if (len < 128 || mk->pd != dq->qp->pd || !mk->umr_en)
@@ -66,6 +72,18 @@ uint8_t dev_mkey_umr(struct dev_qp *dq, const uint8_t *w, uint32_t len,
 	/* a translation by pointer (not inline) is not modelled */
 	if (oct && (!(uctrl[0] & UMR_FLAG_INLINE) || 128 + 16ull * oct > len))
 		return RF_CQE_SYNDROME_MW_BIND_ERR;
+	/* a BSF enabled: the signature one, right after the translation */
+	if ((mask & MASK_BSF_EN) && (dev_be32(mkc + 12) & MKC_FLAGS_BSF_EN)) {
+		uint8_t synd;
+
+		if (dev_be16(uctrl + 6) != BSF_BYTES / 16 ||
+		    128 + 16ull * oct + BSF_BYTES > len)
+			return RF_CQE_SYNDROME_MW_BIND_ERR;
+		synd = dev_sig_parse(dq, mk, d + 16 * oct, &sig);
+		if (synd)
+			return synd;
+		bsf = true;
+	}
 	if (oct && dev_be32(d + 4) == REPEAT_BLOCK_OP) {
 		/* repeat block: its header, then num_ent entries */
 		repeat = dev_be32(d + 8);
@@ -122,6 +140,8 @@ uint8_t dev_mkey_umr(struct dev_qp *dq, const uint8_t *w, uint32_t len,
 	if (mask & MASK_ACCESS_A)
 		mk->access = (mk->access & ~IBV_ACCESS_REMOTE_ATOMIC) |
 			     (dev_umr_access(mkc[2]) & IBV_ACCESS_REMOTE_ATOMIC);
+	if ((mask & MASK_BSF_EN) && !dev_sig_commit(mk, bsf ? &sig : NULL))
+		return RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 	if (mask & MASK_FREE)
 		mk->free = false;
 	return 0;
@@ -137,7 +157,8 @@ static const struct emu_mkey *mkey_for(uint32_t key, uint64_t va, uint64_t len,
 {
 	const struct emu_mkey *mk = emu_mkey_by_key_locked(key);
 
-	if (!mk || mk->free || mk->pd != pd || (mk->access & need) != need ||
+	/* a signature key: only gathers (dev_mkey_sgl()) are modelled */
+	if (!mk || mk->sig || mk->free || mk->pd != pd || (mk->access & need) != need ||
 	    !dev_in_range(va, len, mk->start, mk->length))
 		return NULL;
 	return mk;
@@ -221,8 +242,14 @@ static int sgl_add(void *arg, uint8_t *p, uint32_t n)
 int dev_mkey_sgl(struct dev_sgl *sgl, uint32_t key, uint64_t va, uint64_t len,
 		 const struct emu_pd *pd, uint32_t need)
 {
-	const struct emu_mkey *mk = mkey_for(key, va, len, pd, need);
+	struct emu_mkey *smk = emu_mkey_by_key_locked(key);
+	const struct emu_mkey *mk;
 
+	/* through a signature key: the wire's bytes (sig.c) */
+	if (smk && smk->sig && !smk->free && smk->pd == pd)
+		return need ? dev_sig_scatter(sgl, smk, va, len, pd, need) :
+			      dev_sig_gather(sgl, smk, va, len, pd);
+	mk = mkey_for(key, va, len, pd, need);
 	return mk ? mkey_walk(mk, va, len, pd, need, sgl_add, sgl) : DEV_SGL_PROT;
 }
 
@@ -279,6 +306,20 @@ bool dev_rkey_copy(uint32_t rkey, uint64_t va, void *buf, uint32_t len,
 		return to_mem ? dev_copy(p, buf, len) : dev_copy(buf, p, len);
 	mk = mkey_for(rkey, va, len, pd, need);
 	return mk && !mkey_walk(mk, va, len, pd, need, copy_piece, &c);
+}
+
+int dev_mkey_map(struct dev_sgl *sgl, const struct emu_mkey *mk, uint64_t off, uint64_t len,
+		 const struct emu_pd *pd, uint32_t need)
+{
+	return mkey_walk(mk, mk->start + off, len, pd, need, sgl_add, sgl);
+}
+
+bool dev_mkey_read(const struct emu_mkey *mk, uint64_t off, void *buf, uint32_t len,
+		   const struct emu_pd *pd)
+{
+	struct copy_arg c = { buf, false };
+
+	return !mkey_walk(mk, mk->start + off, len, pd, 0, copy_piece, &c);
 }
 
 /*

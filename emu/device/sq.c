@@ -118,6 +118,8 @@ static const struct {
 	[RF_OPCODE_RDMA_WRITE]		= { DOP_WRITE, OPF_RADDR | OPF_ON_UC | OPF_ON_RC },
 	[RF_OPCODE_RDMA_WRITE_IMM]	= { DOP_WRITE_IMM, OPF_RADDR | OPF_ON_UC | OPF_ON_RC },
 	[RF_OPCODE_UMR]			= { 0, OPF_LOCAL | OPF_ON_UC | OPF_ON_RC },
+	/* a signature key's PSV: its initial signature (sig.c) */
+	[RF_OPCODE_SET_PSV]		= { 0, OPF_LOCAL | OPF_ON_UC | OPF_ON_RC },
 	/* a TM SRQ's list operation, on an RC QP attached to it (tm.c) */
 	[RF_OPCODE_TAG_MATCHING]	= { 0, OPF_LOCAL | OPF_ON_RC },
 	[RF_OPCODE_SEND_INVAL]		= { DOP_SEND_INV, OPF_ON_RC },
@@ -288,6 +290,7 @@ static inline int wqe_sgl(const struct dev_qp *dq, const struct dev_wqe *w,
 
 	sgl->n = 0;
 	sgl->total = 0;
+	sgl->sig.synd = 0;
 	while (nseg) {
 		const uint8_t *seg = w->buf + off;
 		uint32_t bc = dev_be32(seg);
@@ -385,6 +388,9 @@ static bool sq_parse_one(struct dev_qp *dq, uint32_t avail, struct dev_wqe *w,
 	}
 	switch (wqe_sgl(dq, w, sgl, need)) {
 	case 0:
+		/* a signature check failed: reported once, before the completion */
+		if (DEV_UNLIKELY(sgl->sig.synd))
+			dev_sig_err_cqe(dq, &sgl->sig);
 		break;
 	case DEV_SGL_LEN:
 		/* e.g. inline data longer than the DS: never read past the WQE */
@@ -805,7 +811,13 @@ static bool emit_step(struct dev_qp *dq, const struct dev_wqe *w, const struct d
 		dq->dc_conn_psn = e->psn;
 	}
 	if (e->flags & DENTF_LOCAL) {
-		if (e->op == RF_OPCODE_UMR || e->op == RF_OPCODE_TAG_MATCHING) {
+		if (e->op == RF_OPCODE_SET_PSV) {
+			struct dev_wqe u;
+
+			e->syndrome = wqe_parse(dq, e->wqe, &u) && u.len >= 32 ?
+				      dev_sig_set_psv(dq, u.buf + 16) :
+				      RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+		} else if (e->op == RF_OPCODE_UMR || e->op == RF_OPCODE_TAG_MATCHING) {
 			struct dev_wqe u;
 			uint8_t wc_op;
 			uint32_t key;

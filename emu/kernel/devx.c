@@ -3,8 +3,9 @@
  * devx.c - DEVX (mlx5dv_devx_*()): the firmware commands a process passes
  * through mlx5_ib (drivers/infiniband/hw/mlx5/devx.c) to the device, as far
  * as libmlx5 44 sends them for its own verbs: the capability queries of
- * every context (QUERY_HCA_CAP) and the mkey of mlx5dv_create_mkey()
- * (CREATE_MKEY, destroyed with its object).
+ * every context (QUERY_HCA_CAP), the mkey of mlx5dv_create_mkey()
+ * (CREATE_MKEY) and the two PSVs of a signature one (CREATE_PSV), each
+ * destroyed with its object.
  *
  * The kernel's checks come first, with its errnos: a command that is not
  * one of its general commands EINVAL on the OTHER method, a command that
@@ -81,13 +82,17 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_LOG_MAX_CQ		F(0x0db, 5)
 #define CAP_LOG_MAX_MKEY	F(0x0ea, 6)
 #define CAP_LOG_MAX_KLM_LIST	F(0x11a, 6)
+#define CAP_SIG_CRC64_XP10	F(0x147, 1)
+#define CAP_SIG_CRC32C		F(0x148, 1)
 #define CAP_LOG_MAX_RA_REQ_QP	F(0x14a, 6)
 #define CAP_LOG_MAX_RA_RES_QP	F(0x15a, 6)
 #define CAP_LOCAL_CA_ACK_DELAY	F(0x1ab, 5)
 #define CAP_PORT_TYPE		F(0x1b6, 2)
 #define CAP_NUM_PORTS		F(0x1b8, 8)
 #define CAP_LOG_MAX_MSG		F(0x1c3, 5)
+#define CAP_SIG_BLOCK_4048	F(0x1f0, 1)
 #define CAP_CQE_VERSION		F(0x1fc, 4)
+#define CAP_SHO			F(0x217, 1)
 #define CAP_ATOMIC		F(0x21e, 1)
 #define CAP_XRC			F(0x23c, 1)
 #define CAP_UD			F(0x23d, 1)
@@ -96,6 +101,7 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_MAX_WQE_SZ_SQ	F(0x290, 16)
 #define CAP_MAX_WQE_SZ_RQ	F(0x2b0, 16)
 #define CAP_LOG_MAX_PD		F(0x32b, 5)
+#define CAP_SIGERR_DOMAIN_TYPE	F(0x480, 1)
 #define CAP_CQE_COMPRESSION_128	F(0x5be, 1)
 #define CAP_CQE_COMPRESSION	F(0x5bf, 1)
 #define CAP_CQE_COMP_MAX_NUM	F(0x5d0, 16)
@@ -115,10 +121,15 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define MKC_BSF_EN		MKC(0x61, 1)
 #define MKC_EN_RINVAL		MKC(0x67, 1)
 #define MKC_PD			MKC(0x68, 24)
+#define MKC_BSF_OCTWORDS	MKC(0x100, 32)
 #define MKC_TRANSL_OCTWORDS	MKC(0x1a0, 32)
+#define MKC_CRYPTO_EN		MKC(0x1e3, 1)
 #define CREATE_MKEY_IN_MKC_END	0x50	/* bytes: the header and the mkey context */
 #define CREATE_MKEY_OUT_INDEX	F(0x48, 24)
 #define PSV_NUM			F(0x40, 4)	/* create_psv_in.num_psv */
+#define PSV_PD			F(0x48, 24)	/* create_psv_in.pd */
+#define PSV_OUT_INDEX0		F(0x88, 24)	/* create_psv_out.psv0_index */
+#define BSF_OCTWORDS		4	/* the signature BSF: 64 bytes (struct mlx5_bsf) */
 
 enum {
 	CMD_QUERY_HCA_CAP	= 0x100,
@@ -155,7 +166,8 @@ enum { MKC_ACCESS_MODE_KLMS = 0x2 };
  * numbers; these say which check failed.
  */
 enum { SYND_UNSUPPORTED = 0x4d0001, SYND_MKEY_MODE = 0x4d0002,
-       SYND_MKEY_PD = 0x4d0003, SYND_MKEY_SIZE = 0x4d0004 };
+       SYND_MKEY_PD = 0x4d0003, SYND_MKEY_SIZE = 0x4d0004, SYND_MKEY_BSF = 0x4d0005,
+       SYND_PSV_PD = 0x4d0006 };
 
 /* ---- the kernel's classification (devx.c) ------------------------------ */
 
@@ -243,9 +255,12 @@ static void fw_status(uint8_t *out, uint8_t status, uint32_t syndrome)
 /*
  * QUERY_HCA_CAP: the general device caps the profile sets (the ones the
  * verbs answers derive from, caps.h), the same for op_mod's current and
- * maximum; every other capability page reads zeros, no feature of it
- * present (no ODP, no steering, no LAG, no crypto, no signature, no
- * general object types).
+ * maximum, with the block signature offload the device models (sho and
+ * the signature error CQE's domain and type, which libmlx5 44 needs both
+ * of, get_hca_sig_caps(); CRC32C beside the basic T10-DIF and CRC32; not
+ * CRC64-XP10 nor 4048-byte blocks); every other capability page reads
+ * zeros, no feature of it present (no ODP, no steering, no LAG, no
+ * crypto, no general object types).
  */
 static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 {
@@ -286,7 +301,20 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 	prm_set(cap, CAP_CQE_COMPRESSION, 1);
 	prm_set(cap, CAP_CQE_COMPRESSION_128, 1);
 	prm_set(cap, CAP_CQE_COMP_MAX_NUM, EMU_CQE_COMP_MAX_NUM);
+	prm_set(cap, CAP_SHO, 1);
+	prm_set(cap, CAP_SIGERR_DOMAIN_TYPE, 1);
+	prm_set(cap, CAP_SIG_CRC32C, 1);
+	prm_set(cap, CAP_SIG_CRC64_XP10, 0);
+	prm_set(cap, CAP_SIG_BLOCK_4048, 0);
 	return 0;
+}
+
+/* The PD a command names: one of this ucontext's (the firmware checks its uid). */
+static struct emu_pd *ctx_pd(const struct emu_ctx *ctx, uint32_t pdn)
+{
+	struct emu_pd *pd = emu_num_lookup_locked(EMU_NUM_PD, pdn);
+
+	return pd && pd->obj.ctx == ctx ? pd : NULL;
 }
 
 /*
@@ -294,8 +322,10 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
  * access mode KLMs, created free with UMR enabled, on a PD of this
  * ucontext's uid (the firmware checks the PD's uid), with room for at
  * most 2^log_max_klm_list_size entries; the UMR WQEs of the QPs set it up
- * (device/).  A direct key (MTT, which needs a UMEM), a KSM one or one
- * with a signature context (bsf_en) is BAD_PARAM here.
+ * (device/).  A signature context (bsf_en) has the size of the one BSF
+ * the device models, the signature one (libmlx5: bsf_octword_size 4); a
+ * crypto one (crypto_en), a direct key (MTT, which needs a UMEM) or a KSM
+ * one is BAD_PARAM here.
  */
 static int create_mkey(struct emu_ioc *b, uint8_t *in, size_t in_len, uint8_t *out,
 		       struct emu_mkey **out_mk)
@@ -312,14 +342,17 @@ static int create_mkey(struct emu_ioc *b, uint8_t *in, size_t in_len, uint8_t *o
 		return EINVAL;
 	mode = prm_get(in, MKC_ACCESS_MODE_1_0) | prm_get(in, MKC_ACCESS_MODE_4_2) << 2;
 	entries = prm_get(in, MKC_TRANSL_OCTWORDS);
-	/* bsf_en: a signature context, which a device without sho has none of */
 	if (mode != MKC_ACCESS_MODE_KLMS || !prm_get(in, MKC_UMR_EN) ||
-	    !prm_get(in, MKC_FREE) || prm_get(in, MKC_BSF_EN)) {
+	    !prm_get(in, MKC_FREE) || prm_get(in, MKC_CRYPTO_EN)) {
 		fw_status(out, STAT_BAD_PARAM, SYND_MKEY_MODE);
 		return EREMOTEIO;
 	}
-	pd = emu_num_lookup_locked(EMU_NUM_PD, prm_get(in, MKC_PD));
-	if (!pd || pd->obj.ctx != ctx) {
+	if (prm_get(in, MKC_BSF_EN) && prm_get(in, MKC_BSF_OCTWORDS) != BSF_OCTWORDS) {
+		fw_status(out, STAT_BAD_PARAM, SYND_MKEY_BSF);
+		return EREMOTEIO;
+	}
+	pd = ctx_pd(ctx, prm_get(in, MKC_PD));
+	if (!pd) {
 		fw_status(out, STAT_BAD_RES, SYND_MKEY_PD);
 		return EREMOTEIO;
 	}
@@ -344,6 +377,7 @@ static int create_mkey(struct emu_ioc *b, uint8_t *in, size_t in_len, uint8_t *o
 	mk->umr_en = true;
 	mk->free = true;
 	mk->rinval = prm_get(in, MKC_EN_RINVAL);
+	mk->bsf = prm_get(in, MKC_BSF_EN);
 	mk->access = (prm_get(in, MKC_LW) ? IBV_ACCESS_LOCAL_WRITE : 0) |
 		     (prm_get(in, MKC_RW) ? IBV_ACCESS_REMOTE_WRITE : 0) |
 		     (prm_get(in, MKC_RR) ? IBV_ACCESS_REMOTE_READ : 0) |
@@ -358,8 +392,50 @@ void emu_mkey_destroy_locked(struct emu_mkey *mk)
 {
 	mk->pd->obj.usecnt--;
 	emu_num_free_locked(EMU_NUM_MKEY, mk->key >> 8);
+	if (mk->sig)
+		free(mk->sig->img);
+	free(mk->sig);
 	free(mk->ent);
 	emu_obj_free_locked(&mk->obj);
+}
+
+/*
+ * CREATE_PSV of one PSV (the kernel lets no other number through) on a
+ * PD of this ucontext: its index in psv0_index.  Its signature is what
+ * the SET_PSV WQEs set (device/mkey.c).
+ */
+static int create_psv(struct emu_ioc *b, const uint8_t *in, uint8_t *out,
+		      struct emu_psv **out_psv)
+{
+	struct emu_pd *pd = ctx_pd(b->ctx, prm_get(in, PSV_PD));
+	struct emu_psv *psv;
+	int ret;
+
+	if (!pd) {
+		fw_status(out, STAT_BAD_RES, SYND_PSV_PD);
+		return EREMOTEIO;
+	}
+	psv = emu_obj_alloc(b->ctx, EMU_OBJ_PSV, sizeof(*psv), 0);
+	if (!psv)
+		return ENOMEM;
+	ret = emu_num_alloc_locked(EMU_NUM_PSV, psv, &psv->psvn);
+	if (ret) {
+		emu_obj_free_locked(&psv->obj);
+		return ret;
+	}
+	psv->pd = pd;
+	pd->obj.usecnt++;
+	prm_set(out, PSV_OUT_INDEX0, psv->psvn);
+	*out_psv = psv;
+	return 0;
+}
+
+/* DESTROY_PSV, which the kernel sends when the object goes */
+void emu_psv_destroy_locked(struct emu_psv *psv)
+{
+	psv->pd->obj.usecnt--;
+	emu_num_free_locked(EMU_NUM_PSV, psv->psvn);
+	emu_obj_free_locked(&psv->obj);
 }
 
 /* ---- the methods -------------------------------------------------------- */
@@ -432,6 +508,7 @@ static int devx_other(struct emu_ioc *b)
 static int devx_obj_create(struct emu_ioc *b)
 {
 	struct emu_mkey *mk = NULL;
+	struct emu_psv *psv = NULL;
 	uint8_t *in, *out;
 	size_t in_len, out_len;
 	uint16_t op;
@@ -451,17 +528,22 @@ static int devx_obj_create(struct emu_ioc *b)
 		ret = EINVAL;
 	else if (op == CMD_CREATE_MKEY)
 		ret = create_mkey(b, in, in_len, out, &mk);
+	else if (op == CMD_CREATE_PSV)
+		ret = create_psv(b, in, out, &psv);
 	else {
 		fw_status(out, STAT_BAD_OP, SYND_UNSUPPORTED);
 		ret = EREMOTEIO;
 	}
 	if (!ret) {
-		ret = emu_ioc_put_new(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_HANDLE, mk->obj.handle);
+		ret = emu_ioc_put_new(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_HANDLE,
+				      mk ? mk->obj.handle : psv->obj.handle);
 		if (!ret)
 			ret = emu_ioc_copy_to(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT, out,
 					      out_len);
-		if (ret)
+		if (ret && mk)
 			emu_mkey_destroy_locked(mk);
+		else if (ret)
+			emu_psv_destroy_locked(psv);
 	} else {
 		ret = copy_out(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT, out, out_len, ret);
 	}
@@ -470,16 +552,25 @@ static int devx_obj_create(struct emu_ioc *b)
 	return ret;
 }
 
-/* MLX5_IB_METHOD_DEVX_OBJ_DESTROY (mlx5dv_devx_obj_destroy()) */
+/*
+ * MLX5_IB_METHOD_DEVX_OBJ_DESTROY (mlx5dv_devx_obj_destroy()): the
+ * destroy command the kernel built at creation (DESTROY_MKEY or
+ * DESTROY_PSV) runs.
+ */
 static int devx_obj_destroy(struct emu_ioc *b)
 {
 	int ret;
-	struct emu_mkey *mk = emu_ioc_get_obj(b, MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE,
-					      EMU_OBJ_MKEY, &ret);
+	struct emu_obj *o = emu_ioc_get_obj(b, MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE,
+					    EMU_OBJ_MKEY, &ret);
 
-	if (!mk)
+	if (!o && ret == EINVAL)
+		o = emu_ioc_get_obj(b, MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE, EMU_OBJ_PSV, &ret);
+	if (!o)
 		return ret;
-	emu_mkey_destroy_locked(mk);
+	if (o->type == EMU_OBJ_PSV)
+		emu_psv_destroy_locked((struct emu_psv *)o);
+	else
+		emu_mkey_destroy_locked((struct emu_mkey *)o);
 	return 0;
 }
 

@@ -128,6 +128,7 @@ void emu_xrcd_destroy_locked(struct emu_xrcd *xrcd);
 void emu_dm_destroy_locked(struct emu_dm *dm);
 void emu_uar_destroy_locked(struct emu_uar *uar);
 void emu_mkey_destroy_locked(struct emu_mkey *mk);
+void emu_psv_destroy_locked(struct emu_psv *psv);
 
 /*
  * devx.c: the uid of a DEVX ucontext (never 0, nor the one mlx5_ib runs a

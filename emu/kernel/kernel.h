@@ -103,6 +103,7 @@ enum emu_obj_type {
 	EMU_OBJ_DM,
 	EMU_OBJ_UAR,
 	EMU_OBJ_MKEY,		/* a DEVX CREATE_MKEY object (devx.c) */
+	EMU_OBJ_PSV,		/* a DEVX CREATE_PSV object (devx.c) */
 	EMU_OBJ_TYPE_COUNT
 };
 
@@ -197,6 +198,31 @@ struct emu_mkey_ent {
 	uint32_t		stride;		/* interleaved: bytes between repetitions */
 };
 
+/*
+ * The signature configuration a UMR's BSF gave an mkey (device/sig.c):
+ * per domain (memory, wire) the block format, and the PSV holding its
+ * initial signature; the check and copy masks; a buffer of wire bytes
+ * the device builds a gather in.
+ */
+struct emu_sig_domain {
+	uint8_t			type;		/* EMU_SIG_* */
+	uint8_t			dif_flags;	/* T10-DIF: inc_ref_guard_check */
+	bool			seed;		/* T10-DIF: the guard starts at the PSV's; CRC: all ones */
+	uint16_t		bs;		/* data bytes of a block */
+	uint32_t		psvn;
+};
+enum { EMU_SIG_NONE, EMU_SIG_T10DIF_CRC, EMU_SIG_T10DIF_CSUM, EMU_SIG_CRC32,
+       EMU_SIG_CRC32C };
+
+struct emu_mkey_sig {
+	struct emu_sig_domain	mem, wire;
+	uint8_t			check_mask;	/* PI bytes checked, MSB the first */
+	uint8_t			copy_mask;	/* same block structure: PI bytes copied */
+	bool			sbs;
+	uint8_t			*img;		/* wire bytes of one gather */
+	size_t			img_cap;
+};
+
 struct emu_mkey {
 	struct emu_obj		obj;
 	struct emu_pd		*pd;
@@ -211,6 +237,20 @@ struct emu_mkey {
 	struct emu_mkey_ent	*ent;		/* max_entries of them */
 	uint32_t		nent;
 	uint32_t		repeat;		/* interleaved: repetitions; 0: a KLM list */
+	bool			bsf;		/* created with a signature context (bsf_en) */
+	struct emu_mkey_sig	*sig;		/* the BSF a UMR enabled, or NULL (device/sig.c) */
+};
+
+/*
+ * A PSV (protection signature value): the running signature of one
+ * domain of a signature mkey, which libmlx5 creates two of per key
+ * (CREATE_PSV) and names in the key's BSF and its SET_PSV WQEs.
+ */
+struct emu_psv {
+	struct emu_obj		obj;
+	struct emu_pd		*pd;
+	uint32_t		psvn;		/* psv0_index */
+	uint64_t		ts;		/* transient signature, as SET_PSV left it */
 };
 
 struct emu_qp;
@@ -601,7 +641,7 @@ void emu_clock_tick_locked(void);
  * Inline, because the device model makes several for every packet.
  */
 enum emu_num_kind { EMU_NUM_PD, EMU_NUM_CQ, EMU_NUM_QP, EMU_NUM_SRQ,
-		    EMU_NUM_MKEY, EMU_NUM_KIND_COUNT };
+		    EMU_NUM_MKEY, EMU_NUM_PSV, EMU_NUM_KIND_COUNT };
 struct emu_num_space {
 	void		**slot;		/* EMU_NUM_IDX_MASK + 1 entries */
 	uint32_t	next;		/* rotate, so numbers are not reused at once */
@@ -659,6 +699,11 @@ static inline struct emu_mkey *emu_mkey_by_key_locked(uint32_t key)
 	struct emu_mkey *mk = (struct emu_mkey *)emu_mkey_lookup_locked(key, EMU_OBJ_MKEY);
 
 	return mk && mk->key == key ? mk : NULL;
+}
+
+static inline struct emu_psv *emu_psv_by_num_locked(uint32_t psvn)
+{
+	return (struct emu_psv *)emu_num_lookup_locked(EMU_NUM_PSV, psvn);
 }
 
 static inline struct emu_mw *emu_mw_by_rkey_locked(uint32_t rkey)

@@ -197,7 +197,7 @@ struct emu_ctx *emu_ctx_first_locked(void)
  * others go first, so every usecnt drops to zero on its own.
  */
 static const enum emu_obj_type teardown_order[] = {
-	EMU_OBJ_AH, EMU_OBJ_MW, EMU_OBJ_MKEY, EMU_OBJ_QP, EMU_OBJ_SRQ, EMU_OBJ_CQ,
+	EMU_OBJ_AH, EMU_OBJ_MW, EMU_OBJ_MKEY, EMU_OBJ_PSV, EMU_OBJ_QP, EMU_OBJ_SRQ, EMU_OBJ_CQ,
 	EMU_OBJ_UAR, EMU_OBJ_MR, EMU_OBJ_DM, EMU_OBJ_PD, EMU_OBJ_XRCD,
 };
 
@@ -215,6 +215,7 @@ static void obj_destroy_locked(struct emu_obj *o)
 	case EMU_OBJ_DM:   emu_dm_destroy_locked((struct emu_dm *)o); break;
 	case EMU_OBJ_UAR:  emu_uar_destroy_locked((struct emu_uar *)o); break;
 	case EMU_OBJ_MKEY: emu_mkey_destroy_locked((struct emu_mkey *)o); break;
+	case EMU_OBJ_PSV:  emu_psv_destroy_locked((struct emu_psv *)o); break;
 	case EMU_OBJ_TYPE_COUNT: break;
 	}
 }

@@ -53,10 +53,15 @@ RF_BEGIN_DECLS
  * (mlx5dv_wr_mkey_configure() without mlx5dv_wr_set_mkey_access_flags());
  * RF_UMR_BSF_DISABLE turns a signature key's BSF off (a signature key
  * configured without a signature: libmlx5 does so on its first
- * configuration and after MLX5DV_MKEY_CONF_FLAG_RESET_SIG_ATTR).
+ * configuration and after MLX5DV_MKEY_CONF_FLAG_RESET_SIG_ATTR);
+ * RF_UMR_SIG_ERR_CNT(n) sets a signature key's signature error counter
+ * to n (its low bit, the mkey context's sig_err_cnt): libmlx5 sets it to
+ * 1 on the key's first configuration and, after each signature error
+ * CQE of the key, to 1 + the errors so far on the next one.
  */
 #define RF_UMR_ACCESS_KEEP RF__UMR_KEEP
 #define RF_UMR_BSF_DISABLE RF__UMR_BSF_OFF
+#define RF_UMR_SIG_ERR_CNT(n) (RF__UMR_SIG_ERR | (((uint32_t)(n) & 1u) ? RF__UMR_SIG_ERR_ODD : 0u))
 
 /* Entries one UMR can carry: a list, an interleaved pattern, a list with a BSF. */
 enum {

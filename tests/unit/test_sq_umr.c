@@ -207,6 +207,36 @@ Test(umr, bsf_disable_is_one_mask_bit)
 }
 
 /*
+ * RF_UMR_SIG_ERR_CNT(n) adds the SIG_ERR bit to the mask and n's low bit
+ * as the context's sig_err_cnt (flags_pd bit 26, as libmlx5's
+ * upd_mkc_sig_err_cnt() sets them), and nothing else.
+ */
+Test(umr, sig_err_cnt_is_a_mask_bit_and_a_context_bit)
+{
+	struct rft_sq t;
+	struct rf_sge sge = { 0x1000, 4096, 0x77 };
+	uint8_t a[256], b[256];
+
+	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, 64, 4, 0, QPN), 0);
+	cr_assert_eq(rf_sq_post_mr_list(&t.sq, MKEY, RF_MKEY_ACCESS_LOCAL_WRITE, &sge, 1, 0, 1), 0);
+	memcpy(a, wqe(&t, 0), 192);
+	for (uint32_t n = 0; n < 3; n++) {
+		cr_assert_eq(rf_sq_post_mr_list(&t.sq, MKEY,
+						RF_MKEY_ACCESS_LOCAL_WRITE | RF_UMR_SIG_ERR_CNT(n),
+						&sge, 1, 0, 1), 0);
+		memcpy(b, wqe(&t, 4 * (n + 1)), 192);
+		a[1] = b[1];
+		a[2] = b[2];	/* the WQE index */
+		a[16 + 8 + 6] = (uint8_t)(wqe(&t, 0)[16 + 8 + 6] |
+					  MLX5_WQE_UMR_CTRL_MKEY_MASK_SIG_ERR >> 8);
+		a[64 + 12] = (uint8_t)(wqe(&t, 0)[64 + 12] | (n & 1) << 2);
+		cr_assert_eq(rft_first_diff(a, b, 192), -1, "n %u: byte %ld", n,
+			     rft_first_diff(a, b, 192));
+	}
+	rft_sq_fini(&t);
+}
+
+/*
  * The signature block: a T10-DIF memory domain (CRC guard, seed all
  * ones, reference tag remapped) and a CRC32 wire domain, then T10-DIF on
  * both with the same block size (same structure: the copy mask), as
@@ -389,7 +419,7 @@ Test(umr, errors_write_nothing)
 				     -EINVAL);
 			cr_assert_eq(rf_sq_post_mr_list(&t.sq, MKEY, RF_MKEY_ACCESS_LOCAL_READ, sge, 1,
 							0, 1), -EINVAL, "access outside the four");
-			cr_assert_eq(rf_sq_post_mr_list(&t.sq, MKEY, 1u << 12, sge, 1, 0, 1), -EINVAL);
+			cr_assert_eq(rf_sq_post_mr_list(&t.sq, MKEY, 1u << 14, sge, 1, 0, 1), -EINVAL);
 			cr_assert_eq(rf_sq_post_mr_interleaved(&t.sq, MKEY, 0, 1, ent, 2, 0, 1),
 				     -EINVAL, "stride over 16 bits");
 			cr_assert_eq(rf_sq_post_mr_interleaved(&t.sq, MKEY, 0, 1, ent + 1, 0, 0, 1),

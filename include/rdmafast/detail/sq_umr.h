@@ -28,13 +28,18 @@ RF_BEGIN_DECLS
 
 /*
  * The access word's bits beyond RF_MKEY_ACCESS_* (sq_umr.h names them
- * RF_UMR_ACCESS_KEEP and RF_UMR_BSF_DISABLE), and all it may hold.
+ * RF_UMR_ACCESS_KEEP, RF_UMR_BSF_DISABLE and RF_UMR_SIG_ERR_CNT()), and
+ * all it may hold. RF__UMR_SIG_ERR_ODD is the counter's new value, in
+ * the bit 13 below the context's (flags_pd bit 26).
  */
-#define RF__UMR_KEEP	(1u << 10)
-#define RF__UMR_BSF_OFF	(1u << 11)
+#define RF__UMR_KEEP		(1u << 10)
+#define RF__UMR_BSF_OFF		(1u << 11)
+#define RF__UMR_SIG_ERR		(1u << 12)
+#define RF__UMR_SIG_ERR_ODD	(1u << 13)
 #define RF__UMR_ACCESS_OK \
 	(RF_MKEY_ACCESS_LOCAL_WRITE | RF_MKEY_ACCESS_REMOTE_READ | \
-	 RF_MKEY_ACCESS_REMOTE_WRITE | RF_MKEY_ACCESS_ATOMIC | RF__UMR_KEEP | RF__UMR_BSF_OFF)
+	 RF_MKEY_ACCESS_REMOTE_WRITE | RF_MKEY_ACCESS_ATOMIC | RF__UMR_KEEP | RF__UMR_BSF_OFF | \
+	 RF__UMR_SIG_ERR | RF__UMR_SIG_ERR_ODD)
 
 /*
  * Translations one UMR carries: the WQE is ctrl and UMR control (1 BB),
@@ -50,7 +55,9 @@ RF_BEGIN_DECLS
  * bsf_ds of BSF; the key's tag, access, length, and BSF_ENABLE in the
  * context when bsf_ds. The fields the UMR updates (mkey_mask): the tag
  * and "free" (now valid), the length, the access bits unless
- * RF__UMR_KEEP, the BSF's state when there is one or RF__UMR_BSF_OFF.
+ * RF__UMR_KEEP, the BSF's state when there is one or RF__UMR_BSF_OFF,
+ * the signature error counter with RF__UMR_SIG_ERR (its value
+ * RF__UMR_SIG_ERR_ODD).
  */
 RF_INLINE void rf__umr_head(struct rf__wqe_words *v, uint32_t mkey, uint32_t access,
 			    uint32_t xlat_ds, uint32_t bsf_ds, uint64_t len)
@@ -59,9 +66,11 @@ RF_INLINE void rf__umr_head(struct rf__wqe_words *v, uint32_t mkey, uint32_t acc
 	uint64_t mask = RF_UMR_MKEY_MASK_FREE | RF_UMR_MKEY_MASK_MKEY | RF_UMR_MKEY_MASK_LEN |
 			(RF_UMR_MKEY_MASK_ACCESS & ((uint64_t)((access & RF__UMR_KEEP) != 0) - 1)) |
 			(RF_UMR_MKEY_MASK_BSF_ENABLE &
-			 (0 - (uint64_t)(bsf_ds != 0 || (access & RF__UMR_BSF_OFF) != 0)));
+			 (0 - (uint64_t)(bsf_ds != 0 || (access & RF__UMR_BSF_OFF) != 0))) |
+			(RF_UMR_MKEY_MASK_SIG_ERR & (0 - (uint64_t)((access & RF__UMR_SIG_ERR) != 0)));
 	uint32_t qpn_mkey = RF_MKEY_NO_QPN | (mkey & 0xff);
-	uint32_t flags_pd = bsf_ds ? RF_MKEY_CONTEXT_BSF_ENABLE : 0;
+	uint32_t flags_pd = (bsf_ds ? RF_MKEY_CONTEXT_BSF_ENABLE : 0) |
+			    (access & RF__UMR_SIG_ERR_ODD) << (RF_MKEY_CONTEXT_SIG_ERR_CNT_SHIFT - 13);
 	/* kept: the context's access byte is 0, as libmlx5 leaves it */
 	uint8_t acc = (uint8_t)(access & (RF__UMR_ACCESS_OK & 0xff) &
 				((uint32_t)((access & RF__UMR_KEEP) != 0) - 1));

@@ -75,6 +75,8 @@ enum {
 
 /* flags_pd of the mkey context: the key has a BSF (signature) after its translations. */
 #define RF_MKEY_CONTEXT_BSF_ENABLE 0x40000000U
+/* ... and its signature error counter's bit (sig_err_cnt; MASK_SIG_ERR updates it) */
+#define RF_MKEY_CONTEXT_SIG_ERR_CNT_SHIFT 26
 
 /* qpn_mkey of an mkey not bound to a QP (type-1 window, invalidated). */
 #define RF_MKEY_NO_QPN 0xffffff00U

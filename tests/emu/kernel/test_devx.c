@@ -2,8 +2,8 @@
 /*
  * DEVX (emu/kernel/devx.c): a DEVX user context for every context
  * libmlx5 opens, QUERY_HCA_CAP answered from the device's caps, the
- * mkeys of mlx5dv_create_mkey() (CREATE_MKEY through DEVX_OBJ_CREATE),
- * and everything else refused as mlx5_ib and the firmware refuse it: the
+ * mkeys of mlx5dv_create_mkey() (CREATE_MKEY through DEVX_OBJ_CREATE)
+ * and the PSVs of its signature keys (CREATE_PSV), and everything else refused as mlx5_ib and the firmware refuse it: the
  * kernel's checks with their errnos, the firmware's with EREMOTEIO and a
  * status in the output mailbox.  Also the QPs of mlx5dv_create_qp() with
  * the UMR send operations, which post on such mkeys.
@@ -52,6 +52,8 @@ static void set(void *buf, unsigned off, unsigned bits, uint32_t v)
 #define MKC_ACCESS_1_0	0x96, 2
 #define MKC_BSF_EN	0xe1, 1
 #define MKC_PD		0xe8, 24
+#define MKC_BSF_OCTWORDS 0x180, 32
+#define MKC_CRYPTO_EN	0x263, 1
 #define MKC_OCTWORDS	0x220, 32
 #define MKEY_INDEX	0x48, 24
 /* cmd_hca_cap fields, in the capability at byte 0x10 of the output */
@@ -62,6 +64,10 @@ static void set(void *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_NUM_PORTS		CAP(0x1b8, 8)
 #define CAP_MAX_WQE_SZ_SQ	CAP(0x290, 16)
 #define CAP_SHO			CAP(0x217, 1)
+#define CAP_SIGERR_DOMAIN	CAP(0x480, 1)
+#define CAP_SIG_CRC32C		CAP(0x148, 1)
+#define CAP_SIG_CRC64_XP10	CAP(0x147, 1)
+#define CAP_SIG_BLOCK_4048	CAP(0x1f0, 1)
 #define CAP_GENERAL_OBJ_TYPES	CAP(0x4c0, 32)	/* the low half of the 64 bits */
 #define CAP_CQE_128_ALWAYS	CAP(0x5bd, 1)
 #define CAP_CQE_COMPRESSION_128	CAP(0x5be, 1)
@@ -71,6 +77,8 @@ static void set(void *buf, unsigned off, unsigned bits, uint32_t v)
 enum { QUERY_HCA_CAP = 0x100, CREATE_MKEY = 0x200, CREATE_CQ = 0x400,
        QUERY_LAG = 0x842, MODIFY_QP = 0x505, CREATE_PSV = 0x600, SET_FTE = 0x936 };
 #define NUM_PSV		0x40, 4
+#define PSV_PD		0x48, 24
+#define PSV0_INDEX	0x88, 24
 enum { STAT_BAD_OP = 2, STAT_BAD_PARAM = 3, STAT_BAD_RES = 5 };
 
 /* the capability of one op_mod: 0, or the errno */
@@ -120,8 +128,13 @@ Test(devx, query_hca_cap)
 		cr_expect_eq(get(out, CAP_PORT_TYPE),
 			     pa.link_layer == IBV_LINK_LAYER_ETHERNET ? 1u : 0u);
 		cr_expect_geq(get(out, CAP_MAX_WQE_SZ_SQ), 512u);
-		/* no signature offload, no general object types */
-		cr_expect_eq(get(out, CAP_SHO), 0);
+		/* block signature: T10-DIF, CRC32 and CRC32C, not CRC64 nor 4048-byte blocks */
+		cr_expect_eq(get(out, CAP_SHO), 1);
+		cr_expect_eq(get(out, CAP_SIGERR_DOMAIN), 1);
+		cr_expect_eq(get(out, CAP_SIG_CRC32C), 1);
+		cr_expect_eq(get(out, CAP_SIG_CRC64_XP10), 0);
+		cr_expect_eq(get(out, CAP_SIG_BLOCK_4048), 0);
+		/* no general object types */
 		cr_expect_eq(get(out, CAP_GENERAL_OBJ_TYPES), 0);
 		/* CQE compression as mlx5dv_query_device() reports it */
 		cr_expect_eq(get(out, CAP_CQE_COMPRESSION), 1);
@@ -250,12 +263,8 @@ Test(devx, obj_create)
 	set(in, OPCODE, QUERY_HCA_CAP);
 	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
 	cr_expect_eq(errno, EINVAL);
-	/* CREATE_PSV of one PSV reaches the firmware (no signature: BAD_OP), of two not */
+	/* CREATE_PSV of two PSVs: mlx5_ib lets only one through */
 	set(in, OPCODE, CREATE_PSV);
-	set(in, NUM_PSV, 1);
-	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
-	cr_expect_eq(errno, EREMOTEIO);
-	cr_expect_eq(get(out, STATUS), STAT_BAD_OP);
 	set(in, NUM_PSV, 2);
 	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
 	cr_expect_eq(errno, EINVAL);
@@ -291,12 +300,62 @@ Test(devx, create_mkey)
 	cr_expect_eq(mlx5dv_destroy_mkey(mk2), 0);
 	cr_expect_eq(mlx5dv_destroy_mkey(mk), 0);
 
-	/* no signature offload (sho 0): libmlx5 refuses a signature key itself */
+	/* a signature key: two PSVs and the key, all on the PD */
 	a.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
 			 MLX5DV_MKEY_INIT_ATTR_FLAGS_BLOCK_SIGNATURE;
+	mk = mlx5dv_create_mkey(&a);
+	cr_assert(mk, "mlx5dv_create_mkey(BLOCK_SIGNATURE): %s", strerror(errno));
+	cr_expect_eq(ibv_dealloc_pd(pd), EBUSY);
+	cr_expect_eq(mlx5dv_destroy_mkey(mk), 0);
+	/* no crypto engine: libmlx5 refuses a crypto key itself */
+	a.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT | MLX5DV_MKEY_INIT_ATTR_FLAGS_CRYPTO;
 	errno = 0;
 	cr_expect(!mlx5dv_create_mkey(&a));
 	cr_expect_eq(errno, EOPNOTSUPP, "%s", strerror(errno));
+}
+
+/* CREATE_PSV: one PSV on a PD of the context, its index out; DESTROY_PSV with its object */
+Test(devx, create_psv)
+{
+	struct ibv_context *c2 = et_open();
+	struct ibv_pd *pd2 = ibv_alloc_pd(c2);
+	struct mlx5dv_obj o = { .pd = { .in = pd, .out = &(struct mlx5dv_pd){ 0 } } };
+	struct mlx5dv_devx_obj *p1, *p2;
+	uint32_t in[4] = { 0 }, out[8], pdn, i1;
+
+	cr_assert(pd2);
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_PD), 0);
+	pdn = o.pd.out->pdn;
+	set(in, OPCODE, CREATE_PSV);
+	set(in, NUM_PSV, 1);
+	set(in, PSV_PD, pdn);
+	p1 = create_mkey(in, sizeof(in), out, sizeof(out));
+	cr_assert(p1, "CREATE_PSV: %s", strerror(errno));
+	i1 = get(out, PSV0_INDEX);
+	cr_expect_neq(i1, 0);
+	p2 = create_mkey(in, sizeof(in), out, sizeof(out));
+	cr_assert(p2, "CREATE_PSV: %s", strerror(errno));
+	cr_expect_neq(get(out, PSV0_INDEX), i1);
+	/* the PD is in use until both go */
+	cr_expect_eq(ibv_dealloc_pd(pd), EBUSY);
+	cr_expect_eq(mlx5dv_devx_obj_destroy(p1), 0);
+	cr_expect_eq(ibv_dealloc_pd(pd), EBUSY);
+	cr_expect_eq(mlx5dv_devx_obj_destroy(p2), 0);
+	/* another context's PD, or none: the firmware's BAD_RES */
+	o.pd.in = pd2;
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_PD), 0);
+	for (int k = 0; k < 2; k++) {
+		set(in, PSV_PD, k ? 0 : o.pd.out->pdn);
+		errno = 0;
+		cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
+		cr_expect_eq(errno, EREMOTEIO, "%s", strerror(errno));
+		cr_expect_eq(get(out, STATUS), STAT_BAD_RES);
+	}
+	/* a context that goes takes its PSVs, then its PD */
+	set(in, PSV_PD, o.pd.out->pdn);
+	cr_assert(mlx5dv_devx_obj_create(c2, in, sizeof(in), out, sizeof(out)));
+	cr_expect_eq(ibv_dealloc_pd(pd2), EBUSY);
+	cr_assert_eq(ibv_close_device(c2), 0);
 }
 
 /* a context that goes takes its mkeys with it, before its PDs */
@@ -436,12 +495,29 @@ Test(devx, mkey_pd_and_sizes)
 		cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)), "%#x", oct[n]);
 		cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM, "%#x", oct[n]);
 	}
-	/* a signature context (bsf_en) on a device without signature offload */
+	/* a signature context (bsf_en) of the signature BSF's 4 octowords only */
 	set(in, MKC_OCTWORDS, 4);
 	set(in, MKC_BSF_EN, 1);
+	for (uint32_t n = 0; n < 3; n++) {
+		uint32_t bsf[] = { 0, 8, 4 };
+
+		set(in, MKC_BSF_OCTWORDS, bsf[n]);
+		obj = create_mkey(in, sizeof(in), out, sizeof(out));
+		if (n < 2) {
+			cr_expect(!obj, "bsf_octword_size %u", bsf[n]);
+			cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM, "%u", bsf[n]);
+		} else {
+			cr_assert(obj, "bsf_octword_size 4: %s", strerror(errno));
+			cr_expect_eq(mlx5dv_devx_obj_destroy(obj), 0);
+		}
+	}
+	/* a crypto context: no crypto engine */
+	set(in, MKC_CRYPTO_EN, 1);
 	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
 	cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM);
+	set(in, MKC_CRYPTO_EN, 0);
 	set(in, MKC_BSF_EN, 0);
+	set(in, MKC_BSF_OCTWORDS, 0);
 	set(in, MKC_OCTWORDS, 1u << 16);
 	obj = create_mkey(in, sizeof(in), out, sizeof(out));
 	cr_expect(obj, "%s", strerror(errno));
