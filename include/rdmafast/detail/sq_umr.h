@@ -48,9 +48,9 @@ RF_BEGIN_DECLS
 /*
  * Write the UMR control segment and mkey context of a memory-key UMR
  * (mlx5dv_wr_mkey_configure() and its setters) behind the control segment
- * at v, as seven 16-byte stores (where 8-byte words took eleven under
- * gcc, which pairs only some of them; docs/benchmark-history.md, round
- * 7): flags INLINE, xlat_ds DS of translations, bsf_ds of BSF; the key's
+ * at v, as seven 16-byte stores: as 8-byte words, gcc pairs only some
+ * of them (docs/benchmark-history.md, "Figures behind the header
+ * comments"). Flags INLINE, xlat_ds DS of translations, bsf_ds of BSF; the key's
  * tag, access, length, and BSF_ENABLE in the context when bsf_ds. The
  * fields the UMR updates (mkey_mask): the tag and "free" (now valid), the
  * length, the access bits unless RF__UMR_KEEP, the BSF's state when there
