@@ -77,6 +77,9 @@ enum {
 	RF_TM_WC_DATA_VALID = 1 << 2,	/* its data is in the entry's buffer */
 };
 
+/* rf_tm_decode() moves the CQE's SE bit into place with one shift. */
+RF_STATIC_ASSERT(RF_WC_SOLICITED == RF_CQE_SE_MASK << 2, "SE bit to RF_WC_SOLICITED");
+
 /* One entry of the tag list as software tracks it. */
 struct rf_tm_tag {
 	uint64_t wr_id;		/* the add's recv_wr_id: its messages' completions */
@@ -282,8 +285,8 @@ RF_INLINE void rf_tm_ring(struct rf_tm *tm)
  * operation (a list completion) or the SRQ WQE (unexpected, untagged),
  * entries and WQEs retired. Returns 1.
  */
-static inline int rf_tm_decode(struct rf_tm *tm, const struct rf_cq *cq,
-			       const struct rf_cqe64 *cqe, struct rf_tm_wc *wc)
+RF_INLINE int rf_tm_decode(struct rf_tm *tm, const struct rf_cq *cq,
+			   const struct rf_cqe64 *cqe, struct rf_tm_wc *wc)
 {
 	const struct rf__tm_kind *k = rf__tm_kind(cqe->app_op);
 	uint32_t opcode = rf_cqe_opcode(cqe->op_own);
@@ -374,14 +377,10 @@ static inline int rf_tm_decode(struct rf_tm *tm, const struct rf_cq *cq,
 		status = RF_WC_GENERAL_ERR;
 		break;
 	}
-	if (opcode == RF_CQE_RESP_WR_IMM || opcode == RF_CQE_RESP_SEND_IMM)
-		flags |= RF_WC_WITH_IMM;
-	else if (opcode == RF_CQE_RESP_SEND_INV)
-		flags |= RF_WC_WITH_INV;
-	if (((rqpn >> 28) & 3) == RF_CQE_GRH_IN_BUF)
-		flags |= RF_WC_GRH;
-	if (cqe->op_own & RF_CQE_SE_MASK)
-		flags |= RF_WC_SOLICITED;
+	/* without branches: the responder's table (0 for NO_PACKET), SE moved into place */
+	flags |= rf__wc_resp_kind(opcode)->flags & (RF_WC_WITH_IMM | RF_WC_WITH_INV);
+	flags |= ((rqpn >> 28) & 3) == RF_CQE_GRH_IN_BUF ? RF_WC_GRH : 0;
+	flags |= (uint8_t)((cqe->op_own & RF_CQE_SE_MASK) << 2);
 	__builtin_memcpy(&ctx, (const uint8_t *)cqe + 4, 4);
 	__builtin_memcpy(&tag, (const uint8_t *)cqe + 8, 8);
 	wc->wc.wr_id = wr_id;
@@ -411,7 +410,7 @@ static inline int rf_tm_decode(struct rf_tm *tm, const struct rf_cq *cq,
  * app_ctx and tm_flags 0). Returns 1, or 0 when the CQ holds none.
  * Updates the consumer index after each.
  */
-static inline int rf_tm_poll(struct rf_tm *tm, struct rf_cq *cq, struct rf_tm_wc *wc)
+RF_INLINE int rf_tm_poll(struct rf_tm *tm, struct rf_cq *cq, struct rf_tm_wc *wc)
 {
 	struct rf_cqe64 *cqe;
 	int got = 0;

@@ -11,6 +11,7 @@
 #ifndef RDMAFAST_DETAIL_SQ_UMR_H
 #define RDMAFAST_DETAIL_SQ_UMR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <rdmafast/compiler.h>
@@ -23,6 +24,7 @@
 #include <rdmafast/detail/sq.h>
 #include <rdmafast/detail/sq_slots.h>
 #include <rdmafast/detail/sq_mw.h>
+#include <rdmafast/detail/wqe_regs.h>
 
 RF_BEGIN_DECLS
 
@@ -51,18 +53,19 @@ RF_BEGIN_DECLS
 /*
  * Write the UMR control segment and mkey context of a memory-key UMR
  * (mlx5dv_wr_mkey_configure() and its setters) behind the control segment
- * at v, as 14 8-byte stores: flags INLINE, xlat_ds DS of translations,
- * bsf_ds of BSF; the key's tag, access, length, and BSF_ENABLE in the
- * context when bsf_ds. The fields the UMR updates (mkey_mask): the tag
- * and "free" (now valid), the length, the access bits unless
- * RF__UMR_KEEP, the BSF's state when there is one or RF__UMR_BSF_OFF,
- * the signature error counter with RF__UMR_SIG_ERR (its value
- * RF__UMR_SIG_ERR_ODD).
+ * at v, as seven 16-byte stores: as 8-byte words, gcc pairs only some
+ * of them (docs/benchmark-history.md, "Figures behind the header
+ * comments"). Flags INLINE, xlat_ds DS of translations, bsf_ds of BSF;
+ * the key's tag, access, length, and BSF_ENABLE in the context when
+ * bsf_ds. The fields the UMR updates (mkey_mask): the tag and "free" (now
+ * valid), the length, the access bits unless RF__UMR_KEEP, the BSF's state
+ * when there is one or RF__UMR_BSF_OFF, the signature error counter with
+ * RF__UMR_SIG_ERR (its value RF__UMR_SIG_ERR_ODD).
  */
 RF_INLINE void rf__umr_head(struct rf__wqe_words *v, uint32_t mkey, uint32_t access,
 			    uint32_t xlat_ds, uint32_t bsf_ds, uint64_t len)
 {
-	struct rf__wqe_words *m = v + 1;
+	struct rf__wqe_v16_slots *q = (struct rf__wqe_v16_slots *)v;
 	uint64_t mask = RF_UMR_MKEY_MASK_FREE | RF_UMR_MKEY_MASK_MKEY | RF_UMR_MKEY_MASK_LEN |
 			(RF_UMR_MKEY_MASK_ACCESS & ((uint64_t)((access & RF__UMR_KEEP) != 0) - 1)) |
 			(RF_UMR_MKEY_MASK_BSF_ENABLE &
@@ -74,29 +77,28 @@ RF_INLINE void rf__umr_head(struct rf__wqe_words *v, uint32_t mkey, uint32_t acc
 	/* kept: the context's access byte is 0, as libmlx5 leaves it */
 	uint8_t acc = (uint8_t)(access & (RF__UMR_ACCESS_OK & 0xff) &
 				((uint32_t)((access & RF__UMR_KEEP) != 0) - 1));
+	rf__v16r zero = rf__v16_words(0, 0);
+	uint64_t ctrl, m0, m1;
 
 #if RF_LITTLE_ENDIAN
-	v->w2 = RF_UMR_CTRL_FLAG_INLINE |
-		((uint64_t)__builtin_bswap16((uint16_t)xlat_ds) << 32) |
-		((uint64_t)__builtin_bswap16((uint16_t)bsf_ds) << 48);
-	m->w0 = ((uint64_t)acc << 16) | ((uint64_t)__builtin_bswap32(qpn_mkey) << 32);
-	m->w1 = (uint64_t)__builtin_bswap32(flags_pd) << 32;
+	ctrl = RF_UMR_CTRL_FLAG_INLINE |
+	       ((uint64_t)__builtin_bswap16((uint16_t)xlat_ds) << 32) |
+	       ((uint64_t)__builtin_bswap16((uint16_t)bsf_ds) << 48);
+	m0 = ((uint64_t)acc << 16) | ((uint64_t)__builtin_bswap32(qpn_mkey) << 32);
+	m1 = (uint64_t)__builtin_bswap32(flags_pd) << 32;
 #else
-	v->w2 = ((uint64_t)RF_UMR_CTRL_FLAG_INLINE << 56) | ((uint64_t)xlat_ds << 16) | bsf_ds;
-	m->w0 = ((uint64_t)acc << 40) | qpn_mkey;
-	m->w1 = flags_pd;
+	ctrl = ((uint64_t)RF_UMR_CTRL_FLAG_INLINE << 56) | ((uint64_t)xlat_ds << 16) | bsf_ds;
+	m0 = ((uint64_t)acc << 40) | qpn_mkey;
+	m1 = flags_pd;
 #endif
-	v->w3 = (RF_FORCE uint64_t)rf_htobe64(mask);
-	v->w4 = 0;
-	v->w5 = 0;
-	v->w6 = 0;
-	v->w7 = 0;
-	m->w2 = 0;				/* start address: the key's */
-	m->w3 = (RF_FORCE uint64_t)rf_htobe64(len);
-	m->w4 = 0;
-	m->w5 = 0;
-	m->w6 = 0;
-	m->w7 = 0;
+	q->s1 = rf__v16_words(ctrl, (RF_FORCE uint64_t)rf_htobe64(mask));
+	q->s2 = zero;
+	q->s3 = zero;
+	q->s4 = rf__v16_words(m0, m1);
+	/* start address 0: the key's */
+	q->s5 = rf__v16_words(0, (RF_FORCE uint64_t)rf_htobe64(len));
+	q->s6 = zero;
+	q->s7 = zero;
 }
 
 /* Zero the 64-byte block at b: the padding of a translation list. */
@@ -115,21 +117,59 @@ RF_INLINE void rf__umr_zero_block(void *b)
 }
 
 /*
+ * A KLM as the posts store it: two 8-byte words. Its byte_count and mkey
+ * follow each other as rf_sge's length and lkey do, so one 8-byte load,
+ * one swap and one rotate make the first word, where two loads, two swaps
+ * and two stores would.
+ */
+struct rf__klm_words {
+	uint64_t w0, w1;
+};
+RF_STATIC_ASSERT(offsetof(struct rf_sge, lkey) == offsetof(struct rf_sge, length) + 4,
+		 "rf__umr_klm1() loads length and lkey as one word");
+
+/* The KLM of s at k; returns s->length. */
+RF_INLINE uint32_t rf__umr_klm1(struct rf__klm_words *k, const struct rf_sge *s)
+{
+	uint64_t lk;
+
+	__builtin_memcpy(&lk, &s->length, 8);
+#if RF_LITTLE_ENDIAN
+	/* be32(length), be32(lkey): the swapped word's halves exchanged */
+	k->w0 = __builtin_bswap64(lk) >> 32 | __builtin_bswap64(lk) << 32;
+	k->w1 = __builtin_bswap64(s->addr);
+	return (uint32_t)lk;
+#else
+	k->w0 = lk;
+	k->w1 = s->addr;
+	return (uint32_t)(lk >> 32);
+#endif
+}
+
+/*
  * n KLMs from sge at k (n >= 1), padded with zeros to 64 bytes: the last
  * block is cleared first and then partly overwritten, so the padding
- * costs no branch. Returns the bytes they map.
+ * costs no branch (and nothing when n is a constant multiple of 4). Four
+ * at a time, so that a constant n up to 4 is straight-line: gcc -O2
+ * keeps a loop of four one-KLM rounds a loop. Returns the bytes they map.
  */
 RF_INLINE uint64_t rf__umr_klm(struct rf_wqe_umr_klm_seg *k, const struct rf_sge *sge,
 			       uint32_t n)
 {
+	struct rf__klm_words *w = (struct rf__klm_words *)k;
 	uint64_t len = 0;
 	uint32_t i;
 
-	rf__umr_zero_block(k + ((n - 1) & ~3u));
-	for (i = 0; i < n; i++) {
-		rf_set_umr_klm_seg(k + i, sge[i].length, sge[i].lkey, sge[i].addr);
-		len += sge[i].length;
+	if (!__builtin_constant_p(n) || (n & 3))
+		rf__umr_zero_block(k + ((n - 1) & ~3u));
+	for (i = 0; i + 4 <= n; i += 4) {
+		len += rf__umr_klm1(w + i, sge + i);
+		len += rf__umr_klm1(w + i + 1, sge + i + 1);
+		len += rf__umr_klm1(w + i + 2, sge + i + 2);
+		len += rf__umr_klm1(w + i + 3, sge + i + 3);
 	}
+	for (; i < n; i++)
+		len += rf__umr_klm1(w + i, sge + i);
 	return len;
 }
 

@@ -30,15 +30,23 @@ RF_BEGIN_DECLS
 RF_INLINE void rf__tm_set_seg(struct rf_wqe_tm_seg *s, uint32_t op, uint32_t flags,
 			      uint32_t index, uint16_t sw_cnt, uint64_t tag, uint64_t mask)
 {
-	uint64_t w0 = 0;
-	uint8_t *b = (uint8_t *)&w0;
+	/*
+	 * Bytes 0..7 (opcode, flags, index, 0, sw_cnt) as one word: with op
+	 * and flags constant, a swapped index and a constant.
+	 */
+	uint64_t sw = flags & RF_TM_SEG_SW_CNT ? sw_cnt : 0;
+	uint64_t w0;
 
-	b[0] = (uint8_t)(op << 4);
-	b[1] = (uint8_t)(flags & (RF_TM_SEG_CQE_REQ | RF_TM_SEG_SW_CNT));
-	b[2] = (uint8_t)(index >> 8);
-	b[3] = (uint8_t)index;
-	b[6] = (uint8_t)(flags & RF_TM_SEG_SW_CNT ? sw_cnt >> 8 : 0);
-	b[7] = (uint8_t)(flags & RF_TM_SEG_SW_CNT ? sw_cnt : 0);
+#if RF_LITTLE_ENDIAN
+	w0 = (uint64_t)(uint8_t)(op << 4) |
+	     (uint64_t)(flags & (RF_TM_SEG_CQE_REQ | RF_TM_SEG_SW_CNT)) << 8 |
+	     (uint64_t)__builtin_bswap16((uint16_t)index) << 16 |
+	     (uint64_t)__builtin_bswap16((uint16_t)sw) << 48;
+#else
+	w0 = (uint64_t)(uint8_t)(op << 4) << 56 |
+	     (uint64_t)(flags & (RF_TM_SEG_CQE_REQ | RF_TM_SEG_SW_CNT)) << 48 |
+	     (uint64_t)(uint16_t)index << 32 | sw;
+#endif
 	__builtin_memcpy(s, &w0, 8);
 	__builtin_memset(s->rsvd1, 0, sizeof(s->rsvd1));
 	s->append_tag = rf_htobe64(tag);
