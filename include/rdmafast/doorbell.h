@@ -74,6 +74,13 @@ enum {
  * ls64 is decided once, at init, and is a constant of the queue from then
  * on: the copy tests it (one predictable branch), it never asks the CPU or
  * the kernel again on the data path.
+ *
+ * cur is this struct's alone and nothing is locked: one rf_bf per bfreg
+ * with a size. libmlx5 hands one bfreg to several QPs past its dedicated
+ * quota and keeps their shared toggle under a lock (providers/mlx5,
+ * mlx5_get_qp_uar(), bf->need_lock); two rf_bf over such a register write
+ * the half the other just filled. A register that may be shared takes
+ * size 0: 8-byte doorbells at reg, which never moves.
  */
 struct rf_bf {
 	uint8_t  *reg;

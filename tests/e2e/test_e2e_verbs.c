@@ -7,8 +7,11 @@
  */
 #include "e2e.h"
 
-/* Connect a's QP to b's and back with a zeroed conn attr (but the PSNs). */
-static void connect_zeroed(struct e2e *e, struct rf_qp *a, struct rf_qp *b)
+/*
+ * Connect a's QP to b's and back with a zeroed conn attr (but the PSNs and
+ * access, which connect_zeroed() leaves 0).
+ */
+static void connect_access(struct e2e *e, struct rf_qp *a, struct rf_qp *b, int access)
 {
 	struct rf_qp_conn_attr ca;
 	struct rf_qp_peer pa, pb;
@@ -24,10 +27,16 @@ static void connect_zeroed(struct e2e *e, struct rf_qp *a, struct rf_qp *b)
 	cr_assert_eq(ibv_query_gid(e->ctx, 1, 0, &pa.gid), 0);
 	pb.gid = pa.gid;
 	memset(&ca, 0, sizeof(ca));
+	ca.access = access;
 	ca.psn = pa.psn;
 	cr_assert_eq(rf_qp_connect_ibv(a, &ca, &pb), 0);
 	ca.psn = pb.psn;
 	cr_assert_eq(rf_qp_connect_ibv(b, &ca, &pa), 0);
+}
+
+static void connect_zeroed(struct e2e *e, struct rf_qp *a, struct rf_qp *b)
+{
+	connect_access(e, a, b, 0);
 }
 
 static int qp_is_global(struct rf_qp *qp)
@@ -228,4 +237,122 @@ Test(e2e_verbs, cq_destroy_refuses_while_a_qp_is_attached_or_alive)
 	cr_assert_eq(rf_cq_destroy_ibv(&cq, ibcq), 0);
 	cr_assert_null(cq.dbrec, "a destroyed CQ is marked dead");
 	e2e_close(&e);
+}
+
+/*
+ * libmlx5 gives a QP a bfreg of its own up to a quota (4 by default), then
+ * hands one bfreg to several (rdma-core providers/mlx5/verbs.c,
+ * mlx5_get_qp_uar()): 24 QPs are past it. rdmafast toggles the BlueFlame
+ * halves per queue, so each queue it creates must ring a register no other
+ * QP rings: RC QPs and DCIs alike, each on a thread domain of its own.
+ */
+Test(e2e_verbs, every_created_qp_rings_a_bfreg_of_its_own)
+{
+	enum { NQP = 24 };
+	struct e2e_opts o = { 0 };
+	struct e2e e;
+	struct rf_qp qp[NQP];
+	struct ibv_cq *cq;
+	struct rf_qp_init_attr ia;
+	int i, j;
+
+	e2e_open(&e, &o);
+	cq = ibv_create_cq(e.ctx, 64, NULL, NULL, 0);
+	cr_assert(cq);
+	memset(&ia, 0, sizeof(ia));
+	ia.pd = e.pd;
+	ia.send_cq = cq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.max_send_wr = 16;
+	ia.max_recv_wr = 16;
+	for (i = 0; i < NQP; i++) {
+		cr_assert_eq(i % 4 == 3 ? rf_dci_create_ibv(&qp[i], &ia) :
+			     rf_qp_create_ibv(&qp[i], &ia), 0, "QP %d", i);
+		cr_assert_eq(qp[i].sq.bf.size, 256, "QP %d rings BlueFlame", i);
+		cr_assert(qp[i].td && qp[i].td_pd, "QP %d", i);
+		for (j = 0; j < i; j++)
+			cr_assert_neq(qp[i].sq.bf.reg, qp[j].sq.bf.reg,
+				      "QP %d rings QP %d's bfreg", i, j);
+	}
+	for (i = 0; i < NQP; i++) {
+		cr_assert_eq(rf_qp_destroy_ibv(&qp[i]), 0);
+		cr_assert_null(qp[i].td);
+	}
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+	e2e_close(&e);
+}
+
+/*
+ * When no thread domain can be had (here: the device's UAR pages run out,
+ * two thread domains to a page), the QP is created on the PD alone and its
+ * bfreg may be shared - here it is, with the 16 QPs of libmlx5's own
+ * before: it rings the 8-byte doorbell only, at a place that never moves,
+ * and still works.
+ */
+Test(e2e_verbs, a_qp_without_a_thread_domain_rings_doorbells_only)
+{
+	enum { NQP = 640, NPLAIN = 16 };
+	struct e2e_opts o = { 0 };
+	struct e2e e;
+	struct rf_qp *qp = (struct rf_qp *)calloc(NQP, sizeof(*qp));
+	struct ibv_qp *plain[NPLAIN];
+	struct ibv_qp_init_attr pa;
+	struct rf_cq cq;
+	struct ibv_cq *ibcq = NULL;
+	struct rf_qp_init_attr ia;
+	struct rf_wc wc;
+	uint8_t *reg;
+	int i, n = 0;
+
+	cr_assert(qp);
+	e2e_open(&e, &o);
+	memset(&cq, 0, sizeof(cq));
+	cr_assert_eq(rf_cq_create_ibv(&cq, &ibcq, e.ctx, 64, NULL, 0), 0);
+	memset(&ia, 0, sizeof(ia));
+	ia.pd = e.pd;
+	ia.send_cq = ibcq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.max_send_wr = 2;
+	ia.max_recv_wr = 1;
+	memset(&pa, 0, sizeof(pa));
+	pa.send_cq = ibcq;
+	pa.recv_cq = ibcq;
+	pa.qp_type = IBV_QPT_RC;
+	pa.cap.max_send_wr = 1;
+	pa.cap.max_recv_wr = 1;
+	pa.cap.max_send_sge = 1;
+	pa.cap.max_recv_sge = 1;
+	for (i = 0; i < NPLAIN; i++)
+		cr_assert(plain[i] = ibv_create_qp(e.pd, &pa), "plain QP %d", i);
+	while (n < NQP && (!n || qp[n - 1].td)) {
+		cr_assert_eq(rf_qp_create_ibv(&qp[n], &ia), 0, "QP %d", n);
+		n++;
+	}
+	cr_assert_null(qp[n - 1].td, "the UAR pages never ran out");
+	cr_assert_null(qp[n - 1].td_pd);
+	cr_assert_eq(qp[n - 1].sq.bf.size, 0);
+	cr_assert_eq(qp[n - 1].sq.bf_bbs, 0);
+
+	/* it works, with a doorbell that stays where it is */
+	connect_access(&e, &qp[n - 2], &qp[n - 1], RF_ACCESS_REMOTE_WRITE);
+	cr_assert_eq(rf_cq_attach(&cq, qp[n - 1].qpn, &qp[n - 1].sq, NULL, NULL), 0);
+	reg = qp[n - 1].sq.bf.cur;
+	for (i = 0; i < 2; i++) {
+		e.a.buf[i] = (uint8_t)(0xa0 + i);
+		cr_assert_eq(rf_sq_post_write(&qp[n - 1].sq, e.a.mr->lkey, e2e_addr(&e.a, (size_t)i),
+					      1, e.b.mr->rkey, e2e_addr(&e.b, (size_t)i),
+					      RF_SEND_SIGNALED | RF_SEND_RING, (uint64_t)i), 0);
+		e2e_wait(&cq, &wc, 1);
+		cr_assert_eq(wc.status, RF_WC_SUCCESS, "status %u", wc.status);
+		cr_assert_eq(e.b.buf[i], 0xa0 + i);
+		cr_assert_eq(qp[n - 1].sq.bf.cur, reg, "the doorbell moved");
+	}
+	cr_assert_eq(rf_cq_detach(&cq, qp[n - 1].qpn), 0);
+	for (i = 0; i < n; i++)
+		cr_assert_eq(rf_qp_destroy_ibv(&qp[i]), 0);
+	for (i = 0; i < NPLAIN; i++)
+		cr_assert_eq(ibv_destroy_qp(plain[i]), 0);
+	cr_assert_eq(rf_cq_destroy_ibv(&cq, ibcq), 0);
+	e2e_close(&e);
+	free(qp);
 }

@@ -55,6 +55,64 @@ static inline RF_COLD int rf__qp_dv_ibv(struct ibv_qp *ibqp, struct mlx5dv_qp *d
 }
 
 /*
+ * A parent domain over pd with a thread domain of its own (*td), for one
+ * QP to be created on: libmlx5 gives such a QP the thread domain's bfreg,
+ * one no other QP rings (providers/mlx5/verbs.c: mlx5_alloc_td() takes a
+ * bfreg of a UAR page of its own, mlx5_attach_dedicated_uar(); create_qp()
+ * uses it instead of mlx5_get_qp_uar(), which past the dedicated quota,
+ * MLX5_NUM_LOW_LAT_UUARS, 4 by default, hands one bfreg to several QPs).
+ * rdmafast's BlueFlame toggle is the queue's own (struct rf_bf), so a
+ * queue that rings BlueFlame must be alone on its bfreg. NULL when the
+ * provider has no thread domains or no UAR left (then *td is NULL too).
+ */
+static inline RF_COLD struct ibv_pd *rf__qp_td_ibv(struct ibv_pd *pd, struct ibv_td **td)
+{
+	struct ibv_td_init_attr ta;
+	struct ibv_parent_domain_init_attr pa;
+	struct ibv_pd *pad;
+
+	memset(&ta, 0, sizeof(ta));
+	*td = ibv_alloc_td(pd->context, &ta);
+	if (!*td)
+		return NULL;
+	memset(&pa, 0, sizeof(pa));
+	pa.pd = pd;
+	pa.td = *td;
+	pad = ibv_alloc_parent_domain(pd->context, &pa);
+	if (!pad) {
+		ibv_dealloc_td(*td);
+		*td = NULL;
+	}
+	return pad;
+}
+
+/*
+ * rf__qp_td_free_ibv - free what rf__qp_td_ibv() gave, once the QP on it
+ * is destroyed (a thread domain a parent domain holds is EBUSY).
+ */
+static inline RF_COLD void rf__qp_td_free_ibv(struct ibv_pd *pad, struct ibv_td *td)
+{
+	if (pad)
+		ibv_dealloc_pd(pad);
+	if (td)
+		ibv_dealloc_td(td);
+}
+
+/*
+ * rf__sq_bf_off - ring sq with the 8-byte doorbell only, at a place that
+ * never moves: what a queue that may share its bfreg with others does
+ * (libmlx5 rings bfreg 0, which every QP shares, that way and without a
+ * lock). Only before the first post.
+ */
+static inline RF_COLD void rf__sq_bf_off(struct rf_sq *sq)
+{
+	(void)rf_bf_init(&sq->bf, sq->bf.reg, 0);	/* size 0 never fails */
+	sq->bf_bbs = 0;
+	sq->no_bf_bias = RF__SQ_NO_BF_BIAS;
+	sq->bf_rung_pi = sq->no_bf_bias;
+}
+
+/*
  * rf__qp_conn_begin - l as it will be programmed: every zero that stands
  * for a default replaced by it (access, 0 for none, is as given), the
  * MTU by the active MTU of the port, which is queried into *pa. Returns

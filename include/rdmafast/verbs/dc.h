@@ -89,6 +89,8 @@ static inline RF_COLD int rf_dci_create_ibv(struct rf_qp *qp, const struct rf_qp
 	struct ibv_qp_init_attr_ex ax;
 	struct mlx5dv_qp_init_attr dx;
 	struct ibv_qp *ibqp;
+	struct ibv_pd *pad;
+	struct ibv_td *td;
 	int ret;
 
 	memset(qp, 0, sizeof(*qp));
@@ -103,7 +105,9 @@ static inline RF_COLD int rf_dci_create_ibv(struct rf_qp *qp, const struct rf_qp
 	ax.cap.max_send_wr = a->max_send_wr;
 	ax.cap.max_send_sge = a->max_send_sge ? a->max_send_sge : 1;
 	ax.cap.max_inline_data = a->max_inline_data;
-	ax.pd = a->pd;
+	/* a bfreg of its own, as rf_qp_create_ibv() */
+	pad = rf__qp_td_ibv(a->pd, &td);
+	ax.pd = pad ? pad : a->pd;
 	/* sized for every RC operation (MLX5_SUPPORTED_SEND_OPS_FLAGS_DCI) */
 	ax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	ax.send_ops_flags = a->send_ops_flags ? a->send_ops_flags : RF_SEND_OPS_DEFAULT;
@@ -111,13 +115,18 @@ static inline RF_COLD int rf_dci_create_ibv(struct rf_qp *qp, const struct rf_qp
 	dx.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
 	dx.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCI;
 	ibqp = mlx5dv_create_qp(a->pd->context, &ax, &dx);
-	if (!ibqp)
-		return errno ? -errno : -ENOMEM;
-	ret = rf_qp_init_ibv(qp, ibqp, &ax.cap, a->sig_all);
+	ret = ibqp ? rf_qp_init_ibv(qp, ibqp, &ax.cap, a->sig_all) :
+		     errno ? -errno : -ENOMEM;
 	if (ret) {
-		ibv_destroy_qp(ibqp);
+		if (ibqp)
+			ibv_destroy_qp(ibqp);
+		rf__qp_td_free_ibv(pad, td);
 		return ret;
 	}
+	if (!pad)
+		rf__sq_bf_off(&qp->sq);
+	qp->td = td;
+	qp->td_pd = pad;
 	return 0;
 }
 

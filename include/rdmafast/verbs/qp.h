@@ -27,6 +27,14 @@ struct rf_qp {
 	struct ibv_qp_cap cap;
 	struct rf_sq      sq;
 	struct rf_rq      rq;
+	/*
+	 * What rf_qp_create_ibv() and rf_dci_create_ibv() created the QP on
+	 * (NULL otherwise): a thread domain, so that the QP has a bfreg of
+	 * its own (rdmafast/doorbell.h), and the parent domain over the PD
+	 * that holds it. rf_qp_destroy_ibv() frees them.
+	 */
+	struct ibv_td    *td;
+	struct ibv_pd    *td_pd;
 };
 
 /* Everything rf_qp_create_ibv() needs. */
@@ -170,6 +178,8 @@ static inline RF_COLD int rf_qp_create_ibv(struct rf_qp *qp, const struct rf_qp_
 	struct ibv_qp_init_attr_ex ax;
 	struct mlx5dv_qp_init_attr dx;
 	struct ibv_qp *ibqp;
+	struct ibv_pd *pad;
+	struct ibv_td *td;
 	int ret;
 
 	memset(qp, 0, sizeof(*qp));
@@ -187,7 +197,6 @@ static inline RF_COLD int rf_qp_create_ibv(struct rf_qp *qp, const struct rf_qp_
 	ax.cap.max_send_sge = a->max_send_sge ? a->max_send_sge : 1;
 	ax.cap.max_recv_sge = a->srq ? 0 : (a->max_recv_sge ? a->max_recv_sge : 1);
 	ax.cap.max_inline_data = a->max_inline_data;
-	ax.pd = a->pd;
 	ax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	ax.send_ops_flags = a->send_ops_flags ? a->send_ops_flags : RF_SEND_OPS_DEFAULT;
 	if (a->qp_type == IBV_QPT_UD || a->qp_type == IBV_QPT_UC)
@@ -201,6 +210,10 @@ static inline RF_COLD int rf_qp_create_ibv(struct rf_qp *qp, const struct rf_qp_
 		ax.recv_cq = NULL;
 		ax.srq = NULL;
 	}
+
+	/* a bfreg of its own; else the PD alone, and doorbells only */
+	pad = rf__qp_td_ibv(a->pd, &td);
+	ax.pd = pad ? pad : a->pd;
 
 	ibqp = NULL;
 	if (!a->allow_scatter_to_cqe) {
@@ -216,13 +229,18 @@ static inline RF_COLD int rf_qp_create_ibv(struct rf_qp *qp, const struct rf_qp_
 	 */
 	if (!ibqp)
 		ibqp = ibv_create_qp_ex(a->pd->context, &ax);
-	if (!ibqp)
-		return errno ? -errno : -ENOMEM;
-	ret = rf_qp_init_ibv(qp, ibqp, &ax.cap, a->sig_all);
+	ret = ibqp ? rf_qp_init_ibv(qp, ibqp, &ax.cap, a->sig_all) :
+		     errno ? -errno : -ENOMEM;
 	if (ret) {
-		ibv_destroy_qp(ibqp);
+		if (ibqp)
+			ibv_destroy_qp(ibqp);
+		rf__qp_td_free_ibv(pad, td);
 		return ret;
 	}
+	if (!pad)
+		rf__sq_bf_off(&qp->sq);
+	qp->td = td;
+	qp->td_pd = pad;
 	return 0;
 }
 
@@ -233,6 +251,10 @@ static inline RF_COLD int rf_qp_destroy_ibv(struct rf_qp *qp)
 
 	rf_qp_fini_ibv(qp);
 	qp->ibqp = NULL;
+	if (!ret)	/* a QP that lives on still holds its domains */
+		rf__qp_td_free_ibv(qp->td_pd, qp->td);
+	qp->td = NULL;
+	qp->td_pd = NULL;
 	return ret;
 }
 
