@@ -89,6 +89,7 @@ struct link {
 	uint64_t		progress;	/* ns: the backlog last moved */
 	uint64_t		seq_in;		/* packets given to the link */
 	uint64_t		seq_out;	/* ... of which left: the last one's number */
+	uint64_t		connect_after;	/* ns: its listener was full, try no sooner */
 };
 static struct link *links;		/* by host id, 0..EMU_MAX_HOSTS */
 static unsigned nbacklogged;		/* links with a backlog */
@@ -212,6 +213,8 @@ static int host_fd(unsigned host)
 		return -1;
 	if (links[host].fd >= 0)
 		return links[host].fd;
+	if (links[host].connect_after > *device_now)
+		goto later;
 	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/wire.%u",
 			     emu_subnet_dir(), host) >= sizeof(sa.sun_path))
 		return -1;
@@ -225,14 +228,17 @@ static int host_fd(unsigned host)
 		emu_real_close(fd);
 		if (err != EAGAIN)
 			return -1;	/* no such host */
-		if (!connect_retry_at)
-			connect_retry_at = *device_now + CONNECT_RETRY_NS;
-		return -EAGAIN;
+		links[host].connect_after = *device_now + CONNECT_RETRY_NS;
+		goto later;
 	}
 	if (conn_add(fd) < 0)
 		return -1;
 	links[host].fd = fd;
 	return fd;
+later:
+	if (!connect_retry_at || links[host].connect_after < connect_retry_at)
+		connect_retry_at = links[host].connect_after;
+	return -EAGAIN;
 }
 
 static void link_watch_out(const struct link *l, bool on)
@@ -358,8 +364,6 @@ static unsigned flush_links(void)
 {
 	unsigned n = 0, left = nbacklogged;
 	bool room = false;
-
-	connect_retry_at = 0;	/* set again by a listener still full */
 
 	for (unsigned h = 1; h <= EMU_MAX_HOSTS && left; h++) {
 		struct link *l = &links[h];
@@ -661,6 +665,8 @@ unsigned wire_poll(bool sockets)
 	unsigned n = 0;
 
 	wire_count_flush();
+	/* set again by each listener still full that a packet waits for */
+	connect_retry_at = 0;
 	if (nbacklogged)
 		n += flush_links();
 	if (delayed_head)
