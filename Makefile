@@ -101,7 +101,7 @@ run: deps
 test: deps
 	@$(MAKE) --no-print-directory check-headers check-includes check-layout asm-test unit-test \
 	    checked-selftest emu-test e2e-test examples-checked-run bench-test man-test readme-test \
-	    install-test
+	    doc-length-test install-test
 
 # scan-build re-runs the whole build from scratch with the analyzer as CC.
 check: deps

@@ -146,6 +146,19 @@ $(E2E_CHECKED): $(E2E_SRCS) $(HEADERS) $(wildcard tests/e2e/*.h)
 	    $(CRIT_CFLAGS) -o $@ $(E2E_SRCS) $(CRIT_LIBS) $(E2E_LIBS)
 
 # ---------------------------------------------------------------------------
+# Documents a reader can finish (issue 31): the README at most 300 lines,
+# each emu/ document at most 800 (public headers, 600: check-includes.sh).
+DOC_LIMITS := README.md:300 $(foreach f,$(wildcard emu/*.md),$(f):800)
+.PHONY: doc-length-test
+doc-length-test:
+	@fail=0; for fl in $(DOC_LIMITS); do \
+	    f=$${fl%:*}; max=$${fl##*:}; n=$$(wc -l < $$f); \
+	    if [ $$n -gt $$max ]; then \
+	        echo "doc-length-test: $$f has $$n lines, more than $$max"; fail=1; \
+	    fi; \
+	done; [ $$fail = 0 ] && echo "doc-length-test: README.md and emu/*.md within their lengths"
+
+# ---------------------------------------------------------------------------
 # The README's complete example, cut out between its marker comments,
 # built as a user would build it (strict C11, no feature macros) and run
 # as its two processes on the emulated HCA.
