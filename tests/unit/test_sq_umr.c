@@ -186,21 +186,40 @@ Test(umr, mr_list_and_interleaved_match_libmlx5_model)
 	rft_sq_fini(&t);
 }
 
+/*
+ * Post the list UMR of plain_umr() with access into b, and WQE 0 (that
+ * plain UMR) into a with b's WQE index: where a and b then differ is what
+ * access adds.
+ */
+static void umr_beside_plain(struct rft_sq *t, uint32_t access, uint8_t *a, uint8_t *b)
+{
+	struct rf_sge sge = { 0x1000, 4096, 0x77 };
+	uint32_t at = t->sq.pi;
+
+	cr_assert_eq(rf_sq_post_mr_list(&t->sq, MKEY, access, &sge, 1, 0, 1), 0);
+	memcpy(b, wqe(t, at), 192);
+	memcpy(a, wqe(t, 0), 192);
+	a[1] = b[1];
+	a[2] = b[2];	/* the WQE index */
+}
+
+/* t, its WQE 0 a one-SGE list UMR with local write. */
+static void plain_umr(struct rft_sq *t)
+{
+	struct rf_sge sge = { 0x1000, 4096, 0x77 };
+
+	cr_assert_eq(rft_sq_init(t, RF_QP_RC, 16, 256, 64, 4, 0, QPN), 0);
+	cr_assert_eq(rf_sq_post_mr_list(&t->sq, MKEY, RF_MKEY_ACCESS_LOCAL_WRITE, &sge, 1, 0, 1), 0);
+}
+
 /* RF_UMR_BSF_DISABLE adds the BSF's bit to the mask, and nothing else. */
 Test(umr, bsf_disable_is_one_mask_bit)
 {
 	struct rft_sq t;
-	struct rf_sge sge = { 0x1000, 4096, 0x77 };
 	uint8_t a[256], b[256];
 
-	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, 64, 4, 0, QPN), 0);
-	cr_assert_eq(rf_sq_post_mr_list(&t.sq, MKEY, RF_MKEY_ACCESS_LOCAL_WRITE, &sge, 1, 0, 1), 0);
-	memcpy(a, wqe(&t, 0), 192);
-	cr_assert_eq(rf_sq_post_mr_list(&t.sq, MKEY, RF_MKEY_ACCESS_LOCAL_WRITE | RF_UMR_BSF_DISABLE,
-					&sge, 1, 0, 1), 0);
-	memcpy(b, wqe(&t, 4), 192);
-	a[1] = b[1];
-	a[2] = b[2];	/* the WQE index */
+	plain_umr(&t);
+	umr_beside_plain(&t, RF_MKEY_ACCESS_LOCAL_WRITE | RF_UMR_BSF_DISABLE, a, b);
 	a[16 + 8 + 6] |= (uint8_t)(MLX5_WQE_UMR_CTRL_MKEY_MASK_BSF_ENABLE >> 8);
 	cr_assert_eq(rft_first_diff(a, b, 192), -1, "byte %ld", rft_first_diff(a, b, 192));
 	rft_sq_fini(&t);
@@ -214,22 +233,13 @@ Test(umr, bsf_disable_is_one_mask_bit)
 Test(umr, sig_err_cnt_is_a_mask_bit_and_a_context_bit)
 {
 	struct rft_sq t;
-	struct rf_sge sge = { 0x1000, 4096, 0x77 };
 	uint8_t a[256], b[256];
 
-	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 256, 64, 4, 0, QPN), 0);
-	cr_assert_eq(rf_sq_post_mr_list(&t.sq, MKEY, RF_MKEY_ACCESS_LOCAL_WRITE, &sge, 1, 0, 1), 0);
-	memcpy(a, wqe(&t, 0), 192);
+	plain_umr(&t);
 	for (uint32_t n = 0; n < 3; n++) {
-		cr_assert_eq(rf_sq_post_mr_list(&t.sq, MKEY,
-						RF_MKEY_ACCESS_LOCAL_WRITE | RF_UMR_SIG_ERR_CNT(n),
-						&sge, 1, 0, 1), 0);
-		memcpy(b, wqe(&t, 4 * (n + 1)), 192);
-		a[1] = b[1];
-		a[2] = b[2];	/* the WQE index */
-		a[16 + 8 + 6] = (uint8_t)(wqe(&t, 0)[16 + 8 + 6] |
-					  MLX5_WQE_UMR_CTRL_MKEY_MASK_SIG_ERR >> 8);
-		a[64 + 12] = (uint8_t)(wqe(&t, 0)[64 + 12] | (n & 1) << 2);
+		umr_beside_plain(&t, RF_MKEY_ACCESS_LOCAL_WRITE | RF_UMR_SIG_ERR_CNT(n), a, b);
+		a[16 + 8 + 6] |= (uint8_t)(MLX5_WQE_UMR_CTRL_MKEY_MASK_SIG_ERR >> 8);
+		a[64 + 12] |= (uint8_t)((n & 1) << 2);
 		cr_assert_eq(rft_first_diff(a, b, 192), -1, "n %u: byte %ld", n,
 			     rft_first_diff(a, b, 192));
 	}
