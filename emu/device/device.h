@@ -267,6 +267,7 @@ void dev_grant_mr_gone(const struct emu_mr *mr);
  */
 void dev_grant_take(struct dev_qp *dq);
 void dev_grant_take_all(void);
+void dev_grant_pass_begin(void);	/* start of a pass: requesters wait for its end */
 void dev_grant_publish(void);		/* end of a pass: grants for the lenders */
 /*
  * requester: claim the grant of dst_qpn (NULL: none), then deliver a SEND,

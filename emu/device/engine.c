@@ -321,6 +321,7 @@ static unsigned pass(bool sockets, bool *trapped)
 	 */
 	if (dev_eng.watch_dirty)
 		dev_watch_rebuild_locked();
+	dev_grant_pass_begin();
 	*trapped = trap_rung();
 	emu_clock_tick_locked();
 	work = iterate(sockets);

@@ -245,6 +245,54 @@ Test(dev_direct, to_an_srq, .timeout = 120)
 }
 
 /*
+ * A busy round trip: the echo's completion reaches us while the helper's
+ * pass that sent it goes on, and our next SEND, rung at once, finds the
+ * helper's grant not yet lent again.  It waits for that pass to end
+ * (grant.c, dev_grant_pass_begin()) instead of going as a packet, which
+ * would wait for the helper's engine to wake: every message after the
+ * first goes directly, both ways.  A helper's thread preempted in a pass
+ * for longer than the wait sends one as a packet; a few are allowed.
+ */
+Test(dev_direct, a_busy_round_trip_goes_directly, .timeout = 120)
+{
+	struct host h;
+	struct rfemu_dev_stats s0, s1;
+	char line[256];
+	unsigned echoed, slack;
+	unsigned long long direct, ours;
+	const unsigned n = 3000;
+
+	host_up(&h, false);
+	for (unsigned m = 0; m < 2; m++) {	/* the first one each way is a packet */
+		send_msg(&h, 8, m, false, 0);
+		post_recv(&h, (int)next_recv(&h).wr_id);
+	}
+	s0 = wt_stats();
+	for (unsigned m = 0; m < n; m++) {
+		send_msg(&h, 8, m, false, 0);
+		post_recv(&h, (int)next_recv(&h).wr_id);
+	}
+	s1 = wt_stats();
+	wt_peer_say(&h.peer, "done");
+	wt_peer_line(&h.peer, line, sizeof(line));
+	cr_assert_eq(sscanf(line, "echoed %u direct %llu", &echoed, &direct), 2,
+		     "helper said '%s'", line);
+	cr_assert_eq(echoed, n + 2);
+	cr_assert_eq(wt_peer_end(&h.peer), 0);
+	if (!DIRECT_DELIVERY)
+		goto out;
+	/* each message directly delivered counts at both ends: sent, and settled */
+	ours = s1.direct - s0.direct;
+	slack = n / 200;
+	cr_assert_geq(ours, 2ull * n - slack, "%llu of %u messages directly here",
+		      ours, 2 * n);
+	cr_assert_geq(direct, 2ull * n - slack, "%llu of %u messages directly at the helper",
+		      direct, 2 * n);
+out:
+	host_down(&h);
+}
+
+/*
  * To a QP on a TM SRQ (helper_tm_echo): while no tag can match (the list
  * empty), a tagged message is unexpected and an untagged one has none,
  * and both are delivered directly, with the CQEs the packet gives them
