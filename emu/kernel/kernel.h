@@ -351,6 +351,12 @@ struct emu_qp {
 	 */
 	uint8_t			scat_res;	/* receives of SENDs */
 	uint8_t			scat_req;	/* READ / atomic responses */
+	/*
+	 * The QP context's drain_sigerr, which libmlx5 sets by a DEVX
+	 * INIT2INIT_QP for MLX5DV_QP_CREATE_SIG_PIPELINING: a failed
+	 * signature check stops the send queue and drains it to SQD.
+	 */
+	bool			drain_sigerr;
 
 	/* mlx5 queue memory, user VAs from the CREATE_QP driver request */
 	uint64_t		buf;		/* RQ at buf, SQ at buf + sq_offset */
@@ -782,6 +788,8 @@ void emu_dev_qp_created(struct emu_qp *qp);
 void emu_dev_qp_modified(struct emu_qp *qp, enum ibv_qp_state old,
 			 uint32_t attr_mask);
 void emu_dev_qp_destroyed(struct emu_qp *qp);
+/* QUERY_QP's hw_sq_wqebb_counter: the BB of the next WQE the SQ executes */
+uint16_t emu_dev_qp_sq_counter(const struct emu_qp *qp);
 
 void emu_dev_srq_created(struct emu_srq *srq);
 void emu_dev_srq_modified(struct emu_srq *srq, uint32_t attr_mask);

@@ -45,9 +45,10 @@ static struct ibv_qp_ex *qpx(void)
 	return ibv_qp_to_qp_ex(t.qp[0]);
 }
 
-/* 512 bytes of data: (i * 7) & 255; its CRC16 (T10-DIF) and CRC32C */
+/* 512 bytes of data: (i * 7) & 255; its CRC16 (T10-DIF), CRC32C and CRC32 */
 #define DATA_CRC16	0x3f43
 #define DATA_CRC32C	0x74e93f07u
+#define DATA_CRC32	0x1f9ab551u
 
 static void fill(uint8_t *p)
 {
@@ -286,4 +287,144 @@ Test(sig, block_size_conversion_refused)
 
 	wire.block_size = MLX5DV_BLOCK_SIZE_4096;
 	cr_expect_eq(configure(8192, &dif_dom, &wire, 0), IBV_WC_MW_BIND_ERR);
+}
+
+/*
+ * Signature pipelining (MLX5DV_QP_CREATE_SIG_PIPELINING: libmlx5 sets the
+ * QP context's drain_sigerr by a DEVX INIT2INIT_QP): a failed check stops
+ * the send queue behind the WQE that failed and drains it; the QP is then
+ * in SQD (IBV_EVENT_SQ_DRAINED), mlx5dv_qp_cancel_posted_send_wrs() turns
+ * the WQEs that waited into NOPs from the SQ's hardware counter (QUERY_QP)
+ * on, and SQD->RTS runs them.  The flow of pyverbs' test_mlx5_mkey
+ * pipelining tests: an RDMA WRITE through the key, a fenced SEND.
+ */
+static void pipe_setup(void)
+{
+	struct dt_qp_opts o = {
+		.type = IBV_QPT_RC, .rnr_retry = 7, .retry_cnt = 7, .timeout = 14,
+		.umr = true, .sig_pipelining = true, .max_inline_data = 256,
+	};
+	struct mlx5dv_mkey_init_attr a = {
+		.max_entries = 4,
+		.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
+				MLX5DV_MKEY_INIT_ATTR_FLAGS_BLOCK_SIGNATURE,
+	};
+
+	dt_setup_opts(&t, &o);
+	a.pd = t.pd;
+	sk = mlx5dv_create_mkey(&a);
+	cr_assert(sk, "mlx5dv_create_mkey(BLOCK_SIGNATURE): %s", strerror(errno));
+}
+
+TestSuite(sig_pipe, .init = pipe_setup, .fini = teardown);
+
+static struct mlx5dv_sig_crc crc32 = { .type = MLX5DV_SIG_CRC_TYPE_CRC32, .seed = 0xffffffff };
+
+static struct mlx5dv_sig_block_domain crc32_dom = {
+	.sig_type = MLX5DV_SIG_TYPE_CRC, .sig.crc = &crc32, .block_size = MLX5DV_BLOCK_SIZE_512,
+};
+
+/* RDMA WRITE of the key's 512 bytes to buf[1] (unsignaled), then a fenced SEND (wr_id 7) */
+static void write_then_fenced_send(void)
+{
+	struct ibv_sge ws = { 0, 512, sk->lkey };
+	struct ibv_sge ss = { (uintptr_t)t.buf[0] + 4096, 16, t.mr[0]->lkey };
+	struct ibv_send_wr w = { .wr_id = 7, .sg_list = &ws, .num_sge = 1,
+				 .opcode = IBV_WR_RDMA_WRITE };
+	struct ibv_send_wr s = { .wr_id = 7, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE };
+
+	w.wr.rdma.remote_addr = (uintptr_t)t.buf[1];
+	w.wr.rdma.rkey = t.mr[1]->rkey;
+	dt_post_recv(t.qp[1], 9, t.buf[1] + 8192, 64, t.mr[1]->lkey);
+	dt_post(t.qp[0], &w);
+	dt_post(t.qp[0], &s);
+}
+
+static enum ibv_qp_state qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	cr_assert_eq(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia), 0);
+	return a.qp_state;
+}
+
+/* the good data: the SEND follows the WRITE, nothing drains */
+Test(sig_pipe, good_check_goes_on)
+{
+	struct ibv_wc wc;
+
+	fill(t.buf[0]);
+	put32(t.buf[0] + 512, DATA_CRC32);
+	cr_assert_eq(configure(516, &crc32_dom, NULL, MLX5DV_SIG_MASK_CRC32), IBV_WC_SUCCESS);
+	write_then_fenced_send();
+	wc = dt_poll1(t.cq[0]);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	cr_expect_eq(wc.wr_id, 7);
+	cr_expect_eq(wc.opcode, IBV_WC_SEND);
+	cr_assert_eq(dt_poll1(t.cq[1]).status, IBV_WC_SUCCESS);
+	cr_expect_eq(memcmp(t.buf[1], t.buf[0], 512), 0);
+	cr_expect_eq(qp_state(t.qp[0]), IBV_QPS_RTS);
+	expect_no_err();
+}
+
+/* a bad CRC32: the SQ drains to SQD, the SEND canceled, SQD->RTS runs the rest */
+Test(sig_pipe, bad_check_drains_to_sqd)
+{
+	struct mlx5dv_qp_ex *dv = mlx5dv_qp_ex_from_ibv_qp_ex(qpx());
+	struct ibv_send_wr *bad, s;
+	struct ibv_sge ss = { (uintptr_t)t.buf[0] + 4096, 16, t.mr[0]->lkey };
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_RTS, .cur_qp_state = IBV_QPS_SQD };
+	struct mlx5dv_mkey_err e;
+	struct ibv_wc wc[2];
+
+	fill(t.buf[0]);
+	put32(t.buf[0] + 512, DATA_CRC32 ^ 1);
+	cr_assert_eq(configure(516, &crc32_dom, NULL, MLX5DV_SIG_MASK_CRC32), IBV_WC_SUCCESS);
+	write_then_fenced_send();
+	dt_expect_async(t.ctx, IBV_EVENT_SQ_DRAINED, 5000);
+	cr_expect_eq(qp_state(t.qp[0]), IBV_QPS_SQD);
+	/* the signature error CQE only, which libmlx5 takes for the key */
+	cr_expect_eq(ibv_poll_cq(t.cq[0], 2, wc), 0);
+	cr_expect_eq(ibv_poll_cq(t.cq[1], 2, wc), 0);
+	cr_assert_eq(mlx5dv_mkey_check(sk, &e), 0);
+	cr_expect_eq(e.err_type, MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD);
+	cr_expect_eq(e.err.sig.actual_value, DATA_CRC32 ^ 1);
+	/* the WRITE went out, its data unchecked on the wire */
+	cr_expect_eq(memcmp(t.buf[1], t.buf[0], 512), 0);
+	/* the kernel still believes RTS: without the current state asserted, refused */
+	cr_expect_eq(ibv_modify_qp(t.qp[0], &m, IBV_QP_STATE), EINVAL);
+	/* from the SEND on (the WRITE before it is done): one canceled */
+	cr_assert_eq(mlx5dv_qp_cancel_posted_send_wrs(dv, 7), 1);
+	s = (struct ibv_send_wr){ .wr_id = 8, .sg_list = &ss, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	cr_assert_eq(ibv_post_send(t.qp[0], &s, &bad), 0);
+	cr_expect_eq(ibv_poll_cq(t.cq[0], 2, wc), 0, "nothing runs in SQD");
+	cr_assert_eq(ibv_modify_qp(t.qp[0], &m, IBV_QP_STATE | IBV_QP_CUR_STATE), 0);
+	cr_expect_eq(qp_state(t.qp[0]), IBV_QPS_RTS);
+	/* the canceled SEND completes as a NOP, with its opcode; the new one is sent */
+	cr_assert_eq(dt_poll(t.cq[0], wc, 2, 5000), 2);
+	cr_expect_eq(wc[0].status, IBV_WC_SUCCESS);
+	cr_expect_eq(wc[0].wr_id, 7);
+	cr_expect_eq(wc[0].opcode, IBV_WC_SEND);
+	cr_expect_eq(wc[1].status, IBV_WC_SUCCESS);
+	cr_expect_eq(wc[1].wr_id, 8);
+	cr_assert_eq(dt_poll(t.cq[1], wc, 1, 5000), 1);
+	cr_expect_eq(wc[0].status, IBV_WC_SUCCESS);
+	cr_expect_eq(wc[0].opcode, IBV_WC_RECV);
+	cr_expect_eq(dt_poll(t.cq[1], wc, 1, 50), 0, "one SEND only");
+}
+
+/* mlx5 has no RTS->SQD: SQD is entered by the drain alone */
+Test(sig_pipe, rts_to_sqd_refused)
+{
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_SQD };
+
+	cr_expect_eq(ibv_modify_qp(t.qp[0], &m, IBV_QP_STATE), EINVAL);
+	/* nor may SQD be asserted while the QP is in RTS */
+	m.qp_state = IBV_QPS_RTS;
+	m.cur_qp_state = IBV_QPS_SQD;
+	cr_expect_eq(ibv_modify_qp(t.qp[0], &m, IBV_QP_STATE | IBV_QP_CUR_STATE), EINVAL);
+	cr_expect_eq(qp_state(t.qp[0]), IBV_QPS_RTS);
 }
