@@ -121,6 +121,7 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define MKC_ACCESS_MODE_1_0	MKC(0x16, 2)
 #define MKC_MKEY_7_0		MKC(0x38, 8)
 #define MKC_BSF_EN		MKC(0x61, 1)
+#define MKC_EXPECTED_SIGERR	MKC(0x65, 1)
 #define MKC_EN_RINVAL		MKC(0x67, 1)
 #define MKC_PD			MKC(0x68, 24)
 #define MKC_BSF_OCTWORDS	MKC(0x100, 32)
@@ -402,6 +403,7 @@ static int create_mkey(struct emu_ioc *b, uint8_t *in, size_t in_len, uint8_t *o
 	mk->free = true;
 	mk->rinval = prm_get(in, MKC_EN_RINVAL);
 	mk->bsf = prm_get(in, MKC_BSF_EN);
+	mk->sigerr_expected = (uint8_t)prm_get(in, MKC_EXPECTED_SIGERR);
 	mk->access = (prm_get(in, MKC_LW) ? IBV_ACCESS_LOCAL_WRITE : 0) |
 		     (prm_get(in, MKC_RW) ? IBV_ACCESS_REMOTE_WRITE : 0) |
 		     (prm_get(in, MKC_RR) ? IBV_ACCESS_REMOTE_READ : 0) |

@@ -239,6 +239,14 @@ struct emu_mkey {
 	uint32_t		repeat;		/* interleaved: repetitions; 0: a KLM list */
 	bool			bsf;		/* created with a signature context (bsf_en) */
 	struct emu_mkey_sig	*sig;		/* the BSF a UMR enabled, or NULL (device/sig.c) */
+	/*
+	 * The signature errors: the low bit of those the key reported, and
+	 * the mkey context's expected_sigerr_count (CREATE_MKEY, or a UMR
+	 * with the SIG_ERR mask bit).  A failed check is reported only while
+	 * they differ (the key is armed); reporting it makes them equal.
+	 */
+	uint8_t			sigerr_count;
+	uint8_t			sigerr_expected;
 };
 
 /*

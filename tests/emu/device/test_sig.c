@@ -205,6 +205,39 @@ Test(sig, crc32c_mismatch_reported)
 	expect_no_err();
 }
 
+/*
+ * The key's signature error count (mkey context expected_sigerr_count):
+ * after an error the key reports none until a UMR expects one more, as
+ * libmlx5 writes on the configuration after each error CQE (and 1 on the
+ * first, which arms a new key).
+ */
+Test(sig, error_reported_once_until_rearmed)
+{
+	enum ibv_wc_status s0;
+	struct ibv_wc wc;
+	struct mlx5dv_mkey_err e;
+
+	fill(t.buf[0]);
+	put32(t.buf[0] + 512, DATA_CRC32C ^ 1);
+	cr_assert_eq(configure(516, &crc_dom, NULL, MLX5DV_SIG_MASK_CRC32C), IBV_WC_SUCCESS);
+	send_from_key(512, &s0, &wc);
+	cr_assert_eq(s0, IBV_WC_SUCCESS);
+	cr_assert_eq(mlx5dv_mkey_check(sk, &e), 0);
+	cr_expect_eq(e.err_type, MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD);
+	/* the same bad block again, the key not configured since: not reported */
+	send_from_key(512, &s0, &wc);
+	cr_assert_eq(s0, IBV_WC_SUCCESS);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	expect_no_err();
+	/* configured again (libmlx5 writes the new count): reported again */
+	cr_assert_eq(configure(516, &crc_dom, NULL, MLX5DV_SIG_MASK_CRC32C), IBV_WC_SUCCESS);
+	send_from_key(512, &s0, &wc);
+	cr_assert_eq(s0, IBV_WC_SUCCESS);
+	cr_assert_eq(mlx5dv_mkey_check(sk, &e), 0);
+	cr_expect_eq(e.err_type, MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD);
+	cr_expect_eq(e.err.sig.actual_value, DATA_CRC32C ^ 1);
+}
+
 /* T10-DIF in memory: the ref tag of block 1 wrong, the guard right */
 Test(sig, t10dif_reftag_mismatch_reported)
 {
