@@ -346,7 +346,7 @@ int dev_sig_gather(struct dev_sgl *sgl, struct emu_mkey *mk, uint64_t va, uint64
 		} else {
 			if (!dev_mkey_read(mk, k * mb, blk, (uint32_t)mb, pd))
 				return DEV_SGL_PROT;
-			/* checked while the key is armed: no error reported since the last UMR said */
+			/* checked while armed: no error reported since a UMR expected one */
 			if (pm && whole && !sgl->sig.synd &&
 			    mk->sigerr_count != mk->sigerr_expected) {
 				sgl->sig.synd = pi_check(&s->mem, mpsv->ts, k, blk, blk + bs,

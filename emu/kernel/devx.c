@@ -19,11 +19,12 @@
  * into an errno (mlx5_get_cmd_status_err(): EINVAL for both).
  *
  * Of the DEVX objects only DEVX (OTHER) and DEVX_OBJ (CREATE, DESTROY,
- * and MODIFY and QUERY of a verbs QP) exist: no UMEM, no asynchronous command or event file, no QUERY_EQN or
- * QUERY_UAR, as on a kernel without them (EPROTONOSUPPORT from the
- * framework).  UCX 1.13 probes for the event channel before it builds its
- * queues with DEVX (uct_ib_mlx5_devx_open_device()); without it UCX takes
- * its verbs path, which this emulator runs.
+ * and MODIFY and QUERY of a verbs QP) exist: no UMEM, no asynchronous
+ * command or event file, no QUERY_EQN or QUERY_UAR, as on a kernel
+ * without them (EPROTONOSUPPORT from the framework).  UCX 1.13 probes for
+ * the event channel before it builds its queues with DEVX
+ * (uct_ib_mlx5_devx_open_device()); without it UCX takes its verbs path,
+ * which this emulator runs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -674,7 +675,8 @@ static int devx_obj_destroy(struct emu_ioc *b)
  */
 static int devx_obj_cmd(struct emu_ioc *b, bool modify)
 {
-	uint16_t h = modify ? MLX5_IB_ATTR_DEVX_OBJ_MODIFY_HANDLE : MLX5_IB_ATTR_DEVX_OBJ_QUERY_HANDLE;
+	uint16_t h = modify ? MLX5_IB_ATTR_DEVX_OBJ_MODIFY_HANDLE :
+		     MLX5_IB_ATTR_DEVX_OBJ_QUERY_HANDLE;
 	uint16_t in_id = modify ? MLX5_IB_ATTR_DEVX_OBJ_MODIFY_CMD_IN :
 			 MLX5_IB_ATTR_DEVX_OBJ_QUERY_CMD_IN;
 	uint16_t out_id = modify ? MLX5_IB_ATTR_DEVX_OBJ_MODIFY_CMD_OUT :
