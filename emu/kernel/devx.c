@@ -276,6 +276,13 @@ static void fw_status(uint8_t *out, uint8_t status, uint32_t syndrome)
 	prm_set(out, OUT_SYNDROME, syndrome);
 }
 
+/* a command the emulated firmware does not carry out */
+static int fw_bad_op(uint8_t *out)
+{
+	fw_status(out, STAT_BAD_OP, SYND_UNSUPPORTED);
+	return EREMOTEIO;
+}
+
 /*
  * QUERY_HCA_CAP: the general device caps the profile sets (the ones the
  * verbs answers derive from, caps.h), the same for op_mod's current and
@@ -565,6 +572,16 @@ static int copy_out(struct emu_ioc *b, uint16_t id, const uint8_t *out, size_t l
 	return ret2 ? ret2 : ret;
 }
 
+/* The mailboxes done with: the output back to the caller (copy_out()), both freed. */
+static int mailboxes_done(struct emu_ioc *b, uint16_t out_id, uint8_t *in, uint8_t *out,
+			  size_t out_len, int ret)
+{
+	ret = copy_out(b, out_id, out, out_len, ret);
+	free(in);
+	free(out);
+	return ret;
+}
+
 /* MLX5_IB_METHOD_DEVX_OTHER (mlx5dv_devx_general_cmd()) */
 static int devx_other(struct emu_ioc *b)
 {
@@ -585,14 +602,9 @@ static int devx_other(struct emu_ioc *b)
 		ret = EINVAL;
 	else if (op == CMD_QUERY_HCA_CAP)
 		ret = query_hca_cap(in, out, out_len);
-	else {
-		fw_status(out, STAT_BAD_OP, SYND_UNSUPPORTED);
-		ret = EREMOTEIO;
-	}
-	ret = copy_out(b, MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT, out, out_len, ret);
-	free(in);
-	free(out);
-	return ret;
+	else
+		ret = fw_bad_op(out);
+	return mailboxes_done(b, MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT, in, out, out_len, ret);
 }
 
 /* MLX5_IB_METHOD_DEVX_OBJ_CREATE (mlx5dv_devx_obj_create()) */
@@ -621,10 +633,8 @@ static int devx_obj_create(struct emu_ioc *b)
 		ret = create_mkey(b, in, in_len, out, &mk);
 	else if (op == CMD_CREATE_PSV)
 		ret = create_psv(b, in, out, &psv);
-	else {
-		fw_status(out, STAT_BAD_OP, SYND_UNSUPPORTED);
-		ret = EREMOTEIO;
-	}
+	else
+		ret = fw_bad_op(out);
 	if (!ret) {
 		ret = emu_ioc_put_new(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_HANDLE,
 				      mk ? mk->obj.handle : psv->obj.handle);
@@ -707,14 +717,9 @@ static int devx_obj_cmd(struct emu_ioc *b, bool modify)
 		ret = init2init_qp(qp, in, in_len, out);
 	else if (op == CMD_QUERY_QP)
 		ret = query_qp(qp, out, out_len);
-	else {
-		fw_status(out, STAT_BAD_OP, SYND_UNSUPPORTED);
-		ret = EREMOTEIO;
-	}
-	ret = copy_out(b, out_id, out, out_len, ret);
-	free(in);
-	free(out);
-	return ret;
+	else
+		ret = fw_bad_op(out);
+	return mailboxes_done(b, out_id, in, out, out_len, ret);
 }
 
 static int devx_obj_modify(struct emu_ioc *b)

@@ -55,6 +55,10 @@ struct transition {
 #define MIG	IBV_QP_PATH_MIG_STATE
 #define CUR	IBV_QP_CUR_STATE
 
+/* Into RTS from RTR, RTS and SQD: the same optional attributes */
+#define OPT_TO_RTS	{ CUR | QKEY, CUR | ALT | ACC | MIG, CUR | ALT | ACC | RNRT | MIG, \
+			  CUR | ALT | ACC | MIG, CUR | ALT | ACC | RNRT | MIG }
+
 /* Columns: UD, UC, RC, XRC initiator, XRC target. */
 static const struct transition table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 	[IBV_QPS_RESET] = {
@@ -93,33 +97,18 @@ static const struct transition table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 			.valid = true,
 			.req = { SPSN, SPSN, TMO | RETRY | RNRR | SPSN | RD,
 				 TMO | RETRY | RNRR | SPSN | RD, TMO | SPSN },
-			.opt = { CUR | QKEY, CUR | ALT | ACC | MIG,
-				 CUR | ALT | ACC | RNRT | MIG,
-				 CUR | ALT | ACC | MIG,
-				 CUR | ALT | ACC | RNRT | MIG },
+			.opt = OPT_TO_RTS,
 		},
 	},
 	[IBV_QPS_RTS] = {
 		[IBV_QPS_RESET] = { .valid = true },
 		[IBV_QPS_ERR] = { .valid = true },
-		[IBV_QPS_RTS] = {
-			.valid = true,
-			.opt = { CUR | QKEY, CUR | ACC | ALT | MIG,
-				 CUR | ACC | ALT | MIG | RNRT,
-				 CUR | ACC | ALT | MIG,
-				 CUR | ACC | ALT | MIG | RNRT },
-		},
+		[IBV_QPS_RTS] = { .valid = true, .opt = OPT_TO_RTS },
 	},
 	[IBV_QPS_SQD] = {
 		[IBV_QPS_RESET] = { .valid = true },
 		[IBV_QPS_ERR] = { .valid = true },
-		[IBV_QPS_RTS] = {
-			.valid = true,
-			.opt = { CUR | QKEY, CUR | ALT | ACC | MIG,
-				 CUR | ALT | ACC | RNRT | MIG,
-				 CUR | ALT | ACC | MIG,
-				 CUR | ALT | ACC | RNRT | MIG },
-		},
+		[IBV_QPS_RTS] = { .valid = true, .opt = OPT_TO_RTS },
 	},
 	[IBV_QPS_SQE] = {
 		[IBV_QPS_RESET] = { .valid = true },

@@ -179,12 +179,14 @@ Test(sig, crc32c_checked_and_stripped)
 	expect_no_err();
 }
 
-/* a bad CRC32C: the SEND completes, the key reports the guard error once */
-Test(sig, crc32c_mismatch_reported)
+/*
+ * 512 bytes with a bad CRC32C, sk configured over them (CRC32C checked in
+ * memory) and sent: both sides complete; the key's report in e.
+ */
+static void send_bad_crc32c(struct mlx5dv_mkey_err *e)
 {
 	enum ibv_wc_status s0;
 	struct ibv_wc wc;
-	struct mlx5dv_mkey_err e;
 
 	fill(t.buf[0]);
 	put32(t.buf[0] + 512, DATA_CRC32C ^ 1);
@@ -192,7 +194,17 @@ Test(sig, crc32c_mismatch_reported)
 	send_from_key(512, &s0, &wc);
 	cr_assert_eq(s0, IBV_WC_SUCCESS);
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
-	cr_assert_eq(mlx5dv_mkey_check(sk, &e), 0);
+	cr_assert_eq(mlx5dv_mkey_check(sk, e), 0);
+}
+
+/* a bad CRC32C: the SEND completes, the key reports the guard error once */
+Test(sig, crc32c_mismatch_reported)
+{
+	enum ibv_wc_status s0;
+	struct ibv_wc wc;
+	struct mlx5dv_mkey_err e;
+
+	send_bad_crc32c(&e);
 	cr_expect_eq(e.err_type, MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD);
 	cr_expect_eq(e.err.sig.expected_value, DATA_CRC32C);
 	cr_expect_eq(e.err.sig.actual_value, DATA_CRC32C ^ 1);
@@ -217,12 +229,7 @@ Test(sig, error_reported_once_until_rearmed)
 	struct ibv_wc wc;
 	struct mlx5dv_mkey_err e;
 
-	fill(t.buf[0]);
-	put32(t.buf[0] + 512, DATA_CRC32C ^ 1);
-	cr_assert_eq(configure(516, &crc_dom, NULL, MLX5DV_SIG_MASK_CRC32C), IBV_WC_SUCCESS);
-	send_from_key(512, &s0, &wc);
-	cr_assert_eq(s0, IBV_WC_SUCCESS);
-	cr_assert_eq(mlx5dv_mkey_check(sk, &e), 0);
+	send_bad_crc32c(&e);
 	cr_expect_eq(e.err_type, MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD);
 	/* the same bad block again, the key not configured since: not reported */
 	send_from_key(512, &s0, &wc);
@@ -230,10 +237,7 @@ Test(sig, error_reported_once_until_rearmed)
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
 	expect_no_err();
 	/* configured again (libmlx5 writes the new count): reported again */
-	cr_assert_eq(configure(516, &crc_dom, NULL, MLX5DV_SIG_MASK_CRC32C), IBV_WC_SUCCESS);
-	send_from_key(512, &s0, &wc);
-	cr_assert_eq(s0, IBV_WC_SUCCESS);
-	cr_assert_eq(mlx5dv_mkey_check(sk, &e), 0);
+	send_bad_crc32c(&e);
 	cr_expect_eq(e.err_type, MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD);
 	cr_expect_eq(e.err.sig.actual_value, DATA_CRC32C ^ 1);
 }
@@ -374,15 +378,6 @@ static void write_then_fenced_send(void)
 	dt_post(t.qp[0], &s);
 }
 
-static enum ibv_qp_state qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr ia;
-
-	cr_assert_eq(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia), 0);
-	return a.qp_state;
-}
-
 /* the good data: the SEND follows the WRITE, nothing drains */
 Test(sig_pipe, good_check_goes_on)
 {
@@ -398,7 +393,7 @@ Test(sig_pipe, good_check_goes_on)
 	cr_expect_eq(wc.opcode, IBV_WC_SEND);
 	cr_assert_eq(dt_poll1(t.cq[1]).status, IBV_WC_SUCCESS);
 	cr_expect_eq(memcmp(t.buf[1], t.buf[0], 512), 0);
-	cr_expect_eq(qp_state(t.qp[0]), IBV_QPS_RTS);
+	cr_expect_eq(et_qp_state(t.qp[0]), IBV_QPS_RTS);
 	expect_no_err();
 }
 
@@ -417,7 +412,7 @@ Test(sig_pipe, bad_check_drains_to_sqd)
 	cr_assert_eq(configure(516, &crc32_dom, NULL, MLX5DV_SIG_MASK_CRC32), IBV_WC_SUCCESS);
 	write_then_fenced_send();
 	dt_expect_async(t.ctx, IBV_EVENT_SQ_DRAINED, 5000);
-	cr_expect_eq(qp_state(t.qp[0]), IBV_QPS_SQD);
+	cr_expect_eq(et_qp_state(t.qp[0]), IBV_QPS_SQD);
 	/* the signature error CQE only, which libmlx5 takes for the key */
 	cr_expect_eq(ibv_poll_cq(t.cq[0], 2, wc), 0);
 	cr_expect_eq(ibv_poll_cq(t.cq[1], 2, wc), 0);
@@ -435,7 +430,7 @@ Test(sig_pipe, bad_check_drains_to_sqd)
 	cr_assert_eq(ibv_post_send(t.qp[0], &s, &bad), 0);
 	cr_expect_eq(ibv_poll_cq(t.cq[0], 2, wc), 0, "nothing runs in SQD");
 	cr_assert_eq(ibv_modify_qp(t.qp[0], &m, IBV_QP_STATE | IBV_QP_CUR_STATE), 0);
-	cr_expect_eq(qp_state(t.qp[0]), IBV_QPS_RTS);
+	cr_expect_eq(et_qp_state(t.qp[0]), IBV_QPS_RTS);
 	/* the canceled SEND completes as a NOP, with its opcode; the new one is sent */
 	cr_assert_eq(dt_poll(t.cq[0], wc, 2, 5000), 2);
 	cr_expect_eq(wc[0].status, IBV_WC_SUCCESS);
@@ -459,5 +454,5 @@ Test(sig_pipe, rts_to_sqd_refused)
 	m.qp_state = IBV_QPS_RTS;
 	m.cur_qp_state = IBV_QPS_SQD;
 	cr_expect_eq(ibv_modify_qp(t.qp[0], &m, IBV_QP_STATE | IBV_QP_CUR_STATE), EINVAL);
-	cr_expect_eq(qp_state(t.qp[0]), IBV_QPS_RTS);
+	cr_expect_eq(et_qp_state(t.qp[0]), IBV_QPS_RTS);
 }
