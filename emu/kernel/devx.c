@@ -607,6 +607,23 @@ static int devx_other(struct emu_ioc *b)
 	return mailboxes_done(b, MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT, in, out, out_len, ret);
 }
 
+/*
+ * The kernel's checks of an object command (devx_obj_create(), _modify(),
+ * _query()): no VHCA tunnel, a uid to run under, and a command of the
+ * method's kind for that object (kind_ok); 0 or the errno.
+ */
+static int obj_cmd_checks(const struct emu_ioc *b, const uint8_t *in, uint16_t op,
+			  bool kind_ok)
+{
+	int uid = cmd_uid(b->ctx, op);
+
+	if (prm_get(in, HDR_VHCA_TUNNEL_ID))
+		return EINVAL;
+	if (uid < 0)
+		return -uid;
+	return kind_ok ? 0 : EINVAL;
+}
+
 /* MLX5_IB_METHOD_DEVX_OBJ_CREATE (mlx5dv_devx_obj_create()) */
 static int devx_obj_create(struct emu_ioc *b)
 {
@@ -615,25 +632,19 @@ static int devx_obj_create(struct emu_ioc *b)
 	uint8_t *in, *out;
 	size_t in_len, out_len;
 	uint16_t op;
-	int ret, uid;
+	int ret;
 
 	ret = mailboxes(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_IN,
 			MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT, &in, &in_len, &out, &out_len);
 	if (ret)
 		return ret;
 	op = (uint16_t)prm_get(in, HDR_OPCODE);
-	uid = cmd_uid(b->ctx, op);
-	if (prm_get(in, HDR_VHCA_TUNNEL_ID))
-		ret = EINVAL;
-	else if (uid < 0)
-		ret = -uid;
-	else if (!obj_create_cmd(in, op))
-		ret = EINVAL;
-	else if (op == CMD_CREATE_MKEY)
+	ret = obj_cmd_checks(b, in, op, obj_create_cmd(in, op));
+	if (!ret && op == CMD_CREATE_MKEY)
 		ret = create_mkey(b, in, in_len, out, &mk);
-	else if (op == CMD_CREATE_PSV)
+	else if (!ret && op == CMD_CREATE_PSV)
 		ret = create_psv(b, in, out, &psv);
-	else
+	else if (!ret)
 		ret = fw_bad_op(out);
 	if (!ret) {
 		ret = emu_ioc_put_new(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_HANDLE,
@@ -695,7 +706,7 @@ static int devx_obj_cmd(struct emu_ioc *b, bool modify)
 	uint8_t *in, *out;
 	size_t in_len, out_len;
 	uint16_t op;
-	int ret, uid;
+	int ret;
 
 	qp = emu_ioc_get_obj(b, h, EMU_OBJ_QP, &ret);
 	if (!qp)
@@ -704,20 +715,13 @@ static int devx_obj_cmd(struct emu_ioc *b, bool modify)
 	if (ret)
 		return ret;
 	op = (uint16_t)prm_get(in, HDR_OPCODE);
-	uid = cmd_uid(b->ctx, op);
-	if (prm_get(in, HDR_VHCA_TUNNEL_ID))
-		ret = EINVAL;
-	else if (uid < 0)
-		ret = -uid;
-	else if (modify ? !qp_modify_cmd(op) : op != CMD_QUERY_QP)
-		ret = EINVAL;
-	else if (prm_get(in, QP_IN_QPN) != qp->qpn)
-		ret = EINVAL;
-	else if (op == CMD_INIT2INIT_QP)
+	ret = obj_cmd_checks(b, in, op, (modify ? qp_modify_cmd(op) : op == CMD_QUERY_QP) &&
+				     prm_get(in, QP_IN_QPN) == qp->qpn);
+	if (!ret && op == CMD_INIT2INIT_QP)
 		ret = init2init_qp(qp, in, in_len, out);
-	else if (op == CMD_QUERY_QP)
+	else if (!ret && op == CMD_QUERY_QP)
 		ret = query_qp(qp, out, out_len);
-	else
+	else if (!ret)
 		ret = fw_bad_op(out);
 	return mailboxes_done(b, out_id, in, out, out_len, ret);
 }

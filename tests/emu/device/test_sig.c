@@ -14,11 +14,12 @@
 static struct dt t;
 static struct mlx5dv_mkey *sk;
 
-static void setup(void)
+/* the QPs (with signature pipelining or not) and sk */
+static void setup_with(bool sig_pipelining)
 {
 	struct dt_qp_opts o = {
 		.type = IBV_QPT_RC, .rnr_retry = 7, .retry_cnt = 7, .timeout = 14,
-		.umr = true, .max_inline_data = 256,
+		.umr = true, .sig_pipelining = sig_pipelining, .max_inline_data = 256,
 	};
 	struct mlx5dv_mkey_init_attr a = {
 		.max_entries = 4,
@@ -30,6 +31,11 @@ static void setup(void)
 	a.pd = t.pd;
 	sk = mlx5dv_create_mkey(&a);
 	cr_assert(sk, "mlx5dv_create_mkey(BLOCK_SIGNATURE): %s", strerror(errno));
+}
+
+static void setup(void)
+{
+	setup_with(false);
 }
 
 static void teardown(void)
@@ -337,20 +343,7 @@ Test(sig, block_size_conversion_refused)
  */
 static void pipe_setup(void)
 {
-	struct dt_qp_opts o = {
-		.type = IBV_QPT_RC, .rnr_retry = 7, .retry_cnt = 7, .timeout = 14,
-		.umr = true, .sig_pipelining = true, .max_inline_data = 256,
-	};
-	struct mlx5dv_mkey_init_attr a = {
-		.max_entries = 4,
-		.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
-				MLX5DV_MKEY_INIT_ATTR_FLAGS_BLOCK_SIGNATURE,
-	};
-
-	dt_setup_opts(&t, &o);
-	a.pd = t.pd;
-	sk = mlx5dv_create_mkey(&a);
-	cr_assert(sk, "mlx5dv_create_mkey(BLOCK_SIGNATURE): %s", strerror(errno));
+	setup_with(true);
 }
 
 TestSuite(sig_pipe, .init = pipe_setup, .fini = teardown);
