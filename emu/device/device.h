@@ -421,6 +421,12 @@ struct dev_qp {
 	bool			rd_retry;
 	bool			sq_error;	/* an error CQE is due: flush after it */
 	/*
+	 * A signature check failed on a QP with drain_sigerr: no WQE after
+	 * that one is fetched; once every fetched one completed the QP is in
+	 * SQD (IBV_EVENT_SQ_DRAINED), until software moves it back to RTS.
+	 */
+	bool			sig_drain;
+	/*
 	 * DCI: the DCT it is connected to (0: none).  A WQE for another DCT
 	 * waits until every earlier one completed, then connects anew
 	 * (dc_conn counts connections, dc_conn_psn is the first PSN).

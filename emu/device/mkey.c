@@ -30,6 +30,7 @@ enum {
 	UMR_FLAG_XLT_OFFSET	= 1 << 4,
 	MASK_LEN		= 1 << 0,
 	MASK_START_ADDR		= 1 << 6,
+	MASK_SIG_ERR		= 1 << 9,
 	MASK_BSF_EN		= 1 << 12,
 	BSF_BYTES		= 64,	/* the signature BSF, 4 octowords */
 	MASK_MKEY		= 1 << 13,
@@ -40,6 +41,7 @@ enum {
 	MASK_FREE		= 1 << 29,
 	REPEAT_BLOCK_OP		= 0x400,
 	MKC_FLAGS_BSF_EN	= 1u << 30,	/* flags_pd (mkey context byte 12) */
+	MKC_SIGERR_SHIFT	= 26,		/* flags_pd: expected_sigerr_count */
 };
 
 /*
@@ -142,6 +144,9 @@ uint8_t dev_mkey_umr(struct dev_qp *dq, const uint8_t *w, uint32_t len,
 			     (dev_umr_access(mkc[2]) & IBV_ACCESS_REMOTE_ATOMIC);
 	if ((mask & MASK_BSF_EN) && !dev_sig_commit(mk, bsf ? &sig : NULL))
 		return RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	/* the signature errors software saw: one ahead of the key's arms it (sig.c) */
+	if (mask & MASK_SIG_ERR)
+		mk->sigerr_expected = (uint8_t)(dev_be32(mkc + 12) >> MKC_SIGERR_SHIFT & 1);
 	if (mask & MASK_FREE)
 		mk->free = false;
 	return 0;

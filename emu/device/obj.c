@@ -173,6 +173,16 @@ void emu_dev_qp_modified(struct emu_qp *qp, enum ibv_qp_state old, uint32_t mask
 		dq->retry_left = qp->attr.retry_cnt;
 	if (mask & IBV_QP_RNR_RETRY || (st == IBV_QPS_RTS && old != IBV_QPS_RTS))
 		dq->rnr_left = qp->attr.rnr_retry;
+	if (dq->sig_drain && st != IBV_QPS_SQD &&
+	    !(st == IBV_QPS_RTS && old == IBV_QPS_RTS)) {
+		/*
+		 * Out of the drain after a failed signature check (SQD->RTS,
+		 * or to ERR): the WQEs rung meanwhile are fetched now, or
+		 * flushed.
+		 */
+		dq->sig_drain = false;
+		dq->sq_rung = true;
+	}
 	if (st == IBV_QPS_ERR && old != IBV_QPS_ERR) {
 		/* flush from the engine, in order with the CQEs it writes */
 		dq->flush_rq = true;
@@ -184,6 +194,14 @@ void emu_dev_qp_modified(struct emu_qp *qp, enum ibv_qp_state old, uint32_t mask
 		dev_qp_set_busy(dq);
 		dev_kick();
 	}
+}
+
+uint16_t emu_dev_qp_sq_counter(const struct emu_qp *qp)
+{
+	const struct dev_qp *dq = dev_qp_of(qp);
+
+	/* the WQEs fetched: in SQD, the BB of the first one that waits */
+	return dq ? (uint16_t)dq->sq_next : 0;
 }
 
 static void unlink_qp(struct dev_qp **head, struct dev_qp *dq, size_t link_off)

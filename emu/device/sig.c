@@ -346,7 +346,9 @@ int dev_sig_gather(struct dev_sgl *sgl, struct emu_mkey *mk, uint64_t va, uint64
 		} else {
 			if (!dev_mkey_read(mk, k * mb, blk, (uint32_t)mb, pd))
 				return DEV_SGL_PROT;
-			if (pm && whole && !sgl->sig.synd) {
+			/* checked while armed: no error reported since a UMR expected one */
+			if (pm && whole && !sgl->sig.synd &&
+			    mk->sigerr_count != mk->sigerr_expected) {
 				sgl->sig.synd = pi_check(&s->mem, mpsv->ts, k, blk, blk + bs,
 							 s->check_mask, &sgl->sig);
 				sgl->sig.domain = DOMAIN_MEMORY;
@@ -411,6 +413,11 @@ void dev_sig_err_cqe(struct dev_qp *dq, const struct dev_sig_err *e)
 {
 	uint8_t raw[48] = { 0 };
 	struct dev_cqe c = { .opcode = RF_CQE_SIG_ERR, .qpn = dq->qp->qpn, .raw = raw };
+	struct emu_mkey *mk = emu_mkey_by_key_locked(e->mkey);
+
+	/* reported: the key is disarmed until a UMR expects one more */
+	if (mk)
+		mk->sigerr_count ^= 1;
 
 	if (!dq->qp->send_cq)
 		return;

@@ -388,9 +388,16 @@ static bool sq_parse_one(struct dev_qp *dq, uint32_t avail, struct dev_wqe *w,
 	}
 	switch (wqe_sgl(dq, w, sgl, need)) {
 	case 0:
-		/* a signature check failed: reported once, before the completion */
-		if (DEV_UNLIKELY(sgl->sig.synd))
+		/*
+		 * A signature check failed: reported once, before the
+		 * completion.  With drain_sigerr (signature pipelining) the
+		 * SQ stops behind this WQE and drains (sq_parse(),
+		 * dev_sq_complete()).
+		 */
+		if (DEV_UNLIKELY(sgl->sig.synd)) {
 			dev_sig_err_cqe(dq, &sgl->sig);
+			dq->sig_drain = qp->drain_sigerr;
+		}
 		break;
 	case DEV_SGL_LEN:
 		/* e.g. inline data longer than the DS: never read past the WQE */
@@ -931,6 +938,13 @@ void dev_sq_complete(struct dev_qp *dq)
 		dq->deadline = 0;
 		dev_eng.timers--;
 	}
+	/* drained after a failed signature check: SQD, and the QP's event */
+	if (DEV_UNLIKELY(dq->sig_drain) && dq->ent_head == dq->ent_tail &&
+	    dq->qp->attr.state == IBV_QPS_RTS) {
+		emu_qp_set_state_locked(dq->qp, IBV_QPS_SQD);
+		emu_post_async_event_locked(dq->qp->obj.ctx, &dq->qp->obj, 0,
+					    IBV_EVENT_SQ_DRAINED);
+	}
 }
 
 /*
@@ -971,6 +985,16 @@ static void sq_parse(struct dev_qp *dq)
 	sgl.total = 0;
 	while (dq->sq_rung && budget--) {
 		int32_t avail = dev_db_avail(dq->sq_limit, dq->sq_next, dq->qp->sq_wqe_cnt);
+
+		/*
+		 * Draining after a failed signature check: the WQEs behind it
+		 * wait, fenced or not, and are looked at again when the QP
+		 * leaves SQD (emu_dev_qp_modified()).
+		 */
+		if (DEV_UNLIKELY(dq->sig_drain)) {
+			dq->sq_rung = false;
+			break;
+		}
 
 		if (avail < 0) {
 			sq_bad_doorbell(dq);
@@ -1078,6 +1102,7 @@ void dev_sq_reset(struct dev_qp *dq)
 	dq->ent_head = dq->ent_emit = dq->ent_tail = 0;
 	dq->pkts_out = 0;
 	dq->sq_error = false;
+	dq->sig_drain = false;
 	dq->dc_peer = 0;	/* a DCI out of RESET connects anew */
 	dq->rq_ci = 0;
 	dq->recv_busy = false;

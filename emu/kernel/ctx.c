@@ -137,6 +137,8 @@ int emu_cmd_get_context(struct emu_cmd *c)
 	drv.log_uar_size = 12;
 	drv.num_uars_per_page = 1;	/* 4 KiB system pages */
 	drv.num_dyn_bfregs = 0;
+	/* set_ucontext_resp(): the general caps' drain_sigerr (devx.c) is set */
+	drv.comp_mask |= MLX5_IB_ALLOC_UCONTEXT_RESP_MASK_SQD2RTS;
 	/* the clock pages (clock.c), as mlx5_ib_alloc_ucontext() offers them */
 	if (emu_clock_pages_offered()) {
 		drv.clock_info_versions = 1u << MLX5_IB_CLOCK_INFO_V1;

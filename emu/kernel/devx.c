@@ -5,7 +5,8 @@
  * as libmlx5 44 sends them for its own verbs: the capability queries of
  * every context (QUERY_HCA_CAP), the mkey of mlx5dv_create_mkey()
  * (CREATE_MKEY) and the two PSVs of a signature one (CREATE_PSV), each
- * destroyed with its object.
+ * destroyed with its object, and the signature pipelining of a QP
+ * (INIT2INIT_QP, QUERY_QP).
  *
  * The kernel's checks come first, with its errnos: a command that is not
  * one of its general commands EINVAL on the OTHER method, a command that
@@ -17,12 +18,13 @@
  * ioctl EREMOTEIO with the output mailbox copied out, which libmlx5 turns
  * into an errno (mlx5_get_cmd_status_err(): EINVAL for both).
  *
- * Of the DEVX objects only DEVX (OTHER) and DEVX_OBJ (CREATE, DESTROY)
- * exist: no UMEM, no asynchronous command or event file, no QUERY_EQN or
- * QUERY_UAR, as on a kernel without them (EPROTONOSUPPORT from the
- * framework).  UCX 1.13 probes for the event channel before it builds its
- * queues with DEVX (uct_ib_mlx5_devx_open_device()); without it UCX takes
- * its verbs path, which this emulator runs.
+ * Of the DEVX objects only DEVX (OTHER) and DEVX_OBJ (CREATE, DESTROY,
+ * and MODIFY and QUERY of a verbs QP) exist: no UMEM, no asynchronous
+ * command or event file, no QUERY_EQN or QUERY_UAR, as on a kernel
+ * without them (EPROTONOSUPPORT from the framework).  UCX 1.13 probes for
+ * the event channel before it builds its queues with DEVX
+ * (uct_ib_mlx5_devx_open_device()); without it UCX takes its verbs path,
+ * which this emulator runs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +94,7 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_LOG_MAX_MSG		F(0x1c3, 5)
 #define CAP_SIG_BLOCK_4048	F(0x1f0, 1)
 #define CAP_CQE_VERSION		F(0x1fc, 4)
+#define CAP_DRAIN_SIGERR	F(0x20f, 1)
 #define CAP_SHO			F(0x217, 1)
 #define CAP_ATOMIC		F(0x21e, 1)
 #define CAP_XRC			F(0x23c, 1)
@@ -119,6 +122,7 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define MKC_ACCESS_MODE_1_0	MKC(0x16, 2)
 #define MKC_MKEY_7_0		MKC(0x38, 8)
 #define MKC_BSF_EN		MKC(0x61, 1)
+#define MKC_EXPECTED_SIGERR	MKC(0x65, 1)
 #define MKC_EN_RINVAL		MKC(0x67, 1)
 #define MKC_PD			MKC(0x68, 24)
 #define MKC_BSF_OCTWORDS	MKC(0x100, 32)
@@ -130,6 +134,16 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define PSV_PD			F(0x48, 24)	/* create_psv_in.pd */
 #define PSV_OUT_INDEX0		F(0x88, 24)	/* create_psv_out.psv0_index */
 #define BSF_OCTWORDS		4	/* the signature BSF: 64 bytes (struct mlx5_bsf) */
+/* the QP commands: qpn, and the QP context (qpc) at bit 0xc0 of both */
+#define QP_IN_QPN		F(0x48, 24)
+#define QP_OPT_PARAM_MASK	F(0x80, 32)	/* init2init_qp_in */
+#define QPC(off, bits)		F(0xc0 + (off), bits)
+#define QPC_STATE		QPC(0x00, 4)
+#define QPC_DRAIN_SIGERR	QPC(0x25, 1)
+#define QPC_PD			QPC(0x28, 24)
+#define QPC_HW_SQ_WQEBB_COUNTER	QPC(0x5a0, 16)
+#define QUERY_QP_OUT_SIZE	(0x880 / 8)	/* query_qp_out without the PAS */
+#define OPT_INIT2INIT_DRAIN_SIGERR (1u << 11)
 
 enum {
 	CMD_QUERY_HCA_CAP	= 0x100,
@@ -138,6 +152,16 @@ enum {
 	CMD_GET_DROPPED_PACKET_LOG = 0x10c,
 	CMD_NOP			= 0x10d,
 	CMD_CREATE_MKEY		= 0x200,
+	CMD_RST2INIT_QP		= 0x502,
+	CMD_INIT2RTR_QP		= 0x503,
+	CMD_RTR2RTS_QP		= 0x504,
+	CMD_RTS2RTS_QP		= 0x505,
+	CMD_SQERR2RTS_QP	= 0x506,
+	CMD_2ERR_QP		= 0x507,
+	CMD_2RST_QP		= 0x50a,
+	CMD_QUERY_QP		= 0x50b,
+	CMD_SQD_RTS_QP		= 0x50c,
+	CMD_INIT2INIT_QP	= 0x50e,
 	CMD_CREATE_PSV		= 0x600,
 	CMD_SET_FLOW_TABLE_ENTRY = 0x936,
 	CMD_QUERY_ESW_FUNCTIONS	= 0x740,
@@ -158,7 +182,7 @@ enum {
 };
 
 enum { STAT_BAD_OP = 0x2, STAT_BAD_PARAM = 0x3, STAT_BAD_RES = 0x5,
-       STAT_BAD_OUTP_LEN = 0x51 };
+       STAT_BAD_QP_STATE = 0x10, STAT_BAD_OUTP_LEN = 0x51 };
 enum { MKC_ACCESS_MODE_KLMS = 0x2 };
 
 /*
@@ -167,7 +191,7 @@ enum { MKC_ACCESS_MODE_KLMS = 0x2 };
  */
 enum { SYND_UNSUPPORTED = 0x4d0001, SYND_MKEY_MODE = 0x4d0002,
        SYND_MKEY_PD = 0x4d0003, SYND_MKEY_SIZE = 0x4d0004, SYND_MKEY_BSF = 0x4d0005,
-       SYND_PSV_PD = 0x4d0006 };
+       SYND_PSV_PD = 0x4d0006, SYND_QP_STATE = 0x4d0007 };
 
 /* ---- the kernel's classification (devx.c) ------------------------------ */
 
@@ -252,6 +276,13 @@ static void fw_status(uint8_t *out, uint8_t status, uint32_t syndrome)
 	prm_set(out, OUT_SYNDROME, syndrome);
 }
 
+/* a command the emulated firmware does not carry out */
+static int fw_bad_op(uint8_t *out)
+{
+	fw_status(out, STAT_BAD_OP, SYND_UNSUPPORTED);
+	return EREMOTEIO;
+}
+
 /*
  * QUERY_HCA_CAP: the general device caps the profile sets (the ones the
  * verbs answers derive from, caps.h), the same for op_mod's current and
@@ -306,6 +337,8 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 	prm_set(cap, CAP_SIG_CRC32C, 1);
 	prm_set(cap, CAP_SIG_CRC64_XP10, 0);
 	prm_set(cap, CAP_SIG_BLOCK_4048, 0);
+	/* a failed check may stop the SQ (device/sq.c): MLX5DV_QP_CREATE_SIG_PIPELINING */
+	prm_set(cap, CAP_DRAIN_SIGERR, 1);
 	return 0;
 }
 
@@ -378,6 +411,7 @@ static int create_mkey(struct emu_ioc *b, uint8_t *in, size_t in_len, uint8_t *o
 	mk->free = true;
 	mk->rinval = prm_get(in, MKC_EN_RINVAL);
 	mk->bsf = prm_get(in, MKC_BSF_EN);
+	mk->sigerr_expected = (uint8_t)prm_get(in, MKC_EXPECTED_SIGERR);
 	mk->access = (prm_get(in, MKC_LW) ? IBV_ACCESS_LOCAL_WRITE : 0) |
 		     (prm_get(in, MKC_RW) ? IBV_ACCESS_REMOTE_WRITE : 0) |
 		     (prm_get(in, MKC_RR) ? IBV_ACCESS_REMOTE_READ : 0) |
@@ -438,6 +472,70 @@ void emu_psv_destroy_locked(struct emu_psv *psv)
 	emu_obj_free_locked(&psv->obj);
 }
 
+/*
+ * The QP commands a verbs QP takes through DEVX (mlx5dv_devx_qp_modify()
+ * and _query()), as libmlx5 44 sends them: INIT2INIT_QP setting the QP
+ * context's drain_sigerr (mlx5_modify_qp_drain_sigerr(), for
+ * MLX5DV_QP_CREATE_SIG_PIPELINING) and QUERY_QP for the state and the SQ's
+ * hardware WQEBB counter (mlx5dv_qp_cancel_posted_send_wrs()).  The other
+ * state transitions and INIT2INIT's other optional parameters go through
+ * ibv_modify_qp(); here they are BAD_OP and BAD_PARAM.
+ */
+static bool qp_modify_cmd(uint16_t op)
+{
+	switch (op) {
+	case CMD_RST2INIT_QP: case CMD_INIT2RTR_QP: case CMD_RTR2RTS_QP:
+	case CMD_RTS2RTS_QP: case CMD_SQERR2RTS_QP: case CMD_2ERR_QP:
+	case CMD_2RST_QP: case CMD_SQD_RTS_QP: case CMD_INIT2INIT_QP:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int init2init_qp(struct emu_qp *qp, const uint8_t *in, size_t in_len, uint8_t *out)
+{
+	uint32_t opt = prm_get(in, QP_OPT_PARAM_MASK);
+
+	if (in_len < (0xc0 + 0x740) / 8 || (opt & ~OPT_INIT2INIT_DRAIN_SIGERR)) {
+		fw_status(out, STAT_BAD_PARAM, SYND_UNSUPPORTED);
+		return EREMOTEIO;
+	}
+	if (qp->attr.state != IBV_QPS_INIT) {
+		fw_status(out, STAT_BAD_QP_STATE, SYND_QP_STATE);
+		return EREMOTEIO;
+	}
+	if (opt & OPT_INIT2INIT_DRAIN_SIGERR)
+		qp->drain_sigerr = prm_get(in, QPC_DRAIN_SIGERR);
+	return 0;
+}
+
+/* the qpc state of an ibv_qp_state: RST, INIT, RTR, RTS, SQER (4), SQD (5), ERR */
+static uint32_t qpc_state(enum ibv_qp_state st)
+{
+	switch (st) {
+	case IBV_QPS_SQE:	return 4;
+	case IBV_QPS_SQD:	return 5;
+	case IBV_QPS_ERR:	return 6;
+	default:		return (uint32_t)st;	/* RESET 0 ... RTS 3 */
+	}
+}
+
+/* QUERY_QP: the state, the PD, drain_sigerr and the SQ's hardware counter */
+static int query_qp(const struct emu_qp *qp, uint8_t *out, size_t out_len)
+{
+	if (out_len < QUERY_QP_OUT_SIZE) {
+		fw_status(out, STAT_BAD_OUTP_LEN, 0);
+		return EREMOTEIO;
+	}
+	prm_set(out, QPC_STATE, qpc_state(qp->attr.state));
+	prm_set(out, QPC_DRAIN_SIGERR, qp->drain_sigerr);
+	if (qp->pd)
+		prm_set(out, QPC_PD, qp->pd->pdn);
+	prm_set(out, QPC_HW_SQ_WQEBB_COUNTER, emu_dev_qp_sq_counter(qp));
+	return 0;
+}
+
 /* ---- the methods -------------------------------------------------------- */
 
 /* the command mailbox of `id` (ALLOC_AND_COPY), and an output one as long as `out_id` */
@@ -474,6 +572,16 @@ static int copy_out(struct emu_ioc *b, uint16_t id, const uint8_t *out, size_t l
 	return ret2 ? ret2 : ret;
 }
 
+/* The mailboxes done with: the output back to the caller (copy_out()), both freed. */
+static int mailboxes_done(struct emu_ioc *b, uint16_t out_id, uint8_t *in, uint8_t *out,
+			  size_t out_len, int ret)
+{
+	ret = copy_out(b, out_id, out, out_len, ret);
+	free(in);
+	free(out);
+	return ret;
+}
+
 /* MLX5_IB_METHOD_DEVX_OTHER (mlx5dv_devx_general_cmd()) */
 static int devx_other(struct emu_ioc *b)
 {
@@ -494,14 +602,26 @@ static int devx_other(struct emu_ioc *b)
 		ret = EINVAL;
 	else if (op == CMD_QUERY_HCA_CAP)
 		ret = query_hca_cap(in, out, out_len);
-	else {
-		fw_status(out, STAT_BAD_OP, SYND_UNSUPPORTED);
-		ret = EREMOTEIO;
-	}
-	ret = copy_out(b, MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT, out, out_len, ret);
-	free(in);
-	free(out);
-	return ret;
+	else
+		ret = fw_bad_op(out);
+	return mailboxes_done(b, MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT, in, out, out_len, ret);
+}
+
+/*
+ * The kernel's checks of an object command (devx_obj_create(), _modify(),
+ * _query()): no VHCA tunnel, a uid to run under, and a command of the
+ * method's kind for that object (kind_ok); 0 or the errno.
+ */
+static int obj_cmd_checks(const struct emu_ioc *b, const uint8_t *in, uint16_t op,
+			  bool kind_ok)
+{
+	int uid = cmd_uid(b->ctx, op);
+
+	if (prm_get(in, HDR_VHCA_TUNNEL_ID))
+		return EINVAL;
+	if (uid < 0)
+		return -uid;
+	return kind_ok ? 0 : EINVAL;
 }
 
 /* MLX5_IB_METHOD_DEVX_OBJ_CREATE (mlx5dv_devx_obj_create()) */
@@ -512,28 +632,20 @@ static int devx_obj_create(struct emu_ioc *b)
 	uint8_t *in, *out;
 	size_t in_len, out_len;
 	uint16_t op;
-	int ret, uid;
+	int ret;
 
 	ret = mailboxes(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_IN,
 			MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT, &in, &in_len, &out, &out_len);
 	if (ret)
 		return ret;
 	op = (uint16_t)prm_get(in, HDR_OPCODE);
-	uid = cmd_uid(b->ctx, op);
-	if (prm_get(in, HDR_VHCA_TUNNEL_ID))
-		ret = EINVAL;
-	else if (uid < 0)
-		ret = -uid;
-	else if (!obj_create_cmd(in, op))
-		ret = EINVAL;
-	else if (op == CMD_CREATE_MKEY)
+	ret = obj_cmd_checks(b, in, op, obj_create_cmd(in, op));
+	if (!ret && op == CMD_CREATE_MKEY)
 		ret = create_mkey(b, in, in_len, out, &mk);
-	else if (op == CMD_CREATE_PSV)
+	else if (!ret && op == CMD_CREATE_PSV)
 		ret = create_psv(b, in, out, &psv);
-	else {
-		fw_status(out, STAT_BAD_OP, SYND_UNSUPPORTED);
-		ret = EREMOTEIO;
-	}
+	else if (!ret)
+		ret = fw_bad_op(out);
 	if (!ret) {
 		ret = emu_ioc_put_new(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_HANDLE,
 				      mk ? mk->obj.handle : psv->obj.handle);
@@ -574,6 +686,56 @@ static int devx_obj_destroy(struct emu_ioc *b)
 	return 0;
 }
 
+/*
+ * MLX5_IB_METHOD_DEVX_OBJ_MODIFY and _QUERY on a QP (devx_obj_modify(),
+ * devx_obj_query()): the kernel checks the uid, that the opcode modifies
+ * (queries) an object, and that the command names the object of the
+ * handle (devx_is_valid_obj_id(): the QP's number), EINVAL otherwise.
+ * Handles of the other objects this emulator creates through DEVX (mkeys,
+ * PSVs) are EINVAL: no command modifies or queries them here.
+ */
+static int devx_obj_cmd(struct emu_ioc *b, bool modify)
+{
+	uint16_t h = modify ? MLX5_IB_ATTR_DEVX_OBJ_MODIFY_HANDLE :
+		     MLX5_IB_ATTR_DEVX_OBJ_QUERY_HANDLE;
+	uint16_t in_id = modify ? MLX5_IB_ATTR_DEVX_OBJ_MODIFY_CMD_IN :
+			 MLX5_IB_ATTR_DEVX_OBJ_QUERY_CMD_IN;
+	uint16_t out_id = modify ? MLX5_IB_ATTR_DEVX_OBJ_MODIFY_CMD_OUT :
+			  MLX5_IB_ATTR_DEVX_OBJ_QUERY_CMD_OUT;
+	struct emu_qp *qp;
+	uint8_t *in, *out;
+	size_t in_len, out_len;
+	uint16_t op;
+	int ret;
+
+	qp = emu_ioc_get_obj(b, h, EMU_OBJ_QP, &ret);
+	if (!qp)
+		return ret;
+	ret = mailboxes(b, in_id, out_id, &in, &in_len, &out, &out_len);
+	if (ret)
+		return ret;
+	op = (uint16_t)prm_get(in, HDR_OPCODE);
+	ret = obj_cmd_checks(b, in, op, (modify ? qp_modify_cmd(op) : op == CMD_QUERY_QP) &&
+				     prm_get(in, QP_IN_QPN) == qp->qpn);
+	if (!ret && op == CMD_INIT2INIT_QP)
+		ret = init2init_qp(qp, in, in_len, out);
+	else if (!ret && op == CMD_QUERY_QP)
+		ret = query_qp(qp, out, out_len);
+	else if (!ret)
+		ret = fw_bad_op(out);
+	return mailboxes_done(b, out_id, in, out, out_len, ret);
+}
+
+static int devx_obj_modify(struct emu_ioc *b)
+{
+	return devx_obj_cmd(b, true);
+}
+
+static int devx_obj_query(struct emu_ioc *b)
+{
+	return devx_obj_cmd(b, false);
+}
+
 #define MAND		EMU_IOC_MANDATORY
 /* UVERBS_ATTR_PTR_IN/OUT_SZ with UVERBS_ATTR_MIN_SIZE(a mailbox header) */
 #define MBOX_IN(id)	{ id, EMU_IOC_PTR_IN, MAND, MBOX_HDR_SIZE, UINT16_MAX }
@@ -589,6 +751,14 @@ const struct emu_ioc_method emu_ioc_devx_methods[] = {
 		MBOX_OUT(MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT) } },
 	{ MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_DESTROY, devx_obj_destroy, false, {
 		{ MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE, EMU_IOC_IDR, MAND, 0, 0 } } },
+	{ MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_MODIFY, devx_obj_modify, false, {
+		{ MLX5_IB_ATTR_DEVX_OBJ_MODIFY_HANDLE, EMU_IOC_IDR, MAND, 0, 0 },
+		MBOX_IN(MLX5_IB_ATTR_DEVX_OBJ_MODIFY_CMD_IN),
+		MBOX_OUT(MLX5_IB_ATTR_DEVX_OBJ_MODIFY_CMD_OUT) } },
+	{ MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_QUERY, devx_obj_query, false, {
+		{ MLX5_IB_ATTR_DEVX_OBJ_QUERY_HANDLE, EMU_IOC_IDR, MAND, 0, 0 },
+		MBOX_IN(MLX5_IB_ATTR_DEVX_OBJ_QUERY_CMD_IN),
+		MBOX_OUT(MLX5_IB_ATTR_DEVX_OBJ_QUERY_CMD_OUT) } },
 };
 
 const size_t emu_ioc_devx_methods_count = EMU_ARRAY_SIZE(emu_ioc_devx_methods);

@@ -70,6 +70,13 @@ WEAK void emu_dev_qp_destroyed(struct emu_qp *qp)
 	(void)qp;
 }
 
+/* Without a device no WQE is executed. */
+WEAK uint16_t emu_dev_qp_sq_counter(const struct emu_qp *qp)
+{
+	(void)qp;
+	return 0;
+}
+
 WEAK void emu_dev_srq_created(struct emu_srq *srq)
 {
 	(void)srq;

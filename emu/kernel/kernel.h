@@ -239,6 +239,14 @@ struct emu_mkey {
 	uint32_t		repeat;		/* interleaved: repetitions; 0: a KLM list */
 	bool			bsf;		/* created with a signature context (bsf_en) */
 	struct emu_mkey_sig	*sig;		/* the BSF a UMR enabled, or NULL (device/sig.c) */
+	/*
+	 * The signature errors: the low bit of those the key reported, and
+	 * the mkey context's expected_sigerr_count (CREATE_MKEY, or a UMR
+	 * with the SIG_ERR mask bit).  A failed check is reported only while
+	 * they differ (the key is armed); reporting it makes them equal.
+	 */
+	uint8_t			sigerr_count;
+	uint8_t			sigerr_expected;
 };
 
 /*
@@ -351,6 +359,12 @@ struct emu_qp {
 	 */
 	uint8_t			scat_res;	/* receives of SENDs */
 	uint8_t			scat_req;	/* READ / atomic responses */
+	/*
+	 * The QP context's drain_sigerr, which libmlx5 sets by a DEVX
+	 * INIT2INIT_QP for MLX5DV_QP_CREATE_SIG_PIPELINING: a failed
+	 * signature check stops the send queue and drains it to SQD.
+	 */
+	bool			drain_sigerr;
 
 	/* mlx5 queue memory, user VAs from the CREATE_QP driver request */
 	uint64_t		buf;		/* RQ at buf, SQ at buf + sq_offset */
@@ -782,6 +796,8 @@ void emu_dev_qp_created(struct emu_qp *qp);
 void emu_dev_qp_modified(struct emu_qp *qp, enum ibv_qp_state old,
 			 uint32_t attr_mask);
 void emu_dev_qp_destroyed(struct emu_qp *qp);
+/* QUERY_QP's hw_sq_wqebb_counter: the BB of the next WQE the SQ executes */
+uint16_t emu_dev_qp_sq_counter(const struct emu_qp *qp);
 
 void emu_dev_srq_created(struct emu_srq *srq);
 void emu_dev_srq_modified(struct emu_srq *srq, uint32_t attr_mask);

@@ -780,6 +780,17 @@ static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 		return EPERM;
 
 	cur = (mask & IBV_QP_CUR_STATE) ? cmd->cur_qp_state : qp->attr.state;
+	/*
+	 * A QP the device drained to SQD (a failed signature check with
+	 * drain_sigerr) is still RTS to the kernel: without the current state
+	 * asserted, the command for RTS meets a QP in SQD, which the firmware
+	 * refuses but for the moves to RESET and ERR.
+	 */
+	if (!(mask & IBV_QP_CUR_STATE) && qp->attr.state == IBV_QPS_SQD) {
+		if (!(mask & IBV_QP_STATE) ||
+		    (cmd->qp_state != IBV_QPS_RESET && cmd->qp_state != IBV_QPS_ERR))
+			return EINVAL;
+	}
 	next = (mask & IBV_QP_STATE) ? cmd->qp_state : cur;
 	/* the asserted current state must be the real one */
 	if (cur != qp->attr.state && !(cur == IBV_QPS_RTS && qp->attr.state == IBV_QPS_SQE))

@@ -5,8 +5,10 @@
  * The rules are those of the IB spec (o11-2 and table 94 "QP state
  * transition properties") as the kernel's ib_modify_qp_is_ok() applies
  * them: a transition must exist, carry every required attribute, and carry
- * nothing beyond the required and optional ones.  mlx5 implements no SQD
- * transitions, so those are absent here and fail with EINVAL.
+ * nothing beyond the required and optional ones.  Of the SQD transitions
+ * mlx5 implements only SQD->RTS (__mlx5_ib_modify_qp(): SQD_RTS_QP): a QP
+ * enters SQD only by itself, its SQ drained after a failed signature check
+ * (drain_sigerr, device/sq.c).  The others fail with EINVAL.
  *
  * mlx5's DC QPs have rules of their own (the kernel's mlx5 qp.c): a DCI
  * follows modify_dci_qp_is_ok(), a DCT mlx5_ib_modify_dct(); both take
@@ -53,6 +55,10 @@ struct transition {
 #define MIG	IBV_QP_PATH_MIG_STATE
 #define CUR	IBV_QP_CUR_STATE
 
+/* Into RTS from RTR, RTS and SQD: the same optional attributes */
+#define OPT_TO_RTS	{ CUR | QKEY, CUR | ALT | ACC | MIG, CUR | ALT | ACC | RNRT | MIG, \
+			  CUR | ALT | ACC | MIG, CUR | ALT | ACC | RNRT | MIG }
+
 /* Columns: UD, UC, RC, XRC initiator, XRC target. */
 static const struct transition table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 	[IBV_QPS_RESET] = {
@@ -91,26 +97,18 @@ static const struct transition table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 			.valid = true,
 			.req = { SPSN, SPSN, TMO | RETRY | RNRR | SPSN | RD,
 				 TMO | RETRY | RNRR | SPSN | RD, TMO | SPSN },
-			.opt = { CUR | QKEY, CUR | ALT | ACC | MIG,
-				 CUR | ALT | ACC | RNRT | MIG,
-				 CUR | ALT | ACC | MIG,
-				 CUR | ALT | ACC | RNRT | MIG },
+			.opt = OPT_TO_RTS,
 		},
 	},
 	[IBV_QPS_RTS] = {
 		[IBV_QPS_RESET] = { .valid = true },
 		[IBV_QPS_ERR] = { .valid = true },
-		[IBV_QPS_RTS] = {
-			.valid = true,
-			.opt = { CUR | QKEY, CUR | ACC | ALT | MIG,
-				 CUR | ACC | ALT | MIG | RNRT,
-				 CUR | ACC | ALT | MIG,
-				 CUR | ACC | ALT | MIG | RNRT },
-		},
+		[IBV_QPS_RTS] = { .valid = true, .opt = OPT_TO_RTS },
 	},
 	[IBV_QPS_SQD] = {
 		[IBV_QPS_RESET] = { .valid = true },
 		[IBV_QPS_ERR] = { .valid = true },
+		[IBV_QPS_RTS] = { .valid = true, .opt = OPT_TO_RTS },
 	},
 	[IBV_QPS_SQE] = {
 		[IBV_QPS_RESET] = { .valid = true },

@@ -76,6 +76,16 @@ static inline int et_qp_to_rts(struct ibv_qp *qp, uint32_t dest_qpn, uint16_t dl
 	return qpu_bring_up(qp, &c);
 }
 
+/* The QP's state, as ibv_query_qp() reports it. */
+static inline enum ibv_qp_state et_qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	cr_assert_eq(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia), 0);
+	return a.qp_state;
+}
+
 /* Path of a helper program built beside the tests. */
 static inline void et_helper_path(char *buf, size_t len, const char *name)
 {

@@ -38,6 +38,8 @@ struct dt_qp_opts {
 	struct ibv_srq		*srq;
 	/* mlx5dv_create_qp() with the UMR send operations (MR list, interleaved, configure) */
 	bool			umr;
+	/* and with MLX5DV_QP_CREATE_SIG_PIPELINING */
+	bool			sig_pipelining;
 };
 
 static inline uint64_t dt_now_ms(void)
@@ -197,8 +199,11 @@ static inline struct ibv_qp *dt_create_qp(struct dt *t, int i, const struct dt_q
 		.send_ops_flags = MLX5DV_QP_EX_WITH_MR_LIST | MLX5DV_QP_EX_WITH_MR_INTERLEAVED |
 				  MLX5DV_QP_EX_WITH_MKEY_CONFIGURE,
 	};
-	struct ibv_qp *qp = o->umr ? mlx5dv_create_qp(t->ctx, &ix, &dv) :
-			    ibv_create_qp(t->pd, &ia);
+	struct ibv_qp *qp;
+
+	if (o->sig_pipelining)
+		dv.create_flags |= MLX5DV_QP_CREATE_SIG_PIPELINING;
+	qp = o->umr ? mlx5dv_create_qp(t->ctx, &ix, &dv) : ibv_create_qp(t->pd, &ia);
 
 	cr_assert(qp, "create qp: %s", strerror(errno));
 	return qp;

@@ -14,11 +14,12 @@
 static struct dt t;
 static struct mlx5dv_mkey *sk;
 
-static void setup(void)
+/* the QPs (with signature pipelining or not) and sk */
+static void setup_with(bool sig_pipelining)
 {
 	struct dt_qp_opts o = {
 		.type = IBV_QPT_RC, .rnr_retry = 7, .retry_cnt = 7, .timeout = 14,
-		.umr = true, .max_inline_data = 256,
+		.umr = true, .sig_pipelining = sig_pipelining, .max_inline_data = 256,
 	};
 	struct mlx5dv_mkey_init_attr a = {
 		.max_entries = 4,
@@ -30,6 +31,11 @@ static void setup(void)
 	a.pd = t.pd;
 	sk = mlx5dv_create_mkey(&a);
 	cr_assert(sk, "mlx5dv_create_mkey(BLOCK_SIGNATURE): %s", strerror(errno));
+}
+
+static void setup(void)
+{
+	setup_with(false);
 }
 
 static void teardown(void)
@@ -45,9 +51,10 @@ static struct ibv_qp_ex *qpx(void)
 	return ibv_qp_to_qp_ex(t.qp[0]);
 }
 
-/* 512 bytes of data: (i * 7) & 255; its CRC16 (T10-DIF) and CRC32C */
+/* 512 bytes of data: (i * 7) & 255; its CRC16 (T10-DIF), CRC32C and CRC32 */
 #define DATA_CRC16	0x3f43
 #define DATA_CRC32C	0x74e93f07u
+#define DATA_CRC32	0x1f9ab551u
 
 static void fill(uint8_t *p)
 {
@@ -178,12 +185,14 @@ Test(sig, crc32c_checked_and_stripped)
 	expect_no_err();
 }
 
-/* a bad CRC32C: the SEND completes, the key reports the guard error once */
-Test(sig, crc32c_mismatch_reported)
+/*
+ * 512 bytes with a bad CRC32C, sk configured over them (CRC32C checked in
+ * memory) and sent: both sides complete; the key's report in e.
+ */
+static void send_bad_crc32c(struct mlx5dv_mkey_err *e)
 {
 	enum ibv_wc_status s0;
 	struct ibv_wc wc;
-	struct mlx5dv_mkey_err e;
 
 	fill(t.buf[0]);
 	put32(t.buf[0] + 512, DATA_CRC32C ^ 1);
@@ -191,7 +200,17 @@ Test(sig, crc32c_mismatch_reported)
 	send_from_key(512, &s0, &wc);
 	cr_assert_eq(s0, IBV_WC_SUCCESS);
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
-	cr_assert_eq(mlx5dv_mkey_check(sk, &e), 0);
+	cr_assert_eq(mlx5dv_mkey_check(sk, e), 0);
+}
+
+/* a bad CRC32C: the SEND completes, the key reports the guard error once */
+Test(sig, crc32c_mismatch_reported)
+{
+	enum ibv_wc_status s0;
+	struct ibv_wc wc;
+	struct mlx5dv_mkey_err e;
+
+	send_bad_crc32c(&e);
 	cr_expect_eq(e.err_type, MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD);
 	cr_expect_eq(e.err.sig.expected_value, DATA_CRC32C);
 	cr_expect_eq(e.err.sig.actual_value, DATA_CRC32C ^ 1);
@@ -202,6 +221,31 @@ Test(sig, crc32c_mismatch_reported)
 	send_from_key(512, &s0, &wc);
 	cr_assert_eq(s0, IBV_WC_SUCCESS);
 	expect_no_err();
+}
+
+/*
+ * The key's signature error count (mkey context expected_sigerr_count):
+ * after an error the key reports none until a UMR expects one more, as
+ * libmlx5 writes on the configuration after each error CQE (and 1 on the
+ * first, which arms a new key).
+ */
+Test(sig, error_reported_once_until_rearmed)
+{
+	enum ibv_wc_status s0;
+	struct ibv_wc wc;
+	struct mlx5dv_mkey_err e;
+
+	send_bad_crc32c(&e);
+	cr_expect_eq(e.err_type, MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD);
+	/* the same bad block again, the key not configured since: not reported */
+	send_from_key(512, &s0, &wc);
+	cr_assert_eq(s0, IBV_WC_SUCCESS);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	expect_no_err();
+	/* configured again (libmlx5 writes the new count): reported again */
+	send_bad_crc32c(&e);
+	cr_expect_eq(e.err_type, MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD);
+	cr_expect_eq(e.err.sig.actual_value, DATA_CRC32C ^ 1);
 }
 
 /* T10-DIF in memory: the ref tag of block 1 wrong, the guard right */
@@ -286,4 +330,122 @@ Test(sig, block_size_conversion_refused)
 
 	wire.block_size = MLX5DV_BLOCK_SIZE_4096;
 	cr_expect_eq(configure(8192, &dif_dom, &wire, 0), IBV_WC_MW_BIND_ERR);
+}
+
+/*
+ * Signature pipelining (MLX5DV_QP_CREATE_SIG_PIPELINING: libmlx5 sets the
+ * QP context's drain_sigerr by a DEVX INIT2INIT_QP): a failed check stops
+ * the send queue behind the WQE that failed and drains it; the QP is then
+ * in SQD (IBV_EVENT_SQ_DRAINED), mlx5dv_qp_cancel_posted_send_wrs() turns
+ * the WQEs that waited into NOPs from the SQ's hardware counter (QUERY_QP)
+ * on, and SQD->RTS runs them.  The flow of pyverbs' test_mlx5_mkey
+ * pipelining tests: an RDMA WRITE through the key, a fenced SEND.
+ */
+static void pipe_setup(void)
+{
+	setup_with(true);
+}
+
+TestSuite(sig_pipe, .init = pipe_setup, .fini = teardown);
+
+static struct mlx5dv_sig_crc crc32 = { .type = MLX5DV_SIG_CRC_TYPE_CRC32, .seed = 0xffffffff };
+
+static struct mlx5dv_sig_block_domain crc32_dom = {
+	.sig_type = MLX5DV_SIG_TYPE_CRC, .sig.crc = &crc32, .block_size = MLX5DV_BLOCK_SIZE_512,
+};
+
+/* RDMA WRITE of the key's 512 bytes to buf[1] (unsignaled), then a fenced SEND (wr_id 7) */
+static void write_then_fenced_send(void)
+{
+	struct ibv_sge ws = { 0, 512, sk->lkey };
+	struct ibv_sge ss = { (uintptr_t)t.buf[0] + 4096, 16, t.mr[0]->lkey };
+	struct ibv_send_wr w = { .wr_id = 7, .sg_list = &ws, .num_sge = 1,
+				 .opcode = IBV_WR_RDMA_WRITE };
+	struct ibv_send_wr s = { .wr_id = 7, .sg_list = &ss, .num_sge = 1, .opcode = IBV_WR_SEND,
+				 .send_flags = IBV_SEND_SIGNALED | IBV_SEND_FENCE };
+
+	w.wr.rdma.remote_addr = (uintptr_t)t.buf[1];
+	w.wr.rdma.rkey = t.mr[1]->rkey;
+	dt_post_recv(t.qp[1], 9, t.buf[1] + 8192, 64, t.mr[1]->lkey);
+	dt_post(t.qp[0], &w);
+	dt_post(t.qp[0], &s);
+}
+
+/* the good data: the SEND follows the WRITE, nothing drains */
+Test(sig_pipe, good_check_goes_on)
+{
+	struct ibv_wc wc;
+
+	fill(t.buf[0]);
+	put32(t.buf[0] + 512, DATA_CRC32);
+	cr_assert_eq(configure(516, &crc32_dom, NULL, MLX5DV_SIG_MASK_CRC32), IBV_WC_SUCCESS);
+	write_then_fenced_send();
+	wc = dt_poll1(t.cq[0]);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	cr_expect_eq(wc.wr_id, 7);
+	cr_expect_eq(wc.opcode, IBV_WC_SEND);
+	cr_assert_eq(dt_poll1(t.cq[1]).status, IBV_WC_SUCCESS);
+	cr_expect_eq(memcmp(t.buf[1], t.buf[0], 512), 0);
+	cr_expect_eq(et_qp_state(t.qp[0]), IBV_QPS_RTS);
+	expect_no_err();
+}
+
+/* a bad CRC32: the SQ drains to SQD, the SEND canceled, SQD->RTS runs the rest */
+Test(sig_pipe, bad_check_drains_to_sqd)
+{
+	struct mlx5dv_qp_ex *dv = mlx5dv_qp_ex_from_ibv_qp_ex(qpx());
+	struct ibv_send_wr *bad, s;
+	struct ibv_sge ss = { (uintptr_t)t.buf[0] + 4096, 16, t.mr[0]->lkey };
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_RTS, .cur_qp_state = IBV_QPS_SQD };
+	struct mlx5dv_mkey_err e;
+	struct ibv_wc wc[2];
+
+	fill(t.buf[0]);
+	put32(t.buf[0] + 512, DATA_CRC32 ^ 1);
+	cr_assert_eq(configure(516, &crc32_dom, NULL, MLX5DV_SIG_MASK_CRC32), IBV_WC_SUCCESS);
+	write_then_fenced_send();
+	dt_expect_async(t.ctx, IBV_EVENT_SQ_DRAINED, 5000);
+	cr_expect_eq(et_qp_state(t.qp[0]), IBV_QPS_SQD);
+	/* the signature error CQE only, which libmlx5 takes for the key */
+	cr_expect_eq(ibv_poll_cq(t.cq[0], 2, wc), 0);
+	cr_expect_eq(ibv_poll_cq(t.cq[1], 2, wc), 0);
+	cr_assert_eq(mlx5dv_mkey_check(sk, &e), 0);
+	cr_expect_eq(e.err_type, MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD);
+	cr_expect_eq(e.err.sig.actual_value, DATA_CRC32 ^ 1);
+	/* the WRITE went out, its data unchecked on the wire */
+	cr_expect_eq(memcmp(t.buf[1], t.buf[0], 512), 0);
+	/* the kernel still believes RTS: without the current state asserted, refused */
+	cr_expect_eq(ibv_modify_qp(t.qp[0], &m, IBV_QP_STATE), EINVAL);
+	/* from the SEND on (the WRITE before it is done): one canceled */
+	cr_assert_eq(mlx5dv_qp_cancel_posted_send_wrs(dv, 7), 1);
+	s = (struct ibv_send_wr){ .wr_id = 8, .sg_list = &ss, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	cr_assert_eq(ibv_post_send(t.qp[0], &s, &bad), 0);
+	cr_expect_eq(ibv_poll_cq(t.cq[0], 2, wc), 0, "nothing runs in SQD");
+	cr_assert_eq(ibv_modify_qp(t.qp[0], &m, IBV_QP_STATE | IBV_QP_CUR_STATE), 0);
+	cr_expect_eq(et_qp_state(t.qp[0]), IBV_QPS_RTS);
+	/* the canceled SEND completes as a NOP, with its opcode; the new one is sent */
+	cr_assert_eq(dt_poll(t.cq[0], wc, 2, 5000), 2);
+	cr_expect_eq(wc[0].status, IBV_WC_SUCCESS);
+	cr_expect_eq(wc[0].wr_id, 7);
+	cr_expect_eq(wc[0].opcode, IBV_WC_SEND);
+	cr_expect_eq(wc[1].status, IBV_WC_SUCCESS);
+	cr_expect_eq(wc[1].wr_id, 8);
+	cr_assert_eq(dt_poll(t.cq[1], wc, 1, 5000), 1);
+	cr_expect_eq(wc[0].status, IBV_WC_SUCCESS);
+	cr_expect_eq(wc[0].opcode, IBV_WC_RECV);
+	cr_expect_eq(dt_poll(t.cq[1], wc, 1, 50), 0, "one SEND only");
+}
+
+/* mlx5 has no RTS->SQD: SQD is entered by the drain alone */
+Test(sig_pipe, rts_to_sqd_refused)
+{
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_SQD };
+
+	cr_expect_eq(ibv_modify_qp(t.qp[0], &m, IBV_QP_STATE), EINVAL);
+	/* nor may SQD be asserted while the QP is in RTS */
+	m.qp_state = IBV_QPS_RTS;
+	m.cur_qp_state = IBV_QPS_SQD;
+	cr_expect_eq(ibv_modify_qp(t.qp[0], &m, IBV_QP_STATE | IBV_QP_CUR_STATE), EINVAL);
+	cr_expect_eq(et_qp_state(t.qp[0]), IBV_QPS_RTS);
 }

@@ -6,7 +6,8 @@
  * and the PSVs of its signature keys (CREATE_PSV), and everything else refused as mlx5_ib and the firmware refuse it: the
  * kernel's checks with their errnos, the firmware's with EREMOTEIO and a
  * status in the output mailbox.  Also the QPs of mlx5dv_create_qp() with
- * the UMR send operations, which post on such mkeys.
+ * the UMR send operations, which post on such mkeys, and those with
+ * signature pipelining (INIT2INIT_QP and QUERY_QP of a verbs QP).
  */
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -68,6 +69,7 @@ static void set(void *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_SIG_CRC32C		CAP(0x148, 1)
 #define CAP_SIG_CRC64_XP10	CAP(0x147, 1)
 #define CAP_SIG_BLOCK_4048	CAP(0x1f0, 1)
+#define CAP_DRAIN_SIGERR	CAP(0x20f, 1)
 #define CAP_GENERAL_OBJ_TYPES	CAP(0x4c0, 32)	/* the low half of the 64 bits */
 #define CAP_CQE_128_ALWAYS	CAP(0x5bd, 1)
 #define CAP_CQE_COMPRESSION_128	CAP(0x5be, 1)
@@ -134,6 +136,8 @@ Test(devx, query_hca_cap)
 		cr_expect_eq(get(out, CAP_SIG_CRC32C), 1);
 		cr_expect_eq(get(out, CAP_SIG_CRC64_XP10), 0);
 		cr_expect_eq(get(out, CAP_SIG_BLOCK_4048), 0);
+		/* signature pipelining: a failed check drains the SQ */
+		cr_expect_eq(get(out, CAP_DRAIN_SIGERR), 1);
 		/* no general object types */
 		cr_expect_eq(get(out, CAP_GENERAL_OBJ_TYPES), 0);
 		/* CQE compression as mlx5dv_query_device() reports it */
@@ -403,11 +407,104 @@ Test(devx, umr_qp)
 	cr_expect(dq->wr_mr_list && dq->wr_mr_interleaved && dq->wr_mkey_configure);
 	cr_expect_geq(qa.cap.max_inline_data, 512u);
 	cr_assert_eq(ibv_destroy_qp(qp), 0);
-	/* the pipelining flag needs SQD->RTS, which libmlx5 learns from the ucontext */
-	dv.create_flags |= MLX5DV_QP_CREATE_SIG_PIPELINING;
-	errno = 0;
-	cr_expect(!mlx5dv_create_qp(ctx, &qa, &dv));
-	cr_expect_eq(errno, EOPNOTSUPP, "%s", strerror(errno));
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+}
+
+/* query_qp_out / init2init_qp_in: the QP context at bit 0xc0 */
+#define QP_QPN		0x48, 24
+#define QP_OPT_MASK	0x80, 32
+#define QPC_STATE	0xc0, 4
+#define QPC_DRAIN_SIGERR 0xe5, 1
+#define QPC_PD		0xe8, 24
+#define QPC_HW_SQ_WQEBB	0x660, 16
+enum { QUERY_QP = 0x50b, INIT2INIT_QP = 0x50e, OPT_DRAIN_SIGERR = 1 << 11,
+       STAT_BAD_QP_STATE = 0x10 };
+
+static int qp_cmd(struct ibv_qp *qp, bool modify, uint16_t op, uint32_t qpn, uint32_t opt,
+		  uint32_t *out, size_t out_len)
+{
+	uint32_t in[0x800 / 32] = { 0 };
+
+	set(in, OPCODE, op);
+	set(in, QP_QPN, qpn);
+	set(in, QP_OPT_MASK, opt);
+	set(in, QPC_DRAIN_SIGERR, 1);
+	memset(out, 0, out_len);
+	return modify ? mlx5dv_devx_qp_modify(qp, in, sizeof(in), out, out_len) :
+			mlx5dv_devx_qp_query(qp, in, sizeof(in), out, out_len);
+}
+
+/*
+ * MLX5DV_QP_CREATE_SIG_PIPELINING: the ucontext says SQD->RTS (the caps'
+ * drain_sigerr), and libmlx5 sets drain_sigerr by INIT2INIT_QP through
+ * DEVX after RESET->INIT; QUERY_QP reads it back.  The kernel's checks of
+ * a QP's DEVX commands and the firmware's refusals.
+ */
+Test(devx, sig_pipelining_qp)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp_init_attr_ex qa = {
+		.qp_type = IBV_QPT_RC, .send_cq = cq, .recv_cq = cq, .pd = pd,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE,
+	};
+	struct mlx5dv_qp_init_attr dv = {
+		.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_SEND_OPS_FLAGS |
+			     MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS,
+		.create_flags = MLX5DV_QP_CREATE_DISABLE_SCATTER_TO_CQE |
+				MLX5DV_QP_CREATE_SIG_PIPELINING,
+		.send_ops_flags = MLX5DV_QP_EX_WITH_MKEY_CONFIGURE,
+	};
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct mlx5dv_pd dpd;
+	struct mlx5dv_obj o = { .pd = { .in = pd, .out = &dpd } };
+	static uint32_t out[0x880 / 32];
+	struct ibv_qp *qp;
+
+	cr_assert(cq);
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_PD), 0);
+	qp = mlx5dv_create_qp(ctx, &qa, &dv);
+	cr_assert(qp, "mlx5dv_create_qp(SIG_PIPELINING): %s", strerror(errno));
+	/* in RESET: INIT2INIT meets the wrong state */
+	cr_expect_eq(qp_cmd(qp, true, INIT2INIT_QP, qp->qp_num, OPT_DRAIN_SIGERR, out, 64),
+		     EREMOTEIO);
+	cr_expect_eq(get(out, STATUS), STAT_BAD_QP_STATE);
+	cr_assert_eq(ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				   IBV_QP_ACCESS_FLAGS), 0);
+	cr_assert_eq(qp_cmd(qp, false, QUERY_QP, qp->qp_num, 0, out, sizeof(out)), 0);
+	cr_expect_eq(get(out, STATUS), 0);
+	cr_expect_eq(get(out, QPC_STATE), 1);	/* INIT */
+	cr_expect_eq(get(out, QPC_DRAIN_SIGERR), 1, "libmlx5's INIT2INIT");
+	cr_expect_eq(get(out, QPC_PD), dpd.pdn);
+	cr_expect_eq(get(out, QPC_HW_SQ_WQEBB), 0);
+	/* the kernel: another QP's number, a command of another kind */
+	cr_expect_eq(qp_cmd(qp, false, QUERY_QP, qp->qp_num + 1, 0, out, sizeof(out)), EINVAL);
+	cr_expect_eq(qp_cmd(qp, false, INIT2INIT_QP, qp->qp_num, 0, out, sizeof(out)), EINVAL);
+	cr_expect_eq(qp_cmd(qp, true, QUERY_QP, qp->qp_num, 0, out, sizeof(out)), EINVAL);
+	cr_expect_eq(qp_cmd(qp, true, CREATE_MKEY, qp->qp_num, 0, out, sizeof(out)), EINVAL);
+	/* the firmware: another transition (ibv_modify_qp()'s), another parameter */
+	cr_expect_eq(qp_cmd(qp, true, MODIFY_QP, qp->qp_num, 0, out, 64), EREMOTEIO);
+	cr_expect_eq(get(out, STATUS), STAT_BAD_OP);
+	cr_expect_eq(qp_cmd(qp, true, INIT2INIT_QP, qp->qp_num, 1, out, 64), EREMOTEIO);
+	cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM);
+	cr_expect_eq(qp_cmd(qp, false, QUERY_QP, qp->qp_num, 0, out, 64), EREMOTEIO);
+	cr_expect_eq(get(out, STATUS), 0x51);	/* BAD_OUTP_LEN */
+	/* drain_sigerr cleared and read back */
+	cr_assert_eq(mlx5dv_devx_qp_modify(qp, (uint32_t[0x800 / 32]){ 0 }, 0x800 / 8, out, 64),
+		     EINVAL, "opcode 0: not a modify command");
+	{
+		uint32_t in[0x800 / 32] = { 0 };
+
+		set(in, OPCODE, INIT2INIT_QP);
+		set(in, QP_QPN, qp->qp_num);
+		set(in, QP_OPT_MASK, OPT_DRAIN_SIGERR);
+		cr_expect_eq(mlx5dv_devx_qp_modify(qp, in, sizeof(in), out, 64), 0);
+	}
+	cr_assert_eq(qp_cmd(qp, false, QUERY_QP, qp->qp_num, 0, out, sizeof(out)), 0);
+	cr_expect_eq(get(out, QPC_DRAIN_SIGERR), 0);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
 	cr_assert_eq(ibv_destroy_cq(cq), 0);
 }
 

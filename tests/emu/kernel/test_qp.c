@@ -52,15 +52,6 @@ static struct ibv_qp *make_qp(enum ibv_qp_type type, struct ibv_srq *srq)
 	return qp;
 }
 
-static enum ibv_qp_state state_of(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr ia;
-
-	cr_assert_eq(ibv_query_qp(qp, &a, IBV_QP_STATE, &ia), 0);
-	return a.qp_state;
-}
-
 Test(qp, create_types_and_dv)
 {
 	enum ibv_qp_type types[] = { IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD };
@@ -71,7 +62,7 @@ Test(qp, create_types_and_dv)
 		struct mlx5dv_obj o = { .qp = { .in = qp, .out = &dv } };
 
 		cr_assert_neq(qp->qp_num, 0);
-		cr_assert_eq(state_of(qp), IBV_QPS_RESET);
+		cr_assert_eq(et_qp_state(qp), IBV_QPS_RESET);
 		cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_QP), 0);
 		cr_assert(dv.dbrec && dv.sq.buf && dv.rq.buf && dv.bf.reg);
 		cr_assert_geq(dv.sq.wqe_cnt, 64);
@@ -124,7 +115,7 @@ Test(qp, rc_state_machine)
 	a.port_num = 3;
 	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 				   IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), EINVAL);
-	cr_assert_eq(state_of(qp), IBV_QPS_RESET);
+	cr_assert_eq(et_qp_state(qp), IBV_QPS_RESET);
 
 	cr_assert_eq(et_qp_to_rts(qp, 0x4242, lid), 0);
 	memset(&a, 0, sizeof(a));
@@ -157,10 +148,10 @@ Test(qp, rc_state_machine)
 	/* anything -> ERR -> RESET -> INIT again */
 	a.qp_state = IBV_QPS_ERR;
 	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
-	cr_assert_eq(state_of(qp), IBV_QPS_ERR);
+	cr_assert_eq(et_qp_state(qp), IBV_QPS_ERR);
 	a.qp_state = IBV_QPS_RESET;
 	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
-	cr_assert_eq(state_of(qp), IBV_QPS_RESET);
+	cr_assert_eq(et_qp_state(qp), IBV_QPS_RESET);
 	cr_assert_eq(et_qp_to_rts(qp, 0x99, lid), 0);
 	cr_assert_eq(ibv_destroy_qp(qp), 0);
 }
@@ -170,7 +161,7 @@ Test(qp, uc_state_machine)
 	struct ibv_qp *qp = make_qp(IBV_QPT_UC, NULL);
 
 	cr_assert_eq(et_qp_to_rts(qp, 7, lid), 0);
-	cr_assert_eq(state_of(qp), IBV_QPS_RTS);
+	cr_assert_eq(et_qp_state(qp), IBV_QPS_RTS);
 	cr_assert_eq(ibv_destroy_qp(qp), 0);
 }
 
@@ -191,7 +182,7 @@ Test(qp, ud_state_machine)
 	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL, "needs SQ PSN");
 	a.sq_psn = 1;
 	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN), 0);
-	cr_assert_eq(state_of(qp), IBV_QPS_RTS);
+	cr_assert_eq(et_qp_state(qp), IBV_QPS_RTS);
 	/* asserting the current state: right, then wrong */
 	a.qp_state = IBV_QPS_RTS;
 	a.cur_qp_state = IBV_QPS_RTS;
