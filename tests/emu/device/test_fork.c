@@ -315,8 +315,8 @@ static int fk_sibling(int in, int out, bool first)
 /*
  * Two children forked from one process each open the device and connect
  * to each other (what MPI launchers and test harnesses that fork servers
- * do).  Today's emulator gave both the parent's host: both QPs 0x4001 and
- * one wire listener, and the SEND never completed.
+ * do).  Before issue 32 both were the parent's host: both QPs 0x4001 (of
+ * host 2: 0x8001), one wire listener name, and the SEND never completed.
  */
 Test(fork, two_children_are_two_hosts)
 {
