@@ -251,6 +251,7 @@ struct dev_pkt;
 struct dev_grant;
 void dev_grant_init(void);		/* the host's table, at engine start */
 void dev_grant_fini(void);		/* every grant back, the table gone */
+void dev_grant_forget_parent(void);	/* in a child of fork() */
 /*
  * responder: keep a grant out for dq (an RC QP, or the context of the DCI
  * a DCT serves: one at a time per DCT), or no longer

@@ -98,6 +98,19 @@ static uint64_t event_grace_ns = 300000;
 static uint64_t idle_max_ns = 1000000;
 static uint64_t assist_window_ns = 1000000;	/* RFEMU_POLL_ASSIST_US; 0: off */
 
+/*
+ * Whether this process runs the engine's state.  A child of fork() that
+ * has not yet set its parent's aside (kernel/objects.c) must not: a pass
+ * there would run the parent's QPs on copies of their memory and send on
+ * the parent's sockets.  Its doorbells reach the parent's engine through
+ * the shared UAR pages, as a real device reads the parent's.
+ */
+static bool engine_here(void)
+{
+	return engine_running &&
+	       !(atomic_load_explicit(&emu_fork_pending, memory_order_relaxed) & EMU_FORK_DISOWN);
+}
+
 /* ---- doorbell watching ---------------------------------------------------- */
 
 static void watch_add(_Atomic uint64_t *addr, struct dev_ctx *dctx,
@@ -641,7 +654,7 @@ bool emu_dev_poll_assist(void)
 
 	if (!emu_lock_try())
 		return false;
-	if (!engine_running || !assist_window_ns) {
+	if (!engine_here() || !assist_window_ns) {
 		emu_lock_release();
 		return false;
 	}
@@ -700,7 +713,7 @@ static void doorbell_assist(void)
 		dev_kick();
 		return;
 	}
-	if (!engine_running) {
+	if (!engine_here()) {
 		emu_lock_release();
 		return;
 	}
@@ -751,7 +764,7 @@ bool emu_dev_poll_assist_on(void)
 	bool on;
 
 	emu_lock_acquire();
-	on = engine_running && assist_window_ns;
+	on = engine_here() && assist_window_ns;
 	emu_lock_release();
 	return on;
 }
@@ -836,6 +849,27 @@ int emu_dev_ctx_init(struct emu_ctx *ctx)
 	nctx++;
 	dev_watch_changed();
 	return 0;
+}
+
+/*
+ * The parent's QPs, CQs and contexts stay reachable from the orphaned
+ * contexts (kernel/objects.c), and nothing here runs them: the engine is a
+ * thread the child does not have.
+ */
+void emu_dev_disown_locked(void)
+{
+	if (!engine_running)
+		return;
+	dev_trap_fini_locked();
+	wire_forget();
+	dev_grant_forget_parent();
+	free(dev_eng.watch);
+	if (dev_eng.kick_fd >= 0)
+		emu_real_close(dev_eng.kick_fd);
+	memset(&dev_eng, 0, sizeof(dev_eng));
+	dev_eng.kick_fd = -1;
+	engine_running = false;
+	nctx = 0;
 }
 
 void emu_dev_ctx_fini(struct emu_ctx *ctx)

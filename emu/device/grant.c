@@ -262,6 +262,22 @@ void dev_grant_fini(void)
 	unlink(own_path);
 }
 
+/*
+ * A child of fork() forgets its parent's table: its own mapping goes, the
+ * parent's grants and file stay as they are.
+ */
+void dev_grant_forget_parent(void)
+{
+	lenders = NULL;
+	if (!own)
+		return;
+	emu_real_munmap(own, sizeof(*own));
+	own = NULL;
+	emu_real_close(own_fd);
+	own_fd = -1;
+	own_path[0] = 0;
+}
+
 /* A QP that receives SENDs from another host: keep a grant out for it. */
 void dev_grant_lend(struct dev_qp *dq)
 {

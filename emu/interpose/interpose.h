@@ -15,6 +15,13 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+/*
+ * A child of fork() that reaches the device becomes a host of its own
+ * first (preload.c); join false only sets the parent's contexts aside.
+ * Does nothing in any other process, and under emu_lock.
+ */
+void emu_fork_settle(bool join);
+
 /* sysfs.c: the fake sysfs tree and /dev/infiniband */
 int emu_sysfs_build(void);		/* writes the tree, unsets SYSFS_PATH */
 void emu_sysfs_remove(void);

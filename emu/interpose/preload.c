@@ -629,10 +629,13 @@ ssize_t write(int fd, const void *buf, size_t len)
 	}
 	if (!emu_fd_is_cmd(fd) || emu_lock_held())
 		return get_write()(fd, buf, len);
+	emu_fork_settle(false);
 	emu_lock_acquire();
 	ctx = emu_ctx_by_fd_locked(fd);
 	if (ctx)
 		ret = emu_cmd_dispatch(ctx, (uint64_t)(uintptr_t)buf, len);
+	else if (emu_ctx_orphan_fd_locked(fd))
+		ret = EIO;
 	emu_lock_release();
 	if (ret) {
 		errno = ret;
@@ -667,10 +670,13 @@ int ioctl(int fd, unsigned long req, ...)
 		errno = ENOTTY;
 		return -1;
 	}
+	emu_fork_settle(false);
 	emu_lock_acquire();
 	ctx = emu_ctx_by_fd_locked(fd);
 	if (ctx)
 		ret = emu_ioctl_dispatch(ctx, (uint64_t)(uintptr_t)arg);
+	else if (emu_ctx_orphan_fd_locked(fd))
+		ret = EIO;
 	emu_lock_release();
 	if (ret) {
 		errno = ret;
@@ -681,8 +687,10 @@ int ioctl(int fd, unsigned long req, ...)
 
 int close(int fd)
 {
-	if ((emu_fd_is_cmd(fd) || emu_fd_is_watched(fd)) && !emu_lock_held())
+	if ((emu_fd_is_cmd(fd) || emu_fd_is_watched(fd)) && !emu_lock_held()) {
+		emu_fork_settle(false);
 		emu_fd_closed(fd);
+	}
 	if (emu_cm_is_fd(fd))
 		emu_cm_close(fd);
 	if (emu_umad_is_fd(fd))
@@ -756,7 +764,10 @@ static void *do_mmap(void *(*real)(void *, size_t, int, int, int, off_t),
 	void *p;
 
 	if (fd >= 0 && !emu_lock_held() && emu_fd_is_cmd(fd)) {
-		int ret = emu_mmap_check(fd, len, prot, flags, &off);
+		int ret;
+
+		emu_fork_settle(false);
+		ret = emu_mmap_check(fd, len, prot, flags, &off);
 
 		if (ret) {
 			errno = ret;
@@ -826,8 +837,11 @@ sighandler_t signal(int sig, sighandler_t handler)
 
 int socket(int domain, int type, int protocol)
 {
-	if (domain == AF_NETLINK && protocol == NETLINK_RDMA && !emu_lock_held())
-		return emu_nl_socket(type);
+	if (domain == AF_NETLINK && protocol == NETLINK_RDMA && !emu_lock_held()) {
+		emu_fork_settle(true);
+		if (emu_cfg.host_id)
+			return emu_nl_socket(type);
+	}
 	return get_socket()(domain, type, protocol);
 }
 
@@ -855,13 +869,11 @@ unsigned long getauxval(unsigned long type)
 /* ------------------------------------------------------------------------ */
 /* Load and exit                                                             */
 
-__attribute__((constructor))
-static void emu_init(void)
+/* Take a host slot, write its sysfs tree, publish its ports. */
+static void host_join(void)
 {
-	int ret;
+	int ret = emu_subnet_join();
 
-	emu_config_load();
-	ret = emu_subnet_join();
 	if (!ret)
 		ret = emu_sysfs_build();
 	if (!ret)
@@ -876,10 +888,51 @@ static void emu_init(void)
 		emu_cfg.num_devs, emu_sysfs_root());
 }
 
+__attribute__((constructor))
+static void emu_init(void)
+{
+	emu_config_load();
+	host_join();
+}
+
+/*
+ * A child of fork() (kernel/objects.c emu_fork_child()) is no host yet: it
+ * holds no slot (record locks are not inherited), and what it inherited
+ * is its parent's.  Reaching the device (a path of the sysfs tree or
+ * /dev/infiniband, an RDMA netlink socket) makes it a host of its own, as
+ * a program started with exec() is; a command, mmap() or close() of an
+ * inherited command fd only sets the parent's contexts aside (join false),
+ * which then answer EIO.  Under emu_lock, which fork() cannot copy taken,
+ * so threads of the child wait for the one that settles.
+ */
+void emu_fork_settle(bool join)
+{
+	unsigned want = join ? EMU_FORK_DISOWN | EMU_FORK_JOIN : EMU_FORK_DISOWN;
+	unsigned pending;
+
+	if (!(atomic_load_explicit(&emu_fork_pending, memory_order_acquire) & want) ||
+	    emu_lock_held())
+		return;
+	emu_lock_acquire();
+	pending = atomic_load(&emu_fork_pending);
+	if (pending & EMU_FORK_DISOWN) {
+		emu_ctx_disown_locked();
+		emu_dev_disown_locked();
+		pending &= ~EMU_FORK_DISOWN;
+	}
+	if (join && (pending & EMU_FORK_JOIN)) {
+		host_join();
+		pending &= ~EMU_FORK_JOIN;
+	}
+	atomic_store_explicit(&emu_fork_pending, pending, memory_order_release);
+	emu_lock_release();
+}
+
 __attribute__((destructor))
 static void emu_exit(void)
 {
-	if (!emu_cfg.host_id)
+	/* a child that never settled has nothing of its own to release */
+	if (!emu_cfg.host_id || (atomic_load(&emu_fork_pending) & EMU_FORK_DISOWN))
 		return;
 	emu_release_all();
 	emu_sysfs_remove();

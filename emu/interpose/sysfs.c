@@ -155,6 +155,9 @@ const char *emu_sysfs_redirect(const char *path, char *buf, size_t len)
 	for (size_t i = 0; i < sizeof(redirects) / sizeof(redirects[0]); i++) {
 		if (!under(path, redirects[i]))
 			continue;
+		emu_fork_settle(true);
+		if (!emu_cfg.host_id)
+			return NULL;
 		if (snprintf(buf, len, "%s%s", host_dir, path) >= (int)len)
 			return NULL;
 		refresh_counter(buf);
@@ -203,6 +206,7 @@ const struct emu_cdev *emu_cdev_lookup(const char *path)
 
 	if (!path || strncmp(path, dir, sizeof(dir) - 1) || !emu_cfg.host_id)
 		return NULL;
+	emu_fork_settle(true);
 	for (unsigned i = 0; i < num_cdevs; i++)
 		if (!strcmp(path + sizeof(dir) - 1, cdevs[i].name))
 			return &cdevs[i];
@@ -693,6 +697,7 @@ int emu_sysfs_build(void)
 {
 	struct tree t = { 0 };
 
+	host_dir_len = 0;	/* a child of fork() builds its own: no redirection meanwhile */
 	snprintf(host_dir, sizeof(host_dir), "%s/host-%u", emu_subnet_dir(),
 		 emu_cfg.host_id);
 	snprintf(sysfs_root, sizeof(sysfs_root), "%s/sys", host_dir);

@@ -23,6 +23,10 @@ WEAK void emu_dev_ctx_fini(struct emu_ctx *ctx)
 	(void)ctx;
 }
 
+WEAK void emu_dev_disown_locked(void)
+{
+}
+
 WEAK void emu_dev_cq_created(struct emu_cq *cq)
 {
 	(void)cq;

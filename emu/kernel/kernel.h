@@ -527,6 +527,23 @@ void emu_fd_closed(int fd);		/* a close() of any fd, lock not held */
  */
 bool emu_fd_adopt(int fd);
 void emu_release_all(void);		/* at exit */
+
+/*
+ * fork(): what a child of this host still has to do before it uses the
+ * device (interpose/preload.c emu_fork_settle()), set by the atfork child
+ * handler.  DISOWN: set the parent's contexts and device state aside;
+ * JOIN: take a host slot of its own.
+ */
+#define EMU_FORK_DISOWN		1u
+#define EMU_FORK_JOIN		2u
+extern _Atomic unsigned emu_fork_pending;
+/*
+ * The inherited contexts become orphans: their descriptors stay command
+ * fds, which answer EIO, and their close() releases nothing.  Numbers
+ * (QPNs, ...) start over.
+ */
+void emu_ctx_disown_locked(void);
+bool emu_ctx_orphan_fd_locked(int fd);
 /*
  * The application's mmap() of a command fd (mmap.c): 0 if the kernel would
  * map it (*off may be rewritten to the page that shows it), else the errno
@@ -778,6 +795,12 @@ void emu_cq_finish_resize_locked(struct emu_cq *cq, uint32_t pi);
 int emu_dev_ctx_init(struct emu_ctx *ctx);
 /* Called after every object of ctx was destroyed; lock NOT held. */
 void emu_dev_ctx_fini(struct emu_ctx *ctx);
+/*
+ * In a child of fork(), the parent's device: its engine (no thread here),
+ * wire and grants, forgotten without touching what the parent shares
+ * (sockets in the subnet directory, its grant table).  Lock held.
+ */
+void emu_dev_disown_locked(void);
 
 void emu_dev_cq_created(struct emu_cq *cq);
 /* resize_* hold the new ring; must call emu_cq_finish_resize_locked(). */

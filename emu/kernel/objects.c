@@ -91,9 +91,25 @@ static void emu_fork_done(void)
 	emu_lock_release();
 }
 
+_Atomic unsigned emu_fork_pending;
+
+/*
+ * The child of a host is not that host (emu/README.md, "Hosts and fork()"):
+ * it becomes one of its own when it first reaches the device
+ * (interpose/preload.c emu_fork_settle()).  Only a flag here: a child of a
+ * threaded process may call nothing but async-signal-safe functions before
+ * it execs, and most children of fork() do exec.
+ */
+static void emu_fork_child(void)
+{
+	if (emu_cfg.host_id)
+		atomic_store(&emu_fork_pending, EMU_FORK_DISOWN | EMU_FORK_JOIN);
+	emu_lock_release();
+}
+
 __attribute__((constructor)) static void emu_fork_register(void)
 {
-	pthread_atfork(emu_fork_prepare, emu_fork_done, emu_fork_done);
+	pthread_atfork(emu_fork_prepare, emu_fork_done, emu_fork_child);
 }
 
 bool emu_lock_held(void)
@@ -192,6 +208,41 @@ struct emu_ctx *emu_ctx_first_locked(void)
 }
 
 /*
+ * The contexts a child of fork() inherited, set aside by
+ * emu_ctx_disown_locked(): the parent's, of a host this process is not.
+ * Kept, not freed: their objects point into the device model's state, which
+ * the parent's engine owns, and a close() here must not release anything
+ * the two processes share (the parent's wire socket, its XRC targets in
+ * the subnet, its multicast memberships).
+ */
+static struct emu_ctx *orphans;
+
+void emu_ctx_disown_locked(void)
+{
+	while (ctx_list) {
+		struct emu_ctx *c = ctx_list;
+
+		ctx_list = c->next;
+		c->next = orphans;
+		orphans = c;
+	}
+	/* a new host's numbers start over, as the host id changes */
+	for (int k = 0; k < EMU_NUM_KIND_COUNT; k++) {
+		free(emu_num_spaces[k].slot);
+		emu_num_spaces[k].slot = NULL;
+		emu_num_spaces[k].next = 0;
+	}
+}
+
+bool emu_ctx_orphan_fd_locked(int fd)
+{
+	for (struct emu_ctx *c = orphans; c; c = c->next)
+		if (emu_ctx_has_fd_locked(c, fd))
+			return true;
+	return false;
+}
+
+/*
  * Tear down everything the context owns, in dependency order, as the
  * kernel does when the uverbs file is released: objects that point at
  * others go first, so every usecnt drops to zero on its own.
@@ -260,6 +311,16 @@ void emu_ctx_destroy_locked(struct emu_ctx *ctx)
 void emu_fd_closed(int fd)
 {
 	emu_lock_acquire();
+	/* an inherited context's descriptor goes alone: the parent keeps the file */
+	for (struct emu_ctx *c = orphans; c; c = c->next)
+		if (emu_ctx_has_fd_locked(c, fd)) {
+			if (emu_ctx_fd_close_locked(c, fd)) {
+				emu_fd_set_cmd(fd, false);
+				c->cmd_fd = -1;
+			}
+			emu_lock_release();
+			return;
+		}
 	for (struct emu_ctx *c = ctx_list; c; c = c->next) {
 		if (emu_ctx_has_fd_locked(c, fd)) {
 			/* the uverbs file goes with its last descriptor */

@@ -2,7 +2,9 @@
 /*
  * subnet.c - state shared by every emulated host of one user.
  *
- * Each process that loads librfemu is one host.  Hosts find each other
+ * Each process that loads librfemu is one host, and so is a child of
+ * fork() once it reaches the device (interpose/preload.c
+ * emu_fork_settle()).  Hosts find each other
  * through a per-user runtime directory:
  *
  *   $RFEMU_STATE_DIR, else $XDG_RUNTIME_DIR/rfemu, else /tmp/rfemu-$UID
@@ -161,7 +163,13 @@ int emu_subnet_join(void)
 
 	if (ret)
 		return ret;
-	hosts_fd = open_in_dir("hosts.lock");
+	/*
+	 * A child of fork() joins again through the descriptor it inherited:
+	 * record locks belong to the process, so the parent's byte stays
+	 * locked and the child takes another.
+	 */
+	if (hosts_fd < 0)
+		hosts_fd = open_in_dir("hosts.lock");
 	if (hosts_fd < 0)
 		return errno;
 	for (unsigned h = 1; h <= EMU_MAX_HOSTS; h++) {

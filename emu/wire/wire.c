@@ -746,6 +746,16 @@ int wire_open(const struct wire_ops *ops, const uint64_t *now)
 	return 0;
 }
 
+/*
+ * A child of fork() forgets its parent's wire: the descriptors are closed
+ * here only, and the listener's name stays the parent's.
+ */
+void wire_forget(void)
+{
+	sock_path[0] = 0;
+	wire_close();
+}
+
 void wire_close(void)
 {
 	while (nconns)

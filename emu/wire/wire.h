@@ -46,6 +46,7 @@ struct wire_ops {
  */
 int wire_open(const struct wire_ops *ops, const uint64_t *now);
 void wire_close(void);
+void wire_forget(void);		/* wire_close() leaving the listener's name */
 /* An fd that polls readable when a socket has a packet (the idle engine sleeps on it). */
 int wire_wait_fd(void);
 /* When the wire needs a pass (ns): a delayed packet due, a connect to retry; 0 if none. */

@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * test_fork.c - children of fork() are hosts of their own: each that
+ * opens the device gets a host slot, QPNs, LIDs and GIDs of its own, and
+ * talks to its siblings and to its parent over the wire; the parent's
+ * QPs and listener outlive a child that exits; the contexts a child
+ * inherited answer EIO and their close() releases nothing of the parent's
+ * (emu/README.md, "Hosts and fork()").
+ *
+ * The children report by exit status: 0, or the step that failed.  They
+ * exchange their QPs' addresses through the test process, over pipes.
+ */
+#include <endian.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "dev_test.h"
+
+TestSuite(fork, .timeout = 120);
+
+#define FK_LEN		4096
+#define FK_SEND		"a SEND from a sibling"
+
+/* What one side tells the other of its QP. */
+struct fk_addr {
+	uint32_t	qpn;
+	uint16_t	lid;
+	union ibv_gid	gid;
+	uint64_t	addr;		/* its buffer, for WRITEs */
+	uint32_t	rkey;
+	uint64_t	node_guid;	/* host order */
+	int32_t		pid;
+};
+
+/* One side: its own context and an RC QP with a buffer. */
+struct fk_side {
+	struct ibv_context	*ctx;
+	struct ibv_pd		*pd;
+	struct ibv_cq		*cq;
+	struct ibv_qp		*qp;
+	struct ibv_mr		*mr;
+	uint8_t			*buf;
+	struct fk_addr		me;
+};
+
+/* Steps, as a child's exit status names the one that failed. */
+enum {
+	FK_OPEN = 1, FK_QP, FK_ADDR, FK_PIPE, FK_CONNECT, FK_POST, FK_POLL,
+	FK_DATA, FK_SYSFS, FK_INHERITED, FK_CLOSE,
+};
+
+static int fk_side_open(struct fk_side *s, struct ibv_context *ctx)
+{
+	struct ibv_qp_init_attr qa = {
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
+	struct ibv_device **list;
+
+	memset(s, 0, sizeof(*s));
+	if (!ctx) {
+		list = ibv_get_device_list(NULL);
+		if (!list || !list[0])
+			return FK_OPEN;
+		ctx = ibv_open_device(list[0]);
+		ibv_free_device_list(list);
+	}
+	s->ctx = ctx;
+	if (!s->ctx)
+		return FK_OPEN;
+	s->buf = calloc(1, FK_LEN);
+	s->pd = ibv_alloc_pd(s->ctx);
+	s->cq = s->pd ? ibv_create_cq(s->ctx, 32, NULL, NULL, 0) : NULL;
+	if (!s->buf || !s->cq)
+		return FK_QP;
+	s->mr = ibv_reg_mr(s->pd, s->buf, FK_LEN, DT_ACC_ALL);
+	qa.send_cq = qa.recv_cq = s->cq;
+	s->qp = s->mr ? ibv_create_qp(s->pd, &qa) : NULL;
+	if (!s->qp)
+		return FK_QP;
+	if (ibv_query_port(s->ctx, 1, &pa) || ibv_query_gid(s->ctx, 1, 0, &s->me.gid) ||
+	    ibv_query_device(s->ctx, &da))
+		return FK_ADDR;
+	s->me.qpn = s->qp->qp_num;
+	s->me.lid = pa.lid;
+	s->me.addr = (uint64_t)(uintptr_t)s->buf;
+	s->me.rkey = s->mr->rkey;
+	s->me.node_guid = be64toh(da.node_guid);
+	s->me.pid = getpid();
+	return 0;
+}
+
+static int fk_connect(struct fk_side *s, const struct fk_addr *peer)
+{
+	const struct qpu_conn c = {
+		.dqpn = peer->qpn, .dlid = peer->lid, .dgid = &peer->gid,
+		.mtu = IBV_MTU_1024,
+		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+		.rq_psn = 0x100, .sq_psn = 0x100,
+		.max_dest_rd_atomic = 4, .min_rnr_timer = 1,
+		.max_rd_atomic = 4, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+	};
+
+	return qpu_bring_up(s->qp, &c) ? FK_CONNECT : 0;
+}
+
+/* One completion of the status and opcode wanted within 10 s. */
+static int fk_poll(struct fk_side *s, enum ibv_wc_opcode op)
+{
+	uint64_t end = dt_now_ms() + 10000;
+	struct ibv_wc wc;
+	int n;
+
+	while ((n = ibv_poll_cq(s->cq, 1, &wc)) == 0 && dt_now_ms() < end)
+		usleep(50);
+	if (n != 1)
+		return FK_POLL;
+	return wc.status == IBV_WC_SUCCESS && wc.opcode == op ? 0 : FK_POLL;
+}
+
+static int fk_post_recv(struct fk_side *s)
+{
+	struct ibv_sge sge = { (uint64_t)(uintptr_t)s->buf, FK_LEN / 2, s->mr->lkey };
+	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	return ibv_post_recv(s->qp, &wr, &bad) ? FK_POST : 0;
+}
+
+/*
+ * The requester's half: a WRITE into the peer's second half, then a SEND
+ * into its receive; the SEND completes after the WRITE has landed.
+ */
+static int fk_write_and_send(struct fk_side *s, const struct fk_addr *peer, const char *what)
+{
+	struct ibv_sge sge = { (uint64_t)(uintptr_t)s->buf, FK_LEN / 2, s->mr->lkey };
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { peer->addr + FK_LEN / 2, peer->rkey },
+	}, *bad;
+	int ret;
+
+	snprintf((char *)s->buf, FK_LEN / 2, "%s from %d", what, (int)getpid());
+	if (ibv_post_send(s->qp, &wr, &bad))
+		return FK_POST;
+	if ((ret = fk_poll(s, IBV_WC_RDMA_WRITE)))
+		return ret;
+	wr.opcode = IBV_WR_SEND;
+	if (ibv_post_send(s->qp, &wr, &bad))
+		return FK_POST;
+	return fk_poll(s, IBV_WC_SEND);
+}
+
+/* The responder's half: the SEND arrived, and the WRITE before it. */
+static int fk_check_received(struct fk_side *s, const char *what, pid_t from)
+{
+	char want[64];
+	int ret = fk_poll(s, IBV_WC_RECV);
+
+	if (ret)
+		return ret;
+	snprintf(want, sizeof(want), "%s from %d", what, (int)from);
+	if (strcmp((char *)s->buf, want) || strcmp((char *)s->buf + FK_LEN / 2, want))
+		return FK_DATA;
+	return 0;
+}
+
+static void fk_side_close(struct fk_side *s)
+{
+	ibv_destroy_qp(s->qp);
+	ibv_dereg_mr(s->mr);
+	ibv_destroy_cq(s->cq);
+	ibv_dealloc_pd(s->pd);
+	ibv_close_device(s->ctx);
+	free(s->buf);
+}
+
+static bool fk_read(int fd, void *p, size_t len)
+{
+	return read(fd, p, len) == (ssize_t)len;
+}
+
+static bool fk_write(int fd, const void *p, size_t len)
+{
+	return write(fd, p, len) == (ssize_t)len;
+}
+
+/* A child and the two pipes between it and the test. */
+struct fk_child {
+	pid_t	pid;
+	int	to;		/* the test writes, the child reads */
+	int	from;		/* the child writes, the test reads */
+};
+
+static void fk_pipes(int to[2], int from[2])
+{
+	cr_assert_eq(pipe(to), 0);
+	cr_assert_eq(pipe(from), 0);
+}
+
+static void fk_parent_end(struct fk_child *c, int to[2], int from[2])
+{
+	cr_assert_geq(c->pid, 0);
+	close(to[0]);
+	close(from[1]);
+	c->to = to[1];
+	c->from = from[0];
+}
+
+static int fk_wait(struct fk_child *c)
+{
+	int st = 0;
+
+	close(c->to);
+	close(c->from);
+	cr_assert_eq(waitpid(c->pid, &st, 0), c->pid);
+	return et_status(st);
+}
+
+/*
+ * The pid holding host slot h of the subnet, 0 if none (subnet/subnet.c),
+ * as /proc/locks lists it: F_GETLK does not see the caller's own locks,
+ * and closing a descriptor of the file would release them.
+ */
+static pid_t fk_slot_holder(unsigned h)
+{
+	const char *s = getenv("RFEMU_STATE_DIR"), *x = getenv("XDG_RUNTIME_DIR");
+	char path[PATH_MAX], line[256];
+	struct stat st;
+	pid_t pid = 0;
+	FILE *f;
+
+	if (s && *s)
+		snprintf(path, sizeof(path), "%s/hosts.lock", s);
+	else if (x && *x)
+		snprintf(path, sizeof(path), "%s/rfemu/hosts.lock", x);
+	else
+		snprintf(path, sizeof(path), "/tmp/rfemu-%u/hosts.lock", (unsigned)getuid());
+	cr_assert_eq(stat(path, &st), 0, "%s: %s", path, strerror(errno));
+	f = fopen("/proc/locks", "r");
+	cr_assert(f);
+	/* "1: POSIX  ADVISORY  WRITE 20837 fe:00:11265458 1 1" */
+	while (!pid && fgets(line, sizeof(line), f)) {
+		unsigned long long ino, start, end;
+		char kind[16], mode[16];
+		int p;
+
+		if (sscanf(line, "%*s %15s %*s %15s %d %*x:%*x:%llu %llu %llu", kind, mode, &p,
+			   &ino, &start, &end) == 6 && !strcmp(kind, "POSIX") &&
+		    !strcmp(mode, "WRITE") && ino == st.st_ino && start == h && end == h)
+			pid = p;
+	}
+	fclose(f);
+	return pid;
+}
+
+/* The host id in a node GUID (subnet/subnet.c emu_subnet_identity()). */
+static unsigned fk_host(uint64_t node_guid)
+{
+	return (unsigned)(node_guid >> 8) & 0xffff;
+}
+
+/* The node GUID sysfs shows this process, host order. */
+static uint64_t fk_sysfs_guid(void)
+{
+	unsigned g[4] = { 0 };
+	FILE *f = fopen("/sys/class/infiniband/mlx5_0/node_guid", "r");
+	int n = f ? fscanf(f, "%4x:%4x:%4x:%4x", &g[0], &g[1], &g[2], &g[3]) : 0;
+
+	if (f)
+		fclose(f);
+	if (n != 4)
+		return 0;
+	return (uint64_t)g[0] << 48 | (uint64_t)g[1] << 32 | (uint64_t)g[2] << 16 | g[3];
+}
+
+/*
+ * A sibling: reads the sysfs tree first (which makes it a host), opens the
+ * device, says where its QP is, hears its sibling's, and then either
+ * sends (first) or receives.
+ */
+static int fk_sibling(int in, int out, bool first)
+{
+	struct fk_side s;
+	struct fk_addr peer;
+	uint64_t guid = fk_sysfs_guid();
+	int ret;
+
+	alarm(60);
+	if ((ret = fk_side_open(&s, NULL)))
+		return ret;
+	if (guid != s.me.node_guid)
+		return FK_SYSFS;
+	if (!fk_write(out, &s.me, sizeof(s.me)) || !fk_read(in, &peer, sizeof(peer)))
+		return FK_PIPE;
+	/* a SEND before the receive is posted waits (RNR retry, 7: forever) */
+	if ((ret = fk_connect(&s, &peer)) || (!first && (ret = fk_post_recv(&s))))
+		return ret;
+	if (first)
+		ret = fk_write_and_send(&s, &peer, FK_SEND);
+	else
+		ret = fk_check_received(&s, FK_SEND, peer.pid);
+	/* the receiver answers when done, so that the sender stays until then */
+	if (!first && !fk_write(out, &ret, sizeof(ret)))
+		return FK_PIPE;
+	if (first && !fk_read(in, &ret, sizeof(ret)))
+		return FK_PIPE;
+	fk_side_close(&s);
+	return ret;
+}
+
+/*
+ * Two children forked from one process each open the device and connect
+ * to each other (what MPI launchers and test harnesses that fork servers
+ * do).  Before issue 32 both were the parent's host: both QPs 0x4001 (of
+ * host 2: 0x8001), one wire listener name, and the SEND never completed.
+ */
+Test(fork, two_children_are_two_hosts)
+{
+	struct fk_child c[2];
+	struct fk_addr a[2];
+	int ret;
+
+	for (int i = 0; i < 2; i++) {
+		int to[2], from[2];
+
+		fk_pipes(to, from);
+		c[i].pid = fork();
+		if (c[i].pid == 0) {
+			close(to[1]);
+			close(from[0]);
+			_exit(fk_sibling(to[0], from[1], i == 0));
+		}
+		fk_parent_end(&c[i], to, from);
+	}
+	for (int i = 0; i < 2; i++)
+		cr_assert(fk_read(c[i].from, &a[i], sizeof(a[i])), "child %d said nothing", i);
+	cr_expect_neq(a[0].qpn, a[1].qpn, "both QPs %#x", a[0].qpn);
+	cr_expect_neq(memcmp(&a[0].gid, &a[1].gid, sizeof(a[0].gid)), 0);
+	cr_expect_neq(a[0].node_guid, a[1].node_guid);
+	if (a[0].lid)
+		cr_expect_neq(a[0].lid, a[1].lid);
+	/* each holds a host slot of its own */
+	for (int i = 0; i < 2; i++)
+		cr_expect_eq(fk_slot_holder(fk_host(a[i].node_guid)), a[i].pid,
+			     "host %u", fk_host(a[i].node_guid));
+	for (int i = 0; i < 2; i++)
+		cr_assert(fk_write(c[i].to, &a[1 - i], sizeof(a[i])));
+	cr_assert(fk_read(c[1].from, &ret, sizeof(ret)), "the receiver said nothing");
+	cr_assert(fk_write(c[0].to, &ret, sizeof(ret)));
+	for (int i = 0; i < 2; i++)
+		cr_expect_eq(fk_wait(&c[i]), 0, "child %d failed", i);
+	cr_expect_eq(ret, 0, "the receiver failed at step %d", ret);
+}
+
+/*
+ * A child of a process with a QP: its inherited context answers EIO and
+ * closes without touching the parent's; it opens the device as a host of
+ * its own and talks to the parent's QP both ways.
+ */
+static int fk_child_of_host(int in, int out, struct fk_side *parent)
+{
+	struct fk_side s;
+	struct fk_addr peer;
+	struct ibv_pd *pd;
+	int ret;
+
+	alarm(60);
+	errno = 0;
+	pd = ibv_alloc_pd(parent->ctx);
+	if (pd || errno != EIO)
+		return FK_INHERITED;
+	if (ibv_close_device(parent->ctx))
+		return FK_CLOSE;
+	if ((ret = fk_side_open(&s, NULL)))
+		return ret;
+	if (!fk_write(out, &s.me, sizeof(s.me)) || !fk_read(in, &peer, sizeof(peer)))
+		return FK_PIPE;
+	if ((ret = fk_connect(&s, &peer)) || (ret = fk_post_recv(&s)) ||
+	    (ret = fk_write_and_send(&s, &peer, "child")) ||
+	    (ret = fk_check_received(&s, "parent", peer.pid)))
+		return ret;
+	fk_side_close(&s);
+	return 0;
+}
+
+/* The parent's half with one child: connect, receive, send back. */
+static void fk_parent_talks(struct fk_side *p, struct fk_child *c, struct fk_addr *child)
+{
+	cr_assert(fk_read(c->from, child, sizeof(*child)), "the child said nothing");
+	cr_assert_eq(fk_connect(p, child), 0);
+	cr_assert_eq(fk_post_recv(p), 0);
+	cr_assert(fk_write(c->to, &p->me, sizeof(p->me)));
+	cr_assert_eq(fk_check_received(p, "child", child->pid), 0);
+	cr_assert_eq(fk_write_and_send(p, child, "parent"), 0);
+}
+
+/*
+ * The parent opened the device and made two QPs before it forked.  The
+ * first child uses one, closes what it inherited and exits; the parent's
+ * host stays (its slot, its listener), and a second child, a new host
+ * again, reaches the other QP over a new connection to that listener.
+ */
+Test(fork, parent_outlives_its_children)
+{
+	struct fk_side p[2];
+	struct fk_addr child[2];
+	unsigned host;
+
+	cr_assert_eq(fk_side_open(&p[0], NULL), 0);
+	cr_assert_eq(fk_side_open(&p[1], p[0].ctx), 0);
+	host = fk_host(p[0].me.node_guid);
+	for (int i = 0; i < 2; i++) {
+		struct fk_child c;
+		int to[2], from[2];
+
+		fk_pipes(to, from);
+		c.pid = fork();
+		if (c.pid == 0) {
+			close(to[1]);
+			close(from[0]);
+			_exit(fk_child_of_host(to[0], from[1], &p[0]));
+		}
+		fk_parent_end(&c, to, from);
+		fk_parent_talks(&p[i], &c, &child[i]);
+		cr_assert_eq(fk_wait(&c), 0, "child %d failed", i);
+		cr_expect_neq(fk_host(child[i].node_guid), host);
+		cr_expect_neq(child[i].qpn, p[0].me.qpn);
+		cr_expect_neq(child[i].qpn, p[1].me.qpn);
+		cr_expect_eq(fk_slot_holder(host), getpid(), "the parent's slot");
+	}
+	cr_expect_eq(fk_sysfs_guid(), p[0].me.node_guid);
+	/* and the first QP still works, here */
+	cr_assert_eq(ibv_destroy_qp(p[1].qp), 0);
+	p[1].qp = NULL;
+	ibv_dereg_mr(p[1].mr);
+	ibv_destroy_cq(p[1].cq);
+	ibv_dealloc_pd(p[1].pd);
+	free(p[1].buf);
+	fk_side_close(&p[0]);
+}
+
+/*
+ * A child that only forks and exits, with the parent's contexts open and
+ * without touching them, releases nothing: the parent's QP then reaches
+ * a child host.
+ */
+Test(fork, a_child_that_exits_leaves_the_parent)
+{
+	struct fk_side p;
+	struct fk_addr child;
+	struct fk_child c;
+	int to[2], from[2];
+	pid_t pid;
+	int st;
+
+	cr_assert_eq(fk_side_open(&p, NULL), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		exit(0);	/* destructors run: the library's exit */
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert_eq(et_status(st), 0);
+	fk_pipes(to, from);
+	c.pid = fork();
+	if (c.pid == 0) {
+		struct fk_side s;
+		struct fk_addr peer;
+		int ret;
+
+		close(to[1]);
+		close(from[0]);
+		alarm(60);
+		if ((ret = fk_side_open(&s, NULL)))
+			_exit(ret);
+		if (!fk_write(from[1], &s.me, sizeof(s.me)) ||
+		    !fk_read(to[0], &peer, sizeof(peer)))
+			_exit(FK_PIPE);
+		if ((ret = fk_connect(&s, &peer)) || (ret = fk_post_recv(&s)) ||
+		    (ret = fk_write_and_send(&s, &peer, "child")) ||
+		    (ret = fk_check_received(&s, "parent", peer.pid)))
+			_exit(ret);
+		_exit(0);	/* without cleanup: the library's exit, its own host */
+	}
+	fk_parent_end(&c, to, from);
+	fk_parent_talks(&p, &c, &child);
+	cr_assert_eq(fk_wait(&c), 0);
+	cr_expect_eq(fk_slot_holder(fk_host(p.me.node_guid)), getpid());
+	fk_side_close(&p);
+}
