@@ -90,7 +90,7 @@ static void cq_try_fire(struct dev_cq *dcq, bool wakes_solicited)
 void dev_cq_timers(void)
 {
 	for (struct dev_ctx *dc = dev_eng.ctxs; dc; dc = dc->next)
-		for (unsigned u = 0; u < EMU_MAX_UARS; u++)
+		for (unsigned u = 0; u < dc->nuars; u++)
 			for (struct dev_cq *dcq = dc->uar_cqs[u]; dcq; dcq = dcq->next_on_uar)
 				if (dcq->mod_due && dev_eng.now >= dcq->mod_due) {
 					dev_cq_stop_timer(dcq);
@@ -105,7 +105,7 @@ uint64_t dev_cq_next_due(void)
 	if (!dev_eng.cq_timers)
 		return 0;
 	for (struct dev_ctx *dc = dev_eng.ctxs; dc; dc = dc->next)
-		for (unsigned u = 0; u < EMU_MAX_UARS; u++)
+		for (unsigned u = 0; u < dc->nuars; u++)
 			for (struct dev_cq *dcq = dc->uar_cqs[u]; dcq; dcq = dcq->next_on_uar)
 				if (dcq->mod_due && (!t || dcq->mod_due < t))
 					t = dcq->mod_due;

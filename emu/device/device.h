@@ -501,19 +501,31 @@ struct dev_srq {
 };
 
 
-/* A doorbell location: one 8-byte word of a UAR page in our view. */
+/*
+ * A doorbell location: one 8-byte word of a UAR page in our view, and the
+ * list of what rings it, a slot of its context's bf_qps or uar_cqs (which
+ * only a rebuild of the watches may see move).
+ */
 struct dev_watch {
 	_Atomic uint64_t	*addr;
-	struct dev_ctx		*dctx;
-	uint32_t		index;		/* bfreg, or UAR page for CQ arms */
+	union {
+		struct dev_qp	**qps;
+		struct dev_cq	**cqs;
+	};
 	bool			is_cq;
 };
 
+/*
+ * The QPs on each bfreg and the CQs on each UAR page of a context, for as
+ * many pages as its QPs and CQs use (dev_ctx_fit()): a context may have
+ * thousands of UARs, most have a few.
+ */
 struct dev_ctx {
 	struct emu_ctx		*ctx;
 	struct dev_ctx		*next;
-	struct dev_qp		*bf_qps[EMU_MAX_UARS * EMU_BFREGS_PER_UAR];	/* by bfreg */
-	struct dev_cq		*uar_cqs[EMU_MAX_UARS];			/* by UAR page */
+	struct dev_qp		**bf_qps;	/* by bfreg: EMU_BFREGS_PER_UAR a page */
+	struct dev_cq		**uar_cqs;	/* by UAR page */
+	uint32_t		nuars;		/* pages both cover */
 };
 
 /* ------------------------------------------------------------------------ */

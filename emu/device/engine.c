@@ -113,8 +113,7 @@ static bool engine_here(void)
 
 /* ---- doorbell watching ---------------------------------------------------- */
 
-static void watch_add(_Atomic uint64_t *addr, struct dev_ctx *dctx,
-		      uint32_t index, bool is_cq)
+static void watch_add(_Atomic uint64_t *addr, void *list, bool is_cq)
 {
 	if (dev_eng.nwatch == dev_eng.watch_cap) {
 		unsigned cap = dev_eng.watch_cap ? dev_eng.watch_cap * 2 : 64;
@@ -125,7 +124,8 @@ static void watch_add(_Atomic uint64_t *addr, struct dev_ctx *dctx,
 		dev_eng.watch = w;
 		dev_eng.watch_cap = cap;
 	}
-	dev_eng.watch[dev_eng.nwatch++] = (struct dev_watch){ addr, dctx, index, is_cq };
+	dev_eng.watch[dev_eng.nwatch++] = (struct dev_watch){ .addr = addr, .qps = list,
+							      .is_cq = is_cq };
 }
 
 void dev_watch_rebuild_locked(void)
@@ -134,7 +134,7 @@ void dev_watch_rebuild_locked(void)
 
 	dev_eng.nwatch = 0;
 	for (struct dev_ctx *dc = dev_eng.ctxs; dc; dc = dc->next) {
-		for (uint32_t b = 0; b < DEV_ARRAY_SIZE(dc->bf_qps); b++) {
+		for (uint32_t b = 0; b < dc->nuars * EMU_BFREGS_PER_UAR; b++) {
 			/*
 			 * A UAR of UAR_OBJ_ALLOC has one mapping, and a QP on
 			 * it may ring either of its two bfregs (the QP names
@@ -149,22 +149,22 @@ void dev_watch_rebuild_locked(void)
 					for (unsigned half = 0; half < 2; half++)
 						watch_add((_Atomic uint64_t *)(emu_bfreg_addr(dc->ctx, views[v], b + reg) +
 									       half * EMU_BF_REG_SIZE / 2),
-							  dc, b, false);
+							  &dc->bf_qps[b], false);
 		}
-		for (uint32_t u = 0; u < EMU_MAX_UARS; u++) {
+		for (uint32_t u = 0; u < dc->nuars; u++) {
 			if (!dc->uar_cqs[u])
 				continue;
 			for (unsigned v = 0; v < (emu_uar_is_dyn(dc->ctx, u) ? 1u : 2u); v++)
 				watch_add((_Atomic uint64_t *)(emu_uar_page(dc->ctx, views[v], u) +
 							       EMU_CQ_DB_OFFSET),
-					  dc, u, true);
+					  &dc->uar_cqs[u], true);
 		}
 	}
 	dev_eng.watch_dirty = false;
 	dev_trap_rebuild_locked();
 }
 
-static void sq_doorbell(struct dev_ctx *dc, uint32_t bfreg)
+static void sq_doorbell(struct dev_qp *const *qps)
 {
 	/*
 	 * The doorbell names one QP (its ctrl segment's QPN), but a shared
@@ -172,7 +172,7 @@ static void sq_doorbell(struct dev_ctx *dc, uint32_t bfreg)
 	 * every QP on the register re-reads its record instead.  A QP that
 	 * only updated its record never reaches here unless a neighbour rang.
 	 */
-	for (struct dev_qp *dq = dc->bf_qps[bfreg]; dq; dq = dq->next_on_bf) {
+	for (struct dev_qp *dq = *qps; dq; dq = dq->next_on_bf) {
 		uint32_t lim;
 
 		if (!dev_load_be32((const uint8_t *)(uintptr_t)dq->qp->dbrec + 4, &lim)) {
@@ -190,7 +190,7 @@ static void sq_doorbell(struct dev_ctx *dc, uint32_t bfreg)
 	}
 }
 
-static void cq_doorbell(struct dev_ctx *dc, uint32_t uar, uint64_t v)
+static void cq_doorbell(struct dev_cq *const *cqs, uint64_t v)
 {
 	uint32_t word = be32toh((uint32_t)v);
 	uint32_t cqn = be32toh((uint32_t)(v >> 32)) & 0xffffff;
@@ -199,7 +199,7 @@ static void cq_doorbell(struct dev_ctx *dc, uint32_t uar, uint64_t v)
 
 	if (dcq)
 		dev_cq_arm_doorbell(dcq, word);
-	for (struct dev_cq *o = dc->uar_cqs[uar]; o; o = o->next_on_uar)
+	for (struct dev_cq *o = *cqs; o; o = o->next_on_uar)
 		if (o != dcq)
 			dev_cq_check_arms(o);
 }
@@ -219,9 +219,9 @@ static unsigned scan_doorbells(void)
 			continue;
 		hits++;
 		if (w->is_cq)
-			cq_doorbell(w->dctx, w->index, v);
+			cq_doorbell(w->cqs, v);
 		else
-			sq_doorbell(w->dctx, w->index);
+			sq_doorbell(w->qps);
 	}
 	return hits;
 }
@@ -235,16 +235,17 @@ static bool trap_rung(void)
 {
 	struct dev_ctx *dc;
 	uint64_t off;
+	uintptr_t page;
 
 	if (!dev_trap_take_locked(&dc, &off))
 		return false;
+	page = dc ? ((uintptr_t)dc->ctx->map + (uintptr_t)off) / EMU_PAGE_SIZE : 0;
 	for (unsigned i = 0; dc && i < dev_eng.nwatch; i++) {
 		const struct dev_watch *w = &dev_eng.watch[i];
 
-		if (w->dctx == dc && !w->is_cq &&
-		    ((uintptr_t)w->addr - (uintptr_t)dc->ctx->map) / EMU_PAGE_SIZE ==
-		    off / EMU_PAGE_SIZE)
-			sq_doorbell(dc, w->index);
+		/* our view's page of the trapped one: each context has its own */
+		if (!w->is_cq && (uintptr_t)w->addr / EMU_PAGE_SIZE == page)
+			sq_doorbell(w->qps);
 	}
 	return true;
 }
@@ -885,6 +886,8 @@ void emu_dev_ctx_fini(struct emu_ctx *ctx)
 				break;
 			}
 		ctx->dev_priv = NULL;
+		free(dc->bf_qps);
+		free(dc->uar_cqs);
 		free(dc);
 		nctx--;
 		dev_watch_changed();

@@ -4,12 +4,44 @@
  * path through the emu_dev_* hooks (all called with emu_lock held).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "device.h"
 
 static struct dev_ctx *dctx_of(const struct emu_obj *o)
 {
 	return (struct dev_ctx *)o->ctx->dev_priv;
+}
+
+/*
+ * The context's lists cover UAR page `page`: they grow to the next power of
+ * two past it (the watches point into them: rebuilt).  False when out of
+ * memory; what would ring there then stays silent.
+ */
+static bool dctx_fit(struct dev_ctx *dc, uint32_t page)
+{
+	uint32_t n = dc->nuars ? dc->nuars : 16;
+	struct dev_qp **qps;
+	struct dev_cq **cqs;
+
+	if (page < dc->nuars)
+		return true;
+	while (n <= page)
+		n *= 2;
+	qps = realloc(dc->bf_qps, (size_t)n * EMU_BFREGS_PER_UAR * sizeof(*qps));
+	if (!qps)
+		return false;
+	dc->bf_qps = qps;
+	dev_watch_changed();	/* they may have moved */
+	cqs = realloc(dc->uar_cqs, (size_t)n * sizeof(*cqs));
+	if (!cqs)
+		return false;
+	dc->uar_cqs = cqs;
+	memset(qps + (size_t)dc->nuars * EMU_BFREGS_PER_UAR, 0,
+	       (size_t)(n - dc->nuars) * EMU_BFREGS_PER_UAR * sizeof(*qps));
+	memset(cqs + dc->nuars, 0, (size_t)(n - dc->nuars) * sizeof(*cqs));
+	dc->nuars = n;
+	return true;
 }
 
 /* ---- CQ ------------------------------------------------------------------- */
@@ -27,7 +59,7 @@ void emu_dev_cq_created(struct emu_cq *cq)
 	dcq->fired_sn = 0xff;
 	cq->dev_priv = dcq;
 	dev_zip_cq_created(dcq);
-	if (cq->uar_page < EMU_MAX_UARS) {
+	if (dctx_fit(dc, cq->uar_page)) {
 		dcq->next_on_uar = dc->uar_cqs[cq->uar_page];
 		dc->uar_cqs[cq->uar_page] = dcq;
 	}
@@ -72,7 +104,7 @@ void emu_dev_cq_destroyed(struct emu_cq *cq)
 		return;
 	if (dcq->grant_qp)
 		dev_grant_take(dcq->grant_qp);
-	if (dc && cq->uar_page < EMU_MAX_UARS)
+	if (dc && cq->uar_page < dc->nuars)
 		for (struct dev_cq **pp = &dc->uar_cqs[cq->uar_page]; *pp; pp = &(*pp)->next_on_uar)
 			if (*pp == dcq) {
 				*pp = dcq->next_on_uar;
@@ -136,7 +168,7 @@ void emu_dev_qp_created(struct emu_qp *qp)
 	dq->next = dev_eng.qps;
 	dev_eng.qps = dq;
 	dev_eng.nqps++;
-	if (qp_has_sq(qp) && qp->bfreg < DEV_ARRAY_SIZE(dc->bf_qps)) {
+	if (qp_has_sq(qp) && dctx_fit(dc, qp->bfreg / EMU_BFREGS_PER_UAR)) {
 		dq->next_on_bf = dc->bf_qps[qp->bfreg];
 		dc->bf_qps[qp->bfreg] = dq;
 		dev_watch_changed();
@@ -232,7 +264,7 @@ void emu_dev_qp_destroyed(struct emu_qp *qp)
 		unlink_qp(&dev_eng.busy, dq, offsetof(struct dev_qp, next_busy));
 	if (dq->ack_pending)
 		unlink_qp(&dev_eng.acks, dq, offsetof(struct dev_qp, next_ack));
-	if (dc && qp_has_sq(qp) && qp->bfreg < DEV_ARRAY_SIZE(dc->bf_qps)) {
+	if (dc && qp_has_sq(qp) && qp->bfreg < dc->nuars * EMU_BFREGS_PER_UAR) {
 		unlink_qp(&dc->bf_qps[qp->bfreg], dq, offsetof(struct dev_qp, next_on_bf));
 		dev_watch_changed();
 	}

@@ -472,13 +472,18 @@ static unsigned collect(struct trap_range *r, const struct trap_map *m, unsigned
 	*hi = 0;
 
 	for (unsigned w = 0; w < dev_eng.nwatch; w++) {
-		struct dev_ctx *dc = dev_eng.watch[w].dctx;
-		uint64_t pg = ((uintptr_t)dev_eng.watch[w].addr - (uintptr_t)dc->ctx->map) &
-			      ~(uint64_t)(TRAP_PAGE - 1);
+		uintptr_t a = (uintptr_t)dev_eng.watch[w].addr;
+		struct dev_ctx *dc = dev_eng.ctxs;
+		uint64_t pg;
 		struct stat st;
 
-		if (emu_real_fstat(dc->ctx->cmd_fd, &st))
+		/* the context whose view the watch is in */
+		while (dc && (a < (uintptr_t)dc->ctx->map ||
+			      a - (uintptr_t)dc->ctx->map >= EMU_CMDFD_SIZE))
+			dc = dc->next;
+		if (!dc || emu_real_fstat(dc->ctx->cmd_fd, &st))
 			return 0;
+		pg = (a - (uintptr_t)dc->ctx->map) & ~(uint64_t)(TRAP_PAGE - 1);
 		for (unsigned i = 0; i < nm; i++) {
 			struct trap_range p;
 

@@ -136,8 +136,7 @@ static int create_cq(struct emu_cmd *c, uint64_t user_handle, uint32_t cqe,
 		   req.uar_page_index : 0;
 	if (!(req.flags & MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX) && c->ctx->dyn_uar_lib)
 		return EINVAL;
-	if (uar_page >= EMU_MAX_UARS ||
-	    (emu_uar_is_dyn(c->ctx, uar_page) && !c->ctx->uar_alive[uar_page]))
+	if (!emu_uar_valid_locked(c->ctx, uar_page))
 		return EINVAL;
 	/*
 	 * Pinned as mlx5's create_cq_user() does: the ring with

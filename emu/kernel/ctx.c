@@ -75,7 +75,7 @@ int emu_cmd_get_context(struct emu_cmd *c)
 		total = 2;
 	if (req.num_low_latency_bfregs > total - 1)
 		return EINVAL;
-	if (total > 2 * EMU_MAX_UARS && !(req.lib_caps & MLX5_LIB_CAP_DYN_UAR))
+	if (total > 2 * EMU_MAX_STATIC_UARS && !(req.lib_caps & MLX5_LIB_CAP_DYN_UAR))
 		return ENOMEM;	/* calc_total_bfregs(), for static UARs only */
 	/*
 	 * mlx5_ib_devx_create(): a DEVX user context (CREATE_UCTX) for
@@ -101,12 +101,21 @@ int emu_cmd_get_context(struct emu_cmd *c)
 	ctx->tot_bfregs = total;
 	ctx->low_lat_bfregs = total ? req.num_low_latency_bfregs : 0;
 	ctx->num_uars = total / 2;
+	ret = emu_uar_static_take_locked(ctx, ctx->num_uars);
+	if (ret) {
+		ctx->num_uars = 0;
+		emu_real_close(ctx->async.user_fd);
+		emu_evq_close(&ctx->async);
+		ctx->async.user_fd = -1;
+		return ret;
+	}
 	ctx->have_context = true;
 	if (req.flags & MLX5_IB_ALLOC_UCTX_DEVX)
 		ctx->devx_uid = emu_devx_uid_alloc();
 
 	ret = emu_dev_ctx_init(ctx);
 	if (ret) {
+		emu_uar_ctx_fini_locked(ctx);
 		ctx->have_context = false;
 		ctx->devx_uid = 0;
 		emu_real_close(ctx->async.user_fd);

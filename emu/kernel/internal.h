@@ -140,11 +140,17 @@ void emu_psv_destroy_locked(struct emu_psv *psv);
 uint16_t emu_devx_uid_alloc(void);
 
 /*
- * ioctl_uar.c: a QP or CQ takes the UAR page_id (a static one, or a live
- * UAR_OBJ_ALLOC one: else EINVAL) and gives it back when destroyed.
+ * ioctl_uar.c: a QP or CQ may name the UAR page_id if it is a static one
+ * or a live UAR_OBJ_ALLOC one (emu_uar_valid_locked(), else the firmware's
+ * EINVAL); it takes it and gives it back when destroyed.  GET_CONTEXT
+ * takes its static UARs from the device (ENOMEM when they are out), and
+ * the context's end gives back every page it held.
  */
+bool emu_uar_valid_locked(const struct emu_ctx *ctx, uint32_t page_id);
 int emu_uar_get_locked(struct emu_ctx *ctx, uint32_t page_id);
 void emu_uar_put_locked(struct emu_ctx *ctx, uint32_t page_id);
+int emu_uar_static_take_locked(struct emu_ctx *ctx, uint32_t num_uars);
+void emu_uar_ctx_fini_locked(struct emu_ctx *ctx);
 
 /* mem.c: an MR (REG_MR and DM_MR_REG), the access rule of both */
 int emu_mr_create_locked(struct emu_ctx *ctx, struct emu_pd *pd, uint64_t addr,

@@ -15,13 +15,20 @@
  * the page id itself, so the page is EMU_MMAP_DYN_UAR/page_id of the
  * command fd and the device model finds it from the id alone.
  *
- * Page ids follow a context's static UARs (emu_uar_is_dyn()), at most
- * EMU_MAX_UARS in all: beyond that the firmware is out of UARs (ENOMEM).
+ * Page ids follow a context's static UARs (emu_uar_is_dyn()), numbered
+ * from there first free first, in a table that grows with the highest one
+ * (emu_ctx.uar_slots).  UARs are the device's: the static ones of every
+ * context and the dynamic ones together are at most EMU_DEV_UARS, and
+ * beyond that the firmware is out of UARs (ENOMEM from ALLOC_UAR, for
+ * UAR_OBJ_ALLOC and for GET_CONTEXT's static ones alike).  The mmap offset
+ * of a page id past 255 carries its bits 8-15 in the offset's bits 16-23,
+ * as mlx5_entry_to_mmap_offset() encodes an entry's index (mmap.c maps it).
  * The kernel keeps no count of the QPs and CQs on a UAR: destroying one in
  * use succeeds and they go on ringing their mapped page, so its id is not
  * given out again before they are gone.  A page id no UAR of this context
  * holds is refused by the firmware at CREATE_QP/CREATE_CQ (EINVAL).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include <rdma/ib_user_ioctl_cmds.h>
@@ -30,29 +37,118 @@
 
 #include "internal.h"
 
+/* UAR pages each device of this host has given out (emu_lock) */
+static uint32_t dev_uars[EMU_MAX_DEVS];
+
+static struct emu_uar_slot *slot_of(const struct emu_ctx *ctx, uint32_t page_id)
+{
+	if (!emu_uar_is_dyn(ctx, page_id) || page_id - ctx->num_uars >= ctx->uar_cap)
+		return NULL;
+	return &ctx->uar_slots[page_id - ctx->num_uars];
+}
+
+/* a page id no UAR and no QP or CQ holds any more goes back to the device */
+static void slot_release(const struct emu_ctx *ctx, const struct emu_uar_slot *s)
+{
+	if (!s->alive && !s->users)
+		dev_uars[ctx->dev_index]--;
+}
+
+bool emu_uar_valid_locked(const struct emu_ctx *ctx, uint32_t page_id)
+{
+	const struct emu_uar_slot *s = slot_of(ctx, page_id);
+
+	return page_id < ctx->num_uars || (s && s->alive);
+}
+
 int emu_uar_get_locked(struct emu_ctx *ctx, uint32_t page_id)
 {
-	if (page_id >= EMU_MAX_UARS)
+	struct emu_uar_slot *s = slot_of(ctx, page_id);
+
+	if (!emu_uar_valid_locked(ctx, page_id))
 		return EINVAL;
-	if (!emu_uar_is_dyn(ctx, page_id))
-		return 0;		/* a static UAR: the context's for good */
-	if (!ctx->uar_alive[page_id])
-		return EINVAL;
-	ctx->uar_users[page_id]++;
+	if (s)
+		s->users++;	/* a static UAR is the context's for good */
 	return 0;
 }
 
 void emu_uar_put_locked(struct emu_ctx *ctx, uint32_t page_id)
 {
-	if (page_id < EMU_MAX_UARS && emu_uar_is_dyn(ctx, page_id) &&
-	    ctx->uar_users[page_id])
-		ctx->uar_users[page_id]--;
+	struct emu_uar_slot *s = slot_of(ctx, page_id);
+
+	if (s && s->users) {
+		s->users--;
+		slot_release(ctx, s);
+	}
 }
 
 void emu_uar_destroy_locked(struct emu_uar *uar)
 {
-	uar->obj.ctx->uar_alive[uar->page_id] = false;
+	struct emu_ctx *ctx = uar->obj.ctx;
+	struct emu_uar_slot *s = slot_of(ctx, uar->page_id);
+
+	s->alive = false;
+	slot_release(ctx, s);
 	emu_obj_free_locked(&uar->obj);
+}
+
+/* allocate_uars() of mlx5_ib_alloc_ucontext(): the static scheme's pages */
+int emu_uar_static_take_locked(struct emu_ctx *ctx, uint32_t num_uars)
+{
+	if (num_uars > EMU_DEV_UARS - dev_uars[ctx->dev_index])
+		return ENOMEM;
+	dev_uars[ctx->dev_index] += num_uars;
+	return 0;
+}
+
+/*
+ * The uverbs file's release, after its objects: a QP or CQ put its page
+ * back, a UAR released its own; what is left is the static pages (taken
+ * with the context), and the table.
+ */
+void emu_uar_ctx_fini_locked(struct emu_ctx *ctx)
+{
+	uint32_t held = ctx->have_context ? ctx->num_uars : 0;
+
+	for (uint32_t i = 0; i < ctx->uar_cap; i++)
+		held += ctx->uar_slots[i].alive || ctx->uar_slots[i].users;
+	dev_uars[ctx->dev_index] -= held;
+	free(ctx->uar_slots);
+	ctx->uar_slots = NULL;
+	ctx->uar_cap = 0;
+}
+
+/* The first page id no UAR, QP or CQ holds, the table grown to it; ENOMEM */
+static int page_find(struct emu_ctx *ctx, uint32_t *page)
+{
+	struct emu_uar_slot *t;
+	uint32_t i, cap;
+
+	if (dev_uars[ctx->dev_index] >= EMU_DEV_UARS)
+		return ENOMEM;	/* the firmware's, at ALLOC_UAR */
+	for (i = 0; i < ctx->uar_cap; i++)
+		if (!ctx->uar_slots[i].alive && !ctx->uar_slots[i].users)
+			break;
+	if (i == ctx->uar_cap) {
+		cap = ctx->uar_cap ? 2 * ctx->uar_cap : 16;
+		if (cap > EMU_DEV_UARS)
+			cap = EMU_DEV_UARS;
+		t = realloc(ctx->uar_slots, cap * sizeof(*t));
+		if (!t)
+			return ENOMEM;
+		memset(t + ctx->uar_cap, 0, (cap - ctx->uar_cap) * sizeof(*t));
+		ctx->uar_slots = t;
+		ctx->uar_cap = cap;
+	}
+	*page = ctx->num_uars + i;
+	return 0;
+}
+
+/* mlx5_entry_to_mmap_offset() of index page at command 9 */
+static uint64_t page_offset(uint32_t page)
+{
+	return ((uint64_t)(page >> 8) << 16 | (uint64_t)EMU_MMAP_DYN_UAR << 8 | (page & 0xff)) *
+	       EMU_PAGE_SIZE;
 }
 
 /* UAR_OBJ_ALLOC: the next page id that no UAR, QP or CQ holds */
@@ -73,11 +169,9 @@ static int uar_alloc(struct emu_ioc *b)
 		return ret;
 	if (type != MLX5_IB_UAPI_UAR_ALLOC_TYPE_BF && type != MLX5_IB_UAPI_UAR_ALLOC_TYPE_NC)
 		return EOPNOTSUPP;
-	for (page = ctx->num_uars; page < EMU_MAX_UARS; page++)
-		if (!ctx->uar_alive[page] && !ctx->uar_users[page])
-			break;
-	if (page == EMU_MAX_UARS)
-		return ENOMEM;
+	ret = page_find(ctx, &page);
+	if (ret)
+		return ret;
 	if (emu_ioc_out_check(b, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, sizeof(offset)) ||
 	    emu_ioc_out_check(b, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, sizeof(length)) ||
 	    emu_ioc_out_check(b, MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, sizeof(page)))
@@ -93,11 +187,12 @@ static int uar_alloc(struct emu_ioc *b)
 	}
 	uar->page_id = page;
 	uar->alloc_type = (uint32_t)type;
-	ctx->uar_alive[page] = true;
+	slot_of(ctx, page)->alive = true;
+	dev_uars[ctx->dev_index]++;
 	/* a fresh UAR: no doorbell of an earlier owner of the id is left in it */
 	memset(emu_uar_page(ctx, EMU_MMAP_DYN_UAR, page), 0, EMU_PAGE_SIZE);
 
-	offset = (((uint64_t)EMU_MMAP_DYN_UAR << 8) | page) * EMU_PAGE_SIZE;
+	offset = page_offset(page);
 	emu_ioc_copy_to(b, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, &offset, sizeof(offset));
 	emu_ioc_copy_to(b, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, &length, sizeof(length));
 	emu_ioc_copy_to(b, MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, &page, sizeof(page));

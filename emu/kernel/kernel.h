@@ -61,11 +61,26 @@
 #define EMU_BF_OFFSET		0x800u
 #define EMU_BFREGS_PER_UAR	4u	/* slots per UAR page, 2 of them usable */
 #define EMU_CQ_DB_OFFSET	0x20u	/* CQ arm doorbell inside a UAR page */
-#define EMU_MAX_UARS		256u	/* mmap idx is 8 bits */
+/*
+ * Static UARs of a context (the old scheme's, GET_CONTEXT's): at most
+ * MLX5_MAX_UARS of include/linux/mlx5/device.h, their mmap index 8 bits.
+ */
+#define EMU_MAX_STATIC_UARS	256u
+/*
+ * UAR pages of the device, static and UAR_OBJ_ALLOC's of every context
+ * together (ioctl_uar.c): a ConnectX-6's UAR area, BAR 0's 32 MiB
+ * (uar_sz 5 of the PRM's HCA caps: 1 MiB << uar_sz), in 4 KiB pages
+ * (uar_4k).  The firmware refuses ALLOC_UAR beyond it.
+ */
+#define EMU_DEV_UARS		8192u
 
 /*
  * The command fd is a sparse memfd covering every mlx5 mmap offset
  * ((cmd << 8 | idx) * 4096).  libmlx5 mmaps it directly, no interposition.
+ * UARs of UAR_OBJ_ALLOC go on past the last command, in a page each:
+ * page id p at page (EMU_MMAP_DYN_UAR << 8) + p, which is the kernel's
+ * offset for an id below 256 and where mmap.c moves the kernel's extended
+ * offset of any other.
  */
 enum emu_mmap_cmd {
 	EMU_MMAP_REGULAR	= 0,	/* UAR page idx, write-combining */
@@ -76,7 +91,9 @@ enum emu_mmap_cmd {
 	/*
 	 * UARs of UAR_OBJ_ALLOC (ioctl_uar.c): the first of the kernel's
 	 * rdma_user_mmap_entry commands (MLX5_IB_MMAP_OFFSET_START), idx = the
-	 * UAR's page id.  One mapping each: write-combining or not as asked.
+	 * UAR's page id, its bits 8-15 in the offset's bits 16-23
+	 * (mlx5_entry_to_mmap_offset()).  One mapping each: write-combining or
+	 * not as asked.
 	 */
 	EMU_MMAP_DYN_UAR	= 9,
 	EMU_MMAP_CMD_COUNT	= 10,
@@ -84,7 +101,7 @@ enum emu_mmap_cmd {
 /* device memory: a ConnectX-6's 128 KiB of MEMIC, in pages of the command fd */
 #define EMU_DM_PAGES	32u
 #define EMU_DM_SIZE	(EMU_DM_PAGES * EMU_PAGE_SIZE)
-#define EMU_CMDFD_SIZE	((size_t)EMU_MMAP_CMD_COUNT * 256 * EMU_PAGE_SIZE)
+#define EMU_CMDFD_SIZE	(((size_t)EMU_MMAP_CMD_COUNT * 256 + EMU_DEV_UARS) * EMU_PAGE_SIZE)
 /* internal_timer_h in the core clock page: offsetof(mlx5_init_seg) % 4096 */
 #define EMU_CORE_CLOCK_OFFSET	0u
 
@@ -177,12 +194,18 @@ struct emu_dm {
  * command fd (EMU_MMAP_DYN_UAR), named by its page id in CREATE_QP and
  * CREATE_CQ.  Destroying the object does not take the page from the QPs
  * and CQs that ring it (the kernel keeps no count either); the page id is
- * given out again only when they are gone (emu_ctx.uar_users).
+ * given out again only when they are gone (emu_uar_slot.users).
  */
 struct emu_uar {
 	struct emu_obj		obj;
 	uint32_t		page_id;
 	uint32_t		alloc_type;	/* MLX5_IB_UAPI_UAR_ALLOC_TYPE_BF or _NC */
+};
+
+/* A dynamic page id of a context: held while either is set. */
+struct emu_uar_slot {
+	uint16_t		users;		/* QPs and CQs on it */
+	bool			alive;		/* its UAR object exists */
 };
 
 /*
@@ -478,14 +501,16 @@ struct emu_ctx {
 	uint32_t		num_uars;	/* UAR pages libmlx5 maps */
 	uint32_t		tot_bfregs;	/* usable bfregs, 2 per UAR */
 	uint32_t		low_lat_bfregs;	/* the last ones: one QP each */
-	uint16_t		bfreg_users[2 * EMU_MAX_UARS]; /* QPs per usable bfreg */
+	uint16_t		bfreg_users[2 * EMU_MAX_STATIC_UARS]; /* QPs per usable bfreg */
 	/*
 	 * UAR pages from num_uars up are UAR_OBJ_ALLOC's (ioctl_uar.c); a
 	 * library with MLX5_LIB_CAP_DYN_UAR gets no static ones (dyn_uar_lib).
+	 * Page id num_uars + i is uar_slots[i], i < uar_cap: the table grows
+	 * with the highest id given out, up to the device's EMU_DEV_UARS.
 	 */
 	bool			dyn_uar_lib;
-	bool			uar_alive[EMU_MAX_UARS];	/* its object exists */
-	uint16_t		uar_users[EMU_MAX_UARS];	/* QPs and CQs on it */
+	struct emu_uar_slot	*uar_slots;
+	uint32_t		uar_cap;
 
 	/*
 	 * One ucontext behind several descriptors (import.c): the memfd's
@@ -645,7 +670,8 @@ static inline uint8_t *emu_uar_page(const struct emu_ctx *ctx,
 {
 	if ((cmd == EMU_MMAP_REGULAR || cmd == EMU_MMAP_NC) && emu_uar_is_dyn(ctx, idx))
 		cmd = EMU_MMAP_DYN_UAR;
-	return ctx->map + (((size_t)cmd << 8) | idx) * EMU_PAGE_SIZE;
+	/* (cmd << 8 | idx) but for a dynamic page id past 255: the memfd's tail */
+	return ctx->map + (((size_t)cmd << 8) + idx) * EMU_PAGE_SIZE;
 }
 
 /* Start of bfreg i's register (both halves: bf_reg_size/2 each). */

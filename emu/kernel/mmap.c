@@ -26,7 +26,10 @@
  *                              page for exactly its size; else EINVAL
  *
  * Command 2 (write-combining) shows the same page as command 0, as on the
- * kernel: the offset is rewritten to the one the device watches.
+ * kernel: the offset is rewritten to the one the device watches.  So is
+ * the offset of a UAR page id past 255, whose index goes on in bits 16-23
+ * (get_extended_index()): the memfd keeps those pages in a row after the
+ * last command's, not gigabytes apart.
  */
 #include <sys/mman.h>
 
@@ -82,8 +85,8 @@ static int check_locked(struct emu_ctx *ctx, uint64_t pages, int prot, bool shar
 	case EMU_MMAP_DEVICE_MEM:
 		return shared && dm_entry(ctx, idx, pages) ? 0 : EINVAL;
 	case EMU_MMAP_DYN_UAR:
-		return shared && pages == 1 && idx >= ctx->num_uars && idx < EMU_MAX_UARS &&
-		       ctx->uar_alive[idx] ? 0 : EINVAL;
+		return shared && pages == 1 && idx < UINT32_MAX && emu_uar_is_dyn(ctx, (uint32_t)idx) &&
+		       emu_uar_valid_locked(ctx, (uint32_t)idx) ? 0 : EINVAL;
 	default:
 		return EINVAL;
 	}
@@ -111,5 +114,9 @@ int emu_mmap_check(int fd, size_t len, int prot, int flags, off_t *off)
 	if (!ret && MMAP_CMD(pgoff) == MLX5_IB_MMAP_WC_PAGE)
 		*off -= (off_t)((MLX5_IB_MMAP_WC_PAGE - MLX5_IB_MMAP_REGULAR_PAGE) << 8) *
 			EMU_PAGE_SIZE;
+	/* a UAR page id past 255: where the memfd keeps it (kernel.h) */
+	if (!ret && ctx && MMAP_CMD(pgoff) == EMU_MMAP_DYN_UAR)
+		*off = (off_t)((((uint64_t)EMU_MMAP_DYN_UAR << 8) + MMAP_INDEX(pgoff)) *
+			       EMU_PAGE_SIZE);
 	return ret;
 }

@@ -302,6 +302,7 @@ void emu_ctx_destroy_locked(struct emu_ctx *ctx)
 
 	emu_evq_close(&ctx->async);
 	emu_ctx_import_fini_locked(ctx);
+	emu_uar_ctx_fini_locked(ctx);
 	emu_real_munmap(ctx->map, EMU_CMDFD_SIZE);
 	free(ctx->objs);
 	free(ctx);

@@ -52,7 +52,7 @@ static void bfreg_free(struct emu_ctx *ctx, uint32_t gross)
 {
 	uint32_t net = gross / EMU_BFREGS_PER_UAR * 2 + gross % EMU_BFREGS_PER_UAR;
 
-	if (net < 2 * EMU_MAX_UARS && ctx->bfreg_users[net])
+	if (net < 2 * EMU_MAX_STATIC_UARS && ctx->bfreg_users[net])
 		ctx->bfreg_users[net]--;
 }
 
@@ -67,10 +67,7 @@ static int uar_flags_check(struct emu_ctx *ctx, uint32_t flags, uint32_t index)
 {
 	switch (flags & (MLX5_QP_FLAG_UAR_PAGE_INDEX | MLX5_QP_FLAG_BFREG_INDEX)) {
 	case MLX5_QP_FLAG_UAR_PAGE_INDEX:
-		if (index >= EMU_MAX_UARS ||
-		    (emu_uar_is_dyn(ctx, index) && !ctx->uar_alive[index]))
-			return EINVAL;
-		return 0;
+		return emu_uar_valid_locked(ctx, index) ? 0 : EINVAL;
 	case 0:
 		return ctx->dyn_uar_lib ? EINVAL : 0;
 	default:

@@ -282,16 +282,88 @@ Test(e2e_verbs, every_created_qp_rings_a_bfreg_of_its_own)
 	e2e_close(&e);
 }
 
+static int cmp_reg(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The same a thousand times on one context: 1024 thread domains are 512
+ * UAR pages of UAR_OBJ_ALLOC, far more than the 256 an 8-bit mmap index
+ * reaches (the kernel's dynamic UARs have extended offsets; a ConnectX-6
+ * has 8192 UAR pages). Each QP rings a register of its own, and the first
+ * and the last carry traffic, to each other.
+ */
+Test(e2e_verbs, a_thousand_qps_each_ring_a_bfreg_of_their_own)
+{
+	enum { NQP = 1024 };
+	struct e2e_opts o = { 0 };
+	struct e2e e;
+	struct rf_qp *qp = (struct rf_qp *)calloc(NQP, sizeof(*qp));
+	void **reg = (void **)calloc(NQP, sizeof(*reg));
+	struct rf_cq cq;
+	struct ibv_cq *ibcq = NULL;
+	struct rf_qp_init_attr ia;
+	struct rf_wc wc;
+	int i;
+
+	cr_assert(qp && reg);
+	e2e_open(&e, &o);
+	memset(&cq, 0, sizeof(cq));
+	cr_assert_eq(rf_cq_create_ibv(&cq, &ibcq, e.ctx, 64, NULL, 0), 0);
+	memset(&ia, 0, sizeof(ia));
+	ia.pd = e.pd;
+	ia.send_cq = ibcq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.max_send_wr = 2;
+	ia.max_recv_wr = 1;
+	for (i = 0; i < NQP; i++) {
+		cr_assert_eq(rf_qp_create_ibv(&qp[i], &ia), 0, "QP %d", i);
+		cr_assert(qp[i].td, "QP %d has no thread domain", i);
+		cr_assert_eq(qp[i].sq.bf.size, 256, "QP %d rings BlueFlame", i);
+		reg[i] = qp[i].sq.bf.reg;
+	}
+	qsort(reg, NQP, sizeof(*reg), cmp_reg);
+	for (i = 1; i < NQP; i++)
+		cr_assert_neq(reg[i], reg[i - 1], "two QPs ring %p", reg[i]);
+
+	connect_access(&e, &qp[0], &qp[NQP - 1], RF_ACCESS_REMOTE_WRITE);
+	for (i = 0; i < 2; i++) {
+		struct rf_qp *q = i ? &qp[NQP - 1] : &qp[0];
+
+		cr_assert_eq(rf_cq_attach(&cq, q->qpn, &q->sq, NULL, NULL), 0);
+		e.a.buf[i] = (uint8_t)(0xb0 + i);
+		cr_assert_eq(rf_sq_post_write(&q->sq, e.a.mr->lkey, e2e_addr(&e.a, (size_t)i), 1,
+					      e.b.mr->rkey, e2e_addr(&e.b, (size_t)i),
+					      RF_SEND_SIGNALED | RF_SEND_RING, (uint64_t)i), 0);
+		e2e_wait(&cq, &wc, 1);
+		cr_assert_eq(wc.status, RF_WC_SUCCESS, "QP %d: status %u", i, wc.status);
+		cr_assert_eq(e.b.buf[i], 0xb0 + i);
+		cr_assert_eq(rf_cq_detach(&cq, q->qpn), 0);
+	}
+	for (i = 0; i < NQP; i++)
+		cr_assert_eq(rf_qp_destroy_ibv(&qp[i]), 0);
+	cr_assert_eq(rf_cq_destroy_ibv(&cq, ibcq), 0);
+	e2e_close(&e);
+	free(qp);
+	free(reg);
+}
+
 /*
  * When no thread domain can be had (here: the device's UAR pages run out,
- * two thread domains to a page), the QP is created on the PD alone and its
+ * taken by UARs of mlx5dv_devx_alloc_uar(), two registers to a page, as
+ * thread domains take them), the QP is created on the PD alone and its
  * bfreg may be shared - here it is, with the 16 QPs of libmlx5's own
  * before: it rings the 8-byte doorbell only, at a place that never moves,
  * and still works.
  */
 Test(e2e_verbs, a_qp_without_a_thread_domain_rings_doorbells_only)
 {
-	enum { NQP = 640, NPLAIN = 16 };
+	enum { NQP = 64, NPLAIN = 16, NHOG = 2 * 8192 };
+	struct mlx5dv_devx_uar **hog = (struct mlx5dv_devx_uar **)calloc(NHOG, sizeof(*hog));
+	int nhog = 0;
 	struct e2e_opts o = { 0 };
 	struct e2e e;
 	struct rf_qp *qp = (struct rf_qp *)calloc(NQP, sizeof(*qp));
@@ -324,7 +396,11 @@ Test(e2e_verbs, a_qp_without_a_thread_domain_rings_doorbells_only)
 	pa.cap.max_recv_sge = 1;
 	for (i = 0; i < NPLAIN; i++)
 		cr_assert(plain[i] = ibv_create_qp(e.pd, &pa), "plain QP %d", i);
-	while (n < NQP && (!n || qp[n - 1].td)) {
+	cr_assert(hog);
+	while (nhog < NHOG && (hog[nhog] = mlx5dv_devx_alloc_uar(e.ctx, MLX5DV_UAR_ALLOC_TYPE_BF)))
+		nhog++;
+	cr_assert_lt(nhog, NHOG, "the UAR pages never ran out");
+	while (n < NQP && (n < 2 || qp[n - 1].td)) {
 		cr_assert_eq(rf_qp_create_ibv(&qp[n], &ia), 0, "QP %d", n);
 		n++;
 	}
@@ -352,7 +428,10 @@ Test(e2e_verbs, a_qp_without_a_thread_domain_rings_doorbells_only)
 		cr_assert_eq(rf_qp_destroy_ibv(&qp[i]), 0);
 	for (i = 0; i < NPLAIN; i++)
 		cr_assert_eq(ibv_destroy_qp(plain[i]), 0);
+	while (nhog)
+		mlx5dv_devx_free_uar(hog[--nhog]);
 	cr_assert_eq(rf_cq_destroy_ibv(&cq, ibcq), 0);
 	e2e_close(&e);
 	free(qp);
+	free(hog);
 }

@@ -232,6 +232,105 @@ Test(uar, second_bfreg_of_a_uar)
 	cr_assert_eq(ibv_dereg_mr(dmr), 0);
 }
 
+static int cmp_uintptr(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* an RDMA WRITE of n bytes of fill from qp, which must complete */
+static void write_completes(struct ibv_qp *qp, struct ibv_mr *smr, struct ibv_mr *dmr,
+			    size_t n, uint8_t fill, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)smr->addr, (uint32_t)n, smr->lkey };
+	struct ibv_send_wr wr = { 0 }, *bad;
+
+	memset(smr->addr, fill, n);
+	memset(dmr->addr, 0, n);
+	wr.wr_id = wr_id;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)dmr->addr;
+	wr.wr.rdma.rkey = dmr->rkey;
+	cr_assert_eq(ibv_post_send(qp, &wr, &bad), 0);
+	wait_wc(wr_id);
+	cr_assert_eq(memcmp(smr->addr, dmr->addr, n), 0);
+}
+
+/*
+ * A context with thousands of UARs, as one with a thread domain for each
+ * of thousands of QPs has (UCX, rdmafast): 4096 TDs are 2048 UAR pages of
+ * UAR_OBJ_ALLOC, page ids far past the 256 an 8-bit mmap index reaches,
+ * each mapped where the extended offset the kernel gave says
+ * (mlx5_entry_to_mmap_offset()), none over another, and a QP on any of
+ * them rings the device: the one on the 1500th register, and the last.
+ */
+Test(uar, thousands_of_thread_domains)
+{
+	enum { NTD = 4096 };
+	struct ibv_td **td = calloc(NTD, sizeof(*td));
+	struct ibv_pd **pad = calloc(NTD, sizeof(*pad));
+	struct ibv_qp **qp = calloc(NTD, sizeof(*qp));
+	uintptr_t *reg = calloc(NTD, sizeof(*reg));
+	static uint8_t src[256], dst[256];
+	struct ibv_qp *peer[2];
+	struct ibv_mr *smr, *dmr;
+	unsigned i, pages = 0;
+
+	cr_assert(td && pad && qp && reg);
+	for (i = 0; i < NTD; i++) {
+		td[i] = ibv_alloc_td(ctx, &(struct ibv_td_init_attr){ 0 });
+		cr_assert(td[i], "TD %u: %s", i, strerror(errno));
+		pad[i] = ibv_alloc_parent_domain(ctx, &(struct ibv_parent_domain_init_attr){
+			.pd = pd, .td = td[i] });
+		cr_assert(pad[i], "parent domain %u: %s", i, strerror(errno));
+		qp[i] = rc_qp(pad[i], NULL);
+		reg[i] = (uintptr_t)bf_reg(qp[i]);
+	}
+	/* a register each; as many pages as two registers to a page make */
+	qsort(reg, NTD, sizeof(*reg), cmp_uintptr);
+	for (i = 0; i < NTD; i++) {
+		cr_assert(!i || reg[i] != reg[i - 1], "two TDs on register %#lx",
+			  (unsigned long)reg[i]);
+		pages += !i || page_of((void *)reg[i]) != page_of((void *)reg[i - 1]);
+	}
+	cr_assert_eq(pages, NTD / 2);
+	/* no two mappings show one page: a mark in each stays its own */
+	for (i = 0; i < NTD; i++)
+		*(volatile uint32_t *)(page_of((void *)reg[i]) + 0x100) = i / 2 + 1;
+	for (i = 0; i < NTD; i++)
+		cr_assert_eq(*(volatile uint32_t *)(page_of((void *)reg[i]) + 0x100), i / 2 + 1,
+			     "register %u's page is another's", i);
+
+	smr = ibv_reg_mr(pd, src, sizeof(src), IBV_ACCESS_LOCAL_WRITE);
+	dmr = ibv_reg_mr(pd, dst, sizeof(dst), IBV_ACCESS_LOCAL_WRITE |
+			 IBV_ACCESS_REMOTE_WRITE);
+	cr_assert(smr && dmr);
+	peer[0] = rc_qp(pd, NULL);
+	peer[1] = rc_qp(pd, NULL);
+	connect_pair(qp[1500], peer[0]);
+	connect_pair(qp[NTD - 1], peer[1]);
+	write_completes(qp[1500], smr, dmr, sizeof(src), 0x15, 1500);
+	write_completes(qp[NTD - 1], smr, dmr, sizeof(src), 0x40, NTD - 1);
+
+	cr_assert_eq(ibv_destroy_qp(peer[0]), 0);
+	cr_assert_eq(ibv_destroy_qp(peer[1]), 0);
+	for (i = 0; i < NTD; i++) {
+		cr_assert_eq(ibv_destroy_qp(qp[i]), 0);
+		cr_assert_eq(ibv_dealloc_pd(pad[i]), 0);
+		cr_assert_eq(ibv_dealloc_td(td[i]), 0);
+	}
+	cr_assert_eq(ibv_dereg_mr(smr), 0);
+	cr_assert_eq(ibv_dereg_mr(dmr), 0);
+	free(td);
+	free(pad);
+	free(qp);
+	free(reg);
+}
+
 /* rdmafast takes the TD QP over: its doorbell is the dedicated register */
 Test(uar, rdmafast_posts_on_a_td_qp)
 {
@@ -327,9 +426,14 @@ static void attr(struct call *c, uint16_t id, uint16_t len, uint64_t data)
 	c->hdr.length = (uint16_t)(sizeof(c->hdr) + c->hdr.num_attrs * sizeof(*a));
 }
 
+static int do_call_on(int fd, struct call *c)
+{
+	return ioctl(fd, RDMA_VERBS_IOCTL, &c->hdr) ? errno : 0;
+}
+
 static int do_call(struct call *c)
 {
-	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &c->hdr) ? errno : 0;
+	return do_call_on(ctx->cmd_fd, c);
 }
 
 struct uar_out {
@@ -338,7 +442,8 @@ struct uar_out {
 	uint32_t handle;
 };
 
-static int uar_alloc(uint64_t type, struct uar_out *o)
+/* UAR_OBJ_ALLOC on the command fd fd */
+static int uar_alloc_on(int fd, uint64_t type, struct uar_out *o)
 {
 	struct call c;
 	int ret;
@@ -349,9 +454,14 @@ static int uar_alloc(uint64_t type, struct uar_out *o)
 	attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, 8, (uintptr_t)&o->offset);
 	attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, 4, (uintptr_t)&o->length);
 	attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, 4, (uintptr_t)&o->page_id);
-	ret = do_call(&c);
+	ret = do_call_on(fd, &c);
 	o->handle = (uint32_t)c.attrs[0].data;
 	return ret;
+}
+
+static int uar_alloc(uint64_t type, struct uar_out *o)
+{
+	return uar_alloc_on(ctx->cmd_fd, type, o);
 }
 
 static int uar_destroy(uint32_t handle)
@@ -418,19 +528,87 @@ Test(uar, alloc_refusals)
 	c.attrs[3].data = (uintptr_t)"ro";
 	c.attrs[4].len = 4;
 	cr_assert_eq(do_call(&c), EFAULT);
+}
 
-	/* the firmware runs out of UARs */
-	uint32_t handles[300];
+/* the UAR pages the device has left, taken on fd: how many, until ENOMEM */
+static unsigned uars_left_on(int fd, struct uar_out *o, unsigned max)
+{
 	unsigned n = 0;
 	int ret = 0;
 
-	while (n < 300 && !(ret = uar_alloc(MLX5_IB_UAPI_UAR_ALLOC_TYPE_BF, &o)))
-		handles[n++] = o.handle;
-	cr_assert_eq(ret, ENOMEM);
-	cr_assert_gt(n, 200);
-	cr_assert_lt(n, 256);
-	while (n)
-		cr_assert_eq(uar_destroy(handles[--n]), 0);
+	while (n < max && !(ret = uar_alloc_on(fd, MLX5_IB_UAPI_UAR_ALLOC_TYPE_BF, &o[n])))
+		n++;
+	cr_assert_eq(ret, ENOMEM, "UAR %u: %s", n, strerror(ret));
+	return n;
+}
+
+/*
+ * Dynamic UARs are limited by the device's UAR pages (8192 of a
+ * ConnectX-6, every context's together), not by an 8-bit mmap index:
+ * every one has an offset of its own, command 9 with the page id's bits
+ * 8-15 in bits 16-23 (mlx5_entry_to_mmap_offset()), which maps it and no
+ * other.  The firmware then refuses (ENOMEM); a context closed with
+ * thousands alive gives them all back.
+ */
+Test(uar, device_runs_out_of_uars)
+{
+	enum { MAX = 8192 };
+	struct uar_out *o = calloc(MAX, sizeof(*o));
+	uint8_t **p = calloc(MAX, sizeof(*p));
+	struct ibv_context *other;
+	unsigned i, n, m, far = 0;
+
+	cr_assert(o && p);
+	other = et_open();
+	n = uars_left_on(ctx->cmd_fd, o, MAX);
+	/* what libmlx5 took at open (its non-cached UARs, its QPs' ones) */
+	cr_assert_gt(n, MAX - 16);
+	for (i = 0; i < n; i++) {
+		uint64_t pg = o[i].offset / 4096;
+
+		cr_assert_eq((pg >> 8) & 0xff, 9, "UAR %u: offset %#llx", i,
+			     (unsigned long long)o[i].offset);
+		cr_assert_eq((pg & 0xff) | ((pg >> 16) & 0xff) << 8, o[i].page_id);
+		far += o[i].page_id >= 256;
+		p[i] = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, ctx->cmd_fd,
+			    (off_t)o[i].offset);
+		cr_assert_neq(p[i], MAP_FAILED, "UAR %u: %s", i, strerror(errno));
+		*(volatile uint32_t *)(p[i] + 0x100) = i + 1;
+	}
+	cr_assert_gt(far, MAX - 512);
+	for (i = 0; i < n; i++) {
+		cr_assert_eq(*(volatile uint32_t *)(p[i] + 0x100), i + 1, "UAR %u", i);
+		munmap(p[i], 4096);
+	}
+	/* past the last page id: no such entry */
+	errno = 0;
+	cr_assert_eq(mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, ctx->cmd_fd,
+			  (off_t)((31ull << 16 | 9 << 8 | 0xff) * 4096)), MAP_FAILED);
+	cr_assert_eq(errno, EINVAL);
+	/* the device's, not the context's: another has none left either */
+	cr_assert_eq(uars_left_on(other->cmd_fd, o + n, 1), 0);
+	cr_assert_eq(ibv_close_device(other), 0);
+	for (i = 0; i < n; i++)
+		cr_assert_eq(uar_destroy(o[i].handle), 0);
+
+	/* a context closed with thousands of UARs alive gives them all back */
+	n = uars_left_on(ctx->cmd_fd, o, MAX);
+	for (i = 0; i < n; i++)
+		cr_assert_eq(uar_destroy(o[i].handle), 0);
+	other = et_open();
+	m = uars_left_on(other->cmd_fd, o, MAX);
+	cr_assert_gt(m, MAX - 32);
+	for (i = 0; i < m; i += 997) {
+		p[i] = mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, other->cmd_fd, (off_t)o[i].offset);
+		cr_assert_neq(p[i], MAP_FAILED);
+		munmap(p[i], 4096);
+	}
+	cr_assert_eq(ibv_close_device(other), 0);
+	cr_assert_eq(uars_left_on(ctx->cmd_fd, o, MAX), n);
+	for (i = 0; i < n; i++)
+		cr_assert_eq(uar_destroy(o[i].handle), 0);
+	free(o);
+	free(p);
 }
 
 /* a destroyed UAR that nothing rings gives its page id back */
