@@ -67,7 +67,10 @@ RF_BEGIN_DECLS
  */
 RF_INLINE int rf_cq_decode(struct rf_cq *cq, struct rf_cqe64 *cqe, struct rf_wc *wc)
 {
-	return rf__cq_decode(cq, cqe, cqe->op_own, wc);
+	int got = rf__cq_decode(cq, cqe, cqe->op_own, wc);
+
+	cq->sig_err_stop = 0;	/* one CQE: no batch to end */
+	return got;
 }
 
 /*
