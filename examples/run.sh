@@ -111,6 +111,9 @@ pair ud_pingpong --iters 100
 # A memory window granted onto part of a buffer, written through, revoked
 # (invalidated; bound again with a new tag): the next write is refused.
 pair mw_grant
+# A storage-style write through a T10-DIF signature key: protection added
+# on the way, checked at the target, a corrupted block reported.
+pair umr_dif
 # Connected with the RDMA connection manager (librdmacm), then a SEND
 # ping-pong with rdmafast on the QP rdma_create_qp() made.
 pair cm_pingpong --iters 200 --size 64

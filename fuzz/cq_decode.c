@@ -12,6 +12,8 @@
  *
  *   - rf_cq_poll() returns 0..n and writes records only within wc[0..n);
  *   - every record has a status and an opcode from the defined sets;
+ *   - a signature error record (RF_WC_SIG_ERR) is the last of its poll,
+ *     and rf_cq_sig_err() then reads it, once;
  *   - a requester record's wr_id is one the side table holds for its slot;
  *   - in "in order" mode, where each requester CQE names a posted WQE in
  *     posting order (as RC/UC/XRC hardware does) and the rest of the CQE
@@ -21,6 +23,7 @@
  * Input: a 4-byte header (geometry, mode), a list of posts, then CQE
  * bytes, then a list of poll commands (fuzz/README.md).
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,7 +84,7 @@ static int wc_opcode_ok(uint8_t op)
 {
 	return op <= RF_WC_LOCAL_INV || op == RF_WC_MASKED_COMP_SWAP ||
 	       op == RF_WC_MASKED_FETCH_ADD || op == RF_WC_NOP || op == RF_WC_RECV ||
-	       op == RF_WC_RECV_RDMA_WITH_IMM || op == RF_WC_UNKNOWN;
+	       op == RF_WC_RECV_RDMA_WITH_IMM || op == RF_WC_SIG_ERR || op == RF_WC_UNKNOWN;
 }
 
 static void setup(struct world *w, struct in *in)
@@ -251,6 +254,23 @@ static void check_wc(const struct world *w, const struct rf_wc *wc)
 	}
 }
 
+/*
+ * After a signature error record: the CQ's copy decodes (or is refused
+ * as mlx5dv_mkey_check() refuses it), and once decoded is gone.
+ */
+static void check_sig_err(struct world *w)
+{
+	static const struct rf_sig_domain d = { RF_SIG_CRC64_XP10, RF_SIG_BLOCK_512, 0, 0, 0, 0, 0 };
+	struct rf_sig_err e;
+	int ret = rf_cq_sig_err(&w->cq, &d, &d, &e);
+
+	CHECK(ret == 0 || ret == -EINVAL);
+	if (!ret) {
+		CHECK(e.type >= RF_SIG_ERR_GUARD && e.type <= RF_SIG_ERR_APPTAG);
+		CHECK(rf_cq_sig_err(&w->cq, &d, &d, &e) == 0 && e.type == RF_SIG_ERR_NONE);
+	}
+}
+
 static void run(struct world *w, struct in *in, int in_order, uint32_t named)
 {
 	struct rf_wc wc[20];
@@ -267,8 +287,12 @@ static void run(struct world *w, struct in *in, int in_order, uint32_t named)
 		case 1:
 			got = rf_cq_poll(&w->cq, wc, n);
 			CHECK(got >= 0 && got <= n);
-			for (int k = 0; k < got; k++)
+			for (int k = 0; k < got; k++) {
 				check_wc(w, &wc[k]);
+				CHECK(wc[k].opcode != RF_WC_SIG_ERR || k == got - 1);
+			}
+			if (got && wc[got - 1].opcode == RF_WC_SIG_ERR)
+				check_sig_err(w);
 			/* nothing past the records claimed */
 			for (size_t b = (size_t)n * sizeof(wc[0]); b < sizeof(wc); b++)
 				CHECK(((uint8_t *)wc)[b] == 0xa5);

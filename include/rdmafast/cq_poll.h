@@ -62,19 +62,23 @@ RF_BEGIN_DECLS
 /*
  * rf_cq_decode - turn the CQE that rf_cq_peek() returned into *wc and
  * retire its WQE(s). Returns 1, or 0 when the CQE carried no work
- * completion (stale QPN, SIG_ERR); either way the caller then advances
- * past it.
+ * completion (a stale QPN); either way the caller then advances past
+ * it. A signature error CQE is an RF_WC_SIG_ERR record (cq_sig.h).
  */
 RF_INLINE int rf_cq_decode(struct rf_cq *cq, struct rf_cqe64 *cqe, struct rf_wc *wc)
 {
-	return rf__cq_decode(cq, cqe, cqe->op_own, wc);
+	int got = rf__cq_decode(cq, cqe, cqe->op_own, wc);
+
+	cq->sig_err_stop = 0;	/* one CQE: no batch to end */
+	return got;
 }
 
 /*
  * rf_cq_poll - decode up to n completions into wc[0..), retire the WQEs
  * they complete, and update the CQ's consumer index once. Returns how many
  * records were written (0 when the CQ is empty). Error CQEs are records
- * like any other (wc->status != RF_WC_SUCCESS).
+ * like any other (wc->status != RF_WC_SUCCESS). A signature error CQE is
+ * an RF_WC_SIG_ERR record, the last of the call (rdmafast/cq_sig.h).
  *
  * The fast path is a successful requester CQE in the normal format whose
  * sop_drop_qpn word equals the cached one: its tail word, counter and

@@ -63,11 +63,15 @@ RF_INLINE int rf_cq_poll_ts(struct rf_cq *cq, struct rf_wc_ts *wts, int n)
 	int got = 0;
 
 	while (got < n && (cqe = rf_cq_peek(cq)) != NULL) {
+		uint8_t op = rf_cqe_opcode(cqe->op_own);
+
 		/* a CQE without a record (a stale QPN) leaves the slot for the next */
 		wts[got].ts = rf_be64toh(cqe->timestamp);
 		got += rf_cq_decode(cq, cqe, &wts[got].wc);
 		rf_cq_advance(cq, 1);
 		used++;
+		if (op == RF_CQE_SIG_ERR)
+			break;	/* as rf_cq_poll(): the record ends the call */
 	}
 	if (used)
 		rf_cq_update_ci(cq);

@@ -130,6 +130,13 @@ struct rf_cq {
 	struct rf__sq_wr_id none_wr_id;
 	struct rf__sq_end none_end;
 	uint32_t   none_limit;
+	/*
+	 * The signature error CQE of the last RF_WC_SIG_ERR record, copied
+	 * before its entry went back to the device, for rf_cq_sig_err();
+	 * op_own is 0 once that has read it (written).
+	 */
+	struct rf_sig_err_cqe sig_err;
+	uint32_t   sig_err_stop;	/* rf_cq_poll() ends after its record (written) */
 #ifdef RF_CHECKED
 	struct rf__chk_cq chk;
 #endif

@@ -56,6 +56,7 @@
 #include <rdmafast/cq.h>
 #include <rdmafast/cq_poll.h>
 #include <rdmafast/cq_ts.h>
+#include <rdmafast/cq_sig.h>
 #include <rdmafast/tm.h>
 #include <rdmafast/mad.h>
 #include <rdmafast/mad_tap.h>

@@ -74,6 +74,7 @@ enum rf_wc_opcode {
 	RF_WC_MASKED_COMP_SWAP    = 0x40,	/* no libibverbs equivalent */
 	RF_WC_MASKED_FETCH_ADD    = 0x41,
 	RF_WC_NOP                 = 0x42,
+	RF_WC_SIG_ERR             = 0x43,	/* a signature check failed (cq_sig.h) */
 	RF_WC_RECV                = 128,
 	RF_WC_RECV_RDMA_WITH_IMM  = 129,
 	RF_WC_TM_ADD              = 130,	/* tag matching (tm.h) */

@@ -22,6 +22,8 @@
  * EOPNOTSUPP, a device without signature offload) skips the test, saying
  * so; the emulated HCA creates both kinds.
  */
+#include <inttypes.h>
+
 #include "golden.h"
 
 #define UMR_INLINE 512	/* u's inline size: libmlx5 takes up to (512 + 4) / 16 entries */
@@ -441,5 +443,177 @@ Test(e2e_umr, sig_block_matches_libmlx5)
 	cmp_next(&t, 1, "memory SET_PSV");
 	cmp_next(&t, 1, "wire SET_PSV");
 	skip_fence(&t, "signature");
+	ut_close(&t);
+}
+
+/*
+ * Signature errors: the same key, the same bytes and the same signature
+ * on both sides. libmlx5 configures the key on u and RDMA WRITEs from it
+ * on c;
+ * its poll consumes the signature error CQE and mlx5dv_mkey_check()
+ * reports it. rdmafast configures it again on a (the PSVs libmlx5's) and
+ * writes from it; rf_cq_poll() returns the CQE as an RF_WC_SIG_ERR record
+ * before the write's completion, and rf_cq_sig_err() must say what
+ * mlx5dv_mkey_check() said: type, expected, actual, offset.
+ */
+#define SIG_DATA_CRC16	0x3f43		/* T10-DIF CRC16 of 512 bytes (i * 7) & 255 */
+#define SIG_DATA_CRC32C	0x74e93f07u	/* their CRC32C */
+
+struct sig_case {
+	const char *what;
+	int dif;			/* T10-DIF in memory, else CRC32C */
+	uint32_t bad_off, bad_val;	/* the word of a's buffer made wrong */
+	enum mlx5dv_mkey_err_type type;
+};
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (24 - 8 * i));
+}
+
+/* The key's memory: 512 bytes with their CRC32C, or 2 blocks with T10-DIF; its length. */
+static uint32_t sig_memory(struct ut *t, const struct sig_case *c)
+{
+	uint8_t *m = t->g.e.a.buf;
+	int blocks = c->dif ? 2 : 1;
+
+	for (int k = 0; k < blocks; k++) {
+		uint8_t *b = m + (c->dif ? 520 : 516) * k;
+
+		for (int i = 0; i < 512; i++)
+			b[i] = (uint8_t)(i * 7);
+		if (c->dif) {
+			put_be32(b + 512, (uint32_t)SIG_DATA_CRC16 << 16 | 0x1234);
+			put_be32(b + 516, 0x100 + (uint32_t)k);
+		} else {
+			put_be32(b + 512, SIG_DATA_CRC32C);
+		}
+	}
+	put_be32(m + c->bad_off, c->bad_val);
+	return c->dif ? 1040 : 516;
+}
+
+/*
+ * An RDMA WRITE of len bytes at 0 of the key into b's buffer, by libmlx5
+ * on c (u's peer d answers c only); c's send CQ is u's.
+ */
+static void lib_write_from_key(struct ut *t, uint32_t len)
+{
+	ibv_wr_start(t->g.cx);
+	t->g.cx->wr_id = 9;
+	t->g.cx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(t->g.cx, t->g.e.b.mr->rkey, e2e_addr(&t->g.e.b, 0));
+	ibv_wr_set_sge(t->g.cx, t->mkey->lkey, 0, len);
+	cr_assert_eq(ibv_wr_complete(t->g.cx), 0);
+	lib_status(t);
+}
+
+Test(e2e_umr, sig_error_matches_mkey_check)
+{
+	static const struct sig_case cs[] = {
+		{ "CRC32C guard", 0, 512, SIG_DATA_CRC32C ^ 1, MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD },
+		{ "T10-DIF reference tag of block 1", 1, 520 + 516, 0x777,
+		  MLX5DV_MKEY_SIG_BLOCK_BAD_REFTAG },
+		{ "T10-DIF application tag of block 0", 1, 512, SIG_DATA_CRC16 << 16 | 0x4321,
+		  MLX5DV_MKEY_SIG_BLOCK_BAD_APPTAG },
+		{ "T10-DIF guard of block 1", 1, 520 + 512, 0xbeef1234,
+		  MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD },
+	};
+	struct mlx5dv_sig_t10dif dif = { MLX5DV_SIG_T10DIF_CRC, 0, 0x1234, 0x100,
+					 MLX5DV_SIG_T10DIF_FLAG_REF_REMAP };
+	struct mlx5dv_sig_crc crc = { MLX5DV_SIG_CRC_TYPE_CRC32C, 0xffffffff };
+	struct rf_sig_domain rdif = { RF_SIG_T10DIF_CRC, RF_SIG_BLOCK_512, RF_SIG_T10DIF_REF_REMAP,
+				      0, 0x1234, 0x100, 0 };
+	struct rf_sig_domain rcrc = { RF_SIG_CRC32C, RF_SIG_BLOCK_512, 0, 0, 0, 0, 0xffffffff };
+	uint32_t bsf = 16 + 48 + 64 + 64, psv = 0, errors = 0;
+	struct ut t;
+
+	if (ut_open(&t, MLX5DV_MKEY_INIT_ATTR_FLAGS_BLOCK_SIGNATURE))
+		return;
+	for (unsigned k = 0; k < sizeof(cs) / sizeof(cs[0]); k++) {
+		const struct sig_case *c = &cs[k];
+		struct mlx5dv_sig_block_domain mem;
+		struct mlx5dv_sig_block_attr sa;
+		struct mlx5dv_mkey_conf_attr conf;
+		struct mlx5dv_mkey_err le;
+		struct rf_sig_block sig;
+		struct rf_sig_err re;
+		struct rf_wc wc[2];
+		struct ibv_sge is;
+		struct rf_sge rs;
+		uint32_t len = sig_memory(&t, c);
+
+		memset(&mem, 0, sizeof(mem));
+		memset(&sa, 0, sizeof(sa));
+		memset(&conf, 0, sizeof(conf));
+		mem.sig_type = c->dif ? MLX5DV_SIG_TYPE_T10DIF : MLX5DV_SIG_TYPE_CRC;
+		if (c->dif)
+			mem.sig.dif = &dif;
+		else
+			mem.sig.crc = &crc;
+		mem.block_size = MLX5DV_BLOCK_SIZE_512;
+		sa.mem = &mem;
+		sa.check_mask = c->dif ? MLX5DV_SIG_MASK_T10DIF_GUARD | MLX5DV_SIG_MASK_T10DIF_APPTAG |
+					 MLX5DV_SIG_MASK_T10DIF_REFTAG : MLX5DV_SIG_MASK_CRC32C;
+		is.addr = rs.addr = e2e_addr(&t.g.e.a, 0);
+		is.length = rs.length = len;
+		is.lkey = rs.lkey = t.g.e.a.mr->lkey;
+
+		/* libmlx5: configure, write, its poll takes the CQE, the key reports */
+		lib_start(&t, 1);
+		mlx5dv_wr_mkey_configure(t.dvx, t.mkey, 3, &conf);
+		mlx5dv_wr_set_mkey_access_flags(t.dvx, ACC);
+		mlx5dv_wr_set_mkey_layout_list(t.dvx, 1, &is);
+		mlx5dv_wr_set_mkey_sig_block(t.dvx, &sa);
+		lib_complete(&t);
+		if (!k)	/* the memory PSV, from the first BSF: the key keeps it */
+			psv = (uint32_t)wqe_byte(&t.u.sq, 0, bsf + 13) << 16 |
+			      (uint32_t)wqe_byte(&t.u.sq, 0, bsf + 14) << 8 |
+			      wqe_byte(&t.u.sq, 0, bsf + 15);
+		lib_write_from_key(&t, c->dif ? 1024 : 512);
+		cr_assert_eq(mlx5dv_mkey_check(t.mkey, &le), 0, "%s", c->what);
+		cr_assert_eq(le.err_type, c->type, "%s: libmlx5 type %d", c->what, le.err_type);
+		errors++;
+
+		/* rdmafast: the same on a */
+		cr_assert_eq(rf_sig_block_init(&sig, c->dif ? &rdif : &rcrc, psv, NULL,
+					       RF_SIG_NO_PSV, sa.check_mask, 0, 0), 0);
+		cr_assert_eq(rf_sq_post_mr_list_sig(&t.g.e.a.qp.sq, t.mkey->lkey,
+						    rf_mw_access_ibv(ACC) |
+						    RF_UMR_SIG_ERR_CNT(1 + errors), &rs, 1, &sig,
+						    RF_SEND_SIGNALED | RF_SEND_RING, 1), 0);
+		cr_assert_eq(rf_status(&t), RF_WC_SUCCESS, "%s: configure", c->what);
+		cr_assert_eq(rf_sq_post_write(&t.g.e.a.qp.sq, t.mkey->lkey, 0, c->dif ? 1024 : 512,
+					      t.g.e.b.mr->rkey, e2e_addr(&t.g.e.b, 0),
+					      RF_SEND_SIGNALED | RF_SEND_RING, 2), 0);
+		e2e_wait(&t.g.e.a.cq, wc, 1);
+		cr_assert_eq(wc[0].opcode, RF_WC_SIG_ERR, "%s: opcode %#x", c->what, wc[0].opcode);
+		cr_assert_eq(wc[0].status, RF_WC_GENERAL_ERR);
+		cr_assert_eq(rf_cq_sig_err(&t.g.e.a.cq, c->dif ? &rdif : &rcrc, NULL, &re), 0);
+		e2e_wait(&t.g.e.a.cq, wc + 1, 1);
+		cr_assert_eq(wc[1].opcode, RF_WC_RDMA_WRITE, "%s: the write completes too", c->what);
+		cr_assert_eq(wc[1].status, RF_WC_SUCCESS);
+		cr_assert_eq(wc[1].wr_id, 2);
+		errors++;
+
+		cr_assert_eq(re.type, (uint8_t)le.err_type, "%s: type rdmafast %u libmlx5 %d",
+			     c->what, re.type, le.err_type);
+		cr_assert_eq(re.expected, le.err.sig.expected_value,
+			     "%s: expected rdmafast %#" PRIx64 " libmlx5 %#" PRIx64, c->what,
+			     re.expected, le.err.sig.expected_value);
+		cr_assert_eq(re.actual, le.err.sig.actual_value,
+			     "%s: actual rdmafast %#" PRIx64 " libmlx5 %#" PRIx64, c->what,
+			     re.actual, le.err.sig.actual_value);
+		cr_assert_eq(re.offset, le.err.sig.offset, "%s: offset rdmafast %" PRIu64
+			     " libmlx5 %" PRIu64, c->what, re.offset, le.err.sig.offset);
+		cr_assert_eq(re.mkey, t.mkey->lkey, "%s", c->what);
+		cr_assert_eq(re.domain, RF_SIG_ERR_DOMAIN_MEMORY, "%s", c->what);
+		/* reported once, as mlx5dv_mkey_check() */
+		cr_assert_eq(mlx5dv_mkey_check(t.mkey, &le), 0);
+		cr_assert_eq(le.err_type, MLX5DV_MKEY_NO_ERR);
+		cr_assert_eq(rf_cq_sig_err(&t.g.e.a.cq, &rdif, NULL, &re), 0);
+		cr_assert_eq(re.type, RF_SIG_ERR_NONE);
+	}
 	ut_close(&t);
 }

@@ -190,6 +190,23 @@ static inline RF_COLD const uint8_t *rf__cq_scat_src(const struct rf_cq *cq,
 }
 
 /*
+ * A signature error CQE: its record (RF_WC_SIG_ERR, status
+ * RF_WC_GENERAL_ERR, no WQE: the one that moved the data completes on
+ * its own), its bytes kept in the CQ for rf_cq_sig_err() (the poll that
+ * returns the record ends with it, so the next one cannot overwrite it).
+ */
+static inline RF_COLD int rf__cq_sig_err(struct rf_cq *cq, const struct rf_cqe64 *cqe,
+					 struct rf_wc *wc)
+{
+	__builtin_memcpy(&cq->sig_err, cqe, sizeof(cq->sig_err));
+	cq->sig_err_stop = 1;
+	__builtin_memset(wc, 0, sizeof(*wc));
+	wc->status = RF_WC_GENERAL_ERR;
+	wc->opcode = RF_WC_SIG_ERR;
+	return 1;
+}
+
+/*
  * The slow path: error, compressed, scatter-to-CQE and unusual CQEs, and
  * QPNs missing from the cache. Returns 1 when wc was filled, 0 when the
  * CQE was consumed without a record.
@@ -208,8 +225,9 @@ static inline RF_COLD int rf__cq_poll_slow(struct rf_cq *cq, struct rf_cqe64 *cq
 	struct rf_cq_qp *q;
 	struct rf__wc_kind k;
 
-	if (opcode == RF_CQE_SIG_ERR || opcode == RF_CQE_INVALID ||
-	    opcode == RF_CQE_RESIZE_CQ)
+	if (opcode == RF_CQE_SIG_ERR)
+		return rf__cq_sig_err(cq, cqe, wc);
+	if (opcode == RF_CQE_INVALID || opcode == RF_CQE_RESIZE_CQ)
 		return 0;	/* not a work completion */
 
 	if (fmt == RF_CQE_FORMAT_COMPRESSED) {

@@ -186,6 +186,17 @@ RF_INLINE union rf__wc_view *rf__cq_poll_more(struct rf_cq *cq, struct rf__cq_ba
 			b->want ^= RF__CQE_TAIL_OWNER;
 			cq->want ^= RF__CQE_TAIL_OWNER;
 		}
+		/*
+		 * A signature error record ends the poll, its details kept in
+		 * the CQ (rf__cq_sig_err()): tested here, in memory, rather
+		 * than after the decode, where a value kept across it took
+		 * gcc a register that rf_cq_poll()'s callers' loops then
+		 * spilled (2 instructions a poll_1, make bench).
+		 */
+		if (RF_UNLIKELY(cq->sig_err_stop)) {
+			cq->sig_err_stop = 0;
+			break;
+		}
 		if (w == wend)
 			break;
 		stop = rf__cq_stop(b, w, wend);

@@ -2,7 +2,8 @@
 /*
  * rdmafast/hw/cqe.h - mlx5 completion queue entry formats (PRM "Completion
  * Queue Entry"): the 64-byte CQE, its place in a 128-byte CQE, the error
- * CQE, opcodes, ownership, error syndromes and the mini-CQE.
+ * and signature error CQEs, opcodes, ownership, error syndromes and the
+ * mini-CQE.
  *
  * Ownership: the CQ has 2^log_n entries and a free-running consumer index
  * ci. The entry at ci & (2^log_n - 1) belongs to software when its owner
@@ -135,6 +136,46 @@ RF_STATIC_ASSERT(offsetof(struct rf_err_cqe, syndrome) == 55, "err syndrome");
 RF_STATIC_ASSERT(offsetof(struct rf_err_cqe, s_wqe_opcode_qpn) == 56, "err s_wqe_opcode_qpn");
 RF_STATIC_ASSERT(offsetof(struct rf_err_cqe, wqe_counter) == 60, "err wqe_counter");
 RF_STATIC_ASSERT(offsetof(struct rf_err_cqe, op_own) == 63, "err op_own");
+
+/*
+ * ---- The signature error CQE (opcode SIG_ERR): same 64 bytes ----------
+ * A signature key's check failed (PRM "Signature Error CQE"; rdma-core's
+ * struct mlx5_sigerr_cqe, providers/mlx5/cq.c). It names the key, not a
+ * QP or a WQE: the WQE that moved the data completes on its own.
+ */
+struct rf_sig_err_cqe {
+	uint8_t rsvd0[16];
+	__be32  expected_trans_sig;	/* T10-DIF: guard << 16 | app tag; CRC32: the CRC */
+	__be32  actual_trans_sig;	/* CRC64: the high halves */
+	__be32  expected_ref_tag;	/* T10-DIF: the reference tag; CRC64: the low halves */
+	__be32  actual_ref_tag;
+	__be16  syndrome;		/* RF_SIG_ERR_SYND_* */
+	uint8_t sig_type;		/* [2:0] RF_SIG_ERR_TYPE_* */
+	uint8_t domain;			/* [2:0] RF_SIG_ERR_DOMAIN_* */
+	__be32  mkey;			/* the key whose check failed */
+	__be64  sig_err_offset;		/* where the failing block starts */
+	uint8_t rsvd48[14];
+	uint8_t signature;
+	uint8_t op_own;
+};
+RF_STATIC_ASSERT(sizeof(struct rf_sig_err_cqe) == 64, "sig err cqe size");
+RF_STATIC_ASSERT(offsetof(struct rf_sig_err_cqe, expected_trans_sig) == 16, "sig exp sig");
+RF_STATIC_ASSERT(offsetof(struct rf_sig_err_cqe, actual_ref_tag) == 28, "sig act ref");
+RF_STATIC_ASSERT(offsetof(struct rf_sig_err_cqe, syndrome) == 32, "sig syndrome");
+RF_STATIC_ASSERT(offsetof(struct rf_sig_err_cqe, domain) == 35, "sig domain");
+RF_STATIC_ASSERT(offsetof(struct rf_sig_err_cqe, mkey) == 36, "sig mkey");
+RF_STATIC_ASSERT(offsetof(struct rf_sig_err_cqe, sig_err_offset) == 40, "sig offset");
+RF_STATIC_ASSERT(offsetof(struct rf_sig_err_cqe, op_own) == 63, "sig op_own");
+
+enum {
+	RF_SIG_ERR_SYND_REFTAG = 1 << 11,	/* the reference tag differs */
+	RF_SIG_ERR_SYND_APPTAG = 1 << 12,	/* the application tag differs */
+	RF_SIG_ERR_SYND_GUARD  = 1 << 13,	/* the guard (T10-DIF) or CRC differs */
+	RF_SIG_ERR_TYPE_BLOCK       = 0,	/* a block signature (the only one posted) */
+	RF_SIG_ERR_TYPE_TRANSACTION = 1,
+	RF_SIG_ERR_DOMAIN_WIRE   = 0,
+	RF_SIG_ERR_DOMAIN_MEMORY = 1,
+};
 
 enum {
 	RF_CQE_SYNDROME_LOCAL_LENGTH_ERR        = 0x01,
