@@ -27,7 +27,7 @@
  *                 in batches of 16 with the last one signaled and one
  *                 doorbell per batch (ibv_post_send of a 16-WR chain, or 16
  *                 rf_sq_post_read and one rf_sq_ring), 8 batches in
- *                 flight, for seconds/2 each, in four runs of seconds/8:
+ *                 flight, for seconds/2 each, in four runs of seconds/4:
  *                 libmlx5, rdmafast, rdmafast, libmlx5; READs per second,
  *                 and rdmafast's against libmlx5's. The last 128 READs' data
  *                 of each run are checked against the pattern (a mismatch
