@@ -163,7 +163,8 @@ struct dev_lent_mr {
 struct grant_table {
 	uint64_t		magic;
 	int32_t			pid;		/* the responder */
-	_Atomic uint32_t	passing;	/* it is in a pass: its grants come back */
+	_Atomic uint16_t	passing;	/* it is in a pass: its grants come back */
+	_Atomic uint16_t	waiting;	/* ...and waits for another host's pass */
 	uint64_t		nonce_addr;	/* where its nonce lies in its memory */
 	uint64_t		nonce;
 	struct dev_grant		g[EMU_NUM_IDX_MASK + 1];
@@ -730,12 +731,14 @@ static struct peer *peer_of(unsigned h)
 }
 
 /*
- * How long a requester waits for a responder's pass to lend a grant again,
- * and how long it then waits for none of that responder's after a wait in
- * vain (a pass that did not lend it, or did not end): a responder whose
- * engine is in one pass after another costs its requesters 2% at most.
+ * How long a requester waits for a responder's pass to lend a grant again:
+ * long enough for a responder that lost its CPU in the pass to get it back
+ * on a loaded machine (a packet would wait as long for it), and after a
+ * wait in vain (a pass that did not lend it, or did not end) how long it
+ * waits for none of that responder's: a responder whose engine is in one
+ * long pass after another costs its requesters little.
  */
-#define GRANT_WAIT_NS		20000u
+#define GRANT_WAIT_NS		1000000u
 #define GRANT_NO_WAIT_NS	1000000u
 
 static inline void cpu_relax(void)
@@ -748,37 +751,49 @@ static inline void cpu_relax(void)
 }
 
 /*
- * Is g ready, or made ready by the pass its responder is in
+ * Is g ready, or made ready by the pass its responder h is in
  * (dev_grant_pass_begin())?  A packet would wait for that responder's
- * engine to wake; a pass ends in microseconds, unless its thread lost
- * its CPU, which the bound is for.
+ * engine to wake; a pass ends in microseconds, unless its thread lost its
+ * CPU.  The requester is in a pass of its own: two hosts that each wait
+ * for the other's would wait out the bound, so a requester gives up when
+ * its responder waits too and has the lower host number (in any cycle of
+ * waits one host does).
  */
-static bool ready_soon(struct peer *p, const struct dev_grant *g)
+static bool ready_soon(struct peer *p, unsigned h, const struct dev_grant *g)
 {
 	uint64_t now, until;
+	bool ready = false;
 
 	if (atomic_load_explicit(&g->state, memory_order_acquire) == GRANT_READY)
 		return true;
-	if (!atomic_load_explicit(&p->t->passing, memory_order_acquire))
+	if (!own || !atomic_load_explicit(&p->t->passing, memory_order_acquire))
 		return false;
 	now = dev_now_ns();
 	if (now < p->no_wait_until)
 		return false;
 	until = now + GRANT_WAIT_NS;
+	atomic_store_explicit(&own->waiting, 1, memory_order_seq_cst);
 	for (unsigned spins = 1;; spins++) {
 		cpu_relax();
-		if (atomic_load_explicit(&g->state, memory_order_acquire) == GRANT_READY)
-			return true;
-		if (!atomic_load_explicit(&p->t->passing, memory_order_acquire)) {
-			if (atomic_load_explicit(&g->state, memory_order_acquire) == GRANT_READY)
-				return true;
+		if (atomic_load_explicit(&g->state, memory_order_acquire) == GRANT_READY) {
+			ready = true;
 			break;
 		}
+		if (!atomic_load_explicit(&p->t->passing, memory_order_acquire)) {
+			ready = atomic_load_explicit(&g->state, memory_order_acquire) ==
+				GRANT_READY;
+			break;
+		}
+		if (atomic_load_explicit(&p->t->waiting, memory_order_seq_cst) &&
+		    h < emu_cfg.host_id)
+			break;
 		if (!(spins & 63) && dev_now_ns() > until)
 			break;
 	}
-	p->no_wait_until = dev_now_ns() + GRANT_NO_WAIT_NS;
-	return false;
+	atomic_store_explicit(&own->waiting, 0, memory_order_release);
+	if (!ready)
+		p->no_wait_until = dev_now_ns() + GRANT_NO_WAIT_NS;
+	return ready;
 }
 
 /* A claimed grant, or NULL. */
@@ -798,7 +813,7 @@ const struct dev_grant *dev_grant_claim(uint32_t dst_qpn)
 		p->id_known = true;
 	}
 	g = &p->t->g[dst_qpn & EMU_NUM_IDX_MASK];
-	if (!ready_soon(p, g) ||
+	if (!ready_soon(p, EMU_NUM_HOST(dst_qpn), g) ||
 	    !atomic_compare_exchange_strong(&g->state, &st, GRANT_CLAIMED))
 		return NULL;
 	g->claimer = own ? own->pid : getpid();
