@@ -550,6 +550,9 @@ struct dev_engine {
 	uint64_t		assist_wire;	/* ns: such a pass looked at the sockets */
 	uint64_t		assists;	/* passes run from applications' polls */
 	uint64_t		db_assists;	/* passes run from doorbell faults */
+	uint64_t		db_assist_wire;	/* ns: such a pass looked at the sockets */
+	_Atomic uint64_t	db_handovers;	/* doorbells those faults left to the engine */
+	uint64_t		engine_passes;	/* passes run by the engine thread */
 	uint64_t		sleep_until;	/* ns: the sleeping engine's wake-up, 0: awake */
 	uint32_t		assist_streak;	/* of them since a CQ was last armed */
 	uint8_t			zip_mode;	/* EMU_CQE_COMPRESS_*, at engine start */

@@ -58,10 +58,11 @@
  * out, then every grant back: a requester that read the entry before is
  * waited for, as an HCA finishes its DMA before the key is destroyed.
  *
- * Before every write the requester asks the kernel whether the very
+ * Before it writes, the requester asks the kernel whether the very
  * process that published is still alive (a pidfd opened when it mapped
- * the table, checked against a nonce the responder keeps in its memory),
- * so that a recycled pid is never written to.  Where process_vm_writev()
+ * the table, checked against a nonce the responder keeps in its memory;
+ * asked again after a millisecond, PEER_ALIVE_NS), so that a recycled pid
+ * is never written to.  Where process_vm_writev()
  * is refused (another uid, Yama ptrace_scope, seccomp) the table is not
  * used and the wire carries everything as before.  RFEMU_DIRECT_DELIVERY=0
  * turns it off.  x86-64 only: elsewhere the CQE's body and owner byte
@@ -660,6 +661,7 @@ struct peer {
 	bool			refused;	/* process_vm_writev() not allowed */
 	bool			id_known;
 	uint64_t		no_wait_until;	/* ns: a wait for its pass was in vain */
+	uint64_t		alive_at;	/* ns: its pidfd last said it lives */
 	struct emu_dev_id	id[EMU_MAX_DEVS];	/* its ports' LIDs and GIDs */
 };
 
@@ -677,6 +679,18 @@ static void peer_drop(struct peer *p)
 }
 
 /*
+ * How long a responder's process, once its pidfd said it lives, is taken
+ * to be alive without asking again.  The question is a system call for
+ * every message otherwise (1 us on a 2-vCPU AMD EPYC VM, a twelfth of a
+ * busy round trip's hop there).  What it guards against is a write into
+ * another process that got the dead responder's pid: the kernel hands
+ * out pids in turn up to pid_max (32768 at least), and no host forks
+ * that many times in a millisecond.  A responder that died since fails
+ * process_vm_writev() with ESRCH, and the message goes as a packet.
+ */
+#define PEER_ALIVE_NS		1000000u
+
+/*
  * The table of host h, mapped, with its process alive and known to be the
  * one that wrote it (a pidfd, then its nonce read from its memory); NULL
  * if there is none or it cannot be written to.
@@ -692,9 +706,15 @@ static struct peer *peer_of(unsigned h)
 	if (h == 0 || h > EMU_MAX_HOSTS || h == emu_cfg.host_id)
 		return NULL;
 	p = &peers[h];
-	if (p->t && p->t->magic == GRANT_MAGIC && p->t->pid == p->pid &&
-	    syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) == 0)
-		return p;
+	if (p->t && p->t->magic == GRANT_MAGIC && p->t->pid == p->pid) {
+		if (dev_eng.now - p->alive_at < PEER_ALIVE_NS)
+			return p;
+		wire_stats.peer_checks++;
+		if (syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) == 0) {
+			p->alive_at = dev_eng.now;
+			return p;
+		}
+	}
 	if (p->t || p->pid)
 		peer_drop(p);
 	if ((size_t)snprintf(path, sizeof(path), "%s/grant.%u", emu_subnet_dir(), h) >= sizeof(path))
@@ -727,6 +747,7 @@ static struct peer *peer_of(unsigned h)
 		peer_drop(p);
 		return NULL;
 	}
+	p->alive_at = dev_eng.now;
 	return p;
 }
 

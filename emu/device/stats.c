@@ -15,6 +15,7 @@ int rfemu_dev_stats(struct rfemu_dev_stats *out, size_t size)
 	s = wire_stats;
 	s.poll_assists = dev_eng.assists;
 	s.doorbell_assists = dev_eng.db_assists;
+	s.engine_passes = dev_eng.engine_passes;
 	emu_lock_release();
 	dev_trap_counts(&s.trap_faults, &s.trap_mprotects);
 	s.trap_stores = dev_trap_stores();

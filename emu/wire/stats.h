@@ -35,6 +35,9 @@ struct rfemu_dev_stats {
 	uint64_t	direct;		/* of pkts_tx and pkts_rx: SENDs, WRITEs and READs carried out by their requester (device/grant.c) */
 	uint64_t	drop_address;	/* the DLID (InfiniBand) or DGID names no port of the destination QP */
 	uint64_t	drop_transport;	/* the BTH opcode's transport is not the destination QP's */
+	uint64_t	engine_passes;	/* device passes run by the engine thread */
+	uint64_t	peer_checks;	/* direct delivery: responders' processes asked whether they live */
+	uint64_t	socket_polls;	/* looks at the wire's sockets (a system call each) */
 };
 
 /* Copy min(size, sizeof) bytes of the counters to out; returns 0. */

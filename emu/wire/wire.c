@@ -613,6 +613,8 @@ static unsigned poll_sockets(unsigned budget)
 	unsigned n = 0;
 	int k = epoll_wait(ep_fd, ev, (int)DEV_ARRAY_SIZE(ev), 0);
 
+	wire_stats.socket_polls++;
+
 	for (int i = 0; i < k && n < budget; i++) {
 		int fd = ev[i].data.fd;
 

@@ -12,6 +12,7 @@
  * receive - goes as a packet and fails there as it always did.
  */
 #include <stdio.h>
+#include <time.h>
 
 #include <infiniband/tm_types.h>
 
@@ -251,16 +252,20 @@ Test(dev_direct, to_an_srq, .timeout = 120)
  * (grant.c, dev_grant_pass_begin()) instead of going as a packet, which
  * would wait for the helper's engine to wake: every message after the
  * first goes directly, both ways.  A helper's thread preempted in a pass
- * for longer than the wait sends one as a packet; a few are allowed.
+ * for longer than the wait sends one as a packet; a few are allowed.  And
+ * the kernel is asked whether the helper lives once a millisecond, not
+ * for every message (a system call each: grant.c, PEER_ALIVE_NS).
  */
 Test(dev_direct, a_busy_round_trip_goes_directly, .timeout = 120)
 {
 	struct host h;
 	struct rfemu_dev_stats s0, s1;
+	struct timespec a, b;
 	char line[256];
 	unsigned echoed, slack;
-	unsigned long long direct, ours;
+	unsigned long long direct, ours, checks;
 	const unsigned n = 3000;
+	double ms;
 
 	host_up(&h, false);
 	for (unsigned m = 0; m < 2; m++) {	/* the first one each way is a packet */
@@ -268,11 +273,14 @@ Test(dev_direct, a_busy_round_trip_goes_directly, .timeout = 120)
 		post_recv(&h, (int)next_recv(&h).wr_id);
 	}
 	s0 = wt_stats();
+	clock_gettime(CLOCK_MONOTONIC, &a);
 	for (unsigned m = 0; m < n; m++) {
 		send_msg(&h, 8, m, false, 0);
 		post_recv(&h, (int)next_recv(&h).wr_id);
 	}
+	clock_gettime(CLOCK_MONOTONIC, &b);
 	s1 = wt_stats();
+	ms = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
 	wt_peer_say(&h.peer, "done");
 	wt_peer_line(&h.peer, line, sizeof(line));
 	cr_assert_eq(sscanf(line, "echoed %u direct %llu", &echoed, &direct), 2,
@@ -288,6 +296,9 @@ Test(dev_direct, a_busy_round_trip_goes_directly, .timeout = 120)
 		      ours, 2 * n);
 	cr_assert_geq(direct, 2ull * n - slack, "%llu of %u messages directly at the helper",
 		      direct, 2 * n);
+	/* whether the helper lives is asked once a millisecond, not per message */
+	checks = s1.peer_checks - s0.peer_checks;
+	cr_assert_leq((double)checks, ms + 10, "%llu liveness checks in %.1f ms", checks, ms);
 out:
 	host_down(&h);
 }
