@@ -497,7 +497,17 @@ Test(sig, write_into_rkey)
 	cr_expect_eq(e.err_type, MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD);
 	cr_expect_eq(e.err.sig.actual_value, DATA_CRC16);
 	cr_expect_eq(e.err.sig.offset, 0);
-	/* past the key's wire bytes: the peer's remote access error */
+	/* a READ needs remote read access, which the key does not grant */
+	cr_expect_eq(peer_rdma(IBV_WR_RDMA_READ, 1040), IBV_WC_REM_ACCESS_ERR);
+}
+
+/* past the key's 1040 wire bytes: the peer's remote access error */
+Test(sig, write_into_rkey_past_its_wire_bytes)
+{
+	dif_image(t.buf[1], 2);
+	cr_assert_eq(configure_acc(1024, NULL, &dif_dom, DIF_ALL,
+				   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
+		     IBV_WC_SUCCESS);
 	cr_expect_eq(peer_rdma(IBV_WR_RDMA_WRITE, 1041), IBV_WC_REM_ACCESS_ERR);
 }
 
