@@ -146,6 +146,7 @@ struct dev_sge {
 	uint8_t			*ptr;
 	uint32_t		len;
 	bool			local;		/* inline data in the device's WQE copy: cannot fault */
+	bool			sig;		/* into a signature key: the SGL's sig_in */
 };
 
 /* A failed signature check (sig.c), for its error CQE. */
@@ -157,19 +158,32 @@ struct dev_sig_err {
 	uint64_t		offset;
 };
 
+/*
+ * The range of a signature key an SGL scatters into (its one piece with
+ * sig set): the key's wire bytes [off, off + len), which sig.c turns into
+ * memory blocks as they arrive.
+ */
+struct dev_sig_in {
+	struct emu_mkey		*mk;
+	const struct emu_pd	*pd;
+	uint64_t		off, len;
+};
+
 struct dev_sgl {
 	unsigned		n;
 	uint64_t		total;
-	struct dev_sig_err	sig;		/* a gather through a signature key */
+	struct dev_sig_err	sig;		/* a check through a signature key failed */
+	struct dev_sig_in	sig_in;
 	struct dev_sge		e[DEV_MAX_SGE];
 };
 
 /*
  * Copy between a flat buffer and an SGL at a byte offset into the SGL;
- * false if application memory faulted (guard.c).
+ * false if application memory faulted (guard.c).  A copy in through a
+ * signature key notes a failed check in sgl->sig (the first one).
  */
 bool dev_sgl_copy_out(const struct dev_sgl *sgl, uint64_t off, void *dst, uint32_t len);
-bool dev_sgl_copy_in(const struct dev_sgl *sgl, uint64_t off, const void *src, uint32_t len);
+bool dev_sgl_copy_in(struct dev_sgl *sgl, uint64_t off, const void *src, uint32_t len);
 
 /* ------------------------------------------------------------------------ */
 /* Fault-safe access to application memory (guard.c)                    */
@@ -811,8 +825,14 @@ int dev_mkey_sgl(struct dev_sgl *sgl, uint32_t key, uint64_t va, uint64_t len,
 		 const struct emu_pd *pd, uint32_t need);
 bool dev_rkey_ok(uint32_t rkey, uint64_t va, uint64_t len, const struct emu_pd *pd,
 		 const struct emu_qp *qp, uint32_t need);
-bool dev_rkey_copy(uint32_t rkey, uint64_t va, void *buf, uint32_t len,
-		   const struct emu_pd *pd, const struct emu_qp *qp, uint32_t need, bool to_mem);
+/*
+ * ... bytes [off, off + len) of a message to (to_mem) or from [mva, mva +
+ * mlen) of rkey: a signature key's checks are made over the message (a
+ * failed one noted in err), its blocks split between packets included
+ */
+bool dev_rkey_copy(uint32_t rkey, uint64_t mva, uint64_t mlen, uint64_t off, void *buf,
+		   uint32_t len, const struct emu_pd *pd, const struct emu_qp *qp, uint32_t need,
+		   bool to_mem, struct dev_sig_err *err);
 /* an mkey's invalidation: 0, or -1 if refused (qp NULL: local) */
 int dev_mkey_invalidate(struct emu_qp *qp, const struct emu_pd *pd, uint32_t key);
 /* len bytes of mk's memory layout at offset off, appended to sgl (mkey.c) */
@@ -821,6 +841,12 @@ int dev_mkey_map(struct dev_sgl *sgl, const struct emu_mkey *mk, uint64_t off, u
 /* ... or copied to buf */
 bool dev_mkey_read(const struct emu_mkey *mk, uint64_t off, void *buf, uint32_t len,
 		   const struct emu_pd *pd);
+/* ... or copied from buf (the entries locally writable) */
+bool dev_mkey_write(const struct emu_mkey *mk, uint64_t off, const void *buf, uint32_t len,
+		    const struct emu_pd *pd);
+/* ... or only checked: every byte mapped by an entry that grants need */
+bool dev_mkey_covers(const struct emu_mkey *mk, uint64_t off, uint64_t len,
+		     const struct emu_pd *pd, uint32_t need);
 /* signature mkeys (sig.c) */
 uint8_t dev_sig_parse(const struct dev_qp *dq, const struct emu_mkey *mk, const uint8_t *bsf,
 		      struct emu_mkey_sig *s);
@@ -831,7 +857,18 @@ int dev_sig_gather(struct dev_sgl *sgl, struct emu_mkey *mk, uint64_t va, uint64
 		   const struct emu_pd *pd);
 int dev_sig_scatter(struct dev_sgl *sgl, struct emu_mkey *mk, uint64_t va, uint64_t len,
 		    const struct emu_pd *pd, uint32_t need);
-void dev_sig_err_cqe(struct dev_qp *dq, const struct dev_sig_err *e);
+/* may [va, va + len) of signature key mk be used for need (its wire bytes)? */
+bool dev_sig_range_ok(const struct emu_mkey *mk, uint64_t va, uint64_t len,
+		      const struct emu_pd *pd, uint32_t need);
+/* bytes [off, off + len) of a scatter's piece placed from in; false on a fault */
+bool dev_sig_scatter_in(const struct dev_sig_in *si, uint64_t off, const uint8_t *in,
+			uint32_t len, struct dev_sig_err *err);
+/* dev_rkey_copy() through a signature key: out of it (a READ's), into it (a WRITE's) */
+bool dev_sig_read(struct emu_mkey *mk, uint64_t mva, uint64_t mlen, uint64_t off, void *buf,
+		  uint32_t len, const struct emu_pd *pd, struct dev_sig_err *err);
+bool dev_sig_write(struct emu_mkey *mk, uint64_t mva, uint64_t mlen, uint64_t off,
+		   const void *buf, uint32_t len, const struct emu_pd *pd, struct dev_sig_err *err);
+void dev_sig_err_cqe(struct emu_cq *cq, uint32_t qpn, const struct dev_sig_err *e);
 /* a UMR WQE (w, len bytes) on an indirect mkey: 0 or a syndrome */
 uint8_t dev_mkey_umr(struct dev_qp *dq, const uint8_t *w, uint32_t len,
 		     struct emu_mkey *mk);

@@ -41,9 +41,11 @@ uint8_t *dev_mw_ptr(uint32_t rkey, uint64_t va, uint64_t len,
  * `out`, or in from `in` (exactly one is set).  The SGL points into
  * application memory: every piece goes through the fault guard, and the
  * first fault ends the copy with false (the caller writes the error CQE).
+ * A piece into a signature key goes through its blocks (sig.c), a failed
+ * check noted in err; it is never copied out (only scatters make one).
  */
 static bool sgl_copy(const struct dev_sgl *sgl, uint64_t off, uint8_t *out,
-		     const uint8_t *in, uint32_t len)
+		     const uint8_t *in, uint32_t len, struct dev_sig_err *err)
 {
 	for (unsigned i = 0; i < sgl->n && len; i++) {
 		const struct dev_sge *e = &sgl->e[i];
@@ -56,7 +58,11 @@ static bool sgl_copy(const struct dev_sgl *sgl, uint64_t off, uint8_t *out,
 		n = e->len - (uint32_t)off;
 		if (n > len)
 			n = len;
-		if (out) {
+		if (DEV_UNLIKELY(e->sig)) {
+			if (out || !dev_sig_scatter_in(&sgl->sig_in, off, in, n, err))
+				return false;
+			in += n;
+		} else if (out) {
 			if (e->local)
 				memcpy(out, e->ptr + off, n);
 			else if (DEV_UNLIKELY(!dev_copy(out, e->ptr + off, n)))
@@ -75,12 +81,12 @@ static bool sgl_copy(const struct dev_sgl *sgl, uint64_t off, uint8_t *out,
 
 bool dev_sgl_copy_out(const struct dev_sgl *sgl, uint64_t off, void *dst, uint32_t len)
 {
-	return sgl_copy(sgl, off, dst, NULL, len);
+	return sgl_copy(sgl, off, dst, NULL, len, NULL);
 }
 
-bool dev_sgl_copy_in(const struct dev_sgl *sgl, uint64_t off, const void *src, uint32_t len)
+bool dev_sgl_copy_in(struct dev_sgl *sgl, uint64_t off, const void *src, uint32_t len)
 {
-	return sgl_copy(sgl, off, NULL, src, len);
+	return sgl_copy(sgl, off, NULL, src, len, &sgl->sig);
 }
 
 /*
@@ -103,6 +109,7 @@ int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 {
 	sgl->n = 0;
 	sgl->sig.synd = 0;
+	sgl->sig_in.mk = NULL;
 	sgl->total = 0;
 	for (uint32_t i = 0; i < r->nseg && sgl->total < msg_len; i++) {
 		const uint8_t *seg = r->wqe + 16 * i;
@@ -117,7 +124,7 @@ int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 			/* full only after indirect keys' pieces: the model's limit */
 			if (sgl->n == DEV_MAX_SGE)
 				return DEV_SGL_PROT;
-			sgl->e[sgl->n++] = (struct dev_sge){ p, (uint32_t)len, false };
+			sgl->e[sgl->n++] = (struct dev_sge){ p, (uint32_t)len, false, false };
 			sgl->total += len;
 		} else {
 			int ret = dev_mkey_sgl(sgl, lkey, dev_be64(seg + 8), len, pd,

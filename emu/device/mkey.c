@@ -162,7 +162,7 @@ static const struct emu_mkey *mkey_for(uint32_t key, uint64_t va, uint64_t len,
 {
 	const struct emu_mkey *mk = emu_mkey_by_key_locked(key);
 
-	/* a signature key: only gathers (dev_mkey_sgl()) are modelled */
+	/* a signature key's bytes are not its memory's: sig_key(), sig.c */
 	if (!mk || mk->sig || mk->free || mk->pd != pd || (mk->access & need) != need ||
 	    !dev_in_range(va, len, mk->start, mk->length))
 		return NULL;
@@ -239,19 +239,26 @@ static int sgl_add(void *arg, uint8_t *p, uint32_t n)
 
 	if (sgl->n == DEV_MAX_SGE)
 		return DEV_SGL_LEN;
-	sgl->e[sgl->n++] = (struct dev_sge){ p, n, false };
+	sgl->e[sgl->n++] = (struct dev_sge){ p, n, false, false };
 	sgl->total += n;
 	return 0;
+}
+
+/* The signature key a key names, if configured and of pd: its bytes are the wire's (sig.c). */
+static struct emu_mkey *sig_key(uint32_t key, const struct emu_pd *pd)
+{
+	struct emu_mkey *mk = emu_mkey_by_key_locked(key);
+
+	return mk && mk->sig && !mk->free && mk->pd == pd ? mk : NULL;
 }
 
 int dev_mkey_sgl(struct dev_sgl *sgl, uint32_t key, uint64_t va, uint64_t len,
 		 const struct emu_pd *pd, uint32_t need)
 {
-	struct emu_mkey *smk = emu_mkey_by_key_locked(key);
+	struct emu_mkey *smk = sig_key(key, pd);
 	const struct emu_mkey *mk;
 
-	/* through a signature key: the wire's bytes (sig.c) */
-	if (smk && smk->sig && !smk->free && smk->pd == pd)
+	if (smk)
 		return need ? dev_sig_scatter(sgl, smk, va, len, pd, need) :
 			      dev_sig_gather(sgl, smk, va, len, pd);
 	mk = mkey_for(key, va, len, pd, need);
@@ -282,7 +289,12 @@ uint8_t *dev_mkey_ptr(uint32_t key, uint64_t va, uint64_t len, const struct emu_
 bool dev_rkey_ok(uint32_t rkey, uint64_t va, uint64_t len, const struct emu_pd *pd,
 		 const struct emu_qp *qp, uint32_t need)
 {
-	return dev_rkey_ptr(rkey, va, len, pd, qp, need) || mkey_for(rkey, va, len, pd, need);
+	const struct emu_mkey *smk;
+
+	if (dev_rkey_ptr(rkey, va, len, pd, qp, need) || mkey_for(rkey, va, len, pd, need))
+		return true;
+	smk = sig_key(rkey, pd);
+	return smk && dev_sig_range_ok(smk, va, len, pd, need);
 }
 
 struct copy_arg {
@@ -300,17 +312,25 @@ static int copy_piece(void *arg, uint8_t *p, uint32_t n)
 	return 0;
 }
 
-bool dev_rkey_copy(uint32_t rkey, uint64_t va, void *buf, uint32_t len,
-		   const struct emu_pd *pd, const struct emu_qp *qp, uint32_t need, bool to_mem)
+bool dev_rkey_copy(uint32_t rkey, uint64_t mva, uint64_t mlen, uint64_t off, void *buf,
+		   uint32_t len, const struct emu_pd *pd, const struct emu_qp *qp, uint32_t need,
+		   bool to_mem, struct dev_sig_err *err)
 {
-	uint8_t *p = dev_rkey_ptr(rkey, va, len, pd, qp, need);
+	uint8_t *p = dev_rkey_ptr(rkey, mva + off, len, pd, qp, need);
 	struct copy_arg c = { buf, to_mem };
 	const struct emu_mkey *mk;
+	struct emu_mkey *smk;
 
 	if (p)
 		return to_mem ? dev_copy(p, buf, len) : dev_copy(buf, p, len);
-	mk = mkey_for(rkey, va, len, pd, need);
-	return mk && !mkey_walk(mk, va, len, pd, need, copy_piece, &c);
+	mk = mkey_for(rkey, mva + off, len, pd, need);
+	if (mk)
+		return !mkey_walk(mk, mva + off, len, pd, need, copy_piece, &c);
+	smk = sig_key(rkey, pd);
+	if (!smk || !dev_sig_range_ok(smk, mva, mlen, pd, need))
+		return false;
+	return to_mem ? dev_sig_write(smk, mva, mlen, off, buf, len, pd, err) :
+			dev_sig_read(smk, mva, mlen, off, buf, len, pd, err);
 }
 
 int dev_mkey_map(struct dev_sgl *sgl, const struct emu_mkey *mk, uint64_t off, uint64_t len,
@@ -325,6 +345,28 @@ bool dev_mkey_read(const struct emu_mkey *mk, uint64_t off, void *buf, uint32_t 
 	struct copy_arg c = { buf, false };
 
 	return !mkey_walk(mk, mk->start + off, len, pd, 0, copy_piece, &c);
+}
+
+bool dev_mkey_write(const struct emu_mkey *mk, uint64_t off, const void *buf, uint32_t len,
+		    const struct emu_pd *pd)
+{
+	struct copy_arg c = { (uint8_t *)(uintptr_t)buf, true };
+
+	return !mkey_walk(mk, mk->start + off, len, pd, IBV_ACCESS_LOCAL_WRITE, copy_piece, &c);
+}
+
+static int no_piece(void *arg, uint8_t *p, uint32_t n)
+{
+	(void)arg;
+	(void)p;
+	(void)n;
+	return 0;
+}
+
+bool dev_mkey_covers(const struct emu_mkey *mk, uint64_t off, uint64_t len,
+		     const struct emu_pd *pd, uint32_t need)
+{
+	return !mkey_walk(mk, mk->start + off, len, pd, need, no_piece, NULL);
 }
 
 /*

@@ -364,6 +364,8 @@ static void resp_ud(struct dev_qp *dq, const struct dev_pkt *p)
 			return;
 		}
 	}
+	if (DEV_UNLIKELY(sgl.sig.synd))
+		dev_sig_err_cqe(qp->recv_cq, qp->qpn, &sgl.sig);
 	{
 		struct dev_cqe c = {
 			.opcode = p->op == DOP_SEND_IMM ? RF_CQE_RESP_SEND_IMM : RF_CQE_RESP_SEND,
@@ -572,7 +574,7 @@ static int resp_send_tagged(struct resp_env *v, const struct dev_pkt *p)
 	if (p->len > skip) {
 		dst = dev_lkey_ptr(x->lkey, x->addr, x->bc, v->srq->pd, IBV_ACCESS_LOCAL_WRITE);
 		if (dst) {
-			sgl.e[0] = (struct dev_sge){ dst, x->bc, false };
+			sgl.e[0] = (struct dev_sge){ dst, x->bc, false, false };
 			sgl.n = 1;
 			sgl.total = x->bc;
 		}
@@ -641,7 +643,7 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 	 * Scatter-to-CQE: a whole small message goes into the CQE and the
 	 * receive buffer stays untouched; libmlx5 copies it out when polled.
 	 */
-	scat = (p->flags & DPKT_FIRST) && (p->flags & DPKT_LAST) &&
+	scat = (p->flags & DPKT_FIRST) && (p->flags & DPKT_LAST) && !sgl.sig_in.mk &&
 	       dev_scat_fits(v->qp->scat_res, v->cq, p->dma_len);
 	if (!scat && !dev_sgl_copy_in(&sgl, p->offset, p->payload, p->len)) {
 		/* the receive buffer's pages went away: as a bad receive lkey */
@@ -649,6 +651,9 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 		recv_error_cqe(dq, &r, v->cq, v->uidx, RF_CQE_SYNDROME_LOCAL_PROT_ERR);
 		return DNAK_REM_OP;
 	}
+	/* through a signature key: a failed check reported before the completion */
+	if (DEV_UNLIKELY(sgl.sig.synd))
+		dev_sig_err_cqe(v->cq, v->qp->qpn, &sgl.sig);
 	if (p->flags & DPKT_LAST) {
 		struct dev_cqe c = resp_cqe(v, p, r.idx, RF_CQE_RESP_SEND);
 
@@ -694,6 +699,7 @@ static bool force_rae(void)
 static int resp_write(struct resp_env *v, const struct dev_pkt *p)
 {
 	bool imm_last = p->op == DOP_WRITE_IMM && (p->flags & DPKT_LAST);
+	struct dev_sig_err sig = { .synd = 0 };
 	uint8_t *dst = NULL;
 	bool indirect = false;
 	struct dev_rwqe r;
@@ -721,9 +727,9 @@ static int resp_write(struct resp_env *v, const struct dev_pkt *p)
 		ridx = r.idx;
 	}
 	if (p->len && (dst ? !dev_copy(dst + p->offset, p->payload, p->len) :
-		       indirect && !dev_rkey_copy(p->rkey, p->raddr + p->offset,
+		       indirect && !dev_rkey_copy(p->rkey, p->raddr, p->dma_len, p->offset,
 						  (void *)p->payload, p->len, v->pd, v->qp,
-						  IBV_ACCESS_REMOTE_WRITE, true))) {
+						  IBV_ACCESS_REMOTE_WRITE, true, &sig))) {
 		/*
 		 * The target pages went away (unmapped, or not writable): a
 		 * remote access error for the requester; a receive already
@@ -733,6 +739,12 @@ static int resp_write(struct resp_env *v, const struct dev_pkt *p)
 			recv_error_cqe(v->dq, &r, v->cq, v->uidx, RF_CQE_SYNDROME_LOCAL_ACCESS_ERR);
 		return DNAK_REM_ACCESS;
 	}
+	/*
+	 * Into a signature key: a failed check goes to the key's owner, who
+	 * has no WQE here, on the CQ of the responder's completions.
+	 */
+	if (DEV_UNLIKELY(sig.synd))
+		dev_sig_err_cqe(v->cq, v->qp->qpn, &sig);
 	if (imm_last) {
 		struct dev_cqe c = resp_cqe(v, p, ridx, RF_CQE_RESP_WR_IMM);
 
@@ -942,6 +954,7 @@ void dev_resp_reset(struct dev_qp *dq)
 static int rd_send_one(struct dev_qp *dq, struct dev_rd *r)
 {
 	uint32_t i = r->next, off = 0, len = 0;
+	struct dev_sig_err sig = { .synd = 0 };
 	const uint8_t *src = NULL;
 	struct dev_pkt *p;
 
@@ -971,9 +984,12 @@ static int rd_send_one(struct dev_qp *dq, struct dev_rd *r)
 		if (i == r->npkt - 1)
 			p->flags |= DPKT_LAST;
 		if (len && (src ? !dev_copy(p->payload, src, len) :
-			    !dev_rkey_copy(r->rkey, r->raddr + off, p->payload, len, r->pd,
-					   dq->qp, IBV_ACCESS_REMOTE_READ, false)))
+			    !dev_rkey_copy(r->rkey, r->raddr, r->len, off, p->payload, len, r->pd,
+					   dq->qp, IBV_ACCESS_REMOTE_READ, false, &sig)))
 			return -1;	/* p is never sent */
+		/* from a signature key: its memory's check failed, reported to its owner */
+		if (DEV_UNLIKELY(sig.synd))
+			dev_sig_err_cqe(dq->qp->recv_cq, dq->qp->qpn, &sig);
 	}
 	wire_send(p);
 	if (++r->next == r->npkt) {

@@ -2,34 +2,73 @@
 /*
  * sig.c - block signature offload on indirect mkeys: the BSF of a UMR
  * WQE (mlx5dv_wr_set_mkey_sig_block()), the SET_PSV WQEs that give each
- * domain its initial signature, and the transform of data gathered
+ * domain its initial signature, and the transforms of data moving
  * through such a key, with the signature error CQE of a failed check.
  *
  * A signature key has two views of its bytes: the memory domain, which
  * its KLM layout maps (blocks of bs data bytes, each followed by the
  * memory's protection information if that domain is signed), and the wire
  * domain, the key's address space (blocks of bs data bytes, each followed
- * by the wire's protection information if that domain is signed).  A
- * gather (the source of a SEND or RDMA WRITE through the key as lkey)
- * reads memory blocks, checks the memory's PI of every block it reads
- * whole (the check mask says which PI bytes), and gives the wire bytes,
- * the wire's PI generated (or, with the same block structure, the bytes
- * of the copy mask copied).  A block the access does not cover whole is
- * not checked, and its PI is generated only if the access asks for a
- * byte of it.  A scatter (a receive or READ response landing in the key)
- * is modelled where that rule leaves nothing to check or generate: the
- * data bytes of blocks it does not write whole.  A mismatch completes the WQE as usual, with a signature
- * error CQE before its completion, as libmlx5 reads it (cq.c,
- * struct mlx5_sigerr_cqe) for mlx5dv_mkey_check().
+ * by the wire's protection information if that domain is signed).
+ *
+ * A gather (the source of a SEND or RDMA WRITE through the key as lkey,
+ * or of a READ's response through it as rkey) reads memory blocks, checks
+ * the memory's PI of every block the access reads whole (the check mask
+ * says which PI bytes), and gives the wire bytes, the wire's PI generated
+ * (or, with the same block structure, the copy mask's bytes copied).
+ *
+ * A scatter (a receive, a READ's response, an RDMA WRITE through the key
+ * as rkey) is the reverse: the data bytes go to the memory's as they
+ * arrive, and a block the message brings whole has the wire's PI checked
+ * under the check mask and the memory's generated (copy-mask bytes copied
+ * from the wire's).  That the hardware does all of it is what its users
+ * rely on: rdma-core's tests/test_mlx5_mkey.py (test_mkey_sig_t10dif,
+ * _crc) posts its receive through a signature key; the kernel's
+ * rdma_rw_ctx_signature_init() (drivers/infiniband/core/rw.c) makes an
+ * IB_MR_TYPE_INTEGRITY key the local SGE of the RDMA READ that iSER's
+ * target (drivers/infiniband/ulp/isert) and NVMe-oF's
+ * (drivers/nvme/target/rdma.c) pull a WRITE's data with, and the
+ * initiators (iser_reg_sig_mr() in drivers/infiniband/ulp/iser, the PI
+ * path of drivers/nvme/host/rdma.c) hand such a key's rkey, with remote
+ * read and write access, to the target, which WRITEs a READ's data into
+ * it.  A key without the access is refused as any key is.
+ *
+ * The error CQE (struct mlx5_sigerr_cqe) names the key, not a WQE:
+ * libmlx5 (providers/mlx5/cq.c, MLX5_CQE_SIG_ERR in mlx5_parse_cqe()) and
+ * the kernel (drivers/infiniband/hw/mlx5/cq.c, mlx5_poll_one()) look the
+ * key up by it, note the error for mlx5dv_mkey_check() /
+ * ib_check_mr_status() and poll on, returning no completion.  So the
+ * key's owner learns of a remote access's error once it polls, as
+ * mlx5dv_mkey_check(3) says: after the completion for a local key, after
+ * the peer's message for a remote one.  No public source says which of
+ * the owner's CQs a ConnectX uses when the peer did the access (iSER and
+ * NVMe-oF give a QP one CQ for both); the model writes it where the
+ * work's completion would go: the send CQ for a WQE of the QP (before its
+ * completion, which succeeds), the receive CQ for what the QP does as
+ * responder.  Its offset is the block's in the domain whose check failed
+ * (iser_check_task_pi_status() divides it by the protected block's size).
+ *
+ * Blocks split between packets: the emulated wire carries a message in
+ * packets of WIRE_MTU bytes (a READ's responses too) and each is placed
+ * as it arrives, so a block's data and PI may come in different packets.
+ * The data is in memory already when the block's last byte comes; the
+ * wire's PI bytes wait in the key (pend_pi) until then, and the check
+ * runs on the block read back from memory.  What decides "whole" is the
+ * message's range in the key (one SGE of a WQE, or the RDMA range): a
+ * block split between two WQEs or messages moves its data bytes only, as
+ * a gather does.  One scatter into a key a WQE; two messages landing in
+ * one key at once share its pending PI (a key serves one I/O at a time
+ * in iSER and NVMe-oF).
  *
  * Not modelled, refused when the UMR configures them (a bind error):
  * CRC64-XP10 and 4048-byte blocks (the caps say neither), a partial app
  * tag check mask, domains of different block sizes, a BSF other than the
- * signature one with its inline sections.  Refused when used: a scatter
- * that writes a block whole or a byte of the wire's PI, and any use as an
- * rkey, which would need the wire's checks and the memory's generation
- * (a protection error, as for a key that does not allow it).
+ * signature one with its inline sections.  Refused when used: an atomic
+ * through the key as rkey (a remote access error, as for a key without
+ * the access).  Not used: the requester's scatter-to-CQE for a READ
+ * into the key, whose data goes through the key.
  */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "device.h"
@@ -171,7 +210,7 @@ bool dev_sig_commit(struct emu_mkey *mk, const struct emu_mkey_sig *s)
 	if (!n)
 		return false;
 	*n = (struct emu_mkey_sig){ s->mem, s->wire, s->check_mask, s->copy_mask, s->sbs,
-				    n->img, n->img_cap };
+				    n->img, n->img_cap, 0, { 0 } };
 	mk->sig = n;
 	return true;
 }
@@ -197,14 +236,46 @@ uint8_t dev_sig_set_psv(const struct dev_qp *dq, const uint8_t *seg)
 
 /* ---- the signatures ------------------------------------------------------ */
 
+/*
+ * The CRCs a byte at a time from tables (the bit-at-a-time loop took
+ * 4 us a 512-byte block, the cost of a whole READ of a few blocks): each
+ * entry is what eight shifts of the polynomial's division make of a byte,
+ * computed once for the process.
+ */
+#define POLY_T10DIF	0x8bb7		/* not reflected */
+#define POLY_CRC32	0xedb88320u	/* reflected */
+#define POLY_CRC32C	0x82f63b78u
+
+static uint16_t crc16_tab[256];
+static uint32_t crc32_tab[256], crc32c_tab[256];
+static pthread_once_t crc_tabs_once = PTHREAD_ONCE_INIT;
+
+static uint32_t crc32_byte(uint32_t poly, uint32_t c)
+{
+	for (int i = 0; i < 8; i++)
+		c = c & 1 ? c >> 1 ^ poly : c >> 1;
+	return c;
+}
+
+static void crc_tabs_make(void)
+{
+	for (uint32_t b = 0; b < 256; b++) {
+		uint16_t c = (uint16_t)(b << 8);
+
+		for (int i = 0; i < 8; i++)
+			c = (uint16_t)(c & 0x8000 ? c << 1 ^ POLY_T10DIF : c << 1);
+		crc16_tab[b] = c;
+		crc32_tab[b] = crc32_byte(POLY_CRC32, b);
+		crc32c_tab[b] = crc32_byte(POLY_CRC32C, b);
+	}
+}
+
 /* T10-DIF's CRC16 (polynomial 0x8bb7, not reflected, no final xor) */
 static uint16_t crc16_t10dif(uint16_t crc, const uint8_t *p, uint32_t n)
 {
-	while (n--) {
-		crc ^= (uint16_t)(*p++ << 8);
-		for (int i = 0; i < 8; i++)
-			crc = (uint16_t)(crc & 0x8000 ? crc << 1 ^ 0x8bb7 : crc << 1);
-	}
+	pthread_once(&crc_tabs_once, crc_tabs_make);
+	while (n--)
+		crc = (uint16_t)(crc << 8 ^ crc16_tab[(crc >> 8 ^ *p++) & 0xff]);
 	return crc;
 }
 
@@ -222,14 +293,12 @@ static uint16_t ip_csum(uint16_t seed, const uint8_t *p, uint32_t n)
 	return (uint16_t)~sum;
 }
 
-/* CRC32 (poly 0xedb88320) or CRC32C (0x82f63b78), reflected, final xor */
-static uint32_t crc32_refl(uint32_t poly, uint32_t crc, const uint8_t *p, uint32_t n)
+/* CRC32 or CRC32C (its table), reflected, final xor */
+static uint32_t crc32_refl(const uint32_t *tab, uint32_t crc, const uint8_t *p, uint32_t n)
 {
-	while (n--) {
-		crc ^= *p++;
-		for (int i = 0; i < 8; i++)
-			crc = crc & 1 ? crc >> 1 ^ poly : crc >> 1;
-	}
+	pthread_once(&crc_tabs_once, crc_tabs_make);
+	while (n--)
+		crc = crc >> 8 ^ tab[(crc ^ *p++) & 0xff];
 	return ~crc;
 }
 
@@ -240,7 +309,7 @@ static void pi_make(const struct emu_sig_domain *d, uint64_t ts, uint64_t k,
 	uint32_t v;
 
 	if (d->type == EMU_SIG_CRC32 || d->type == EMU_SIG_CRC32C) {
-		v = crc32_refl(d->type == EMU_SIG_CRC32 ? 0xedb88320u : 0x82f63b78u,
+		v = crc32_refl(d->type == EMU_SIG_CRC32 ? crc32_tab : crc32c_tab,
 			       d->seed ? ~0u : 0, data, d->bs);
 		put_be32(pi, v);
 		return;
@@ -289,13 +358,121 @@ static uint16_t pi_check(const struct emu_sig_domain *d, uint64_t ts, uint64_t k
 
 /* ---- data through a signature key ---------------------------------------- */
 
-/* The wire bytes of a key whose memory layout is mem_len bytes long. */
-static uint64_t wire_len(const struct emu_mkey_sig *s, uint16_t bs, uint64_t mem_len)
-{
-	uint64_t mb = bs + pi_bytes(s->mem.type), wb = bs + pi_bytes(s->wire.type);
-	uint64_t rem = mem_len % mb;
+/* A key's blocks: bs data bytes, pm / pw PI bytes in memory / on the wire. */
+struct geom {
+	uint64_t	bs, pm, pw, mb, wb;
+};
 
-	return mem_len / mb * wb + (rem < bs ? rem : bs);
+static struct geom geom_of(const struct emu_mkey_sig *s)
+{
+	struct geom g;
+
+	g.bs = s->mem.type ? s->mem.bs : s->wire.bs;
+	g.pm = pi_bytes(s->mem.type);
+	g.pw = pi_bytes(s->wire.type);
+	g.mb = g.bs + g.pm;
+	g.wb = g.bs + g.pw;
+	return g;
+}
+
+/* The wire bytes of a key whose memory layout is mem_len bytes long. */
+static uint64_t wire_len(const struct geom *g, uint64_t mem_len)
+{
+	uint64_t rem = mem_len % g->mb;
+
+	return mem_len / g->mb * g->wb + (rem < g->bs ? rem : g->bs);
+}
+
+/* The memory offset wire offset w maps to (a block's end: the next block's start). */
+static uint64_t mem_off(const struct geom *g, uint64_t w)
+{
+	uint64_t o = w % g->wb;
+
+	return w / g->wb * g->mb + (o < g->bs ? o : g->bs);
+}
+
+/* Checked while armed: no error reported since a UMR expected one. */
+static bool armed(const struct emu_mkey *mk)
+{
+	return mk->sigerr_count != mk->sigerr_expected;
+}
+
+/* A failed check (pi_check()'s values in err) of the block at offset in domain. */
+static void note_err(struct dev_sig_err *err, uint16_t synd, uint8_t domain,
+		     const struct emu_mkey *mk, uint64_t offset)
+{
+	err->synd = synd;
+	err->domain = domain;
+	err->offset = offset;
+	err->mkey = mk->key;
+}
+
+bool dev_sig_range_ok(const struct emu_mkey *mk, uint64_t va, uint64_t len,
+		      const struct emu_pd *pd, uint32_t need)
+{
+	const struct emu_mkey_sig *s = mk->sig;
+	struct geom g = geom_of(s);
+	uint64_t wl = wire_len(&g, mk->length), off = va - mk->start;
+
+	if ((mk->access & need) != need || va < mk->start || len > wl || off > wl - len ||
+	    (s->mem.type && !emu_psv_by_num_locked(s->mem.psvn)) ||
+	    (s->wire.type && !emu_psv_by_num_locked(s->wire.psvn)))
+		return false;
+	/* a write reaches every memory byte of the range's blocks: all mapped, writable */
+	return !(need & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)) || !len ||
+	       dev_mkey_covers(mk, mem_off(&g, off), mem_off(&g, off + len) - mem_off(&g, off),
+			       pd, IBV_ACCESS_LOCAL_WRITE);
+}
+
+/*
+ * Wire bytes [off, end) of key mk built into out, as part of an access
+ * [aoff, aend) (both wire offsets; the access is what decides which
+ * blocks are whole, so that a block split between a READ's response
+ * packets is checked once, by the packet that ends it): memory read
+ * through the layout, the memory's PI checked, the wire's generated.
+ * False if the memory cannot be read.
+ */
+static bool gather_to(struct emu_mkey *mk, uint64_t off, uint64_t end, uint64_t aoff,
+		      uint64_t aend, uint8_t *out, const struct emu_pd *pd, struct dev_sig_err *err)
+{
+	const struct emu_mkey_sig *s = mk->sig;
+	struct geom g = geom_of(s);
+	const struct emu_psv *mpsv = s->mem.type ? emu_psv_by_num_locked(s->mem.psvn) : NULL;
+	const struct emu_psv *wpsv = s->wire.type ? emu_psv_by_num_locked(s->wire.psvn) : NULL;
+	uint8_t blk[MAX_BLOCK], wpi[8];
+
+	for (uint64_t w = off; w < end;) {
+		uint64_t k = w / g.wb, o = w % g.wb;
+		uint64_t n = (k + 1) * g.wb < end ? (k + 1) * g.wb - w : end - w;
+		bool check = g.pm && o + n == g.wb && k * g.wb >= aoff && (k + 1) * g.wb <= aend;
+
+		if (!(g.pw && o + n > g.bs) && !check) {
+			/* data bytes only, of a block not checked here */
+			if (!dev_mkey_read(mk, k * g.mb + o, out, (uint32_t)n, pd))
+				return false;
+		} else {
+			if (!dev_mkey_read(mk, k * g.mb, blk, (uint32_t)g.mb, pd))
+				return false;
+			if (check && !err->synd && armed(mk)) {
+				uint16_t synd = pi_check(&s->mem, mpsv->ts, k, blk, blk + g.bs,
+							 s->check_mask, err);
+
+				if (synd)
+					note_err(err, synd, DOMAIN_MEMORY, mk, k * g.mb);
+			}
+			if (g.pw) {
+				pi_make(&s->wire, wpsv->ts, k, blk, wpi);
+				for (uint32_t i = 0; s->sbs && i < g.pw; i++)
+					if (s->copy_mask & 0x80 >> i)
+						wpi[i] = blk[g.bs + i];
+				memcpy(blk + g.bs, wpi, g.pw);
+			}
+			memcpy(out, blk + o, n);
+		}
+		out += n;
+		w += n;
+	}
+	return true;
 }
 
 /*
@@ -307,17 +484,10 @@ int dev_sig_gather(struct dev_sgl *sgl, struct emu_mkey *mk, uint64_t va, uint64
 		   const struct emu_pd *pd)
 {
 	struct emu_mkey_sig *s = mk->sig;
-	uint16_t bs = s->mem.type ? s->mem.bs : s->wire.bs;
-	uint32_t pm = pi_bytes(s->mem.type), pw = pi_bytes(s->wire.type);
-	uint64_t mb = bs + pm, wb = bs + pw, off = va - mk->start, end = off + len;
-	const struct emu_psv *mpsv = s->mem.type ? emu_psv_by_num_locked(s->mem.psvn) : NULL;
-	const struct emu_psv *wpsv = s->wire.type ? emu_psv_by_num_locked(s->wire.psvn) : NULL;
-	uint8_t blk[MAX_BLOCK], wpi[8];
+	uint64_t off = va - mk->start;
 	uint8_t *out;
 
-	if (va < mk->start || len > wire_len(s, bs, mk->length) ||
-	    off > wire_len(s, bs, mk->length) - len || (s->mem.type && !mpsv) ||
-	    (s->wire.type && !wpsv))
+	if (!dev_sig_range_ok(mk, va, len, pd, 0))
 		return DEV_SGL_PROT;
 	if (!len)
 		return 0;
@@ -334,92 +504,143 @@ int dev_sig_gather(struct dev_sgl *sgl, struct emu_mkey *mk, uint64_t va, uint64
 		s->img = out;
 		s->img_cap = len;
 	}
-	out = s->img;
-	for (uint64_t w = off; w < end;) {
-		uint64_t k = w / wb, o = w % wb, n = (k + 1) * wb < end ? (k + 1) * wb - w : end - w;
-		bool whole = o == 0 && n == wb;
+	if (!gather_to(mk, off, off + len, off, off + len, s->img, pd, &sgl->sig))
+		return DEV_SGL_PROT;
+	sgl->e[sgl->n++] = (struct dev_sge){ s->img, (uint32_t)len, true, false };
+	sgl->total += len;
+	return 0;
+}
 
-		if (!(pw && o + n > bs) && !(pm && whole)) {
-			/* data bytes only, of a block not read whole */
-			if (!dev_mkey_read(mk, k * mb + o, out, (uint32_t)n, pd))
-				return DEV_SGL_PROT;
-		} else {
-			if (!dev_mkey_read(mk, k * mb, blk, (uint32_t)mb, pd))
-				return DEV_SGL_PROT;
-			/* checked while armed: no error reported since a UMR expected one */
-			if (pm && whole && !sgl->sig.synd &&
-			    mk->sigerr_count != mk->sigerr_expected) {
-				sgl->sig.synd = pi_check(&s->mem, mpsv->ts, k, blk, blk + bs,
-							 s->check_mask, &sgl->sig);
-				sgl->sig.domain = DOMAIN_MEMORY;
-				sgl->sig.offset = k * mb;
-				sgl->sig.mkey = mk->key;
-			}
-			if (pw) {
-				pi_make(&s->wire, wpsv->ts, k, blk, wpi);
-				for (uint32_t i = 0; s->sbs && i < pw; i++)
-					if (s->copy_mask & 0x80 >> i)
-						wpi[i] = blk[bs + i];
-				memcpy(blk + bs, wpi, pw);
-			}
-			memcpy(out, blk + o, n);
-		}
-		out += n;
-		w += n;
-	}
-	sgl->e[sgl->n++] = (struct dev_sge){ s->img, (uint32_t)len, true };
+bool dev_sig_read(struct emu_mkey *mk, uint64_t mva, uint64_t mlen, uint64_t off, void *buf,
+		  uint32_t len, const struct emu_pd *pd, struct dev_sig_err *err)
+{
+	uint64_t a = mva - mk->start;
+
+	return off <= mlen && len <= mlen - off &&
+	       gather_to(mk, a + off, a + off + len, a, a + mlen, buf, pd, err);
+}
+
+/*
+ * [va, va + len) of signature key mk as the destination of a message (a
+ * receive, a READ response, an RDMA WRITE through it as rkey): one piece
+ * appended to sgl, whose bytes dev_sig_scatter_in() places as they come.
+ * One such piece an SGL: its state is the SGL's sig_in.  0 or DEV_SGL_*.
+ */
+int dev_sig_scatter(struct dev_sgl *sgl, struct emu_mkey *mk, uint64_t va, uint64_t len,
+		    const struct emu_pd *pd, uint32_t need)
+{
+	if (!dev_sig_range_ok(mk, va, len, pd, need))
+		return DEV_SGL_PROT;
+	if (!len)
+		return 0;
+	for (unsigned i = 0; i < sgl->n; i++)
+		if (sgl->e[i].sig)
+			return DEV_SGL_PROT;
+	if (sgl->n == DEV_MAX_SGE || len > dev_max_msg())
+		return DEV_SGL_LEN;
+	sgl->sig_in = (struct dev_sig_in){ mk, pd, va - mk->start, len };
+	sgl->e[sgl->n++] = (struct dev_sge){ NULL, (uint32_t)len, false, true };
 	sgl->total += len;
 	return 0;
 }
 
 /*
- * [va, va + len) of signature key mk scattered to (a receive or READ
- * response landing, local write access): modelled where nothing is
- * checked or generated - data bytes of blocks not written whole, which
- * go straight to the memory's data bytes.  A range that writes a block
- * whole or a byte of the wire's PI would need the wire's check and the
- * memory's PI: refused, DEV_SGL_PROT.
+ * Block k, whose wire bytes all arrived in this access (its data in
+ * memory already, its wire PI in pend_pi): the wire's PI checked, the
+ * memory's generated (copy-mask bytes copied from the wire's).
  */
-int dev_sig_scatter(struct dev_sgl *sgl, struct emu_mkey *mk, uint64_t va, uint64_t len,
-		    const struct emu_pd *pd, uint32_t need)
+static bool scatter_block(struct emu_mkey *mk, uint64_t k, const struct emu_pd *pd,
+			  struct dev_sig_err *err)
 {
-	const struct emu_mkey_sig *s = mk->sig;
-	uint16_t bs = s->mem.type ? s->mem.bs : s->wire.bs;
-	uint64_t mb = bs + pi_bytes(s->mem.type), wb = bs + pi_bytes(s->wire.type);
-	uint64_t off = va - mk->start, end = off + len;
-	int ret;
+	struct emu_mkey_sig *s = mk->sig;
+	struct geom g = geom_of(s);
+	const struct emu_psv *psv;
+	uint8_t blk[MAX_BLOCK], mpi[8];
 
-	if ((mk->access & need) != need || va < mk->start ||
-	    len > wire_len(s, bs, mk->length) || off > wire_len(s, bs, mk->length) - len)
-		return DEV_SGL_PROT;
-	for (uint64_t w = off; w < end;) {
-		uint64_t k = w / wb, o = w % wb, n = (k + 1) * wb < end ? (k + 1) * wb - w : end - w;
+	if (!dev_mkey_read(mk, k * g.mb, blk, (uint32_t)g.bs, pd))
+		return false;
+	if (g.pw && s->pend_blk == k + 1 && !err->synd && armed(mk)) {
+		uint16_t synd;
 
-		if (o + n > bs || (o == 0 && n == wb))
-			return DEV_SGL_PROT;
-		ret = dev_mkey_map(sgl, mk, k * mb + o, n, pd, need);
-		if (ret)
-			return ret;
+		psv = emu_psv_by_num_locked(s->wire.psvn);
+		synd = psv ? pi_check(&s->wire, psv->ts, k, blk, s->pend_pi, s->check_mask,
+				      err) : 0;
+		if (synd)
+			note_err(err, synd, DOMAIN_WIRE, mk, k * g.wb);
+	}
+	if (!g.pm)
+		return true;
+	psv = emu_psv_by_num_locked(s->mem.psvn);
+	if (!psv)
+		return false;
+	pi_make(&s->mem, psv->ts, k, blk, mpi);
+	for (uint32_t i = 0; s->sbs && i < g.pm; i++)
+		if (s->copy_mask & 0x80 >> i)
+			mpi[i] = s->pend_pi[i];
+	return dev_mkey_write(mk, k * g.mb + g.bs, mpi, (uint32_t)g.pm, pd);
+}
+
+bool dev_sig_scatter_in(const struct dev_sig_in *si, uint64_t off, const uint8_t *in,
+			uint32_t len, struct dev_sig_err *err)
+{
+	struct emu_mkey *mk = si->mk;
+	struct emu_mkey_sig *s = mk->sig;
+	struct geom g;
+	uint64_t end;
+
+	/* the key reconfigured or invalidated since the SGL was built */
+	if (!s || mk->free || off > si->len || len > si->len - off)
+		return false;
+	g = geom_of(s);
+	end = si->off + off + len;
+	for (uint64_t w = si->off + off; w < end;) {
+		uint64_t k = w / g.wb, o = w % g.wb;
+		uint64_t n = (k + 1) * g.wb < end ? (k + 1) * g.wb - w : end - w;
+
+		/* data bytes straight to the memory's; the wire's PI kept for the block's end */
+		if (o < g.bs && !dev_mkey_write(mk, k * g.mb + o, in,
+						(uint32_t)(o + n < g.bs ? n : g.bs - o), si->pd))
+			return false;
+		if (o + n > g.bs) {
+			uint64_t p = o > g.bs ? o : g.bs;
+
+			if (p == g.bs)
+				s->pend_blk = k + 1;
+			memcpy(s->pend_pi + (p - g.bs), in + (p - o), o + n - p);
+		}
+		/* the block's last byte, the access holding it whole: its signatures */
+		if (o + n == g.wb && k * g.wb >= si->off && (k + 1) * g.wb <= si->off + si->len &&
+		    !scatter_block(mk, k, si->pd, err))
+			return false;
+		in += n;
 		w += n;
 	}
-	return 0;
+	return true;
+}
+
+bool dev_sig_write(struct emu_mkey *mk, uint64_t mva, uint64_t mlen, uint64_t off,
+		   const void *buf, uint32_t len, const struct emu_pd *pd, struct dev_sig_err *err)
+{
+	struct dev_sig_in si = { mk, pd, mva - mk->start, mlen };
+
+	return dev_sig_scatter_in(&si, off, buf, len, err);
 }
 
 /*
- * The signature error CQE of a gather's failed check (struct
- * mlx5_sigerr_cqe), on the send CQ before the WQE's completion.
+ * The signature error CQE of a failed check (struct mlx5_sigerr_cqe) on
+ * cq, for QP qpn: before the completion of the work that made the check.
  */
-void dev_sig_err_cqe(struct dev_qp *dq, const struct dev_sig_err *e)
+void dev_sig_err_cqe(struct emu_cq *cq, uint32_t qpn, const struct dev_sig_err *e)
 {
 	uint8_t raw[48] = { 0 };
-	struct dev_cqe c = { .opcode = RF_CQE_SIG_ERR, .qpn = dq->qp->qpn, .raw = raw };
+	struct dev_cqe c = { .opcode = RF_CQE_SIG_ERR, .qpn = qpn, .raw = raw };
 	struct emu_mkey *mk = emu_mkey_by_key_locked(e->mkey);
 
 	/* reported: the key is disarmed until a UMR expects one more */
 	if (mk)
 		mk->sigerr_count ^= 1;
 
-	if (!dq->qp->send_cq)
+	if (!cq)
 		return;
 	put_be32(raw + 0, e->exp_sig);
 	put_be32(raw + 4, e->act_sig);
@@ -432,5 +653,5 @@ void dev_sig_err_cqe(struct dev_qp *dq, const struct dev_sig_err *e)
 	put_be32(raw + 20, e->mkey);
 	put_be32(raw + 24, (uint32_t)(e->offset >> 32));
 	put_be32(raw + 28, (uint32_t)e->offset);
-	dev_cq_write(dq->qp->send_cq, &c);
+	dev_cq_write(cq, &c);
 }

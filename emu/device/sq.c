@@ -291,6 +291,7 @@ static inline int wqe_sgl(const struct dev_qp *dq, const struct dev_wqe *w,
 	sgl->n = 0;
 	sgl->total = 0;
 	sgl->sig.synd = 0;
+	sgl->sig_in.mk = NULL;
 	while (nseg) {
 		const uint8_t *seg = w->buf + off;
 		uint32_t bc = dev_be32(seg);
@@ -305,7 +306,8 @@ static inline int wqe_sgl(const struct dev_qp *dq, const struct dev_wqe *w,
 			if (need & IBV_ACCESS_LOCAL_WRITE)
 				return DEV_SGL_PROT;
 			if (len) {
-				sgl->e[sgl->n++] = (struct dev_sge){ (uint8_t *)seg + 4, len, true };
+				sgl->e[sgl->n++] = (struct dev_sge){ (uint8_t *)seg + 4, len,
+								     true, false };
 				sgl->total += len;
 			}
 			nseg -= used;
@@ -326,7 +328,7 @@ static inline int wqe_sgl(const struct dev_qp *dq, const struct dev_wqe *w,
 			} else {
 				if (sgl->n == DEV_MAX_SGE)
 					return DEV_SGL_LEN;
-				sgl->e[sgl->n++] = (struct dev_sge){ p, bc, false };
+				sgl->e[sgl->n++] = (struct dev_sge){ p, bc, false, false };
 				sgl->total += bc;
 			}
 		}
@@ -395,7 +397,7 @@ static bool sq_parse_one(struct dev_qp *dq, uint32_t avail, struct dev_wqe *w,
 		 * dev_sq_complete()).
 		 */
 		if (DEV_UNLIKELY(sgl->sig.synd)) {
-			dev_sig_err_cqe(dq, &sgl->sig);
+			dev_sig_err_cqe(qp->send_cq, qp->qpn, &sgl->sig);
 			dq->sig_drain = qp->drain_sigerr;
 		}
 		break;
@@ -1137,7 +1139,7 @@ void dev_rc_read_resp_scatter(struct dev_qp *dq, struct dev_ent *e,
 	 * atomics only).  Unsignaled WQEs have no CQE: their data goes to memory.
 	 */
 	e->flags &= (uint8_t)~DENTF_SCAT;
-	if (dq->scat && (e->flags & DENTF_SIGNALED) &&
+	if (dq->scat && (e->flags & DENTF_SIGNALED) && !sgl.sig_in.mk &&
 	    ((p->op == DOP_ATOMIC_RESP && w_atomic(e) &&
 	      dev_scat_fits(dq->qp->scat_req, dq->qp->send_cq, 8)) ||
 	     (p->op == DOP_READ_RESP && !e->resp_next && p->len == e->byte_len &&
@@ -1164,6 +1166,15 @@ void dev_rc_read_resp_scatter(struct dev_qp *dq, struct dev_ent *e,
 	if (p->len && !dev_sgl_copy_in(&sgl, (uint64_t)e->resp_next * WIRE_MTU,
 				       p->payload, p->len))
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
+	/*
+	 * Into a signature key: the wire's PI checked as the blocks arrive,
+	 * a failure reported before the READ's completion, which succeeds;
+	 * with signature pipelining the SQ drains behind it.
+	 */
+	if (DEV_UNLIKELY(sgl.sig.synd)) {
+		dev_sig_err_cqe(dq->qp->send_cq, dq->qp->qpn, &sgl.sig);
+		dq->sig_drain = dq->qp->drain_sigerr;
+	}
 }
 
 /*

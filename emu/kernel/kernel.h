@@ -244,6 +244,12 @@ struct emu_mkey_sig {
 	bool			sbs;
 	uint8_t			*img;		/* wire bytes of one gather */
 	size_t			img_cap;
+	/*
+	 * A scatter's wire PI bytes of block pend_blk - 1 (0: none), kept
+	 * until the block's last byte arrives, perhaps in a later packet.
+	 */
+	uint64_t		pend_blk;
+	uint8_t			pend_pi[8];
 };
 
 struct emu_mkey {

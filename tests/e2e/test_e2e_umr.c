@@ -472,10 +472,13 @@ static void put_be32(uint8_t *p, uint32_t v)
 		p[i] = (uint8_t)(v >> (24 - 8 * i));
 }
 
-/* The key's memory: 512 bytes with their CRC32C, or 2 blocks with T10-DIF; its length. */
-static uint32_t sig_memory(struct ut *t, const struct sig_case *c)
+/*
+ * Protected blocks at m (the key's memory, or the wire's bytes for a
+ * READ into it): 512 bytes with their CRC32C, or 2 blocks with T10-DIF;
+ * their length.
+ */
+static uint32_t sig_blocks(uint8_t *m, const struct sig_case *c)
 {
-	uint8_t *m = t->g.e.a.buf;
 	int blocks = c->dif ? 2 : 1;
 
 	for (int k = 0; k < blocks; k++) {
@@ -495,18 +498,70 @@ static uint32_t sig_memory(struct ut *t, const struct sig_case *c)
 }
 
 /*
- * An RDMA WRITE of len bytes at 0 of the key into b's buffer, by libmlx5
- * on c (u's peer d answers c only); c's send CQ is u's.
+ * An RDMA WRITE of len bytes at 0 of the key into b's buffer (or a READ
+ * of b's buffer into it), by libmlx5 on c (u's peer d answers c only);
+ * c's send CQ is u's.
  */
-static void lib_write_from_key(struct ut *t, uint32_t len)
+static void lib_rdma_with_key(struct ut *t, int read, uint32_t len)
 {
 	ibv_wr_start(t->g.cx);
 	t->g.cx->wr_id = 9;
 	t->g.cx->wr_flags = IBV_SEND_SIGNALED;
-	ibv_wr_rdma_write(t->g.cx, t->g.e.b.mr->rkey, e2e_addr(&t->g.e.b, 0));
+	if (read)
+		ibv_wr_rdma_read(t->g.cx, t->g.e.b.mr->rkey, e2e_addr(&t->g.e.b, 0));
+	else
+		ibv_wr_rdma_write(t->g.cx, t->g.e.b.mr->rkey, e2e_addr(&t->g.e.b, 0));
 	ibv_wr_set_sge(t->g.cx, t->mkey->lkey, 0, len);
 	cr_assert_eq(ibv_wr_complete(t->g.cx), 0);
 	lib_status(t);
+}
+
+/*
+ * A key of its own for each case after the first: the key reports an
+ * error only while armed by the count its last configuration wrote
+ * (RF_UMR_SIG_ERR_CNT()), and libmlx5 writes the count of the errors it
+ * saw, not those of rdmafast's half on the same key.
+ */
+static void sig_key_for_case(struct ut *t, unsigned k)
+{
+	struct mlx5dv_mkey_init_attr ia;
+
+	if (!k)
+		return;
+	memset(&ia, 0, sizeof(ia));
+	ia.pd = t->g.e.pd;
+	ia.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
+			  MLX5DV_MKEY_INIT_ATTR_FLAGS_BLOCK_SIGNATURE;
+	ia.max_entries = KEY_ENTRIES;
+	cr_assert_eq(mlx5dv_destroy_mkey(t->mkey), 0);
+	t->mkey = mlx5dv_create_mkey(&ia);
+	cr_assert(t->mkey, "mlx5dv_create_mkey: %s", strerror(errno));
+}
+
+/*
+ * libmlx5 configures the key over is with sa; the PSV its BSF names at
+ * byte psv_at (13: the memory's, 9: the wire's), for rdmafast's UMR.
+ */
+#define SIG_BSF		(16 + 48 + 64 + 64)
+#define SIG_PSV_MEM	13
+#define SIG_PSV_WIRE	9
+
+static uint32_t lib_configure_sig(struct ut *t, struct ibv_sge *is,
+				  struct mlx5dv_sig_block_attr *sa, uint32_t psv_at)
+{
+	struct mlx5dv_mkey_conf_attr conf;
+
+	memset(&conf, 0, sizeof(conf));
+	t->pl = be32toh(*t->u.sq.dbrec) & 0xffff;	/* where its UMR goes */
+	lib_start(t, 1);
+	mlx5dv_wr_mkey_configure(t->dvx, t->mkey, 3, &conf);
+	mlx5dv_wr_set_mkey_access_flags(t->dvx, ACC);
+	mlx5dv_wr_set_mkey_layout_list(t->dvx, 1, is);
+	mlx5dv_wr_set_mkey_sig_block(t->dvx, sa);
+	lib_complete(t);
+	return (uint32_t)wqe_byte(&t->u.sq, t->pl, SIG_BSF + psv_at) << 16 |
+	       (uint32_t)wqe_byte(&t->u.sq, t->pl, SIG_BSF + psv_at + 1) << 8 |
+	       wqe_byte(&t->u.sq, t->pl, SIG_BSF + psv_at + 2);
 }
 
 Test(e2e_umr, sig_error_matches_mkey_check)
@@ -526,45 +581,27 @@ Test(e2e_umr, sig_error_matches_mkey_check)
 	struct rf_sig_domain rdif = { RF_SIG_T10DIF_CRC, RF_SIG_BLOCK_512, RF_SIG_T10DIF_REF_REMAP,
 				      0, 0x1234, 0x100, 0 };
 	struct rf_sig_domain rcrc = { RF_SIG_CRC32C, RF_SIG_BLOCK_512, 0, 0, 0, 0, 0xffffffff };
-	uint32_t bsf = 16 + 48 + 64 + 64, psv = 0, errors;
-	struct mlx5dv_mkey_init_attr ia;
+	uint32_t psv = 0, errors;
 	struct ut t;
 
 	if (ut_open(&t, MLX5DV_MKEY_INIT_ATTR_FLAGS_BLOCK_SIGNATURE))
 		return;
-	memset(&ia, 0, sizeof(ia));
-	ia.pd = t.g.e.pd;
-	ia.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
-			  MLX5DV_MKEY_INIT_ATTR_FLAGS_BLOCK_SIGNATURE;
-	ia.max_entries = KEY_ENTRIES;
 	for (unsigned k = 0; k < sizeof(cs) / sizeof(cs[0]); k++) {
 		const struct sig_case *c = &cs[k];
 		struct mlx5dv_sig_block_domain mem;
 		struct mlx5dv_sig_block_attr sa;
-		struct mlx5dv_mkey_conf_attr conf;
 		struct mlx5dv_mkey_err le;
 		struct rf_sig_block sig;
 		struct rf_sig_err re;
 		struct rf_wc wc[2];
 		struct ibv_sge is;
 		struct rf_sge rs;
-		uint32_t len = sig_memory(&t, c);
+		uint32_t len = sig_blocks(t.g.e.a.buf, c);
 
-		/*
-		 * A key of its own for each case: the key reports an error
-		 * only while armed by the count its last configuration wrote
-		 * (RF_UMR_SIG_ERR_CNT()), and libmlx5 writes the count of the
-		 * errors it saw, not those of rdmafast's half on the same key.
-		 */
-		if (k) {
-			cr_assert_eq(mlx5dv_destroy_mkey(t.mkey), 0);
-			t.mkey = mlx5dv_create_mkey(&ia);
-			cr_assert(t.mkey, "mlx5dv_create_mkey: %s", strerror(errno));
-		}
+		sig_key_for_case(&t, k);
 		errors = 0;
 		memset(&mem, 0, sizeof(mem));
 		memset(&sa, 0, sizeof(sa));
-		memset(&conf, 0, sizeof(conf));
 		mem.sig_type = c->dif ? MLX5DV_SIG_TYPE_T10DIF : MLX5DV_SIG_TYPE_CRC;
 		if (c->dif)
 			mem.sig.dif = &dif;
@@ -579,18 +616,8 @@ Test(e2e_umr, sig_error_matches_mkey_check)
 		is.lkey = rs.lkey = t.g.e.a.mr->lkey;
 
 		/* libmlx5: configure, write, its poll takes the CQE, the key reports */
-		t.pl = be32toh(*t.u.sq.dbrec) & 0xffff;	/* where its UMR goes */
-		lib_start(&t, 1);
-		mlx5dv_wr_mkey_configure(t.dvx, t.mkey, 3, &conf);
-		mlx5dv_wr_set_mkey_access_flags(t.dvx, ACC);
-		mlx5dv_wr_set_mkey_layout_list(t.dvx, 1, &is);
-		mlx5dv_wr_set_mkey_sig_block(t.dvx, &sa);
-		lib_complete(&t);
-		/* the memory PSV, libmlx5's for this key, from its BSF */
-		psv = (uint32_t)wqe_byte(&t.u.sq, t.pl, bsf + 13) << 16 |
-		      (uint32_t)wqe_byte(&t.u.sq, t.pl, bsf + 14) << 8 |
-		      wqe_byte(&t.u.sq, t.pl, bsf + 15);
-		lib_write_from_key(&t, c->dif ? 1024 : 512);
+		psv = lib_configure_sig(&t, &is, &sa, SIG_PSV_MEM);
+		lib_rdma_with_key(&t, 0, c->dif ? 1024 : 512);
 		cr_assert_eq(mlx5dv_mkey_check(t.mkey, &le), 0, "%s", c->what);
 		cr_assert_eq(le.err_type, c->type, "%s: libmlx5 type %d", c->what, le.err_type);
 		errors++;
@@ -633,6 +660,88 @@ Test(e2e_umr, sig_error_matches_mkey_check)
 		cr_assert_eq(le.err_type, MLX5DV_MKEY_NO_ERR);
 		cr_assert_eq(rf_cq_sig_err(&t.g.e.a.cq, &rdif, NULL, &re), 0);
 		cr_assert_eq(re.type, RF_SIG_ERR_NONE);
+	}
+	ut_close(&t);
+}
+
+/*
+ * The same comparison for a READ into the key, the storage target's pull:
+ * T10-DIF on the wire and none in memory, the protected blocks in b's
+ * buffer, the key the READ's local SGE. The wire's check fails as the
+ * response lands; libmlx5's poll takes the error CQE before the READ's
+ * completion, rf_cq_poll() returns it as the record before it.
+ */
+Test(e2e_umr, sig_read_error_matches_mkey_check)
+{
+	static const struct sig_case cs[] = {
+		{ "T10-DIF guard of block 1", 1, 520 + 512, 0xbeef1234,
+		  MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD },
+		{ "T10-DIF reference tag of block 0", 1, 516, 0x777,
+		  MLX5DV_MKEY_SIG_BLOCK_BAD_REFTAG },
+	};
+	struct mlx5dv_sig_t10dif dif = { MLX5DV_SIG_T10DIF_CRC, 0, 0x1234, 0x100,
+					 MLX5DV_SIG_T10DIF_FLAG_REF_REMAP };
+	struct rf_sig_domain rdif = { RF_SIG_T10DIF_CRC, RF_SIG_BLOCK_512, RF_SIG_T10DIF_REF_REMAP,
+				      0, 0x1234, 0x100, 0 };
+	uint8_t check = MLX5DV_SIG_MASK_T10DIF_GUARD | MLX5DV_SIG_MASK_T10DIF_APPTAG |
+			MLX5DV_SIG_MASK_T10DIF_REFTAG;
+	uint32_t psv;
+	struct ut t;
+
+	if (ut_open(&t, MLX5DV_MKEY_INIT_ATTR_FLAGS_BLOCK_SIGNATURE))
+		return;
+	for (unsigned k = 0; k < sizeof(cs) / sizeof(cs[0]); k++) {
+		const struct sig_case *c = &cs[k];
+		struct mlx5dv_sig_block_domain wire = { MLX5DV_SIG_TYPE_T10DIF, { .dif = &dif },
+							MLX5DV_BLOCK_SIZE_512, 0 };
+		struct mlx5dv_sig_block_attr sa = { .wire = &wire, .check_mask = check };
+		struct mlx5dv_mkey_err le;
+		struct rf_sig_block sig;
+		struct rf_sig_err re;
+		struct rf_wc wc[2];
+		struct ibv_sge is = { e2e_addr(&t.g.e.a, 0), 1024, t.g.e.a.mr->lkey };
+		struct rf_sge rs = { is.addr, is.length, is.lkey };
+		uint32_t len = sig_blocks(t.g.e.b.buf, c);
+
+		/* libmlx5: configure, READ into the key, its poll takes the CQE */
+		sig_key_for_case(&t, k);
+		psv = lib_configure_sig(&t, &is, &sa, SIG_PSV_WIRE);
+		memset(t.g.e.a.buf, 0, 1024);
+		lib_rdma_with_key(&t, 1, len);
+		for (int b = 0; b < 2; b++)
+			cr_assert_eq(memcmp((uint8_t *)t.g.e.a.buf + 512 * b,
+					    (uint8_t *)t.g.e.b.buf + 520 * b, 512), 0,
+				     "%s: block %d's data, its PI stripped", c->what, b);
+		cr_assert_eq(mlx5dv_mkey_check(t.mkey, &le), 0, "%s", c->what);
+		cr_assert_eq(le.err_type, c->type, "%s: libmlx5 type %d", c->what, le.err_type);
+
+		/* rdmafast: the same on a, the count one further (libmlx5 saw one) */
+		cr_assert_eq(rf_sig_block_init(&sig, NULL, RF_SIG_NO_PSV, &rdif, psv, check, 0, 0),
+			     0);
+		cr_assert_eq(rf_sq_post_mr_list_sig(&t.g.e.a.qp.sq, t.mkey->lkey,
+						    rf_mw_access_ibv(ACC) | RF_UMR_SIG_ERR_CNT(2),
+						    &rs, 1, &sig, RF_SEND_SIGNALED | RF_SEND_RING,
+						    1), 0);
+		cr_assert_eq(rf_status(&t), RF_WC_SUCCESS, "%s: configure", c->what);
+		cr_assert_eq(rf_sq_post_read(&t.g.e.a.qp.sq, t.mkey->lkey, 0, len,
+					     t.g.e.b.mr->rkey, e2e_addr(&t.g.e.b, 0),
+					     RF_SEND_SIGNALED | RF_SEND_RING, 2), 0);
+		e2e_wait(&t.g.e.a.cq, wc, 1);
+		cr_assert_eq(wc[0].opcode, RF_WC_SIG_ERR, "%s: opcode %#x", c->what, wc[0].opcode);
+		cr_assert_eq(rf_cq_sig_err(&t.g.e.a.cq, NULL, &rdif, &re), 0);
+		e2e_wait(&t.g.e.a.cq, wc + 1, 1);
+		cr_assert_eq(wc[1].opcode, RF_WC_RDMA_READ, "%s: the READ completes too", c->what);
+		cr_assert_eq(wc[1].status, RF_WC_SUCCESS);
+
+		cr_assert_eq(re.type, (uint8_t)le.err_type, "%s: type rdmafast %u libmlx5 %d",
+			     c->what, re.type, le.err_type);
+		cr_assert_eq(re.expected, le.err.sig.expected_value, "%s: expected", c->what);
+		cr_assert_eq(re.actual, le.err.sig.actual_value, "%s: actual", c->what);
+		cr_assert_eq(re.offset, le.err.sig.offset, "%s: offset rdmafast %" PRIu64
+			     " libmlx5 %" PRIu64, c->what, re.offset, le.err.sig.offset);
+		cr_assert_eq(re.offset, c->bad_off / 520 * 520, "%s: the wire's block", c->what);
+		cr_assert_eq(re.mkey, t.mkey->lkey, "%s", c->what);
+		cr_assert_eq(re.domain, RF_SIG_ERR_DOMAIN_WIRE, "%s", c->what);
 	}
 	ut_close(&t);
 }

@@ -75,10 +75,12 @@ static uint32_t get32(const uint8_t *p)
 
 /*
  * sk over len bytes of buf[0] with a signature block (mem, wire: NULL for
- * none) and check mask: the status of the configuring WQEs' completion.
+ * none), check mask and access flags: the status of the configuring
+ * WQEs' completion.
  */
-static enum ibv_wc_status configure(uint32_t len, struct mlx5dv_sig_block_domain *mem,
-				    struct mlx5dv_sig_block_domain *wire, uint8_t check)
+static enum ibv_wc_status configure_acc(uint32_t len, struct mlx5dv_sig_block_domain *mem,
+					struct mlx5dv_sig_block_domain *wire, uint8_t check,
+					uint32_t access)
 {
 	struct ibv_sge sge = { (uintptr_t)t.buf[0], len, t.mr[0]->lkey };
 	struct mlx5dv_mkey_conf_attr conf = { 0 };
@@ -89,11 +91,17 @@ static enum ibv_wc_status configure(uint32_t len, struct mlx5dv_sig_block_domain
 	qpx()->wr_id = 5;
 	qpx()->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
 	mlx5dv_wr_mkey_configure(dv, sk, 3, &conf);
-	mlx5dv_wr_set_mkey_access_flags(dv, IBV_ACCESS_LOCAL_WRITE);
+	mlx5dv_wr_set_mkey_access_flags(dv, access);
 	mlx5dv_wr_set_mkey_layout_list(dv, 1, &sge);
 	mlx5dv_wr_set_mkey_sig_block(dv, &sa);
 	cr_assert_eq(ibv_wr_complete(qpx()), 0, "wr_complete: %s", strerror(errno));
 	return dt_poll1(t.cq[0]).status;
+}
+
+static enum ibv_wc_status configure(uint32_t len, struct mlx5dv_sig_block_domain *mem,
+				    struct mlx5dv_sig_block_domain *wire, uint8_t check)
+{
+	return configure_acc(len, mem, wire, check, IBV_ACCESS_LOCAL_WRITE);
 }
 
 /*
@@ -274,49 +282,299 @@ Test(sig, t10dif_reftag_mismatch_reported)
 	cr_expect_eq(e.err.sig.offset, 520);
 }
 
-/*
- * A receive into a signature key (T10-DIF on the wire): the data bytes of
- * a block it does not fill land in memory; filling a block, which needs
- * the wire's check, is not modelled: refused.
- */
-Test(sig, scatter_of_data_only)
+/* ---- scatters: data arriving into a signature key ----------------------- */
+
+#define DIF_ALL	(MLX5DV_SIG_MASK_T10DIF_GUARD | MLX5DV_SIG_MASK_T10DIF_APPTAG | \
+		 MLX5DV_SIG_MASK_T10DIF_REFTAG)
+
+/* nblk blocks as dif_dom puts them on the wire: fill()'s data, guard, app tag, ref tag + k */
+static void dif_image(uint8_t *p, int nblk)
 {
-	struct ibv_sge s = { (uintptr_t)t.buf[0], 512, t.mr[0]->lkey };
+	for (int k = 0; k < nblk; k++, p += 520) {
+		fill(p);
+		put32(p + 512, (uint32_t)DATA_CRC16 << 16 | 0x1234);
+		put32(p + 516, 0x100 + (uint32_t)k);
+	}
+}
+
+/* Memory of nblk blocks (520 apart on the wire at w) holds each block's data only. */
+static bool data_of_image(const uint8_t *mem, const uint8_t *w, int nblk)
+{
+	for (int k = 0; k < nblk; k++)
+		if (memcmp(mem + 512 * k, w + 520 * k, 512))
+			return false;
+	return true;
+}
+
+/* qp[0] READs len bytes from buf[1] (a plain MR) into sk at 0: the READ's status */
+static enum ibv_wc_status read_into_key(uint32_t len)
+{
+	struct ibv_sge s = { 0, len, sk->lkey };
+	struct ibv_send_wr wr = { .wr_id = 2, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_RDMA_READ, .send_flags = IBV_SEND_SIGNALED };
+
+	wr.wr.rdma.remote_addr = (uintptr_t)t.buf[1];
+	wr.wr.rdma.rkey = t.mr[1]->rkey;
+	dt_post(t.qp[0], &wr);
+	return dt_poll1(t.cq[0]).status;
+}
+
+/* qp[1] moves len bytes between buf[1] and sk (as its rkey, at 0) by op: its status */
+static enum ibv_wc_status peer_rdma(enum ibv_wr_opcode op, uint32_t len)
+{
+	struct ibv_sge s = { (uintptr_t)t.buf[1], len, t.mr[1]->lkey };
+	struct ibv_send_wr wr = { .wr_id = 3, .sg_list = &s, .num_sge = 1,
+				  .opcode = op, .send_flags = IBV_SEND_SIGNALED };
+
+	wr.wr.rdma.remote_addr = 0;
+	wr.wr.rdma.rkey = sk->rkey;
+	dt_post(t.qp[1], &wr);
+	return dt_poll1(t.cq[1]).status;
+}
+
+/*
+ * The key's report once its owner polled cq[0], where the error CQE of an
+ * access it did not post lands (libmlx5 takes it, no completion comes out).
+ */
+static struct mlx5dv_mkey_err owner_report(void)
+{
+	struct mlx5dv_mkey_err e;
+	struct ibv_wc wc;
+
+	cr_expect_eq(ibv_poll_cq(t.cq[0], 1, &wc), 0);
+	cr_assert_eq(mlx5dv_mkey_check(sk, &e), 0);
+	return e;
+}
+
+/* qp[1]'s SEND wr into qp[0]'s receive rwr: both complete */
+static void send_to_receive(struct ibv_send_wr *wr, struct ibv_recv_wr *rwr)
+{
+	struct ibv_recv_wr *bad;
+
+	cr_assert_eq(ibv_post_recv(t.qp[0], rwr, &bad), 0);
+	dt_post(t.qp[1], wr);
+	cr_assert_eq(dt_poll1(t.cq[1]).status, IBV_WC_SUCCESS);
+	cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
+}
+
+/*
+ * A storage target pulling protected data: a READ whose local SGE is a key
+ * with T10-DIF on the wire and none in memory.  Each block's PI is checked
+ * as it arrives and stripped; the data lands either way, the READ
+ * completes, and a bad block is reported once with the wire's offset.
+ */
+Test(sig, read_into_key_checks_and_strips)
+{
+	struct mlx5dv_mkey_err e;
+
+	dif_image(t.buf[1], 2);
+	cr_assert_eq(configure(1024, NULL, &dif_dom, DIF_ALL), IBV_WC_SUCCESS);
+	cr_assert_eq(read_into_key(1040), IBV_WC_SUCCESS);
+	cr_expect(data_of_image(t.buf[0], t.buf[1], 2));
+	expect_no_err();
+
+	/* block 1's guard bad */
+	t.buf[1][520 + 512] ^= 0x80;
+	memset(t.buf[0], 0, 1024);
+	cr_assert_eq(read_into_key(1040), IBV_WC_SUCCESS);
+	cr_expect(data_of_image(t.buf[0], t.buf[1], 2), "the data lands anyway");
+	cr_assert_eq(mlx5dv_mkey_check(sk, &e), 0);
+	cr_expect_eq(e.err_type, MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD);
+	cr_expect_eq(e.err.sig.expected_value, DATA_CRC16);
+	cr_expect_eq(e.err.sig.actual_value, DATA_CRC16 ^ 0x8000);
+	cr_expect_eq(e.err.sig.offset, 520);
+}
+
+/* the ref tag of block 1 wrong: BAD_REFTAG, the tag it should have had */
+Test(sig, read_into_key_reftag_mismatch)
+{
+	struct mlx5dv_mkey_err e;
+
+	dif_image(t.buf[1], 2);
+	put32(t.buf[1] + 520 + 516, 0x777);
+	cr_assert_eq(configure(1024, NULL, &dif_dom, DIF_ALL), IBV_WC_SUCCESS);
+	cr_assert_eq(read_into_key(1040), IBV_WC_SUCCESS);
+	cr_assert_eq(mlx5dv_mkey_check(sk, &e), 0);
+	cr_expect_eq(e.err_type, MLX5DV_MKEY_SIG_BLOCK_BAD_REFTAG);
+	cr_expect_eq(e.err.sig.expected_value, 0x101);
+	cr_expect_eq(e.err.sig.actual_value, 0x777);
+	cr_expect_eq(e.err.sig.offset, 520);
+	/* not checked (mask 0): the same bytes are no error */
+	cr_assert_eq(configure(1024, NULL, &dif_dom, 0), IBV_WC_SUCCESS);
+	cr_assert_eq(read_into_key(1040), IBV_WC_SUCCESS);
+	expect_no_err();
+}
+
+/*
+ * 64 blocks: 33,280 wire bytes, more than one packet (32 KiB), so block
+ * 63 is split between two READ responses: its data in the first, its PI
+ * in the second.  It is checked as a whole all the same.
+ */
+Test(sig, read_into_key_block_split_between_packets)
+{
+	struct mlx5dv_mkey_err e;
+
+	dif_image(t.buf[1], 64);
+	cr_assert_eq(configure(64 * 512, NULL, &dif_dom, DIF_ALL), IBV_WC_SUCCESS);
+	cr_assert_eq(read_into_key(64 * 520), IBV_WC_SUCCESS);
+	cr_expect(data_of_image(t.buf[0], t.buf[1], 64));
+	expect_no_err();
+	t.buf[1][63 * 520 + 3] ^= 1;	/* data of block 63, in the first packet */
+	cr_assert_eq(read_into_key(64 * 520), IBV_WC_SUCCESS);
+	cr_assert_eq(mlx5dv_mkey_check(sk, &e), 0);
+	cr_expect_eq(e.err_type, MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD);
+	cr_expect_eq(e.err.sig.actual_value, DATA_CRC16);
+	cr_expect_eq(e.err.sig.offset, 63 * 520);
+}
+
+/*
+ * A block's PI split between packets: a receive of [32,253 bytes of plain
+ * buffer, the key's 520] puts the first packet's end 3 bytes into block
+ * 0's PI, which is checked once its last byte arrives.
+ */
+Test(sig, receive_pi_split_between_packets)
+{
+	enum { PLAIN = 32 * 1024 - 515 };
+	struct ibv_sge rs[2] = { { (uintptr_t)t.buf[0] + 1024, PLAIN, t.mr[0]->lkey },
+				 { 0, 520, sk->lkey } };
+	struct ibv_recv_wr rwr = { .wr_id = 9, .sg_list = rs, .num_sge = 2 };
+	struct ibv_sge s = { (uintptr_t)t.buf[1], PLAIN + 520, t.mr[1]->lkey };
 	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &s, .num_sge = 1,
 				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
-	struct mlx5dv_mkey_init_attr a = {
-		.pd = t.pd, .max_entries = 4,
-		.create_flags = MLX5DV_MKEY_INIT_ATTR_FLAGS_INDIRECT |
-				MLX5DV_MKEY_INIT_ATTR_FLAGS_BLOCK_SIGNATURE,
-	};
-	struct mlx5dv_mkey *k1 = mlx5dv_create_mkey(&a);
-	struct ibv_sge sge = { (uintptr_t)t.buf[1], 1024, t.mr[1]->lkey };
-	struct mlx5dv_mkey_conf_attr conf = { 0 };
-	struct mlx5dv_sig_block_attr sa = { .wire = &dif_dom };
-	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(t.qp[1]);
-	struct mlx5dv_qp_ex *dv = mlx5dv_qp_ex_from_ibv_qp_ex(x);
+	struct mlx5dv_mkey_err e;
 
-	cr_assert(k1);
-	ibv_wr_start(x);
-	x->wr_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
-	mlx5dv_wr_mkey_configure(dv, k1, 3, &conf);
-	mlx5dv_wr_set_mkey_access_flags(dv, IBV_ACCESS_LOCAL_WRITE);
-	mlx5dv_wr_set_mkey_layout_list(dv, 1, &sge);
-	mlx5dv_wr_set_mkey_sig_block(dv, &sa);
-	cr_assert_eq(ibv_wr_complete(x), 0);
-	cr_assert_eq(dt_poll1(t.cq[1]).status, IBV_WC_SUCCESS);
+	memset(t.buf[1], 0x5a, PLAIN);
+	dif_image(t.buf[1] + PLAIN, 1);
+	cr_assert_eq(configure(512, NULL, &dif_dom, DIF_ALL), IBV_WC_SUCCESS);
+	for (int k = 0; k < 2; k++) {
+		/* the second time the ref tag's last byte, in the second packet, is bad */
+		t.buf[1][PLAIN + 519] ^= (uint8_t)k;
+		send_to_receive(&wr, &rwr);
+		cr_expect_eq(memcmp(t.buf[0], t.buf[1] + PLAIN, 512), 0);
+		cr_assert_eq(mlx5dv_mkey_check(sk, &e), 0);
+		cr_expect_eq(e.err_type, k ? MLX5DV_MKEY_SIG_BLOCK_BAD_REFTAG : MLX5DV_MKEY_NO_ERR);
+	}
+	cr_expect_eq(e.err.sig.expected_value, 0x100);
+	cr_expect_eq(e.err.sig.actual_value, 0x101);
+}
+
+/* CRC32C in memory, none on the wire: generated into the memory's PI */
+Test(sig, read_into_key_generates_the_memory_crc)
+{
+	fill(t.buf[1]);
+	memset(t.buf[0], 0, 516);
+	cr_assert_eq(configure(516, &crc_dom, NULL, MLX5DV_SIG_MASK_CRC32C), IBV_WC_SUCCESS);
+	cr_assert_eq(read_into_key(512), IBV_WC_SUCCESS);
+	cr_expect_eq(memcmp(t.buf[0], t.buf[1], 512), 0);
+	cr_expect_eq(get32(t.buf[0] + 512), DATA_CRC32C, "memory CRC %#x", get32(t.buf[0] + 512));
+	expect_no_err();
+	/* a READ that does not fill the block: its data only, the PI left alone */
+	put32(t.buf[0] + 512, 0);
+	cr_assert_eq(read_into_key(100), IBV_WC_SUCCESS);
+	cr_expect_eq(get32(t.buf[0] + 512), 0);
+}
+
+/*
+ * A storage initiator exposing a key as rkey: the peer's RDMA WRITE is
+ * scattered through it (T10-DIF on the wire checked and stripped), and the
+ * error CQE goes to the key's owner, who learns of it by mlx5dv_mkey_check().
+ */
+Test(sig, write_into_rkey)
+{
+	struct mlx5dv_mkey_err e;
+
+	dif_image(t.buf[1], 2);
+	cr_assert_eq(configure_acc(1024, NULL, &dif_dom, DIF_ALL,
+				   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
+		     IBV_WC_SUCCESS);
+	cr_assert_eq(peer_rdma(IBV_WR_RDMA_WRITE, 1040), IBV_WC_SUCCESS);
+	cr_expect(data_of_image(t.buf[0], t.buf[1], 2));
+	e = owner_report();
+	cr_expect_eq(e.err_type, MLX5DV_MKEY_NO_ERR);
+	t.buf[1][4] ^= 1;
+	cr_assert_eq(peer_rdma(IBV_WR_RDMA_WRITE, 1040), IBV_WC_SUCCESS);
+	e = owner_report();
+	cr_expect_eq(e.err_type, MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD);
+	cr_expect_eq(e.err.sig.actual_value, DATA_CRC16);
+	cr_expect_eq(e.err.sig.offset, 0);
+	/* a READ needs remote read access, which the key does not grant */
+	cr_expect_eq(peer_rdma(IBV_WR_RDMA_READ, 1040), IBV_WC_REM_ACCESS_ERR);
+}
+
+/* past the key's 1040 wire bytes: the peer's remote access error */
+Test(sig, write_into_rkey_past_its_wire_bytes)
+{
+	dif_image(t.buf[1], 2);
+	cr_assert_eq(configure_acc(1024, NULL, &dif_dom, DIF_ALL,
+				   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
+		     IBV_WC_SUCCESS);
+	cr_expect_eq(peer_rdma(IBV_WR_RDMA_WRITE, 1041), IBV_WC_REM_ACCESS_ERR);
+}
+
+/* without remote write access the key refuses the WRITE, as before */
+Test(sig, write_into_rkey_without_access_refused)
+{
+	dif_image(t.buf[1], 1);
+	cr_assert_eq(configure(512, NULL, &dif_dom, DIF_ALL), IBV_WC_SUCCESS);
+	cr_expect_eq(peer_rdma(IBV_WR_RDMA_WRITE, 520), IBV_WC_REM_ACCESS_ERR);
+}
+
+/*
+ * The peer READs from the key: a gather at the responder.  CRC32C checked
+ * in memory and stripped; a bad one reported to the owner.
+ */
+Test(sig, read_from_rkey)
+{
+	struct mlx5dv_mkey_err e;
+
 	fill(t.buf[0]);
-	dt_post_recv(t.qp[1], 9, NULL, 512, k1->lkey);
-	dt_post(t.qp[0], &wr);
-	cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
-	cr_assert_eq(dt_poll1(t.cq[1]).status, IBV_WC_SUCCESS);
+	put32(t.buf[0] + 512, DATA_CRC32C);
+	cr_assert_eq(configure_acc(516, &crc_dom, NULL, MLX5DV_SIG_MASK_CRC32C,
+				   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ),
+		     IBV_WC_SUCCESS);
+	cr_assert_eq(peer_rdma(IBV_WR_RDMA_READ, 512), IBV_WC_SUCCESS);
 	cr_expect_eq(memcmp(t.buf[1], t.buf[0], 512), 0);
-	/* 520 bytes: block 0 whole */
-	s.length = 520;
-	dt_post_recv(t.qp[1], 9, NULL, 520, k1->lkey);
-	dt_post(t.qp[0], &wr);
-	cr_expect_neq(dt_poll1(t.cq[1]).status, IBV_WC_SUCCESS);
-	cr_expect_eq(mlx5dv_destroy_mkey(k1), 0);
+	e = owner_report();
+	cr_expect_eq(e.err_type, MLX5DV_MKEY_NO_ERR);
+	put32(t.buf[0] + 512, DATA_CRC32C ^ 4);
+	cr_assert_eq(peer_rdma(IBV_WR_RDMA_READ, 512), IBV_WC_SUCCESS);
+	e = owner_report();
+	cr_expect_eq(e.err_type, MLX5DV_MKEY_SIG_BLOCK_BAD_GUARD);
+	cr_expect_eq(e.err.sig.expected_value, DATA_CRC32C);
+	cr_expect_eq(e.err.sig.actual_value, DATA_CRC32C ^ 4);
+	/* a WRITE needs remote write access, which the key does not grant */
+	cr_expect_eq(peer_rdma(IBV_WR_RDMA_WRITE, 512), IBV_WC_REM_ACCESS_ERR);
+}
+
+/*
+ * A receive into a signature key (pyverbs' test_mkey_sig_t10dif posts
+ * one): the SEND's 520 wire bytes fill block 0, its T10-DIF checked and
+ * stripped; a SEND of 512 bytes is data only.
+ */
+Test(sig, receive_into_key)
+{
+	struct ibv_sge s = { (uintptr_t)t.buf[1], 520, t.mr[1]->lkey }, rs = { 0, 520, sk->lkey };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &s, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_recv_wr rwr = { .wr_id = 9, .sg_list = &rs, .num_sge = 1 };
+	struct mlx5dv_mkey_err e;
+
+	dif_image(t.buf[1], 1);
+	cr_assert_eq(configure(512, NULL, &dif_dom, DIF_ALL), IBV_WC_SUCCESS);
+	for (int bad = 0; bad < 3; bad++) {
+		t.buf[1][515] ^= (uint8_t)(bad == 1);	/* the app tag's low byte */
+		s.length = bad < 2 ? 520 : 512;
+		memset(t.buf[0], 0, 512);
+		send_to_receive(&wr, &rwr);
+		cr_expect_eq(memcmp(t.buf[0], t.buf[1], 512), 0);
+		cr_assert_eq(mlx5dv_mkey_check(sk, &e), 0);
+		cr_expect_eq(e.err_type, bad == 1 ? MLX5DV_MKEY_SIG_BLOCK_BAD_APPTAG :
+						    MLX5DV_MKEY_NO_ERR, "SEND %d", bad);
+		if (bad == 1) {
+			cr_expect_eq(e.err.sig.expected_value, 0x1234);
+			cr_expect_eq(e.err.sig.actual_value, 0x1235);
+		}
+	}
 }
 
 /*
