@@ -102,9 +102,11 @@ struct fleet_cq {
 /*
  * One QP and what the harness keeps for it. Line-aligned, as a program
  * keeping one connection per element would: the 2threads row's halves
- * then share no line of the array.
+ * then share no line of the array. rdmafast's rf_qp first, on the line,
+ * as struct rf_qp asks (a post's fields of it in two lines).
  */
 struct fleet_qp {
+	struct rf_qp rf;		/* IMPL_RDMAFAST */
 	struct ibv_qp *qp;
 	struct ibv_qp_ex *qpx;		/* IMPL_LIBMLX5_WR */
 	struct fleet_cq *cq;
@@ -112,7 +114,6 @@ struct fleet_qp {
 	uint32_t uidx, posted, done;	/* WQEs posted, completed */
 	struct ibv_sge sge;		/* IMPL_LIBMLX5: the request, built once */
 	struct ibv_send_wr wr;
-	struct rf_qp rf;		/* IMPL_RDMAFAST */
 } __attribute__((aligned(64)));
 
 struct fleet {

@@ -8,6 +8,20 @@
 #include "e2e.h"
 
 /*
+ * Where a post's fields of struct rf_sq (buf to dbrec) fall in an rf_qp
+ * that starts on a cache line: in two lines, which a cold post misses on
+ * (struct rf_qp's comment). The checked build puts its own state first
+ * in rf_sq and is not held to it.
+ */
+#ifndef RF_CHECKED
+#define POST_FIRST_BYTE (offsetof(struct rf_qp, sq) + offsetof(struct rf_sq, buf))
+#define POST_LAST_BYTE (offsetof(struct rf_qp, sq) + offsetof(struct rf_sq, dbrec) + \
+			sizeof(((struct rf_sq *)0)->dbrec) - 1)
+RF_STATIC_ASSERT(POST_LAST_BYTE / 64 - POST_FIRST_BYTE / 64 == 1,
+		 "a post's fields of a line-aligned rf_qp in two lines");
+#endif
+
+/*
  * Connect a's QP to b's and back with a zeroed conn attr (but the PSNs and
  * access, which connect_zeroed() leaves 0).
  */
@@ -434,4 +448,22 @@ Test(e2e_verbs, a_qp_without_a_thread_domain_rings_doorbells_only)
 	e2e_close(&e);
 	free(qp);
 	free(hog);
+}
+
+/* The static assertion above, and an rf_qp that is what it says. */
+Test(e2e_verbs, a_posts_fields_of_an_aligned_qp_sit_in_two_lines)
+{
+#ifdef RF_CHECKED
+	cr_skip_test("the checked build puts its own state first in struct rf_sq");
+#else
+	struct rf_qp *qp = (struct rf_qp *)aligned_alloc(64, sizeof(*qp) + 63 - (sizeof(*qp) + 63) % 64);
+	uintptr_t first, last;
+
+	cr_assert_not_null(qp);
+	first = (uintptr_t)&qp->sq.buf;
+	last = (uintptr_t)(&qp->sq.dbrec + 1) - 1;
+	cr_assert_eq(last / 64 - first / 64, 1, "lines %zu..%zu", (size_t)(first / 64 % 64),
+		     (size_t)(last / 64 % 64));
+	free(qp);
+#endif
 }

@@ -18,14 +18,23 @@ RF_BEGIN_DECLS
  * receive queue (when it has one, i.e. no SRQ) and the capabilities the
  * created QP really has (max_inline_data and the SGE counts are what
  * libmlx5 sized the WQEs for; rdmafast enforces them).
+ *
+ * The send queue comes first: its post-path fields (buf to dbrec, 120
+ * bytes) then sit in two cache lines of an rf_qp that starts on a line,
+ * which a cold post misses on; after the other fields they took three
+ * (docs/benchmark-history.md, round 9). Allocate an rf_qp line-aligned
+ * (aligned_alloc(64, ...), an element of a line-aligned array) for that,
+ * which also keeps two threads' QPs off each other's lines; the type is
+ * not over-aligned, so malloc() and calloc() remain correct, at a line
+ * more a cold post in three cases of four.
  */
 struct rf_qp {
+	struct rf_sq      sq;
 	struct ibv_qp    *ibqp;
 	uint32_t          qpn;
 	uint32_t          kind;		/* enum rf_qp_kind */
 	int               has_rq;
 	struct ibv_qp_cap cap;
-	struct rf_sq      sq;
 	struct rf_rq      rq;
 	/*
 	 * What rf_qp_create_ibv() and rf_dci_create_ibv() created the QP on
