@@ -428,7 +428,6 @@ static void engine_sched_setup(void)
 /* How long to sleep after `idle` ns without activity; 0 = spin on. */
 struct idle_state {
 	uint64_t	backoff;	/* current sleep once the hot window is over */
-	uint64_t	no_spin_until;	/* contended CPU: no spinning before this */
 	uint64_t	trap_woke;	/* woken by a doorbell fault, not yet seen */
 	bool		no_arm;		/* this sleep waits for that doorbell */
 	bool		assisted;	/* an application's polls run the device */
@@ -449,6 +448,23 @@ struct idle_state {
 #define CONTENDED_NS		20000u
 #define LATE_WAKE_NS		100000u
 #define CONTENDED_FOR_NS	100000000u
+
+/*
+ * ns: the engine found its CPU contended (a busy-polling application holds
+ * it) and does not spin before this.  Read by doorbell_assist() too.
+ */
+static _Atomic uint64_t no_spin_until;
+
+static bool contended(uint64_t now)
+{
+	return now < atomic_load_explicit(&no_spin_until, memory_order_relaxed);
+}
+
+static void contended_for_a_while(uint64_t now)
+{
+	atomic_store_explicit(&no_spin_until, now + CONTENDED_FOR_NS, memory_order_relaxed);
+}
+
 /* After a completion event, before RFEMU_EVENT_GRACE_US: naps this long. */
 #define EVENT_NAP_NS	1000u
 /*
@@ -506,7 +522,7 @@ static uint64_t idle_sleep_ns(struct idle_state *st, uint64_t now, uint64_t idle
 		return bounded_by_timers(now, dev_eng.last_assist + assist_window_ns - now);
 	}
 	st->no_arm = false;
-	if (idle < spin_ns && now >= st->no_spin_until)
+	if (idle < spin_ns && !contended(now))
 		return 0;
 	/*
 	 * A completion event was just delivered: an event-driven application
@@ -533,7 +549,7 @@ static uint64_t idle_sleep_ns(struct idle_state *st, uint64_t now, uint64_t idle
 		 * from one doorbell to the next, and each is executed in the
 		 * thread that rang it, with no wake-up to wait for.
 		 */
-		st->no_arm = now < st->no_spin_until && !dev_trap_writes_stores();
+		st->no_arm = contended(now) && !dev_trap_writes_stores();
 	} else {
 		sleep = st->backoff;
 		st->backoff = st->backoff * 2 > idle_max_ns ? idle_max_ns : st->backoff * 2;
@@ -564,14 +580,14 @@ static bool assists_keep_up(struct idle_state *st)
  * CPU: we compete with it, and spinning would only queue us behind its
  * slices.  Nap instead for a while (naps preempt, see the header).
  */
-static void spin_yield(struct idle_state *st)
+static void spin_yield(void)
 {
 	uint64_t t0 = dev_now_ns(), t1;
 
 	sched_yield();
 	t1 = dev_now_ns();
 	if (t1 - t0 > CONTENDED_NS)
-		st->no_spin_until = t1 + CONTENDED_FOR_NS;
+		contended_for_a_while(t1);
 }
 
 static void *engine_main(void *arg)
@@ -645,7 +661,7 @@ static void *engine_main(void *arg)
 		dev_eng.sleep_until = sleep ? now + sleep : 0;
 		emu_lock_release();
 		if (!sleep) {
-			spin_yield(&st);
+			spin_yield();
 		} else {
 			uint64_t t0 = dev_now_ns(), t1;
 
@@ -657,7 +673,7 @@ static void *engine_main(void *arg)
 			 */
 			t1 = dev_now_ns();
 			if (t1 - t0 > sleep + LATE_WAKE_NS)
-				st.no_spin_until = t1 + CONTENDED_FOR_NS;
+				contended_for_a_while(t1);
 		}
 	}
 	return NULL;
@@ -704,7 +720,12 @@ bool emu_dev_poll_assist(void)
  * A pass that executed this many WQEs, or found work left for the next, was
  * a stream, not a lone request: the engine, on a CPU of its own, keeps up
  * with streams while the storing thread goes on posting (a fault a doorbell
- * would cost it there), and takes the pages back from the trap.
+ * would cost it there), and takes the pages back from the trap.  Only an
+ * engine that spins can: one that may not (RFEMU_SPIN_US=0) or whose CPU
+ * is contended naps, protects the pages again at once, and the next
+ * doorbell faults all the same, after two mprotect() calls for nothing (12
+ * us each on a 2-vCPU AMD EPYC VM: the batched READs of bench/emu_model.c
+ * went from 0.32-0.41x libmlx5's rate to 0.74-1.69x without them).
  */
 #define DB_ASSIST_STREAM_WQES	8u
 
@@ -783,7 +804,7 @@ static void doorbell_assist(void)
 	 * An engine that is not asleep (sleep_until 0: spinning, or between
 	 * passes) runs another pass and sees all this by itself.
 	 */
-	stream = dev_eng.wqes - wqes >= DB_ASSIST_STREAM_WQES;
+	stream = dev_eng.wqes - wqes >= DB_ASSIST_STREAM_WQES && spin_ns && !contended(dev_eng.now);
 	kick = dev_eng.busy || stream ||
 	       (dev_eng.sleep_until && dev_eng.now + due < dev_eng.sleep_until);
 	if (stream)
