@@ -389,7 +389,7 @@ int dev_sig_scatter(struct dev_sgl *sgl, struct emu_mkey *mk, uint64_t va, uint6
 	uint64_t off = va - mk->start, end = off + len;
 	int ret;
 
-	if ((mk->access & need) != need || va < mk->start ||
+	if (!dev_key_grants(mk->access, need) || va < mk->start ||
 	    len > wire_len(s, bs, mk->length) || off > wire_len(s, bs, mk->length) - len)
 		return DEV_SGL_PROT;
 	for (uint64_t w = off; w < end;) {
