@@ -17,10 +17,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include <rdma/ib_user_mad.h>
-
 #include "dev_test.h"
 #include "cm/cm_test.h"
+#include "umad_test.h"
 
 TestSuite(fork, .timeout = 120);
 
@@ -583,32 +582,8 @@ Test(fork, inherited_rdma_cm_channel_refuses_the_child)
 	rdma_destroy_event_channel(ch);
 }
 
-struct fk_mad {
-	struct ib_user_mad_hdr	h;
-	uint8_t			mad[256];
-};
-
-/* A Get of attr (class 0x01: an SMP on QP0) to lid on agent, tid as its TID. */
-static void fk_get(struct fk_mad *m, uint32_t agent, uint8_t mclass, uint16_t attr,
-		   uint16_t lid, uint32_t timeout_ms, uint8_t tid)
-{
-	memset(m, 0, sizeof(*m));
-	m->h.id = agent;
-	m->h.timeout_ms = timeout_ms;
-	m->h.qpn = htobe32(mclass == 0x01 ? 0 : 1);
-	m->h.qkey = htobe32(0x80010000);
-	m->h.lid = htobe16(lid);
-	m->mad[0] = 1;
-	m->mad[1] = mclass;
-	m->mad[2] = 1;
-	m->mad[3] = 0x01;		/* Get */
-	m->mad[15] = tid;
-	m->mad[16] = (uint8_t)(attr >> 8);
-	m->mad[17] = (uint8_t)attr;
-}
-
 /* The answer to m on fd within 10 s: its status, or -1. */
-static int fk_ask(int fd, const struct fk_mad *m, struct fk_mad *r)
+static int fk_ask(int fd, const struct ut_mad *m, struct ut_mad *r)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 
@@ -619,7 +594,7 @@ static int fk_ask(int fd, const struct fk_mad *m, struct fk_mad *r)
 }
 
 /* The node GUID in a NodeInfo answer, host order. */
-static uint64_t fk_node_guid(const struct fk_mad *r)
+static uint64_t fk_node_guid(const struct ut_mad *r)
 {
 	uint64_t g;
 
@@ -641,7 +616,7 @@ Test(fork, inherited_umad_file_speaks_for_the_parents_port)
 	struct ib_user_mad_reg_req gsi = { .qpn = 1, .mgmt_class = 0x04, .mgmt_class_version = 1 };
 	struct ib_user_mad_reg_req smi = { .qpn = 0, .mgmt_class = 0x01, .mgmt_class_version = 1 };
 	uint64_t guid = fk_sysfs_guid();
-	struct fk_mad m, r;
+	struct ut_mad m, r;
 	pid_t pid;
 	int fd = open("/dev/infiniband/umad0", O_RDWR), st;
 
@@ -656,11 +631,11 @@ Test(fork, inherited_umad_file_speaks_for_the_parents_port)
 		alarm(60);
 		if (fk_sysfs_guid() == guid)
 			_exit(FK_SYSFS);	/* not a host of its own */
-		fk_get(&m, 1, 0x01, 0x0011, 0xffff, 5000, 1);	/* NodeInfo */
+		ut_get(&m, 1, 0x01, 0x0011, 0xffff, 5000, 1);	/* NodeInfo */
 		if (fk_ask(fd, &m, &r) || fk_node_guid(&r) != guid)
 			_exit(FK_MAD);
 		/* a LID nobody holds: 50 ms, then ETIMEDOUT */
-		fk_get(&m, 0, 0x04, 0x0001, 0x1fff, 50, 2);
+		ut_get(&m, 0, 0x04, 0x0001, 0x1fff, 50, 2);
 		if (fk_ask(fd, &m, &r) != ETIMEDOUT)
 			_exit(FK_TIMEOUT);
 		close(fd);
@@ -669,7 +644,7 @@ Test(fork, inherited_umad_file_speaks_for_the_parents_port)
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	cr_assert_eq(et_status(st), 0, "the child failed at step %d", et_status(st));
 	/* the parent's file, agents and all, still answers the parent */
-	fk_get(&m, 1, 0x01, 0x0011, 0xffff, 5000, 3);
+	ut_get(&m, 1, 0x01, 0x0011, 0xffff, 5000, 3);
 	cr_assert_eq(fk_ask(fd, &m, &r), 0);
 	cr_assert_eq(fk_node_guid(&r), guid);
 	close(fd);
