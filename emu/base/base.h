@@ -26,6 +26,14 @@
 #define EMU_MAX_DEVS		4	/* mlx5_0 .. mlx5_3 per host */
 #define EMU_MAX_PORTS		2	/* ports per device */
 #define EMU_MAX_HOSTS		1023	/* live processes on one subnet */
+/*
+ * The net device behind every port (the PCI function's device/net/, a
+ * RoCE GID's netdev, RDMA netlink's port): the machine's loopback
+ * interface.  Making an HCA's own netdev needs root; lo is one every
+ * process sees and addresses, and the subnet already routes its
+ * addresses (cm/addr.c).  emu/README.md, "The net device".
+ */
+#define EMU_NETDEV		"lo"
 
 /*
  * Object numbers (QPN, CQN, SRQN, PDN, mkey index) are subnet-unique:

@@ -761,7 +761,42 @@ void dev_zip_pass_done(bool idle);
  * memory is never touched by a failing operation because every range is
  * checked before the first byte moves.  Inline: a packet resolves one or
  * two keys.
+ *
+ * On-demand paging is per transport: a ConnectX raises page faults for RC,
+ * UD, XRC and DC, never for UC (the firmware's uc_odp_caps is 0, which the
+ * kernel reports as is: kernel/odp.c).  Without the fault, a UC access
+ * to a page the ODP MR's translation lacks fails where RC's would have
+ * waited for the page; before kernel 5.4 the driver refused the fault
+ * itself ("ODP fault on QP of an unsupported transport",
+ * drivers/infiniband/hw/mlx5/odp.c) and resumed the QP with an error.
+ * The model keeps no translation of its own (it reads the page tables at
+ * each access, guard.c), so it cannot tell which pages a ConnectX would
+ * already hold: every UC access through an ODP MR fails, as a missing
+ * page would.  A UC QP asks for that as one more access right,
+ * DEV_NEED_PINNED, which every MR but an ODP one grants.
  */
+#define DEV_NEED_PINNED		IBV_ACCESS_ON_DEMAND
+
+/* What an access by qp needs of the keys it goes through. */
+static inline uint32_t dev_qp_need(const struct emu_qp *qp, uint32_t need)
+{
+	return qp->type == IBV_QPT_UC ? need | DEV_NEED_PINNED : need;
+}
+
+/* Whether an MR grants need: its access flags, and DEV_NEED_PINNED unless it is ODP. */
+static inline bool dev_mr_grants(const struct emu_mr *mr, uint32_t need)
+{
+	return ((mr->access ^ DEV_NEED_PINNED) & need) == need;
+}
+
+/*
+ * Whether a memory window's or an indirect mkey's own access flags grant
+ * need: DEV_NEED_PINNED is for the MRs under it to grant.
+ */
+static inline bool dev_key_grants(uint32_t access, uint32_t need)
+{
+	return ((access | DEV_NEED_PINNED) & need) == need;
+}
 
 /* [va, va+len) inside [base, base+size), without overflow. */
 static inline bool dev_in_range(uint64_t va, uint64_t len, uint64_t base, uint64_t size)
@@ -776,7 +811,7 @@ static inline uint8_t *dev_lkey_ptr(uint32_t lkey, uint64_t va, uint64_t len,
 	struct emu_mr *mr = emu_mr_by_lkey_locked(lkey);
 
 	/* local read is always allowed; everything else must be granted */
-	if (DEV_UNLIKELY(!mr || mr->pd != pd || (mr->access & need) != need ||
+	if (DEV_UNLIKELY(!mr || mr->pd != pd || !dev_mr_grants(mr, need) ||
 			 !dev_in_range(va, len, mr->iova, mr->length)))
 		return NULL;
 	return (uint8_t *)(uintptr_t)(mr->addr + (va - mr->iova));
@@ -802,7 +837,7 @@ static inline uint8_t *dev_rkey_ptr(uint32_t rkey, uint64_t va, uint64_t len,
 
 	if (!mr)
 		return dev_mw_ptr(rkey, va, len, pd, qp, need);
-	if (DEV_UNLIKELY(mr->pd != pd || (mr->access & need) != need ||
+	if (DEV_UNLIKELY(mr->pd != pd || !dev_mr_grants(mr, need) ||
 			 !dev_in_range(va, len, mr->iova, mr->length)))
 		return NULL;
 	return (uint8_t *)(uintptr_t)(mr->addr + (va - mr->iova));
@@ -884,7 +919,7 @@ static inline uint32_t dev_umr_access(uint8_t acc)
 }
 struct dev_rwqe;
 int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
-		      const struct emu_pd *pd, uint64_t msg_len);
+		      const struct emu_pd *pd, const struct emu_qp *qp, uint64_t msg_len);
 /* tm.c: a TM SRQ's tag list; a TAG_MATCHING WQE (0 or a syndrome) */
 bool dev_tm_create(struct dev_srq *ds);
 uint8_t dev_tm_execute(struct dev_qp *dq, const uint8_t *w, uint32_t len, uint32_t wqe);

@@ -17,7 +17,8 @@ uint8_t *dev_mw_ptr(uint32_t rkey, uint64_t va, uint64_t len,
 
 	if (!mw)
 		return dev_mkey_ptr(rkey, va, len, pd, need);
-	if (!mw->mr || mw->pd != pd || (mw->access & need) != need)
+	if (!mw->mr || mw->pd != pd || !dev_key_grants(mw->access, need) ||
+	    !dev_mr_grants(mw->mr, need & DEV_NEED_PINNED))
 		return NULL;
 	if (mw->type == IBV_MW_TYPE_2 && mw->qp != qp)
 		return NULL;
@@ -105,8 +106,10 @@ bool dev_sgl_copy_in(struct dev_sgl *sgl, uint64_t off, const void *src, uint32_
  * is refused as a bad key is.
  */
 int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
-		      const struct emu_pd *pd, uint64_t msg_len)
+		      const struct emu_pd *pd, const struct emu_qp *qp, uint64_t msg_len)
 {
+	uint32_t need = dev_qp_need(qp, IBV_ACCESS_LOCAL_WRITE);
+
 	sgl->n = 0;
 	sgl->sig.synd = 0;
 	sgl->sig_in.mk = NULL;
@@ -119,7 +122,7 @@ int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 
 		if (lkey == RF_INVALID_LKEY)
 			break;
-		p = dev_lkey_ptr(lkey, dev_be64(seg + 8), len, pd, IBV_ACCESS_LOCAL_WRITE);
+		p = dev_lkey_ptr(lkey, dev_be64(seg + 8), len, pd, need);
 		if (p) {
 			/* full only after indirect keys' pieces: the model's limit */
 			if (sgl->n == DEV_MAX_SGE)
@@ -127,8 +130,7 @@ int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 			sgl->e[sgl->n++] = (struct dev_sge){ p, (uint32_t)len, false, false };
 			sgl->total += len;
 		} else {
-			int ret = dev_mkey_sgl(sgl, lkey, dev_be64(seg + 8), len, pd,
-					       IBV_ACCESS_LOCAL_WRITE);
+			int ret = dev_mkey_sgl(sgl, lkey, dev_be64(seg + 8), len, pd, need);
 
 			if (ret)
 				return DEV_SGL_PROT;

@@ -163,17 +163,21 @@ static const struct emu_mkey *mkey_for(uint32_t key, uint64_t va, uint64_t len,
 	const struct emu_mkey *mk = emu_mkey_by_key_locked(key);
 
 	/* a signature key's bytes are not its memory's: sig_key(), sig.c */
-	if (!mk || mk->sig || mk->free || mk->pd != pd || (mk->access & need) != need ||
+	if (!mk || mk->sig || mk->free || mk->pd != pd || !dev_key_grants(mk->access, need) ||
 	    !dev_in_range(va, len, mk->start, mk->length))
 		return NULL;
 	return mk;
 }
 
-/* What an access needs of an entry's key: write access where memory is written. */
+/*
+ * What an access needs of an entry's key: write access where memory is
+ * written, and an MR that is not ODP where the access needs one.
+ */
 static uint32_t entry_need(uint32_t need)
 {
-	return need & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-		       IBV_ACCESS_REMOTE_ATOMIC) ? IBV_ACCESS_LOCAL_WRITE : 0;
+	return (need & DEV_NEED_PINNED) |
+	       (need & (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_ATOMIC) ? IBV_ACCESS_LOCAL_WRITE : 0);
 }
 
 /*
@@ -259,7 +263,7 @@ int dev_mkey_sgl(struct dev_sgl *sgl, uint32_t key, uint64_t va, uint64_t len,
 	const struct emu_mkey *mk;
 
 	if (smk)
-		return need ? dev_sig_scatter(sgl, smk, va, len, pd, need) :
+		return need & IBV_ACCESS_LOCAL_WRITE ? dev_sig_scatter(sgl, smk, va, len, pd, need) :
 			      dev_sig_gather(sgl, smk, va, len, pd);
 	mk = mkey_for(key, va, len, pd, need);
 	return mk ? mkey_walk(mk, va, len, pd, need, sgl_add, sgl) : DEV_SGL_PROT;

@@ -340,7 +340,7 @@ static void resp_ud(struct dev_qp *dq, const struct dev_pkt *p)
 	}
 	if (!qp->recv_cq || !dev_rq_take(dq, qp->srq, &r))
 		return;		/* no receive posted: UD drops */
-	if (dev_sgl_from_recv(&sgl, &r, pd, 40ull + p->len)) {
+	if (dev_sgl_from_recv(&sgl, &r, pd, qp, 40ull + p->len)) {
 		recv_error_cqe(dq, &r, qp->recv_cq, uidx, RF_CQE_SYNDROME_LOCAL_PROT_ERR);
 		dev_qp_fatal(dq, 0);
 		return;
@@ -629,7 +629,7 @@ static int resp_send(struct resp_env *v, const struct dev_pkt *p)
 	if (dq->recv_tm == DEV_TM_CONSUMED_MSG)
 		return resp_send_tagged(v, p);
 	dev_rq_locate(dq, dq->recv_srq, dq->recv_idx, &r);
-	if (dev_sgl_from_recv(&sgl, &r, v->pd, p->dma_len)) {
+	if (dev_sgl_from_recv(&sgl, &r, v->pd, v->qp, p->dma_len)) {
 		dq->recv_busy = false;
 		recv_error_cqe(dq, &r, v->cq, v->uidx, RF_CQE_SYNDROME_LOCAL_PROT_ERR);
 		return DNAK_REM_OP;
@@ -700,6 +700,7 @@ static int resp_write(struct resp_env *v, const struct dev_pkt *p)
 {
 	bool imm_last = p->op == DOP_WRITE_IMM && (p->flags & DPKT_LAST);
 	struct dev_sig_err sig = { .synd = 0 };
+	uint32_t need = dev_qp_need(v->qp, IBV_ACCESS_REMOTE_WRITE);
 	uint8_t *dst = NULL;
 	bool indirect = false;
 	struct dev_rwqe r;
@@ -712,11 +713,9 @@ static int resp_write(struct resp_env *v, const struct dev_pkt *p)
 	if (p->dma_len) {
 		if (p->flags & DPKT_FIRST && force_rae())
 			return DNAK_REM_ACCESS;
-		dst = dev_rkey_ptr(p->rkey, p->raddr, p->dma_len, v->pd, v->qp,
-				   IBV_ACCESS_REMOTE_WRITE);
+		dst = dev_rkey_ptr(p->rkey, p->raddr, p->dma_len, v->pd, v->qp, need);
 		/* an indirect mkey's entries are checked as the data reaches them */
-		indirect = !dst && dev_rkey_ok(p->rkey, p->raddr, p->dma_len, v->pd, v->qp,
-					       IBV_ACCESS_REMOTE_WRITE);
+		indirect = !dst && dev_rkey_ok(p->rkey, p->raddr, p->dma_len, v->pd, v->qp, need);
 		if ((!dst && !indirect) || (uint64_t)p->offset + p->len > p->dma_len)
 			return DNAK_REM_ACCESS;
 	}
@@ -729,7 +728,7 @@ static int resp_write(struct resp_env *v, const struct dev_pkt *p)
 	if (p->len && (dst ? !dev_copy(dst + p->offset, p->payload, p->len) :
 		       indirect && !dev_rkey_copy(p->rkey, p->raddr, p->dma_len, p->offset,
 						  (void *)p->payload, p->len, v->pd, v->qp,
-						  IBV_ACCESS_REMOTE_WRITE, true, &sig))) {
+						  need, true, &sig))) {
 		/*
 		 * The target pages went away (unmapped, or not writable): a
 		 * remote access error for the requester; a receive already

@@ -414,7 +414,7 @@ bool dev_sig_range_ok(const struct emu_mkey *mk, uint64_t va, uint64_t len,
 	struct geom g = geom_of(s);
 	uint64_t wl = wire_len(&g, mk->length), off = va - mk->start;
 
-	if ((mk->access & need) != need || va < mk->start || len > wl || off > wl - len ||
+	if (!dev_key_grants(mk->access, need) || va < mk->start || len > wl || off > wl - len ||
 	    (s->mem.type && !emu_psv_by_num_locked(s->mem.psvn)) ||
 	    (s->wire.type && !emu_psv_by_num_locked(s->wire.psvn)))
 		return false;

@@ -388,7 +388,7 @@ static bool sq_parse_one(struct dev_qp *dq, uint32_t avail, struct dev_wqe *w,
 		need = IBV_ACCESS_LOCAL_WRITE;
 		e->flags |= DENTF_RESP;
 	}
-	switch (wqe_sgl(dq, w, sgl, need)) {
+	switch (wqe_sgl(dq, w, sgl, dev_qp_need(qp, need))) {
 	case 0:
 		/*
 		 * A signature check failed: reported once, before the

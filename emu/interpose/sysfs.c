@@ -179,7 +179,8 @@ void emu_sysfs_unredirect(char *path)
  * rdma_get_gid_attr() finds empty is EINVAL "for user space compatibility
  * reasons", which libibverbs reads as "no type file: IB/RoCE v1" and then
  * as an empty entry (libibverbs/cmd_device.c query_sysfs_gid_type());
- * print_ndev() is EINVAL too for an entry without a netdev, here all.
+ * print_ndev() is EINVAL too for an entry without a netdev: every
+ * InfiniBand GID's.
  */
 bool emu_sysfs_read_fails(const char *path)
 {
@@ -195,9 +196,10 @@ bool emu_sysfs_read_fails(const char *path)
 			 &i, &end) != 4 || m[end] || d >= emu_cfg.num_devs || !p ||
 	    p > emu_cfg.num_ports)
 		return false;
-	if (!strcmp(kind, "ndevs"))
-		return true;
-	return !strcmp(kind, "types") && i >= emu_cfg.dev[d].port[p - 1].num_gids;
+	if (strcmp(kind, "types") && strcmp(kind, "ndevs"))
+		return false;
+	return i >= emu_cfg.dev[d].port[p - 1].num_gids ||
+	       (!strcmp(kind, "ndevs") && emu_cfg.link_layer != IBV_LINK_LAYER_ETHERNET);
 }
 
 const struct emu_cdev *emu_cdev_lookup(const char *path)
@@ -482,8 +484,7 @@ static void build_port(struct tree *t, const char *ibdir, unsigned d, unsigned p
 	 * zeros, and gid_attrs/types/N and ndevs/N exist for every index
 	 * (the kernel's gid_attr_group), their reads failing with EINVAL
 	 * where the entry is empty (emu_sysfs_read_fails()).  ndevs/N names
-	 * a RoCE GID's netdev; the emulator has none, so every one fails, as
-	 * an InfiniBand GID's does.
+	 * a RoCE GID's netdev, EMU_NETDEV; an InfiniBand GID has none.
 	 */
 	for (unsigned i = 0; i < a.gid_tbl_len; i++) {
 		static const union ibv_gid zero;
@@ -500,7 +501,7 @@ static void build_port(struct tree *t, const char *ibdir, unsigned d, unsigned p
 		attr(t, sub, name, "%s", i >= id->num_gids ? "" :
 		     id->gid_type[i] == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2\n" : "IB/RoCE v1\n");
 		at(t, sub, sizeof(sub), "%s/gid_attrs/ndevs", pd);
-		attr(t, sub, name, "%s", "");
+		attr(t, sub, name, "%s", i < id->num_gids && eth ? EMU_NETDEV "\n" : "");
 	}
 	at(t, sub, sizeof(sub), "%s/counters", pd);
 	for (size_t i = 0; i < sizeof(pma_counters) / sizeof(pma_counters[0]); i++)
@@ -568,7 +569,7 @@ static void build_dev(struct tree *t, unsigned d)
 	const struct emu_dev_id *id = &emu_cfg.dev[d];
 	uint32_t part = emu_cfg.vendor_part_id;
 	char fn[PATH_MAX], ibdir[PATH_MAX], uvdir[PATH_MAX], target[PATH_MAX];
-	char slot[16], devlink[32], ib[16], uv[16], g[32], sg[32], modalias[64];
+	char where[PATH_MAX], slot[16], devlink[32], ib[16], uv[16], g[32], sg[32], modalias[64];
 
 	snprintf(slot, sizeof(slot), "0000:%02x:00.%u", pci_bus, d);
 	/* from <fn>/<class>/<name>/ back to <fn>, as the kernel links it */
@@ -624,6 +625,9 @@ static void build_dev(struct tree *t, unsigned d)
 	     part, slot, modalias);
 	lnk(t, fn, "driver", "../../../bus/pci/drivers/mlx5_core");
 	lnk(t, fn, "subsystem", "../../../bus/pci");
+	/* its netdev: the machine's own, whose attributes sysfs shows */
+	at(t, where, sizeof(where), "%s/net", fn);
+	lnk(t, where, EMU_NETDEV, "/sys/devices/virtual/net/" EMU_NETDEV);
 
 	/* the IB device (core/sysfs.c, mlx5's hca_type, hw_rev, board_id) */
 	attr(t, ibdir, "node_type", "1: CA\n");

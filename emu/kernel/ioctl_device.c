@@ -15,6 +15,7 @@
  * non-DEVX paths.
  */
 #include <limits.h>
+#include <net/if.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,9 +241,9 @@ static int mlx5_query_port(struct emu_ioc *b)
 /*
  * Entry index of port_num's GID table as the kernel's GID cache holds it
  * (drivers/infiniband/core/cache.c): the host's GIDs and their types
- * (subnet.c, the ones sysfs shows), no netdev (the emulator has none, so
- * netdev_ifindex stays 0, as for an InfiniBand GID).  False if the entry
- * is empty.
+ * (subnet.c, the ones sysfs shows), and a RoCE GID's netdev, EMU_NETDEV
+ * (an InfiniBand GID has none: netdev_ifindex 0).  False if the entry is
+ * empty.
  */
 static bool gid_entry(unsigned dev, uint32_t port_num, uint32_t index,
 		      struct ib_uverbs_gid_entry *e)
@@ -256,6 +257,8 @@ static bool gid_entry(unsigned dev, uint32_t port_num, uint32_t index,
 	e->gid_index = index;
 	e->port_num = port_num;
 	e->gid_type = id->gid_type[index];
+	if (emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET)
+		e->netdev_ifindex = if_nametoindex(EMU_NETDEV);
 	return true;
 }
 

@@ -26,6 +26,7 @@
  * layer keeps on every port (SMI on InfiniBand, GSI), named [ib_core].
  */
 #include <endian.h>
+#include <net/if.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/sysmacros.h>
@@ -270,7 +271,7 @@ static void fill_dev(struct nl_out *o, unsigned dev)
 	put_str(o, RDMA_NLDEV_ATTR_DEV_PROTOCOL, eth ? "roce" : "ib");
 }
 
-/* fill_port_info(): no netdev is emulated, so no NDEV_INDEX/NDEV_NAME */
+/* fill_port_info(): a RoCE port's netdev too (EMU_NETDEV), not an InfiniBand port's */
 static void fill_port(struct nl_out *o, unsigned dev, unsigned port)
 {
 	struct ib_uverbs_query_port_resp r = {};
@@ -291,6 +292,10 @@ static void fill_port(struct nl_out *o, unsigned dev, unsigned port)
 	}
 	put_u8(o, RDMA_NLDEV_ATTR_PORT_STATE, r.state);
 	put_u8(o, RDMA_NLDEV_ATTR_PORT_PHYS_STATE, r.phys_state);
+	if (emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET) {
+		put_u32(o, RDMA_NLDEV_ATTR_NDEV_INDEX, if_nametoindex(EMU_NETDEV));
+		put_str(o, RDMA_NLDEV_ATTR_NDEV_NAME, EMU_NETDEV);
+	}
 }
 
 /* one QP: fill_res_qp_entry(), in a table's entry or not; false when it does not fit */

@@ -6,8 +6,9 @@
  * replaced after it is seen new (no stale pin) - and a page not mapped at
  * the access ends the WQE with an error CQE: local protection on the
  * requester's side, remote access for the responder's target.  Implicit
- * ODP MRs reach any mapped address.  (The registration rules:
- * tests/emu/kernel/test_odp.c.)
+ * ODP MRs reach any mapped address.  A UC QP has no page fault served
+ * (uc_odp_caps is 0): through an ODP MR it fails even on mapped pages.
+ * (The registration rules: tests/emu/kernel/test_odp.c.)
  */
 #include <sys/mman.h>
 
@@ -22,14 +23,28 @@ static struct dt t;
 static uint8_t *area;		/* LEN bytes of address space, mapped or not */
 static struct ibv_mr *odp;	/* ODP_ACC over area */
 
-static void setup(void)
+static void setup_on(enum ibv_qp_type type)
 {
-	dt_setup(&t);
+	struct dt_qp_opts o = {
+		.type = type, .rnr_retry = 7, .retry_cnt = 7, .timeout = 14,
+	};
+
+	dt_setup_opts(&t, &o);
 	area = mmap(NULL, LEN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	cr_assert_neq(area, MAP_FAILED);
 	cr_assert_eq(munmap(area, LEN), 0);
 	odp = ibv_reg_mr(t.pd, area, LEN, ODP_ACC);
 	cr_assert(odp, "ODP MR over nothing mapped: %s", strerror(errno));
+}
+
+static void setup(void)
+{
+	setup_on(IBV_QPT_RC);
+}
+
+static void setup_uc(void)
+{
+	setup_on(IBV_QPT_UC);
 }
 
 static void teardown(void)
@@ -40,6 +55,7 @@ static void teardown(void)
 }
 
 TestSuite(dev_odp, .init = setup, .fini = teardown, .timeout = 30);
+TestSuite(dev_odp_uc, .init = setup_uc, .fini = teardown, .timeout = 30);
 
 /* fresh pages at area, every byte `fill` */
 static void map_area(uint8_t fill)
@@ -140,4 +156,52 @@ Test(dev_odp, implicit_mr_reaches_any_mapped_address)
 	free(src);
 	free(dst);
 	cr_assert_eq(ibv_dereg_mr(imr), 0);
+}
+
+/*
+ * UC: the pages are mapped and the same WRITE succeeds on RC (above), but
+ * a ConnectX serves no page fault for UC: the gather through the ODP lkey
+ * ends as a failed fault, a local protection error.
+ */
+Test(dev_odp_uc, odp_source_is_local_protection_error)
+{
+	map_area(0x21);
+	cr_assert_eq(rdma_write((uintptr_t)area, odp->lkey, (uintptr_t)t.buf[1],
+				t.mr[1]->rkey, LEN), IBV_WC_LOC_PROT_ERR);
+	assert_bytes(t.buf[1], 0, LEN);
+}
+
+/* as a target: UC acknowledges nothing, the WRITE is dropped at the responder */
+Test(dev_odp_uc, odp_target_is_dropped)
+{
+	map_area(0);
+	memset(t.buf[0], 0x32, LEN);
+	cr_assert_eq(rdma_write((uintptr_t)t.buf[0], t.mr[0]->lkey, (uintptr_t)area,
+				odp->rkey, LEN), IBV_WC_SUCCESS);
+	usleep(100 * 1000);
+	assert_bytes(area, 0, LEN);
+	/* a plain MR still takes the next one: the QP is not broken */
+	cr_assert_eq(rdma_write((uintptr_t)t.buf[0], t.mr[0]->lkey, (uintptr_t)t.buf[1],
+				t.mr[1]->rkey, 64), IBV_WC_SUCCESS);
+	for (int i = 0; i < 200 && t.buf[1][63] != 0x32; i++)
+		usleep(5000);
+	assert_bytes(t.buf[1], 0x32, 64);
+}
+
+/* a receive into an ODP MR: the receive completes with a local protection error */
+Test(dev_odp_uc, odp_receive_is_local_protection_error)
+{
+	struct ibv_sge s = { (uintptr_t)t.buf[0], 64, t.mr[0]->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 4, .sg_list = &s, .num_sge = 1, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+
+	map_area(0);
+	memset(t.buf[0], 0x43, 64);
+	dt_post_recv(t.qp[1], 5, area, 64, odp->lkey);
+	dt_post(t.qp[0], &wr);
+	cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
+	cr_assert_eq(dt_poll1(t.cq[1]).status, IBV_WC_LOC_PROT_ERR);
+	assert_bytes(area, 0, 64);
 }

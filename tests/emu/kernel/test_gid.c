@@ -4,12 +4,15 @@
  * RoCE v1 and a RoCE v2 entry (link-local v1, v2, IPv4-mapped v1, v2, as a
  * ConnectX port lists them), the same through ibv_query_gid_ex(),
  * ibv_query_gid_table() and sysfs (gid_attrs of empty entries failing with
- * EINVAL, as the kernel's), and a UD packet from a v1 entry carrying
+ * EINVAL, as the kernel's), a RoCE GID's netdev (the PCI function's: the
+ * machine's loopback interface), and a UD packet from a v1 entry carrying
  * a GRH where one from the v2 IPv4 entry carries an IPv4 header.  Suite
  * gid_check runs in this process (InfiniBand under make emu-test) and, by
  * suite gid, again in a fresh process on RoCE.
  */
+#include <dirent.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <sys/wait.h>
 
 #include "emu_test.h"
@@ -63,6 +66,12 @@ Test(gid_check, table)
 		snprintf(path, sizeof(path), PORT1 "/gid_attrs/types/%u", i);
 		cr_expect_str_eq(slurp(path), type == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2\n" :
 					      "IB/RoCE v1\n");
+		/* a RoCE GID's netdev: lo; an InfiniBand GID has none */
+		cr_expect_eq(tab[i].ndev_ifindex, eth ? if_nametoindex("lo") : 0, "entry %u", i);
+		if (eth) {
+			snprintf(path, sizeof(path), PORT1 "/gid_attrs/ndevs/%u", i);
+			cr_expect_str_eq(slurp(path), "lo\n");
+		}
 	}
 	cr_expect_eq(be64toh(tab[0].gid.global.subnet_prefix), 0xfe80000000000000ULL);
 	if (eth) {
@@ -92,13 +101,15 @@ static int read_errno(const char *path)
 /*
  * gid_attrs/types/N and ndevs/N exist for every index, as the kernel's
  * do; a read fails with EINVAL where the entry is empty, and for every
- * ndevs/N (no netdev), as _show_port_gid_attr() and print_ndev() answer
+ * ndevs/N of an InfiniBand port (no netdev), as _show_port_gid_attr()
+ * and print_ndev() answer
  */
 Test(gid_check, gid_attrs_of_every_index)
 {
 	struct ibv_context *ctx = et_open();
 	struct ibv_port_attr pa;
-	unsigned used = roce(ctx) ? 4 : 1;
+	bool eth = roce(ctx);
+	unsigned used = eth ? 4 : 1;
 	char path[128], line[64];
 	FILE *f;
 
@@ -107,7 +118,7 @@ Test(gid_check, gid_attrs_of_every_index)
 		snprintf(path, sizeof(path), PORT1 "/gid_attrs/types/%u", i);
 		cr_expect_eq(read_errno(path), i < used ? 0 : EINVAL, "%s", path);
 		snprintf(path, sizeof(path), PORT1 "/gid_attrs/ndevs/%u", i);
-		cr_expect_eq(read_errno(path), EINVAL, "%s", path);
+		cr_expect_eq(read_errno(path), i < used && eth ? 0 : EINVAL, "%s", path);
 	}
 	snprintf(path, sizeof(path), PORT1 "/gid_attrs/types/%u", pa.gid_tbl_len);
 	cr_expect_neq(access(path, F_OK), 0, "none past the table");
@@ -271,6 +282,29 @@ Test(gid_check, an_empty_source_gid_is_enodata)
 	cr_assert_eq(ibv_destroy_cq(cq), 0);
 	cr_assert_eq(ibv_dealloc_pd(pd), 0);
 	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
+/*
+ * The PCI function's netdev, as rdma-core's tests find a port's address
+ * (tests/base.py: `ls device/net/`, then `ip addr show` of the first
+ * name): the machine's loopback interface, the real one behind the link.
+ */
+Test(gid_check, the_netdev_is_loopback)
+{
+	DIR *d = opendir("/sys/class/infiniband/mlx5_0/device/net");
+	struct dirent *e;
+	unsigned n = 0;
+
+	cr_assert(d, "device/net: %s", strerror(errno));
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.') {
+			cr_expect_str_eq(e->d_name, "lo");
+			n++;
+		}
+	closedir(d);
+	cr_expect_eq(n, 1);
+	cr_expect_str_eq(slurp("/sys/class/infiniband/mlx5_0/device/net/lo/ifindex"),
+			 slurp("/sys/class/net/lo/ifindex"));
 }
 
 /* This binary again on RoCE, running suite gid_check only. */

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE		/* RTLD_NEXT */
 #include <dlfcn.h>
+#include <net/if.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -254,7 +255,8 @@ Test(ioctl, query_gid_entry)
 	cr_expect_eq(resp.e.port_num, 1);
 	cr_expect_eq(resp.e.gid_type, pa.link_layer == IBV_LINK_LAYER_ETHERNET ?
 		     IB_UVERBS_GID_TYPE_ROCE_V1 : IB_UVERBS_GID_TYPE_IB);
-	cr_expect_eq(resp.e.netdev_ifindex, 0);
+	cr_expect_eq(resp.e.netdev_ifindex, pa.link_layer == IBV_LINK_LAYER_ETHERNET ?
+		     if_nametoindex("lo") : 0);
 	for (size_t i = 0; i < sizeof(resp.more); i++)
 		cr_expect_eq(resp.more[i], 0);
 

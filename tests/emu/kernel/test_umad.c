@@ -14,13 +14,9 @@
 #include <rdma/rdma_user_ioctl.h>
 
 #include "emu_test.h"
+#include "umad_test.h"
 
 #define HDR	sizeof(struct ib_user_mad_hdr)
-
-struct msg {
-	struct ib_user_mad_hdr	h;
-	uint8_t			mad[256];
-};
 
 static int umad_open(int flags)
 {
@@ -52,28 +48,6 @@ static uint16_t my_lid(void)
 	cr_assert(fgets(buf, sizeof(buf), f));
 	fclose(f);
 	return (uint16_t)strtoul(buf, NULL, 16);
-}
-
-/* A Get of attr from class to lid, waiting timeout_ms for the answer. */
-static void get_mad(struct msg *m, uint32_t agent, uint8_t mclass, uint16_t attr,
-		    uint16_t lid, uint32_t timeout_ms, uint32_t tid)
-{
-	memset(m, 0, sizeof(*m));
-	m->h.id = agent;
-	m->h.timeout_ms = timeout_ms;
-	m->h.qpn = htobe32(mclass == 0x01 || mclass == 0x81 ? 0 : 1);
-	m->h.qkey = htobe32(0x80010000);
-	m->h.lid = htobe16(lid);
-	m->mad[0] = 1;
-	m->mad[1] = mclass;
-	m->mad[2] = 1;
-	m->mad[3] = 0x01;			/* Get */
-	m->mad[12] = (uint8_t)(tid >> 24);
-	m->mad[13] = (uint8_t)(tid >> 16);
-	m->mad[14] = (uint8_t)(tid >> 8);
-	m->mad[15] = (uint8_t)tid;
-	m->mad[16] = (uint8_t)(attr >> 8);
-	m->mad[17] = (uint8_t)attr;
 }
 
 static bool readable(int fd, int ms)
@@ -122,10 +96,10 @@ Test(umad, write_checks)
 {
 	volatile uintptr_t unmapped = 16;	/* the first page is never mapped */
 	int fd = umad_open(O_NONBLOCK);
-	struct msg m;
+	struct ut_mad m;
 
 	cr_assert_eq(reg(fd, 1, 0, 0, 0), 0);
-	get_mad(&m, 0, 0x04, 0x0001, my_lid(), 1000, 1);
+	ut_get(&m, 0, 0x04, 0x0001, my_lid(), 1000, 1);
 	cr_expect_eq(write(fd, &m, HDR + 35), -1, "shorter than the RMPP header");
 	cr_expect_eq(errno, EINVAL);
 	{
@@ -145,7 +119,7 @@ Test(umad, write_checks)
 	cr_expect_eq(errno, EFAULT);
 	/* a directed-route SMP must start at hop 0 out of this port */
 	cr_assert_eq(reg(fd, 0, 0, 0, 0), 1);
-	get_mad(&m, 1, 0x81, 0x0011, 0xffff, 1000, 2);
+	ut_get(&m, 1, 0x81, 0x0011, 0xffff, 1000, 2);
 	memset(m.mad + 32, 0xff, 4);		/* DR SLID, DR DLID permissive */
 	m.mad[6] = 1;				/* hop pointer 1 */
 	cr_expect_eq(write(fd, &m, sizeof(m)), -1, "hop pointer not 0");
@@ -162,7 +136,7 @@ Test(umad, write_checks)
 	fd = open("/dev/infiniband/umad0", O_RDONLY);
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(reg(fd, 1, 0, 0, 0), 0);
-	get_mad(&m, 0, 0x04, 0x0001, my_lid(), 1000, 9);
+	ut_get(&m, 0, 0x04, 0x0001, my_lid(), 1000, 9);
 	cr_expect_eq(write(fd, &m, sizeof(m)), -1, "read-only");
 	cr_expect_eq(errno, EBADF);
 	close(fd);
@@ -172,11 +146,11 @@ Test(umad, pma_and_sma_answer)
 {
 	int fd = umad_open(0);
 	uint16_t lid = my_lid();
-	struct msg m, r;
+	struct ut_mad m, r;
 
 	cr_assert_eq(reg(fd, 1, 0x04, 1, 0), 0);
 	cr_assert_eq(reg(fd, 0, 0x01, 1, 0), 1);
-	get_mad(&m, 0, 0x04, 0x0001, lid, 5000, 0x1234);	/* ClassPortInfo */
+	ut_get(&m, 0, 0x04, 0x0001, lid, 5000, 0x1234);	/* ClassPortInfo */
 	cr_assert_eq(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m), "%s", strerror(errno));
 	cr_assert(readable(fd, 10000));
 	/* a buffer short of the MAD is EINVAL and the MAD stays queued */
@@ -197,7 +171,7 @@ Test(umad, pma_and_sma_answer)
 	cr_expect((r.mad[64 + 2] << 8 | r.mad[64 + 3]) & 0x0200, "64-bit counters in the CapabilityMask");
 
 	/* NodeInfo from the SMA: a CA, this device's GUID */
-	get_mad(&m, 1, 0x01, 0x0011, lid, 5000, 2);
+	ut_get(&m, 1, 0x01, 0x0011, lid, 5000, 2);
 	cr_assert_eq(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m));
 	cr_assert_eq(read(fd, &r, sizeof(r)), (ssize_t)sizeof(r));
 	cr_expect_eq(r.h.id, 1);
@@ -206,14 +180,14 @@ Test(umad, pma_and_sma_answer)
 	cr_expect_eq(r.mad[64 + 30] << 8 | r.mad[64 + 31], 0x101b, "DeviceID");
 
 	/* a class no agent takes: the node answers "unsupported" */
-	get_mad(&m, 0, 0x22, 0x0001, lid, 5000, 3);
+	ut_get(&m, 0, 0x22, 0x0001, lid, 5000, 3);
 	m.h.id = 0;
 	cr_assert_eq(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m));
 	cr_assert_eq(read(fd, &r, sizeof(r)), (ssize_t)sizeof(r));
 	cr_expect_eq(r.mad[4] << 8 | r.mad[5], 0x000c);
 
 	/* the SM on the switch at LID 1: SMInfo says MASTER */
-	get_mad(&m, 1, 0x01, 0x0020, 1, 5000, 4);
+	ut_get(&m, 1, 0x01, 0x0020, 1, 5000, 4);
 	cr_assert_eq(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m));
 	cr_assert_eq(read(fd, &r, sizeof(r)), (ssize_t)sizeof(r));
 	cr_expect_eq(r.mad[4] | r.mad[5], 0);
@@ -224,15 +198,15 @@ Test(umad, pma_and_sma_answer)
 Test(umad, unanswered_requests_time_out)
 {
 	int fd = umad_open(O_NONBLOCK);
-	struct msg m, r;
+	struct ut_mad m, r;
 
 	cr_assert_eq(reg(fd, 1, 0x04, 1, 0), 0);
 	/* LID 0x1ff8: host 1023's last port, which nobody holds here */
-	get_mad(&m, 0, 0x04, 0x0001, 0x1fff, 600000, 6);
+	ut_get(&m, 0, 0x04, 0x0001, 0x1fff, 600000, 6);
 	cr_assert_eq(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m), "%s", strerror(errno));
 	cr_expect_eq(write(fd, &m, sizeof(m)), -1, "the same TID while it waits");
 	cr_expect_eq(errno, EINVAL);
-	get_mad(&m, 0, 0x04, 0x0001, 0x1fff, 50, 7);
+	ut_get(&m, 0, 0x04, 0x0001, 0x1fff, 50, 7);
 	m.h.retries = 1;
 	cr_assert_eq(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m), "%s", strerror(errno));
 	cr_assert(readable(fd, 60000), "no ETIMEDOUT within 60 s");
@@ -241,7 +215,7 @@ Test(umad, unanswered_requests_time_out)
 	cr_expect_eq(r.h.id, 0);
 	cr_expect_eq(memcmp(r.mad + 12, m.mad + 12, 4), 0, "the request's TID");
 	/* no timeout: nothing comes back, not even an answer */
-	get_mad(&m, 0, 0x04, 0x0001, my_lid(), 0, 8);
+	ut_get(&m, 0, 0x04, 0x0001, my_lid(), 0, 8);
 	cr_assert_eq(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m));
 	cr_expect_not(readable(fd, 200));
 	close(fd);
@@ -258,11 +232,11 @@ Test(umad, a_burst_of_answers_is_kept)
 	int fd = umad_open(O_NONBLOCK);
 	uint16_t lid = my_lid();
 	unsigned got = 0, timeouts = 0;
-	struct msg m, r;
+	struct ut_mad m, r;
 
 	cr_assert_eq(reg(fd, 1, 0x04, 1, 0), 0);
 	for (uint32_t i = 0; i < N; i++) {
-		get_mad(&m, 0, 0x04, 0x0001, lid, 5000, i);
+		ut_get(&m, 0, 0x04, 0x0001, lid, 5000, i);
 		cr_assert_eq(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m),
 			     "request %u: %s", i, strerror(errno));
 	}
@@ -309,7 +283,7 @@ Test(umad, a_file_numbered_above_4096)
 {
 	struct rlimit rl;
 	int fd, base, last;
-	struct msg m, r;
+	struct ut_mad m, r;
 
 	cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
 	if (rl.rlim_cur < 4200) {
@@ -329,7 +303,7 @@ Test(umad, a_file_numbered_above_4096)
 	fd = umad_open(0);
 	cr_assert_geq(fd, 4096);
 	cr_assert_eq(reg(fd, 1, 0x04, 1, 0), 0);
-	get_mad(&m, 0, 0x04, 0x0001, my_lid(), 600000, 0x4096);
+	ut_get(&m, 0, 0x04, 0x0001, my_lid(), 600000, 0x4096);
 	cr_assert_eq(write(fd, &m, sizeof(m)), (ssize_t)sizeof(m), "%s", strerror(errno));
 	cr_assert_eq(read(fd, &r, sizeof(r)), (ssize_t)sizeof(r), "%s", strerror(errno));
 	cr_expect_eq(r.mad[3], 0x81, "GetResp");
@@ -351,7 +325,7 @@ Test(umad_roce, gsi_only)
 {
 	struct ibv_context *ctx = et_open();
 	struct ibv_port_attr pa;
-	struct msg m;
+	struct ut_mad m;
 	int fd;
 
 	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
@@ -363,7 +337,7 @@ Test(umad_roce, gsi_only)
 	cr_expect_eq(reg(fd, 0, 0, 0, 0), -EPROTONOSUPPORT, "an SMI sender without QP0");
 	cr_expect_eq(reg(fd, 0, 0x04, 1, 0), -EINVAL, "a GMP class on QP0: checked first");
 	cr_assert_eq(reg(fd, 1, 0x04, 1, 0), 0, "a GSI agent");
-	get_mad(&m, 0, 0x04, 0x0001, 0, 0, 1);
+	ut_get(&m, 0, 0x04, 0x0001, 0, 0, 1);
 	cr_expect_eq(write(fd, &m, sizeof(m)), -1, "no GRH");
 	cr_expect_eq(errno, EINVAL);
 	m.h.grh_present = 1;
