@@ -23,7 +23,17 @@
  *     in openucx/ucx#10298).
  *
  * No public output was found for the object limits and core clock of the
- * ConnectX-6 Dx and ConnectX-7: they take the ConnectX-6's.  The board ids
+ * ConnectX-6 Dx and ConnectX-7: they take the ConnectX-6's.
+ *
+ * DCI streams (DCS_CAPS below) are on the ConnectX-6 Dx and ConnectX-7
+ * only.  The caps came with kernel 5.15 and rdma-core v37 (2021), after
+ * the ConnectX-5 and ConnectX-6 generations, and UCX keeps its DCI pools
+ * for "older HW generations" beside them (openucx/ucx#8445); no public
+ * QUERY_HCA_CAP dump of any card shows the two fields, so which cards have
+ * them is this model's choice, and so are the values: 2^8 channels, the
+ * most UCX uses (openucx/ucx#10101, "all 256 DCI channels"), and 2^3
+ * errored streams, a placeholder (rdma-core's test_mlx5_dc asks for at
+ * most 2^3 of either).  The board ids
  * of those two and the ConnectX-6 are PSIDs of the MT_ form Mellanox-branded
  * cards report; the numbers themselves are placeholders.  Firmware versions
  * are those of one release (xx.37.1014) for each family's prefix.
@@ -75,6 +85,16 @@
  */
 #define CX_IB_PORT_CAP_FLAGS	0xa259e848u
 
+/*
+ * DCI streams: log_max_dci_stream_channels, log_max_dci_errored_streams
+ * (at most 3: kernel.h's EMU_DCI_ERRORED_MAX), and the QP context
+ * extension that mlx5dv_dci_stream_id_reset() needs (qpc_extension).
+ */
+#define DCS_CAPS							\
+	.log_max_dci_stream_channels = 8,				\
+	.log_max_dci_errored_streams = 3,				\
+	.qpc_extension = true
+
 #define LINK_EDR	{ .width = 2, .speed = 32, .rate = "100 Gb/sec (4X EDR)" }
 #define LINK_HDR	{ .width = 2, .speed = 64, .rate = "200 Gb/sec (4X HDR)" }
 #define LINK_NDR	{ .width = 2, .speed = 128, .rate = "400 Gb/sec (4X NDR)" }
@@ -104,7 +124,7 @@ static const struct emu_profile profiles[] = {
 		.part_id = 0x101d, .name = "ConnectX-6 Dx",
 		.fw_ver = "22.37.1014", .board_id = "MT_0000000359",
 		.eth_only = true,
-		COMMON_CAPS,
+		COMMON_CAPS, DCS_CAPS,
 		.log_max_qp = 17, .log_max_pd = 23,
 		.device_frequency_khz = 156250,
 		.eth_link = LINK_EDR,				/* 100GbE */
@@ -112,7 +132,7 @@ static const struct emu_profile profiles[] = {
 	{
 		.part_id = 0x1021, .name = "ConnectX-7",
 		.fw_ver = "28.37.1014", .board_id = "MT_0000000838",
-		COMMON_CAPS,
+		COMMON_CAPS, DCS_CAPS,
 		.log_max_qp = 17, .log_max_pd = 23,
 		.device_frequency_khz = 156250,
 		.ib_port_cap_flags = CX_IB_PORT_CAP_FLAGS,

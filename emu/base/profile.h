@@ -61,6 +61,11 @@ struct emu_profile {
 	bool		tag_matching;
 	bool		rndv_offload_rc;	/* rendezvous on RC QPs */
 	uint8_t		log_tag_matching_list_sz;
+	/* DCI streams: the channels one DCI may have, and how many may be in error */
+	uint8_t		log_max_dci_stream_channels;
+	uint8_t		log_max_dci_errored_streams;
+	/* the QP context extension (qpc_ext) of QP commands: a stream's reset */
+	bool		qpc_extension;
 
 	/* InfiniBand PortInfo as the firmware answers it */
 	uint32_t	ib_port_cap_flags;

@@ -343,6 +343,7 @@ enum {
 	DENTF_LOCAL	= 1 << 3,	/* NOP/UMR: executed by the requester alone */
 	DENTF_SCAT	= 1 << 4,	/* its response data waits in dev_qp.scat for the CQE */
 	DENTF_HW	= 1 << 5,	/* queued by the device (tm.c): its WQE is in dev_qp.hw */
+	DENTF_STREAM	= 1 << 6,	/* its error is its DCI stream's: the QP goes on */
 };
 
 /*

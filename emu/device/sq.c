@@ -36,6 +36,7 @@ struct dev_wqe {
 	uint8_t			opmod;
 	uint8_t			fm_ce_se;
 	uint8_t			ds;
+	uint16_t		stream;		/* DCI: dci_stream_channel_id */
 	uint32_t		imm;		/* raw */
 	uint32_t		nbb;
 	uint32_t		xrc_srqn;
@@ -154,6 +155,7 @@ static bool wqe_decode(const struct dev_qp *dq, const uint8_t *img, uint32_t bb,
 
 	/* only the fields the opcode and transport use get set below */
 	w->opcode = w->opf = w->dop = w->opmod = w->fm_ce_se = w->ds = 0;
+	w->stream = 0;
 	w->imm = 0;
 	w->xrc_srqn = w->dqpn = w->qkey = w->rkey = 0;
 	w->dc_key = 0;
@@ -179,6 +181,7 @@ static bool wqe_decode(const struct dev_qp *dq, const uint8_t *img, uint32_t bb,
 	w->dop = op_info[w->opcode].dop;
 	w->opmod = word0 >> 24;
 	w->ds = dev_be32(b + 4) & 0x3f;
+	w->stream = (uint16_t)(b[9] << 8 | b[10]);
 	w->fm_ce_se = b[11];
 	memcpy(&w->imm, b + 12, 4);
 	w->nbb = w->ds ? (w->ds + 3u) / 4 : 1;
@@ -345,6 +348,35 @@ static bool qp_reliable(const struct emu_qp *qp)
 }
 
 /*
+ * DCI streams (mlx5dv_dci_stream_id_reset(3)): an error of a WQE's own
+ * making (a local check: protection, length, a malformed WQE) puts its
+ * stream in error, not the DCI.  The error CQE comes in order, the WQEs
+ * of that stream after it are flushed until software resets the stream
+ * (kernel/devx.c, RTS2RTS_QP), and the other streams go on; the DCI moves
+ * to ERR when the streams in error reach 2^log_num_errored.  Errors of
+ * the transport (a NAK, retries exhausted) end the DCI as they end an RC
+ * QP: the man page names only stream errors as contained.
+ */
+static bool dci_stream_errored(const struct emu_qp *qp, uint16_t stream)
+{
+	for (unsigned i = 0; i < qp->dci_n_errored; i++)
+		if (qp->dci_errored[i] == stream)
+			return true;
+	return false;
+}
+
+/* A failed entry of a streams DCI: contained in its stream, or the DCI's end. */
+static void dci_stream_fail(struct emu_qp *qp, struct dev_ent *e, uint16_t stream)
+{
+	if (!dci_stream_errored(qp, stream)) {
+		if (qp->dci_n_errored + 1u >= 1u << qp->log_dci_errored)
+			return;		/* the last stream it may lose: the DCI fails */
+		qp->dci_errored[qp->dci_n_errored++] = stream;
+	}
+	e->flags |= DENTF_STREAM;
+}
+
+/*
  * Parse one WQE into a new entry: local checks only.  False, and nothing
  * consumed, when the WQE spans more than the `avail` BBs rung so far.  The
  * WQE as fetched is left in *w and, for an entry still DENT_NEW that moves
@@ -376,6 +408,10 @@ static bool sq_parse_one(struct dev_qp *dq, uint32_t avail, struct dev_wqe *w,
 	dq->ent_tail++;
 	dev_eng.wqes++;
 
+	if (DEV_UNLIKELY(qp->dci_streams) && dci_stream_errored(qp, w->stream)) {
+		e->syndrome = RF_CQE_SYNDROME_WR_FLUSH_ERR;
+		goto fail;
+	}
 	if (!ok || !(w->opf & qp_opf(qp))) {
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 		goto fail;
@@ -433,6 +469,8 @@ static bool sq_parse_one(struct dev_qp *dq, uint32_t avail, struct dev_wqe *w,
 	return true;
 fail:
 	e->state = DENT_DONE;
+	if (DEV_UNLIKELY(qp->dci_streams))
+		dci_stream_fail(qp, e, w->stream);
 	return true;
 }
 
@@ -801,7 +839,7 @@ static bool emit_step(struct dev_qp *dq, const struct dev_wqe *w, const struct d
 	bool reliable = qp_reliable(qp);
 
 	if (e->state == DENT_DONE) {
-		if (e->syndrome)
+		if (e->syndrome && !(e->flags & DENTF_STREAM))
 			return false;	/* nothing after an error leaves the QP */
 		dq->ent_emit++;
 		return true;
@@ -918,6 +956,11 @@ void dev_sq_complete(struct dev_qp *dq)
 
 		if (e->state != DENT_DONE)
 			break;
+		if (DEV_UNLIKELY(e->flags & DENTF_STREAM)) {
+			ent_cqe(dq, e, e->syndrome);	/* its stream's error: on with the rest */
+			dq->ent_head++;
+			continue;
+		}
 		if (e->syndrome) {
 			if (e->flags & DENTF_HW)
 				dev_tm_hw_done(dq, e);
@@ -1106,6 +1149,7 @@ void dev_sq_reset(struct dev_qp *dq)
 	dq->sq_error = false;
 	dq->sig_drain = false;
 	dq->dc_peer = 0;	/* a DCI out of RESET connects anew */
+	dq->qp->dci_n_errored = 0;	/* and has no stream in error */
 	dq->rq_ci = 0;
 	dq->recv_busy = false;
 	dq->uc_drop = false;

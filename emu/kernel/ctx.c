@@ -264,9 +264,8 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 	 * create_cq_user() refuses without that cap and the device model
 	 * compresses (device/cqe_zip.c). No cqe_128_always (CQE_128B_PAD):
 	 * padded CQEs are not modelled.
-	 * dci_streams_caps 0/0: no public source shows a ConnectX-6 reporting
-	 * log_max_dci_stream_channels (DCI streams came with kernel 5.15's DCS
-	 * offload), and create_qp() refuses the flag as the kernel does then.
+	 * dci_streams_caps: the two general caps as they read, 0 on a device
+	 * without DCI streams (base/profile.c).
 	 */
 	/* mlx5_ib_query_device() sets it whatever the HCA: DCTs take scatter-to-CQE */
 	drv.flags = MLX5_IB_QUERY_DEV_RESP_FLAGS_SCAT2CQE_DCT |
@@ -275,6 +274,8 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 	drv.cqe_comp_caps.supported_format = MLX5_IB_CQE_RES_FORMAT_HASH |
 					     MLX5_IB_CQE_RES_FORMAT_CSUM |
 					     MLX5_IB_CQE_RES_FORMAT_CSUM_STRIDX;
+	drv.dci_streams_caps.max_log_num_concurent = EMU_CAP(log_max_dci_stream_channels);
+	drv.dci_streams_caps.max_log_num_errored = EMU_CAP(log_max_dci_errored_streams);
 	drv.response_length = (uint32_t)min_sz(c->drv_out_len, sizeof(drv));
 	memcpy(c->drv_out, &drv, min_sz(c->drv_out_len, sizeof(drv)));
 	return 0;

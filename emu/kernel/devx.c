@@ -84,6 +84,7 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_LOG_MAX_CQ		F(0x0db, 5)
 #define CAP_LOG_MAX_MKEY	F(0x0ea, 6)
 #define CAP_LOG_MAX_KLM_LIST	F(0x11a, 6)
+#define CAP_QPC_EXTENSION	F(0x122, 1)
 #define CAP_SIG_CRC64_XP10	F(0x147, 1)
 #define CAP_SIG_CRC32C		F(0x148, 1)
 #define CAP_LOG_MAX_RA_REQ_QP	F(0x14a, 6)
@@ -105,6 +106,8 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_MAX_WQE_SZ_RQ	F(0x2b0, 16)
 #define CAP_LOG_MAX_PD		F(0x32b, 5)
 #define CAP_SIGERR_DOMAIN_TYPE	F(0x480, 1)
+#define CAP_LOG_MAX_DCI_STREAMS	F(0x58b, 5)
+#define CAP_LOG_MAX_DCI_ERRORED	F(0x593, 5)
 #define CAP_CQE_COMPRESSION_128	F(0x5be, 1)
 #define CAP_CQE_COMPRESSION	F(0x5bf, 1)
 #define CAP_CQE_COMP_MAX_NUM	F(0x5d0, 16)
@@ -137,6 +140,11 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 /* the QP commands: qpn, and the QP context (qpc) at bit 0xc0 of both */
 #define QP_IN_QPN		F(0x48, 24)
 #define QP_OPT_PARAM_MASK	F(0x80, 32)	/* init2init_qp_in */
+#define QP_IN_QPC_EXT		F(0x40, 1)	/* rts2rts_qp_in: qpc_data_ext present */
+#define QP_OPT_PARAM_MASK_95_64	F(0x840, 32)	/* rts2rts_qp_in.opt_param_mask_95_32 */
+#define QP_OPT_PARAM_MASK_63_32	F(0x860, 32)
+#define QPC_EXT_DCI_STREAM	F(0x890, 16)	/* qpc_data_ext.dci_stream_channel_id */
+#define RTS2RTS_QP_IN_EXT_SIZE	((0x880 + 0x20) / 8)	/* to the stream id */
 #define QPC(off, bits)		F(0xc0 + (off), bits)
 #define QPC_STATE		QPC(0x00, 4)
 #define QPC_DRAIN_SIGERR	QPC(0x25, 1)
@@ -144,6 +152,7 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define QPC_HW_SQ_WQEBB_COUNTER	QPC(0x5a0, 16)
 #define QUERY_QP_OUT_SIZE	(0x880 / 8)	/* query_qp_out without the PAS */
 #define OPT_INIT2INIT_DRAIN_SIGERR (1u << 11)
+#define OPT_32_DCI_STREAM_CHANNEL_ID (1u << 0)	/* of opt_param_mask_95_32 */
 
 enum {
 	CMD_QUERY_HCA_CAP	= 0x100,
@@ -191,7 +200,8 @@ enum { MKC_ACCESS_MODE_KLMS = 0x2 };
  */
 enum { SYND_UNSUPPORTED = 0x4d0001, SYND_MKEY_MODE = 0x4d0002,
        SYND_MKEY_PD = 0x4d0003, SYND_MKEY_SIZE = 0x4d0004, SYND_MKEY_BSF = 0x4d0005,
-       SYND_PSV_PD = 0x4d0006, SYND_QP_STATE = 0x4d0007 };
+       SYND_PSV_PD = 0x4d0006, SYND_QP_STATE = 0x4d0007,
+       SYND_DCI_STREAM = 0x4d0008 };
 
 /* ---- the kernel's classification (devx.c) ------------------------------ */
 
@@ -312,6 +322,7 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 	prm_set(cap, CAP_LOG_MAX_CQ, EMU_CAP(log_max_cq));
 	prm_set(cap, CAP_LOG_MAX_MKEY, EMU_CAP(log_max_mkey));
 	prm_set(cap, CAP_LOG_MAX_KLM_LIST, EMU_DEVX_LOG_MAX_KLM);
+	prm_set(cap, CAP_QPC_EXTENSION, EMU_CAP(qpc_extension));
 	prm_set(cap, CAP_LOG_MAX_RA_REQ_QP, EMU_CAP(log_max_ra_req_qp));
 	prm_set(cap, CAP_LOG_MAX_RA_RES_QP, EMU_CAP(log_max_ra_res_qp));
 	prm_set(cap, CAP_LOCAL_CA_ACK_DELAY, EMU_CAP(local_ca_ack_delay));
@@ -329,6 +340,8 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 	prm_set(cap, CAP_MAX_WQE_SZ_RQ, EMU_CAP(max_wqe_sz_rq));
 	prm_set(cap, CAP_LOG_MAX_PD, EMU_CAP(log_max_pd));
 	/* what query_device's cqe_comp_caps and CQE_128B_COMP say (ctx.c) */
+	prm_set(cap, CAP_LOG_MAX_DCI_STREAMS, EMU_CAP(log_max_dci_stream_channels));
+	prm_set(cap, CAP_LOG_MAX_DCI_ERRORED, EMU_CAP(log_max_dci_errored_streams));
 	prm_set(cap, CAP_CQE_COMPRESSION, 1);
 	prm_set(cap, CAP_CQE_COMPRESSION_128, 1);
 	prm_set(cap, CAP_CQE_COMP_MAX_NUM, EMU_CQE_COMP_MAX_NUM);
@@ -477,8 +490,9 @@ void emu_psv_destroy_locked(struct emu_psv *psv)
  * and _query()), as libmlx5 44 sends them: INIT2INIT_QP setting the QP
  * context's drain_sigerr (mlx5_modify_qp_drain_sigerr(), for
  * MLX5DV_QP_CREATE_SIG_PIPELINING) and QUERY_QP for the state and the SQ's
- * hardware WQEBB counter (mlx5dv_qp_cancel_posted_send_wrs()).  The other
- * state transitions and INIT2INIT's other optional parameters go through
+ * hardware WQEBB counter (mlx5dv_qp_cancel_posted_send_wrs()), and
+ * RTS2RTS_QP resetting a DCI stream in error (mlx5dv_dci_stream_id_reset()).
+ * The other state transitions and optional parameters go through
  * ibv_modify_qp(); here they are BAD_OP and BAD_PARAM.
  */
 static bool qp_modify_cmd(uint16_t op)
@@ -507,6 +521,40 @@ static int init2init_qp(struct emu_qp *qp, const uint8_t *in, size_t in_len, uin
 	}
 	if (opt & OPT_INIT2INIT_DRAIN_SIGERR)
 		qp->drain_sigerr = prm_get(in, QPC_DRAIN_SIGERR);
+	return 0;
+}
+
+/*
+ * RTS2RTS_QP with only the QP context extension's dci_stream_channel_id:
+ * the stream leaves error, its next WQEs run (device/sq.c).  A stream not
+ * in error, or a QP without streams, is BAD_PARAM, as rdma-core's
+ * test_mlx5_dc expects of a reset of a good stream.
+ */
+static int rts2rts_qp(struct emu_qp *qp, const uint8_t *in, size_t in_len, uint8_t *out)
+{
+	uint16_t stream;
+	unsigned i;
+
+	if (in_len < RTS2RTS_QP_IN_EXT_SIZE || !prm_get(in, QP_IN_QPC_EXT) ||
+	    prm_get(in, QP_OPT_PARAM_MASK) || prm_get(in, QP_OPT_PARAM_MASK_95_64) ||
+	    prm_get(in, QP_OPT_PARAM_MASK_63_32) != OPT_32_DCI_STREAM_CHANNEL_ID) {
+		fw_status(out, STAT_BAD_PARAM, SYND_UNSUPPORTED);
+		return EREMOTEIO;
+	}
+	if (qp->attr.state != IBV_QPS_RTS) {
+		fw_status(out, STAT_BAD_QP_STATE, SYND_QP_STATE);
+		return EREMOTEIO;
+	}
+	stream = (uint16_t)prm_get(in, QPC_EXT_DCI_STREAM);
+	for (i = 0; i < qp->dci_n_errored && qp->dci_errored[i] != stream; i++)
+		;
+	if (!qp->dci_streams || i == qp->dci_n_errored) {
+		fw_status(out, STAT_BAD_PARAM, SYND_DCI_STREAM);
+		return EREMOTEIO;
+	}
+	memmove(&qp->dci_errored[i], &qp->dci_errored[i + 1],
+		(size_t)(qp->dci_n_errored - i - 1) * sizeof(qp->dci_errored[0]));
+	qp->dci_n_errored--;
 	return 0;
 }
 
@@ -719,6 +767,8 @@ static int devx_obj_cmd(struct emu_ioc *b, bool modify)
 				     prm_get(in, QP_IN_QPN) == qp->qpn);
 	if (!ret && op == CMD_INIT2INIT_QP)
 		ret = init2init_qp(qp, in, in_len, out);
+	else if (!ret && op == CMD_RTS2RTS_QP)
+		ret = rts2rts_qp(qp, in, in_len, out);
 	else if (!ret && op == CMD_QUERY_QP)
 		ret = query_qp(qp, out, out_len);
 	else if (!ret)

@@ -359,6 +359,9 @@ struct emu_xrcd;
 
 enum { EMU_DC_NONE, EMU_DC_DCI, EMU_DC_DCT };
 
+/* 2^log_max_dci_errored_streams of every profile (base/profile.c): at most 2^3 */
+#define EMU_DCI_ERRORED_MAX	8
+
 struct emu_qp {
 	struct emu_obj		obj;
 	uint32_t		qpn;
@@ -371,6 +374,17 @@ struct emu_qp {
 	 */
 	uint8_t			dc;		/* EMU_DC_* */
 	uint64_t		dc_key;		/* DCT: the access key every request must carry */
+	/*
+	 * A DCI created with DCI streams (MLX5_QP_FLAG_DCI_STREAM): the QP
+	 * context's log_num_dci_stream_channels and log_num_dci_errored_streams,
+	 * and the stream ids in error now (device/sq.c), in the order they
+	 * failed; one more than 2^log_dci_errored - 1 moves the DCI to ERR.
+	 */
+	bool			dci_streams;
+	uint8_t			log_dci_streams;
+	uint8_t			log_dci_errored;
+	uint8_t			dci_n_errored;
+	uint16_t		dci_errored[EMU_DCI_ERRORED_MAX];
 	struct emu_pd		*pd;		/* NULL for XRC_RECV */
 	struct emu_cq		*send_cq;	/* NULL for XRC_RECV */
 	struct emu_cq		*recv_cq;	/* NULL for XRC_SEND/XRC_RECV */

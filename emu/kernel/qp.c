@@ -141,12 +141,11 @@ static void scatter_to_cqe_config(struct emu_qp *qp)
 /*
  * Which DC kind an IBV_QPT_DRIVER QP is, from the mlx5 create flags, and
  * the flags a QP of that type may carry (process_vendor_flags() of the
- * kernel's mlx5 qp.c: a flag the QP cannot take is EINVAL).  The kernel
- * takes MLX5_QP_FLAG_DCI_STREAM only when the HCA reports
- * log_max_dci_stream_channels; this device reports 0, as query_device
- * says (dci_streams_caps 0/0), so the flag stays and is EINVAL.  libmlx5
- * refuses a stream count above the caps itself (EINVAL) and sends the
- * flag only for 2^0 streams.
+ * kernel's mlx5 qp.c: a flag the QP cannot take is EINVAL).
+ * MLX5_QP_FLAG_DCI_STREAM is taken only when the HCA reports both
+ * log_max_dci_stream_channels and log_max_dci_errored_streams; libmlx5
+ * sends it for every DCI created with MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS,
+ * so on a device without the caps such a DCI is EINVAL.
  */
 static int dc_kind(enum ibv_qp_type type, uint32_t flags, uint8_t *dc)
 {
@@ -155,6 +154,8 @@ static int dc_kind(enum ibv_qp_type type, uint32_t flags, uint8_t *dc)
 		      MLX5_QP_FLAG_BFREG_INDEX;
 
 	*dc = EMU_DC_NONE;
+	if (EMU_CAP(log_max_dci_stream_channels) && EMU_CAP(log_max_dci_errored_streams))
+		ok |= MLX5_QP_FLAG_DCI_STREAM;
 	if (type == IBV_QPT_DRIVER) {
 		if (flags & MLX5_QP_FLAG_TYPE_DCI) {
 			*dc = EMU_DC_DCI;
@@ -166,8 +167,33 @@ static int dc_kind(enum ibv_qp_type type, uint32_t flags, uint8_t *dc)
 			return EINVAL;	/* a driver QP of no kind this device has */
 		}
 	}
-	/* TIR, tunnel offloads, DCI streams ... not on this device */
+	/* TIR, tunnel offloads ... not on this device */
 	return flags & ~ok ? EINVAL : 0;
+}
+
+/*
+ * The stream counts of a DCI with MLX5_QP_FLAG_DCI_STREAM.  create_dci()
+ * of the kernel's mlx5 qp.c copies them unchecked into the QP context's
+ * log_num_dci_stream_channels and log_num_dci_errored_streams, whose
+ * bounds are the HCA caps; firmware answers a field beyond its cap with
+ * BAD_PARAM, which the kernel returns as EINVAL (libmlx5 refuses the same
+ * counts itself before it asks).  More errored streams than streams is
+ * allowed: rdma-core's test_mlx5_dc creates such a DCI.  The flag on a QP
+ * other than a DCI is accepted and means nothing, as in the kernel.
+ */
+static bool has_dci_streams(uint8_t dc, const struct mlx5_ib_create_qp *req)
+{
+	return dc == EMU_DC_DCI && (req->flags & MLX5_QP_FLAG_DCI_STREAM);
+}
+
+static int dci_streams_check(uint8_t dc, const struct mlx5_ib_create_qp *req)
+{
+	if (has_dci_streams(dc, req) &&
+	    (req->dci_streams.log_num_concurent > EMU_CAP(log_max_dci_stream_channels) ||
+	     req->dci_streams.log_num_errored > EMU_CAP(log_max_dci_errored_streams) ||
+	     1u << req->dci_streams.log_num_errored > EMU_DCI_ERRORED_MAX))
+		return EINVAL;
+	return 0;
 }
 
 /*
@@ -227,7 +253,7 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	if (c->drv_in_len < offsetof(struct mlx5_ib_create_qp, uidx) + sizeof(req.uidx))
 		return EINVAL;	/* cqe_version 1 needs the user index */
 	memcpy(&req, c->drv_in, c->drv_in_len < sizeof(req) ? c->drv_in_len : sizeof(req));
-	if ((ret = dc_kind(type, req.flags, &dc)))
+	if ((ret = dc_kind(type, req.flags, &dc)) || (ret = dci_streams_check(dc, &req)))
 		return ret;
 	if (dc == EMU_DC_DCT) {
 		/*
@@ -352,6 +378,11 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	qp->mlx5_flags = req.flags;
 	qp->dc = dc;
 	qp->dc_key = dc == EMU_DC_DCT ? req.access_key : 0;
+	if (has_dci_streams(dc, &req)) {
+		qp->log_dci_streams = req.dci_streams.log_num_concurent;
+		qp->log_dci_errored = req.dci_streams.log_num_errored;
+		qp->dci_streams = true;
+	}
 	scatter_to_cqe_config(qp);
 	qp->buf = req.buf_addr;
 	qp->dbrec = req.db_addr;

@@ -76,6 +76,32 @@ static inline int et_qp_to_rts(struct ibv_qp *qp, uint32_t dest_qpn, uint16_t dl
 	return qpu_bring_up(qp, &c);
 }
 
+/*
+ * mlx5dv_create_qp() of a DCI with 2^log_streams DCI streams, 2^log_errored
+ * of which may be in error; errno cleared first, so a refusal's is its own.
+ */
+static inline struct ibv_qp *et_streams_dci(struct ibv_context *ctx, struct ibv_pd *pd,
+					     struct ibv_cq *cq, uint8_t log_streams,
+					     uint8_t log_errored)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_DRIVER, .send_cq = cq, .recv_cq = cq, .pd = pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.cap = { .max_send_wr = 16, .max_send_sge = 1 },
+	};
+	struct mlx5dv_qp_init_attr dv = {
+		.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC | MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS,
+		.dc_init_attr = {
+			.dc_type = MLX5DV_DCTYPE_DCI,
+			.dci_streams = { .log_num_concurent = log_streams,
+					 .log_num_errored = log_errored },
+		},
+	};
+
+	errno = 0;
+	return mlx5dv_create_qp(ctx, &a, &dv);
+}
+
 /* The QP's state, as ibv_query_qp() reports it. */
 static inline enum ibv_qp_state et_qp_state(struct ibv_qp *qp)
 {
@@ -176,6 +202,51 @@ static inline int et_run(const char *file, char *const argv[], unsigned flags,
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	return et_status(st);
 }
+
+/*
+ * This test binary again as another card (RFEMU_PART_ID part; link layer
+ * ll, NULL for the card's default), running only the tests that filter
+ * names: the profile is read once when the emulator loads, so a test of
+ * another card needs a process of its own.  Asserts that they all pass;
+ * ET_RERUN_PART tells them they run as that card on purpose (a test that
+ * would skip on a card without a feature fails instead, et_need()).
+ */
+static inline void et_rerun_as(const char *part, const char *ll, const char *filter)
+{
+	int status;
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		setenv("RFEMU_PART_ID", part, 1);
+		setenv("ET_RERUN_PART", part, 1);
+		if (ll)
+			setenv("RFEMU_LINK_LAYER", ll, 1);
+		else
+			unsetenv("RFEMU_LINK_LAYER");
+		/* a fresh Criterion runner, not one of this runner's workers */
+		unsetenv("BXFI_MAP");
+		execl("/proc/self/exe", "rerun", "--filter", filter, "--jobs", "1",
+		      (char *)NULL);
+		_exit(127);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "%s as part %s %s: status %#x", filter, part, ll ? ll : "", status);
+}
+
+/*
+ * A feature the test needs: skipped without it, but failed when
+ * et_rerun_as() ran the test as a card that must have it.
+ */
+#define et_need(have, what)						\
+	do {								\
+		const char *et_part_ = getenv("ET_RERUN_PART");		\
+									\
+		cr_assert((have) || !et_part_, "part %s: no %s", et_part_, (what)); \
+		if (!(have))						\
+			cr_skip_test("no %s on this card", (what));	\
+	} while (0)
 
 /* et_run() of a helper program built beside the tests, argv[0] its name. */
 static inline int et_run_helper(char *out, size_t outlen, unsigned secs,

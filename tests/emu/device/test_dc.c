@@ -6,7 +6,11 @@
  * complete on the DCT's CQ under the DCT's number; one DCI serves several
  * DCTs in turn; a wrong DC key is never answered (the DCI retries, then
  * fails) and the DCI is reset and used again; a DCT scatters a small SEND
- * into its CQE only with 128-byte CQEs.
+ * into its CQE only with 128-byte CQEs.  A DCI with DCI streams (a card
+ * with them: suite dev_dc_streams runs again as a ConnectX-7 and a
+ * ConnectX-6 Dx) sends on several streams, and an error of one stream
+ * leaves the others and the DCI running until the streams in error reach
+ * log_num_errored.
  */
 #include "dev_test.h"
 
@@ -25,6 +29,7 @@ static struct {
 	uint8_t			*buf;
 	struct ibv_mr		*mr;
 	bool			roce;
+	bool			streams;	/* d.dci has DCI streams */
 } d;
 
 static struct ibv_qp *create_dct_on(struct ibv_cq *cq, uint64_t key)
@@ -68,7 +73,43 @@ static void dci_to_rts(uint8_t timeout, uint8_t retry)
 	dt_dci_to_rts(d.dci, IBV_MTU_1024, timeout, retry, 4);
 }
 
-static void setup(void)
+/* The DCI of every test; with log_streams/log_errored DCI streams if streams. */
+static struct ibv_qp *create_dci(bool streams, uint8_t log_streams, uint8_t log_errored)
+{
+	struct ibv_qp_init_attr_ex a = {
+		.qp_type = IBV_QPT_DRIVER, .send_cq = d.scq, .recv_cq = d.scq, .pd = d.pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+				  IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+				  IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+				  IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP,
+		.cap = { .max_send_wr = 32, .max_send_sge = 1, .max_inline_data = 64 },
+	};
+	struct mlx5dv_qp_init_attr dv = {
+		.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC |
+			     (streams ? MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS : 0),
+		.dc_init_attr = {
+			.dc_type = MLX5DV_DCTYPE_DCI,
+			.dci_streams = { .log_num_concurent = log_streams,
+					 .log_num_errored = log_errored },
+		},
+	};
+	struct ibv_qp *qp = mlx5dv_create_qp(d.ctx, &a, &dv);
+
+	cr_assert(qp, "DCI: %s", strerror(errno));
+	return qp;
+}
+
+static void use_dci(struct ibv_qp *qp)
+{
+	d.dci = qp;
+	d.qpx = ibv_qp_to_qp_ex(d.dci);
+	d.dv = mlx5dv_qp_ex_from_ibv_qp_ex(d.qpx);
+	cr_assert(d.qpx && d.dv);
+	dci_to_rts(14, 7);
+}
+
+static void setup_common(void)
 {
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 64, .max_sge = 1 } };
 	struct ibv_port_attr pa;
@@ -97,27 +138,28 @@ static void setup(void)
 	cr_assert(d.ah);
 	d.dct[0] = create_dct(DCT_KEY);
 	d.dct[1] = create_dct(DCT_KEY + 1);
+}
 
-	struct ibv_qp_init_attr_ex a = {
-		.qp_type = IBV_QPT_DRIVER, .send_cq = d.scq, .recv_cq = d.scq, .pd = d.pd,
-		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-		.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-				  IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
-				  IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
-				  IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP,
-		.cap = { .max_send_wr = 32, .max_send_sge = 1, .max_inline_data = 64 },
-	};
-	struct mlx5dv_qp_init_attr dv = {
-		.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC,
-		.dc_init_attr = { .dc_type = MLX5DV_DCTYPE_DCI },
-	};
+static void setup(void)
+{
+	setup_common();
+	use_dci(create_dci(false, 0, 0));
+}
 
-	d.dci = mlx5dv_create_qp(d.ctx, &a, &dv);
-	cr_assert(d.dci, "DCI: %s", strerror(errno));
-	d.qpx = ibv_qp_to_qp_ex(d.dci);
-	d.dv = mlx5dv_qp_ex_from_ibv_qp_ex(d.qpx);
-	cr_assert(d.qpx && d.dv);
-	dci_to_rts(14, 7);
+/*
+ * A DCI of 2^3 streams, 2^1 of which may be in error (the DCI fails with
+ * the second), on a card with DCI streams; on one without, the plain DCI
+ * and the tests skip.
+ */
+static void setup_streams(void)
+{
+	struct mlx5dv_context c = { .comp_mask = MLX5DV_CONTEXT_MASK_DCI_STREAMS };
+
+	setup_common();
+	cr_assert_eq(mlx5dv_query_device(d.ctx, &c), 0);
+	d.streams = c.dci_streams_caps.max_log_num_concurent >= 3 &&
+		    c.dci_streams_caps.max_log_num_errored >= 1;
+	use_dci(create_dci(d.streams, 3, 1));
 }
 
 static void teardown(void)
@@ -503,4 +545,130 @@ Test(dev_dc, dc_request_to_an_rc_qp_dropped)
 	cr_assert(untouched(dst, 8), "the DC WRITE landed in the RC QP's memory");
 	dt_poll_none(d.scq, 20);
 	cr_assert_eq(ibv_destroy_qp(rc), 0);
+}
+
+/* ---- DCI streams --------------------------------------------------------- */
+
+TestSuite(dev_dc_streams, .init = setup_streams, .fini = teardown, .timeout = 60);
+
+/* dev_dc_cards runs them as the cards that have DCI streams */
+static void need_streams(void)
+{
+	et_need(d.streams, "DCI streams");
+}
+
+/* A signaled WRITE of len bytes from src_off to dst_off on stream, lkey key. */
+static void write_on(uint16_t stream, uint64_t wr_id, uint32_t lkey, uint32_t src_off,
+		     uint32_t dst_off, uint32_t len)
+{
+	d.qpx->wr_id = wr_id;
+	d.qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(d.qpx, d.mr->rkey, (uintptr_t)(d.buf + dst_off));
+	mlx5dv_wr_set_dc_addr_stream(d.dv, d.ah, d.dct[0]->qp_num, DCT_KEY, stream);
+	ibv_wr_set_sge(d.qpx, lkey, (uintptr_t)(d.buf + src_off), len);
+}
+
+static void expect_wc(const struct ibv_wc *wc, uint64_t wr_id, enum ibv_wc_status status)
+{
+	cr_assert_eq(wc->wr_id, wr_id);
+	cr_assert_eq(wc->status, status, "wr %llu: %s, not %s", (unsigned long long)wr_id,
+		     ibv_wc_status_str(wc->status), ibv_wc_status_str(status));
+}
+
+Test(dev_dc_streams, writes_on_two_streams_delivered)
+{
+	struct ibv_wc wc[4];
+
+	need_streams();
+	memcpy(d.buf, "stream-1stream-2", 16);
+	ibv_wr_start(d.qpx);
+	write_on(1, 1, d.mr->lkey, 0, 4096, 8);
+	write_on(2, 2, d.mr->lkey, 8, 8192, 8);
+	/* an id past 2^log_num_concurent is taken too (test_mlx5_dc posts such) */
+	write_on(9, 3, d.mr->lkey, 0, 12288, 16);
+	cr_assert_eq(ibv_wr_complete(d.qpx), 0);
+	cr_assert_eq(dt_poll(d.scq, wc, 3, 5000), 3);
+	for (int i = 0; i < 3; i++)
+		expect_wc(&wc[i], (uint64_t)i + 1, IBV_WC_SUCCESS);
+	cr_assert_eq(memcmp(d.buf + 4096, "stream-1", 8), 0);
+	cr_assert_eq(memcmp(d.buf + 8192, "stream-2", 8), 0);
+	cr_assert_eq(memcmp(d.buf + 12288, "stream-1stream-2", 16), 0);
+}
+
+/*
+ * A bad lkey on stream 1: its error CQE, stream 2's WRITE behind it runs,
+ * stream 1's next WQE is flushed, the DCI stays in RTS.  Resetting stream
+ * 1 lets it send again; a stream not in error cannot be reset.
+ */
+Test(dev_dc_streams, an_errored_stream_leaves_the_others)
+{
+	struct ibv_wc wc[4];
+
+	need_streams();
+	memcpy(d.buf, "good", 4);
+	ibv_wr_start(d.qpx);
+	write_on(1, 1, d.mr->lkey + 0x100, 0, 4096, 4);
+	write_on(2, 2, d.mr->lkey, 0, 8192, 4);
+	write_on(1, 3, d.mr->lkey, 0, 12288, 4);
+	cr_assert_eq(ibv_wr_complete(d.qpx), 0);
+	cr_assert_eq(dt_poll(d.scq, wc, 3, 5000), 3);
+	expect_wc(&wc[0], 1, IBV_WC_LOC_PROT_ERR);
+	expect_wc(&wc[1], 2, IBV_WC_SUCCESS);
+	expect_wc(&wc[2], 3, IBV_WC_WR_FLUSH_ERR);
+	cr_assert_eq(memcmp(d.buf + 8192, "good", 4), 0);
+	cr_assert_neq(memcmp(d.buf + 12288, "good", 4), 0, "a WQE of the errored stream ran");
+	cr_assert_eq(et_qp_state(d.dci), IBV_QPS_RTS);
+
+	cr_assert_neq(mlx5dv_dci_stream_id_reset(d.dci, 2), 0, "stream 2 is not in error");
+	cr_assert_eq(mlx5dv_dci_stream_id_reset(d.dci, 1), 0);
+	cr_assert_neq(mlx5dv_dci_stream_id_reset(d.dci, 1), 0, "reset twice");
+	ibv_wr_start(d.qpx);
+	write_on(1, 4, d.mr->lkey, 0, 12288, 4);
+	cr_assert_eq(ibv_wr_complete(d.qpx), 0);
+	cr_assert_eq(dt_poll(d.scq, wc, 1, 5000), 1);
+	expect_wc(&wc[0], 4, IBV_WC_SUCCESS);
+	cr_assert_eq(memcmp(d.buf + 12288, "good", 4), 0);
+}
+
+/*
+ * 2^1 streams may be in error: the second stream's error ends the DCI
+ * (ERR, the WQEs behind it flushed); out of RESET it has no stream in error.
+ */
+Test(dev_dc_streams, errored_streams_at_log_num_errored_end_the_dci)
+{
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_RESET };
+	struct ibv_wc wc[4];
+
+	need_streams();
+	ibv_wr_start(d.qpx);
+	write_on(1, 1, d.mr->lkey + 0x100, 0, 4096, 4);
+	write_on(3, 2, d.mr->lkey, 0, 8192, 4);
+	write_on(2, 3, d.mr->lkey + 0x100, 0, 4096, 4);
+	write_on(3, 4, d.mr->lkey, 0, 8192, 4);
+	cr_assert_eq(ibv_wr_complete(d.qpx), 0);
+	cr_assert_eq(dt_poll(d.scq, wc, 4, 5000), 4);
+	expect_wc(&wc[0], 1, IBV_WC_LOC_PROT_ERR);
+	expect_wc(&wc[1], 2, IBV_WC_SUCCESS);
+	expect_wc(&wc[2], 3, IBV_WC_LOC_PROT_ERR);
+	expect_wc(&wc[3], 4, IBV_WC_WR_FLUSH_ERR);
+	cr_assert_eq(et_qp_state(d.dci), IBV_QPS_ERR);
+
+	cr_assert_eq(ibv_modify_qp(d.dci, &m, IBV_QP_STATE), 0);
+	dci_to_rts(14, 7);
+	ibv_wr_start(d.qpx);
+	write_on(1, 5, d.mr->lkey, 0, 4096, 4);
+	cr_assert_eq(ibv_wr_complete(d.qpx), 0);
+	cr_assert_eq(dt_poll(d.scq, wc, 1, 5000), 1);
+	expect_wc(&wc[0], 5, IBV_WC_SUCCESS);
+}
+
+/* Suite dev_dc_streams on the cards with DCI streams. */
+Test(dev_dc_cards, connectx7_ib, .timeout = 120)
+{
+	et_rerun_as("0x1021", NULL, "dev_dc_streams/*");
+}
+
+Test(dev_dc_cards, connectx6dx_roce, .timeout = 120)
+{
+	et_rerun_as("0x101d", NULL, "dev_dc_streams/*");
 }

@@ -209,40 +209,20 @@ Test(dc, dci_transitions_as_modify_dci_qp_is_ok)
 
 Test(dc, dci_streams_beyond_the_caps)
 {
-	struct ibv_qp_init_attr_ex a = {
-		.qp_type = IBV_QPT_DRIVER, .send_cq = cq, .recv_cq = cq, .pd = pd,
-		.comp_mask = IBV_QP_INIT_ATTR_PD,
-		.cap = { .max_send_wr = 16, .max_send_sge = 1 },
-	};
-	struct mlx5dv_qp_init_attr dv = {
-		.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC | MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS,
-		.dc_init_attr = { .dc_type = MLX5DV_DCTYPE_DCI,
-				  .dci_streams = { .log_num_concurent = 0 } },
-	};
+	struct ibv_qp *qp;
 
 	/* one stream: libmlx5 sends MLX5_QP_FLAG_DCI_STREAM, the kernel refuses it */
-	errno = 0;
-	cr_assert_null(mlx5dv_create_qp(ctx, &a, &dv), "no DCI streams on this device");
+	cr_assert_null(et_streams_dci(ctx, pd, cq, 0, 0), "no DCI streams on this device");
 	cr_assert_eq(errno, EINVAL);
 	/* more than the caps: libmlx5 refuses before asking */
-	dv.dc_init_attr.dci_streams.log_num_concurent = 2;
-	errno = 0;
-	cr_assert_null(mlx5dv_create_qp(ctx, &a, &dv));
+	cr_assert_null(et_streams_dci(ctx, pd, cq, 2, 0));
 	cr_assert_eq(errno, EINVAL);
-	dv.dc_init_attr.dci_streams.log_num_concurent = 0;
-	dv.dc_init_attr.dci_streams.log_num_errored = 1;
-	errno = 0;
-	cr_assert_null(mlx5dv_create_qp(ctx, &a, &dv));
+	cr_assert_null(et_streams_dci(ctx, pd, cq, 0, 1));
 	cr_assert_eq(errno, EINVAL);
 	/* and without the streams mask the same DCI is created */
-	dv.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
-	a.comp_mask = IBV_QP_INIT_ATTR_PD;
-	{
-		struct ibv_qp *qp = mlx5dv_create_qp(ctx, &a, &dv);
-
-		cr_assert_not_null(qp, "%s", strerror(errno));
-		cr_assert_eq(ibv_destroy_qp(qp), 0);
-	}
+	qp = create_dc(MLX5DV_DCTYPE_DCI, 0, NULL);
+	cr_assert_not_null(qp, "%s", strerror(errno));
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
 }
 
 Test(dc, query_device_dc_caps)

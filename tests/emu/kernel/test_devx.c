@@ -77,7 +77,7 @@ static void set(void *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_CQE_COMP_MAX_NUM	CAP(0x5d0, 16)
 
 enum { QUERY_HCA_CAP = 0x100, CREATE_MKEY = 0x200, CREATE_CQ = 0x400,
-       QUERY_LAG = 0x842, MODIFY_QP = 0x505, CREATE_PSV = 0x600, SET_FTE = 0x936 };
+       QUERY_LAG = 0x842, RTR2RTS_QP = 0x504, RTS2RTS_QP = 0x505, CREATE_PSV = 0x600, SET_FTE = 0x936 };
 #define NUM_PSV		0x40, 4
 #define PSV_PD		0x48, 24
 #define PSV0_INDEX	0x88, 24
@@ -163,7 +163,7 @@ Test(devx, general_cmd_refusals)
 {
 	uint32_t in[4] = { 0 }, out[64];
 
-	set(in, OPCODE, MODIFY_QP);	/* not a general command: mlx5_ib refuses */
+	set(in, OPCODE, RTS2RTS_QP);	/* not a general command: mlx5_ib refuses */
 	cr_expect_eq(mlx5dv_devx_general_cmd(ctx, in, sizeof(in), out, sizeof(out)), EINVAL);
 	set(in, OPCODE, QUERY_LAG);	/* general, not carried out here */
 	memset(out, 0, sizeof(out));
@@ -484,9 +484,14 @@ Test(devx, sig_pipelining_qp)
 	cr_expect_eq(qp_cmd(qp, false, INIT2INIT_QP, qp->qp_num, 0, out, sizeof(out)), EINVAL);
 	cr_expect_eq(qp_cmd(qp, true, QUERY_QP, qp->qp_num, 0, out, sizeof(out)), EINVAL);
 	cr_expect_eq(qp_cmd(qp, true, CREATE_MKEY, qp->qp_num, 0, out, sizeof(out)), EINVAL);
-	/* the firmware: another transition (ibv_modify_qp()'s), another parameter */
-	cr_expect_eq(qp_cmd(qp, true, MODIFY_QP, qp->qp_num, 0, out, 64), EREMOTEIO);
+	/*
+	 * the firmware: another transition (ibv_modify_qp()'s), another
+	 * parameter; RTS2RTS carries out only a DCI stream's reset
+	 */
+	cr_expect_eq(qp_cmd(qp, true, RTR2RTS_QP, qp->qp_num, 0, out, 64), EREMOTEIO);
 	cr_expect_eq(get(out, STATUS), STAT_BAD_OP);
+	cr_expect_eq(qp_cmd(qp, true, RTS2RTS_QP, qp->qp_num, 0, out, 64), EREMOTEIO);
+	cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM);
 	cr_expect_eq(qp_cmd(qp, true, INIT2INIT_QP, qp->qp_num, 1, out, 64), EREMOTEIO);
 	cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM);
 	cr_expect_eq(qp_cmd(qp, false, QUERY_QP, qp->qp_num, 0, out, 64), EREMOTEIO);

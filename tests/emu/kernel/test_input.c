@@ -797,6 +797,52 @@ Test(kin, create_qp_types_the_kernel_does_not_know)
 	pages_free(p);
 }
 
+/*
+ * CREATE_QP of a DCI with DCI streams, as libmlx5 sends it, with counts
+ * libmlx5 itself would refuse: beyond either cap, the kernel refuses too
+ * (the QP context fields the firmware bounds by them: BAD_PARAM, EINVAL).
+ * Suite kin_dcs runs as a card with DCI streams (kin_cards below).
+ */
+TestSuite(kin_dcs, .init = setup, .fini = teardown);
+
+static int create_streams_dci(uint8_t *p, uint8_t log_streams, uint8_t log_errored)
+{
+	struct create_qp_resp r;
+	struct create_qp_cmd c = rc_qp_cmd(&r, p, p + 3072, 0);
+	int ret;
+
+	c.core.qp_type = IBV_QPT_DRIVER;
+	c.core.max_recv_wr = c.core.max_recv_sge = 0;
+	c.drv.flags |= MLX5_QP_FLAG_TYPE_DCI | MLX5_QP_FLAG_DCI_STREAM;
+	c.drv.dci_streams.log_num_concurent = log_streams;
+	c.drv.dci_streams.log_num_errored = log_errored;
+	ret = cmd_write(&c, sizeof(c));
+	if (!ret)
+		destroy_qp_raw(r.core.qp_handle);
+	return ret;
+}
+
+Test(kin_dcs, dci_stream_counts_beyond_the_caps)
+{
+	struct mlx5dv_context dv = { .comp_mask = MLX5DV_CONTEXT_MASK_DCI_STREAMS };
+	uint8_t *p = pages(), s, e;
+
+	cr_assert_eq(mlx5dv_query_device(ctx, &dv), 0);
+	s = dv.dci_streams_caps.max_log_num_concurent;
+	e = dv.dci_streams_caps.max_log_num_errored;
+	et_need(s && e, "DCI streams");
+	cr_assert_eq(create_streams_dci(p, s, e), 0);
+	cr_assert_eq(create_streams_dci(p, (uint8_t)(s + 1), e), EINVAL);
+	cr_assert_eq(create_streams_dci(p, s, (uint8_t)(e + 1)), EINVAL);
+	cr_assert_eq(create_streams_dci(p, 0xff, 0xff), EINVAL);
+	pages_free(p);
+}
+
+Test(kin_cards, connectx7_dci_streams, .timeout = 60)
+{
+	et_rerun_as("0x1021", NULL, "kin_dcs/*");
+}
+
 struct create_qp_ex_cmd {
 	struct ib_uverbs_cmd_hdr hdr;
 	struct ib_uverbs_ex_cmd_hdr ex;

@@ -27,17 +27,19 @@ struct card {
 	uint16_t	ib_flags2;		/* PortInfo:CapabilityMask2 */
 	uint8_t		ib_speed, eth_speed;	/* IB_SPEED_* */
 	const char	*ib_rate, *eth_rate;
+	/* DCI streams: log_max_dci_stream_channels, log_max_dci_errored_streams */
+	uint8_t		log_dci_streams, log_dci_errored;
 };
 
 static const struct card cards[] = {
 	{ 0x1017, "16.35.1012", "MT_0000000008", false, 18, 24, 78125, 0x0002, 32, 32,
-	  "100 Gb/sec (4X EDR)", "100 Gb/sec (4X EDR)" },
+	  "100 Gb/sec (4X EDR)", "100 Gb/sec (4X EDR)", 0, 0 },
 	{ 0x101b, "20.37.1014", "MT_0000000223", false, 17, 23, 156250, 0x0032, 64, 64,
-	  "200 Gb/sec (4X HDR)", "200 Gb/sec (4X HDR)" },
+	  "200 Gb/sec (4X HDR)", "200 Gb/sec (4X HDR)", 0, 0 },
 	{ 0x101d, "22.37.1014", "MT_0000000359", true, 17, 23, 156250, 0, 0, 32,
-	  NULL, "100 Gb/sec (4X EDR)" },
+	  NULL, "100 Gb/sec (4X EDR)", 8, 3 },
 	{ 0x1021, "28.37.1014", "MT_0000000838", false, 17, 23, 156250, 0x0432, 128, 128,
-	  "400 Gb/sec (4X NDR)", "400 Gb/sec (4X NDR)" },
+	  "400 Gb/sec (4X NDR)", "400 Gb/sec (4X NDR)", 8, 3 },
 };
 
 /* Caps every modelled ConnectX shares */
@@ -303,28 +305,52 @@ Test(profile_check, limits_enforced)
 	cr_assert_eq(ibv_close_device(ctx), 0);
 }
 
+/*
+ * DCI streams as the card has them: mlx5dv_query_device() reports the two
+ * caps (mlx5_ib_query_device()); a DCI with as many streams as they allow
+ * is created, and with more than either libmlx5 refuses (EINVAL); on a
+ * card without them every streams DCI is EINVAL (the kernel's
+ * process_vendor_flags() refuses MLX5_QP_FLAG_DCI_STREAM).
+ */
+Test(profile_check, dci_streams)
+{
+	const struct card *c = this_card();
+	struct ibv_context *ctx = et_open();
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct mlx5dv_context dv = { .comp_mask = MLX5DV_CONTEXT_MASK_DCI_STREAMS };
+	struct ibv_qp *qp;
+
+	cr_assert(pd && cq);
+	cr_assert_eq(mlx5dv_query_device(ctx, &dv), 0);
+	cr_assert(dv.comp_mask & MLX5DV_CONTEXT_MASK_DCI_STREAMS);
+	cr_assert_eq(dv.dci_streams_caps.max_log_num_concurent, c->log_dci_streams);
+	cr_assert_eq(dv.dci_streams_caps.max_log_num_errored, c->log_dci_errored);
+	if (!c->log_dci_streams) {
+		cr_assert_null(et_streams_dci(ctx, pd, cq, 0, 0));
+		cr_assert_eq(errno, EINVAL);
+	} else {
+		qp = et_streams_dci(ctx, pd, cq, c->log_dci_streams, c->log_dci_errored);
+		cr_assert(qp, "%s", strerror(errno));
+		cr_assert_eq(ibv_destroy_qp(qp), 0);
+		/* more errored streams than streams, as test_mlx5_dc's second DCI */
+		qp = et_streams_dci(ctx, pd, cq, 2, 3);
+		cr_assert(qp, "%s", strerror(errno));
+		cr_assert_eq(ibv_destroy_qp(qp), 0);
+		cr_assert_null(et_streams_dci(ctx, pd, cq, c->log_dci_streams + 1, 0));
+		cr_assert_eq(errno, EINVAL);
+		cr_assert_null(et_streams_dci(ctx, pd, cq, 0, c->log_dci_errored + 1));
+		cr_assert_eq(errno, EINVAL);
+	}
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
 /* This binary again, as another card, running suite profile_check only. */
 static void run_as(const char *part, const char *ll)
 {
-	int status;
-	pid_t pid = fork();
-
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		setenv("RFEMU_PART_ID", part, 1);
-		if (ll)
-			setenv("RFEMU_LINK_LAYER", ll, 1);
-		else
-			unsetenv("RFEMU_LINK_LAYER");
-		/* a fresh Criterion runner, not one of this runner's workers */
-		unsetenv("BXFI_MAP");
-		execl("/proc/self/exe", "test_profile", "--filter", "profile_check/*",
-		      "--jobs", "1", (char *)NULL);
-		_exit(127);
-	}
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		  "part %s %s: status %#x", part, ll ? ll : "", status);
+	et_rerun_as(part, ll, "profile_check/*");
 }
 
 Test(profile, connectx5_ib, .timeout = 120)	{ run_as("0x1017", NULL); }
