@@ -229,6 +229,37 @@ uint64_t dev_trap_stores(void);
 bool dev_trap_writes_stores(void);
 
 /* ------------------------------------------------------------------------ */
+/* Leaving a doorbell fault (resume.c)                                      */
+
+/*
+ * Whether the handler can resume the thread itself: on x86-64, and not in
+ * sanitizer builds (TSan and MSan deliver signals through handlers of
+ * their own; ASan would keep the handler's stack frame poisoned, as after
+ * a longjmp it was not told of).
+ */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define DEV_SANITIZED 1
+#endif
+#endif
+#if defined(__x86_64__) && !defined(__ILP32__) && !defined(__SANITIZE_THREAD__) && \
+    !defined(__SANITIZE_ADDRESS__) && !defined(DEV_SANITIZED)
+#define DEV_RESUME_DIRECT 1
+#else
+#define DEV_RESUME_DIRECT 0
+#endif
+
+void dev_resume_init(void);		/* once the handler is installed */
+/*
+ * The end of a doorbell fault's handler: uc its ucontext, ret its return
+ * address.  Resumes the thread without rt_sigreturn where it can; returns
+ * (for the handler to return) where the kernel must.
+ */
+void dev_resume(void *uc, const void *ret);
+uint64_t dev_resume_sigreturns(void);	/* faults that returned (rfemu_dev_stats) */
+
+/* ------------------------------------------------------------------------ */
 /* The store a faulting instruction makes (store.c)                         */
 
 struct dev_store {

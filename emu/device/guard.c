@@ -152,8 +152,10 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	}
 	/* a doorbell store to a page protected while the engine sleeps */
 	if (sig == SIGSEGV && si && si->si_code == SEGV_ACCERR &&
-	    dev_trap_fault(si->si_addr, uc))
+	    dev_trap_fault(si->si_addr, uc)) {
+		dev_resume(uc, __builtin_return_address(0));
 		return;
+	}
 	/*
 	 * Not a device access.  A handler that chains back to us (it saved
 	 * ours as its "previous" one and calls it) must not loop: entered
@@ -210,6 +212,7 @@ void dev_guard_init(void)
 	emu_real_sigaction(SIGSEGV, NULL, &cur);
 	install(SIGSEGV);
 	install(SIGBUS);
+	dev_resume_init();
 	installed = true;
 }
 

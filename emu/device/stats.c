@@ -19,6 +19,7 @@ int rfemu_dev_stats(struct rfemu_dev_stats *out, size_t size)
 	emu_lock_release();
 	dev_trap_counts(&s.trap_faults, &s.trap_mprotects);
 	s.trap_stores = dev_trap_stores();
+	s.trap_sigreturns = dev_resume_sigreturns();
 	memcpy(out, &s, size < sizeof(s) ? size : sizeof(s));
 	return 0;
 }

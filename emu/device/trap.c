@@ -38,8 +38,9 @@
  *
  * Better still, the handler writes the store itself (store.c decodes the
  * instruction: its width, its data, its length), into our view of the page,
- * and resumes the thread after it.  The page then stays protected: the next
- * doorbell faults as well, with no mprotect() in between, and the device's
+ * and resumes the thread after it (on x86-64 without rt_sigreturn:
+ * resume.c).  The page then stays protected: the next doorbell faults as
+ * well, with no mprotect() in between, and the device's
  * pass runs at once in the thread that rang (the engine's assist, given
  * to dev_trap_init()), as a ConnectX takes a doorbell the moment it is
  * written.  A fault costs that thread 1.6 us on the VM measured on; letting

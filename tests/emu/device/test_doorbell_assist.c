@@ -367,6 +367,144 @@ Test(dev_doorbell_assist, not_on_a_small_alternate_stack)
 		     (unsigned long long)(s1.doorbell_assists - s0.doorbell_assists));
 }
 
+/* ---- leaving the fault (resume.c) ----------------------------------------- */
+
+#if defined(__x86_64__)
+/*
+ * probe(db, in, out): loads in's general and XMM registers, fills its red
+ * zone, sets CF, stores RAX to the doorbell db, and writes what every one
+ * of them holds after the store to out.
+ */
+struct probe_in {
+	uint64_t	g[14];		/* rax rbx rcx rdx rsi rbp r8-r15 */
+	uint64_t	x[32];		/* xmm0-15 */
+};
+struct probe_out {
+	uint64_t	g[14];
+	uint64_t	flags, rdi;
+	uint64_t	x[32];
+	uint64_t	red[16];	/* the 128 bytes under RSP, lowest first */
+};
+#define PROBE_RED	0x5a5a5a5a00000000ULL	/* word -8*i of the red zone: PROBE_RED + i - 1 */
+
+void probe(volatile void *db, const struct probe_in *in, struct probe_out *out);
+__asm__(
+	".pushsection .text\n"
+	".type probe, @function\n"
+	"probe:\n"
+	"	pushq %rbx\n pushq %rbp\n pushq %r12\n pushq %r13\n pushq %r14\n pushq %r15\n"
+	"	pushq %rdx\n"
+	"	.irp i, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n"
+	"	movdqu 112+\\i*16(%rsi), %xmm\\i\n"
+	"	.endr\n"
+	"	movabsq $0x5a5a5a5a00000000, %rax\n"
+	"	.irp i, 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16\n"
+	"	movq %rax, -\\i*8(%rsp)\n"
+	"	addq $1, %rax\n"
+	"	.endr\n"
+	"	movq 0(%rsi), %rax\n movq 8(%rsi), %rbx\n movq 16(%rsi), %rcx\n movq 24(%rsi), %rdx\n"
+	"	movq 40(%rsi), %rbp\n movq 48(%rsi), %r8\n movq 56(%rsi), %r9\n movq 64(%rsi), %r10\n"
+	"	movq 72(%rsi), %r11\n movq 80(%rsi), %r12\n movq 88(%rsi), %r13\n movq 96(%rsi), %r14\n"
+	"	movq 104(%rsi), %r15\n movq 32(%rsi), %rsi\n"
+	"	stc\n"
+	"	movq %rax, (%rdi)\n"			/* the doorbell */
+	"	leaq -128(%rsp), %rsp\n"		/* past the red zone, flags kept */
+	"	pushfq\n pushq %rsi\n"
+	"	movq 128+16(%rsp), %rsi\n"		/* out */
+	"	movq %rax, 0(%rsi)\n movq %rbx, 8(%rsi)\n movq %rcx, 16(%rsi)\n movq %rdx, 24(%rsi)\n"
+	"	popq %rax\n movq %rax, 32(%rsi)\n"
+	"	movq %rbp, 40(%rsi)\n movq %r8, 48(%rsi)\n movq %r9, 56(%rsi)\n movq %r10, 64(%rsi)\n"
+	"	movq %r11, 72(%rsi)\n movq %r12, 80(%rsi)\n movq %r13, 88(%rsi)\n movq %r14, 96(%rsi)\n"
+	"	movq %r15, 104(%rsi)\n"
+	"	popq %rax\n movq %rax, 112(%rsi)\n movq %rdi, 120(%rsi)\n"
+	"	.irp i, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n"
+	"	movdqu %xmm\\i, 128+\\i*16(%rsi)\n"
+	"	.endr\n"
+	"	.irp i, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n"
+	"	movq \\i*8(%rsp), %rax\n movq %rax, 384+\\i*8(%rsi)\n"
+	"	.endr\n"
+	"	leaq 128(%rsp), %rsp\n"
+	"	popq %rdx\n popq %r15\n popq %r14\n popq %r13\n popq %r12\n popq %rbp\n popq %rbx\n"
+	"	ret\n"
+	".size probe, . - probe\n"
+	".popsection\n");
+
+/* One probe of the doorbell page at reg, idle before; the sigreturns it cost. */
+static uint64_t probe_once(void *reg, unsigned seed)
+{
+	struct probe_in in;
+	struct probe_out out;
+	struct rfemu_dev_stats s0, s1;
+
+	for (unsigned i = 0; i < 14; i++)
+		in.g[i] = 0x1111111111111111ULL * (i + 1) ^ seed;
+	for (unsigned i = 0; i < 32; i++)
+		in.x[i] = 0x0101010101010101ULL * (i + 3) ^ ((uint64_t)seed << 32);
+	memset(&out, 0, sizeof(out));
+	s0 = wt_stats();
+	probe(reg, &in, &out);
+	s1 = wt_stats();
+	cr_assert_eq(s1.trap_stores - s0.trap_stores, 1, "the probe's store did not fault");
+	for (unsigned i = 0; i < 14; i++)
+		cr_assert_eq(out.g[i], in.g[i], "general register %u: %#llx, was %#llx", i,
+			     (unsigned long long)out.g[i], (unsigned long long)in.g[i]);
+	cr_assert_eq(out.rdi, (uint64_t)(uintptr_t)reg, "rdi changed");
+	cr_assert(out.flags & 1, "CF cleared: flags %#llx", (unsigned long long)out.flags);
+	for (unsigned i = 0; i < 32; i++)
+		cr_assert_eq(out.x[i], in.x[i], "xmm%u changed", i / 2);
+	for (unsigned j = 0; j < 16; j++)
+		cr_assert_eq(out.red[j], PROBE_RED + 15 - j, "red zone word %u below RSP: %#llx", 16 - j,
+			     (unsigned long long)out.red[j]);
+	return s1.trap_sigreturns - s0.trap_sigreturns;
+}
+
+/*
+ * A doorbell fault returns to the thread with every register, flag and
+ * XMM register as it was and the red zone untouched, on the thread's own
+ * stack and on an alternate one; on x86-64 without rt_sigreturn, but from
+ * an alternate stack that SS_AUTODISARM disarmed until then.
+ */
+Test(dev_doorbell_assist, a_fault_resumes_the_thread_as_it_was)
+{
+	static uint8_t alt[256 << 10];
+	stack_t on = { .ss_sp = alt, .ss_size = sizeof(alt) }, off = { .ss_flags = SS_DISABLE };
+	void *reg;
+
+	NEEDS_DECODER();
+	reg = tt_bf_reg(t.qp[0]);
+	write8(0, 1);
+	usleep(300000);
+	cr_assert_eq(probe_once(reg, 1), !DEV_RESUME_DIRECT, "rt_sigreturns, on the thread's stack");
+	cr_assert_eq(sigaltstack(&on, NULL), 0);
+	cr_assert_eq(probe_once(reg, 2), !DEV_RESUME_DIRECT, "rt_sigreturns, on an alternate stack");
+	on.ss_flags = (int)(1U << 31);	/* SS_AUTODISARM */
+	if (sigaltstack(&on, NULL) == 0)
+		cr_assert_eq(probe_once(reg, 3), 1, "rt_sigreturns, on an SS_AUTODISARM stack");
+	cr_assert_eq(sigaltstack(&off, NULL), 0);
+	write8(0, 2);		/* the QP still works */
+}
+
+/* Ten doorbells in a row, each executed in its fault: none left through rt_sigreturn. */
+Test(dev_doorbell_assist, doorbell_faults_leave_without_sigreturn)
+{
+	struct rfemu_dev_stats s0, s1;
+
+	NEEDS_DECODER();
+	if (!DEV_RESUME_DIRECT)
+		cr_skip_test("the kernel resumes every fault on this architecture or build");
+	write8(0, 1);
+	usleep(300000);
+	s0 = wt_stats();
+	for (int i = 0; i < 10; i++)
+		write8(i & 1 ? IBV_SEND_INLINE : 0, (uint8_t)(0x40 + i));
+	s1 = wt_stats();
+	cr_assert_geq(s1.trap_stores - s0.trap_stores, 10);
+	cr_assert_eq(s1.trap_sigreturns, s0.trap_sigreturns, "%llu of %llu faults left through rt_sigreturn",
+		     (unsigned long long)(s1.trap_sigreturns - s0.trap_sigreturns),
+		     (unsigned long long)(s1.trap_faults - s0.trap_faults));
+}
+#endif
+
 /* ---- the decoder (store.c), on stores the CPU really faulted on ---------- */
 
 #if defined(__x86_64__)
