@@ -9,8 +9,8 @@
  * and no PCID, every entry to it and every exit flushes the TLB, and that
  * one more round trip is a third of the fault: on the 2-vCPU AMD EPYC VM
  * of docs/emu-measurements.md a store to a protected page whose handler
- * steps over it cost 11.2-11.5 us with rt_sigreturn and 7.8 us without
- * (the best of 100 batches of 100 faults), and a busy round trip pays one
+ * steps over it cost 11.7-12.0 us with rt_sigreturn and 8.2-8.5 us
+ * without (the best of 100 batches of 100 faults), and a busy round trip pays one
  * such fault a hop.
  *
  * So on x86-64 the handler restores the interrupted context itself, as
