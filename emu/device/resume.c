@@ -10,8 +10,8 @@
  * one more round trip is a third of the fault: on the 2-vCPU AMD EPYC VM
  * of docs/emu-measurements.md a store to a protected page whose handler
  * steps over it cost 11.7-12.0 us with rt_sigreturn and 8.2-8.5 us
- * without (the best of 100 batches of 100 faults), and a busy round trip pays one
- * such fault a hop.
+ * without (the best of 100 batches of 100 faults), and a thread that
+ * rings doorbells back to back pays one such fault each.
  *
  * So on x86-64 the handler restores the interrupted context itself, as
  * rt_sigreturn would (arch/x86/kernel/signal_64.c, restore_sigcontext(),
