@@ -52,8 +52,9 @@
  * as a packet; memory windows are never lent.  The requester checks the
  * request as resp_write()/resp_read() would (the QP's remote access, the
  * key, the PD, the access and the range), copies with process_vm_writev()
- * or process_vm_readv(), moves the grant's PSN on and hands the grant back
- * READY: a busy responder need not run even to re-lend.  It takes the PSN
+ * or process_vm_readv() (the READs of a pass to one QP with one call,
+ * dev_grant_reads_flush()), moves the grant's PSN on and hands the grant
+ * back READY: a busy responder need not run even to re-lend.  It takes the PSN
  * when it takes the grant back.  Deregistering an MR first takes its entry
  * out, then every grant back: a requester that read the entry before is
  * waited for, as an HCA finishes its DMA before the key is destroyed.
