@@ -685,7 +685,7 @@ static bool direct_reads_settle(void)
  * no grant or the grant does not take it: the packet goes out as usual.
  */
 static bool emit_direct(struct dev_qp *dq, const struct dev_ent *e, const struct dev_wqe *w,
-			const struct dev_sgl *sgl, uint32_t dst)
+			const struct dev_sgl *sgl, uint32_t dst, bool alone)
 {
 	bool read = w->dop == DOP_READ;
 	uint32_t len = (uint32_t)sgl->total;
@@ -718,13 +718,9 @@ static bool emit_direct(struct dev_qp *dq, const struct dev_ent *e, const struct
 	h.size = (uint32_t)sizeof(h) + (read ? 0 : len);
 	fill_request(dq, e, w, &h, dst, 0, read ? 0 : len, len);
 	if (read) {
-		bool alone = dq->read_alone && h.psn == dq->read_alone_psn;
-
 		ok = dev_grant_read(g, &h, dev_eng.direct_data + dev_eng.direct_used);
-		if (alone) {
-			dq->read_alone = false;
+		if (alone)
 			ok = ok && dev_grant_reads_flush() == 1;
-		}
 		if (!ok)
 			return false;
 		if (!alone) {
@@ -820,7 +816,14 @@ static bool emit_parsed(struct dev_qp *dq, struct dev_ent *e, const struct dev_w
 	struct emu_qp *qp = dq->qp;
 	bool req_only = w->opf & OPF_RESP;
 	bool read1 = w->dop == DOP_READ && e->npkt == 1 && e->sent == 0;
+	/*
+	 * The READ unemit() took back first is the next one emitted, read on
+	 * its own; any other (a rewind came between) may join others again.
+	 */
+	bool alone = read1 && dq->read_alone && e->psn == dq->read_alone_psn;
 	uint32_t total, dst;
+
+	dq->read_alone = false;
 
 	/* anything but a READ that may join them ends the READs gathered */
 	if (!read1 && !direct_reads_settle())
@@ -836,7 +839,7 @@ static bool emit_parsed(struct dev_qp *dq, struct dev_ent *e, const struct dev_w
 	}
 	if ((w->dop == DOP_SEND || w->dop == DOP_SEND_IMM || w->dop == DOP_WRITE ||
 	     w->dop == DOP_READ) && ((qp->type == IBV_QPT_RC && !qp->dc) || qp->dc == EMU_DC_DCI) &&
-	    e->npkt == 1 && e->sent == 0 && emit_direct(dq, e, w, sgl, dst)) {
+	    e->npkt == 1 && e->sent == 0 && emit_direct(dq, e, w, sgl, dst, alone)) {
 		e->sent = 1;
 		dq->pkts_out++;
 		return true;
