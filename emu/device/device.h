@@ -323,6 +323,7 @@ const struct dev_grant *dev_grant_claim(uint32_t dst_qpn);
 bool dev_grant_deliver(const struct dev_grant *g, const struct dev_pkt *h, const void *payload);
 bool dev_grant_write(const struct dev_grant *g, const struct dev_pkt *h, const void *payload);
 bool dev_grant_read(const struct dev_grant *g, const struct dev_pkt *h, void *buf);
+unsigned dev_grant_reads_flush(void);	/* the READs gathered: how many were read */
 void dev_grant_release(const struct dev_grant *g);
 
 /* ------------------------------------------------------------------------ */
@@ -456,6 +457,12 @@ struct dev_qp {
 	uint32_t		ent_tail;	/* next free */
 	uint32_t		next_psn;
 	uint32_t		pkts_out;	/* request packets not yet acknowledged */
+	/*
+	 * The READ at read_alone_psn is read from the responder on its own
+	 * if it goes directly: gathered with others, it could not be (sq.c).
+	 */
+	uint32_t		read_alone_psn;
+	bool			read_alone;
 	uint64_t		deadline;	/* retransmit timer (ns), 0 = off */
 	uint64_t		rnr_until;	/* no emission before this (ns) */
 	int			retry_left;

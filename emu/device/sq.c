@@ -605,18 +605,87 @@ static bool emit_shortcut(struct dev_qp *dq, const struct dev_ent *e, const stru
 }
 
 /*
+ * The READs of one QP that went directly in a run of its emission are
+ * read from the responder together, by one system call (grant.c,
+ * dev_grant_reads_flush()): their headers wait here to be counted as
+ * sent, by their slots in dev_eng.direct, until they are read.  The run
+ * ends (direct_reads_settle()) before the QP emits anything else, and
+ * with its emission: so they are always the last requests it emitted.
+ */
+static struct dev_qp *gathering;		/* the QP; NULL: nothing gathered */
+static unsigned gathered_from;			/* its first slot in dev_eng.direct */
+static struct dev_pkt gathered_hdr[DEV_DIRECT_MAX];
+
+/*
+ * Emitted entries of dq from the one of psn on, back to new: gathered
+ * READs whose data could not be read, and the local WQEs among them
+ * (done, skipped on the way again).  The first is read on its own if it
+ * goes directly again, so that it meets what a READ alone always met:
+ * its data read, or the packet, and the responder's checks and errors.
+ */
+static void unemit(struct dev_qp *dq, uint32_t psn)
+{
+	uint32_t i = dq->ent_emit;
+
+	while (i != dq->ent_head) {
+		struct dev_ent *e = &dq->ent[--i & dq->ent_mask];
+
+		if (e->flags & DENTF_LOCAL)
+			continue;
+		e->sent = 0;
+		e->acked = 0;
+		e->state = DENT_NEW;
+		dq->pkts_out--;
+		if (e->psn == psn)
+			break;
+	}
+	dq->ent_emit = i;
+	dq->read_alone = true;
+	dq->read_alone_psn = psn;
+	dev_qp_set_busy(dq);
+}
+
+/*
+ * End the run of gathered READs: read them, count those read as sent and
+ * take the rest back (unemit()).  False when some were taken back: the
+ * QP's emission goes on from the first of them.
+ */
+static bool direct_reads_settle(void)
+{
+	struct dev_qp *dq = gathering;
+	unsigned first = gathered_from, done, i;
+
+	if (!dq)
+		return true;
+	gathering = NULL;
+	done = dev_grant_reads_flush();
+	for (i = first; i < first + done; i++) {
+		wire_stats.pkts_tx++;
+		wire_stats.direct++;
+		wire_count_tx(&gathered_hdr[i]);
+	}
+	if (first + done == dev_eng.ndirect)
+		return true;
+	dev_eng.ndirect = first + done;
+	dev_eng.direct_used = dev_eng.direct[first + done].off;
+	unemit(dq, dev_eng.direct[first + done].psn);
+	return false;
+}
+
+/*
  * Direct delivery (grant.c): an RC or DC SEND, RDMA WRITE or READ of one
  * packet to a QP of another host that lent a grant (a DCT, for the DCI's
  * current connection) is carried out from here, its
  * header filled as for the wire and checked against the grant as the
  * responder would check the packet: a SEND into the lent receive, a
- * WRITE into, a READ from a lent MR.  What it would have earned (the ACK,
+ * WRITE into, a READ from a lent MR (gathered with the READs around it,
+ * above).  What it would have earned (the ACK,
  * the READ's data) is taken after this pass's emission
  * (dev_sq_direct_replies()).  False, with nothing changed, when there is
  * no grant or the grant does not take it: the packet goes out as usual.
  */
 static bool emit_direct(struct dev_qp *dq, const struct dev_ent *e, const struct dev_wqe *w,
-			const struct dev_sgl *sgl, uint32_t dst)
+			const struct dev_sgl *sgl, uint32_t dst, bool alone)
 {
 	bool read = w->dop == DOP_READ;
 	uint32_t len = (uint32_t)sgl->total;
@@ -624,7 +693,7 @@ static bool emit_direct(struct dev_qp *dq, const struct dev_ent *e, const struct
 	struct dev_direct *d = &dev_eng.direct[dev_eng.ndirect];
 	const struct dev_grant *g;
 	struct dev_pkt h;
-	bool ok;
+	bool ok, gathered = false;
 
 	unsigned owed = dev_rc_rd_unanswered(dq);
 
@@ -650,6 +719,18 @@ static bool emit_direct(struct dev_qp *dq, const struct dev_ent *e, const struct
 	fill_request(dq, e, w, &h, dst, 0, read ? 0 : len, len);
 	if (read) {
 		ok = dev_grant_read(g, &h, dev_eng.direct_data + dev_eng.direct_used);
+		if (alone)
+			ok = ok && dev_grant_reads_flush() == 1;
+		if (!ok)
+			return false;
+		if (!alone) {
+			if (!gathering) {
+				gathering = dq;
+				gathered_from = dev_eng.ndirect;
+			}
+			gathered_hdr[dev_eng.ndirect] = h;	/* counted when read */
+			gathered = true;
+		}
 	} else {
 		if (sgl->n == 1 && sgl->e[0].local) {
 			payload = sgl->e[0].ptr;
@@ -659,12 +740,14 @@ static bool emit_direct(struct dev_qp *dq, const struct dev_ent *e, const struct
 		}
 		ok = w->dop == DOP_WRITE ? dev_grant_write(g, &h, payload) :
 					   dev_grant_deliver(g, &h, payload);
+		if (!ok)
+			return false;
 	}
-	if (!ok)
-		return false;
-	wire_stats.pkts_tx++;
-	wire_stats.direct++;
-	wire_count_tx(&h);
+	if (!gathered) {
+		wire_stats.pkts_tx++;
+		wire_stats.direct++;
+		wire_count_tx(&h);
+	}
 	d->dq = dq;
 	d->psn = h.psn;
 	d->read = read;
@@ -688,6 +771,7 @@ unsigned dev_sq_direct_replies(void)
 	} r;
 	unsigned n = 0;
 
+	direct_reads_settle();	/* none left by the emissions, which settle their own */
 	for (unsigned i = 0; i < dev_eng.ndirect; i++, n++) {
 		const struct dev_direct *d = &dev_eng.direct[i];
 		struct dev_qp *dq = d->dq;
@@ -731,8 +815,19 @@ static bool emit_parsed(struct dev_qp *dq, struct dev_ent *e, const struct dev_w
 {
 	struct emu_qp *qp = dq->qp;
 	bool req_only = w->opf & OPF_RESP;
+	bool read1 = w->dop == DOP_READ && e->npkt == 1 && e->sent == 0;
+	/*
+	 * The READ unemit() took back first is the next one emitted, read on
+	 * its own; any other (a rewind came between) may join others again.
+	 */
+	bool alone = read1 && dq->read_alone && e->psn == dq->read_alone_psn;
 	uint32_t total, dst;
 
+	dq->read_alone = false;
+
+	/* anything but a READ that may join them ends the READs gathered */
+	if (!read1 && !direct_reads_settle())
+		return false;	/* some were taken back: they go first */
 	total = (uint32_t)sgl->total;
 	dst = qp->type == IBV_QPT_UD || qp->dc == EMU_DC_DCI ? w->dqpn : qp->attr.dest_qp_num;
 
@@ -744,11 +839,13 @@ static bool emit_parsed(struct dev_qp *dq, struct dev_ent *e, const struct dev_w
 	}
 	if ((w->dop == DOP_SEND || w->dop == DOP_SEND_IMM || w->dop == DOP_WRITE ||
 	     w->dop == DOP_READ) && ((qp->type == IBV_QPT_RC && !qp->dc) || qp->dc == EMU_DC_DCI) &&
-	    e->npkt == 1 && e->sent == 0 && emit_direct(dq, e, w, sgl, dst)) {
+	    e->npkt == 1 && e->sent == 0 && emit_direct(dq, e, w, sgl, dst, alone)) {
 		e->sent = 1;
 		dq->pkts_out++;
 		return true;
 	}
+	if (!direct_reads_settle())
+		return false;
 	while (e->sent < e->npkt) {
 		uint32_t offset = req_only ? 0 : e->sent * WIRE_MTU;
 		uint32_t len = req_only ? 0 : total - offset;
@@ -917,8 +1014,10 @@ static void sq_emit(struct dev_qp *dq)
 {
 	if (!rnr_waited(dq))
 		return;
-	while (dq->ent_emit != dq->ent_tail && emit_step(dq, NULL, NULL))
-		;
+	do {
+		while (dq->ent_emit != dq->ent_tail && emit_step(dq, NULL, NULL))
+			;
+	} while (!direct_reads_settle());
 }
 
 static bool w_atomic(const struct dev_ent *e)

@@ -39,6 +39,7 @@ struct rfemu_dev_stats {
 	uint64_t	peer_checks;	/* direct delivery: responders' processes asked whether they live */
 	uint64_t	socket_polls;	/* looks at the wire's sockets (a system call each) */
 	uint64_t	trap_sigreturns;	/* of trap_faults: handlers that left through rt_sigreturn (device/resume.c) */
+	uint64_t	direct_copies;	/* process_vm_readv()/_writev() calls of direct delivery: a pass's READs to one QP share one */
 };
 
 /* Copy min(size, sizeof) bytes of the counters to out; returns 0. */

@@ -15,8 +15,10 @@
  * posts 16 receives of BYTES each (to a shared receive queue with "srq"
  * or dct; none with remote), prints "ready"; then
  * echoes until the test closes its stdin or says anything else than, with
- * remote, "dereg" (its MR deregistered: prints "gone") or "peek OFF" (prints
- * the byte at OFF of its buffer), checked between messages, or a
+ * remote, "dereg" (its MR deregistered: prints "gone"), "peek OFF" (prints
+ * the byte at OFF of its buffer) or "hide OFF" (the page of its buffer at
+ * OFF made inaccessible, the MR left as it is: prints "hidden"), checked
+ * between messages, or a
  * completion fails, and prints "echoed N direct D" (D: the messages its
  * device model received by direct delivery) before it exits 0.  Its polls
  * are ibv_poll_cq()'s, so its device runs in them (the poll assist).
@@ -29,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <infiniband/mlx5dv.h>
@@ -188,7 +191,7 @@ int main(int argc, char **argv)
 
 			if (poll(&p, 1, 0) != 1)
 				continue;
-			/* remote: "dereg" takes the MR away, "peek OFF" prints a byte */
+			/* remote: "dereg" takes the MR away, "peek OFF" prints a byte, "hide OFF" */
 			if (remote && fgets(line, sizeof(line), stdin)) {
 				if (!strcmp(line, "dereg\n") && mr) {
 					printf(ibv_dereg_mr(mr) ? "failed\n" : "gone\n");
@@ -196,6 +199,10 @@ int main(int argc, char **argv)
 				} else if (sscanf(line, "peek %u", &off) == 1 &&
 					   off < 2 * NRECV * bytes) {
 					printf("%u\n", buf[off]);
+				} else if (sscanf(line, "hide %u", &off) == 1 &&
+					   off < 2 * NRECV * bytes) {
+					printf(mprotect(buf + (off & ~4095u), 4096, PROT_NONE) ?
+					       "failed\n" : "hidden\n");
 				} else {
 					break;
 				}

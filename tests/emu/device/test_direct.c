@@ -43,11 +43,12 @@ static void post_recv(struct host *h, int i)
 }
 
 /* The test's QP and the echoing peer argv starts, connected. */
-static void host_up_argv(struct host *h, char *const argv[], uint64_t *raddr, uint32_t *rkey)
+static void host_up_argv(struct host *h, char *const argv[], uint64_t *raddr, uint32_t *rkey,
+			 uint8_t max_rd_atomic)
 {
 	struct ibv_port_attr pa;
-	struct wt_conn c = { .max_rd_atomic = 1, .max_dest_rd_atomic = 1, .timeout = 14,
-			     .retry_cnt = 7 };
+	struct wt_conn c = { .max_rd_atomic = max_rd_atomic, .max_dest_rd_atomic = 1,
+			     .timeout = 14, .retry_cnt = 7 };
 	char line[256];
 	unsigned qpn, lid;
 
@@ -92,7 +93,7 @@ static void host_up_mode(struct host *h, char *mode, uint64_t *raddr, uint32_t *
 {
 	char *argv[] = { "helper_echo", "8192", mode, NULL };
 
-	host_up_argv(h, argv, raddr, rkey);
+	host_up_argv(h, argv, raddr, rkey, 1);
 }
 
 static void host_up(struct host *h, bool srq)
@@ -320,7 +321,7 @@ Test(dev_direct, to_a_tm_srq, .timeout = 120)
 	unsigned echoed, unexp, notag, matched, want_notag = 0;
 	unsigned long long direct;
 
-	host_up_argv(&h, argv, NULL, NULL);
+	host_up_argv(&h, argv, NULL, NULL, 1);
 	for (unsigned m = 0; m < N; m++) {
 		uint8_t *out = h.buf + (size_t)NRECV * BYTES;
 		uint32_t data = sizes[m % NSIZES] % 4000, len = 16 + data;
@@ -482,6 +483,147 @@ Test(dev_direct, writes_and_reads_go_directly, .timeout = 120)
 	/* past the end of the MR: the packet's check, not a write */
 	wc = one_sided(&h, false, 0, 64, base + (uint64_t)NRECV * BYTES - 32, rkey, 9999);
 	cr_assert_eq(wc.status, IBV_WC_REM_ACCESS_ERR, "status %s", ibv_wc_status_str(wc.status));
+	wt_peer_end(&h.peer);
+	host_down(&h);
+}
+
+/*
+ * READS READs of 64 bytes, one chain with the last one signaled, from the
+ * peer's table (raddr, its half after the receives) at slots order(i) into
+ * ours at i: the completion of the last one, or the first error's.
+ */
+enum { READS = 16 };
+
+static struct ibv_wc read_batch(struct host *h, uint64_t table, uint32_t rkey, unsigned first)
+{
+	struct ibv_sge s[READS];
+	struct ibv_send_wr wr[READS], *bad;
+	struct ibv_wc wc;
+
+	for (unsigned i = 0; i < READS; i++) {
+		s[i] = (struct ibv_sge){ (uintptr_t)(h->buf + 64 * i), 64, h->mr->lkey };
+		wr[i] = (struct ibv_send_wr){
+			.wr_id = first + i, .sg_list = &s[i], .num_sge = 1,
+			.opcode = IBV_WR_RDMA_READ, .next = i + 1 < READS ? &wr[i + 1] : NULL,
+			.send_flags = i + 1 == READS ? IBV_SEND_SIGNALED : 0,
+			.wr = { .rdma = { .remote_addr = table + 64 * ((i * 5 + first) % READS),
+					  .rkey = rkey } },
+		};
+	}
+	memset(h->buf, 0xee, 64 * READS);
+	cr_assert_eq(ibv_post_send(h->qp, wr, &bad), 0);
+	cr_assert_eq(dt_poll(h->cq, &wc, 1, 5000), 1, "no completion within 5 s");
+	return wc;
+}
+
+/* The peer's table: READS slots of 64 bytes, slot k's bytes k * 64 + j. */
+static void table_fill(struct host *h, uint64_t table, uint32_t rkey)
+{
+	struct ibv_wc wc;
+
+	for (unsigned i = 0; i < 64 * READS; i++)
+		h->buf[i] = (uint8_t)i;
+	wc = one_sided(h, false, 0, 64 * READS, table, rkey, 1);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "WRITE: %s", ibv_wc_status_str(wc.status));
+}
+
+/* READ i of batch first read slot (i * 5 + first) % READS of the table. */
+static void batch_check(const struct host *h, unsigned first, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		unsigned k = (i * 5 + first) % READS;
+
+		for (unsigned j = 0; j < 64; j++)
+			cr_assert_eq(h->buf[64 * i + j], (uint8_t)(k * 64 + j),
+				     "READ %u of batch %u, byte %u: %#x", i, first, j,
+				     h->buf[64 * i + j]);
+	}
+}
+
+/*
+ * A batch of READs rung with one doorbell is executed in one pass, and
+ * the READs of one QP that go directly in a pass are read from the
+ * responder by one process_vm_readv(): one a batch (sixteen before), each
+ * READ's bytes in its own place.
+ */
+Test(dev_direct, a_batch_of_reads_is_read_at_once, .timeout = 60)
+{
+	struct host h;
+	struct rfemu_dev_stats s0, s1;
+	char *argv[] = { "helper_echo", "8192", "remote", NULL };
+	uint64_t raddr, table;
+	uint32_t rkey;
+	const unsigned batches = 50;
+
+	host_up_argv(&h, argv, &raddr, &rkey, READS);
+	table = raddr + (uint64_t)NRECV * BYTES;
+	table_fill(&h, table, rkey);
+	for (unsigned b = 0; b < 4; b++)	/* the MR lent */
+		cr_assert_eq(read_batch(&h, table, rkey, b).status, IBV_WC_SUCCESS);
+	s0 = wt_stats();
+	for (unsigned b = 0; b < batches; b++) {
+		struct ibv_wc wc = read_batch(&h, table, rkey, b);
+
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "batch %u: %s", b,
+			     ibv_wc_status_str(wc.status));
+		cr_assert_eq(wc.wr_id, b + READS - 1);
+		batch_check(&h, b, READS);
+	}
+	s1 = wt_stats();
+	if (DIRECT_DELIVERY) {
+		unsigned long long direct = s1.direct - s0.direct;
+		unsigned long long copies = s1.direct_copies - s0.direct_copies;
+
+		cr_assert_geq(direct, READS * (batches - 2ull), "%llu of %u READs went directly",
+			      direct, READS * batches);
+		cr_assert_leq(copies, batches + 2ull, "%llu system calls for %llu direct READs "
+			      "in %u batches", copies, direct, batches);
+	}
+	wt_peer_end(&h.peer);
+	host_down(&h);
+}
+
+/*
+ * A gathered READ whose memory the responder made inaccessible (its MR
+ * still lent) fails as it always did: it goes as a packet, the responder
+ * answers REM_ACCESS_ERR, the READs before it land and those after it are
+ * flushed.
+ */
+Test(dev_direct, a_gathered_read_that_cannot_be_read_fails_in_place, .timeout = 60)
+{
+	struct host h;
+	char *argv[] = { "helper_echo", "8192", "remote", NULL };
+	char line[256];
+	uint64_t raddr, table;
+	uint32_t rkey;
+	struct ibv_wc wc;
+	unsigned bad_slot = 7, bad = 0;	/* the READ of batch 0 that reads it */
+	unsigned flushed = 0;
+
+	host_up_argv(&h, argv, &raddr, &rkey, READS);
+	/* the table at the end of a page: slot bad_slot on the next one */
+	table = raddr + (uint64_t)NRECV * BYTES + 4096 - 64 * bad_slot;
+	table_fill(&h, table, rkey);
+	for (unsigned b = 0; b < 4; b++)	/* the MR lent */
+		cr_assert_eq(read_batch(&h, table, rkey, b).status, IBV_WC_SUCCESS);
+	snprintf(line, sizeof(line), "hide %u", NRECV * BYTES + 4096);
+	wt_peer_say(&h.peer, line);
+	wt_peer_line(&h.peer, line, sizeof(line));
+	cr_assert_str_eq(line, "hidden");
+	while ((bad * 5) % READS < bad_slot)
+		bad++;
+	wc = read_batch(&h, table, rkey, 0);
+	cr_assert_eq(wc.wr_id, bad, "the first completion is READ %llu's",
+		     (unsigned long long)wc.wr_id);
+	cr_assert_eq(wc.status, IBV_WC_REM_ACCESS_ERR, "status %s", ibv_wc_status_str(wc.status));
+	batch_check(&h, 0, bad);
+	/* and nothing but flushes after it, the later READs' among them */
+	while (dt_poll(h.cq, &wc, 1, flushed < READS - bad - 1 ? 5000 : 100) == 1) {
+		cr_assert_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "after %u flushes, READ %llu: %s",
+			     flushed, (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+		flushed++;
+	}
+	cr_assert_geq(flushed, READS - bad - 1, "%u flushed", flushed);
 	wt_peer_end(&h.peer);
 	host_down(&h);
 }
