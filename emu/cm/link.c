@@ -33,6 +33,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/thread.h"
 #include "internal.h"
 #include "subnet/subnet.h"
 
@@ -304,7 +305,7 @@ static void start(void)
 	/* the application's signals are not for this thread */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	start_err = pthread_create(&t, NULL, cm_thread, NULL);
+	start_err = emu_thread_create(&t, NULL, cm_thread, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!start_err)
 		pthread_detach(t);

@@ -35,6 +35,23 @@ void cm_unlock(void)
 	pthread_mutex_unlock(&cm_mutex);
 }
 
+/*
+ * fork() copies the ids, files and events as they are: held across it,
+ * as libc holds its own locks, cm_mutex gives the child them between two
+ * operations of the CM thread, never in the middle of one.  Nothing
+ * holding it takes emu_lock, the lock kernel/objects.c holds across
+ * fork(), nor the other way round, so the order of the two is free.
+ */
+static void fork_prepare(void)
+{
+	cm_lock();
+}
+
+__attribute__((constructor)) static void fork_register(void)
+{
+	pthread_atfork(fork_prepare, cm_unlock, cm_unlock);
+}
+
 uint64_t cm_now_ms(void)
 {
 	struct timespec ts;

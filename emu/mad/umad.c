@@ -45,6 +45,7 @@
 #include <rdma/rdma_user_ioctl.h>
 
 #include "base/fdset.h"
+#include "base/thread.h"
 #include "kernel/kernel.h"
 #include "mad.h"
 #include "subnet/subnet.h"
@@ -344,7 +345,7 @@ static void timer_start(void)
 	/* the application's signals are not the timer's to take */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	timer_ok = !pthread_create(&t, &ta, timer_main, NULL);
+	timer_ok = !emu_thread_create(&t, &ta, timer_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&ta);
 }
@@ -547,6 +548,26 @@ void emu_umad_close(int fd)
 		}
 		free(f);
 	}
+}
+
+/*
+ * Held across fork() (as cm/ucma.c holds its lock, and for the same
+ * reason): the child's files and waiting sends are as the timer left them
+ * between two rounds, never half unlinked.
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&umad_mu);
+}
+
+static void fork_done(void)
+{
+	pthread_mutex_unlock(&umad_mu);
+}
+
+__attribute__((constructor)) static void fork_register(void)
+{
+	pthread_atfork(fork_prepare, fork_done, fork_done);
 }
 
 /* ib_umad_write() with ib_create_send_mad() and ib_post_send_mad() */
