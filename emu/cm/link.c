@@ -311,6 +311,23 @@ static void start(void)
 		pthread_detach(t);
 }
 
+/*
+ * In a child of fork(): the epoll set and the wake-up eventfd are the
+ * parent's thread's, shared with it (a socket the child added would wake
+ * the parent).  The child closes its copies of them and starts a thread
+ * of its own with its first channel.
+ */
+void cm_link_disown(void)
+{
+	if (epfd >= 0)
+		emu_real_close(epfd);
+	if (wakefd >= 0)
+		emu_real_close(wakefd);
+	epfd = wakefd = -1;
+	start_err = 0;
+	start_once = (pthread_once_t)PTHREAD_ONCE_INIT;
+}
+
 int cm_link_start(void)
 {
 	pthread_once(&start_once, start);
