@@ -29,5 +29,11 @@ bool emu_cm_is_fd(int fd);
 int emu_cm_write(int fd, const void *buf, size_t len);
 /* close(): destroys the channel's ids, as ucma_close() does. */
 void emu_cm_close(int fd);
+/*
+ * fork(): the child's first step at the device (interpose/preload.c
+ * emu_fork_settle(), emu_lock held): the channels it inherited become
+ * its parent's, which refuse it (ucma.c).
+ */
+void emu_cm_disown_locked(void);
 
 #endif /* RDMAFAST_EMU_CM_H */

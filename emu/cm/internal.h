@@ -200,6 +200,7 @@ void cm_take_back_mc_events(struct cm_mc *mc);	/* ucma.c */
 _Static_assert(CM_MSG_PRIVATE_MAX == RDMA_MAX_PRIVATE_DATA, "private data as the ABI has it");
 
 int cm_link_start(void);			/* the CM thread, once */
+void cm_link_disown(void);			/* fork(): the parent's thread was not ours */
 int cm_link_listen(struct cm_id *id);		/* 0, EADDRINUSE, ... */
 int cm_link_connect(struct cm_id *id);		/* 0 or ECONNREFUSED: nobody listens */
 int cm_link_send(struct cm_id *id, const struct cm_msg *m);

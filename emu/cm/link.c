@@ -33,6 +33,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "base/thread.h"
 #include "internal.h"
 #include "subnet/subnet.h"
 
@@ -304,10 +305,27 @@ static void start(void)
 	/* the application's signals are not for this thread */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	start_err = pthread_create(&t, NULL, cm_thread, NULL);
+	start_err = emu_thread_create(&t, NULL, cm_thread, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!start_err)
 		pthread_detach(t);
+}
+
+/*
+ * In a child of fork(): the epoll set and the wake-up eventfd are the
+ * parent's thread's, shared with it (a socket the child added would wake
+ * the parent).  The child closes its copies of them and starts a thread
+ * of its own with its first channel.
+ */
+void cm_link_disown(void)
+{
+	if (epfd >= 0)
+		emu_real_close(epfd);
+	if (wakefd >= 0)
+		emu_real_close(wakefd);
+	epfd = wakefd = -1;
+	start_err = 0;
+	start_once = (pthread_once_t)PTHREAD_ONCE_INIT;
 }
 
 int cm_link_start(void)

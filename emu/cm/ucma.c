@@ -35,6 +35,24 @@ void cm_unlock(void)
 	pthread_mutex_unlock(&cm_mutex);
 }
 
+/*
+ * fork() copies the ids, files and events as they are: held across it,
+ * as libc holds its own locks, cm_mutex gives the child them between two
+ * operations of the CM thread, never in the middle of one (which
+ * emu_cm_disown_locked() then walks).  Nothing holding it takes
+ * emu_lock, the lock kernel/objects.c holds across fork(), nor the other
+ * way round, so the order of the two is free.
+ */
+static void fork_prepare(void)
+{
+	cm_lock();
+}
+
+__attribute__((constructor)) static void fork_register(void)
+{
+	pthread_atfork(fork_prepare, cm_unlock, cm_unlock);
+}
+
 uint64_t cm_now_ms(void)
 {
 	struct timespec ts;
@@ -47,10 +65,12 @@ uint64_t cm_now_ms(void)
 /* Which fds are channels: read without the lock by close() and write()     */
 
 static struct emu_fdset cm_fds;
+/* the channels a child of fork() inherited: its parent's (emu_cm_disown_locked()) */
+static struct emu_fdset inherited_fds;
 
 bool emu_cm_is_fd(int fd)
 {
-	return emu_fdset_has(&cm_fds, fd);
+	return emu_fdset_has(&cm_fds, fd) || emu_fdset_has(&inherited_fds, fd);
 }
 
 static struct cm_file *files;
@@ -478,6 +498,15 @@ int emu_cm_write(int fd, const void *buf, size_t len)
 	struct cm_file *f;
 	int ret;
 
+	/*
+	 * ucma_write() refuses a caller whose credentials are not those the
+	 * file was opened with (ib_safe_file_access(), before any check of
+	 * the command), and a child of fork() has credentials of its own
+	 * (copy_creds() in kernel/cred.c): the parent's channel answers the
+	 * child EACCES, whatever it asks.
+	 */
+	if (emu_fdset_has(&inherited_fds, fd))
+		return EACCES;
 	if (len < sizeof(hdr))
 		return EINVAL;
 	if (cm_copy_in(&hdr, ubuf, sizeof(hdr)))
@@ -543,12 +572,58 @@ int emu_cm_open(int flags)
 	return f->fd;
 }
 
+/*
+ * A child of fork() and its parent share each channel the parent had: the
+ * kernel's file, its ids and their connections stay the parent's, and the
+ * child's close() only drops its reference.  Here the child's copies of
+ * the parent's files, ids and events go, and with them its descriptors
+ * of the ids' sockets and of the files' bells - closing them leaves the
+ * parent's open - without a message, an epoll change or an unlink: no
+ * DREQ for the parent's connections, no listener taken from the subnet's
+ * directory.  The application's descriptors stay, and refuse commands.
+ * No cm_lock(): the child has no CM thread yet, and each of its calls
+ * into rdma_cm settles (waits for this) first.
+ */
+void emu_cm_disown_locked(void)
+{
+	while (files) {
+		struct cm_file *f = files;
+
+		files = f->next;
+		emu_fdset_put(&cm_fds, f->fd, false);
+		emu_fdset_put(&inherited_fds, f->fd, true);
+		emu_real_close(f->bell);
+		while (f->head) {
+			struct cm_event *ev = f->head;
+
+			f->head = ev->next;
+			free(ev);
+		}
+		free(f);
+	}
+	for (uint32_t h = 0; h < CM_MAX_IDS; h++) {
+		struct cm_id *id = id_table[h];
+
+		if (!id)
+			continue;
+		if (id->sock >= 0)
+			emu_real_close(id->sock);
+		id_table[h] = NULL;
+		free(id);
+	}
+	cm_link_disown();
+}
+
 /* ucma_close(): every id of the file is destroyed, as by DESTROY_ID. */
 void emu_cm_close(int fd)
 {
 	struct cm_file **p, *f;
 	struct cm_id *id;
 
+	if (emu_fdset_has(&inherited_fds, fd)) {
+		emu_fdset_put(&inherited_fds, fd, false);	/* the parent's: it stays open there */
+		return;
+	}
 	cm_lock();
 	for (p = &files; (f = *p) && f->fd != fd; p = &f->next)
 		;

@@ -84,6 +84,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/thread.h"
 #include "device.h"
 
 static pthread_t engine_thread;
@@ -900,7 +901,7 @@ int emu_dev_ctx_init(struct emu_ctx *ctx)
 		dev_eng.kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		dev_guard_init();
 		atomic_store(&engine_stop, false);
-		err = pthread_create(&engine_thread, NULL, engine_main, NULL);
+		err = emu_thread_create(&engine_thread, NULL, engine_main, NULL);
 		if (err) {
 			dev_guard_fini();
 			wire_close();

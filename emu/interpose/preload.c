@@ -588,9 +588,29 @@ static ssize_t umad_ret(ssize_t r)
 	return -1;
 }
 
+/*
+ * Is fd a umad file (an rdma_cm channel) the application calls?  In a child
+ * of fork(), what it inherited is first set aside as its parent's.
+ */
+static bool umad_call(int fd)
+{
+	if (!emu_umad_is_fd(fd) || emu_lock_held())
+		return false;
+	emu_fork_settle(false);
+	return true;
+}
+
+static bool cm_call(int fd)
+{
+	if (!emu_cm_is_fd(fd) || emu_lock_held())
+		return false;
+	emu_fork_settle(false);
+	return true;
+}
+
 ssize_t read(int fd, void *buf, size_t len)
 {
-	if (emu_umad_is_fd(fd) && !emu_lock_held())
+	if (umad_call(fd))
 		return umad_ret(emu_umad_read(fd, buf, len));
 	if (read_fails(fd)) {
 		errno = EINVAL;
@@ -601,7 +621,7 @@ ssize_t read(int fd, void *buf, size_t len)
 
 ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
 {
-	if (emu_umad_is_fd(fd) && !emu_lock_held() && len <= buflen)
+	if (len <= buflen && umad_call(fd))
 		return umad_ret(emu_umad_read(fd, buf, len));
 	if (read_fails(fd) && len <= buflen) {
 		errno = EINVAL;
@@ -615,12 +635,12 @@ ssize_t write(int fd, const void *buf, size_t len)
 	struct emu_ctx *ctx;
 	int ret = EBADF;
 
-	if (emu_umad_is_fd(fd) && !emu_lock_held())
+	if (umad_call(fd))
 		return umad_ret(emu_umad_write(fd, buf, len));
 	if (emu_nl_is_fd(fd) && !emu_lock_held())
 		return emu_nl_write(fd, buf, len);
 
-	if (emu_cm_is_fd(fd) && !emu_lock_held()) {
+	if (cm_call(fd)) {
 		if ((ret = emu_cm_write(fd, buf, len))) {
 			errno = ret;
 			return -1;
@@ -635,7 +655,7 @@ ssize_t write(int fd, const void *buf, size_t len)
 	if (ctx)
 		ret = emu_cmd_dispatch(ctx, (uint64_t)(uintptr_t)buf, len);
 	else if (emu_ctx_orphan_fd_locked(fd))
-		ret = EIO;
+		ret = EACCES;	/* ib_uverbs_write()'s credentials check, as for rdma_cm (cm/ucma.c) */
 	emu_lock_release();
 	if (ret) {
 		errno = ret;
@@ -661,7 +681,7 @@ int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, void *);
 	va_end(ap);
-	if (emu_umad_is_fd(fd) && !emu_lock_held())
+	if (umad_call(fd))
 		return (int)umad_ret(emu_umad_ioctl(fd, req, arg));
 	if (emu_lock_held() ||
 	    !(emu_fd_is_cmd(fd) || (req == RDMA_VERBS_IOCTL && emu_fd_adopt(fd))))
@@ -691,10 +711,14 @@ int close(int fd)
 		emu_fork_settle(false);
 		emu_fd_closed(fd);
 	}
-	if (emu_cm_is_fd(fd))
+	if (emu_cm_is_fd(fd)) {
+		emu_fork_settle(false);
 		emu_cm_close(fd);
-	if (emu_umad_is_fd(fd))
+	}
+	if (emu_umad_is_fd(fd)) {
+		emu_fork_settle(false);
 		emu_umad_close(fd);
+	}
 	if (emu_nl_is_fd(fd))
 		emu_nl_close(fd);
 	emu_fdset_put(&unreadable, fd, false);
@@ -918,6 +942,8 @@ void emu_fork_settle(bool join)
 	if (pending & EMU_FORK_DISOWN) {
 		emu_ctx_disown_locked();
 		emu_dev_disown_locked();
+		emu_cm_disown_locked();
+		emu_umad_disown_locked();
 		pending &= ~EMU_FORK_DISOWN;
 	}
 	if (join && (pending & EMU_FORK_JOIN)) {

@@ -45,6 +45,7 @@
 #include <rdma/rdma_user_ioctl.h>
 
 #include "base/fdset.h"
+#include "base/thread.h"
 #include "kernel/kernel.h"
 #include "mad.h"
 #include "subnet/subnet.h"
@@ -78,6 +79,8 @@ struct umad_file {
 	int		peer;		/* the end MADs are queued at */
 	unsigned	dev, port;
 	int		accmode;	/* O_RDONLY, O_WRONLY or O_RDWR */
+	unsigned	host;		/* the host it was opened on: whose port it is */
+	bool		inherited;	/* the parent's, in a child of fork() */
 	bool		issm;
 	bool		use_pkey_index;	/* hdr_size(): ib_user_mad_hdr, not _old */
 	bool		already_used;	/* an agent was registered */
@@ -344,7 +347,7 @@ static void timer_start(void)
 	/* the application's signals are not the timer's to take */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	timer_ok = !pthread_create(&t, &ta, timer_main, NULL);
+	timer_ok = !emu_thread_create(&t, &ta, timer_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&ta);
 }
@@ -352,13 +355,13 @@ static void timer_start(void)
 /* ---- routing: where a request goes, who answers ---------------------------- */
 
 /* An agent of another file registered for this request's class and method. */
-static bool deliver_request(unsigned d, unsigned p, const uint8_t *mad,
+static bool deliver_request(unsigned host, unsigned d, unsigned p, const uint8_t *mad,
 			    uint16_t slid, uint32_t src_qp)
 {
 	unsigned m = mad[3] & 0x7f;
 
 	for (struct umad_file *f = files; f; f = f->next) {
-		if (f->issm || f->dev != d || f->port != p)
+		if (f->issm || f->host != host || f->dev != d || f->port != p)
 			continue;
 		for (unsigned i = 0; i < UMAD_MAX_AGENTS; i++) {
 			const struct umad_agent *a = &f->agent[i];
@@ -383,7 +386,7 @@ static int route(struct umad_file *f, const struct umad_agent *a,
 		 const struct ib_user_mad_hdr *h, const uint8_t *mad,
 		 uint8_t *resp, uint16_t *resp_lid)
 {
-	struct emu_host_rec *me = emu_subnet_live_rec(emu_cfg.host_id), *r;
+	struct emu_host_rec *me = emu_subnet_live_rec(f->host), *r;
 	uint32_t dqp = be32toh(h->qpn);
 	uint16_t dlid = be16toh(h->lid);
 	bool smp = is_smp_class(mad[1]);
@@ -405,7 +408,7 @@ static int route(struct umad_file *f, const struct umad_agent *a,
 		return smp ? emu_switch_answer(mad, resp) : emu_mad_unmatched(mad, resp);
 	}
 	if (smp && dlid == EMU_PERMISSIVE_LID) {
-		host = emu_cfg.host_id;
+		host = f->host;
 		d = f->dev;
 		p = f->port;
 		dlid = me->port[d][p - 1].attr.lid;
@@ -413,7 +416,7 @@ static int route(struct umad_file *f, const struct umad_agent *a,
 		return 0;
 	}
 	/* a live host's InfiniBand port that has this LID, else nobody */
-	r = host == emu_cfg.host_id ? me : emu_subnet_live_rec(host);
+	r = host == f->host ? me : emu_subnet_live_rec(host);
 	if (!r || d >= r->num_devs || p > r->num_ports ||
 	    r->link_layer != IBV_LINK_LAYER_INFINIBAND || r->port[d][p - 1].attr.lid != dlid)
 		return 0;
@@ -424,7 +427,7 @@ static int route(struct umad_file *f, const struct umad_agent *a,
 		return emu_pma_answer(r, d, p, mad, resp);
 	/* agents of this host's files; another host's are out of reach */
 	if (r == me && !is_response(mad) &&
-	    deliver_request(d, p, mad, me->port[f->dev][f->port - 1].attr.lid, 1))
+	    deliver_request(host, d, p, mad, me->port[f->dev][f->port - 1].attr.lid, 1))
 		return 2;
 	return emu_mad_unmatched(mad, resp);
 }
@@ -433,11 +436,12 @@ static int route(struct umad_file *f, const struct umad_agent *a,
 static void route_response(const struct umad_file *f, const uint8_t *mad)
 {
 	struct umad_send *s = find_send(get64(mad + 8), mad[1]);
+	struct emu_host_rec *me = emu_subnet_live_rec(f->host);
 
-	if (!s)
+	if (!s || !me)
 		return;		/* nobody waits for it: dropped */
 	unlink_send(s);
-	queue_recv(s->file, s->agent, mad, emu_cfg.dev[f->dev].port[f->port - 1].lid,
+	queue_recv(s->file, s->agent, mad, me->port[f->dev][f->port - 1].attr.lid,
 		   is_smp_class(mad[1]) ? 0 : 1);
 	free(s);
 }
@@ -481,6 +485,7 @@ int emu_umad_open(unsigned d, unsigned port, bool issm, int flags)
 	f->held_tail = &f->held;
 	f->dev = d;
 	f->port = port;
+	f->host = emu_cfg.host_id;
 	f->issm = issm;
 	f->accmode = flags & O_ACCMODE;
 	pthread_mutex_lock(&umad_mu);
@@ -531,7 +536,8 @@ void emu_umad_close(int fd)
 				pp = &s->next;
 			}
 		}
-		if (f->issm) {
+		/* the parent's file stays open there, and its SM port held */
+		if (f->issm && !f->inherited) {
 			issm_held[f->dev][f->port - 1] = 0;
 			pthread_cond_broadcast(&issm_cv);
 		}
@@ -547,6 +553,63 @@ void emu_umad_close(int fd)
 		}
 		free(f);
 	}
+}
+
+/*
+ * On a real kernel a parent and its child share an inherited umad file:
+ * user_mad.c checks no credentials, so either process sends on its agents
+ * from the port it was opened on (one host, one HCA), and each MAD queued
+ * for the file is read by whichever process reads first.  Here the
+ * child's copy keeps the parent's host (f->host) whatever host the child
+ * becomes, and its reads take from the socket both share.  What stays
+ * per process: a request the child sends waits for its answer or its
+ * timeout in the child (the parent's waiting sends are the parent's
+ * timer's to end, so the child drops its copies of them, and of the
+ * parent's MADs held for room in the socket); agents either registers
+ * after the fork are its own.  No umad_mu: the child has no timer yet,
+ * and each of its calls into umad settles (waits for this) first.
+ */
+void emu_umad_disown_locked(void)
+{
+	while (sends) {
+		struct umad_send *s = sends;
+
+		sends = s->next;
+		free(s);
+	}
+	for (struct umad_file *f = files; f; f = f->next) {
+		f->inherited = true;
+		while (f->held) {
+			struct umad_msg *m = f->held;
+
+			f->held = m->next;
+			free(m);
+		}
+		f->held_tail = &f->held;
+		f->queued = 0;
+	}
+	timer_once = (pthread_once_t)PTHREAD_ONCE_INIT;
+	timer_ok = false;
+}
+
+/*
+ * Held across fork() (as cm/ucma.c holds its lock, and for the same
+ * reason): the child's files and waiting sends are as the timer left them
+ * between two rounds, never half unlinked.
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&umad_mu);
+}
+
+static void fork_done(void)
+{
+	pthread_mutex_unlock(&umad_mu);
+}
+
+__attribute__((constructor)) static void fork_register(void)
+{
+	pthread_atfork(fork_prepare, fork_done, fork_done);
 }
 
 /* ib_umad_write() with ib_create_send_mad() and ib_post_send_mad() */
@@ -640,6 +703,10 @@ ssize_t emu_umad_write(int fd, const void *buf, size_t len)
 	struct umad_file *f;
 	ssize_t r = -EBADF;
 
+	/* a child of fork() writing on its parent's file times its own sends */
+	pthread_once(&timer_once, timer_start);
+	if (!timer_ok)
+		return -ENOMEM;
 	pthread_mutex_lock(&umad_mu);
 	f = file_by_fd(fd);
 	if (f)

@@ -25,6 +25,13 @@ ssize_t emu_umad_read(int fd, void *buf, size_t len);
 int emu_umad_ioctl(int fd, unsigned long req, void *arg);
 void emu_umad_close(int fd);
 /*
+ * fork(): the child's first step at the device (interpose/preload.c
+ * emu_fork_settle(), emu_lock held): the files it inherited stay its
+ * parent's, on the parent's port; the timer and the waiting sends were
+ * the parent's, and the child starts its own.
+ */
+void emu_umad_disown_locked(void);
+/*
  * At load time: this host's ports into the subnet's table, which every
  * host's management agents answer from (publish.c); 0 or an errno.
  */

@@ -4,17 +4,22 @@
  * opens the device gets a host slot, QPNs, LIDs and GIDs of its own, and
  * talks to its siblings and to its parent over the wire; the parent's
  * QPs and listener outlive a child that exits; the contexts a child
- * inherited answer EIO and their close() releases nothing of the parent's
- * (emu/README.md, "Hosts and fork()").
+ * inherited answer EIO (a write() EACCES) and their close() releases
+ * nothing of the parent's; its inherited rdma_cm channels answer EACCES,
+ * its umad files speak for the parent's port (emu/README.md, "Hosts and
+ * fork()").
  *
  * The children report by exit status: 0, or the step that failed.  They
  * exchange their QPs' addresses through the test process, over pipes.
  */
 #include <endian.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "dev_test.h"
+#include "cm/cm_test.h"
+#include "umad_test.h"
 
 TestSuite(fork, .timeout = 120);
 
@@ -46,7 +51,7 @@ struct fk_side {
 /* Steps, as a child's exit status names the one that failed. */
 enum {
 	FK_OPEN = 1, FK_QP, FK_ADDR, FK_PIPE, FK_CONNECT, FK_POST, FK_POLL,
-	FK_DATA, FK_SYSFS, FK_INHERITED, FK_CLOSE,
+	FK_DATA, FK_SYSFS, FK_INHERITED, FK_CLOSE, FK_MAD, FK_TIMEOUT,
 };
 
 static int fk_side_open(struct fk_side *s, struct ibv_context *ctx)
@@ -366,9 +371,13 @@ static int fk_child_of_host(int in, int out, struct fk_side *parent)
 	struct fk_side s;
 	struct fk_addr peer;
 	struct ibv_pd *pd;
+	uint32_t cmd[4] = { 0 };
 	int ret;
 
 	alarm(60);
+	/* ib_uverbs_write(): not the opener's credentials, whatever the command */
+	if (write(parent->ctx->cmd_fd, cmd, sizeof(cmd)) != -1 || errno != EACCES)
+		return FK_INHERITED;
 	errno = 0;
 	pd = ibv_alloc_pd(parent->ctx);
 	if (pd || errno != EIO)
@@ -490,4 +499,153 @@ Test(fork, a_child_that_exits_leaves_the_parent)
 	cr_assert_eq(fk_wait(&c), 0);
 	cr_expect_eq(fk_slot_holder(fk_host(p.me.node_guid)), getpid());
 	fk_side_close(&p);
+}
+
+/* The next event on ch within 10 s, if it is `type` (a child cannot assert). */
+static bool fk_cm_event(struct rdma_event_channel *ch, enum rdma_cm_event_type type)
+{
+	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	bool ok;
+
+	if (poll(&p, 1, 10000) != 1 || rdma_get_cm_event(ch, &ev))
+		return false;
+	ok = ev->event == type;
+	rdma_ack_cm_event(ev);
+	return ok;
+}
+
+#define FK_CM_PORT	7493
+
+/*
+ * The child's half: its parent's channel refuses it and it closes it;
+ * then, a host of its own, it connects over a channel of its own to the
+ * parent's listener, which rejects it.
+ */
+static int fk_cm_child(struct rdma_event_channel *inherited)
+{
+	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(FK_CM_PORT),
+				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct rdma_conn_param cp = { .qp_num = 0x123, .responder_resources = 1,
+				      .initiator_depth = 1, .retry_count = 7 };
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
+
+	alarm(60);
+	if (!rdma_create_id(inherited, &id, NULL, RDMA_PS_TCP) || errno != EACCES)
+		return FK_INHERITED;
+	rdma_destroy_event_channel(inherited);
+	ch = rdma_create_event_channel();
+	if (!ch || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) ||
+	    !fk_cm_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED) || rdma_resolve_route(id, 2000) ||
+	    !fk_cm_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED))
+		return FK_OPEN;
+	if (rdma_connect(id, &cp) || !fk_cm_event(ch, RDMA_CM_EVENT_REJECTED))
+		return FK_CONNECT;
+	rdma_destroy_id(id);
+	rdma_destroy_event_channel(ch);
+	return 0;
+}
+
+/*
+ * An rdma_cm channel the child inherited: ucma_write() refuses it every
+ * command (EACCES: the file's credentials are the parent's), and the
+ * child's close() of it takes nothing from the parent, whose listener
+ * then takes the child's own connection, made on a channel (and a CM
+ * thread) of its own.  Before, the child's create_id succeeded on its
+ * copy of the channel, and its close() destroyed the copies of the
+ * parent's ids, which took the listener's socket out of the subnet.
+ */
+Test(fork, inherited_rdma_cm_channel_refuses_the_child)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_id *listener;
+	struct rdma_cm_event *ev;
+	pid_t pid;
+	int st;
+
+	cr_assert(ch, "rdma_create_event_channel: %s", strerror(errno));
+	listener = ct_listen(ch, RDMA_PS_TCP, FK_CM_PORT);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		exit(fk_cm_child(ch));	/* destructors run: the library's exit */
+	ev = ct_expect(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	cr_assert_eq(ev->listen_id, listener);
+	cr_assert_eq(rdma_reject(ev->id, NULL, 0), 0);
+	cr_assert_eq(rdma_destroy_id(ev->id), 0);
+	rdma_ack_cm_event(ev);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert_eq(et_status(st), 0, "the child failed at step %d", et_status(st));
+	cr_assert_eq(rdma_destroy_id(listener), 0);
+	rdma_destroy_event_channel(ch);
+}
+
+/* The answer to m on fd within 10 s: its status, or -1. */
+static int fk_ask(int fd, const struct ut_mad *m, struct ut_mad *r)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (write(fd, m, sizeof(*m)) != (ssize_t)sizeof(*m) || poll(&p, 1, 10000) != 1 ||
+	    read(fd, r, sizeof(*r)) < (ssize_t)sizeof(r->h))
+		return -1;
+	return r->h.status;
+}
+
+/* The node GUID in a NodeInfo answer, host order. */
+static uint64_t fk_node_guid(const struct ut_mad *r)
+{
+	uint64_t g;
+
+	memcpy(&g, r->mad + 64 + 12, 8);
+	return be64toh(g);
+}
+
+/*
+ * A umad file the child inherited: on a real kernel both processes share
+ * it (user_mad.c checks no credentials), and it sends from the port it
+ * was opened on - one host.  The child, a host of its own once it reads
+ * sysfs, still asks the SMA behind the permissive LID through it and
+ * hears its parent's node, and its request to nobody comes back timed
+ * out.  Before, the file spoke for the child's new host, and the child
+ * had no timer: the timeout never came.
+ */
+Test(fork, inherited_umad_file_speaks_for_the_parents_port)
+{
+	struct ib_user_mad_reg_req gsi = { .qpn = 1, .mgmt_class = 0x04, .mgmt_class_version = 1 };
+	struct ib_user_mad_reg_req smi = { .qpn = 0, .mgmt_class = 0x01, .mgmt_class_version = 1 };
+	uint64_t guid = fk_sysfs_guid();
+	struct ut_mad m, r;
+	pid_t pid;
+	int fd = open("/dev/infiniband/umad0", O_RDWR), st;
+
+	cr_assert_geq(fd, 0, "open umad0: %s", strerror(errno));
+	cr_assert_eq(ioctl(fd, IB_USER_MAD_ENABLE_PKEY, NULL), 0);
+	cr_assert_eq(ioctl(fd, IB_USER_MAD_REGISTER_AGENT, &gsi), 0);
+	cr_assert_eq(ioctl(fd, IB_USER_MAD_REGISTER_AGENT, &smi), 0);
+	cr_assert_eq(smi.id, 1);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		alarm(60);
+		if (fk_sysfs_guid() == guid)
+			_exit(FK_SYSFS);	/* not a host of its own */
+		ut_get(&m, 1, 0x01, 0x0011, 0xffff, 5000, 1);	/* NodeInfo */
+		if (fk_ask(fd, &m, &r) || fk_node_guid(&r) != guid)
+			_exit(FK_MAD);
+		/* a LID nobody holds: 50 ms, then ETIMEDOUT */
+		ut_get(&m, 0, 0x04, 0x0001, 0x1fff, 50, 2);
+		if (fk_ask(fd, &m, &r) != ETIMEDOUT)
+			_exit(FK_TIMEOUT);
+		close(fd);
+		exit(0);
+	}
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert_eq(et_status(st), 0, "the child failed at step %d", et_status(st));
+	/* the parent's file, agents and all, still answers the parent */
+	ut_get(&m, 1, 0x01, 0x0011, 0xffff, 5000, 3);
+	cr_assert_eq(fk_ask(fd, &m, &r), 0);
+	cr_assert_eq(fk_node_guid(&r), guid);
+	close(fd);
 }
