@@ -654,8 +654,8 @@ ssize_t write(int fd, const void *buf, size_t len)
 	ctx = emu_ctx_by_fd_locked(fd);
 	if (ctx)
 		ret = emu_cmd_dispatch(ctx, (uint64_t)(uintptr_t)buf, len);
-	else if (emu_ctx_orphan_fd_locked(fd))
-		ret = EACCES;	/* ib_uverbs_write()'s credentials check, as for rdma_cm (cm/ucma.c) */
+	else if (emu_ctx_inherited_by_fd_locked(fd))
+		ret = EACCES;	/* ib_safe_file_access(): fork() gave new creds */
 	emu_lock_release();
 	if (ret) {
 		errno = ret;
@@ -693,10 +693,10 @@ int ioctl(int fd, unsigned long req, ...)
 	emu_fork_settle(false);
 	emu_lock_acquire();
 	ctx = emu_ctx_by_fd_locked(fd);
+	if (!ctx)
+		ctx = emu_ctx_inherited_by_fd_locked(fd);	/* kernel/fork.c */
 	if (ctx)
 		ret = emu_ioctl_dispatch(ctx, (uint64_t)(uintptr_t)arg);
-	else if (emu_ctx_orphan_fd_locked(fd))
-		ret = EIO;
 	emu_lock_release();
 	if (ret) {
 		errno = ret;
@@ -926,8 +926,9 @@ static void emu_init(void)
  * /dev/infiniband, an RDMA netlink socket) makes it a host of its own, as
  * a program started with exec() is; a command, mmap() or close() of an
  * inherited command fd only sets the parent's contexts aside (join false),
- * which then answer EIO.  Under emu_lock, which fork() cannot copy taken,
- * so threads of the child wait for the one that settles.
+ * which then serve it what kernel/fork.c says.  Under emu_lock, which
+ * fork() cannot copy taken, so threads of the child wait for the one that
+ * settles.
  */
 void emu_fork_settle(bool join)
 {

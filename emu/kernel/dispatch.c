@@ -319,6 +319,8 @@ int emu_cmd_invoke(struct emu_ctx *ctx, uint32_t command, const void *core,
 	d = extended ? &ex_cmds[num] : &legacy_cmds[num];
 	if (core_len < d->in_min || resp_len < d->out_min)
 		return ENOSPC;
+	if (ctx->inherited && !emu_inherited_command_served(command))
+		return EIO;	/* needs the parent's device (fork.c) */
 	emu_dbg("ioctl write %s%u in %zu+%zu out %zu+%zu\n", extended ? "ex " : "",
 		num, core_len, drv_len, resp_len, drv_resp_len);
 	return run(ctx, d, extended, core, core_len, drv, drv_len, resp, resp_len,

@@ -215,6 +215,14 @@ struct emu_ioc {
 };
 
 /* the methods this kernel has: DEVICE and ASYNC_EVENT, CREATE, DESTROY, DM */
+/*
+ * fork.c: on a context a child of fork() inherited, whether it is served
+ * an ioctl method, and a write() command by UVERBS_METHOD_INVOKE_WRITE;
+ * what is not answers EIO.
+ */
+bool emu_inherited_method_served(uint16_t object, uint16_t method);
+bool emu_inherited_command_served(uint32_t command);
+
 extern const struct emu_ioc_method emu_ioc_device_methods[];	/* ioctl_device.c */
 extern const size_t emu_ioc_device_methods_count;
 extern const struct emu_ioc_method emu_ioc_destroy_methods[];	/* ioctl_destroy.c */

@@ -180,6 +180,10 @@ int emu_ioctl_dispatch(struct emu_ctx *ctx, uint64_t uhdr)
 			goto out;
 		}
 
+	if (ctx->inherited && !emu_inherited_method_served(hdr.object_id, hdr.method_id)) {
+		ret = EIO;	/* needs the parent's device (fork.c) */
+		goto out;
+	}
 	ret = b.m->fn(&b);
 	/* drivers write UHW_OUT themselves; the core flags it for them */
 	if (!ret && b.m->udata && emu_ioc_get(&b, UVERBS_ATTR_UHW_OUT))
@@ -344,7 +348,7 @@ void *emu_ioc_get_obj(const struct emu_ioc *b, uint16_t id, enum emu_obj_type ty
 	else if (!ctx->have_context)
 		*err = EINVAL;
 	else if (a->data >= ctx->nobjs || !ctx->objs[a->data] ||
-		 ctx->objs[a->data]->detached)
+		 ctx->objs[a->data]->detached || ctx->objs[a->data]->inherited)
 		*err = ENOENT;
 	else if (ctx->objs[a->data]->type != type)
 		*err = EINVAL;

@@ -13,7 +13,14 @@
  * land where ibv_memcpy_from_dm() reads.  Allocation is in whole pages
  * (the firmware's unit is 64 bytes); each context has its own, as each
  * has its own command fd.
+ *
+ * Which pages are taken is a word in that memfd too, past the last page a
+ * DM can map: the children of fork() that allocate on their parent's
+ * context (fork.c) share the parent's pool, as they share the device on a
+ * host, and take pages from it with compare-and-swap, since each process
+ * holds only its own emu_lock.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include <rdma/ib_user_ioctl_cmds.h>
@@ -33,20 +40,41 @@ static uint8_t *dm_page(const struct emu_ctx *ctx, uint32_t page)
 	return ctx->map + ((size_t)EMU_MMAP_DEVICE_MEM << 8 | page) * EMU_PAGE_SIZE;
 }
 
-/* the bits of `pages` pages from `first` in ctx->dm_pages_used */
+/* the context's pool: a bit per page taken, in the page after the last */
+static _Atomic uint32_t *dm_pages_used(const struct emu_ctx *ctx)
+{
+	_Static_assert(sizeof(_Atomic uint32_t) == sizeof(uint32_t) &&
+		       ATOMIC_INT_LOCK_FREE == 2, "shared by processes");
+	return (_Atomic uint32_t *)(void *)dm_page(ctx, EMU_DM_PAGES);
+}
+
+/* the bits of `pages` pages from `first` in the pool */
 static uint32_t page_bits(uint32_t first, uint32_t pages)
 {
 	_Static_assert(EMU_DM_PAGES == 32, "one bit per page of a u32");
 	return (pages == 32 ? ~0u : (1u << pages) - 1) << first;
 }
 
-/* the first run of `pages` free pages aligned to `align` pages, or -1 */
-static int find_pages(uint32_t used, uint32_t pages, uint32_t align)
+/*
+ * Take the first run of `pages` free pages aligned to `align` pages: its
+ * first page, or -1.  Another process may take pages meanwhile; then look
+ * again.
+ */
+static int take_pages(const struct emu_ctx *ctx, uint32_t pages, uint32_t align)
 {
-	for (uint32_t p = 0; p + pages <= EMU_DM_PAGES; p += align)
-		if (!(used & page_bits(p, pages)))
+	_Atomic uint32_t *pool = dm_pages_used(ctx);
+	uint32_t used = atomic_load(pool);
+
+	for (;;) {
+		uint32_t p = 0;
+
+		while (p + pages <= EMU_DM_PAGES && (used & page_bits(p, pages)))
+			p += align;
+		if (p + pages > EMU_DM_PAGES)
+			return -1;
+		if (atomic_compare_exchange_weak(pool, &used, used | page_bits(p, pages)))
 			return (int)p;
-	return -1;
+	}
 }
 
 /*
@@ -80,25 +108,26 @@ static int dm_alloc(struct emu_ioc *b)
 	if (log_align >= 32 || (1ull << log_align) > EMU_DM_SIZE)
 		return ENOMEM;		/* no such alignment in the area */
 	align = log_align > 12 ? 1u << (log_align - 12) : 1;
-	first = find_pages(ctx->dm_pages_used, pages, align);
+	first = take_pages(ctx, pages, align);
 	if (first < 0)
 		return ENOMEM;
-	if (emu_ioc_out_check(b, MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET, 8) ||
-	    emu_ioc_out_check(b, MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, 2))
-		return EFAULT;
-
-	dm = emu_obj_alloc(ctx, EMU_OBJ_DM, sizeof(*dm), 0);
-	if (!dm)
-		return ENOMEM;
-	ret = emu_ioc_put_new(b, UVERBS_ATTR_ALLOC_DM_HANDLE, dm->obj.handle);
+	ret = EFAULT;
+	dm = NULL;
+	if (!emu_ioc_out_check(b, MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET, 8) &&
+	    !emu_ioc_out_check(b, MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, 2)) {
+		dm = emu_obj_alloc(ctx, EMU_OBJ_DM, sizeof(*dm), 0);
+		ret = dm ? emu_ioc_put_new(b, UVERBS_ATTR_ALLOC_DM_HANDLE, dm->obj.handle) :
+			   ENOMEM;
+	}
 	if (ret) {
-		emu_obj_free_locked(&dm->obj);
+		if (dm)
+			emu_obj_free_locked(&dm->obj);
+		atomic_fetch_and(dm_pages_used(ctx), ~page_bits((uint32_t)first, pages));
 		return ret;
 	}
 	dm->first_page = (uint32_t)first;
 	dm->pages = pages;
 	dm->length = length;
-	ctx->dm_pages_used |= page_bits(dm->first_page, pages);
 	memset(dm_page(ctx, dm->first_page), 0, (size_t)pages * EMU_PAGE_SIZE);
 
 	start = (uint64_t)first * EMU_PAGE_SIZE;	/* in the MEMIC BAR */
@@ -114,7 +143,7 @@ void emu_dm_destroy_locked(struct emu_dm *dm)
 {
 	struct emu_ctx *ctx = dm->obj.ctx;
 
-	ctx->dm_pages_used &= ~page_bits(dm->first_page, dm->pages);
+	atomic_fetch_and(dm_pages_used(ctx), ~page_bits(dm->first_page, dm->pages));
 	emu_obj_free_locked(&dm->obj);
 }
 

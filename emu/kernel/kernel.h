@@ -139,6 +139,12 @@ struct emu_obj {
 	 * longer reachable by handle, but still by number.
 	 */
 	bool			detached;
+	/*
+	 * In a child of fork(), an object its parent made before the fork:
+	 * the copy fork() gave the child, of which the parent's device knows
+	 * nothing.  The child cannot name it, and releases nothing of it.
+	 */
+	bool			inherited;
 };
 
 /*
@@ -514,7 +520,8 @@ struct emu_ctx {
 	struct emu_evq		async;		/* GET_CONTEXT's async fd */
 	/* GET_CONTEXT's mlx5 answer (mlx5_ib_alloc_ucontext_resp), for QUERY_CONTEXT */
 	uint8_t			ucontext_resp[EMU_UCONTEXT_RESP_MAX];
-	uint32_t		dm_pages_used;	/* bit per EMU_DM_PAGES page */
+	/* in a child of fork(): its parent's context (kernel/fork.c) */
+	bool			inherited;
 
 	/* our own MAP_SHARED view of the whole command fd (EMU_CMDFD_SIZE) */
 	uint8_t			*map;
@@ -583,12 +590,13 @@ void emu_release_all(void);		/* at exit */
 #define EMU_FORK_JOIN		2u
 extern _Atomic unsigned emu_fork_pending;
 /*
- * The inherited contexts become orphans: their descriptors stay command
- * fds, which answer EIO, and their close() releases nothing.  Numbers
- * (QPNs, ...) start over.
+ * The inherited contexts are set aside (kernel/fork.c says what the child
+ * is served on them): their descriptors stay command fds, and their
+ * close() releases only what the child made.  Numbers (QPNs, ...) start
+ * over.
  */
 void emu_ctx_disown_locked(void);
-bool emu_ctx_orphan_fd_locked(int fd);
+struct emu_ctx *emu_ctx_inherited_by_fd_locked(int fd);
 /*
  * The application's mmap() of a command fd (mmap.c): 0 if the kernel would
  * map it (*off may be rewritten to the page that shows it), else the errno

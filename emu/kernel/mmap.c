@@ -108,8 +108,10 @@ int emu_mmap_check(int fd, size_t len, int prot, int flags, off_t *off)
 	ctx = emu_ctx_by_fd_locked(fd);
 	if (ctx)
 		ret = check_locked(ctx, pages, prot, shared, pgoff);
-	else if (emu_ctx_orphan_fd_locked(fd))
-		ret = EIO;	/* the parent's, in a child of fork() */
+	else if ((ctx = emu_ctx_inherited_by_fd_locked(fd)))
+		/* a child of fork(): device memory is shared, the rest the parent's */
+		ret = MMAP_CMD(pgoff) == EMU_MMAP_DEVICE_MEM ?
+		      check_locked(ctx, pages, prot, shared, pgoff) : EIO;
 	emu_lock_release();
 	if (!ret && MMAP_CMD(pgoff) == MLX5_IB_MMAP_WC_PAGE)
 		*off -= (off_t)((MLX5_IB_MMAP_WC_PAGE - MLX5_IB_MMAP_REGULAR_PAGE) << 8) *

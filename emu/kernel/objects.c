@@ -213,7 +213,8 @@ struct emu_ctx *emu_ctx_first_locked(void)
  * Kept, not freed: their objects point into the device model's state, which
  * the parent's engine owns, and a close() here must not release anything
  * the two processes share (the parent's wire socket, its XRC targets in
- * the subnet, its multicast memberships).
+ * the subnet, its multicast memberships).  What the child makes on them
+ * (kernel/fork.c) is the child's to release.
  */
 static struct emu_ctx *orphans;
 
@@ -225,6 +226,10 @@ void emu_ctx_disown_locked(void)
 		ctx_list = c->next;
 		c->next = orphans;
 		orphans = c;
+		c->inherited = true;
+		for (uint32_t h = 0; h < c->nobjs; h++)
+			if (c->objs[h])
+				c->objs[h]->inherited = true;
 	}
 	/* a new host's numbers start over, as the host id changes */
 	for (int k = 0; k < EMU_NUM_KIND_COUNT; k++) {
@@ -234,12 +239,12 @@ void emu_ctx_disown_locked(void)
 	}
 }
 
-bool emu_ctx_orphan_fd_locked(int fd)
+struct emu_ctx *emu_ctx_inherited_by_fd_locked(int fd)
 {
 	for (struct emu_ctx *c = orphans; c; c = c->next)
 		if (emu_ctx_has_fd_locked(c, fd))
-			return true;
-	return false;
+			return c;
+	return NULL;
 }
 
 /*
@@ -271,14 +276,21 @@ static void obj_destroy_locked(struct emu_obj *o)
 	}
 }
 
+/* the process's own objects: in a child of fork(), not its parent's */
+static void objs_destroy_locked(struct emu_ctx *ctx)
+{
+	for (size_t t = 0; t < EMU_ARRAY_SIZE(teardown_order); t++)
+		for (uint32_t h = 0; h < ctx->nobjs; h++)
+			if (ctx->objs[h] && ctx->objs[h]->type == teardown_order[t] &&
+			    !ctx->objs[h]->inherited)
+				obj_destroy_locked(ctx->objs[h]);
+}
+
 void emu_ctx_destroy_locked(struct emu_ctx *ctx)
 {
 	struct emu_ctx **pp;
 
-	for (size_t t = 0; t < EMU_ARRAY_SIZE(teardown_order); t++)
-		for (uint32_t h = 0; h < ctx->nobjs; h++)
-			if (ctx->objs[h] && ctx->objs[h]->type == teardown_order[t])
-				obj_destroy_locked(ctx->objs[h]);
+	objs_destroy_locked(ctx);
 	while (ctx->channels) {
 		struct emu_channel *ch = ctx->channels;
 
@@ -312,10 +324,14 @@ void emu_ctx_destroy_locked(struct emu_ctx *ctx)
 void emu_fd_closed(int fd)
 {
 	emu_lock_acquire();
-	/* an inherited context's descriptor goes alone: the parent keeps the file */
+	/*
+	 * An inherited context's descriptor goes alone: the parent keeps the
+	 * file.  With the child's last one go the objects the child made.
+	 */
 	for (struct emu_ctx *c = orphans; c; c = c->next)
 		if (emu_ctx_has_fd_locked(c, fd)) {
 			if (emu_ctx_fd_close_locked(c, fd)) {
+				objs_destroy_locked(c);
 				emu_fd_set_cmd(fd, false);
 				c->cmd_fd = -1;
 			}
@@ -363,6 +379,8 @@ void emu_release_all(void)
 		emu_ctx_destroy_locked(c);
 		emu_real_close(fd);
 	}
+	for (struct emu_ctx *c = orphans; c; c = c->next)
+		objs_destroy_locked(c);
 	emu_lock_release();
 }
 
@@ -408,7 +426,8 @@ void *emu_obj_get_locked(struct emu_ctx *ctx, uint32_t handle,
 			 enum emu_obj_type type)
 {
 	if (handle >= ctx->nobjs || !ctx->objs[handle] ||
-	    ctx->objs[handle]->type != type || ctx->objs[handle]->detached)
+	    ctx->objs[handle]->type != type || ctx->objs[handle]->detached ||
+	    ctx->objs[handle]->inherited)
 		return NULL;
 	return ctx->objs[handle];
 }

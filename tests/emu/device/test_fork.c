@@ -3,11 +3,12 @@
  * test_fork.c - children of fork() are hosts of their own: each that
  * opens the device gets a host slot, QPNs, LIDs and GIDs of its own, and
  * talks to its siblings and to its parent over the wire; the parent's
- * QPs and listener outlive a child that exits; the contexts a child
- * inherited answer EIO (a write() EACCES) and their close() releases
- * nothing of the parent's; its inherited rdma_cm channels answer EACCES,
- * its umad files speak for the parent's port (emu/README.md, "Hosts and
- * fork()").
+ * QPs and listener outlive a child that exits.  On the contexts a child
+ * inherited, write() is EACCES and ioctl() commands are served as far as
+ * they need no device (PDs, device memory from the parent's pool); their
+ * close() releases nothing of the parent's; its inherited rdma_cm
+ * channels answer EACCES, its umad files speak for the parent's port
+ * (emu/README.md, "Hosts and fork()").
  *
  * The children report by exit status: 0, or the step that failed.  They
  * exchange their QPs' addresses through the test process, over pipes.
@@ -16,6 +17,8 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+
+#include <rdma/ib_user_verbs.h>
 
 #include "dev_test.h"
 #include "cm/cm_test.h"
@@ -51,7 +54,8 @@ struct fk_side {
 /* Steps, as a child's exit status names the one that failed. */
 enum {
 	FK_OPEN = 1, FK_QP, FK_ADDR, FK_PIPE, FK_CONNECT, FK_POST, FK_POLL,
-	FK_DATA, FK_SYSFS, FK_INHERITED, FK_CLOSE, FK_MAD, FK_TIMEOUT,
+	FK_DATA, FK_SYSFS, FK_INHERITED, FK_CLOSE, FK_MAD, FK_TIMEOUT, FK_WRITE,
+	FK_DM,
 };
 
 static int fk_side_open(struct fk_side *s, struct ibv_context *ctx)
@@ -200,19 +204,30 @@ struct fk_child {
 	int	from;		/* the child writes, the test reads */
 };
 
-static void fk_pipes(int to[2], int from[2])
+/*
+ * Forks a child with a pipe each way: true in the child, whose ends are
+ * *in and *out; in the test, c holds the other two.
+ */
+static bool fk_fork(struct fk_child *c, int *in, int *out)
 {
+	int to[2], from[2];
+
 	cr_assert_eq(pipe(to), 0);
 	cr_assert_eq(pipe(from), 0);
-}
-
-static void fk_parent_end(struct fk_child *c, int to[2], int from[2])
-{
+	c->pid = fork();
 	cr_assert_geq(c->pid, 0);
+	if (c->pid == 0) {
+		close(to[1]);
+		close(from[0]);
+		*in = to[0];
+		*out = from[1];
+		return true;
+	}
 	close(to[0]);
 	close(from[1]);
 	c->to = to[1];
 	c->from = from[0];
+	return false;
 }
 
 static int fk_wait(struct fk_child *c)
@@ -330,16 +345,10 @@ Test(fork, two_children_are_two_hosts)
 	int ret;
 
 	for (int i = 0; i < 2; i++) {
-		int to[2], from[2];
+		int in, out;
 
-		fk_pipes(to, from);
-		c[i].pid = fork();
-		if (c[i].pid == 0) {
-			close(to[1]);
-			close(from[0]);
-			_exit(fk_sibling(to[0], from[1], i == 0));
-		}
-		fk_parent_end(&c[i], to, from);
+		if (fk_fork(&c[i], &in, &out))
+			_exit(fk_sibling(in, out, i == 0));
 	}
 	for (int i = 0; i < 2; i++)
 		cr_assert(fk_read(c[i].from, &a[i], sizeof(a[i])), "child %d said nothing", i);
@@ -361,29 +370,58 @@ Test(fork, two_children_are_two_hosts)
 	cr_expect_eq(ret, 0, "the receiver failed at step %d", ret);
 }
 
+/* ALLOC_PD by write(), as libibverbs sent it before INVOKE_WRITE: its errno */
+static int fk_write_alloc_pd(struct ibv_context *ctx)
+{
+	struct ib_uverbs_alloc_pd_resp resp;
+	struct {
+		struct ib_uverbs_cmd_hdr	hdr;
+		struct ib_uverbs_alloc_pd	cmd;
+	} req = {
+		{ IB_USER_VERBS_CMD_ALLOC_PD, sizeof(req) / 4, sizeof(resp) / 4 },
+		{ (uintptr_t)&resp },
+	};
+
+	return write(ctx->cmd_fd, &req, sizeof(req)) == (ssize_t)sizeof(req) ? 0 : errno;
+}
+
 /*
- * A child of a process with a QP: its inherited context answers EIO and
- * closes without touching the parent's; it opens the device as a host of
- * its own and talks to the parent's QP both ways.
+ * What the kernel serves a child on its parent's context: ioctl()
+ * commands, and among them INVOKE_WRITE's ALLOC_PD (libibverbs 44's
+ * ibv_alloc_pd()); not write() (ib_safe_file_access(): EACCES); not here
+ * what needs the parent's device (EIO), nor the parent's objects.
+ */
+static int fk_use_inherited(struct fk_side *parent)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(parent->ctx);
+
+	if (!pd)
+		return FK_INHERITED;
+	if (fk_write_alloc_pd(parent->ctx) != EACCES)
+		return FK_WRITE;
+	errno = 0;
+	if (ibv_create_cq(parent->ctx, 8, NULL, NULL, 0) || errno != EIO)
+		return FK_INHERITED;
+	if (!ibv_dealloc_pd(parent->pd) || ibv_dealloc_pd(pd))
+		return FK_INHERITED;
+	return ibv_close_device(parent->ctx) ? FK_CLOSE : 0;
+}
+
+/*
+ * A child of a process with a QP: it makes and frees a PD on its
+ * inherited context, which then closes without touching the parent's; it
+ * opens the device as a host of its own and talks to the parent's QP both
+ * ways.
  */
 static int fk_child_of_host(int in, int out, struct fk_side *parent)
 {
 	struct fk_side s;
 	struct fk_addr peer;
-	struct ibv_pd *pd;
-	uint32_t cmd[4] = { 0 };
 	int ret;
 
 	alarm(60);
-	/* ib_uverbs_write(): not the opener's credentials, whatever the command */
-	if (write(parent->ctx->cmd_fd, cmd, sizeof(cmd)) != -1 || errno != EACCES)
-		return FK_INHERITED;
-	errno = 0;
-	pd = ibv_alloc_pd(parent->ctx);
-	if (pd || errno != EIO)
-		return FK_INHERITED;
-	if (ibv_close_device(parent->ctx))
-		return FK_CLOSE;
+	if ((ret = fk_use_inherited(parent)))
+		return ret;
 	if ((ret = fk_side_open(&s, NULL)))
 		return ret;
 	if (!fk_write(out, &s.me, sizeof(s.me)) || !fk_read(in, &peer, sizeof(peer)))
@@ -424,16 +462,10 @@ Test(fork, parent_outlives_its_children)
 	host = fk_host(p[0].me.node_guid);
 	for (int i = 0; i < 2; i++) {
 		struct fk_child c;
-		int to[2], from[2];
+		int in, out;
 
-		fk_pipes(to, from);
-		c.pid = fork();
-		if (c.pid == 0) {
-			close(to[1]);
-			close(from[0]);
-			_exit(fk_child_of_host(to[0], from[1], &p[0]));
-		}
-		fk_parent_end(&c, to, from);
+		if (fk_fork(&c, &in, &out))
+			_exit(fk_child_of_host(in, out, &p[0]));
 		fk_parent_talks(&p[i], &c, &child[i]);
 		cr_assert_eq(fk_wait(&c), 0, "child %d failed", i);
 		cr_expect_neq(fk_host(child[i].node_guid), host);
@@ -462,7 +494,7 @@ Test(fork, a_child_that_exits_leaves_the_parent)
 	struct fk_side p;
 	struct fk_addr child;
 	struct fk_child c;
-	int to[2], from[2];
+	int in, out;
 	pid_t pid;
 	int st;
 
@@ -473,20 +505,15 @@ Test(fork, a_child_that_exits_leaves_the_parent)
 		exit(0);	/* destructors run: the library's exit */
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
 	cr_assert_eq(et_status(st), 0);
-	fk_pipes(to, from);
-	c.pid = fork();
-	if (c.pid == 0) {
+	if (fk_fork(&c, &in, &out)) {
 		struct fk_side s;
 		struct fk_addr peer;
 		int ret;
 
-		close(to[1]);
-		close(from[0]);
 		alarm(60);
 		if ((ret = fk_side_open(&s, NULL)))
 			_exit(ret);
-		if (!fk_write(from[1], &s.me, sizeof(s.me)) ||
-		    !fk_read(to[0], &peer, sizeof(peer)))
+		if (!fk_write(out, &s.me, sizeof(s.me)) || !fk_read(in, &peer, sizeof(peer)))
 			_exit(FK_PIPE);
 		if ((ret = fk_connect(&s, &peer)) || (ret = fk_post_recv(&s)) ||
 		    (ret = fk_write_and_send(&s, &peer, "child")) ||
@@ -494,7 +521,6 @@ Test(fork, a_child_that_exits_leaves_the_parent)
 			_exit(ret);
 		_exit(0);	/* without cleanup: the library's exit, its own host */
 	}
-	fk_parent_end(&c, to, from);
 	fk_parent_talks(&p, &c, &child);
 	cr_assert_eq(fk_wait(&c), 0);
 	cr_expect_eq(fk_slot_holder(fk_host(p.me.node_guid)), getpid());
@@ -648,4 +674,178 @@ Test(fork, inherited_umad_file_speaks_for_the_parents_port)
 	cr_assert_eq(fk_ask(fd, &m, &r), 0);
 	cr_assert_eq(fk_node_guid(&r), guid);
 	close(fd);
+/* ------------------------------------------------------------------------ */
+/* Device memory on the parent's context                                    */
+
+#define FK_CHILDREN	5
+
+/* Each child's bytes, and the parent's. */
+static uint8_t fk_dm_byte(int who)
+{
+	return (uint8_t)(0x11 * (who + 1));
+}
+
+/* Reads up to len of fd within ms: false if the time ran out first. */
+static bool fk_read_within(int fd, void *p, size_t len, unsigned ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, (int)ms) == 1 && fk_read(fd, p, len);
+}
+
+/*
+ * Room for a DM's bytes.  Static, for the same reason as fk_dm_child()
+ * does not exit(): the children of this threaded test allocate as little
+ * as they can.
+ */
+static uint8_t fk_dm_buf[1 << 20];
+
+/* The whole of a DM holds byte b. */
+static bool fk_dm_holds(struct ibv_dm *dm, size_t len, uint8_t b)
+{
+	bool ok = len <= sizeof(fk_dm_buf) && !ibv_memcpy_from_dm(fk_dm_buf, dm, 0, len);
+
+	for (size_t i = 0; ok && i < len; i++)
+		ok = fk_dm_buf[i] == b;
+	return ok;
+}
+
+/*
+ * A child allocates len of device memory on its parent's context, says
+ * what came of it (0 or the errno), fills it, and when told to checks that
+ * no sibling wrote into it, then frees it, or closes the context with it.
+ * Not exit() with it, though the library's exit releases it the same way:
+ * under ASan, exit() runs LeakSanitizer's check, which takes the
+ * allocator's locks, and one that another thread of the test held at
+ * fork() stays taken in the child (gcc 12's libasan does not hold them
+ * across fork()): about one run in 15 of this suite with two CPU burners
+ * hung there (gdb: __lsan::LockAllocator() in exit()).
+ */
+static int fk_dm_child(struct ibv_context *ctx, int who, size_t len, bool close_ctx,
+		       int in, int out)
+{
+	struct ibv_alloc_dm_attr attr = { .length = len };
+	struct ibv_dm *dm;
+	int err, go;
+
+	alarm(60);
+	errno = 0;
+	dm = ibv_alloc_dm(ctx, &attr);
+	err = dm ? 0 : errno;
+	if (!fk_write(out, &err, sizeof(err)) || !fk_read(in, &go, sizeof(go)))
+		return FK_PIPE;
+	if (!dm)
+		return 0;
+	if (len > sizeof(fk_dm_buf))
+		return FK_DM;
+	memset(fk_dm_buf, fk_dm_byte(who), len);
+	err = ibv_memcpy_to_dm(dm, 0, fk_dm_buf, len);
+	/* all siblings have filled theirs when the second word comes */
+	if (err || !fk_write(out, &err, sizeof(err)) || !fk_read(in, &go, sizeof(go)))
+		return FK_PIPE;
+	if (!fk_dm_holds(dm, len, fk_dm_byte(who)))
+		return FK_DATA;
+	if (close_ctx)
+		return ibv_close_device(ctx) ? FK_CLOSE : 0;
+	return ibv_free_dm(dm) ? FK_DM : 0;
+}
+
+/*
+ * FK_CHILDREN children allocate len each on ctx at once and hold it; the
+ * errno each got goes to err[], then they check their bytes and exit.
+ */
+static void fk_dm_children(struct ibv_context *ctx, size_t len, bool close_ctx,
+			   int err[FK_CHILDREN])
+{
+	struct fk_child c[FK_CHILDREN];
+	int go = 0;
+
+	for (int i = 0; i < FK_CHILDREN; i++) {
+		int in, out;
+
+		if (fk_fork(&c[i], &in, &out))
+			_exit(fk_dm_child(ctx, i, len, close_ctx, in, out));
+	}
+	for (int i = 0; i < FK_CHILDREN; i++)
+		cr_assert(fk_read_within(c[i].from, &err[i], sizeof(err[i]), 30000),
+			  "child %d did not allocate", i);
+	for (int i = 0; i < FK_CHILDREN; i++)
+		cr_assert(fk_write(c[i].to, &go, sizeof(go)));
+	for (int i = 0; i < FK_CHILDREN; i++)
+		if (!err[i])
+			cr_assert(fk_read_within(c[i].from, &go, sizeof(go), 30000),
+				  "child %d did not fill its DM", i);
+	for (int i = 0; i < FK_CHILDREN; i++)
+		if (!err[i])
+			cr_assert(fk_write(c[i].to, &go, sizeof(go)));
+	for (int i = 0; i < FK_CHILDREN; i++)
+		cr_expect_eq(fk_wait(&c[i]), 0, "child %d failed", i);
+}
+
+static size_t fk_max_dm(struct ibv_context *ctx)
+{
+	struct ibv_device_attr_ex da;
+
+	cr_assert_eq(ibv_query_device_ex(ctx, NULL, &da), 0);
+	cr_assert_gt(da.max_dm_size, 0);
+	return da.max_dm_size;
+}
+
+/*
+ * rdma-core's tests/test_device.py test_multi_process_alloc_dm, with the
+ * memory used: five children allocate device memory on their parent's
+ * context at once, beside the parent's own; each finds its own bytes
+ * after all have written, and so does the parent.  Before issue 32 the
+ * children got EIO; with the pool a copy in each child, they would have
+ * got the same pages.  Once they have freed it, the parent has the rest.
+ */
+Test(fork, children_allocate_device_memory_on_the_parents_context)
+{
+	struct ibv_context *ctx = et_open();
+	size_t max = fk_max_dm(ctx), len = max / 8;
+	struct ibv_alloc_dm_attr attr = { .length = len }, rest = { .length = max - len };
+	struct ibv_dm *mine = ibv_alloc_dm(ctx, &attr), *all;
+	int err[FK_CHILDREN];
+
+	cr_assert(mine && len <= sizeof(fk_dm_buf));
+	memset(fk_dm_buf, fk_dm_byte(FK_CHILDREN), len);
+	cr_assert_eq(ibv_memcpy_to_dm(mine, 0, fk_dm_buf, len), 0);
+	fk_dm_children(ctx, len, false, err);
+	for (int i = 0; i < FK_CHILDREN; i++)
+		cr_expect_eq(err[i], 0, "child %d: %s", i, strerror(err[i]));
+	cr_expect(fk_dm_holds(mine, len, fk_dm_byte(FK_CHILDREN)), "the parent's DM changed");
+	all = ibv_alloc_dm(ctx, &rest);
+	cr_expect(all, "the children's pages did not come back: %s", strerror(errno));
+	if (all)
+		ibv_free_dm(all);
+	cr_expect_eq(ibv_free_dm(mine), 0);
+	ibv_close_device(ctx);
+}
+
+/*
+ * The children share one pool, the device's: five asking for a quarter
+ * each, four get it and the fifth ENOMEM (mlx5_cmd_alloc_memic() finds no
+ * room).  Those that close the context holding theirs release it: the
+ * parent then gets the whole.
+ */
+Test(fork, children_share_the_device_memory_pool)
+{
+	struct ibv_context *ctx = et_open();
+	size_t max = fk_max_dm(ctx);
+	struct ibv_alloc_dm_attr whole = { .length = max };
+	struct ibv_dm *dm;
+	int err[FK_CHILDREN], got = 0, refused = 0;
+
+	fk_dm_children(ctx, max / 4, true, err);
+	for (int i = 0; i < FK_CHILDREN; i++) {
+		got += !err[i];
+		refused += err[i] == ENOMEM;
+	}
+	cr_expect_eq(got, 4, "%d of the children got a quarter", got);
+	cr_expect_eq(refused, 1, "%d were refused with ENOMEM", refused);
+	dm = ibv_alloc_dm(ctx, &whole);
+	cr_expect(dm, "the children's pages did not come back: %s", strerror(errno));
+	if (dm)
+		ibv_free_dm(dm);
+	ibv_close_device(ctx);
 }
