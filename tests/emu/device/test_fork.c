@@ -674,6 +674,8 @@ Test(fork, inherited_umad_file_speaks_for_the_parents_port)
 	cr_assert_eq(fk_ask(fd, &m, &r), 0);
 	cr_assert_eq(fk_node_guid(&r), guid);
 	close(fd);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Device memory on the parent's context                                    */
 
