@@ -63,8 +63,8 @@ struct world {
 	struct rf_rq rq;
 	struct rf_srq srq;
 	uint8_t *cqbuf, *sqbuf, *rqbuf, *srqbuf;
-	uint64_t *sq_wr_id, *rq_wr_id, *srq_wr_id;
-	uint32_t *sq_end;
+	struct rf_sq_slot *sq_slot;
+	uint64_t *rq_wr_id, *srq_wr_id;
 	__be32 cq_db[2], qp_db[2], srq_db[2];
 	uint8_t *recv[8], *srecv[8], *sink[64];
 	uint32_t cqe_cnt, cqe_size, wqe_cnt;
@@ -109,14 +109,12 @@ static void setup(struct world *w, struct in *in)
 
 	w->sqbuf = xmalloc((size_t)w->wqe_cnt * RF_SEND_WQE_BB);
 	memset(w->sqbuf, 0, (size_t)w->wqe_cnt * RF_SEND_WQE_BB);
-	w->sq_wr_id = xmalloc(w->wqe_cnt * sizeof(uint64_t));
-	w->sq_end = xmalloc(w->wqe_cnt * sizeof(uint32_t));
+	w->sq_slot = xmalloc(w->wqe_cnt * sizeof(struct rf_sq_slot));
 	for (i = 0; i < w->wqe_cnt; i++)
-		w->sq_wr_id[i] = 0xdead0000u | i;	/* never posted */
+		w->sq_slot[i].wr_id = 0xdead0000u | i;	/* never posted */
 	sa = (struct rf_sq_attr){ .buf = w->sqbuf, .wqe_cnt = w->wqe_cnt, .dbrec = w->qp_db,
 				  .qpn = QPN_SQ, .max_inline = 64, .max_sge = 4,
-				  .kind = (s >> 5) & 3, .wr_id = w->sq_wr_id,
-				  .wqe_end = w->sq_end };
+				  .kind = (s >> 5) & 3, .slot = w->sq_slot };
 	CHECK(rf_sq_init(&w->sq, &sa) == 0);
 
 	w->rqbuf = xmalloc(8 * 32);
@@ -250,7 +248,7 @@ static void check_wc(const struct world *w, const struct rf_wc *wc)
 	    (wc->qp_num == QPN_SQ || wc->qp_num == QPN_SRQ)) {
 		uint32_t slot = wc->wqe_counter & (w->wqe_cnt - 1);
 
-		CHECK(wc->wr_id == w->sq_wr_id[slot]);
+		CHECK(wc->wr_id == w->sq_slot[slot].wr_id);
 	}
 }
 
@@ -339,8 +337,7 @@ static void teardown(struct world *w)
 		free(w->sink[i]);
 	free(w->cqbuf);
 	free(w->sqbuf);
-	free(w->sq_wr_id);
-	free(w->sq_end);
+	free(w->sq_slot);
 	free(w->rqbuf);
 	free(w->rq_wr_id);
 	free(w->srqbuf);

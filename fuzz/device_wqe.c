@@ -226,13 +226,12 @@ static void write_seeds(const char *dir)
 	for (uint8_t q = 0; q < NQ; q++) {
 		for (int op = 0; op < 5; op++) {
 			uint8_t sqb[16 * 64] __attribute__((aligned(64)));
-			uint64_t wr_id[16];
-			uint32_t end[16];
+			struct rf_sq_slot slot[16];
 			__be32 db[2];
 			struct rf_sq_attr a = {
 				.buf = sqb, .wqe_cnt = 16, .dbrec = db, .qpn = F.req[q].qp->qp_num,
 				.max_inline = 64, .max_sge = 4, .kind = kind[q], .sig_all = 1,
-				.wr_id = wr_id, .wqe_end = end };
+				.slot = slot };
 			static const uint8_t payload[64] = "device_wqe seed";
 			struct rf_sq sq;
 			int rc;

@@ -68,8 +68,8 @@ struct qp {
 	struct rf_rq rq;
 	uint32_t qpn, kind;
 	uint8_t *sqbuf, *rqbuf, *uar, *shadow;
-	uint64_t *sq_wr_id, *rq_wr_id;
-	uint32_t *sq_end;
+	struct rf_sq_slot *sq_slot;
+	uint64_t *rq_wr_id;
 	__be32 db[2];
 	/* the model */
 	uint32_t pi, ci;		/* BBs posted; end of the last WQE retired */
@@ -135,14 +135,13 @@ static void setup(struct in *in)
 		q->qpn = 0x100 + (uint32_t)k;
 		q->sqbuf = xalloc(64, (size_t)S.wqe_cnt * 64);
 		q->shadow = xalloc(64, (size_t)S.wqe_cnt * 64);
-		q->sq_wr_id = xalloc(8, S.wqe_cnt * sizeof(uint64_t));
-		q->sq_end = xalloc(8, S.wqe_cnt * sizeof(uint32_t));
+		q->sq_slot = xalloc(16, S.wqe_cnt * sizeof(struct rf_sq_slot));
 		q->uar = xalloc(4096, 4096);
 		sa = (struct rf_sq_attr){
 			.buf = q->sqbuf, .wqe_cnt = S.wqe_cnt, .dbrec = q->db,
 			.bf_reg = q->uar + RF_BF_REG_OFFSET, .bf_size = g & 0x80 ? 256 : 0,
 			.qpn = q->qpn, .max_inline = S.max_inline, .max_sge = S.max_sge,
-			.kind = q->kind, .wr_id = q->sq_wr_id, .wqe_end = q->sq_end };
+			.kind = q->kind, .slot = q->sq_slot };
 		CHECK(rf_sq_init(&q->sq, &sa) == 0);
 		q->rqbuf = xalloc(64, (size_t)S.rq_cnt * S.rq_sge * 16);
 		q->rq_wr_id = xalloc(8, S.rq_cnt * sizeof(uint64_t));
@@ -162,8 +161,7 @@ static void teardown(void)
 
 		free(q->sqbuf);
 		free(q->shadow);
-		free(q->sq_wr_id);
-		free(q->sq_end);
+		free(q->sq_slot);
 		free(q->uar);
 		free(q->rqbuf);
 		free(q->rq_wr_id);

@@ -16,6 +16,7 @@
 #include <rdmafast/checked.h>
 #include <rdmafast/hw/endian.h>
 #include <rdmafast/hw/cqe.h>
+#include <rdmafast/types.h>
 #include <rdmafast/detail/sq.h>
 #include <rdmafast/detail/cq.h>
 
@@ -70,16 +71,15 @@ struct rf_cq {
 	uint64_t   want;
 	/*
 	 * For want's QP: what retiring its send queue's slots touches (the
-	 * queue's limit, wqe_end table and bb_max: rf__sq_retire_slot()),
-	 * and that queue's wr_id table and wqe_mask, copied so that a batch
+	 * queue's limit, side table and bb_max: rf__sq_retire_slot()), and
+	 * that queue's wqe_mask, copied so that a batch
 	 * loads them before its first CQE (they do not change after
 	 * rf_sq_init(); attach a queue again if it is initialized again
 	 * while attached). Pieces rather than the struct rf_sq, which this
 	 * header does not see (written).
 	 */
 	uint32_t  *req_limit;
-	const struct rf__sq_end *req_end;
-	const struct rf__sq_wr_id *req_wr_id;
+	const struct rf_sq_slot *req_slot;
 	uint16_t   req_mask;	/* < 0x8000 (rf_sq_init()), which the type tells the compiler */
 	/*
 	 * Whether want's WQE opcode reports a byte count (READ, atomics):
@@ -127,8 +127,7 @@ struct rf_cq {
 	struct rf_cq_qp none;
 	struct rf_cq_qp qp[RF_CQ_MAX_QPS];
 	/* what the empty fast path retires into (rf__cq_req_forget()) */
-	struct rf__sq_wr_id none_wr_id;
-	struct rf__sq_end none_end;
+	struct rf_sq_slot none_slot;
 	uint32_t   none_limit;
 	/*
 	 * The signature error CQE of the last RF_WC_SIG_ERR record, copied

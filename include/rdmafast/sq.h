@@ -26,12 +26,12 @@
  *	sq_batch.h   work requests posted one at a time or as a list
  *
  * Space is counted in 64-byte basic blocks (BB), not in work requests: a
- * WQE takes 1 to 16 BBs. Each committed WQE records, in two side tables
- * indexed by the slot of its first BB, its wr_id and the producer index
- * just after it. A CQE names the first BB of the last WQE it completes
+ * WQE takes 1 to 16 BBs. Each committed WQE records, in the side table
+ * entry of the slot of its first BB (struct rf_sq_slot), its wr_id and the
+ * producer index just after it. A CQE names the first BB of the last WQE it completes
  * (wqe_counter); since RC/UC/XRC complete in order, that one entry retires
  * every earlier WQE too, signaled or not (rf_sq_retire()). So unsignaled
- * WQEs cost no CQE and no bookkeeping beyond the two table stores.
+ * WQEs cost no CQE and no bookkeeping beyond the two stores to its entry.
  *
  * A WQE never straddles the end of the queue: when the next WQE would run
  * past it, rf_sq_reserve() first fills the rest of the queue with 1-BB NOP
@@ -62,6 +62,7 @@
 
 #include <rdmafast/compiler.h>
 #include <rdmafast/checked.h>
+#include <rdmafast/types.h>
 #include <rdmafast/hw/endian.h>
 #include <rdmafast/hw/barrier.h>
 #include <rdmafast/doorbell.h>
@@ -91,14 +92,13 @@ struct rf_sq {
 	/* hot: every post (read before the WQE stores, see rf__sq_post_rdma1) */
 	uint8_t  *buf;		/* BB 0 */
 	/*
-	 * The side tables, one entry per BB slot for the WQE starting there:
-	 * its wr_id, and the producer index just after it. Two arrays rather
-	 * than one of pairs: the slot index then addresses both with the
-	 * scale of a load or store (8 and 4), with no multiply into a
-	 * pointer, in every post and every CQE.
+	 * The side table, one entry per BB slot (types.h). Its entries are
+	 * stored as members of a struct that no rf_sq field is, so that the
+	 * compilers' alias analysis knows a store to one leaves the queue's
+	 * integer fields alone: after a store through a plain uint64_t or
+	 * uint32_t pointer a burst of posts reloads them, once per WQE.
 	 */
-	struct rf__sq_wr_id *wr_id;	/* [wqe_cnt] */
-	struct rf__sq_end   *wqe_end;	/* [wqe_cnt] */
+	struct rf_sq_slot *slot;	/* [wqe_cnt] */
 	uint32_t  pi;		/* producer index in BBs, free running (written) */
 	/*
 	 * ci + bb_max, where ci is the producer index after the last WQE
@@ -184,18 +184,19 @@ struct rf_sq_attr {
 	uint32_t  max_sge;	/* ibv_qp_cap.max_send_sge */
 	uint32_t  kind;		/* enum rf_qp_kind */
 	uint32_t  sig_all;	/* nonzero: every WQE signaled (sq_sig_all) */
-	uint64_t *wr_id;	/* wqe_cnt entries, caller-allocated */
-	uint32_t *wqe_end;	/* wqe_cnt entries, caller-allocated; rf_sq_init() clears it */
+	/* wqe_cnt entries, caller-allocated, 16-byte aligned; rf_sq_init() clears them */
+	struct rf_sq_slot *slot;
 };
 
 /*
  * rf_sq_init - set up sq over a send queue nobody has posted to yet.
- * Returns 0, or -EINVAL when wqe_cnt is not a power of two or a table or
- * the buffer is missing. Cold: once per queue.
+ * Returns 0, or -EINVAL when wqe_cnt is not a power of two, the buffer is
+ * missing, or the side table is missing or not 16-byte aligned. Cold: once
+ * per queue.
  */
 static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *a)
 {
-	if (!a->buf || !a->dbrec || !a->wr_id || !a->wqe_end ||
+	if (!a->buf || !a->dbrec || !a->slot || ((uintptr_t)a->slot & 15) ||
 	    a->wqe_cnt < 2 || (a->wqe_cnt & (a->wqe_cnt - 1)) ||
 	    a->wqe_cnt > 0x8000 || a->kind > RF_QP_DCI)
 		return -EINVAL;
@@ -205,7 +206,7 @@ static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *
 	sq->buf = (uint8_t *)a->buf;
 	sq->wqe_mask = a->wqe_cnt - 1;
 	/*
-	 * Every slot may be in flight: the side tables tell exactly where each
+	 * Every slot may be in flight: the side table tells exactly where each
 	 * WQE ends, so no slack is needed for the CQE naming a WQE's first BB.
 	 * The 16-bit dbrec counter would alias at 65536 outstanding BBs, which
 	 * the 0x8000 cap above rules out.
@@ -220,14 +221,13 @@ static inline RF_COLD int rf_sq_init(struct rf_sq *sq, const struct rf_sq_attr *
 	sq->tseg_ds_or_uc = a->kind == RF_QP_UC ? 1 : sq->tseg_ds;
 	sq->ctrl_lo = rf__sq_ctrl_lo(sq->qpn_be | rf_htobe32(1U + sq->tseg_ds), 0, 0, 0, 0);
 	sq->tseg_off = RF_WQE_DS_SIZE * (1U + sq->tseg_ds);
-	sq->wr_id = (struct rf__sq_wr_id *)a->wr_id;
-	sq->wqe_end = (struct rf__sq_end *)a->wqe_end;
+	sq->slot = a->slot;
 	/*
 	 * rf_sq_last_pi() relies on no entry naming an end not yet reached:
 	 * 0 never is once anything is posted (pi wraps to 0 only after
 	 * every slot has been written).
 	 */
-	__builtin_memset(a->wqe_end, 0, (size_t)a->wqe_cnt * sizeof(*a->wqe_end));
+	__builtin_memset(a->slot, 0, (size_t)a->wqe_cnt * sizeof(*a->slot));
 	sq->dbrec = a->dbrec + RF_SND_DBR;
 	sq->bf_bbs = a->bf_size / RF_SEND_WQE_BB;
 	sq->no_bf_bias = a->bf_size ? 0 : RF__SQ_NO_BF_BIAS;
@@ -282,7 +282,7 @@ RF_INLINE uint32_t rf_sq_last_pi(const struct rf_sq *sq)
 {
 	uint32_t pi = sq->pi, s = pi - 1, n = RF_SEND_WQE_MAX_BB;
 
-	while (sq->wqe_end[s & sq->wqe_mask].v != pi && --n)
+	while (sq->slot[s & sq->wqe_mask].end != pi && --n)
 		s--;
 	return s;
 }
@@ -304,11 +304,13 @@ RF_INLINE void rf_sq_ring(struct rf_sq *sq)
 {
 	uint32_t pi = sq->pi;
 	uint32_t rung = sq->bf_rung_pi - sq->no_bf_bias;
+	size_t off;
 
 	if (RF_UNLIKELY(pi == rung))
 		return;
-	if (sq->wqe_end[rung & sq->wqe_mask].v == pi && pi - rung - 1 < sq->bf_bbs)
-		rf_ring_bf(sq->dbrec, &sq->bf, pi, rf_sq_wqe(sq, rung), pi - rung);
+	off = rf__sq_slot_off(rung & sq->wqe_mask);
+	if (rf__sq_slot_at(sq->slot, off)->end == pi && pi - rung - 1 < sq->bf_bbs)
+		rf_ring_bf(sq->dbrec, &sq->bf, pi, rf__sq_wqe_at(sq->buf, off), pi - rung);
 	else
 		rf_ring_db(sq->dbrec, &sq->bf, pi, rf_sq_wqe(sq, rf_sq_last_pi(sq)));
 	sq->bf_rung_pi = pi + sq->no_bf_bias;

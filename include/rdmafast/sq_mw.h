@@ -103,9 +103,7 @@ static inline int rf_sq_post_bind_mw(struct rf_sq *sq, uint32_t mw_rkey, uint32_
 	/* XRC queues carry no XRC segment on UMRs (as libmlx5) */
 	rf_sq_commit(sq, c, RF_OPCODE_UMR, 0, 12, flags & ~RF_SEND_RING, rf_htobe32(mw_rkey),
 		     wr_id);
-	rf__sq_umr_fence(sq);
-	if (flags & RF_SEND_RING)
-		rf_sq_ring(sq);		/* the UMR and its fence NOP */
+	rf__sq_umr_fence(sq, flags & RF_SEND_RING);
 	return 0;
 }
 

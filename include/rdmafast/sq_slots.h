@@ -72,7 +72,7 @@ RF_INLINE void rf_sq_commit(struct rf_sq *sq, struct rf_wqe_ctrl_seg *c,
 	RF_ASSERT((void *)c == (void *)rf_sq_wqe(sq, sq->pi));
 	rf__sq_set_ctrl(c, sq->pi, opcode, opmod, sq->qpn_be | rf_htobe32(ds),
 			fm_bits, imm);
-	rf__sq_advance(sq, (ds + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB, wr_id);
+	rf__sq_advance(sq, c, (ds + RF_WQE_DS_PER_BB - 1) / RF_WQE_DS_PER_BB, wr_id);
 	RF__CHK(rf__chk_sq_posted(sq, (fm_bits & rf__sq_fm_bits(RF_WQE_CTRL_CQ_UPDATE)) != 0));
 	if (flags & RF_SEND_RING)
 		rf_sq_ring(sq);
@@ -87,7 +87,7 @@ RF_INLINE uint64_t rf_sq_retire(struct rf_sq *sq, uint16_t wqe_counter)
 	size_t idx = wqe_counter & sq->wqe_mask;
 
 	rf__sq_retire_slot(sq, idx);
-	return sq->wr_id[idx].v;
+	return sq->slot[idx].wr_id;
 }
 
 /*

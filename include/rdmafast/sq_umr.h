@@ -354,15 +354,13 @@ RF_INLINE int rf_sq_post_mr_list_sig(struct rf_sq *sq, uint32_t mkey, uint32_t a
 	rf__sq_set_ctrl(c, sq->pi, RF_OPCODE_UMR, 0, sq->qpn_be | rf_htobe32(12 + xds),
 			(sq->ctrl_hi | rf__sq_fm_bits(flags & RF__SEND_FM)) &
 			~rf__sq_fm_bits(RF_WQE_CTRL_CQ_UPDATE), rf_htobe32(mkey));
-	rf__sq_advance(sq, nbb, wr_id);
+	rf__sq_advance(sq, c, nbb, wr_id);
 	if (sig->mem_psv != RF_SIG_NO_PSV)
 		rf__umr_set_psv(sq, sig->mem_psv, sig->mem_ts,
 				two ? flags & ~RF_SEND_SIGNALED : flags, wr_id);
 	if (sig->wire_psv != RF_SIG_NO_PSV)
 		rf__umr_set_psv(sq, sig->wire_psv, sig->wire_ts, flags, wr_id);
-	rf__sq_umr_fence(sq);
-	if (flags & RF_SEND_RING)
-		rf_sq_ring(sq);
+	rf__sq_umr_fence(sq, flags & RF_SEND_RING);
 	return 0;
 }
 

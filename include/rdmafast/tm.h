@@ -418,8 +418,9 @@ RF_INLINE int rf_tm_poll(struct rf_tm *tm, struct rf_cq *cq, struct rf_tm_wc *wc
 	while (!got && (cqe = rf_cq_peek(cq)) != NULL) {
 		uint8_t op = rf_cqe_opcode(cqe->op_own);
 
-		if (cqe->app == RF_CQE_APP_TM && !rf_cqe_is_err_or_zipped(cqe->op_own) &&
-		    op != RF_CQE_REQ) {
+		/* the others (errors, requesters sharing the CQ) out of the way */
+		if (RF_LIKELY(cqe->app == RF_CQE_APP_TM && !rf_cqe_is_err_or_zipped(cqe->op_own) &&
+			      op != RF_CQE_REQ)) {
 			got = rf_tm_decode(tm, cq, cqe, wc);
 		} else {
 			got = rf_cq_decode(cq, cqe, &wc->wc);

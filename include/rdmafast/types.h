@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * rdmafast/types.h - the vocabulary the queues share: the flags of a send
- * post, the gather/scatter entry, the decoded completion.
+ * post, the gather/scatter entry, the send queue's side-table entry (which
+ * the CQ reads), the decoded completion.
  *
  * Kept apart from the queues so that the receive queues (rq.h, srq.h) and
  * the MAD filters (mad.h) need neither the send queue nor the CQ.
@@ -59,6 +60,28 @@ struct rf_recv_wr {
 	const struct rf_sge *sg_list;
 	uint32_t             num_sge;
 };
+
+/* ---- The send queue's side table --------------------------------------- */
+
+/*
+ * struct rf_sq_slot - what a send queue keeps for the WQE that starts in a
+ * basic-block slot: its wr_id, and the producer index just after it (end),
+ * which tells rf_sq_retire() how far a CQE naming that WQE frees the queue.
+ * struct rf_sq_attr takes one array of wqe_cnt of these from the caller
+ * (wqe_cnt * sizeof(struct rf_sq_slot) bytes); rf_sq_init() clears it.
+ *
+ * A pair, not two arrays: a post writes both halves and a CQE reads both,
+ * so with the pair in 16 bytes of one line a cold post or CQE misses on one
+ * line of the table, not two (docs/benchmark-history.md, round 9). The type
+ * is 16-byte aligned, which malloc() and calloc() give, so that no entry
+ * straddles two lines; rf_sq_init() refuses a table that is not.
+ */
+struct rf_sq_slot {
+	uint64_t wr_id;
+	uint32_t end;
+	uint32_t reserved;
+} __attribute__((aligned(16)));
+RF_STATIC_ASSERT(sizeof(struct rf_sq_slot) == 16, "rf_sq_slot: four to a cache line");
 
 /* ---- The decoded completion -------------------------------------------- */
 

@@ -78,8 +78,7 @@ static inline void *rft_zalloc(size_t n)
 struct rft_sq {
 	struct rf_sq sq;
 	uint8_t *buf;
-	uint64_t *wr_id;	/* the side tables */
-	uint32_t *wqe_end;
+	struct rf_sq_slot *slot;	/* the side table */
 	uint8_t *uar;		/* fake UAR page */
 	__be32 dbrec[2];
 };
@@ -94,8 +93,7 @@ static inline void rft_sq_attr(struct rft_sq *t, struct rf_sq_attr *a, uint32_t 
 {
 	memset(t, 0, sizeof(*t));
 	t->buf = (uint8_t *)rft_zalloc((size_t)wqe_cnt * 64);
-	t->wr_id = (uint64_t *)rft_zalloc(wqe_cnt * sizeof(*t->wr_id));
-	t->wqe_end = (uint32_t *)rft_zalloc(wqe_cnt * sizeof(*t->wqe_end));
+	t->slot = (struct rf_sq_slot *)rft_zalloc(wqe_cnt * sizeof(*t->slot));
 	t->uar = (uint8_t *)rft_zalloc(4096);
 	memset(a, 0, sizeof(*a));
 	a->buf = t->buf;
@@ -108,8 +106,7 @@ static inline void rft_sq_attr(struct rft_sq *t, struct rf_sq_attr *a, uint32_t 
 	a->max_sge = max_sge;
 	a->kind = kind;
 	a->sig_all = sig_all;
-	a->wr_id = t->wr_id;
-	a->wqe_end = t->wqe_end;
+	a->slot = t->slot;
 }
 
 /* A send queue of wqe_cnt BBs for QPN 0x1234 (or qpn), bfreg at uar+0x800. */
@@ -126,8 +123,7 @@ static inline int rft_sq_init(struct rft_sq *t, uint32_t kind, uint32_t wqe_cnt,
 static inline void rft_sq_fini(struct rft_sq *t)
 {
 	free(t->buf);
-	free(t->wr_id);
-	free(t->wqe_end);
+	free(t->slot);
 	free(t->uar);
 }
 

@@ -71,7 +71,7 @@ static void batch_fills_mid_way(uint32_t kind)
 	cr_assert_eq(err, -ENOSPC);
 	cr_assert_eq(t.sq.pi, used);
 	cr_assert_eq(t.dbrec[RF_SND_DBR], rf_htobe32(used), "rung once, after the last posted");
-	cr_assert_eq(t.wr_id[used - bb[want - 1]], 100 + (uint64_t)want - 1);
+	cr_assert_eq(t.slot[used - bb[want - 1]].wr_id, 100 + (uint64_t)want - 1);
 	/* full: nothing more, no ring */
 	got = rf_sq_post_batch(&t.sq, &wr[want], NWR - want, &err);
 	cr_assert_eq(got, 0);

@@ -89,8 +89,8 @@ Test(sq, write_bytes)
 	check_raddr(wqe(&t, 0) + 16, 0xa0b0c0d0e0f00102ULL, 0x55667788);
 	check_data(wqe(&t, 0) + 32, 4096, 0x11223344, 0x1000200030004000ULL);
 	cr_assert_eq(t.sq.pi, 1);
-	cr_assert_eq(t.wr_id[0], 77);
-	cr_assert_eq(t.wqe_end[0], 1);
+	cr_assert_eq(t.slot[0].wr_id, 77);
+	cr_assert_eq(t.slot[0].end, 1);
 	/* nothing visible before the ring */
 	cr_assert_eq(t.dbrec[RF_SND_DBR], 0);
 	rft_sq_fini(&t);
@@ -139,8 +139,8 @@ Test(sq, rdma_and_send_opcodes)
 		   RF_WQE_CTRL_CQ_UPDATE | RF_WQE_CTRL_FENCE, 0);
 	cr_assert_eq(t.sq.pi, 7);
 	for (int i = 0; i < 7; i++) {
-		cr_assert_eq(t.wr_id[i], (uint64_t)i + 1);
-		cr_assert_eq(t.wqe_end[i], (uint32_t)i + 1);
+		cr_assert_eq(t.slot[i].wr_id, (uint64_t)i + 1);
+		cr_assert_eq(t.slot[i].end, (uint32_t)i + 1);
 	}
 	rft_sq_fini(&t);
 }
@@ -195,7 +195,7 @@ Test(sq, atomics)
 	cr_assert_eq(rd64(w + 48), 0xb4);
 	cr_assert_eq(rd64(w + 56), 0xb2);
 	check_data(w + 64, 8, 7, 0x7000);
-	cr_assert_eq(t.wqe_end[3], 5);
+	cr_assert_eq(t.slot[3].end, 5);
 
 	w = wqe(&t, 5);
 	check_ctrl(w, RF_OPCODE_ATOMIC_MASKED_FA, RF_OPMOD_EXT_ATOMIC_4B, 5, QPN, 4, 0, 0);
@@ -343,14 +343,14 @@ Test(sq, nop_padding_at_queue_end)
 	cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, 100, RF_SEND_SIGNALED, 42), 0);
 	w = wqe(&t, 7);
 	check_ctrl(w, RF_OPCODE_NOP, 0, 7, QPN, 1, 0, 0);
-	cr_assert_eq(t.wqe_end[7], 8);
+	cr_assert_eq(t.slot[7].end, 8);
 	w = wqe(&t, 8);
 	check_ctrl(w, RF_OPCODE_SEND, 0, 8, QPN, 8, RF_WQE_CTRL_CQ_UPDATE, 0);
 	cr_assert_eq(memcmp(w + 20, data, 100), 0);
 	cr_assert_eq(t.sq.pi, 10);
 	cr_assert_eq(rf_sq_last_pi(&t.sq), 8);
-	cr_assert_eq(t.wr_id[0], 42);
-	cr_assert_eq(t.wqe_end[0], 10);
+	cr_assert_eq(t.slot[0].wr_id, 42);
+	cr_assert_eq(t.slot[0].end, 10);
 	/* no room for pad + WQE: fails and pads nothing */
 	rft_sq_fini(&t);
 
@@ -567,7 +567,7 @@ Test(sq, init_clears_the_end_table)
 	memset(data, 7, sizeof(data));
 	rft_sq_attr(&t, &a, RF_QP_RC, 8, 256, MAXINL, MAXSGE, 0, QPN);
 	for (int i = 0; i < 8; i++)
-		t.wqe_end[i] = 3;
+		t.slot[i].end = 3;
 	cr_assert_eq(rf_sq_init(&t.sq, &a), 0);
 	cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, 0, 1), 0);
 	cr_assert_eq(rf_sq_post_send_inline(&t.sq, data, sizeof(data), 0, 2), 0);
@@ -604,7 +604,7 @@ Test(sq, post_with_ring_flag)
 	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(1));
 	cr_assert_eq((uint32_t)(t.sq.bf.cur - t.sq.bf.reg), 256u);
 	cr_assert_eq(t.sq.bf_rung_pi, 1);
-	cr_assert_eq(t.wr_id[0], 9);
+	cr_assert_eq(t.slot[0].wr_id, 9);
 	memset(t.uar, 0, 4096);
 	rf_sq_ring(&t.sq);		/* nothing left to ring */
 	cr_assert_eq(memcmp(t.uar, zero, sizeof(zero)), 0);
@@ -882,7 +882,7 @@ Test(sq, sig_all_default_and_raw_reserve_commit)
 	rf_set_ctrl_seg(&ref, 1, RF_OPCODE_RDMA_WRITE, 0, rf_ctrl_qpn(0xabcdef),
 			RF_WQE_CTRL_CQ_UPDATE | RF_WQE_CTRL_SOLICITED, 2, 0);
 	cr_assert_eq(memcmp(c, &ref, 16), 0);
-	cr_assert_eq(t.wr_id[1], 99);
+	cr_assert_eq(t.slot[1].wr_id, 99);
 	cr_assert_eq(t.sq.pi, 2);
 	rft_sq_fini(&t);
 }
@@ -1175,7 +1175,7 @@ Test(sq, batch_posts_until_failure_and_rings_once)
 	cr_assert_eq(rd32(wqe(&t, 1) + 16), 0x80000000U | 16);
 	cr_assert_eq(memcmp(wqe(&t, 1) + 20, payload, 16), 0);
 	check_ctrl(wqe(&t, 2), RF_OPCODE_ATOMIC_FA, 0, 2, QPN, 4, 0, 0);
-	cr_assert_eq(t.wr_id[2], 12);
+	cr_assert_eq(t.slot[2].wr_id, 12);
 	/* nothing posted: no ring */
 	cr_assert_eq(rf_sq_post_batch(&t.sq, &wr[3], 1, &err), 0);
 	cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(3));
@@ -1191,6 +1191,22 @@ Test(sq, init_rejects_bad_geometry)
 	cr_assert_eq(rft_sq_init(&t, 7, 16, 256, 0, 1, 0, 1), -EINVAL);
 	rft_sq_fini(&t);
 	cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, 512, 0, 1, 0, 1), -EINVAL);
+	rft_sq_fini(&t);
+}
+
+/* A side table off 16 bytes would put entries across two lines: refused. */
+Test(sq, init_rejects_a_misaligned_side_table)
+{
+	struct rft_sq t;
+	struct rf_sq_attr a;
+
+	rft_sq_attr(&t, &a, RF_QP_RC, 16, 256, MAXINL, MAXSGE, 0, QPN);
+	a.slot = (struct rf_sq_slot *)(void *)((uint8_t *)t.slot + 8);
+	cr_assert_eq(rf_sq_init(&t.sq, &a), -EINVAL);
+	a.slot = NULL;
+	cr_assert_eq(rf_sq_init(&t.sq, &a), -EINVAL);
+	a.slot = t.slot;
+	cr_assert_eq(rf_sq_init(&t.sq, &a), 0);
 	rft_sq_fini(&t);
 }
 
@@ -1297,8 +1313,8 @@ Test(sq, bind_mw_and_local_inv)
 	check_ctrl(wqe(&t, 3), RF_OPCODE_NOP, 0, 3, QPN, 1,
 		   RF_WQE_CTRL_INITIATOR_SMALL_FENCE, 0);
 	cr_assert_eq(t.sq.pi, 4);
-	cr_assert_eq(t.wr_id[0], 5);
-	cr_assert_eq(t.wqe_end[0], 3);
+	cr_assert_eq(t.slot[0].wr_id, 5);
+	cr_assert_eq(t.slot[0].end, 3);
 
 	cr_assert_eq(rf_sq_post_local_inv(&t.sq, 0xabcdef11, 0, 6), 0);
 	w = wqe(&t, 4);

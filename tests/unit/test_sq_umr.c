@@ -180,7 +180,7 @@ Test(umr, mr_list_and_interleaved_match_libmlx5_model)
 			   (uint8_t)flags);
 		cmp_wqe(&t, pi, ref, ds, list ? "mr_list" : "mr_interleaved", round);
 		check_fence_nop(&t, t.sq.pi - 1);
-		cr_assert_eq(t.wr_id[pi & 63], round);
+		cr_assert_eq(t.slot[pi & 63].wr_id, round);
 		rf_sq_retire(&t.sq, (uint16_t)(t.sq.pi - 1));
 	}
 	rft_sq_fini(&t);
@@ -463,4 +463,38 @@ Test(umr, errors_write_nothing)
 	cr_assert_eq(rf_sq_post_mr_list_sig(&t.sq, MKEY, 0, sge, 1, &sig, 0, 1), -ENOSPC);
 	cr_assert_eq(t.sq.pi, 16);
 	rft_sq_fini(&t);
+}
+
+/*
+ * RF_SEND_RING on a UMR rings it and its fence NOP, with anything posted
+ * before them unrung: the 8-byte doorbell of the NOP, the last WQE (never
+ * BlueFlame, with more than one waiting), the dbrec at pi; and the ring
+ * is recorded, so that the next lone WQE goes out by BlueFlame again (or
+ * by its doorbell, on a queue without BlueFlame).
+ */
+Test(umr, ring_is_the_fence_nops_doorbell)
+{
+	for (uint32_t bf_size = 0; bf_size <= 256; bf_size += 256) {
+		struct rft_sq t;
+		struct rf_sge sge = { 0x1000, 4096, 0x77 };
+		uint8_t *half;
+
+		cr_assert_eq(rft_sq_init(&t, RF_QP_RC, 16, bf_size, 64, 4, 0, QPN), 0);
+		cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, 0, 1), 0);	/* unrung */
+		half = t.sq.bf.cur;
+		cr_assert_eq(rf_sq_post_mr_list(&t.sq, MKEY, 0, &sge, 1, RF_SEND_RING, 2), 0);
+		cr_assert_eq(t.sq.pi, 1 + 3 + 1, "the WRITE, the 3-BB UMR, its NOP");
+		check_fence_nop(&t, 4);
+		cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(5));
+		cr_assert_eq(memcmp(half, wqe(&t, 4), 8), 0, "bf %u: the NOP's doorbell", bf_size);
+		cr_assert_neq(memcmp(half + 8, wqe(&t, 4) + 8, 8), 0, "bf %u: no BlueFlame", bf_size);
+		if (bf_size)
+			cr_assert_neq(t.sq.bf.cur, half, "the next ring takes the other half");
+		half = t.sq.bf.cur;
+		cr_assert_eq(rf_sq_post_write(&t.sq, 1, 2, 3, 4, 5, RF_SEND_RING, 3), 0);
+		cr_assert_eq(t.dbrec[RF_SND_DBR], RF_BE32(6));
+		cr_assert_eq(memcmp(half, wqe(&t, 5), bf_size ? 64 : 8), 0,
+			     "bf %u: the next WRITE alone", bf_size);
+		rft_sq_fini(&t);
+	}
 }

@@ -148,7 +148,7 @@ static inline RF_COLD uint32_t rf__chk_sq_signaled(const struct rf_sq *sq, uint3
 	while (s != sq->pi && n < max && steps++ < sq->wqe_cnt) {
 		if (rf_sq_wqe(sq, s)->fm_ce_se & RF_WQE_CTRL_CQ_UPDATE)
 			n++;
-		s = sq->wqe_end[s & sq->wqe_mask].v;
+		s = sq->slot[s & sq->wqe_mask].end;
 	}
 	return n;
 }

@@ -393,9 +393,8 @@ RF_INLINE void rf__cq_req_fill(struct rf_cq *cq, uint32_t sop_raw, uint32_t qpn,
 	__builtin_memcpy(&cq->req_rec, &rec, sizeof(rec));
 	cq->want = (cq->want & RF__CQE_TAIL_OWNER) | rf__cqe_tail_sop(sop_raw);
 	cq->req_limit = &sq->limit;
-	cq->req_end = sq->wqe_end;
+	cq->req_slot = sq->slot;
 	cq->req_bb_max = sq->bb_max;
-	cq->req_wr_id = sq->wr_id;
 	cq->req_mask = (uint16_t)sq->wqe_mask;
 	/*
 	 * Only READ (bytes read) and the atomics (the fetched size) carry a

@@ -37,9 +37,12 @@ RF_BEGIN_DECLS
 struct rf__cq_batch {
 	uint8_t  *p;		/* cq->cur */
 	uint64_t  want;
-	const struct rf__sq_wr_id *wr_id;
+	const struct rf_sq_slot *slot;
 	uint32_t  mask;
-	/* the slot retired last (pointer-sized: it indexes), or RF__CQ_NONE */
+	/*
+	 * The slot retired last, as RF__CQ_SLOT_UNIT * slot (rf__cq_slot()),
+	 * or RF__CQ_NONE. Pointer-sized: it indexes.
+	 */
 	size_t    done;
 	rf__v8u16 rec;
 	size_t    step;
@@ -50,18 +53,52 @@ struct rf__cq_batch {
 #define RF__CQ_NONE (~(size_t)0)	/* no slot: masks are below 0x8000 */
 
 /*
- * Retire everything up to the end of the WQE in slot idx of want's send
- * queue (rf__sq_retire_slot() through the CQ's copies of its pieces).
+ * The run's handle on a slot's side-table entry (b->done): the slot in
+ * units of 16 / RF__CQ_SLOT_UNIT bytes. The 16-byte entries are out of
+ * reach of an address's scale (8 at most), so some multiply is paid per
+ * CQE; which form costs least depends on the compiler (make bench-test):
+ * gcc turns 2 * slot, multiplied as a 32-bit value (slots are below
+ * 0x8000), into an lea in place of a copy of the slot it makes anyway, and
+ * the loads scale it by 8 (poll_16 18.8 instructions a CQE, 19.8 in bytes,
+ * 20.9 indexing the entries); clang keeps the byte offset, slot * 16, in
+ * the loads' base (20.8, 21.8 with 2 * slot).
  */
-RF_INLINE void rf__cq_req_retire(struct rf_cq *cq, size_t idx)
+#if defined(__clang__)
+#define RF__CQ_SLOT_UNIT 16
+#else
+#define RF__CQ_SLOT_UNIT 2
+#endif
+RF_INLINE const struct rf_sq_slot *rf__cq_slot(const struct rf_sq_slot *t, size_t word)
 {
-	*cq->req_limit = cq->req_end[idx].v + cq->req_bb_max;
+	return (const struct rf_sq_slot *)(const void *)((const uint8_t *)(const void *)t +
+							 word * (16 / RF__CQ_SLOT_UNIT));
+}
+
+/* Its end; gcc reads it through a 4-byte index of its own (poll_1 39.4, 40.4 through the entry). */
+RF_INLINE uint32_t rf__cq_slot_end(const struct rf_sq_slot *t, size_t word)
+{
+#if RF__CQ_SLOT_UNIT == 2
+	return ((const uint32_t *)(const void *)t)[2 * word + 2];
+#else
+	return rf__cq_slot(t, word)->end;
+#endif
+}
+
+/*
+ * Retire everything up to the end of the WQE the run retired last, b->done
+ * of want's send queue (rf__sq_retire_slot() through the CQ's copies of its
+ * pieces), through the table the run read its wr_id from: still in a
+ * register, where the CQ's copy would be loaded again.
+ */
+RF_INLINE void rf__cq_req_retire(struct rf_cq *cq, const struct rf__cq_batch *b)
+{
+	*cq->req_limit = rf__cq_slot_end(b->slot, b->done) + cq->req_bb_max;
 }
 
 RF_INLINE void rf__cq_batch_load(struct rf__cq_batch *b, const struct rf_cq *cq)
 {
 	b->want = cq->want;
-	b->wr_id = cq->req_wr_id;
+	b->slot = cq->req_slot;
 	b->mask = cq->req_mask;
 	b->rec = cq->req_rec;
 }
@@ -109,8 +146,8 @@ RF_INLINE union rf__wc_view *rf__cq_run(struct rf__cq_batch *b, union rf__wc_vie
 		counter = rf__cqe_tail_counter(x);
 		w->v.rec = b->rec;
 		w->wc.wqe_counter = (uint16_t)counter;
-		b->done = counter & b->mask;
-		w->v.wr_id = b->wr_id[b->done].v;
+		b->done = (counter & b->mask) * RF__CQ_SLOT_UNIT;	/* 32-bit, as above */
+		w->v.wr_id = rf__cq_slot(b->slot, b->done)->wr_id;
 		if (len) {
 			rf_dma_rmb();	/* owner byte before byte_cnt */
 			w->v.byte_len = rf_be32toh(cqe->byte_cnt);
@@ -153,7 +190,7 @@ RF_INLINE union rf__wc_view *rf__cq_poll_more(struct rf_cq *cq, struct rf__cq_ba
 				break;	/* hardware owned: nothing more */
 			rf_dma_rmb();	/* owner byte before the CQE body */
 			if (b->done != RF__CQ_NONE) {
-				rf__cq_req_retire(cq, b->done);
+				rf__cq_req_retire(cq, b);
 				b->done = RF__CQ_NONE;
 			}
 			if (RF_UNLIKELY(rf_cqe_format(cqe->op_own) == RF_CQE_FORMAT_COMPRESSED)) {
@@ -217,7 +254,7 @@ RF_INLINE void rf__cq_poll_end(struct rf_cq *cq, const struct rf__cq_batch *b, u
 	uint32_t ci = cq->ci + used;
 
 	if (b->done != RF__CQ_NONE)
-		rf__cq_req_retire(cq, b->done);
+		rf__cq_req_retire(cq, b);
 	cq->ci = ci;
 	cq->cur = b->p;
 	cq->left = b->left;

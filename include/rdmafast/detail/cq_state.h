@@ -44,8 +44,7 @@ RF_INLINE void rf__cq_req_forget(struct rf_cq *cq)
 	__builtin_memcpy(&cq->req_rec, &rec, sizeof(rec));
 	cq->want = rf__cq_want_none(cq->want);
 	cq->req_limit = &cq->none_limit;
-	cq->req_end = &cq->none_end;
-	cq->req_wr_id = &cq->none_wr_id;
+	cq->req_slot = &cq->none_slot;
 	cq->req_mask = 0;
 	cq->req_len = 0;
 	cq->req_bb_max = 0;

@@ -88,14 +88,14 @@ RF_INLINE rf__v8u16 rf__cq_zip_req_rec(const struct rf_sq *sq, uint32_t qpn, uin
  * Returns the counter.
  */
 RF_INLINE uint16_t rf__cq_zip_req_put(union rf__wc_view *w, const struct rf_mini_cqe8 *m,
-				      rf__v8u16 rec, const struct rf__sq_wr_id *wr_id,
+				      rf__v8u16 rec, const struct rf_sq_slot *slot,
 				      uint32_t mask, int len)
 {
 	uint16_t c = rf_be16toh(m->u.s_wqe_info.wqe_counter);
 
 	w->v.rec = rec;
 	w->wc.wqe_counter = c;
-	w->v.wr_id = wr_id[c & mask].v;
+	w->v.wr_id = slot[c & mask].wr_id;
 	if (len)
 		w->v.byte_len = rf_be32toh(m->byte_cnt);
 	return c;
@@ -106,7 +106,7 @@ RF_INLINE uint16_t rf__cq_zip_req_put(union rf__wc_view *w, const struct rf_mini
  * straight-line code. Returns the last record's counter.
  */
 RF_INLINE uint16_t rf__cq_zip_req8(union rf__wc_view *w, const struct rf_mini_cqe8 *m,
-				   rf__v8u16 rec, const struct rf__sq_wr_id *wr_id,
+				   rf__v8u16 rec, const struct rf_sq_slot *slot,
 				   uint32_t mask, int len)
 {
 	/*
@@ -115,7 +115,7 @@ RF_INLINE uint16_t rf__cq_zip_req8(union rf__wc_view *w, const struct rf_mini_cq
 	 * counters and wr_ids did not fit the registers and were spilled.
 	 */
 #define RF__ZIP_PUT(k)								\
-	rf__cq_zip_req_put(w + (k), m + (k), rec, wr_id, mask, len);		\
+	rf__cq_zip_req_put(w + (k), m + (k), rec, slot, mask, len);		\
 	__asm__ __volatile__("" ::: "memory")
 	RF__ZIP_PUT(0);
 	RF__ZIP_PUT(1);
@@ -125,7 +125,7 @@ RF_INLINE uint16_t rf__cq_zip_req8(union rf__wc_view *w, const struct rf_mini_cq
 	RF__ZIP_PUT(5);
 	RF__ZIP_PUT(6);
 #undef RF__ZIP_PUT
-	return rf__cq_zip_req_put(w + 7, m + 7, rec, wr_id, mask, len);
+	return rf__cq_zip_req_put(w + 7, m + 7, rec, slot, mask, len);
 }
 
 /* Do the mini-CQEs m[1..7] carry WQE opcode op, as m[0] does? */
@@ -148,7 +148,7 @@ RF_INLINE union rf__wc_view *rf__cq_zip_req(struct rf_cq *cq, struct rf_sq *sq, 
 					    uint32_t t, uint32_t i, uint32_t end,
 					    union rf__wc_view *w)
 {
-	const struct rf__sq_wr_id *wr_id = sq->wr_id;
+	const struct rf_sq_slot *slot = sq->slot;
 	uint32_t mask = sq->wqe_mask, rec_op = 0x100;
 	uint16_t counter = 0;
 	rf__v8u16 rec = { 0, 0, 0, 0, 0, 0, 0, 0 };
@@ -172,13 +172,13 @@ RF_INLINE union rf__wc_view *rf__cq_zip_req(struct rf_cq *cq, struct rf_sq *sq, 
 				rec_op = op == RF_OPCODE_UMR ? 0x100 : op;
 			}
 			if (k == RF_MINI_CQE_PER_SLOT && rec_op == op && rf__cq_zip_same_op(m, op)) {
-				counter = len ? rf__cq_zip_req8(w, m, rec, wr_id, mask, 1) :
-						rf__cq_zip_req8(w, m, rec, wr_id, mask, 0);
+				counter = len ? rf__cq_zip_req8(w, m, rec, slot, mask, 1) :
+						rf__cq_zip_req8(w, m, rec, slot, mask, 0);
 				w += RF_MINI_CQE_PER_SLOT;
 				break;
 			}
-			counter = len ? rf__cq_zip_req_put(w, m, rec, wr_id, mask, 1) :
-					rf__cq_zip_req_put(w, m, rec, wr_id, mask, 0);
+			counter = len ? rf__cq_zip_req_put(w, m, rec, slot, mask, 1) :
+					rf__cq_zip_req_put(w, m, rec, slot, mask, 0);
 			w++;
 			m++;
 		} while (--k);
@@ -286,7 +286,7 @@ RF_INLINE union rf__wc_view *rf__cq_zip_whole(struct rf_cq *cq, const struct rf_
 	const struct rf_mini_cqe8 *m = rf__cq_zip_arr_at(title, step, 1);
 	const struct rf_cq_qp *q = cq->last;
 	uint8_t op = m->u.s_wqe_info.s_wqe_opcode;
-	const struct rf__sq_wr_id *wr_id;
+	const struct rf_sq_slot *slot;
 	struct rf_sq *sq = q->sq;
 	const uint8_t *blk = (const uint8_t *)title, *end = blk + n * step;
 	uint8_t own = (uint8_t)(RF_CQE_INVALID << 4 | (title->op_own & RF_CQE_OWNER_MASK));
@@ -298,20 +298,20 @@ RF_INLINE union rf__wc_view *rf__cq_zip_whole(struct rf_cq *cq, const struct rf_
 	if (q->qpn != (rf_be32toh(title->sop_drop_qpn) & 0xffffff) || !sq ||
 	    op >= 32 || !rf__cq_zip_all_op(title, step, n, op))
 		return NULL;
-	wr_id = sq->wr_id;
+	slot = sq->slot;
 	mask = sq->wqe_mask;
 	rec = rf__cq_zip_req_rec_plain(q->qpn, op);
 	/* the first array sits in entry 1, the others in entries 8, 16, ... */
 	if (rf__cq_zip_fetches(op)) {
 		do {
-			counter = rf__cq_zip_req8(w, m, rec, wr_id, mask, 1);
+			counter = rf__cq_zip_req8(w, m, rec, slot, mask, 1);
 			w += RF_MINI_CQE_PER_SLOT;
 			blk += RF_MINI_CQE_PER_SLOT * step;
 			m = (const struct rf_mini_cqe8 *)(const void *)blk;
 		} while (blk != end);
 	} else {
 		do {
-			counter = rf__cq_zip_req8(w, m, rec, wr_id, mask, 0);
+			counter = rf__cq_zip_req8(w, m, rec, slot, mask, 0);
 			w += RF_MINI_CQE_PER_SLOT;
 			blk += RF_MINI_CQE_PER_SLOT * step;
 			m = (const struct rf_mini_cqe8 *)(const void *)blk;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * rdmafast/detail/sq.h - the send queue's encodings: the side-table entries,
- * the control segment as the two 8-byte words the posts store, the mask
- * of the post flags that are control-segment bits, the DS of a data body.
+ * rdmafast/detail/sq.h - the send queue's encodings: the control segment
+ * as the two 8-byte words the posts store, the mask of the post flags that
+ * are control-segment bits, the DS of a data body.
  *
  * Private: this is rdmafast's machinery, not its API. Users include
  * <rdmafast/rdmafast.h> and never this file; names, arguments and
@@ -17,6 +17,7 @@
 #include <rdmafast/compiler.h>
 #include <rdmafast/hw/endian.h>
 #include <rdmafast/hw/wqe.h>
+#include <rdmafast/types.h>
 
 RF_BEGIN_DECLS
 
@@ -30,17 +31,36 @@ RF_BEGIN_DECLS
  */
 #define RF__SQ_NO_BF_BIAS 0x80000000U
 
+/*
+ * Where a slot's side-table entry and its WQE are, from one offset: the
+ * entry's, idx * 16 (rf__sq_slot_off()); the WQE's is 4 times that, the
+ * scale of an address, no instruction. Indexing the 16-byte entries by idx
+ * takes a shift an address cannot do (it scales by 8 at most), and the
+ * compilers, left to themselves, shift idx by 4 for the entry and again by
+ * 6 for the WQE: one instruction more wherever both are touched (every
+ * post, the ring). The empty asm hands them the offset as it is.
+ */
+RF_INLINE size_t rf__sq_slot_off(uint32_t idx)
+{
+	size_t off = (size_t)idx * sizeof(struct rf_sq_slot);
+
+	__asm__("" : "+r"(off));
+	return off;
+}
+
+RF_INLINE struct rf_sq_slot *rf__sq_slot_at(struct rf_sq_slot *table, size_t off)
+{
+	return (struct rf_sq_slot *)(void *)((uint8_t *)table + off);
+}
+
+RF_INLINE struct rf_wqe_ctrl_seg *rf__sq_wqe_at(uint8_t *buf, size_t off)
+{
+	RF_STATIC_ASSERT(RF_SEND_WQE_BB == 4 * sizeof(struct rf_sq_slot), "a scale of 4");
+	return (struct rf_wqe_ctrl_seg *)(void *)(buf + off * 4);
+}
+
 /* DS of a one-data-segment body: none for length 0 (0 would mean 2 GiB). */
 #define RF__DS_DATA(len) ((uint32_t)((len) != 0))
-
-/*
- * Side-table entries (struct rf_sq). Wrapped in structs so that the
- * compiler knows a store to one does not alias an rf_sq field of the same
- * integer type: after a plain uint64_t or uint32_t array store it reloads
- * the queue's fields, in a burst of posts once per WQE.
- */
-struct rf__sq_wr_id { uint64_t v; };
-struct rf__sq_end { uint32_t v; };
 
 /*
  * ctrl bytes 8..15 with fm_ce_se = fm (and the rest 0), as the 8-byte word

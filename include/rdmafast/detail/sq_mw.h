@@ -23,14 +23,20 @@
 
 RF_BEGIN_DECLS
 
-/* The small-fenced NOP that follows a UMR (room was checked with it). */
-RF_INLINE void rf__sq_umr_fence(struct rf_sq *sq)
+/*
+ * Post the small-fenced NOP that follows a UMR (room was checked with it)
+ * and, when ring, ring both: the NOP is the last WQE and at least two wait,
+ * so no BlueFlame, and the doorbell is the NOP's (rf__sq_ring_db()).
+ */
+RF_INLINE void rf__sq_umr_fence(struct rf_sq *sq, uint32_t ring)
 {
 	struct rf_wqe_ctrl_seg *c = rf__sq_begin(sq, 1);
 
 	rf__sq_set_ctrl(c, sq->pi, RF_OPCODE_NOP, 0, sq->qpn_be | RF_BE32(1),
 			rf__sq_fm_bits(RF_WQE_CTRL_INITIATOR_SMALL_FENCE), 0);
-	rf__sq_advance(sq, 1, 0);
+	rf__sq_advance(sq, c, 1, 0);
+	if (ring)
+		rf__sq_ring_db(sq, c);
 }
 
 /*
@@ -56,9 +62,7 @@ static inline int rf__sq_post_umr_free(struct rf_sq *sq, uint32_t key, uint8_t t
 	rf_set_mkey_context_seg((struct rf_wqe_mkey_context_seg *)(u + 1),
 				RF_MKEY_CONTEXT_FREE, 0, RF_MKEY_NO_QPN | tag, 0, 0);
 	rf_sq_commit(sq, c, RF_OPCODE_UMR, 0, 8, flags & ~RF_SEND_RING, rf_htobe32(key), wr_id);
-	rf__sq_umr_fence(sq);
-	if (flags & RF_SEND_RING)
-		rf_sq_ring(sq);		/* the UMR and its fence NOP */
+	rf__sq_umr_fence(sq, flags & RF_SEND_RING);
 	return 0;
 }
 

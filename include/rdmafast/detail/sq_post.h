@@ -2,7 +2,7 @@
 /*
  * rdmafast/detail/sq_post.h - the frame every one-call post shares: open a
  * WQE (room, padding, the transport segment), close it (control segment,
- * side tables, the ring that RF_SEND_RING asks for).
+ * side table, the ring that RF_SEND_RING asks for).
  *
  * Private: this is rdmafast's machinery, not its API. Users include
  * <rdmafast/rdmafast.h> and never this file; names, arguments and
@@ -43,9 +43,7 @@ struct rf__sq_wqe {
 	uint8_t *buf;		/* sq->buf */
 	struct rf_wqe_ctrl_seg *c;
 	uint8_t *body;		/* after ctrl and transport segment */
-	struct rf__sq_wr_id *wr_id;	/* sq->wr_id */
-	struct rf__sq_end   *wqe_end;	/* sq->wqe_end */
-	size_t   idx;		/* pi & wqe_mask (pointer-sized: it indexes) */
+	struct rf_sq_slot *slot;	/* sq->slot, then the WQE's entry in it */
 	uint32_t pi;
 	uint32_t nbb;
 	uint64_t ctrl_lo;	/* sq->ctrl_lo: qpn_ds with ctrl and transport DS */
@@ -94,13 +92,21 @@ RF_INLINE uint8_t rf__sq_tseg_for(const struct rf_sq *sq, uint8_t opcode)
 RF_INLINE void rf__sq_load(const struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t flags)
 {
 	w->buf = sq->buf;
-	w->wr_id = sq->wr_id;
-	w->wqe_end = sq->wqe_end;
+	w->slot = sq->slot;
 #if !RF__SQ_CTRL_LO_LATE
 	w->ctrl_lo = sq->ctrl_lo;
 #endif
 	w->fm_bits = sq->ctrl_hi | rf__sq_fm_bits(flags & RF__SEND_FM);
 	w->ring = (flags & RF_SEND_RING) != 0;
+}
+
+/* Point *w (after rf__sq_load()) at the WQE in slot idx and its entry. */
+RF_INLINE void rf__sq_place(struct rf__sq_wqe *w, uint32_t idx)
+{
+	size_t off = rf__sq_slot_off(idx);
+
+	w->c = rf__sq_wqe_at(w->buf, off);
+	w->slot = rf__sq_slot_at(w->slot, off);
 }
 
 /*
@@ -126,13 +132,10 @@ RF_INLINE int rf__sq_claim(struct rf_sq *sq, struct rf__sq_wqe *w, uint32_t nbb,
 		return -ENOSPC;
 	}
 	if (RF_UNLIKELY(rf__sq_pad_need(sq, nbb))) {
-		w->c = rf__sq_begin(sq, nbb);	/* pads: pi moved */
+		rf__sq_begin(sq, nbb);	/* pads: pi moved */
 		pi = sq->pi;
-	} else {
-		w->c = (struct rf_wqe_ctrl_seg *)(w->buf +
-			((size_t)(pi & sq->wqe_mask) << RF_SEND_WQE_SHIFT));
 	}
-	w->idx = pi & sq->wqe_mask;
+	rf__sq_place(w, pi & sq->wqe_mask);
 	w->pi = pi;
 	w->nbb = nbb;
 #if RF__SQ_CTRL_LO_LATE
@@ -207,8 +210,8 @@ RF_INLINE void rf__sq_close(struct rf_sq *sq, const struct rf__sq_wqe *w,
 		v->w0 = lo;
 		v->w1 = hi;
 	}
-	w->wr_id[w->idx].v = wr_id;
-	w->wqe_end[w->idx].v = w->pi + w->nbb;
+	w->slot->wr_id = wr_id;
+	w->slot->end = w->pi + w->nbb;
 	sq->pi = w->pi + w->nbb;
 	RF__CHK(rf__chk_sq_posted(sq, (w->fm_bits & rf__sq_fm_bits(RF_WQE_CTRL_CQ_UPDATE)) != 0));
 	/*

@@ -22,13 +22,21 @@
 
 RF_BEGIN_DECLS
 
-/* Record a WQE of nbb BBs in the side table and move pi past it. */
-RF_INLINE void rf__sq_advance(struct rf_sq *sq, uint32_t nbb, uint64_t wr_id)
+/*
+ * Record the WQE of nbb BBs at c, the one at pi, in the side table and
+ * move pi past it. Its entry's offset is found from c's, a quarter of it
+ * (rf__sq_wqe_at()): where c was just made by rf_sq_wqe(), the compilers
+ * see that this is the offset c was made from and spend no instruction.
+ */
+RF_INLINE void rf__sq_advance(struct rf_sq *sq, const struct rf_wqe_ctrl_seg *c,
+			      uint32_t nbb, uint64_t wr_id)
 {
-	uint32_t pi = sq->pi, idx = pi & sq->wqe_mask;
+	struct rf_sq_slot *s = rf__sq_slot_at(sq->slot,
+					      (size_t)((const uint8_t *)c - sq->buf) / 4);
+	uint32_t pi = sq->pi;
 
-	sq->wr_id[idx].v = wr_id;
-	sq->wqe_end[idx].v = pi + nbb;
+	s->wr_id = wr_id;
+	s->end = pi + nbb;
 	sq->pi = pi + nbb;
 }
 
@@ -41,7 +49,7 @@ static inline RF_COLD void rf__sq_pad(struct rf_sq *sq, uint32_t pad)
 		/* unsignaled, unfenced */
 		rf__sq_set_ctrl(c, sq->pi, RF_OPCODE_NOP, 0,
 				sq->qpn_be | RF_BE32(1), 0, 0);
-		rf__sq_advance(sq, 1, 0);
+		rf__sq_advance(sq, c, 1, 0);
 	}
 }
 
@@ -74,10 +82,21 @@ RF_INLINE struct rf_wqe_ctrl_seg *rf__sq_begin(struct rf_sq *sq, uint32_t nbb)
 	return rf_sq_wqe(sq, sq->pi);
 }
 
+/*
+ * rf_sq_ring() where the caller knows that more than one WQE waits and
+ * that c is the last one committed: no BlueFlame then, the doorbell is
+ * c's, and neither needs the side table (rf_sq_last_pi()'s search).
+ */
+RF_INLINE void rf__sq_ring_db(struct rf_sq *sq, const struct rf_wqe_ctrl_seg *c)
+{
+	rf_ring_db(sq->dbrec, &sq->bf, sq->pi, c);
+	sq->bf_rung_pi = sq->pi + sq->no_bf_bias;
+}
+
 /* Retire everything up to the end of the WQE recorded in slot idx. */
 RF_INLINE void rf__sq_retire_slot(struct rf_sq *sq, size_t idx)
 {
-	sq->limit = sq->wqe_end[idx].v + sq->bb_max;
+	sq->limit = sq->slot[idx].end + sq->bb_max;
 }
 
 RF_END_DECLS

@@ -181,9 +181,7 @@ RF_INLINE void rf__umr_end(struct rf_sq *sq, struct rf_wqe_ctrl_seg *c, uint32_t
 			   uint32_t mkey, uint32_t flags, uint64_t wr_id)
 {
 	rf_sq_commit(sq, c, RF_OPCODE_UMR, 0, ds, flags & ~RF_SEND_RING, rf_htobe32(mkey), wr_id);
-	rf__sq_umr_fence(sq);
-	if (flags & RF_SEND_RING)
-		rf_sq_ring(sq);		/* the UMR and its fence NOP */
+	rf__sq_umr_fence(sq, flags & RF_SEND_RING);
 }
 
 /*
@@ -202,7 +200,7 @@ RF_INLINE void rf__umr_set_psv(struct rf_sq *sq, uint32_t psv, uint64_t ts, uint
 	rf__sq_set_ctrl(c, sq->pi, RF_OPCODE_SET_PSV, 0, sq->qpn_be | RF_BE32(2),
 			sq->ctrl_hi | rf__sq_fm_bits(fm), 0);
 	rf_set_set_psv_seg((struct rf_wqe_set_psv_seg *)(c + 1), psv, ts);
-	rf__sq_advance(sq, 1, wr_id);
+	rf__sq_advance(sq, c, 1, wr_id);
 }
 
 RF_END_DECLS

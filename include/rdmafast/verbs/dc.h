@@ -204,8 +204,7 @@ static inline RF_COLD int rf_dci_reset_ibv(struct rf_qp *qp, const struct rf_qp_
 	sa.max_sge = qp->cap.max_send_sge;
 	sa.kind = RF_QP_DCI;
 	sa.sig_all = sq->fm_ce_se != 0;
-	sa.wr_id = (uint64_t *)sq->wr_id;
-	sa.wqe_end = (uint32_t *)sq->wqe_end;
+	sa.slot = sq->slot;
 	{
 #ifdef RF_CHECKED
 		struct rf__chk_sq chk = *rf__chk_sq(sq);	/* what the glue set, attached */

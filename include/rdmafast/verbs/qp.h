@@ -87,10 +87,9 @@ struct rf_qp_init_attr {
 
 static inline RF_COLD void rf_qp_fini_ibv(struct rf_qp *qp)
 {
-	free(qp->sq.wr_id);	/* and wqe_end, in the same block */
+	free(qp->sq.slot);
 	free(qp->rq.wr_id);
-	qp->sq.wr_id = NULL;
-	qp->sq.wqe_end = NULL;
+	qp->sq.slot = NULL;
 	qp->rq.wr_id = NULL;
 }
 
@@ -135,15 +134,14 @@ static inline RF_COLD int rf_qp_init_ibv(struct rf_qp *qp, struct ibv_qp *ibqp,
 	sa.max_sge = cap->max_send_sge;
 	sa.kind = qp->kind;
 	sa.sig_all = (uint32_t)sig_all;
-	/* both side tables in one block: wr_id[] first, 8-byte aligned */
-	sa.wr_id = (uint64_t *)calloc(dv.sq.wqe_cnt ? dv.sq.wqe_cnt : 1,
-				      sizeof(uint64_t) + sizeof(uint32_t));
-	if (!sa.wr_id)
+	/* calloc() aligns the side table as struct rf_sq_slot asks: 16 bytes */
+	sa.slot = (struct rf_sq_slot *)calloc(dv.sq.wqe_cnt ? dv.sq.wqe_cnt : 1,
+					      sizeof(struct rf_sq_slot));
+	if (!sa.slot)
 		return -ENOMEM;
-	sa.wqe_end = (uint32_t *)(sa.wr_id + dv.sq.wqe_cnt);
 	ret = rf_sq_init(&qp->sq, &sa);
 	if (ret) {
-		free(sa.wr_id);
+		free(sa.slot);
 		return ret;
 	}
 #ifdef RF_CHECKED

@@ -96,26 +96,25 @@ static inline RF_COLD int rf_tm_init_ibv(struct rf_tm *tm, struct rf_srq *srq,
 	a.sq.kind = RF_QP_RC;
 	a.srq = srq;
 	a.ntags = ntags;
-	/* one block: wr_id[], wqe_end[], the ops, the tags */
-	a.sq.wr_id = (uint64_t *)calloc(1, (size_t)dv.sq.wqe_cnt *
-					(sizeof(uint64_t) + sizeof(uint32_t)) +
-					rf_tm_op_size(dv.sq.wqe_cnt) +
-					(ntags + 1) * sizeof(struct rf_tm_tag));
-	if (!a.sq.wr_id)
+	/* one block: the side table (calloc() aligns it), the ops, the tags */
+	a.sq.slot = (struct rf_sq_slot *)calloc(1, (size_t)dv.sq.wqe_cnt *
+						sizeof(struct rf_sq_slot) +
+						rf_tm_op_size(dv.sq.wqe_cnt) +
+						(ntags + 1) * sizeof(struct rf_tm_tag));
+	if (!a.sq.slot)
 		return -ENOMEM;
-	a.op = (struct rf__tm_op *)(void *)(a.sq.wr_id + dv.sq.wqe_cnt);
+	a.op = (struct rf__tm_op *)(void *)(a.sq.slot + dv.sq.wqe_cnt);
 	a.tag = (struct rf_tm_tag *)(void *)((uint8_t *)a.op + rf_tm_op_size(dv.sq.wqe_cnt));
-	a.sq.wqe_end = (uint32_t *)(a.tag + ntags + 1);
 	ret = rf_tm_init(tm, &a);
 	if (ret)
-		free(a.sq.wr_id);
+		free(a.sq.slot);
 	return ret;
 }
 
 static inline RF_COLD void rf_tm_fini_ibv(struct rf_tm *tm)
 {
-	free(tm->sq.wr_id);
-	tm->sq.wr_id = NULL;
+	free(tm->sq.slot);
+	tm->sq.slot = NULL;
 }
 
 /*
