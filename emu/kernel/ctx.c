@@ -262,14 +262,16 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 	 * 64; HASH and CSUM always, CSUM_STRIDX with mini_cqe_resp_stride_index),
 	 * on 128-byte CQEs too (cqe_compression_128: CQE_128B_COMP), which
 	 * create_cq_user() refuses without that cap and the device model
-	 * compresses (device/cqe_zip.c). No cqe_128_always (CQE_128B_PAD):
-	 * padded CQEs are not modelled.
+	 * compresses (device/cqe_zip.c). cqe_128_always (CQE_128B_PAD): a CQ
+	 * of 128-byte CQEs may ask for 64-byte ones at a 128-byte stride
+	 * (cq.c).
 	 * dci_streams_caps: the two general caps as they read, 0 on a device
 	 * without DCI streams (base/profile.c).
 	 */
 	/* mlx5_ib_query_device() sets it whatever the HCA: DCTs take scatter-to-CQE */
 	drv.flags = MLX5_IB_QUERY_DEV_RESP_FLAGS_SCAT2CQE_DCT |
-		    MLX5_IB_QUERY_DEV_RESP_FLAGS_CQE_128B_COMP;
+		    MLX5_IB_QUERY_DEV_RESP_FLAGS_CQE_128B_COMP |
+		    MLX5_IB_QUERY_DEV_RESP_FLAGS_CQE_128B_PAD;
 	drv.cqe_comp_caps.max_num = EMU_CQE_COMP_MAX_NUM;
 	drv.cqe_comp_caps.supported_format = MLX5_IB_CQE_RES_FORMAT_HASH |
 					     MLX5_IB_CQE_RES_FORMAT_CSUM |

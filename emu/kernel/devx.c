@@ -108,6 +108,7 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_SIGERR_DOMAIN_TYPE	F(0x480, 1)
 #define CAP_LOG_MAX_DCI_STREAMS	F(0x58b, 5)
 #define CAP_LOG_MAX_DCI_ERRORED	F(0x593, 5)
+#define CAP_CQE_128_ALWAYS	F(0x5bd, 1)
 #define CAP_CQE_COMPRESSION_128	F(0x5be, 1)
 #define CAP_CQE_COMPRESSION	F(0x5bf, 1)
 #define CAP_CQE_COMP_MAX_NUM	F(0x5d0, 16)
@@ -339,9 +340,10 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 	prm_set(cap, CAP_MAX_WQE_SZ_SQ, EMU_CAP(max_wqe_sz_sq));
 	prm_set(cap, CAP_MAX_WQE_SZ_RQ, EMU_CAP(max_wqe_sz_rq));
 	prm_set(cap, CAP_LOG_MAX_PD, EMU_CAP(log_max_pd));
-	/* what query_device's cqe_comp_caps and CQE_128B_COMP say (ctx.c) */
 	prm_set(cap, CAP_LOG_MAX_DCI_STREAMS, EMU_CAP(log_max_dci_stream_channels));
 	prm_set(cap, CAP_LOG_MAX_DCI_ERRORED, EMU_CAP(log_max_dci_errored_streams));
+	/* what query_device's cqe_comp_caps, CQE_128B_COMP and CQE_128B_PAD say (ctx.c) */
+	prm_set(cap, CAP_CQE_128_ALWAYS, 1);
 	prm_set(cap, CAP_CQE_COMPRESSION, 1);
 	prm_set(cap, CAP_CQE_COMPRESSION_128, 1);
 	prm_set(cap, CAP_CQE_COMP_MAX_NUM, EMU_CQE_COMP_MAX_NUM);

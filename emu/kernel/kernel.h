@@ -318,6 +318,13 @@ struct emu_cq {
 	uint64_t		dbrec;		/* user VA: [0] set_ci, [1] arm word (BE32) */
 	uint32_t		cqe_cnt;	/* entries in the ring, power of two */
 	uint32_t		cqe_size;	/* 64 or 128 */
+	/*
+	 * MLX5_IB_CREATE_CQ_FLAGS_CQE_128B_PAD: 64-byte CQEs at a 128-byte
+	 * stride (the CQ context's padded cqe_sz), the CQE64 in the second
+	 * half as with 128-byte CQEs; the first half carries nothing, so no
+	 * data is scattered to such a CQ (qp.c).
+	 */
+	bool			cqe_pad;
 	uint32_t		flags;		/* IB_UVERBS_CQ_FLAGS_* from the ex command */
 	uint8_t			cqe_comp_en;
 	/*

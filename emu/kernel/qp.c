@@ -123,19 +123,31 @@ static bool is_pow2(uint32_t v)
  * A DCT (create_dct()) scatters only into 128-byte CQEs, up to 64 bytes
  * (MLX5_RES_SCAT_DATA64_CQE); libmlx5 asks for it because query_device
  * answers MLX5_IB_QUERY_DEV_RESP_FLAGS_SCAT2CQE_DCT, as mlx5_ib does.
+ * A padded CQ (CQE_128B_PAD) takes none here: the kernel programs the QP
+ * by its 128-byte stride, but the device writes 64-byte CQEs there, and
+ * no public source says whether a ConnectX puts data in the padding; the
+ * model keeps them in the buffers, which libmlx5 and rdmafast read either
+ * way.
  */
+static uint8_t scatter_room(const struct emu_cq *cq)
+{
+	if (!cq || cq->cqe_pad)
+		return 0;
+	return cq->cqe_size == 128 ? 64 : 32;
+}
+
 static void scatter_to_cqe_config(struct emu_qp *qp)
 {
 	qp->scat_res = qp->scat_req = 0;
 	if (!(qp->mlx5_flags & MLX5_QP_FLAG_SCATTER_CQE))
 		return;
-	if ((qp->type == IBV_QPT_RC || qp->type == IBV_QPT_UC) && qp->recv_cq)
-		qp->scat_res = qp->recv_cq->cqe_size == 128 ? 64 : 32;
-	if (qp->dc == EMU_DC_DCT && qp->recv_cq && qp->recv_cq->cqe_size == 128)
+	if (qp->type == IBV_QPT_RC || qp->type == IBV_QPT_UC)
+		qp->scat_res = scatter_room(qp->recv_cq);
+	if (qp->dc == EMU_DC_DCT && scatter_room(qp->recv_cq) == 64)
 		qp->scat_res = 64;
-	if (qp->type == IBV_QPT_RC && qp->send_cq &&
+	if (qp->type == IBV_QPT_RC &&
 	    (qp->sq_sig_all || (qp->mlx5_flags & MLX5_QP_FLAG_ALLOW_SCATTER_CQE)))
-		qp->scat_req = qp->send_cq->cqe_size == 128 ? 64 : 32;
+		qp->scat_req = scatter_room(qp->send_cq);
 }
 
 /*

@@ -73,6 +73,7 @@ struct e2e_opts {
 	int allow_scatter;
 	int timestamps;		/* CQs from rf_cq_create_ts_ibv() */
 	uint32_t mini_format;	/* CQE compression: RF_MINI_CQE_RES_FORMAT_* */
+	int cqe_pad;		/* 64-byte CQEs at a 128-byte stride (e2e_cq_create_padded()) */
 };
 
 static inline long e2e_now_ms(void)
@@ -81,6 +82,37 @@ static inline long e2e_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/*
+ * A CQ of padded CQEs (MLX5DV_CQ_INIT_ATTR_FLAGS_CQE_PAD, which libmlx5
+ * takes with 128-byte CQEs only), taken over by rdmafast as one of
+ * 128-byte CQEs: the CQE64 is in the second half of each entry either way.
+ */
+static inline int e2e_cq_create_padded(struct rf_cq *cq, struct ibv_cq **out,
+				       struct ibv_context *ctx, int ncqe,
+				       struct ibv_comp_channel *ch)
+{
+	struct ibv_cq_init_attr_ex ax;
+	struct mlx5dv_cq_init_attr dx;
+	struct ibv_cq_ex *cqx;
+	int rc;
+
+	memset(&ax, 0, sizeof(ax));
+	memset(&dx, 0, sizeof(dx));
+	ax.cqe = (uint32_t)ncqe;
+	ax.channel = ch;
+	dx.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_FLAGS | MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE;
+	dx.flags = MLX5DV_CQ_INIT_ATTR_FLAGS_CQE_PAD;
+	dx.cqe_size = 128;
+	cqx = mlx5dv_create_cq(ctx, &ax, &dx);
+	if (!cqx)
+		return -errno;
+	*out = ibv_cq_ex_to_cq(cqx);
+	rc = rf_cq_init_ibv(cq, *out);
+	if (rc)
+		ibv_destroy_cq(*out);
+	return rc;
 }
 
 static inline void e2e_side_open(struct e2e *e, struct e2e_side *s, const struct e2e_opts *o,
@@ -100,6 +132,9 @@ static inline void e2e_side_open(struct e2e *e, struct e2e_side *s, const struct
 	if (o->timestamps)
 		rc = rf_cq_create_ts_ibv(&s->cq, &s->ibcq, e->ctx, (int)(o->cqe ? o->cqe : 256),
 					 ch, o->cqe_size, 0);
+	else if (o->cqe_pad)
+		rc = e2e_cq_create_padded(&s->cq, &s->ibcq, e->ctx, (int)(o->cqe ? o->cqe : 256),
+					  ch);
 	else if (o->mini_format)
 		rc = rf_cq_create_zip_ibv(&s->cq, &s->ibcq, e->ctx, (int)(o->cqe ? o->cqe : 256),
 					  ch, o->cqe_size, o->mini_format);

@@ -94,6 +94,49 @@ Test(e2e_ops, send_recv_and_immediates)
 	e2e_close(&e);
 }
 
+/*
+ * On padded CQs (64-byte CQEs at a 128-byte stride) rf_cq_poll() reads the
+ * CQE64 in the second half of each entry, as with 128-byte CQEs, and the
+ * data that scatter-to-CQE would carry (a small receive, a small READ with
+ * requester scatter allowed) arrive in memory instead.
+ */
+Test(e2e_ops, padded_cqes)
+{
+	struct e2e e;
+	struct e2e_opts o;
+	struct rf_wc wc[2];
+
+	memset(&o, 0, sizeof(o));
+	o.cqe_pad = 1;
+	o.allow_scatter = 1;
+	e2e_open(&e, &o);
+	cr_assert_eq(e.a.cq.cqe_size, 128);
+	cr_assert_eq(rf_rq_post_one(&e.b.qp.rq, e.b.mr->lkey, e2e_addr(&e.b, 0), 4096, 100), 0);
+	rf_rq_ring(&e.b.qp.rq);
+	fill(e.a.buf, 16, 3);
+	cr_assert_eq(rf_sq_post_send(&e.a.qp.sq, e.a.mr->lkey, e2e_addr(&e.a, 0), 16,
+				     RF_SEND_SIGNALED, 1), 0);
+	fill(e.b.buf + 8192, 8, 4);
+	cr_assert_eq(rf_sq_post_read(&e.a.qp.sq, e.a.mr->lkey, e2e_addr(&e.a, 4096), 8,
+				     e.b.mr->rkey, e2e_addr(&e.b, 8192), RF_SEND_SIGNALED, 2), 0);
+	rf_sq_ring(&e.a.qp.sq);
+	e2e_wait(&e.a.cq, wc, 2);
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(wc[i].status, RF_WC_SUCCESS, "status %u", wc[i].status);
+		cr_assert_eq(wc[i].wr_id, (uint64_t)i + 1);
+	}
+	cr_assert_eq(wc[1].opcode, RF_WC_RDMA_READ);
+	cr_assert_eq(wc[1].byte_len, 8);
+	cr_assert_eq(memcmp(e.a.buf + 4096, e.b.buf + 8192, 8), 0);
+	e2e_wait(&e.b.cq, wc, 1);
+	cr_assert_eq(wc[0].status, RF_WC_SUCCESS);
+	cr_assert_eq(wc[0].wr_id, 100);
+	cr_assert_eq(wc[0].opcode, RF_WC_RECV);
+	cr_assert_eq(wc[0].byte_len, 16);
+	cr_assert_eq(memcmp(e.b.buf, e.a.buf, 16), 0);
+	e2e_close(&e);
+}
+
 Test(e2e_ops, inline_write_and_send)
 {
 	struct e2e e;

@@ -355,6 +355,72 @@ Test(dev_scatter, requester_read_atomic_sig_all)
 	dt_teardown(&t);
 }
 
+/*
+ * t with both CQs padded (MLX5DV_CQ_INIT_ATTR_FLAGS_CQE_PAD: 64-byte CQEs at
+ * a 128-byte stride) and its QPs made again on them.
+ */
+static void setup_padded(struct dt *t, const struct dt_qp_opts *o)
+{
+	struct ibv_cq_init_attr_ex ca = { .cqe = 64 };
+	struct mlx5dv_cq_init_attr da = {
+		.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_FLAGS | MLX5DV_CQ_INIT_ATTR_MASK_CQE_SIZE,
+		.flags = MLX5DV_CQ_INIT_ATTR_FLAGS_CQE_PAD, .cqe_size = 128,
+	};
+
+	dt_setup_opts(t, o);
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(ibv_destroy_qp(t->qp[i]), 0);
+	for (int i = 0; i < 2; i++) {
+		struct ibv_cq_ex *cqx = mlx5dv_create_cq(t->ctx, &ca, &da);
+
+		cr_assert(cqx, "mlx5dv_create_cq: %s", strerror(errno));
+		cr_assert_eq(ibv_destroy_cq(t->cq[i]), 0);
+		t->cq[i] = ibv_cq_ex_to_cq(cqx);
+		cr_assert_eq(cq_dv(t->cq[i]).cqe_size, 128);
+	}
+	for (int i = 0; i < 2; i++)
+		t->qp[i] = dt_create_qp(t, i, o);
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(dt_connect(t->qp[i], t->qp[!i]->qp_num, t->lid, o), 0);
+}
+
+/*
+ * A padded CQ has no room for data: the kernel programs scatter-to-CQE by
+ * its 128-byte stride, but the device writes 64-byte CQEs there and leaves
+ * the first half empty, so a receive and a READ small enough for the CQE
+ * land in their buffers, and the CQE64 is at the end of the entry, where
+ * libmlx5 reads it.
+ */
+Test(dev_scatter, padded_cq_takes_no_data)
+{
+	struct dt t;
+	struct dt_qp_opts o = {
+		.type = IBV_QPT_RC, .rnr_retry = 7, .retry_cnt = 7, .timeout = 14,
+		.sq_sig_all = 1,
+	};
+	struct ibv_wc wc;
+	uint8_t *e;
+
+	setup_padded(&t, &o);
+	cr_assert_eq(recv_fmt(&t, 16, false), 0);
+	e = peek_cqe(t.cq[1], 0);
+	cr_assert(all_zero(e, 64), "data in the padding");
+
+	/* post_send()'s READ: 8 bytes from buf[1] + 8192 into buf[0] */
+	fill(t.buf[1] + 8192, 8, 9);
+	post_send(&t, IBV_WR_RDMA_READ, 8, 3);
+	e = peek_cqe(t.cq[0], 1);
+	cr_assert_eq(op_own_fmt(t.cq[0], e), 0);
+	cr_assert(all_zero(e, 64), "data in the padding");
+	cr_assert_eq(memcmp(t.buf[0], t.buf[1] + 8192, 8), 0, "READ data not in memory");
+	wc = dt_poll1(t.cq[0]);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_assert_eq(wc.opcode, IBV_WC_RDMA_READ);
+	cr_assert_eq(wc.wr_id, 3);
+	cr_assert_eq(wc.byte_len, 8);
+	dt_teardown(&t);
+}
+
 /* Without sq_sig_all (and without the ALLOW flag) READ data go to memory. */
 Test(dev_scatter, requester_off_without_sig_all)
 {

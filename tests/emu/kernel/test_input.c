@@ -282,15 +282,16 @@ struct create_cq_resp {
 	struct mlx5_ib_create_cq_resp drv;
 };
 
-/* a CQ of 8 CQEs (512 bytes of ring); 0 or the errno */
-static int create_cq_raw(void *buf, void *db)
+/* a CQ of 8 CQEs of cqe_size bytes, mlx5 flags besides the UAR's; 0 or the errno */
+static int create_cq_raw_as(void *buf, void *db, uint16_t cqe_size, uint32_t flags)
 {
 	struct create_cq_resp r;
 	struct create_cq_cmd c = {
 		.hdr = HDR(IB_USER_VERBS_CMD_CREATE_CQ, sizeof(c), sizeof(r)),
 		.core = { .response = (uintptr_t)&r, .cqe = 7, .comp_channel = -1 },
-		.drv = { .buf_addr = (uintptr_t)buf, .db_addr = (uintptr_t)db, .cqe_size = 64,
-			 .flags = MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX, .uar_page_index = uar },
+		.drv = { .buf_addr = (uintptr_t)buf, .db_addr = (uintptr_t)db, .cqe_size = cqe_size,
+			 .flags = MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX | flags,
+			 .uar_page_index = uar },
 	};
 	int ret = cmd_write(&c, sizeof(c));
 
@@ -307,6 +308,26 @@ static int create_cq_raw(void *buf, void *db)
 		cr_assert_eq(cmd_write(&d, sizeof(d)), 0);
 	}
 	return ret;
+}
+
+/* a CQ of 8 64-byte CQEs (512 bytes of ring); 0 or the errno */
+static int create_cq_raw(void *buf, void *db)
+{
+	return create_cq_raw_as(buf, db, 64, 0);
+}
+
+/*
+ * CQE padding (create_cq_user()): 64-byte CQEs at a 128-byte stride, on
+ * 128-byte CQEs only; asked with 64-byte ones it is EOPNOTSUPP, which only
+ * a raw command sees (libmlx5 answers EINVAL before sending it).
+ */
+Test(kin, create_cq_padding_needs_128_byte_cqes)
+{
+	uint8_t *p = pages();
+
+	cr_assert_eq(create_cq_raw_as(p, p + 2048, 128, MLX5_IB_CREATE_CQ_FLAGS_CQE_128B_PAD), 0);
+	cr_assert_eq(create_cq_raw_as(p, p + 2048, 64, MLX5_IB_CREATE_CQ_FLAGS_CQE_128B_PAD),
+		     EOPNOTSUPP);
 }
 
 Test(kin, create_cq_pins_its_ring)
