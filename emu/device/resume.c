@@ -67,7 +67,7 @@ static _Atomic uint64_t n_sigreturns;
 static const void *kernel_restorer;
 
 /*
- * resume_direct(gregs, xsave): the interrupted context, restored; returns
+ * dev_resume_direct(gregs, xsave): the interrupted context, restored; returns
  * only if the frame is not one it knows (then nothing was changed).
  * gregs is the ucontext's REG_R8..REG_CSGSFS; 464 and 472 are the
  * offsets of _fpx_sw_bytes' magic1 and xfeatures in the XSAVE area.

@@ -385,9 +385,10 @@ static void setup_padded(struct dt *t, const struct dt_qp_opts *o)
 }
 
 /*
- * A padded CQ has no room for data: the kernel programs scatter-to-CQE by
- * its 128-byte stride, but the device writes 64-byte CQEs there and leaves
- * the first half empty, so a receive and a READ small enough for the CQE
+ * A padded CQ takes no data in the model: the kernel programs
+ * scatter-to-CQE by its 128-byte stride, but the device writes 64-byte
+ * CQEs there, and the model leaves the first half empty
+ * (emu/DESIGN-device.md), so a receive and a READ small enough for the CQE
  * land in their buffers, and the CQE64 is at the end of the entry, where
  * libmlx5 reads it.
  */
