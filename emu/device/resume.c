@@ -129,28 +129,26 @@ void dev_resume_init(void)
 	if (emu_real_sigaction(SIGSEGV, NULL, &cur) == 0)
 		kernel_restorer = (const void *)cur.sa_restorer;
 }
+#else
+void dev_resume_init(void)
+{
+}
+#endif
 
 void dev_resume(void *uc, const void *ret)
 {
+#if DEV_RESUME_DIRECT
 	ucontext_t *u = uc;
 
 	if (kernel_restorer && ret == kernel_restorer && u->uc_mcontext.fpregs &&
 	    !(u->uc_stack.ss_flags & SS_AUTODISARM))
 		dev_resume_direct(u->uc_mcontext.gregs, u->uc_mcontext.fpregs);
-	atomic_fetch_add_explicit(&n_sigreturns, 1, memory_order_relaxed);
-}
 #else
-void dev_resume_init(void)
-{
-}
-
-void dev_resume(void *uc, const void *ret)
-{
 	(void)uc;
 	(void)ret;
+#endif
 	atomic_fetch_add_explicit(&n_sigreturns, 1, memory_order_relaxed);
 }
-#endif
 
 uint64_t dev_resume_sigreturns(void)
 {
