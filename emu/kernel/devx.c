@@ -4,9 +4,10 @@
  * through mlx5_ib (drivers/infiniband/hw/mlx5/devx.c) to the device, as far
  * as libmlx5 44 sends them for its own verbs: the capability queries of
  * every context (QUERY_HCA_CAP), the mkey of mlx5dv_create_mkey()
- * (CREATE_MKEY) and the two PSVs of a signature one (CREATE_PSV), each
- * destroyed with its object, and the signature pipelining of a QP
- * (INIT2INIT_QP, QUERY_QP).
+ * (CREATE_MKEY) and the two PSVs of a signature one (CREATE_PSV), the
+ * reserved QP numbers of mlx5dv_reserved_qpn_alloc() (CREATE_GENERAL_OBJECT
+ * of type RESERVED_QPN, reserved_qpn.c), each destroyed with its object,
+ * and the signature pipelining of a QP (INIT2INIT_QP, QUERY_QP).
  *
  * The kernel's checks come first, with its errnos: a command that is not
  * one of its general commands EINVAL on the OTHER method, a command that
@@ -71,11 +72,16 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define OUT_STATUS		F(0x00, 8)
 #define OUT_SYNDROME		F(0x20, 32)
 #define MBOX_HDR_SIZE		16	/* bytes of either header */
+/* general_obj_in_cmd_hdr's object fields, general_obj_out_cmd_hdr's id */
+#define HDR_OBJ_TYPE		F(0x30, 16)
+#define HDR_LOG_OBJ_RANGE	F(0x63, 5)
+#define OUT_OBJ_ID		F(0x40, 32)
 
 /* query_hca_cap_out: the capability at byte 0x10, 0x1000 bytes */
 #define HCA_CAP_OFFSET		0x10
 #define HCA_CAP_SIZE		0x1000
 /* cmd_hca_cap (the general device caps), offsets inside the capability */
+#define CAP_HCA_CAP_2		F(0x020, 1)
 #define CAP_LOG_MAX_SRQ_SZ	F(0x080, 8)
 #define CAP_LOG_MAX_QP_SZ	F(0x088, 8)
 #define CAP_LOG_MAX_QP		F(0x09b, 5)
@@ -105,6 +111,8 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_MAX_WQE_SZ_SQ	F(0x290, 16)
 #define CAP_MAX_WQE_SZ_RQ	F(0x2b0, 16)
 #define CAP_LOG_MAX_PD		F(0x32b, 5)
+/* general_obj_types: 64 bits from 0x400, the bit of type t at 1 << t */
+#define CAP_GENERAL_OBJ_TYPE(t)	F(0x400 + 63 - (t), 1)
 #define CAP_SIGERR_DOMAIN_TYPE	F(0x480, 1)
 #define CAP_LOG_MAX_DCI_STREAMS	F(0x58b, 5)
 #define CAP_LOG_MAX_DCI_ERRORED	F(0x593, 5)
@@ -112,6 +120,10 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_CQE_COMPRESSION_128	F(0x5be, 1)
 #define CAP_CQE_COMPRESSION	F(0x5bf, 1)
 #define CAP_CQE_COMP_MAX_NUM	F(0x5d0, 16)
+/* cmd_hca_cap_2, the second general caps page (op_mod 0x20 << 1) */
+#define CAP2_LOG_MAX_NUM_RESERVED_QPN	F(0x08b, 5)
+#define CAP2_LOG_RESERVED_QPN_GRANULARITY F(0x093, 5)
+#define CAP2_LOG_RESERVED_QPN_MAX_ALLOC	F(0x09b, 5)
 
 /* create_mkey_in and its mkey context (mkc) at bit 0x80 */
 #define MKC(off, bits)		F(0x80 + (off), bits)
@@ -191,8 +203,11 @@ enum {
 	CMD_CREATE_GENERAL_OBJECT = 0xa00,
 };
 
-enum { STAT_BAD_OP = 0x2, STAT_BAD_PARAM = 0x3, STAT_BAD_RES = 0x5,
-       STAT_BAD_QP_STATE = 0x10, STAT_BAD_OUTP_LEN = 0x51 };
+enum { STAT_BAD_OP = 0x2, STAT_BAD_PARAM = 0x3, STAT_BAD_RES = 0x5, STAT_LIM = 0x8,
+       STAT_NO_RES = 0xf, STAT_BAD_QP_STATE = 0x10, STAT_BAD_OUTP_LEN = 0x51 };
+/* the capability pages (query_hca_cap op_mod >> 1), the general object types */
+enum { CAP_PAGE_GENERAL = 0x0, CAP_PAGE_GENERAL_2 = 0x20 };
+enum { OBJ_TYPE_RESERVED_QPN = 0x2c };
 enum { MKC_ACCESS_MODE_KLMS = 0x2 };
 
 /*
@@ -202,7 +217,8 @@ enum { MKC_ACCESS_MODE_KLMS = 0x2 };
 enum { SYND_UNSUPPORTED = 0x4d0001, SYND_MKEY_MODE = 0x4d0002,
        SYND_MKEY_PD = 0x4d0003, SYND_MKEY_SIZE = 0x4d0004, SYND_MKEY_BSF = 0x4d0005,
        SYND_PSV_PD = 0x4d0006, SYND_QP_STATE = 0x4d0007,
-       SYND_DCI_STREAM = 0x4d0008 };
+       SYND_DCI_STREAM = 0x4d0008, SYND_RQPN_RANGE = 0x4d0009,
+       SYND_RQPN_LIMIT = 0x4d000a, SYND_RQPN_SPACE = 0x4d000b };
 
 /* ---- the kernel's classification (devx.c) ------------------------------ */
 
@@ -294,15 +310,24 @@ static int fw_bad_op(uint8_t *out)
 	return EREMOTEIO;
 }
 
+/* cmd_hca_cap_2: the bounds of a RESERVED_QPN object (reserved_qpn.c) */
+static void general_caps_2(uint8_t *cap)
+{
+	prm_set(cap, CAP2_LOG_MAX_NUM_RESERVED_QPN, EMU_RQPN_LOG_MAX_NUM);
+	prm_set(cap, CAP2_LOG_RESERVED_QPN_GRANULARITY, EMU_RQPN_LOG_GRANULARITY);
+	prm_set(cap, CAP2_LOG_RESERVED_QPN_MAX_ALLOC, EMU_RQPN_LOG_MAX_ALLOC);
+}
+
 /*
  * QUERY_HCA_CAP: the general device caps the profile sets (the ones the
  * verbs answers derive from, caps.h), the same for op_mod's current and
  * maximum, with the block signature offload the device models (sho and
  * the signature error CQE's domain and type, which libmlx5 44 needs both
  * of, get_hca_sig_caps(); CRC32C beside the basic T10-DIF and CRC32; not
- * CRC64-XP10 nor 4048-byte blocks); every other capability page reads
- * zeros, no feature of it present (no ODP, no steering, no LAG, no
- * crypto, no general object types).
+ * CRC64-XP10 nor 4048-byte blocks), and one general object type,
+ * RESERVED_QPN, with the second general page that bounds it; every other
+ * capability page reads zeros, no feature of it present (no ODP, no
+ * steering, no LAG, no crypto).
  */
 static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 {
@@ -313,7 +338,9 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 		fw_status(out, STAT_BAD_OUTP_LEN, 0);
 		return EREMOTEIO;
 	}
-	if (type != 0)	/* MLX5_CAP_GENERAL */
+	if (type == CAP_PAGE_GENERAL_2)
+		general_caps_2(cap);
+	if (type != CAP_PAGE_GENERAL)
 		return 0;
 	prm_set(cap, CAP_LOG_MAX_SRQ_SZ, EMU_CAP(log_max_srq_sz));
 	prm_set(cap, CAP_LOG_MAX_QP_SZ, EMU_CAP(log_max_qp_sz));
@@ -354,6 +381,8 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 	prm_set(cap, CAP_SIG_BLOCK_4048, 0);
 	/* a failed check may stop the SQ (device/sq.c): MLX5DV_QP_CREATE_SIG_PIPELINING */
 	prm_set(cap, CAP_DRAIN_SIGERR, 1);
+	prm_set(cap, CAP_GENERAL_OBJ_TYPE(OBJ_TYPE_RESERVED_QPN), 1);
+	prm_set(cap, CAP_HCA_CAP_2, 1);
 	return 0;
 }
 
@@ -376,7 +405,7 @@ static struct emu_pd *ctx_pd(const struct emu_ctx *ctx, uint32_t pdn)
  * one is BAD_PARAM here.
  */
 static int create_mkey(struct emu_ioc *b, uint8_t *in, size_t in_len, uint8_t *out,
-		       struct emu_mkey **out_mk)
+		       struct emu_obj **out_obj)
 {
 	struct emu_ctx *ctx = b->ctx;
 	unsigned mode;
@@ -432,7 +461,7 @@ static int create_mkey(struct emu_ioc *b, uint8_t *in, size_t in_len, uint8_t *o
 		     (prm_get(in, MKC_RR) ? IBV_ACCESS_REMOTE_READ : 0) |
 		     (prm_get(in, MKC_A) ? IBV_ACCESS_REMOTE_ATOMIC : 0);
 	prm_set(out, CREATE_MKEY_OUT_INDEX, idx);
-	*out_mk = mk;
+	*out_obj = &mk->obj;
 	emu_dbg("devx mkey %#x: %u entries, pd %u\n", mk->key, entries, pd->pdn);
 	return 0;
 }
@@ -454,7 +483,7 @@ void emu_mkey_destroy_locked(struct emu_mkey *mk)
  * the SET_PSV WQEs set (device/mkey.c).
  */
 static int create_psv(struct emu_ioc *b, const uint8_t *in, uint8_t *out,
-		      struct emu_psv **out_psv)
+		      struct emu_obj **out_obj)
 {
 	struct emu_pd *pd = ctx_pd(b->ctx, prm_get(in, PSV_PD));
 	struct emu_psv *psv;
@@ -475,7 +504,7 @@ static int create_psv(struct emu_ioc *b, const uint8_t *in, uint8_t *out,
 	psv->pd = pd;
 	pd->obj.usecnt++;
 	prm_set(out, PSV_OUT_INDEX0, psv->psvn);
-	*out_psv = psv;
+	*out_obj = &psv->obj;
 	return 0;
 }
 
@@ -485,6 +514,37 @@ void emu_psv_destroy_locked(struct emu_psv *psv)
 	psv->pd->obj.usecnt--;
 	emu_num_free_locked(EMU_NUM_PSV, psv->psvn);
 	emu_obj_free_locked(&psv->obj);
+}
+
+/*
+ * CREATE_GENERAL_OBJECT of a RESERVED_QPN: 2^log_obj_range numbers, a
+ * range the second caps page allows (BAD_PARAM otherwise); past the
+ * function's limit LIM (libmlx5: ENOMEM), without a free range NO_RES
+ * (EAGAIN).  The object id is the first number.
+ */
+static int create_reserved_qpn(struct emu_ioc *b, const uint8_t *in, uint8_t *out,
+			       struct emu_obj **out_obj)
+{
+	unsigned log_n = prm_get(in, HDR_LOG_OBJ_RANGE);
+	struct emu_rqpn *r;
+	int ret;
+
+	if (log_n < EMU_RQPN_LOG_GRANULARITY || log_n > EMU_RQPN_LOG_MAX_ALLOC) {
+		fw_status(out, STAT_BAD_PARAM, SYND_RQPN_RANGE);
+		return EREMOTEIO;
+	}
+	ret = emu_rqpn_create_locked(b->ctx, log_n, &r);
+	if (ret == EDQUOT)
+		fw_status(out, STAT_LIM, SYND_RQPN_LIMIT);
+	else if (ret == ENOSPC)
+		fw_status(out, STAT_NO_RES, SYND_RQPN_SPACE);
+	if (ret == EDQUOT || ret == ENOSPC)
+		return EREMOTEIO;
+	if (ret)
+		return ret;
+	prm_set(out, OUT_OBJ_ID, r->first);
+	*out_obj = &r->obj;
+	return 0;
 }
 
 /*
@@ -674,11 +734,21 @@ static int obj_cmd_checks(const struct emu_ioc *b, const uint8_t *in, uint16_t o
 	return kind_ok ? 0 : EINVAL;
 }
 
+/* the destroy command the kernel built at creation (DESTROY_MKEY, _PSV, _GENERAL_OBJECT) */
+static void devx_obj_destroy_locked(struct emu_obj *o)
+{
+	if (o->type == EMU_OBJ_MKEY)
+		emu_mkey_destroy_locked((struct emu_mkey *)o);
+	else if (o->type == EMU_OBJ_PSV)
+		emu_psv_destroy_locked((struct emu_psv *)o);
+	else
+		emu_rqpn_destroy_locked((struct emu_rqpn *)o);
+}
+
 /* MLX5_IB_METHOD_DEVX_OBJ_CREATE (mlx5dv_devx_obj_create()) */
 static int devx_obj_create(struct emu_ioc *b)
 {
-	struct emu_mkey *mk = NULL;
-	struct emu_psv *psv = NULL;
+	struct emu_obj *o = NULL;
 	uint8_t *in, *out;
 	size_t in_len, out_len;
 	uint16_t op;
@@ -691,21 +761,21 @@ static int devx_obj_create(struct emu_ioc *b)
 	op = (uint16_t)prm_get(in, HDR_OPCODE);
 	ret = obj_cmd_checks(b, in, op, obj_create_cmd(in, op));
 	if (!ret && op == CMD_CREATE_MKEY)
-		ret = create_mkey(b, in, in_len, out, &mk);
+		ret = create_mkey(b, in, in_len, out, &o);
 	else if (!ret && op == CMD_CREATE_PSV)
-		ret = create_psv(b, in, out, &psv);
+		ret = create_psv(b, in, out, &o);
+	else if (!ret && op == CMD_CREATE_GENERAL_OBJECT &&
+		 prm_get(in, HDR_OBJ_TYPE) == OBJ_TYPE_RESERVED_QPN)
+		ret = create_reserved_qpn(b, in, out, &o);
 	else if (!ret)
 		ret = fw_bad_op(out);
 	if (!ret) {
-		ret = emu_ioc_put_new(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_HANDLE,
-				      mk ? mk->obj.handle : psv->obj.handle);
+		ret = emu_ioc_put_new(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_HANDLE, o->handle);
 		if (!ret)
 			ret = emu_ioc_copy_to(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT, out,
 					      out_len);
-		if (ret && mk)
-			emu_mkey_destroy_locked(mk);
-		else if (ret)
-			emu_psv_destroy_locked(psv);
+		if (ret)
+			devx_obj_destroy_locked(o);
 	} else {
 		ret = copy_out(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT, out, out_len, ret);
 	}
@@ -716,23 +786,22 @@ static int devx_obj_create(struct emu_ioc *b)
 
 /*
  * MLX5_IB_METHOD_DEVX_OBJ_DESTROY (mlx5dv_devx_obj_destroy()): the
- * destroy command the kernel built at creation (DESTROY_MKEY or
- * DESTROY_PSV) runs.
+ * destroy command the kernel built at creation runs.  A handle of another
+ * kind of object is the framework's EINVAL.
  */
 static int devx_obj_destroy(struct emu_ioc *b)
 {
-	int ret;
-	struct emu_obj *o = emu_ioc_get_obj(b, MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE,
-					    EMU_OBJ_MKEY, &ret);
+	static const enum emu_obj_type devx_types[] = {
+		EMU_OBJ_MKEY, EMU_OBJ_PSV, EMU_OBJ_RESERVED_QPN,
+	};
+	struct emu_obj *o = NULL;
+	int ret = EINVAL;
 
-	if (!o && ret == EINVAL)
-		o = emu_ioc_get_obj(b, MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE, EMU_OBJ_PSV, &ret);
+	for (size_t i = 0; !o && ret == EINVAL && i < EMU_ARRAY_SIZE(devx_types); i++)
+		o = emu_ioc_get_obj(b, MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE, devx_types[i], &ret);
 	if (!o)
 		return ret;
-	if (o->type == EMU_OBJ_PSV)
-		emu_psv_destroy_locked((struct emu_psv *)o);
-	else
-		emu_mkey_destroy_locked((struct emu_mkey *)o);
+	devx_obj_destroy_locked(o);
 	return 0;
 }
 

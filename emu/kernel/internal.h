@@ -38,6 +38,13 @@ void *emu_obj_get_locked(struct emu_ctx *ctx, uint32_t handle,
 
 int emu_num_alloc_locked(enum emu_num_kind kind, void *obj, uint32_t *num);
 void emu_num_free_locked(enum emu_num_kind kind, uint32_t num);
+/*
+ * 2^log_n consecutive numbers, aligned to their count, none in use: held
+ * (no object is given one) until released; the first in *first.  ENOSPC
+ * when no such range is free, ENOMEM.
+ */
+int emu_num_hold_range_locked(enum emu_num_kind kind, unsigned log_n, uint32_t *first);
+void emu_num_release_range_locked(enum emu_num_kind kind, uint32_t first, unsigned log_n);
 
 struct emu_channel *emu_channel_by_fd_locked(struct emu_ctx *ctx, int fd);
 
@@ -129,6 +136,24 @@ void emu_dm_destroy_locked(struct emu_dm *dm);
 void emu_uar_destroy_locked(struct emu_uar *uar);
 void emu_mkey_destroy_locked(struct emu_mkey *mk);
 void emu_psv_destroy_locked(struct emu_psv *psv);
+
+/*
+ * reserved_qpn.c: RESERVED_QPN general objects, each a range of 2^log_n
+ * QP numbers no QP gets while it lives; the caps of the second general
+ * caps page (cmd_hca_cap_2) that bound them.  emu_rqpn_create_locked():
+ * 0, ENOMEM, EDQUOT past the function's 2^EMU_RQPN_LOG_MAX_NUM numbers,
+ * ENOSPC without a free range.
+ */
+#define EMU_RQPN_LOG_MAX_NUM		13	/* log_max_num_reserved_qpn */
+#define EMU_RQPN_LOG_GRANULARITY	3	/* log_reserved_qpn_granularity */
+#define EMU_RQPN_LOG_MAX_ALLOC		10	/* log_reserved_qpn_max_alloc */
+struct emu_rqpn {
+	struct emu_obj		obj;
+	uint32_t		first;		/* the object id: the first QPN */
+	unsigned		log_n;
+};
+int emu_rqpn_create_locked(struct emu_ctx *ctx, unsigned log_n, struct emu_rqpn **out);
+void emu_rqpn_destroy_locked(struct emu_rqpn *r);
 
 /*
  * devx.c: the uid of a DEVX ucontext (never 0, nor the one mlx5_ib runs a

@@ -121,6 +121,7 @@ enum emu_obj_type {
 	EMU_OBJ_UAR,
 	EMU_OBJ_MKEY,		/* a DEVX CREATE_MKEY object (devx.c) */
 	EMU_OBJ_PSV,		/* a DEVX CREATE_PSV object (devx.c) */
+	EMU_OBJ_RESERVED_QPN,	/* a DEVX RESERVED_QPN general object (reserved_qpn.c) */
 	EMU_OBJ_TYPE_COUNT
 };
 
@@ -737,6 +738,14 @@ enum emu_num_kind { EMU_NUM_PD, EMU_NUM_CQ, EMU_NUM_QP, EMU_NUM_SRQ,
 struct emu_num_space {
 	void		**slot;		/* EMU_NUM_IDX_MASK + 1 entries */
 	uint32_t	next;		/* rotate, so numbers are not reused at once */
+	/*
+	 * Numbers held with no object behind them (reserved QPNs): a lookup
+	 * finds nothing there, and no object is given one.  A bitmap beside
+	 * slot, so the lookups stay one load.
+	 */
+	uint64_t	*held;
+	uint32_t	nheld;		/* numbers held */
+	uint32_t	held_next;	/* rotate the held ranges as well */
 };
 extern struct emu_num_space emu_num_spaces[EMU_NUM_KIND_COUNT];
 

@@ -234,8 +234,8 @@ void emu_ctx_disown_locked(void)
 	/* a new host's numbers start over, as the host id changes */
 	for (int k = 0; k < EMU_NUM_KIND_COUNT; k++) {
 		free(emu_num_spaces[k].slot);
-		emu_num_spaces[k].slot = NULL;
-		emu_num_spaces[k].next = 0;
+		free(emu_num_spaces[k].held);
+		emu_num_spaces[k] = (struct emu_num_space){ 0 };
 	}
 }
 
@@ -254,7 +254,7 @@ struct emu_ctx *emu_ctx_inherited_by_fd_locked(int fd)
  */
 static const enum emu_obj_type teardown_order[] = {
 	EMU_OBJ_AH, EMU_OBJ_MW, EMU_OBJ_MKEY, EMU_OBJ_PSV, EMU_OBJ_QP, EMU_OBJ_SRQ, EMU_OBJ_CQ,
-	EMU_OBJ_UAR, EMU_OBJ_MR, EMU_OBJ_DM, EMU_OBJ_PD, EMU_OBJ_XRCD,
+	EMU_OBJ_UAR, EMU_OBJ_MR, EMU_OBJ_DM, EMU_OBJ_PD, EMU_OBJ_XRCD, EMU_OBJ_RESERVED_QPN,
 };
 
 static void obj_destroy_locked(struct emu_obj *o)
@@ -272,6 +272,7 @@ static void obj_destroy_locked(struct emu_obj *o)
 	case EMU_OBJ_UAR:  emu_uar_destroy_locked((struct emu_uar *)o); break;
 	case EMU_OBJ_MKEY: emu_mkey_destroy_locked((struct emu_mkey *)o); break;
 	case EMU_OBJ_PSV:  emu_psv_destroy_locked((struct emu_psv *)o); break;
+	case EMU_OBJ_RESERVED_QPN: emu_rqpn_destroy_locked((struct emu_rqpn *)o); break;
 	case EMU_OBJ_TYPE_COUNT: break;
 	}
 }
@@ -437,20 +438,33 @@ void *emu_obj_get_locked(struct emu_ctx *ctx, uint32_t handle,
 
 struct emu_num_space emu_num_spaces[EMU_NUM_KIND_COUNT];
 
+#define HELD_WORDS	((EMU_NUM_IDX_MASK + 1) / 64)
+
+static int num_space_init(struct emu_num_space *s)
+{
+	if (!s->slot)
+		s->slot = calloc(EMU_NUM_IDX_MASK + 1, sizeof(void *));
+	if (!s->held)
+		s->held = calloc(HELD_WORDS, sizeof(uint64_t));
+	return s->slot && s->held ? 0 : ENOMEM;
+}
+
+static bool num_held(const struct emu_num_space *s, uint32_t idx)
+{
+	return s->held[idx / 64] >> (idx % 64) & 1;
+}
+
 int emu_num_alloc_locked(enum emu_num_kind kind, void *obj, uint32_t *num)
 {
 	struct emu_num_space *s = &emu_num_spaces[kind];
 
-	if (!s->slot) {
-		s->slot = calloc(EMU_NUM_IDX_MASK + 1, sizeof(void *));
-		if (!s->slot)
-			return ENOMEM;
-	}
+	if (num_space_init(s))
+		return ENOMEM;
 	for (uint32_t i = 0; i < EMU_NUM_IDX_MASK; i++) {
 		/* index 0 is never used, so no number has a zero low part */
 		uint32_t idx = (s->next + i) % EMU_NUM_IDX_MASK + 1;
 
-		if (s->slot[idx])
+		if (s->slot[idx] || num_held(s, idx))
 			continue;
 		s->slot[idx] = obj;
 		s->next = idx;
@@ -466,12 +480,59 @@ void emu_num_free_locked(enum emu_num_kind kind, uint32_t num)
 		emu_num_spaces[kind].slot[num & EMU_NUM_IDX_MASK] = NULL;
 }
 
+static void num_range_mark(struct emu_num_space *s, uint32_t idx, uint32_t n, bool held)
+{
+	for (uint32_t i = idx; i < idx + n; i++) {
+		if (held)
+			s->held[i / 64] |= 1ull << (i % 64);
+		else
+			s->held[i / 64] &= ~(1ull << (i % 64));
+	}
+	s->nheld = held ? s->nheld + n : s->nheld - n;
+}
+
+/*
+ * The ranges are tried from the one after the last held, as numbers are
+ * given out (no range comes back at once); index 0 being never used, the
+ * first range is the second of the space.
+ */
+int emu_num_hold_range_locked(enum emu_num_kind kind, unsigned log_n, uint32_t *first)
+{
+	struct emu_num_space *s = &emu_num_spaces[kind];
+	uint32_t n = 1u << log_n, ranges = (EMU_NUM_IDX_MASK + 1) >> log_n;
+
+	if (num_space_init(s))
+		return ENOMEM;
+	for (uint32_t i = 0; i + 1 < ranges; i++) {
+		uint32_t idx = ((s->held_next + i) % (ranges - 1) + 1) << log_n, k = 0;
+
+		while (k < n && !s->slot[idx + k] && !num_held(s, idx + k))
+			k++;
+		if (k < n)
+			continue;
+		num_range_mark(s, idx, n, true);
+		s->held_next = (idx >> log_n);
+		*first = (emu_cfg.host_id << EMU_NUM_IDX_BITS) | idx;
+		return 0;
+	}
+	return ENOSPC;
+}
+
+void emu_num_release_range_locked(enum emu_num_kind kind, uint32_t first, unsigned log_n)
+{
+	struct emu_num_space *s = &emu_num_spaces[kind];
+
+	if (s->held)
+		num_range_mark(s, first & EMU_NUM_IDX_MASK, 1u << log_n, false);
+}
+
 static void num_spaces_free(void) __attribute__((destructor(200)));
 static void num_spaces_free(void)
 {
 	for (int k = 0; k < EMU_NUM_KIND_COUNT; k++) {
 		free(emu_num_spaces[k].slot);
-		emu_num_spaces[k].slot = NULL;
+		free(emu_num_spaces[k].held);
+		emu_num_spaces[k] = (struct emu_num_space){ 0 };
 	}
 }
 

@@ -18,35 +18,11 @@
 #include <rdma/rdma_user_ioctl.h>
 
 #include "emu_test.h"
+#include "prm_test.h"
 
 ET_CTX_PD_SUITE(devx);
 
-/* PRM mailboxes: big-endian dwords, a field by its bit offset and width */
-static uint32_t get(const void *buf, unsigned off, unsigned bits)
-{
-	const uint8_t *p = (const uint8_t *)buf + off / 32 * 4;
-	uint32_t dw = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-
-	return (dw >> (32 - off % 32 - bits)) & (bits == 32 ? ~0u : (1u << bits) - 1);
-}
-
-static void set(void *buf, unsigned off, unsigned bits, uint32_t v)
-{
-	uint8_t *p = (uint8_t *)buf + off / 32 * 4;
-	uint32_t dw = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-	unsigned shift = 32 - off % 32 - bits;
-	uint32_t mask = (bits == 32 ? ~0u : (1u << bits) - 1) << shift;
-
-	dw = (dw & ~mask) | ((v << shift) & mask);
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(dw >> (24 - 8 * i));
-}
-
-/* mlx5_ifc.h: the header, query_hca_cap's op_mod, create_mkey_in's mkc */
-#define OPCODE		0x00, 16
-#define OP_MOD		0x30, 16
-#define STATUS		0x00, 8
-#define SYNDROME	0x20, 32
+/* mlx5_ifc.h: create_mkey_in's mkc */
 #define MKC_FREE	0x81, 1
 #define MKC_UMR_EN	0x90, 1
 #define MKC_LR		0x95, 1
@@ -57,8 +33,7 @@ static void set(void *buf, unsigned off, unsigned bits, uint32_t v)
 #define MKC_CRYPTO_EN	0x263, 1
 #define MKC_OCTWORDS	0x220, 32
 #define MKEY_INDEX	0x48, 24
-/* cmd_hca_cap fields, in the capability at byte 0x10 of the output */
-#define CAP(off, bits)	0x80 + (off), bits
+/* cmd_hca_cap fields */
 #define CAP_LOG_MAX_QP_SZ	CAP(0x088, 8)
 #define CAP_LOG_MAX_MSG		CAP(0x1c3, 5)
 #define CAP_PORT_TYPE		CAP(0x1b6, 2)
@@ -70,26 +45,25 @@ static void set(void *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_SIG_CRC64_XP10	CAP(0x147, 1)
 #define CAP_SIG_BLOCK_4048	CAP(0x1f0, 1)
 #define CAP_DRAIN_SIGERR	CAP(0x20f, 1)
-#define CAP_GENERAL_OBJ_TYPES	CAP(0x4c0, 32)	/* the low half of the 64 bits */
+#define CAP_GENERAL_OBJ_TYPES	CAP(0x420, 32)	/* the low half of the 64 bits at 0x400 */
 #define CAP_CQE_128_ALWAYS	CAP(0x5bd, 1)
 #define CAP_CQE_COMPRESSION_128	CAP(0x5be, 1)
 #define CAP_CQE_COMPRESSION	CAP(0x5bf, 1)
 #define CAP_CQE_COMP_MAX_NUM	CAP(0x5d0, 16)
 
-enum { QUERY_HCA_CAP = 0x100, CREATE_MKEY = 0x200, CREATE_CQ = 0x400,
+enum { CREATE_MKEY = 0x200, CREATE_CQ = 0x400,
        QUERY_LAG = 0x842, RTR2RTS_QP = 0x504, RTS2RTS_QP = 0x505, CREATE_PSV = 0x600, SET_FTE = 0x936 };
 #define NUM_PSV		0x40, 4
 #define PSV_PD		0x48, 24
 #define PSV0_INDEX	0x88, 24
-enum { STAT_BAD_OP = 2, STAT_BAD_PARAM = 3, STAT_BAD_RES = 5 };
 
 /* the capability of one op_mod: 0, or the errno */
 static int query_cap(struct ibv_context *c, uint16_t op_mod, uint32_t *out, size_t out_len)
 {
 	uint32_t in[4] = { 0 };
 
-	set(in, OPCODE, QUERY_HCA_CAP);
-	set(in, OP_MOD, op_mod);
+	prm_set(in, OPCODE, QUERY_HCA_CAP);
+	prm_set(in, OP_MOD, op_mod);
 	memset(out, 0xff, out_len);
 	return mlx5dv_devx_general_cmd(c, in, sizeof(in), out, out_len);
 }
@@ -123,39 +97,39 @@ Test(devx, query_hca_cap)
 	cr_assert_eq(mlx5dv_query_device(ctx, &dv), 0);
 	for (uint16_t cur = 0; cur < 2; cur++) {
 		cr_assert_eq(query_cap(ctx, cur, out, sizeof(out)), 0);
-		cr_expect_eq(get(out, STATUS), 0);
-		cr_expect_eq(1u << get(out, CAP_LOG_MAX_QP_SZ), (uint32_t)da.max_qp_wr);
-		cr_expect_eq(1ull << get(out, CAP_LOG_MAX_MSG), pa.max_msg_sz);
-		cr_expect_eq(get(out, CAP_NUM_PORTS), da.phys_port_cnt);
-		cr_expect_eq(get(out, CAP_PORT_TYPE),
+		cr_expect_eq(prm_get(out, STATUS), 0);
+		cr_expect_eq(1u << prm_get(out, CAP_LOG_MAX_QP_SZ), (uint32_t)da.max_qp_wr);
+		cr_expect_eq(1ull << prm_get(out, CAP_LOG_MAX_MSG), pa.max_msg_sz);
+		cr_expect_eq(prm_get(out, CAP_NUM_PORTS), da.phys_port_cnt);
+		cr_expect_eq(prm_get(out, CAP_PORT_TYPE),
 			     pa.link_layer == IBV_LINK_LAYER_ETHERNET ? 1u : 0u);
-		cr_expect_geq(get(out, CAP_MAX_WQE_SZ_SQ), 512u);
+		cr_expect_geq(prm_get(out, CAP_MAX_WQE_SZ_SQ), 512u);
 		/* block signature: T10-DIF, CRC32 and CRC32C, not CRC64 nor 4048-byte blocks */
-		cr_expect_eq(get(out, CAP_SHO), 1);
-		cr_expect_eq(get(out, CAP_SIGERR_DOMAIN), 1);
-		cr_expect_eq(get(out, CAP_SIG_CRC32C), 1);
-		cr_expect_eq(get(out, CAP_SIG_CRC64_XP10), 0);
-		cr_expect_eq(get(out, CAP_SIG_BLOCK_4048), 0);
+		cr_expect_eq(prm_get(out, CAP_SHO), 1);
+		cr_expect_eq(prm_get(out, CAP_SIGERR_DOMAIN), 1);
+		cr_expect_eq(prm_get(out, CAP_SIG_CRC32C), 1);
+		cr_expect_eq(prm_get(out, CAP_SIG_CRC64_XP10), 0);
+		cr_expect_eq(prm_get(out, CAP_SIG_BLOCK_4048), 0);
 		/* signature pipelining: a failed check drains the SQ */
-		cr_expect_eq(get(out, CAP_DRAIN_SIGERR), 1);
-		/* no general object types */
-		cr_expect_eq(get(out, CAP_GENERAL_OBJ_TYPES), 0);
+		cr_expect_eq(prm_get(out, CAP_DRAIN_SIGERR), 1);
+		/* no general object type below 32 (RESERVED_QPN, 0x2c: test_reserved_qpn.c) */
+		cr_expect_eq(prm_get(out, CAP_GENERAL_OBJ_TYPES), 0);
 		/* CQE compression as mlx5dv_query_device() reports it */
-		cr_expect_eq(get(out, CAP_CQE_COMPRESSION), 1);
-		cr_expect_eq(get(out, CAP_CQE_COMPRESSION_128),
+		cr_expect_eq(prm_get(out, CAP_CQE_COMPRESSION), 1);
+		cr_expect_eq(prm_get(out, CAP_CQE_COMPRESSION_128),
 			     !!(dv.flags & MLX5DV_CONTEXT_FLAGS_CQE_128B_COMP));
-		cr_expect_eq(get(out, CAP_CQE_128_ALWAYS),
+		cr_expect_eq(prm_get(out, CAP_CQE_128_ALWAYS),
 			     !!(dv.flags & MLX5DV_CONTEXT_FLAGS_CQE_128B_PAD));
-		cr_expect_eq(get(out, CAP_CQE_COMP_MAX_NUM), dv.cqe_comp_caps.max_num);
+		cr_expect_eq(prm_get(out, CAP_CQE_COMP_MAX_NUM), dv.cqe_comp_caps.max_num);
 	}
 	/* another page (ODP, op_mod 2 << 1): the device has none of its features */
 	cr_assert_eq(query_cap(ctx, 2 << 1 | 1, out, sizeof(out)), 0);
-	cr_expect_eq(get(out, STATUS), 0);
+	cr_expect_eq(prm_get(out, STATUS), 0);
 	for (size_t i = 4; i < sizeof(out) / sizeof(out[0]); i++)
 		cr_expect_eq(out[i], 0);
 	/* a mailbox too short for the page: the firmware's BAD_OUTP_LEN */
 	cr_expect_eq(query_cap(ctx, 1, out, 64), EREMOTEIO);
-	cr_expect_eq(get(out, STATUS), 0x51);
+	cr_expect_eq(prm_get(out, STATUS), 0x51);
 }
 
 /* the OTHER method: the kernel's list of general commands, the firmware's BAD_OP */
@@ -163,13 +137,13 @@ Test(devx, general_cmd_refusals)
 {
 	uint32_t in[4] = { 0 }, out[64];
 
-	set(in, OPCODE, RTS2RTS_QP);	/* not a general command: mlx5_ib refuses */
+	prm_set(in, OPCODE, RTS2RTS_QP);	/* not a general command: mlx5_ib refuses */
 	cr_expect_eq(mlx5dv_devx_general_cmd(ctx, in, sizeof(in), out, sizeof(out)), EINVAL);
-	set(in, OPCODE, QUERY_LAG);	/* general, not carried out here */
+	prm_set(in, OPCODE, QUERY_LAG);	/* general, not carried out here */
 	memset(out, 0, sizeof(out));
 	cr_expect_eq(mlx5dv_devx_general_cmd(ctx, in, sizeof(in), out, sizeof(out)), EREMOTEIO);
-	cr_expect_eq(get(out, STATUS), STAT_BAD_OP);
-	cr_expect_neq(get(out, SYNDROME), 0);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_OP);
+	cr_expect_neq(prm_get(out, SYNDROME), 0);
 	/* mailboxes shorter than a header: the attribute's minimum size */
 	cr_expect_eq(mlx5dv_devx_general_cmd(ctx, in, 8, out, sizeof(out)), EINVAL);
 	cr_expect_eq(mlx5dv_devx_general_cmd(ctx, in, sizeof(in), out, 8), EINVAL);
@@ -202,13 +176,13 @@ static struct mlx5dv_devx_obj *create_mkey(uint32_t *in, size_t in_len, uint32_t
 static void mkey_in(uint32_t *in, size_t len, uint32_t pdn)
 {
 	memset(in, 0, len);
-	set(in, OPCODE, CREATE_MKEY);
-	set(in, MKC_ACCESS_1_0, 2);	/* KLMs */
-	set(in, MKC_FREE, 1);
-	set(in, MKC_UMR_EN, 1);
-	set(in, MKC_LR, 1);
-	set(in, MKC_PD, pdn);
-	set(in, MKC_OCTWORDS, 4);
+	prm_set(in, OPCODE, CREATE_MKEY);
+	prm_set(in, MKC_ACCESS_1_0, 2);	/* KLMs */
+	prm_set(in, MKC_FREE, 1);
+	prm_set(in, MKC_UMR_EN, 1);
+	prm_set(in, MKC_LR, 1);
+	prm_set(in, MKC_PD, pdn);
+	prm_set(in, MKC_OCTWORDS, 4);
 }
 
 Test(devx, obj_create)
@@ -223,34 +197,34 @@ Test(devx, obj_create)
 	mkey_in(in, sizeof(in), pdn);
 	obj = create_mkey(in, sizeof(in), out, sizeof(out));
 	cr_assert(obj, "CREATE_MKEY: %s", strerror(errno));
-	cr_expect_neq(get(out, MKEY_INDEX), 0);
+	cr_expect_neq(prm_get(out, MKEY_INDEX), 0);
 	/* the PD is in use */
 	cr_expect_eq(ibv_dealloc_pd(pd), EBUSY);
 	cr_assert_eq(mlx5dv_devx_obj_destroy(obj), 0);
 
 	/* a direct (MTT) key, which needs a UMEM: BAD_PARAM */
-	set(in, MKC_ACCESS_1_0, 1);
+	prm_set(in, MKC_ACCESS_1_0, 1);
 	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
 	cr_expect_eq(errno, EREMOTEIO);
-	cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_PARAM);
 	/* not free, or without UMR: nothing could configure it */
 	mkey_in(in, sizeof(in), pdn);
-	set(in, MKC_UMR_EN, 0);
+	prm_set(in, MKC_UMR_EN, 0);
 	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
-	cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_PARAM);
 	/* a PD that is not this context's (no such pdn) */
 	mkey_in(in, sizeof(in), pdn + 0x1000);
 	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
 	cr_expect_eq(errno, EREMOTEIO);
-	cr_expect_eq(get(out, STATUS), STAT_BAD_RES);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_RES);
 	/* more entries than log_max_klm_list_size */
 	mkey_in(in, sizeof(in), pdn);
-	set(in, MKC_OCTWORDS, 1u << 20);
+	prm_set(in, MKC_OCTWORDS, 1u << 20);
 	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
-	cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_PARAM);
 	/* a vhca_tunnel_id (the header's bits 0x20-0x2f): mlx5_ib refuses */
 	mkey_in(in, sizeof(in), pdn);
-	set(in, 0x20, 16, 1);
+	prm_set(in, 0x20, 16, 1);
 	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
 	cr_expect_eq(errno, EINVAL);
 	/* shorter than the mkey context: mlx5_ib refuses */
@@ -259,25 +233,25 @@ Test(devx, obj_create)
 	cr_expect_eq(errno, EINVAL);
 	/* another object: the firmware's BAD_OP */
 	memset(in, 0, sizeof(in));
-	set(in, OPCODE, CREATE_CQ);
+	prm_set(in, OPCODE, CREATE_CQ);
 	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
 	cr_expect_eq(errno, EREMOTEIO);
-	cr_expect_eq(get(out, STATUS), STAT_BAD_OP);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_OP);
 	/* a command that creates nothing: mlx5_ib refuses */
-	set(in, OPCODE, QUERY_HCA_CAP);
+	prm_set(in, OPCODE, QUERY_HCA_CAP);
 	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
 	cr_expect_eq(errno, EINVAL);
 	/* CREATE_PSV of two PSVs: mlx5_ib lets only one through */
-	set(in, OPCODE, CREATE_PSV);
-	set(in, NUM_PSV, 2);
+	prm_set(in, OPCODE, CREATE_PSV);
+	prm_set(in, NUM_PSV, 2);
 	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
 	cr_expect_eq(errno, EINVAL);
 	/* SET_FLOW_TABLE_ENTRY creates only with op_mod 0 */
 	memset(in, 0, sizeof(in));
-	set(in, OPCODE, SET_FTE);
+	prm_set(in, OPCODE, SET_FTE);
 	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
 	cr_expect_eq(errno, EREMOTEIO);
-	set(in, OP_MOD, 1);
+	prm_set(in, OP_MOD, 1);
 	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
 	cr_expect_eq(errno, EINVAL);
 }
@@ -330,16 +304,16 @@ Test(devx, create_psv)
 	cr_assert(pd2);
 	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_PD), 0);
 	pdn = o.pd.out->pdn;
-	set(in, OPCODE, CREATE_PSV);
-	set(in, NUM_PSV, 1);
-	set(in, PSV_PD, pdn);
+	prm_set(in, OPCODE, CREATE_PSV);
+	prm_set(in, NUM_PSV, 1);
+	prm_set(in, PSV_PD, pdn);
 	p1 = create_mkey(in, sizeof(in), out, sizeof(out));
 	cr_assert(p1, "CREATE_PSV: %s", strerror(errno));
-	i1 = get(out, PSV0_INDEX);
+	i1 = prm_get(out, PSV0_INDEX);
 	cr_expect_neq(i1, 0);
 	p2 = create_mkey(in, sizeof(in), out, sizeof(out));
 	cr_assert(p2, "CREATE_PSV: %s", strerror(errno));
-	cr_expect_neq(get(out, PSV0_INDEX), i1);
+	cr_expect_neq(prm_get(out, PSV0_INDEX), i1);
 	/* the PD is in use until both go */
 	cr_expect_eq(ibv_dealloc_pd(pd), EBUSY);
 	cr_expect_eq(mlx5dv_devx_obj_destroy(p1), 0);
@@ -349,14 +323,14 @@ Test(devx, create_psv)
 	o.pd.in = pd2;
 	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_PD), 0);
 	for (int k = 0; k < 2; k++) {
-		set(in, PSV_PD, k ? 0 : o.pd.out->pdn);
+		prm_set(in, PSV_PD, k ? 0 : o.pd.out->pdn);
 		errno = 0;
 		cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
 		cr_expect_eq(errno, EREMOTEIO, "%s", strerror(errno));
-		cr_expect_eq(get(out, STATUS), STAT_BAD_RES);
+		cr_expect_eq(prm_get(out, STATUS), STAT_BAD_RES);
 	}
 	/* a context that goes takes its PSVs, then its PD */
-	set(in, PSV_PD, o.pd.out->pdn);
+	prm_set(in, PSV_PD, o.pd.out->pdn);
 	cr_assert(mlx5dv_devx_obj_create(c2, in, sizeof(in), out, sizeof(out)));
 	cr_expect_eq(ibv_dealloc_pd(pd2), EBUSY);
 	cr_assert_eq(ibv_close_device(c2), 0);
@@ -425,10 +399,10 @@ static int qp_cmd(struct ibv_qp *qp, bool modify, uint16_t op, uint32_t qpn, uin
 {
 	uint32_t in[0x800 / 32] = { 0 };
 
-	set(in, OPCODE, op);
-	set(in, QP_QPN, qpn);
-	set(in, QP_OPT_MASK, opt);
-	set(in, QPC_DRAIN_SIGERR, 1);
+	prm_set(in, OPCODE, op);
+	prm_set(in, QP_QPN, qpn);
+	prm_set(in, QP_OPT_MASK, opt);
+	prm_set(in, QPC_DRAIN_SIGERR, 1);
 	memset(out, 0, out_len);
 	return modify ? mlx5dv_devx_qp_modify(qp, in, sizeof(in), out, out_len) :
 			mlx5dv_devx_qp_query(qp, in, sizeof(in), out, out_len);
@@ -470,15 +444,15 @@ Test(devx, sig_pipelining_qp)
 	/* in RESET: INIT2INIT meets the wrong state */
 	cr_expect_eq(qp_cmd(qp, true, INIT2INIT_QP, qp->qp_num, OPT_DRAIN_SIGERR, out, 64),
 		     EREMOTEIO);
-	cr_expect_eq(get(out, STATUS), STAT_BAD_QP_STATE);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_QP_STATE);
 	cr_assert_eq(ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 				   IBV_QP_ACCESS_FLAGS), 0);
 	cr_assert_eq(qp_cmd(qp, false, QUERY_QP, qp->qp_num, 0, out, sizeof(out)), 0);
-	cr_expect_eq(get(out, STATUS), 0);
-	cr_expect_eq(get(out, QPC_STATE), 1);	/* INIT */
-	cr_expect_eq(get(out, QPC_DRAIN_SIGERR), 1, "libmlx5's INIT2INIT");
-	cr_expect_eq(get(out, QPC_PD), dpd.pdn);
-	cr_expect_eq(get(out, QPC_HW_SQ_WQEBB), 0);
+	cr_expect_eq(prm_get(out, STATUS), 0);
+	cr_expect_eq(prm_get(out, QPC_STATE), 1);	/* INIT */
+	cr_expect_eq(prm_get(out, QPC_DRAIN_SIGERR), 1, "libmlx5's INIT2INIT");
+	cr_expect_eq(prm_get(out, QPC_PD), dpd.pdn);
+	cr_expect_eq(prm_get(out, QPC_HW_SQ_WQEBB), 0);
 	/* the kernel: another QP's number, a command of another kind */
 	cr_expect_eq(qp_cmd(qp, false, QUERY_QP, qp->qp_num + 1, 0, out, sizeof(out)), EINVAL);
 	cr_expect_eq(qp_cmd(qp, false, INIT2INIT_QP, qp->qp_num, 0, out, sizeof(out)), EINVAL);
@@ -489,26 +463,26 @@ Test(devx, sig_pipelining_qp)
 	 * parameter; RTS2RTS carries out only a DCI stream's reset
 	 */
 	cr_expect_eq(qp_cmd(qp, true, RTR2RTS_QP, qp->qp_num, 0, out, 64), EREMOTEIO);
-	cr_expect_eq(get(out, STATUS), STAT_BAD_OP);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_OP);
 	cr_expect_eq(qp_cmd(qp, true, RTS2RTS_QP, qp->qp_num, 0, out, 64), EREMOTEIO);
-	cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_PARAM);
 	cr_expect_eq(qp_cmd(qp, true, INIT2INIT_QP, qp->qp_num, 1, out, 64), EREMOTEIO);
-	cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_PARAM);
 	cr_expect_eq(qp_cmd(qp, false, QUERY_QP, qp->qp_num, 0, out, 64), EREMOTEIO);
-	cr_expect_eq(get(out, STATUS), 0x51);	/* BAD_OUTP_LEN */
+	cr_expect_eq(prm_get(out, STATUS), 0x51);	/* BAD_OUTP_LEN */
 	/* drain_sigerr cleared and read back */
 	cr_assert_eq(mlx5dv_devx_qp_modify(qp, (uint32_t[0x800 / 32]){ 0 }, 0x800 / 8, out, 64),
 		     EINVAL, "opcode 0: not a modify command");
 	{
 		uint32_t in[0x800 / 32] = { 0 };
 
-		set(in, OPCODE, INIT2INIT_QP);
-		set(in, QP_QPN, qp->qp_num);
-		set(in, QP_OPT_MASK, OPT_DRAIN_SIGERR);
+		prm_set(in, OPCODE, INIT2INIT_QP);
+		prm_set(in, QP_QPN, qp->qp_num);
+		prm_set(in, QP_OPT_MASK, OPT_DRAIN_SIGERR);
 		cr_expect_eq(mlx5dv_devx_qp_modify(qp, in, sizeof(in), out, 64), 0);
 	}
 	cr_assert_eq(qp_cmd(qp, false, QUERY_QP, qp->qp_num, 0, out, sizeof(out)), 0);
-	cr_expect_eq(get(out, QPC_DRAIN_SIGERR), 0);
+	cr_expect_eq(prm_get(out, QPC_DRAIN_SIGERR), 0);
 	cr_assert_eq(ibv_destroy_qp(qp), 0);
 	cr_assert_eq(ibv_destroy_cq(cq), 0);
 }
@@ -533,7 +507,7 @@ Test(devx, mailboxes_out_of_reach)
 	uint8_t *p = pages(), *rw = p, *ro = p + 4096, *none = p + 8192;
 	uint32_t in[4] = { 0 }, out[0x1020 / 4];
 
-	set(in, OPCODE, QUERY_HCA_CAP);
+	prm_set(in, OPCODE, QUERY_HCA_CAP);
 	cr_expect_eq(mlx5dv_devx_general_cmd(ctx, none, 16, out, sizeof(out)), EFAULT);
 	/* a header that runs into the page of none */
 	memcpy(ro - 8, in, 8);
@@ -585,7 +559,7 @@ Test(devx, mkey_pd_and_sizes)
 	mkey_in(in, sizeof(in), o.pd.out->pdn);
 	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
 	cr_expect_eq(errno, EREMOTEIO);
-	cr_expect_eq(get(out, STATUS), STAT_BAD_RES);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_RES);
 	o.pd.in = pd;
 	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_PD), 0);
 	pdn = o.pd.out->pdn;
@@ -593,34 +567,34 @@ Test(devx, mkey_pd_and_sizes)
 		uint32_t oct[] = { 0, (1u << 16) + 1, 0xffffffffu };
 
 		mkey_in(in, sizeof(in), pdn);
-		set(in, MKC_OCTWORDS, oct[n]);
+		prm_set(in, MKC_OCTWORDS, oct[n]);
 		cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)), "%#x", oct[n]);
-		cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM, "%#x", oct[n]);
+		cr_expect_eq(prm_get(out, STATUS), STAT_BAD_PARAM, "%#x", oct[n]);
 	}
 	/* a signature context (bsf_en) of the signature BSF's 4 octowords only */
-	set(in, MKC_OCTWORDS, 4);
-	set(in, MKC_BSF_EN, 1);
+	prm_set(in, MKC_OCTWORDS, 4);
+	prm_set(in, MKC_BSF_EN, 1);
 	for (uint32_t n = 0; n < 3; n++) {
 		uint32_t bsf[] = { 0, 8, 4 };
 
-		set(in, MKC_BSF_OCTWORDS, bsf[n]);
+		prm_set(in, MKC_BSF_OCTWORDS, bsf[n]);
 		obj = create_mkey(in, sizeof(in), out, sizeof(out));
 		if (n < 2) {
 			cr_expect(!obj, "bsf_octword_size %u", bsf[n]);
-			cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM, "%u", bsf[n]);
+			cr_expect_eq(prm_get(out, STATUS), STAT_BAD_PARAM, "%u", bsf[n]);
 		} else {
 			cr_assert(obj, "bsf_octword_size 4: %s", strerror(errno));
 			cr_expect_eq(mlx5dv_devx_obj_destroy(obj), 0);
 		}
 	}
 	/* a crypto context: no crypto engine */
-	set(in, MKC_CRYPTO_EN, 1);
+	prm_set(in, MKC_CRYPTO_EN, 1);
 	cr_expect(!create_mkey(in, sizeof(in), out, sizeof(out)));
-	cr_expect_eq(get(out, STATUS), STAT_BAD_PARAM);
-	set(in, MKC_CRYPTO_EN, 0);
-	set(in, MKC_BSF_EN, 0);
-	set(in, MKC_BSF_OCTWORDS, 0);
-	set(in, MKC_OCTWORDS, 1u << 16);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_PARAM);
+	prm_set(in, MKC_CRYPTO_EN, 0);
+	prm_set(in, MKC_BSF_EN, 0);
+	prm_set(in, MKC_BSF_OCTWORDS, 0);
+	prm_set(in, MKC_OCTWORDS, 1u << 16);
 	obj = create_mkey(in, sizeof(in), out, sizeof(out));
 	cr_expect(obj, "%s", strerror(errno));
 	if (obj)

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Reserved QP numbers (emu/kernel/reserved_qpn.c): the RESERVED_QPN
+ * general object type and the second general caps page that bounds it,
+ * mlx5dv_reserved_qpn_alloc() and _dealloc() on them, and the objects
+ * themselves through DEVX: ranges out of the host's QP number space that
+ * no QP or DC target is given while they are held, given back when the
+ * object is destroyed or its context closed, and the firmware's refusals.
+ */
+#include "emu_test.h"
+#include "prm_test.h"
+
+ET_CTX_PD_SUITE(reserved_qpn);
+
+/* mlx5_ifc.h: the general object header, the two general caps pages */
+#define OBJ_TYPE	0x30, 16
+#define LOG_OBJ_RANGE	0x63, 5
+#define OBJ_ID		0x40, 32
+#define CAP_HCA_CAP_2		CAP(0x020, 1)
+#define CAP_OBJ_TYPES_63_32	CAP(0x400, 32)	/* general_obj_types, 64 bits */
+#define CAP_OBJ_TYPES_31_0	CAP(0x420, 32)
+#define CAP2_LOG_MAX_NUM	CAP(0x08b, 5)	/* log_max_num_reserved_qpn */
+#define CAP2_LOG_GRANULARITY	CAP(0x093, 5)	/* log_reserved_qpn_granularity */
+#define CAP2_LOG_MAX_ALLOC	CAP(0x09b, 5)	/* log_reserved_qpn_max_alloc */
+enum { CREATE_GENERAL_OBJECT = 0xa00, OBJ_RESERVED_QPN = 0x2c };
+
+/* the caps of this model (emu/kernel/internal.h), which the caps test checks */
+#define LOG_GRANULARITY	3
+#define LOG_MAX_ALLOC	10
+#define LOG_MAX_NUM	13
+
+/* the numbers a host of the emulator has: host << 14 | 1..16383 */
+#define HOST_QPNS	(1u << 14)
+
+static void query_cap(uint16_t op_mod, uint32_t *out, size_t out_len)
+{
+	uint32_t in[4] = { 0 };
+
+	prm_set(in, OPCODE, QUERY_HCA_CAP);
+	prm_set(in, OP_MOD, op_mod);
+	cr_assert_eq(mlx5dv_devx_general_cmd(ctx, in, sizeof(in), out, out_len), 0);
+}
+
+/*
+ * CREATE_GENERAL_OBJECT of 2^log_n reserved numbers on c: the object, its
+ * first number in *first; NULL with errno and *status on a refusal.
+ */
+static struct mlx5dv_devx_obj *reserve(struct ibv_context *c, unsigned log_n,
+				       uint32_t *first, uint32_t *status)
+{
+	uint32_t in[8] = { 0 }, out[4] = { 0 };
+	struct mlx5dv_devx_obj *o;
+
+	prm_set(in, OPCODE, CREATE_GENERAL_OBJECT);
+	prm_set(in, OBJ_TYPE, OBJ_RESERVED_QPN);
+	prm_set(in, LOG_OBJ_RANGE, log_n);
+	o = mlx5dv_devx_obj_create(c, in, sizeof(in), out, sizeof(out));
+	*first = prm_get(out, OBJ_ID);
+	*status = prm_get(out, STATUS);
+	return o;
+}
+
+/* One RESERVED_QPN type, the second caps page: what libmlx5 reads them for */
+Test(reserved_qpn, caps)
+{
+	static uint32_t out[0x1010 / 4];
+
+	for (uint16_t cur = 0; cur < 2; cur++) {
+		query_cap(cur, out, sizeof(out));
+		cr_expect_eq(prm_get(out, CAP_OBJ_TYPES_63_32), 1u << (OBJ_RESERVED_QPN - 32));
+		cr_expect_eq(prm_get(out, CAP_OBJ_TYPES_31_0), 0);
+		cr_expect_eq(prm_get(out, CAP_HCA_CAP_2), 1);
+		query_cap(0x20 << 1 | cur, out, sizeof(out));
+		cr_expect_eq(prm_get(out, STATUS), 0);
+		cr_expect_eq(prm_get(out, CAP2_LOG_GRANULARITY), LOG_GRANULARITY);
+		cr_expect_eq(prm_get(out, CAP2_LOG_MAX_ALLOC), LOG_MAX_ALLOC);
+		cr_expect_eq(prm_get(out, CAP2_LOG_MAX_NUM), LOG_MAX_NUM);
+	}
+	/* the host keeps numbers for its QPs */
+	cr_expect_lt(1u << LOG_MAX_NUM, HOST_QPNS);
+}
+
+/* mlx5dv_reserved_qpn_alloc(): distinct numbers of this host; _dealloc() of each once */
+Test(reserved_qpn, alloc_dealloc)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_qp_init_attr qa = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp;
+	uint32_t qpn[20];
+
+	cr_assert(cq);
+	qp = ibv_create_qp(pd, &qa);
+	cr_assert(qp);
+	for (unsigned i = 0; i < sizeof(qpn) / sizeof(qpn[0]); i++) {
+		cr_assert_eq(mlx5dv_reserved_qpn_alloc(ctx, &qpn[i]), 0);
+		cr_expect_eq(qpn[i] >> 24, 0);
+		cr_expect_eq(qpn[i] / HOST_QPNS, qp->qp_num / HOST_QPNS, "%#x, a QP %#x",
+			     qpn[i], qp->qp_num);
+		cr_expect_neq(qpn[i], qp->qp_num);
+		for (unsigned j = 0; j < i; j++)
+			cr_expect_neq(qpn[i], qpn[j]);
+	}
+	for (unsigned i = 0; i < sizeof(qpn) / sizeof(qpn[0]); i++)
+		cr_expect_eq(mlx5dv_reserved_qpn_dealloc(ctx, qpn[i]), 0);
+	/* twice, or a number never given: libmlx5's EINVAL */
+	cr_expect_eq(mlx5dv_reserved_qpn_dealloc(ctx, qpn[0]), EINVAL);
+	cr_expect_eq(mlx5dv_reserved_qpn_dealloc(ctx, qp->qp_num), EINVAL);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+}
+
+#define BATCH	1024
+
+/*
+ * Numbers held by an object (2^LOG_MAX_ALLOC) and through libmlx5 (8) are
+ * given to no QP or DC target: QPs are created BATCH at a time, each batch
+ * then destroyed, as many as the space has numbers, so the QPNs, given out
+ * in turn, go round all of it.
+ */
+Test(reserved_qpn, never_given_to_a_qp, .timeout = 120)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 1, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(pd, &sa);
+	struct ibv_qp_init_attr_ex qa = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .pd = pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_init_attr_ex da = {
+		.send_cq = cq, .recv_cq = cq, .srq = srq, .qp_type = IBV_QPT_DRIVER, .pd = pd,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+	};
+	struct mlx5dv_qp_init_attr dv = {
+		.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC,
+		.dc_init_attr = { .dc_type = MLX5DV_DCTYPE_DCT, .dct_access_key = 0x1234 },
+	};
+	static struct ibv_qp *qps[BATCH];
+	struct mlx5dv_devx_obj *obj;
+	uint32_t first, status, api[8];
+	unsigned created = 0;
+
+	cr_assert(cq && srq);
+	obj = reserve(ctx, LOG_MAX_ALLOC, &first, &status);
+	cr_assert(obj, "RESERVED_QPN: %s, status %#x", strerror(errno), status);
+	cr_expect_eq(first % (1u << LOG_MAX_ALLOC), 0, "%#x: aligned to its size", first);
+	for (unsigned i = 0; i < sizeof(api) / sizeof(api[0]); i++)
+		cr_assert_eq(mlx5dv_reserved_qpn_alloc(ctx, &api[i]), 0);
+
+	while (created < HOST_QPNS) {
+		for (unsigned i = 0; i < BATCH; i++, created++) {
+			/* every 64th a DC target, which takes its number from the same space */
+			qps[i] = i % 64 ? ibv_create_qp_ex(ctx, &qa) : mlx5dv_create_qp(ctx, &da, &dv);
+			cr_assert(qps[i], "QP %u: %s", created, strerror(errno));
+			cr_assert(qps[i]->qp_num - first >= 1u << LOG_MAX_ALLOC,
+				  "QP %u got %#x, reserved %#x..", created, qps[i]->qp_num, first);
+			for (unsigned j = 0; j < sizeof(api) / sizeof(api[0]); j++)
+				cr_assert_neq(qps[i]->qp_num, api[j], "QP %u", created);
+		}
+		for (unsigned i = 0; i < BATCH; i++)
+			cr_assert_eq(ibv_destroy_qp(qps[i]), 0);
+	}
+	for (unsigned i = 0; i < sizeof(api) / sizeof(api[0]); i++)
+		cr_expect_eq(mlx5dv_reserved_qpn_dealloc(ctx, api[i]), 0);
+	cr_assert_eq(mlx5dv_devx_obj_destroy(obj), 0);
+	cr_assert_eq(ibv_destroy_srq(srq), 0);
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+}
+
+/*
+ * The host holds at most 2^LOG_MAX_NUM numbers (LIM beyond, libmlx5's
+ * ENOMEM); a destroyed object gives its range back, and so does every
+ * object of a context that is closed.
+ */
+Test(reserved_qpn, released_on_destroy_and_close)
+{
+	enum { N = 1u << (LOG_MAX_NUM - LOG_MAX_ALLOC) };
+	struct mlx5dv_devx_obj *obj[N], *extra;
+	struct ibv_context *c2 = et_open();
+	uint32_t first[N], f, status;
+
+	for (unsigned i = 0; i < N; i++) {
+		obj[i] = reserve(c2, LOG_MAX_ALLOC, &first[i], &status);
+		cr_assert(obj[i], "range %u: %s, status %#x", i, strerror(errno), status);
+		for (unsigned j = 0; j < i; j++)
+			cr_expect_neq(first[i], first[j]);
+	}
+	/* the limit is the host's, whichever context asks */
+	cr_expect(!reserve(ctx, LOG_GRANULARITY, &f, &status));
+	cr_expect_eq(errno, EREMOTEIO);
+	cr_expect_eq(status, STAT_LIM);
+	cr_expect_eq(mlx5dv_reserved_qpn_alloc(ctx, &f), ENOMEM);
+
+	cr_assert_eq(mlx5dv_devx_obj_destroy(obj[0]), 0);
+	extra = reserve(ctx, LOG_MAX_ALLOC, &f, &status);
+	cr_assert(extra, "after a destroy: %s, status %#x", strerror(errno), status);
+	cr_expect(!reserve(ctx, LOG_GRANULARITY, &f, &status));
+	cr_expect_eq(status, STAT_LIM);
+	cr_assert_eq(mlx5dv_devx_obj_destroy(extra), 0);
+
+	/* the other seven go with their context */
+	cr_assert_eq(ibv_close_device(c2), 0);
+	for (unsigned i = 0; i < N; i++) {
+		obj[i] = reserve(ctx, LOG_MAX_ALLOC, &first[i], &status);
+		cr_assert(obj[i], "range %u after the close: %s, status %#x", i, strerror(errno),
+			  status);
+	}
+	for (unsigned i = 0; i < N; i++)
+		cr_assert_eq(mlx5dv_devx_obj_destroy(obj[i]), 0);
+}
+
+/* Ranges the second caps page does not allow, another general object type */
+Test(reserved_qpn, bad_input)
+{
+	uint32_t in[8] = { 0 }, out[4], f, status;
+
+	cr_expect(!reserve(ctx, LOG_GRANULARITY - 1, &f, &status));
+	cr_expect_eq(errno, EREMOTEIO);
+	cr_expect_eq(status, STAT_BAD_PARAM);
+	cr_expect(!reserve(ctx, LOG_MAX_ALLOC + 1, &f, &status));
+	cr_expect_eq(errno, EREMOTEIO);
+	cr_expect_eq(status, STAT_BAD_PARAM);
+	/* a type the device does not have (general_obj_types): BAD_OP */
+	prm_set(in, OPCODE, CREATE_GENERAL_OBJECT);
+	prm_set(in, OBJ_TYPE, OBJ_RESERVED_QPN + 1);
+	prm_set(in, LOG_OBJ_RANGE, LOG_GRANULARITY);
+	memset(out, 0, sizeof(out));
+	cr_expect(!mlx5dv_devx_obj_create(ctx, in, sizeof(in), out, sizeof(out)));
+	cr_expect_eq(errno, EREMOTEIO);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_OP);
+}
