@@ -98,6 +98,7 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_DRAIN_SIGERR	F(0x20f, 1)
 #define CAP_SHO			F(0x217, 1)
 #define CAP_ATOMIC		F(0x21e, 1)
+#define CAP_PG			F(0x227, 1)
 #define CAP_XRC			F(0x23c, 1)
 #define CAP_UD			F(0x23d, 1)
 #define CAP_UC			F(0x23e, 1)
@@ -112,6 +113,9 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_CQE_COMPRESSION_128	F(0x5be, 1)
 #define CAP_CQE_COMPRESSION	F(0x5bf, 1)
 #define CAP_CQE_COMP_MAX_NUM	F(0x5d0, 16)
+/* odp_cap: rc_, uc_, ud_, xrc_ and dc_odp_caps, send ... srq_receive each */
+#define ODP_CAP_TRANSPORT_BIT(t, b) F(0x80 + 0x20 * (t) + (b), 1)
+#define ODP_CAP_TRANSPORT_BITS	6
 
 /* create_mkey_in and its mkey context (mkc) at bit 0x80 */
 #define MKC(off, bits)		F(0x80 + (off), bits)
@@ -295,14 +299,28 @@ static int fw_bad_op(uint8_t *out)
 }
 
 /*
+ * The ODP caps page: each transport's caps as the verbs report them
+ * (odp.c), DC's too, which libmlx5 reads from here alone
+ * (mlx5dv_query_device()'s dc_odp_caps).  No ODP for signature mkeys (sig).
+ */
+static int odp_caps_page(uint8_t *cap)
+{
+	for (unsigned t = 0; t < EMU_ODP_TRANSPORTS; t++)
+		for (unsigned b = 0; b < ODP_CAP_TRANSPORT_BITS; b++)
+			prm_set(cap, ODP_CAP_TRANSPORT_BIT(t, b),
+				emu_odp_transport_caps[t] >> b & 1);
+	return 0;
+}
+
+/*
  * QUERY_HCA_CAP: the general device caps the profile sets (the ones the
  * verbs answers derive from, caps.h), the same for op_mod's current and
  * maximum, with the block signature offload the device models (sho and
  * the signature error CQE's domain and type, which libmlx5 44 needs both
  * of, get_hca_sig_caps(); CRC32C beside the basic T10-DIF and CRC32; not
- * CRC64-XP10 nor 4048-byte blocks); every other capability page reads
- * zeros, no feature of it present (no ODP, no steering, no LAG, no
- * crypto, no general object types).
+ * CRC64-XP10 nor 4048-byte blocks), and the ODP page; every other
+ * capability page reads zeros, no feature of it present (no steering, no
+ * LAG, no crypto, no general object types).
  */
 static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 {
@@ -313,6 +331,8 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 		fw_status(out, STAT_BAD_OUTP_LEN, 0);
 		return EREMOTEIO;
 	}
+	if (type == 2)	/* MLX5_CAP_ODP */
+		return odp_caps_page(cap);
 	if (type != 0)	/* MLX5_CAP_GENERAL */
 		return 0;
 	prm_set(cap, CAP_LOG_MAX_SRQ_SZ, EMU_CAP(log_max_srq_sz));
@@ -333,6 +353,7 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 	prm_set(cap, CAP_LOG_MAX_MSG, EMU_CAP(log_max_msg));
 	prm_set(cap, CAP_CQE_VERSION, 1);
 	prm_set(cap, CAP_ATOMIC, 1);
+	prm_set(cap, CAP_PG, 1);	/* page faults: ODP (odp_caps_page()) */
 	prm_set(cap, CAP_XRC, 1);
 	prm_set(cap, CAP_UD, 1);
 	prm_set(cap, CAP_UC, 1);

@@ -67,6 +67,7 @@ static void set(void *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_SHO			CAP(0x217, 1)
 #define CAP_SIGERR_DOMAIN	CAP(0x480, 1)
 #define CAP_SIG_CRC32C		CAP(0x148, 1)
+#define CAP_PG			CAP(0x227, 1)
 #define CAP_SIG_CRC64_XP10	CAP(0x147, 1)
 #define CAP_SIG_BLOCK_4048	CAP(0x1f0, 1)
 #define CAP_DRAIN_SIGERR	CAP(0x20f, 1)
@@ -75,6 +76,8 @@ static void set(void *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_CQE_COMPRESSION_128	CAP(0x5be, 1)
 #define CAP_CQE_COMPRESSION	CAP(0x5bf, 1)
 #define CAP_CQE_COMP_MAX_NUM	CAP(0x5d0, 16)
+/* odp_cap: rc_, uc_, ud_, xrc_, dc_odp_caps, send ... srq_receive in IBV_ODP_SUPPORT_* order */
+#define ODP_CAP_BIT(t, b)	CAP(0x80 + 0x20 * (t) + (b), 1)
 
 enum { QUERY_HCA_CAP = 0x100, CREATE_MKEY = 0x200, CREATE_CQ = 0x400,
        QUERY_LAG = 0x842, RTR2RTS_QP = 0x504, RTS2RTS_QP = 0x505, CREATE_PSV = 0x600, SET_FTE = 0x936 };
@@ -110,15 +113,19 @@ Test(devx, contexts_are_devx)
 	cr_assert_eq(ibv_close_device(c2), 0);
 }
 
-/* QUERY_HCA_CAP: the general caps as the verbs report them, other pages zeros */
+/* QUERY_HCA_CAP: the general and ODP caps as the verbs report them, other pages zeros */
 Test(devx, query_hca_cap)
 {
 	static uint32_t out[0x1010 / 4];
-	struct mlx5dv_context dv = { .comp_mask = MLX5DV_CONTEXT_MASK_CQE_COMPRESION };
+	struct mlx5dv_context dv = { .comp_mask = MLX5DV_CONTEXT_MASK_CQE_COMPRESION |
+						  MLX5DV_CONTEXT_MASK_DC_ODP_CAPS };
+	struct ibv_device_attr_ex dx;
 	struct ibv_device_attr da;
 	struct ibv_port_attr pa;
+	uint32_t odp[5];
 
 	cr_assert_eq(ibv_query_device(ctx, &da), 0);
+	cr_assert_eq(ibv_query_device_ex(ctx, NULL, &dx), 0);
 	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
 	cr_assert_eq(mlx5dv_query_device(ctx, &dv), 0);
 	for (uint16_t cur = 0; cur < 2; cur++) {
@@ -147,9 +154,32 @@ Test(devx, query_hca_cap)
 		cr_expect_eq(get(out, CAP_CQE_128_ALWAYS),
 			     !!(dv.flags & MLX5DV_CONTEXT_FLAGS_CQE_128B_PAD));
 		cr_expect_eq(get(out, CAP_CQE_COMP_MAX_NUM), dv.cqe_comp_caps.max_num);
+		/* page faults (ODP) */
+		cr_expect_eq(get(out, CAP_PG), 1);
 	}
-	/* another page (ODP, op_mod 2 << 1): the device has none of its features */
-	cr_assert_eq(query_cap(ctx, 2 << 1 | 1, out, sizeof(out)), 0);
+	/*
+	 * The ODP page (op_mod 2 << 1): each transport's caps as
+	 * ibv_query_device_ex() reports them, and DC's as mlx5dv_query_device()
+	 * (which reads them from this page): all but plain receives
+	 */
+	cr_expect(dv.comp_mask & MLX5DV_CONTEXT_MASK_DC_ODP_CAPS);
+	cr_expect_eq(dv.dc_odp_caps, IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE |
+		     IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV);
+	odp[0] = dx.odp_caps.per_transport_caps.rc_odp_caps;
+	odp[1] = dx.odp_caps.per_transport_caps.uc_odp_caps;
+	odp[2] = dx.odp_caps.per_transport_caps.ud_odp_caps;
+	odp[3] = dx.xrc_odp_caps;
+	odp[4] = dv.dc_odp_caps;
+	for (uint16_t cur = 0; cur < 2; cur++) {
+		cr_assert_eq(query_cap(ctx, 2 << 1 | cur, out, sizeof(out)), 0);
+		cr_expect_eq(get(out, STATUS), 0);
+		for (unsigned t = 0; t < 5; t++)
+			for (unsigned b = 0; b < 32; b++)
+				cr_expect_eq(get(out, ODP_CAP_BIT(t, b)), odp[t] >> b & 1,
+					     "transport %u, bit %u", t, b);
+	}
+	/* another page (atomic, op_mod 3 << 1): the device has none of its features */
+	cr_assert_eq(query_cap(ctx, 3 << 1 | 1, out, sizeof(out)), 0);
 	cr_expect_eq(get(out, STATUS), 0);
 	for (size_t i = 4; i < sizeof(out) / sizeof(out[0]); i++)
 		cr_expect_eq(out[i], 0);
