@@ -5,8 +5,9 @@
  * as libmlx5 44 sends them for its own verbs: the capability queries of
  * every context (QUERY_HCA_CAP), the mkey of mlx5dv_create_mkey()
  * (CREATE_MKEY) and the two PSVs of a signature one (CREATE_PSV), each
- * destroyed with its object, and the signature pipelining of a QP
- * (INIT2INIT_QP, QUERY_QP).
+ * destroyed with its object, the signature pipelining of a QP
+ * (INIT2INIT_QP, QUERY_QP), a DCI stream's reset and a RoCE QP's UDP
+ * source port (RTS2RTS_QP).
  *
  * The kernel's checks come first, with its errnos: a command that is not
  * one of its general commands EINVAL on the OTHER method, a command that
@@ -88,6 +89,7 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_SIG_CRC64_XP10	F(0x147, 1)
 #define CAP_SIG_CRC32C		F(0x148, 1)
 #define CAP_LOG_MAX_RA_REQ_QP	F(0x14a, 6)
+#define CAP_RTS2RTS_UDP_SPORT	F(0x151, 1)
 #define CAP_LOG_MAX_RA_RES_QP	F(0x15a, 6)
 #define CAP_LOCAL_CA_ACK_DELAY	F(0x1ab, 5)
 #define CAP_PORT_TYPE		F(0x1b6, 2)
@@ -150,14 +152,17 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define QP_OPT_PARAM_MASK_63_32	F(0x860, 32)
 #define QPC_EXT_DCI_STREAM	F(0x890, 16)	/* qpc_data_ext.dci_stream_channel_id */
 #define RTS2RTS_QP_IN_EXT_SIZE	((0x880 + 0x20) / 8)	/* to the stream id */
+#define RTS2RTS_QP_IN_SIZE	(0x880 / 8)	/* to opt_param_mask_95_32 */
 #define QPC(off, bits)		F(0xc0 + (off), bits)
 #define QPC_STATE		QPC(0x00, 4)
 #define QPC_DRAIN_SIGERR	QPC(0x25, 1)
 #define QPC_PD			QPC(0x28, 24)
+#define QPC_UDP_SPORT		QPC(0x1d0, 16)	/* primary_address_path.udp_sport */
 #define QPC_HW_SQ_WQEBB_COUNTER	QPC(0x5a0, 16)
 #define QUERY_QP_OUT_SIZE	(0x880 / 8)	/* query_qp_out without the PAS */
 #define OPT_INIT2INIT_DRAIN_SIGERR (1u << 11)
 #define OPT_32_DCI_STREAM_CHANNEL_ID (1u << 0)	/* of opt_param_mask_95_32 */
+#define OPT_32_UDP_SPORT	(1u << 2)
 
 enum {
 	CMD_QUERY_HCA_CAP	= 0x100,
@@ -206,7 +211,7 @@ enum { MKC_ACCESS_MODE_KLMS = 0x2 };
 enum { SYND_UNSUPPORTED = 0x4d0001, SYND_MKEY_MODE = 0x4d0002,
        SYND_MKEY_PD = 0x4d0003, SYND_MKEY_SIZE = 0x4d0004, SYND_MKEY_BSF = 0x4d0005,
        SYND_PSV_PD = 0x4d0006, SYND_QP_STATE = 0x4d0007,
-       SYND_DCI_STREAM = 0x4d0008 };
+       SYND_DCI_STREAM = 0x4d0008, SYND_UDP_SPORT = 0x4d0009 };
 
 /* ---- the kernel's classification (devx.c) ------------------------------ */
 
@@ -354,6 +359,8 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 	prm_set(cap, CAP_CQE_VERSION, 1);
 	prm_set(cap, CAP_ATOMIC, 1);
 	prm_set(cap, CAP_PG, 1);	/* page faults: ODP (odp_caps_page()) */
+	/* a RoCE v2 QP's UDP source port set in RTS (rts2rts_qp()) */
+	prm_set(cap, CAP_RTS2RTS_UDP_SPORT, emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET);
 	prm_set(cap, CAP_XRC, 1);
 	prm_set(cap, CAP_UD, 1);
 	prm_set(cap, CAP_UC, 1);
@@ -514,7 +521,8 @@ void emu_psv_destroy_locked(struct emu_psv *psv)
  * context's drain_sigerr (mlx5_modify_qp_drain_sigerr(), for
  * MLX5DV_QP_CREATE_SIG_PIPELINING) and QUERY_QP for the state and the SQ's
  * hardware WQEBB counter (mlx5dv_qp_cancel_posted_send_wrs()), and
- * RTS2RTS_QP resetting a DCI stream in error (mlx5dv_dci_stream_id_reset()).
+ * RTS2RTS_QP resetting a DCI stream in error (mlx5dv_dci_stream_id_reset())
+ * or setting the UDP source port (mlx5dv_modify_qp_udp_sport()).
  * The other state transitions and optional parameters go through
  * ibv_modify_qp(); here they are BAD_OP and BAD_PARAM.
  */
@@ -548,36 +556,76 @@ static int init2init_qp(struct emu_qp *qp, const uint8_t *in, size_t in_len, uin
 }
 
 /*
- * RTS2RTS_QP with only the QP context extension's dci_stream_channel_id:
- * the stream leaves error, its next WQEs run (device/sq.c).  A stream not
- * in error, or a QP without streams, is BAD_PARAM, as rdma-core's
- * test_mlx5_dc expects of a reset of a good stream.
+ * Whether the QP's primary path carries a UDP source port to set: a QP the
+ * kernel gives one (mlx5_set_path(): RC, UC, XRC) on a path over a RoCE v2
+ * GID; a RoCE v1 or InfiniBand path has no UDP header, UD and DC no path.
+ */
+static bool has_udp_sport(const struct emu_qp *qp)
+{
+	const struct emu_port_id *port;
+	unsigned sgid = qp->attr.ah.grh.sgid_index;
+
+	if (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_UC &&
+	    qp->type != IBV_QPT_XRC_SEND && qp->type != IBV_QPT_XRC_RECV)
+		return false;
+	if (emu_cfg.link_layer != IBV_LINK_LAYER_ETHERNET ||
+	    !emu_port_valid(qp->obj.ctx, qp->attr.port_num))
+		return false;
+	port = &emu_cfg.dev[qp->obj.ctx->dev_index].port[qp->attr.port_num - 1];
+	return sgid < port->num_gids && port->gid_type[sgid] == IBV_GID_TYPE_ROCE_V2;
+}
+
+static int fw_refuse(uint8_t *out, uint8_t status, uint32_t syndrome)
+{
+	fw_status(out, status, syndrome);
+	return EREMOTEIO;
+}
+
+/*
+ * RTS2RTS_QP with optional parameters of opt_param_mask_95_32 only:
+ * - the QP context extension's dci_stream_channel_id: the stream leaves
+ *   error, its next WQEs run (device/sq.c).  A stream not in error, or a
+ *   QP without streams, is BAD_PARAM, as rdma-core's test_mlx5_dc expects
+ *   of a reset of a good stream.
+ * - the primary path's udp_sport (mlx5dv_modify_qp_udp_sport()), on a QP
+ *   that has one (has_udp_sport()), else BAD_PARAM.  It only feeds the
+ *   ECMP hashing of a real fabric; the emulated wire has no UDP header, so
+ *   QUERY_QP is all that sees it.
+ * Everything is checked before anything changes.
  */
 static int rts2rts_qp(struct emu_qp *qp, const uint8_t *in, size_t in_len, uint8_t *out)
 {
-	uint16_t stream;
-	unsigned i;
+	const uint32_t known = OPT_32_DCI_STREAM_CHANNEL_ID | OPT_32_UDP_SPORT;
+	bool stream, sport;
+	uint32_t opt;
 
-	if (in_len < RTS2RTS_QP_IN_EXT_SIZE || !prm_get(in, QP_IN_QPC_EXT) ||
-	    prm_get(in, QP_OPT_PARAM_MASK) || prm_get(in, QP_OPT_PARAM_MASK_95_64) ||
-	    prm_get(in, QP_OPT_PARAM_MASK_63_32) != OPT_32_DCI_STREAM_CHANNEL_ID) {
-		fw_status(out, STAT_BAD_PARAM, SYND_UNSUPPORTED);
-		return EREMOTEIO;
+	if (in_len < RTS2RTS_QP_IN_SIZE || prm_get(in, QP_OPT_PARAM_MASK) ||
+	    prm_get(in, QP_OPT_PARAM_MASK_95_64))
+		return fw_refuse(out, STAT_BAD_PARAM, SYND_UNSUPPORTED);
+	opt = prm_get(in, QP_OPT_PARAM_MASK_63_32);
+	stream = opt & OPT_32_DCI_STREAM_CHANNEL_ID;
+	sport = opt & OPT_32_UDP_SPORT;
+	if (!opt || (opt & ~known) ||
+	    (stream && (in_len < RTS2RTS_QP_IN_EXT_SIZE || !prm_get(in, QP_IN_QPC_EXT))))
+		return fw_refuse(out, STAT_BAD_PARAM, SYND_UNSUPPORTED);
+	if (qp->attr.state != IBV_QPS_RTS)
+		return fw_refuse(out, STAT_BAD_QP_STATE, SYND_QP_STATE);
+	if (sport && !has_udp_sport(qp))
+		return fw_refuse(out, STAT_BAD_PARAM, SYND_UDP_SPORT);
+	if (stream) {
+		uint16_t id = (uint16_t)prm_get(in, QPC_EXT_DCI_STREAM);
+		unsigned i = 0;
+
+		while (i < qp->dci_n_errored && qp->dci_errored[i] != id)
+			i++;
+		if (!qp->dci_streams || i == qp->dci_n_errored)
+			return fw_refuse(out, STAT_BAD_PARAM, SYND_DCI_STREAM);
+		memmove(&qp->dci_errored[i], &qp->dci_errored[i + 1],
+			(size_t)(qp->dci_n_errored - i - 1) * sizeof(qp->dci_errored[0]));
+		qp->dci_n_errored--;
 	}
-	if (qp->attr.state != IBV_QPS_RTS) {
-		fw_status(out, STAT_BAD_QP_STATE, SYND_QP_STATE);
-		return EREMOTEIO;
-	}
-	stream = (uint16_t)prm_get(in, QPC_EXT_DCI_STREAM);
-	for (i = 0; i < qp->dci_n_errored && qp->dci_errored[i] != stream; i++)
-		;
-	if (!qp->dci_streams || i == qp->dci_n_errored) {
-		fw_status(out, STAT_BAD_PARAM, SYND_DCI_STREAM);
-		return EREMOTEIO;
-	}
-	memmove(&qp->dci_errored[i], &qp->dci_errored[i + 1],
-		(size_t)(qp->dci_n_errored - i - 1) * sizeof(qp->dci_errored[0]));
-	qp->dci_n_errored--;
+	if (sport)
+		qp->udp_sport = (uint16_t)prm_get(in, QPC_UDP_SPORT);
 	return 0;
 }
 
@@ -592,7 +640,10 @@ static uint32_t qpc_state(enum ibv_qp_state st)
 	}
 }
 
-/* QUERY_QP: the state, the PD, drain_sigerr and the SQ's hardware counter */
+/*
+ * QUERY_QP: the state, the PD, drain_sigerr, the primary path's UDP source
+ * port and the SQ's hardware counter
+ */
 static int query_qp(const struct emu_qp *qp, uint8_t *out, size_t out_len)
 {
 	if (out_len < QUERY_QP_OUT_SIZE) {
@@ -601,6 +652,7 @@ static int query_qp(const struct emu_qp *qp, uint8_t *out, size_t out_len)
 	}
 	prm_set(out, QPC_STATE, qpc_state(qp->attr.state));
 	prm_set(out, QPC_DRAIN_SIGERR, qp->drain_sigerr);
+	prm_set(out, QPC_UDP_SPORT, qp->udp_sport);
 	if (qp->pd)
 		prm_set(out, QPC_PD, qp->pd->pdn);
 	prm_set(out, QPC_HW_SQ_WQEBB_COUNTER, emu_dev_qp_sq_counter(qp));
