@@ -12,8 +12,6 @@
  * leaves the others and the DCI running until the streams in error reach
  * log_num_errored.
  */
-#include <sys/mman.h>
-
 #include "dev_test.h"
 
 #define DCT_KEY		0x0123456789abcdefull
@@ -587,11 +585,7 @@ TestSuite(dev_dc_odp, .init = setup_odp, .fini = teardown_odp, .timeout = 60);
 /* fresh pages at area, every byte fill */
 static void map_area(uint8_t fill)
 {
-	void *p = mmap(area, ODP_LEN, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-
-	cr_assert_eq(p, (void *)area, "mmap: %s", strerror(errno));
-	memset(area, fill, ODP_LEN);
+	dt_map_fresh(area, ODP_LEN, fill);
 }
 
 /* One signaled WQE from the DCI to DCT 0 (post_op() names its operation); its status. */
@@ -630,12 +624,6 @@ static void op_read(uint64_t raddr, uint32_t rkey)
 	ibv_wr_rdma_read(d.qpx, rkey, raddr);
 }
 
-static void expect_bytes(const uint8_t *p, uint8_t v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		cr_assert_eq(p[i], v, "byte %zu: 0x%02x, want 0x%02x", i, p[i], v);
-}
-
 /* What pyverbs' test_odp_dc_traffic needs: a SEND from ODP pages into an ODP receive on the SRQ */
 Test(dev_dc_odp, send_from_and_into_odp_pages_on_the_srq)
 {
@@ -656,7 +644,7 @@ Test(dev_dc_odp, send_from_and_into_odp_pages_on_the_srq)
 	cr_assert_eq(wc.wr_id, 41);
 	cr_assert_eq(wc.byte_len, 4096);
 	cr_assert_eq(wc.qp_num, d.dct[0]->qp_num);
-	expect_bytes(area + 4096, 0x7e, 4096);
+	dt_assert_bytes(area + 4096, 0x7e, 4096);
 }
 
 /* WRITE into and READ from ODP pages through the DCT, pages replaced between */
@@ -666,12 +654,12 @@ Test(dev_dc_odp, write_and_read_odp_pages)
 	memset(d.buf, 0x3c, ODP_LEN);
 	cr_assert_eq(dc_post(op_write, (uintptr_t)area, odp->rkey, d.mr->lkey, d.buf, ODP_LEN),
 		     IBV_WC_SUCCESS);
-	expect_bytes(area, 0x3c, ODP_LEN);
+	dt_assert_bytes(area, 0x3c, ODP_LEN);
 	cr_assert_eq(munmap(area, ODP_LEN), 0);
 	map_area(0x4d);
 	cr_assert_eq(dc_post(op_read, (uintptr_t)area, odp->rkey, d.mr->lkey, d.buf, ODP_LEN),
 		     IBV_WC_SUCCESS);
-	expect_bytes(d.buf, 0x4d, ODP_LEN);
+	dt_assert_bytes(d.buf, 0x4d, ODP_LEN);
 }
 
 /* a gather from a page not mapped: the DCI's local protection error */
@@ -682,7 +670,7 @@ Test(dev_dc_odp, unmapped_source_is_local_protection_error)
 	memset(d.buf, 0, ODP_LEN);
 	cr_assert_eq(dc_post(op_write, (uintptr_t)d.buf, d.mr->rkey, odp->lkey, area, ODP_LEN),
 		     IBV_WC_LOC_PROT_ERR);
-	expect_bytes(d.buf, 0, ODP_LEN);
+	dt_assert_bytes(d.buf, 0, ODP_LEN);
 }
 
 /* a WRITE to a page not mapped: the DCT's remote access error, nothing written */
