@@ -7,7 +7,8 @@
  * (CREATE_MKEY) and the two PSVs of a signature one (CREATE_PSV), the
  * reserved QP numbers of mlx5dv_reserved_qpn_alloc() (CREATE_GENERAL_OBJECT
  * of type RESERVED_QPN, reserved_qpn.c), each destroyed with its object,
- * and the signature pipelining of a QP (INIT2INIT_QP, QUERY_QP).
+ * the signature pipelining of a QP (INIT2INIT_QP, QUERY_QP), a DCI
+ * stream's reset and a RoCE QP's UDP source port (RTS2RTS_QP).
  *
  * The kernel's checks come first, with its errnos: a command that is not
  * one of its general commands EINVAL on the OTHER method, a command that
@@ -94,6 +95,7 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_SIG_CRC64_XP10	F(0x147, 1)
 #define CAP_SIG_CRC32C		F(0x148, 1)
 #define CAP_LOG_MAX_RA_REQ_QP	F(0x14a, 6)
+#define CAP_RTS2RTS_UDP_SPORT	F(0x151, 1)
 #define CAP_LOG_MAX_RA_RES_QP	F(0x15a, 6)
 #define CAP_LOCAL_CA_ACK_DELAY	F(0x1ab, 5)
 #define CAP_PORT_TYPE		F(0x1b6, 2)
@@ -104,6 +106,7 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_DRAIN_SIGERR	F(0x20f, 1)
 #define CAP_SHO			F(0x217, 1)
 #define CAP_ATOMIC		F(0x21e, 1)
+#define CAP_PG			F(0x227, 1)
 #define CAP_XRC			F(0x23c, 1)
 #define CAP_UD			F(0x23d, 1)
 #define CAP_UC			F(0x23e, 1)
@@ -124,6 +127,9 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP2_LOG_MAX_NUM_RESERVED_QPN	F(0x08b, 5)
 #define CAP2_LOG_RESERVED_QPN_GRANULARITY F(0x093, 5)
 #define CAP2_LOG_RESERVED_QPN_MAX_ALLOC	F(0x09b, 5)
+/* odp_cap: rc_, uc_, ud_, xrc_ and dc_odp_caps, send ... srq_receive each */
+#define ODP_CAP_TRANSPORT_BIT(t, b) F(0x80 + 0x20 * (t) + (b), 1)
+#define ODP_CAP_TRANSPORT_BITS	6
 
 /* create_mkey_in and its mkey context (mkc) at bit 0x80 */
 #define MKC(off, bits)		F(0x80 + (off), bits)
@@ -158,14 +164,17 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define QP_OPT_PARAM_MASK_63_32	F(0x860, 32)
 #define QPC_EXT_DCI_STREAM	F(0x890, 16)	/* qpc_data_ext.dci_stream_channel_id */
 #define RTS2RTS_QP_IN_EXT_SIZE	((0x880 + 0x20) / 8)	/* to the stream id */
+#define RTS2RTS_QP_IN_SIZE	(0x880 / 8)	/* to opt_param_mask_95_32 */
 #define QPC(off, bits)		F(0xc0 + (off), bits)
 #define QPC_STATE		QPC(0x00, 4)
 #define QPC_DRAIN_SIGERR	QPC(0x25, 1)
 #define QPC_PD			QPC(0x28, 24)
+#define QPC_UDP_SPORT		QPC(0x1d0, 16)	/* primary_address_path.udp_sport */
 #define QPC_HW_SQ_WQEBB_COUNTER	QPC(0x5a0, 16)
 #define QUERY_QP_OUT_SIZE	(0x880 / 8)	/* query_qp_out without the PAS */
 #define OPT_INIT2INIT_DRAIN_SIGERR (1u << 11)
 #define OPT_32_DCI_STREAM_CHANNEL_ID (1u << 0)	/* of opt_param_mask_95_32 */
+#define OPT_32_UDP_SPORT	(1u << 2)
 
 enum {
 	CMD_QUERY_HCA_CAP	= 0x100,
@@ -206,7 +215,7 @@ enum {
 enum { STAT_BAD_OP = 0x2, STAT_BAD_PARAM = 0x3, STAT_BAD_RES = 0x5, STAT_LIM = 0x8,
        STAT_NO_RES = 0xf, STAT_BAD_QP_STATE = 0x10, STAT_BAD_OUTP_LEN = 0x51 };
 /* the capability pages (query_hca_cap op_mod >> 1), the general object types */
-enum { CAP_PAGE_GENERAL = 0x0, CAP_PAGE_GENERAL_2 = 0x20 };
+enum { CAP_PAGE_GENERAL = 0x0, CAP_PAGE_ODP = 0x2, CAP_PAGE_GENERAL_2 = 0x20 };
 enum { OBJ_TYPE_RESERVED_QPN = 0x2c };
 enum { MKC_ACCESS_MODE_KLMS = 0x2 };
 
@@ -218,7 +227,8 @@ enum { SYND_UNSUPPORTED = 0x4d0001, SYND_MKEY_MODE = 0x4d0002,
        SYND_MKEY_PD = 0x4d0003, SYND_MKEY_SIZE = 0x4d0004, SYND_MKEY_BSF = 0x4d0005,
        SYND_PSV_PD = 0x4d0006, SYND_QP_STATE = 0x4d0007,
        SYND_DCI_STREAM = 0x4d0008, SYND_RQPN_RANGE = 0x4d0009,
-       SYND_RQPN_LIMIT = 0x4d000a, SYND_RQPN_SPACE = 0x4d000b };
+       SYND_RQPN_LIMIT = 0x4d000a, SYND_RQPN_SPACE = 0x4d000b,
+       SYND_UDP_SPORT = 0x4d000c };
 
 /* ---- the kernel's classification (devx.c) ------------------------------ */
 
@@ -319,15 +329,29 @@ static void general_caps_2(uint8_t *cap)
 }
 
 /*
+ * The ODP caps page: each transport's caps as the verbs report them
+ * (odp.c), DC's too, which libmlx5 reads from here alone
+ * (mlx5dv_query_device()'s dc_odp_caps).  No ODP for signature mkeys (sig).
+ */
+static int odp_caps_page(uint8_t *cap)
+{
+	for (unsigned t = 0; t < EMU_ODP_TRANSPORTS; t++)
+		for (unsigned b = 0; b < ODP_CAP_TRANSPORT_BITS; b++)
+			prm_set(cap, ODP_CAP_TRANSPORT_BIT(t, b),
+				emu_odp_transport_caps[t] >> b & 1);
+	return 0;
+}
+
+/*
  * QUERY_HCA_CAP: the general device caps the profile sets (the ones the
  * verbs answers derive from, caps.h), the same for op_mod's current and
  * maximum, with the block signature offload the device models (sho and
  * the signature error CQE's domain and type, which libmlx5 44 needs both
  * of, get_hca_sig_caps(); CRC32C beside the basic T10-DIF and CRC32; not
- * CRC64-XP10 nor 4048-byte blocks), and one general object type,
- * RESERVED_QPN, with the second general page that bounds it; every other
- * capability page reads zeros, no feature of it present (no ODP, no
- * steering, no LAG, no crypto).
+ * CRC64-XP10 nor 4048-byte blocks), one general object type,
+ * RESERVED_QPN, with the second general page that bounds it, and the ODP
+ * page; every other capability page reads zeros, no feature of it present
+ * (no steering, no LAG, no crypto).
  */
 static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 {
@@ -338,6 +362,8 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 		fw_status(out, STAT_BAD_OUTP_LEN, 0);
 		return EREMOTEIO;
 	}
+	if (type == CAP_PAGE_ODP)
+		return odp_caps_page(cap);
 	if (type == CAP_PAGE_GENERAL_2)
 		general_caps_2(cap);
 	if (type != CAP_PAGE_GENERAL)
@@ -360,6 +386,9 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 	prm_set(cap, CAP_LOG_MAX_MSG, EMU_CAP(log_max_msg));
 	prm_set(cap, CAP_CQE_VERSION, 1);
 	prm_set(cap, CAP_ATOMIC, 1);
+	prm_set(cap, CAP_PG, 1);	/* page faults: ODP (odp_caps_page()) */
+	/* a RoCE v2 QP's UDP source port set in RTS (rts2rts_qp()) */
+	prm_set(cap, CAP_RTS2RTS_UDP_SPORT, emu_cfg.link_layer == IBV_LINK_LAYER_ETHERNET);
 	prm_set(cap, CAP_XRC, 1);
 	prm_set(cap, CAP_UD, 1);
 	prm_set(cap, CAP_UC, 1);
@@ -553,7 +582,8 @@ static int create_reserved_qpn(struct emu_ioc *b, const uint8_t *in, uint8_t *ou
  * context's drain_sigerr (mlx5_modify_qp_drain_sigerr(), for
  * MLX5DV_QP_CREATE_SIG_PIPELINING) and QUERY_QP for the state and the SQ's
  * hardware WQEBB counter (mlx5dv_qp_cancel_posted_send_wrs()), and
- * RTS2RTS_QP resetting a DCI stream in error (mlx5dv_dci_stream_id_reset()).
+ * RTS2RTS_QP resetting a DCI stream in error (mlx5dv_dci_stream_id_reset())
+ * or setting the UDP source port (mlx5dv_modify_qp_udp_sport()).
  * The other state transitions and optional parameters go through
  * ibv_modify_qp(); here they are BAD_OP and BAD_PARAM.
  */
@@ -587,36 +617,76 @@ static int init2init_qp(struct emu_qp *qp, const uint8_t *in, size_t in_len, uin
 }
 
 /*
- * RTS2RTS_QP with only the QP context extension's dci_stream_channel_id:
- * the stream leaves error, its next WQEs run (device/sq.c).  A stream not
- * in error, or a QP without streams, is BAD_PARAM, as rdma-core's
- * test_mlx5_dc expects of a reset of a good stream.
+ * Whether the QP's primary path carries a UDP source port to set: a QP the
+ * kernel gives one (mlx5_set_path(): RC, UC, XRC) on a path over a RoCE v2
+ * GID; a RoCE v1 or InfiniBand path has no UDP header, UD and DC no path.
+ */
+static bool has_udp_sport(const struct emu_qp *qp)
+{
+	const struct emu_port_id *port;
+	unsigned sgid = qp->attr.ah.grh.sgid_index;
+
+	if (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_UC &&
+	    qp->type != IBV_QPT_XRC_SEND && qp->type != IBV_QPT_XRC_RECV)
+		return false;
+	if (emu_cfg.link_layer != IBV_LINK_LAYER_ETHERNET ||
+	    !emu_port_valid(qp->obj.ctx, qp->attr.port_num))
+		return false;
+	port = &emu_cfg.dev[qp->obj.ctx->dev_index].port[qp->attr.port_num - 1];
+	return sgid < port->num_gids && port->gid_type[sgid] == IBV_GID_TYPE_ROCE_V2;
+}
+
+static int fw_refuse(uint8_t *out, uint8_t status, uint32_t syndrome)
+{
+	fw_status(out, status, syndrome);
+	return EREMOTEIO;
+}
+
+/*
+ * RTS2RTS_QP with optional parameters of opt_param_mask_95_32 only:
+ * - the QP context extension's dci_stream_channel_id: the stream leaves
+ *   error, its next WQEs run (device/sq.c).  A stream not in error, or a
+ *   QP without streams, is BAD_PARAM, as rdma-core's test_mlx5_dc expects
+ *   of a reset of a good stream.
+ * - the primary path's udp_sport (mlx5dv_modify_qp_udp_sport()), on a QP
+ *   that has one (has_udp_sport()), else BAD_PARAM.  It only feeds the
+ *   ECMP hashing of a real fabric; the emulated wire has no UDP header, so
+ *   QUERY_QP is all that sees it.
+ * Everything is checked before anything changes.
  */
 static int rts2rts_qp(struct emu_qp *qp, const uint8_t *in, size_t in_len, uint8_t *out)
 {
-	uint16_t stream;
-	unsigned i;
+	const uint32_t known = OPT_32_DCI_STREAM_CHANNEL_ID | OPT_32_UDP_SPORT;
+	bool stream, sport;
+	uint32_t opt;
 
-	if (in_len < RTS2RTS_QP_IN_EXT_SIZE || !prm_get(in, QP_IN_QPC_EXT) ||
-	    prm_get(in, QP_OPT_PARAM_MASK) || prm_get(in, QP_OPT_PARAM_MASK_95_64) ||
-	    prm_get(in, QP_OPT_PARAM_MASK_63_32) != OPT_32_DCI_STREAM_CHANNEL_ID) {
-		fw_status(out, STAT_BAD_PARAM, SYND_UNSUPPORTED);
-		return EREMOTEIO;
+	if (in_len < RTS2RTS_QP_IN_SIZE || prm_get(in, QP_OPT_PARAM_MASK) ||
+	    prm_get(in, QP_OPT_PARAM_MASK_95_64))
+		return fw_refuse(out, STAT_BAD_PARAM, SYND_UNSUPPORTED);
+	opt = prm_get(in, QP_OPT_PARAM_MASK_63_32);
+	stream = opt & OPT_32_DCI_STREAM_CHANNEL_ID;
+	sport = opt & OPT_32_UDP_SPORT;
+	if (!opt || (opt & ~known) ||
+	    (stream && (in_len < RTS2RTS_QP_IN_EXT_SIZE || !prm_get(in, QP_IN_QPC_EXT))))
+		return fw_refuse(out, STAT_BAD_PARAM, SYND_UNSUPPORTED);
+	if (qp->attr.state != IBV_QPS_RTS)
+		return fw_refuse(out, STAT_BAD_QP_STATE, SYND_QP_STATE);
+	if (sport && !has_udp_sport(qp))
+		return fw_refuse(out, STAT_BAD_PARAM, SYND_UDP_SPORT);
+	if (stream) {
+		uint16_t id = (uint16_t)prm_get(in, QPC_EXT_DCI_STREAM);
+		unsigned i = 0;
+
+		while (i < qp->dci_n_errored && qp->dci_errored[i] != id)
+			i++;
+		if (!qp->dci_streams || i == qp->dci_n_errored)
+			return fw_refuse(out, STAT_BAD_PARAM, SYND_DCI_STREAM);
+		memmove(&qp->dci_errored[i], &qp->dci_errored[i + 1],
+			(size_t)(qp->dci_n_errored - i - 1) * sizeof(qp->dci_errored[0]));
+		qp->dci_n_errored--;
 	}
-	if (qp->attr.state != IBV_QPS_RTS) {
-		fw_status(out, STAT_BAD_QP_STATE, SYND_QP_STATE);
-		return EREMOTEIO;
-	}
-	stream = (uint16_t)prm_get(in, QPC_EXT_DCI_STREAM);
-	for (i = 0; i < qp->dci_n_errored && qp->dci_errored[i] != stream; i++)
-		;
-	if (!qp->dci_streams || i == qp->dci_n_errored) {
-		fw_status(out, STAT_BAD_PARAM, SYND_DCI_STREAM);
-		return EREMOTEIO;
-	}
-	memmove(&qp->dci_errored[i], &qp->dci_errored[i + 1],
-		(size_t)(qp->dci_n_errored - i - 1) * sizeof(qp->dci_errored[0]));
-	qp->dci_n_errored--;
+	if (sport)
+		qp->udp_sport = (uint16_t)prm_get(in, QPC_UDP_SPORT);
 	return 0;
 }
 
@@ -631,7 +701,10 @@ static uint32_t qpc_state(enum ibv_qp_state st)
 	}
 }
 
-/* QUERY_QP: the state, the PD, drain_sigerr and the SQ's hardware counter */
+/*
+ * QUERY_QP: the state, the PD, drain_sigerr, the primary path's UDP source
+ * port and the SQ's hardware counter
+ */
 static int query_qp(const struct emu_qp *qp, uint8_t *out, size_t out_len)
 {
 	if (out_len < QUERY_QP_OUT_SIZE) {
@@ -640,6 +713,7 @@ static int query_qp(const struct emu_qp *qp, uint8_t *out, size_t out_len)
 	}
 	prm_set(out, QPC_STATE, qpc_state(qp->attr.state));
 	prm_set(out, QPC_DRAIN_SIGERR, qp->drain_sigerr);
+	prm_set(out, QPC_UDP_SPORT, qp->udp_sport);
 	if (qp->pd)
 		prm_set(out, QPC_PD, qp->pd->pdn);
 	prm_set(out, QPC_HW_SQ_WQEBB_COUNTER, emu_dev_qp_sq_counter(qp));

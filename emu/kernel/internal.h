@@ -190,6 +190,13 @@ int emu_mr_access_check(uint32_t access);
 /* odp.c: the ODP caps; an ODP MR's range (0 or the errno) */
 struct ib_uverbs_ex_query_device_resp;
 void emu_odp_caps(struct ib_uverbs_ex_query_device_resp *r);
+/*
+ * Each transport's ODP caps (enum ibv_odp_transport_cap_bits), in the
+ * order of the PRM's ODP caps page; DC's only libmlx5 reports, from that
+ * page (mlx5dv_query_device()'s dc_odp_caps).
+ */
+enum { EMU_ODP_RC, EMU_ODP_UC, EMU_ODP_UD, EMU_ODP_XRC, EMU_ODP_DC, EMU_ODP_TRANSPORTS };
+extern const uint32_t emu_odp_transport_caps[EMU_ODP_TRANSPORTS];
 bool emu_odp_implicit(uint64_t start, uint64_t length);
 int emu_odp_range_check(uint64_t start, uint64_t length, uint64_t iova, uint32_t access);
 void emu_channel_put_locked(struct emu_channel *ch);

@@ -422,6 +422,12 @@ struct emu_qp {
 	 * signature check stops the send queue and drains it to SQD.
 	 */
 	bool			drain_sigerr;
+	/*
+	 * The QP context's primary_address_path.udp_sport as RTS2RTS_QP last
+	 * set it (mlx5dv_modify_qp_udp_sport()), QUERY_QP's answer; 0 before.
+	 * The emulated wire has no UDP header: it changes nothing there.
+	 */
+	uint16_t		udp_sport;
 
 	/* mlx5 queue memory, user VAs from the CREATE_QP driver request */
 	uint64_t		buf;		/* RQ at buf, SQ at buf + sq_offset */

@@ -29,13 +29,21 @@
  * caps (pg, the per-transport cap sets, and null_mkey with
  * umr_extended_translation_offset for implicit ODP): RC every operation
  * and SRQ receives, UD sends only, XRC all but receives into a plain RQ
- * (an XRC target has none), UC nothing.
+ * (an XRC target has none), UC nothing.  DC as XRC: a DCT receives
+ * through its SRQ only (mlx5_core's handle_hca_cap_odp() turns every DC
+ * cap the firmware offers on).
  */
 #define ODP_XRC	(IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE |		\
 		 IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC |		\
 		 IBV_ODP_SUPPORT_SRQ_RECV)
 #define ODP_RC	(ODP_XRC | IBV_ODP_SUPPORT_RECV)
 #define ODP_UD	IBV_ODP_SUPPORT_SEND
+#define ODP_DC	ODP_XRC
+
+const uint32_t emu_odp_transport_caps[EMU_ODP_TRANSPORTS] = {
+	[EMU_ODP_RC] = ODP_RC, [EMU_ODP_UC] = 0, [EMU_ODP_UD] = ODP_UD,
+	[EMU_ODP_XRC] = ODP_XRC, [EMU_ODP_DC] = ODP_DC,
+};
 
 /*
  * The top of an implicit MR: mlx5_imr_ksm_entries children of
@@ -47,10 +55,10 @@
 void emu_odp_caps(struct ib_uverbs_ex_query_device_resp *r)
 {
 	r->odp_caps.general_caps = IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT;
-	r->odp_caps.per_transport_caps.rc_odp_caps = ODP_RC;
-	r->odp_caps.per_transport_caps.uc_odp_caps = 0;
-	r->odp_caps.per_transport_caps.ud_odp_caps = ODP_UD;
-	r->xrc_odp_caps = ODP_XRC;
+	r->odp_caps.per_transport_caps.rc_odp_caps = emu_odp_transport_caps[EMU_ODP_RC];
+	r->odp_caps.per_transport_caps.uc_odp_caps = emu_odp_transport_caps[EMU_ODP_UC];
+	r->odp_caps.per_transport_caps.ud_odp_caps = emu_odp_transport_caps[EMU_ODP_UD];
+	r->xrc_odp_caps = emu_odp_transport_caps[EMU_ODP_XRC];
 }
 
 bool emu_odp_implicit(uint64_t start, uint64_t length)

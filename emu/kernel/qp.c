@@ -872,6 +872,7 @@ static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 	if (mask & IBV_QP_AV) {
 		ah_from_dest(&a->ah, &cmd->dest);
 		a->port_num = cmd->dest.port_num;
+		qp->udp_sport = 0;	/* a new path: mlx5_set_path() writes its port anew */
 	}
 	if (mask & IBV_QP_PATH_MTU)	a->path_mtu = cmd->path_mtu;
 	if (mask & IBV_QP_DEST_QPN)	a->dest_qp_num = cmd->dest_qp_num & 0xffffff;

@@ -35,7 +35,8 @@ struct qpu_conn {
 	enum ibv_mtu mtu;		/* 0: IBV_MTU_1024 */
 	uint32_t     dqpn;
 	uint16_t     dlid;
-	const union ibv_gid *dgid;	/* non-NULL: a GRH, SGID index 0, hop limit 1 */
+	const union ibv_gid *dgid;	/* non-NULL: a GRH from sgid_index, hop limit 1 */
+	uint8_t      sgid_index;
 	uint8_t      sl;
 	int          access;		/* qp_access_flags (not UD) */
 	uint32_t     qkey;		/* UD */
@@ -97,6 +98,7 @@ static inline int qpu_bring_up(struct ibv_qp *qp, const struct qpu_conn *c)
 		if (c->dgid) {
 			a.ah_attr.is_global = 1;
 			a.ah_attr.grh.dgid = *c->dgid;
+			a.ah_attr.grh.sgid_index = c->sgid_index;
 			a.ah_attr.grh.hop_limit = 1;
 		}
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;

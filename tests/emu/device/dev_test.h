@@ -7,6 +7,7 @@
 #define RDMAFAST_TESTS_DEV_TEST_H
 
 #include <poll.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "emu_test.h"
@@ -88,6 +89,26 @@ static inline int dt_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, unsigned 
 			sched_yield();
 	}
 	return got;
+}
+
+/*
+ * Fresh anonymous pages at [at, at + len), every byte fill: an ODP MR's
+ * pages appearing (or being replaced) after its registration.
+ */
+static inline void dt_map_fresh(uint8_t *at, size_t len, uint8_t fill)
+{
+	void *p = mmap(at, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+
+	cr_assert_eq(p, (void *)at, "mmap: %s", strerror(errno));
+	memset(at, fill, len);
+}
+
+/* Every byte of [p, p + n) is v. */
+static inline void dt_assert_bytes(const uint8_t *p, uint8_t v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(p[i], v, "byte %zu: 0x%02x, want 0x%02x", i, p[i], v);
 }
 
 /* Exactly one completion, or fail. */

@@ -60,11 +60,7 @@ TestSuite(dev_odp_uc, .init = setup_uc, .fini = teardown, .timeout = 30);
 /* fresh pages at area, every byte `fill` */
 static void map_area(uint8_t fill)
 {
-	void *p = mmap(area, LEN, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-
-	cr_assert_eq(p, (void *)area, "mmap: %s", strerror(errno));
-	memset(area, fill, LEN);
+	dt_map_fresh(area, LEN, fill);
 }
 
 /* an RDMA WRITE of len bytes on qp[0]: its completion status */
@@ -81,31 +77,25 @@ static enum ibv_wc_status rdma_write(uint64_t from, uint32_t lkey, uint64_t to,
 	return dt_poll1(t.cq[0]).status;
 }
 
-static void assert_bytes(const uint8_t *p, uint8_t v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		cr_assert_eq(p[i], v, "byte %zu: 0x%02x, want 0x%02x", i, p[i], v);
-}
-
 Test(dev_odp, pages_mapped_after_registration_and_replaced)
 {
 	map_area(0xa1);
 	cr_assert_eq(rdma_write((uintptr_t)area, odp->lkey, (uintptr_t)t.buf[1],
 				t.mr[1]->rkey, LEN), IBV_WC_SUCCESS);
-	assert_bytes(t.buf[1], 0xa1, LEN);
+	dt_assert_bytes(t.buf[1], 0xa1, LEN);
 
 	/* new pages at the same addresses: the device reads those, not the old ones */
 	cr_assert_eq(munmap(area, LEN), 0);
 	map_area(0xb2);
 	cr_assert_eq(rdma_write((uintptr_t)area, odp->lkey, (uintptr_t)t.buf[1],
 				t.mr[1]->rkey, LEN), IBV_WC_SUCCESS);
-	assert_bytes(t.buf[1], 0xb2, LEN);
+	dt_assert_bytes(t.buf[1], 0xb2, LEN);
 
 	/* and as a target, through the rkey */
 	memset(t.buf[0], 0xc3, LEN);
 	cr_assert_eq(rdma_write((uintptr_t)t.buf[0], t.mr[0]->lkey, (uintptr_t)area,
 				odp->rkey, LEN), IBV_WC_SUCCESS);
-	assert_bytes(area, 0xc3, LEN);
+	dt_assert_bytes(area, 0xc3, LEN);
 }
 
 Test(dev_odp, unmapped_source_is_local_protection_error)
@@ -144,12 +134,12 @@ Test(dev_odp, implicit_mr_reaches_any_mapped_address)
 	wc = dt_poll1(t.cq[1]);
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
 	cr_assert_eq(wc.byte_len, 3000);
-	assert_bytes(dst, 0x5c, 3000);
+	dt_assert_bytes(dst, 0x5c, 3000);
 
 	memset(src, 0x6d, 3000);
 	cr_assert_eq(rdma_write((uintptr_t)src, imr->lkey, (uintptr_t)dst, imr->rkey, 3000),
 		     IBV_WC_SUCCESS);
-	assert_bytes(dst, 0x6d, 3000);
+	dt_assert_bytes(dst, 0x6d, 3000);
 	/* area is not mapped: the implicit rkey does not make it so */
 	cr_assert_eq(rdma_write((uintptr_t)src, imr->lkey, (uintptr_t)area, imr->rkey, 64),
 		     IBV_WC_REM_ACCESS_ERR);
@@ -168,7 +158,7 @@ Test(dev_odp_uc, odp_source_is_local_protection_error)
 	map_area(0x21);
 	cr_assert_eq(rdma_write((uintptr_t)area, odp->lkey, (uintptr_t)t.buf[1],
 				t.mr[1]->rkey, LEN), IBV_WC_LOC_PROT_ERR);
-	assert_bytes(t.buf[1], 0, LEN);
+	dt_assert_bytes(t.buf[1], 0, LEN);
 }
 
 /* as a target: UC acknowledges nothing, the WRITE is dropped at the responder */
@@ -179,13 +169,13 @@ Test(dev_odp_uc, odp_target_is_dropped)
 	cr_assert_eq(rdma_write((uintptr_t)t.buf[0], t.mr[0]->lkey, (uintptr_t)area,
 				odp->rkey, LEN), IBV_WC_SUCCESS);
 	usleep(100 * 1000);
-	assert_bytes(area, 0, LEN);
+	dt_assert_bytes(area, 0, LEN);
 	/* a plain MR still takes the next one: the QP is not broken */
 	cr_assert_eq(rdma_write((uintptr_t)t.buf[0], t.mr[0]->lkey, (uintptr_t)t.buf[1],
 				t.mr[1]->rkey, 64), IBV_WC_SUCCESS);
 	for (int i = 0; i < 200 && t.buf[1][63] != 0x32; i++)
 		usleep(5000);
-	assert_bytes(t.buf[1], 0x32, 64);
+	dt_assert_bytes(t.buf[1], 0x32, 64);
 }
 
 /* a receive into an ODP MR: the receive completes with a local protection error */
@@ -203,5 +193,5 @@ Test(dev_odp_uc, odp_receive_is_local_protection_error)
 	dt_post(t.qp[0], &wr);
 	cr_assert_eq(dt_poll1(t.cq[0]).status, IBV_WC_SUCCESS);
 	cr_assert_eq(dt_poll1(t.cq[1]).status, IBV_WC_LOC_PROT_ERR);
-	assert_bytes(area, 0, 64);
+	dt_assert_bytes(area, 0, 64);
 }

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * DEVX (emu/kernel/devx.c): a DEVX user context for every context
- * libmlx5 opens, QUERY_HCA_CAP answered from the device's caps, the
- * mkeys of mlx5dv_create_mkey() (CREATE_MKEY through DEVX_OBJ_CREATE)
- * and the PSVs of its signature keys (CREATE_PSV), and everything else refused as mlx5_ib and the firmware refuse it: the
- * kernel's checks with their errnos, the firmware's with EREMOTEIO and a
- * status in the output mailbox.  Also the QPs of mlx5dv_create_qp() with
- * the UMR send operations, which post on such mkeys, and those with
- * signature pipelining (INIT2INIT_QP and QUERY_QP of a verbs QP).
+ * libmlx5 opens, QUERY_HCA_CAP answered from the device's caps (the
+ * general and ODP pages), the mkeys of mlx5dv_create_mkey() (CREATE_MKEY
+ * through DEVX_OBJ_CREATE) and the PSVs of its signature keys
+ * (CREATE_PSV), and everything else refused as mlx5_ib and the firmware
+ * refuse it: the kernel's checks with their errnos, the firmware's with
+ * EREMOTEIO and a status in the output mailbox.  Also the QPs of
+ * mlx5dv_create_qp() with the UMR send operations, which post on such
+ * mkeys, and those with signature pipelining (INIT2INIT_QP and QUERY_QP of
+ * a verbs QP), and a RoCE QP's UDP source port (RTS2RTS_QP,
+ * mlx5dv_modify_qp_udp_sport()).
  */
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -42,6 +45,8 @@ ET_CTX_PD_SUITE(devx);
 #define CAP_SHO			CAP(0x217, 1)
 #define CAP_SIGERR_DOMAIN	CAP(0x480, 1)
 #define CAP_SIG_CRC32C		CAP(0x148, 1)
+#define CAP_RTS2RTS_UDP_SPORT	CAP(0x151, 1)
+#define CAP_PG			CAP(0x227, 1)
 #define CAP_SIG_CRC64_XP10	CAP(0x147, 1)
 #define CAP_SIG_BLOCK_4048	CAP(0x1f0, 1)
 #define CAP_DRAIN_SIGERR	CAP(0x20f, 1)
@@ -50,6 +55,8 @@ ET_CTX_PD_SUITE(devx);
 #define CAP_CQE_COMPRESSION_128	CAP(0x5be, 1)
 #define CAP_CQE_COMPRESSION	CAP(0x5bf, 1)
 #define CAP_CQE_COMP_MAX_NUM	CAP(0x5d0, 16)
+/* odp_cap: rc_, uc_, ud_, xrc_, dc_odp_caps, send ... srq_receive in IBV_ODP_SUPPORT_* order */
+#define ODP_CAP_BIT(t, b)	CAP(0x80 + 0x20 * (t) + (b), 1)
 
 enum { CREATE_MKEY = 0x200, CREATE_CQ = 0x400,
        QUERY_LAG = 0x842, RTR2RTS_QP = 0x504, RTS2RTS_QP = 0x505, CREATE_PSV = 0x600, SET_FTE = 0x936 };
@@ -84,15 +91,19 @@ Test(devx, contexts_are_devx)
 	cr_assert_eq(ibv_close_device(c2), 0);
 }
 
-/* QUERY_HCA_CAP: the general caps as the verbs report them, other pages zeros */
+/* QUERY_HCA_CAP: the general and ODP caps as the verbs report them, other pages zeros */
 Test(devx, query_hca_cap)
 {
 	static uint32_t out[0x1010 / 4];
-	struct mlx5dv_context dv = { .comp_mask = MLX5DV_CONTEXT_MASK_CQE_COMPRESION };
+	struct mlx5dv_context dv = { .comp_mask = MLX5DV_CONTEXT_MASK_CQE_COMPRESION |
+						  MLX5DV_CONTEXT_MASK_DC_ODP_CAPS };
+	struct ibv_device_attr_ex dx;
 	struct ibv_device_attr da;
 	struct ibv_port_attr pa;
+	uint32_t odp[5];
 
 	cr_assert_eq(ibv_query_device(ctx, &da), 0);
+	cr_assert_eq(ibv_query_device_ex(ctx, NULL, &dx), 0);
 	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
 	cr_assert_eq(mlx5dv_query_device(ctx, &dv), 0);
 	for (uint16_t cur = 0; cur < 2; cur++) {
@@ -121,9 +132,34 @@ Test(devx, query_hca_cap)
 		cr_expect_eq(prm_get(out, CAP_CQE_128_ALWAYS),
 			     !!(dv.flags & MLX5DV_CONTEXT_FLAGS_CQE_128B_PAD));
 		cr_expect_eq(prm_get(out, CAP_CQE_COMP_MAX_NUM), dv.cqe_comp_caps.max_num);
+		/* page faults (ODP); a RoCE QP's UDP source port */
+		cr_expect_eq(prm_get(out, CAP_PG), 1);
+		cr_expect_eq(prm_get(out, CAP_RTS2RTS_UDP_SPORT),
+			     pa.link_layer == IBV_LINK_LAYER_ETHERNET ? 1u : 0u);
 	}
-	/* another page (ODP, op_mod 2 << 1): the device has none of its features */
-	cr_assert_eq(query_cap(ctx, 2 << 1 | 1, out, sizeof(out)), 0);
+	/*
+	 * The ODP page (op_mod 2 << 1): each transport's caps as
+	 * ibv_query_device_ex() reports them, and DC's as mlx5dv_query_device()
+	 * (which reads them from this page): all but plain receives
+	 */
+	cr_expect(dv.comp_mask & MLX5DV_CONTEXT_MASK_DC_ODP_CAPS);
+	cr_expect_eq(dv.dc_odp_caps, IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_WRITE |
+		     IBV_ODP_SUPPORT_READ | IBV_ODP_SUPPORT_ATOMIC | IBV_ODP_SUPPORT_SRQ_RECV);
+	odp[0] = dx.odp_caps.per_transport_caps.rc_odp_caps;
+	odp[1] = dx.odp_caps.per_transport_caps.uc_odp_caps;
+	odp[2] = dx.odp_caps.per_transport_caps.ud_odp_caps;
+	odp[3] = dx.xrc_odp_caps;
+	odp[4] = dv.dc_odp_caps;
+	for (uint16_t cur = 0; cur < 2; cur++) {
+		cr_assert_eq(query_cap(ctx, 2 << 1 | cur, out, sizeof(out)), 0);
+		cr_expect_eq(prm_get(out, STATUS), 0);
+		for (unsigned t = 0; t < 5; t++)
+			for (unsigned b = 0; b < 32; b++)
+				cr_expect_eq(prm_get(out, ODP_CAP_BIT(t, b)), odp[t] >> b & 1,
+					     "transport %u, bit %u", t, b);
+	}
+	/* another page (atomic, op_mod 3 << 1): the device has none of its features */
+	cr_assert_eq(query_cap(ctx, 3 << 1 | 1, out, sizeof(out)), 0);
 	cr_expect_eq(prm_get(out, STATUS), 0);
 	for (size_t i = 4; i < sizeof(out) / sizeof(out[0]); i++)
 		cr_expect_eq(out[i], 0);
@@ -460,7 +496,8 @@ Test(devx, sig_pipelining_qp)
 	cr_expect_eq(qp_cmd(qp, true, CREATE_MKEY, qp->qp_num, 0, out, sizeof(out)), EINVAL);
 	/*
 	 * the firmware: another transition (ibv_modify_qp()'s), another
-	 * parameter; RTS2RTS carries out only a DCI stream's reset
+	 * parameter; RTS2RTS carries out only a DCI stream's reset and a UDP
+	 * source port (RTS: devx_roce::udp_sport)
 	 */
 	cr_expect_eq(qp_cmd(qp, true, RTR2RTS_QP, qp->qp_num, 0, out, 64), EREMOTEIO);
 	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_OP);
@@ -483,6 +520,209 @@ Test(devx, sig_pipelining_qp)
 	}
 	cr_assert_eq(qp_cmd(qp, false, QUERY_QP, qp->qp_num, 0, out, sizeof(out)), 0);
 	cr_expect_eq(prm_get(out, QPC_DRAIN_SIGERR), 0);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+}
+
+/* ---- a RoCE QP's UDP source port (mlx5dv_modify_qp_udp_sport()) -------- */
+
+/* rts2rts_qp_in: opt_param_mask_95_32's low half; the path's port in the QP context */
+#define QP_OPT_MASK_63_32	0x860, 32
+#define QPC_UDP_SPORT		0x290, 16
+#define RTS2RTS_IN_DW		((0x880 + 0x600) / 32)	/* to the end of qpc_data_ext */
+enum { OPT_32_UDP_SPORT = 1 << 2 };
+
+/* RTS2RTS_QP through DEVX with the two masks and a UDP source port */
+static int rts2rts(struct ibv_qp *qp, uint32_t opt_31_0, uint32_t opt_63_32, uint16_t sport,
+		   uint32_t *out)
+{
+	uint32_t in[RTS2RTS_IN_DW] = { 0 };
+
+	prm_set(in, OPCODE, RTS2RTS_QP);
+	prm_set(in, QP_QPN, qp->qp_num);
+	prm_set(in, QP_OPT_MASK, opt_31_0);
+	prm_set(in, QP_OPT_MASK_63_32, opt_63_32);
+	prm_set(in, QPC_UDP_SPORT, sport);
+	memset(out, 0, 64);
+	return mlx5dv_devx_qp_modify(qp, in, sizeof(in), out, 64);
+}
+
+/* QUERY_QP's udp_sport, and the state it reads */
+static uint32_t query_sport(struct ibv_qp *qp, uint32_t *state)
+{
+	static uint32_t out[0x880 / 32];
+
+	cr_assert_eq(qp_cmd(qp, false, QUERY_QP, qp->qp_num, 0, out, sizeof(out)), 0);
+	*state = prm_get(out, QPC_STATE);
+	return prm_get(out, QPC_UDP_SPORT);
+}
+
+/* The first GID of port 1 of the type, its index */
+static uint8_t gid_of_type(enum ibv_gid_type type, union ibv_gid *gid)
+{
+	struct ibv_gid_entry e;
+
+	for (uint32_t i = 0; ibv_query_gid_ex(ctx, 1, i, &e, 0) == 0; i++)
+		if (e.gid_type == type) {
+			*gid = e.gid;
+			return (uint8_t)i;
+		}
+	cr_assert_fail("no GID of type %d", type);
+	return 0;
+}
+
+static struct ibv_qp *make_qp(struct ibv_cq *cq, enum ibv_qp_type type)
+{
+	struct ibv_qp_init_attr a = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = type,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &a);
+
+	cr_assert(qp, "create QP: %s", strerror(errno));
+	return qp;
+}
+
+TestSuite(devx_roce, .init = et_suite_setup, .fini = et_suite_teardown);
+
+/* suite devx_roce on RoCE: this binary again with RFEMU_LINK_LAYER=eth */
+Test(devx, udp_sport_on_roce, .timeout = 120)
+{
+	test_rerun_on_roce("devx_roce/*");
+}
+
+/*
+ * A RoCE v2 RC QP in RTS takes a UDP source port by RTS2RTS_QP, QUERY_QP
+ * reads it back and the QP's traffic goes on; the firmware refuses it in
+ * another state, with another optional parameter, on a QP without a UDP
+ * path (RoCE v1 GID, UD); libmlx5 itself before RTS and on UD.
+ */
+Test(devx_roce, udp_sport)
+{
+	struct qpu_conn c = { .mtu = IBV_MTU_1024, .rnr_retry = 7, .retry_cnt = 7,
+			      .timeout = 14, .access = IBV_ACCESS_LOCAL_WRITE, .rtr_only = 1 };
+	struct ibv_cq *cq;
+	struct ibv_qp *qp[2], *v1, *ud;
+	union ibv_gid gid2, gid1;
+	static uint32_t out[64 / 4];
+	static char buf[64];
+	struct ibv_mr *mr;
+	struct ibv_sge sge = { (uintptr_t)buf, 32, 0 }, rsge = { (uintptr_t)(buf + 32), 32, 0 };
+	struct ibv_recv_wr rwr = { .wr_id = 2, .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	struct ibv_send_wr swr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *sbad;
+	struct ibv_wc wc[2];
+	struct ibv_port_attr pa;
+	uint32_t state;
+	int n = 0;
+
+	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
+	if (pa.link_layer != IBV_LINK_LAYER_ETHERNET)
+		cr_skip_test("InfiniBand: devx::udp_sport_on_roce runs this on RoCE");
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	cr_assert(cq && mr);
+	sge.lkey = rsge.lkey = mr->lkey;
+	for (int i = 0; i < 2; i++)
+		qp[i] = make_qp(cq, IBV_QPT_RC);
+	v1 = make_qp(cq, IBV_QPT_RC);
+	ud = make_qp(cq, IBV_QPT_UD);
+	c.sgid_index = gid_of_type(IBV_GID_TYPE_ROCE_V2, &gid2);
+	c.dgid = &gid2;
+	c.dqpn = qp[1]->qp_num;
+	/* RTR: libmlx5 wants RTS, and so does the firmware */
+	cr_assert_eq(qpu_bring_up(qp[0], &c), 0, "to RTR: %s", strerror(errno));
+	cr_expect_eq(mlx5dv_modify_qp_udp_sport(qp[0], 55555), EOPNOTSUPP);
+	cr_expect_eq(rts2rts(qp[0], 0, OPT_32_UDP_SPORT, 55555, out), EREMOTEIO);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_QP_STATE);
+	c.rtr_only = 0;
+	c.reset_first = 1;
+	cr_assert_eq(qpu_bring_up(qp[0], &c), 0, "to RTS: %s", strerror(errno));
+	c.dqpn = qp[0]->qp_num;
+	cr_assert_eq(qpu_bring_up(qp[1], &c), 0, "to RTS: %s", strerror(errno));
+	cr_expect_eq(query_sport(qp[0], &state), 0, "none set yet");
+
+	/* in RTS */
+	cr_assert_eq(mlx5dv_modify_qp_udp_sport(qp[0], 55555), 0);
+	cr_expect_eq(query_sport(qp[0], &state), 55555);
+	cr_expect_eq(state, 3, "still RTS");
+	cr_expect_eq(query_sport(qp[1], &state), 0, "the peer's own");
+	cr_assert_eq(mlx5dv_modify_qp_udp_sport(qp[0], 0xc001), 0);
+	cr_expect_eq(query_sport(qp[0], &state), 0xc001);
+
+	/* another parameter with it, or in the other masks: BAD_PARAM, nothing changed */
+	cr_expect_eq(rts2rts(qp[0], 0, OPT_32_UDP_SPORT | 1u << 3, 7, out), EREMOTEIO);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_PARAM);
+	cr_expect_eq(rts2rts(qp[0], 1u << 11, OPT_32_UDP_SPORT, 7, out), EREMOTEIO);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_PARAM);
+	cr_expect_eq(rts2rts(qp[0], 0, 0, 7, out), EREMOTEIO);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_PARAM);
+	cr_expect_eq(query_sport(qp[0], &state), 0xc001);
+
+	/* a RoCE v1 path has no UDP header: the firmware's BAD_PARAM, libmlx5's EINVAL */
+	c.sgid_index = gid_of_type(IBV_GID_TYPE_ROCE_V1, &gid1);
+	c.dgid = &gid1;
+	c.dqpn = qp[1]->qp_num;
+	cr_assert_eq(qpu_bring_up(v1, &c), 0, "v1 to RTS: %s", strerror(errno));
+	cr_expect_eq(mlx5dv_modify_qp_udp_sport(v1, 55555), EINVAL);
+	cr_expect_eq(rts2rts(v1, 0, OPT_32_UDP_SPORT, 55555, out), EREMOTEIO);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_PARAM);
+	cr_expect_eq(query_sport(v1, &state), 0);
+	/* UD: libmlx5 does not ask; the firmware has no path to set */
+	c.qkey = 0x11111111;
+	cr_assert_eq(qpu_bring_up(ud, &c), 0, "UD to RTS: %s", strerror(errno));
+	cr_expect_eq(mlx5dv_modify_qp_udp_sport(ud, 55555), EOPNOTSUPP);
+	cr_expect_eq(rts2rts(ud, 0, OPT_32_UDP_SPORT, 55555, out), EREMOTEIO);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_PARAM);
+
+	/* the traffic goes on */
+	cr_assert_eq(ibv_post_recv(qp[1], &rwr, &rbad), 0);
+	strcpy(buf, "with the new source port");
+	sge.length = (uint32_t)strlen(buf) + 1;
+	cr_assert_eq(ibv_post_send(qp[0], &swr, &sbad), 0);
+	for (int ms = 0; n < 2 && ms < 5000; ms++) {
+		n += ibv_poll_cq(cq, 2 - n, wc + n);
+		if (n < 2)
+			usleep(1000);
+	}
+	cr_assert_eq(n, 2);
+	for (int i = 0; i < 2; i++)
+		cr_expect_eq(wc[i].status, IBV_WC_SUCCESS, "wr %llu: %s",
+			     (unsigned long long)wc[i].wr_id, ibv_wc_status_str(wc[i].status));
+	cr_expect_str_eq(buf + 32, "with the new source port");
+
+	/* a new path (RESET and up again) has the port the firmware picks again */
+	cr_assert_eq(qpu_bring_up(qp[0], &(struct qpu_conn){ .mtu = IBV_MTU_1024,
+		.dgid = &gid2, .sgid_index = c.sgid_index, .dqpn = qp[1]->qp_num,
+		.reset_first = 1 }), 0);
+	cr_expect_eq(query_sport(qp[0], &state), 0);
+
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(ibv_destroy_qp(qp[i]), 0);
+	cr_assert_eq(ibv_destroy_qp(v1), 0);
+	cr_assert_eq(ibv_destroy_qp(ud), 0);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+}
+
+/* On InfiniBand the caps say no, libmlx5 does not ask, the firmware refuses */
+Test(devx, udp_sport_not_on_infiniband)
+{
+	struct ibv_port_attr pa;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	static uint32_t out[64 / 4];
+
+	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
+	if (pa.link_layer != IBV_LINK_LAYER_INFINIBAND)
+		cr_skip_test("RoCE: suite devx_roce");
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	cr_assert(cq);
+	qp = make_qp(cq, IBV_QPT_RC);
+	cr_assert_eq(et_qp_to_rts(qp, qp->qp_num, pa.lid), 0);
+	cr_expect_eq(mlx5dv_modify_qp_udp_sport(qp, 55555), EOPNOTSUPP);
+	cr_expect_eq(rts2rts(qp, 0, OPT_32_UDP_SPORT, 55555, out), EREMOTEIO);
+	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_PARAM);
 	cr_assert_eq(ibv_destroy_qp(qp), 0);
 	cr_assert_eq(ibv_destroy_cq(cq), 0);
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * test_odp.c - on-demand paging in the fake kernel: the caps
- * ibv_query_device_ex() reports, the registration of explicit and implicit
- * ODP MRs, and ibv_advise_mr() with the errnos of the kernel's
- * uverbs_std_types_mr.c and mlx5 odp.c.  (What the device does with an ODP
- * MR whose pages come and go: tests/emu/device/test_odp.c.)
+ * ibv_query_device_ex() and mlx5dv_query_device() (DC's) report, the
+ * registration of explicit and implicit ODP MRs, and ibv_advise_mr() with
+ * the errnos of the kernel's uverbs_std_types_mr.c and mlx5 odp.c.  (What
+ * the device does with an ODP MR whose pages come and go:
+ * tests/emu/device/test_odp.c; on DC: tests/emu/device/test_dc.c.)
  */
 #include <stdint.h>
 #include <sys/mman.h>
@@ -15,9 +16,14 @@
 
 ET_CTX_PD_SUITE(odp);
 
-/* a ConnectX-6's caps, as mlx5_ib_internal_fill_odp_caps() reports them */
+/*
+ * a ConnectX-6's caps, as mlx5_ib_internal_fill_odp_caps() reports them,
+ * and DC's as libmlx5 reads them from the ODP caps page: all but plain
+ * receives, as XRC (a DCT has its SRQ only)
+ */
 Test(odp, caps)
 {
+	struct mlx5dv_context dv = { .comp_mask = MLX5DV_CONTEXT_MASK_DC_ODP_CAPS };
 	struct ibv_device_attr_ex a;
 	const uint32_t rc = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
 			    IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
@@ -29,6 +35,9 @@ Test(odp, caps)
 	cr_assert_eq(a.odp_caps.per_transport_caps.uc_odp_caps, 0);
 	cr_assert_eq(a.odp_caps.per_transport_caps.ud_odp_caps, IBV_ODP_SUPPORT_SEND);
 	cr_assert_eq(a.xrc_odp_caps, rc & ~(uint32_t)IBV_ODP_SUPPORT_RECV);
+	cr_assert_eq(mlx5dv_query_device(ctx, &dv), 0);
+	cr_assert(dv.comp_mask & MLX5DV_CONTEXT_MASK_DC_ODP_CAPS);
+	cr_assert_eq(dv.dc_odp_caps, rc & ~(uint32_t)IBV_ODP_SUPPORT_RECV);
 }
 
 /*
