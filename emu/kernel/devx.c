@@ -97,6 +97,7 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_CQE_VERSION		F(0x1fc, 4)
 #define CAP_DRAIN_SIGERR	F(0x20f, 1)
 #define CAP_SHO			F(0x217, 1)
+#define CAP_QOS			F(0x21b, 1)
 #define CAP_ATOMIC		F(0x21e, 1)
 #define CAP_XRC			F(0x23c, 1)
 #define CAP_UD			F(0x23d, 1)
@@ -112,6 +113,16 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_CQE_COMPRESSION_128	F(0x5be, 1)
 #define CAP_CQE_COMPRESSION	F(0x5bf, 1)
 #define CAP_CQE_COMP_MAX_NUM	F(0x5d0, 16)
+
+/* qos_cap (op_mod MLX5_CAP_QOS): packet pacing */
+#define CAP_TYPE_QOS		0xc
+#define QOS_PACKET_PACING	F(0x00, 1)
+#define QOS_PP_BURST_BOUND	F(0x05, 1)
+#define QOS_PP_TYPICAL_SIZE	F(0x06, 1)
+#define QOS_PP_UID		F(0x0b, 1)
+#define QOS_PP_MAX_RATE		F(0x40, 32)
+#define QOS_PP_MIN_RATE		F(0x60, 32)
+#define QOS_PP_RATE_TABLE_SIZE	F(0x90, 16)
 
 /* create_mkey_in and its mkey context (mkc) at bit 0x80 */
 #define MKC(off, bits)		F(0x80 + (off), bits)
@@ -295,14 +306,29 @@ static int fw_bad_op(uint8_t *out)
 }
 
 /*
+ * The QoS page: packet pacing as pp.c and query_device (ctx.c) serve it,
+ * no scheduling elements (the nic_* and esw_* caps 0).
+ */
+static void qos_caps(uint8_t *cap)
+{
+	prm_set(cap, QOS_PACKET_PACING, 1);
+	prm_set(cap, QOS_PP_BURST_BOUND, 1);
+	prm_set(cap, QOS_PP_TYPICAL_SIZE, 1);
+	prm_set(cap, QOS_PP_UID, 1);
+	prm_set(cap, QOS_PP_MAX_RATE, EMU_CAP(packet_pacing_max_rate));
+	prm_set(cap, QOS_PP_MIN_RATE, EMU_CAP(packet_pacing_min_rate));
+	prm_set(cap, QOS_PP_RATE_TABLE_SIZE, EMU_CAP(packet_pacing_rate_table_size));
+}
+
+/*
  * QUERY_HCA_CAP: the general device caps the profile sets (the ones the
  * verbs answers derive from, caps.h), the same for op_mod's current and
  * maximum, with the block signature offload the device models (sho and
  * the signature error CQE's domain and type, which libmlx5 44 needs both
  * of, get_hca_sig_caps(); CRC32C beside the basic T10-DIF and CRC32; not
- * CRC64-XP10 nor 4048-byte blocks); every other capability page reads
- * zeros, no feature of it present (no ODP, no steering, no LAG, no
- * crypto, no general object types).
+ * CRC64-XP10 nor 4048-byte blocks); the QoS page's packet pacing; every
+ * other capability page reads zeros, no feature of it present (no ODP,
+ * no steering, no LAG, no crypto, no general object types).
  */
 static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 {
@@ -313,6 +339,8 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 		fw_status(out, STAT_BAD_OUTP_LEN, 0);
 		return EREMOTEIO;
 	}
+	if (type == CAP_TYPE_QOS)
+		qos_caps(cap);
 	if (type != 0)	/* MLX5_CAP_GENERAL */
 		return 0;
 	prm_set(cap, CAP_LOG_MAX_SRQ_SZ, EMU_CAP(log_max_srq_sz));
@@ -348,6 +376,7 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 	prm_set(cap, CAP_CQE_COMPRESSION_128, 1);
 	prm_set(cap, CAP_CQE_COMP_MAX_NUM, EMU_CQE_COMP_MAX_NUM);
 	prm_set(cap, CAP_SHO, 1);
+	prm_set(cap, CAP_QOS, 1);	/* the QoS page: packet pacing */
 	prm_set(cap, CAP_SIGERR_DOMAIN_TYPE, 1);
 	prm_set(cap, CAP_SIG_CRC32C, 1);
 	prm_set(cap, CAP_SIG_CRC64_XP10, 0);
