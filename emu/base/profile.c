@@ -25,6 +25,15 @@
  * No public output was found for the object limits and core clock of the
  * ConnectX-6 Dx and ConnectX-7: they take the ConnectX-6's.
  *
+ * Packet pacing (PP_CAPS below): mlx5_core logs its rate table at probe,
+ * "Rate limit: 127 rates are supported, range: 0Mbps to 97656Mbps" on a
+ * 100G ConnectX-5 (fw 16.35), to 24414Mbps on a 25G one and to 195312Mbps
+ * on a 200G BlueField-3 (the kernel prints the kbps >> 10), and a 100G
+ * RoCE ConnectX's `ibv_devinfo -v` shows qp_rate_limit_min 1kbps and
+ * qp_rate_limit_max 100000000kbps: a table of 128 entries, from 1 kbps to
+ * the port's speed, which the ConnectX-6 (200G) and ConnectX-7 (400G)
+ * take as well.
+ *
  * DCI streams (DCS_CAPS below) are on the ConnectX-6 Dx and ConnectX-7
  * only.  The caps came with kernel 5.15 and rdma-core v37 (2021), after
  * the ConnectX-5 and ConnectX-6 generations, and UCX keeps its DCI pools
@@ -63,7 +72,7 @@
 	.gid_table_len = 8,						\
 	.roce_address_table_size = 255,					\
 	.vl_cap = 4,							\
-	TM_CAPS
+	TM_CAPS, PP_CAPS
 
 /*
  * Hardware tag matching came with the ConnectX-5 and every later model has
@@ -75,6 +84,11 @@
 	.tag_matching = true,						\
 	.rndv_offload_rc = true,					\
 	.log_tag_matching_list_sz = 7
+
+/* packet pacing: the rates from 1 kbps, 127 entries beside "unlimited" */
+#define PP_CAPS								\
+	.packet_pacing_min_rate = 1,					\
+	.packet_pacing_rate_table_size = 128
 
 /*
  * PortInfo:CapabilityMask of a ConnectX HCA port (IB_PORT_* bits of the
@@ -108,6 +122,7 @@ static const struct emu_profile profiles[] = {
 		.device_frequency_khz = 78125,
 		.ib_port_cap_flags = CX_IB_PORT_CAP_FLAGS,
 		.ib_port_cap_flags2 = 0x0002,		/* EDR: no HDR, no 2X */
+		.packet_pacing_max_rate = 100000000,
 		.ib_link = LINK_EDR, .eth_link = LINK_EDR,	/* 100GbE: 4 x 25G */
 	},
 	{
@@ -118,6 +133,7 @@ static const struct emu_profile profiles[] = {
 		.device_frequency_khz = 156250,
 		.ib_port_cap_flags = CX_IB_PORT_CAP_FLAGS,
 		.ib_port_cap_flags2 = 0x0032,
+		.packet_pacing_max_rate = 200000000,
 		.ib_link = LINK_HDR, .eth_link = LINK_HDR,	/* 200GbE: 4 x 50G */
 	},
 	{
@@ -127,6 +143,7 @@ static const struct emu_profile profiles[] = {
 		COMMON_CAPS, DCS_CAPS,
 		.log_max_qp = 17, .log_max_pd = 23,
 		.device_frequency_khz = 156250,
+		.packet_pacing_max_rate = 100000000,
 		.eth_link = LINK_EDR,				/* 100GbE */
 	},
 	{
@@ -137,6 +154,7 @@ static const struct emu_profile profiles[] = {
 		.device_frequency_khz = 156250,
 		.ib_port_cap_flags = CX_IB_PORT_CAP_FLAGS,
 		.ib_port_cap_flags2 = 0x0432,
+		.packet_pacing_max_rate = 400000000,
 		.ib_link = LINK_NDR, .eth_link = LINK_NDR,	/* 400GbE: 4 x 100G */
 	},
 };

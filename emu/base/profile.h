@@ -66,6 +66,15 @@ struct emu_profile {
 	uint8_t		log_max_dci_errored_streams;
 	/* the QP context extension (qpc_ext) of QP commands: a stream's reset */
 	bool		qpc_extension;
+	/*
+	 * Packet pacing (the QoS caps page): the rates a rate limit entry
+	 * may have, in kbps, and the entries of the device's table (the
+	 * first is the firmware's "unlimited").  Every modelled card has it,
+	 * with burst and typical packet sizes and entries under a uid.
+	 */
+	uint32_t	packet_pacing_min_rate;
+	uint32_t	packet_pacing_max_rate;
+	uint16_t	packet_pacing_rate_table_size;
 
 	/* InfiniBand PortInfo as the firmware answers it */
 	uint32_t	ib_port_cap_flags;

@@ -257,7 +257,7 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 	r->response_length = (uint32_t)min_sz(c->out_len, sizeof(*r));
 
 	/*
-	 * mlx5 part: no TSO, RSS, packet pacing, MPW. CQE compression as
+	 * mlx5 part: no TSO, RSS, MPW. CQE compression as
 	 * mlx5_ib_query_device() reports a ConnectX-6 (cqe_compression_max_num
 	 * 64; HASH and CSUM always, CSUM_STRIDX with mini_cqe_resp_stride_index),
 	 * on 128-byte CQEs too (cqe_compression_128: CQE_128B_COMP), which
@@ -276,6 +276,16 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 	drv.cqe_comp_caps.supported_format = MLX5_IB_CQE_RES_FORMAT_HASH |
 					     MLX5_IB_CQE_RES_FORMAT_CSUM |
 					     MLX5_IB_CQE_RES_FORMAT_CSUM_STRIDX;
+	/*
+	 * Packet pacing as mlx5_ib_query_device() derives it from the QoS
+	 * caps (devx.c's page): the rates of the rate table (pp.c), for raw
+	 * packet QPs, with burst and typical packet sizes.  The table is
+	 * there for mlx5dv_pp_alloc(); raw packet QPs are not offered.
+	 */
+	drv.packet_pacing_caps.qp_rate_limit_min = EMU_CAP(packet_pacing_min_rate);
+	drv.packet_pacing_caps.qp_rate_limit_max = EMU_CAP(packet_pacing_max_rate);
+	drv.packet_pacing_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
+	drv.packet_pacing_caps.cap_flags = MLX5_IB_PP_SUPPORT_BURST;
 	drv.dci_streams_caps.max_log_num_concurent = EMU_CAP(log_max_dci_stream_channels);
 	drv.dci_streams_caps.max_log_num_errored = EMU_CAP(log_max_dci_errored_streams);
 	drv.response_length = (uint32_t)min_sz(c->drv_out_len, sizeof(drv));

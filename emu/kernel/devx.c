@@ -105,6 +105,7 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP_CQE_VERSION		F(0x1fc, 4)
 #define CAP_DRAIN_SIGERR	F(0x20f, 1)
 #define CAP_SHO			F(0x217, 1)
+#define CAP_QOS			F(0x21b, 1)
 #define CAP_ATOMIC		F(0x21e, 1)
 #define CAP_PG			F(0x227, 1)
 #define CAP_XRC			F(0x23c, 1)
@@ -130,6 +131,15 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 /* odp_cap: rc_, uc_, ud_, xrc_ and dc_odp_caps, send ... srq_receive each */
 #define ODP_CAP_TRANSPORT_BIT(t, b) F(0x80 + 0x20 * (t) + (b), 1)
 #define ODP_CAP_TRANSPORT_BITS	6
+
+/* qos_cap (op_mod MLX5_CAP_QOS): packet pacing */
+#define QOS_PACKET_PACING	F(0x00, 1)
+#define QOS_PP_BURST_BOUND	F(0x05, 1)
+#define QOS_PP_TYPICAL_SIZE	F(0x06, 1)
+#define QOS_PP_UID		F(0x0b, 1)
+#define QOS_PP_MAX_RATE		F(0x40, 32)
+#define QOS_PP_MIN_RATE		F(0x60, 32)
+#define QOS_PP_RATE_TABLE_SIZE	F(0x90, 16)
 
 /* create_mkey_in and its mkey context (mkc) at bit 0x80 */
 #define MKC(off, bits)		F(0x80 + (off), bits)
@@ -215,7 +225,7 @@ enum {
 enum { STAT_BAD_OP = 0x2, STAT_BAD_PARAM = 0x3, STAT_BAD_RES = 0x5, STAT_LIM = 0x8,
        STAT_NO_RES = 0xf, STAT_BAD_QP_STATE = 0x10, STAT_BAD_OUTP_LEN = 0x51 };
 /* the capability pages (query_hca_cap op_mod >> 1), the general object types */
-enum { CAP_PAGE_GENERAL = 0x0, CAP_PAGE_ODP = 0x2, CAP_PAGE_GENERAL_2 = 0x20 };
+enum { CAP_PAGE_GENERAL = 0x0, CAP_PAGE_ODP = 0x2, CAP_PAGE_QOS = 0xc, CAP_PAGE_GENERAL_2 = 0x20 };
 enum { OBJ_TYPE_RESERVED_QPN = 0x2c };
 enum { MKC_ACCESS_MODE_KLMS = 0x2 };
 
@@ -343,15 +353,30 @@ static int odp_caps_page(uint8_t *cap)
 }
 
 /*
+ * The QoS page: packet pacing as pp.c and query_device (ctx.c) serve it,
+ * no scheduling elements (the nic_* and esw_* caps 0).
+ */
+static void qos_caps(uint8_t *cap)
+{
+	prm_set(cap, QOS_PACKET_PACING, 1);
+	prm_set(cap, QOS_PP_BURST_BOUND, 1);
+	prm_set(cap, QOS_PP_TYPICAL_SIZE, 1);
+	prm_set(cap, QOS_PP_UID, 1);
+	prm_set(cap, QOS_PP_MAX_RATE, EMU_CAP(packet_pacing_max_rate));
+	prm_set(cap, QOS_PP_MIN_RATE, EMU_CAP(packet_pacing_min_rate));
+	prm_set(cap, QOS_PP_RATE_TABLE_SIZE, EMU_CAP(packet_pacing_rate_table_size));
+}
+
+/*
  * QUERY_HCA_CAP: the general device caps the profile sets (the ones the
  * verbs answers derive from, caps.h), the same for op_mod's current and
  * maximum, with the block signature offload the device models (sho and
  * the signature error CQE's domain and type, which libmlx5 44 needs both
  * of, get_hca_sig_caps(); CRC32C beside the basic T10-DIF and CRC32; not
  * CRC64-XP10 nor 4048-byte blocks), one general object type,
- * RESERVED_QPN, with the second general page that bounds it, and the ODP
- * page; every other capability page reads zeros, no feature of it present
- * (no steering, no LAG, no crypto).
+ * RESERVED_QPN, with the second general page that bounds it, the ODP page
+ * and the QoS page's packet pacing; every other capability page reads
+ * zeros, no feature of it present (no steering, no LAG, no crypto).
  */
 static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 {
@@ -366,6 +391,8 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 		return odp_caps_page(cap);
 	if (type == CAP_PAGE_GENERAL_2)
 		general_caps_2(cap);
+	if (type == CAP_PAGE_QOS)
+		qos_caps(cap);
 	if (type != CAP_PAGE_GENERAL)
 		return 0;
 	prm_set(cap, CAP_LOG_MAX_SRQ_SZ, EMU_CAP(log_max_srq_sz));
@@ -404,6 +431,7 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 	prm_set(cap, CAP_CQE_COMPRESSION_128, 1);
 	prm_set(cap, CAP_CQE_COMP_MAX_NUM, EMU_CQE_COMP_MAX_NUM);
 	prm_set(cap, CAP_SHO, 1);
+	prm_set(cap, CAP_QOS, 1);	/* the QoS page: packet pacing */
 	prm_set(cap, CAP_SIGERR_DOMAIN_TYPE, 1);
 	prm_set(cap, CAP_SIG_CRC32C, 1);
 	prm_set(cap, CAP_SIG_CRC64_XP10, 0);

@@ -19,7 +19,9 @@
  * the command fd's memfd that parent and child share, as is their
  * allocation (ioctl_dm.c).  Every other command answers EIO, as on a
  * context the kernel disassociated: a queue or a memory region made in the
- * copy would not be one the parent's device serves.  The queries answer
+ * copy would not be one the parent's device serves, nor would a packet
+ * pacing entry be one of its rate table (pp.c), which the kernel would
+ * share with the parent's contexts.  The queries answer
  * for the host the child is: its parent's until it reaches the device and
  * becomes a host of its own, then that host's GUIDs and LIDs.  The
  * parent's objects are not in reach (emu_obj.inherited: an unknown

@@ -136,6 +136,9 @@ void emu_dm_destroy_locked(struct emu_dm *dm);
 void emu_uar_destroy_locked(struct emu_uar *uar);
 void emu_mkey_destroy_locked(struct emu_mkey *mk);
 void emu_psv_destroy_locked(struct emu_psv *psv);
+void emu_pp_destroy_locked(struct emu_pp *pp);
+/* pp.c: a child of fork() forgets its parent's rate tables */
+void emu_pp_disown_locked(void);
 
 /*
  * reserved_qpn.c: RESERVED_QPN general objects, each a range of 2^log_n
@@ -271,6 +274,8 @@ extern const struct emu_ioc_method emu_ioc_devx_methods[];	/* devx.c */
 extern const size_t emu_ioc_devx_methods_count;
 extern const struct emu_ioc_method emu_ioc_odp_methods[];	/* odp.c */
 extern const size_t emu_ioc_odp_methods_count;
+extern const struct emu_ioc_method emu_ioc_pp_methods[];	/* pp.c */
+extern const size_t emu_ioc_pp_methods_count;
 
 /* uverbs_attr_get() and friends; ENOENT when the attribute is absent */
 const struct ib_uverbs_attr *emu_ioc_get(const struct emu_ioc *b, uint16_t id);

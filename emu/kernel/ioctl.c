@@ -28,7 +28,8 @@
  * answered for exactly what a kernel without the method answers it for:
  * only by the framework, never by a handler.  Every user pointer is reached
  * through user_mem.c.  The methods are in ioctl_device.c, ioctl_create.c,
- * ioctl_destroy.c, ioctl_dm.c, ioctl_uar.c, import.c, devx.c and odp.c.
+ * ioctl_destroy.c, ioctl_dm.c, ioctl_uar.c, import.c, devx.c, odp.c and
+ * pp.c.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@ static const struct emu_ioc_method *find_method(uint16_t object, uint16_t method
 		{ emu_ioc_import_methods, &emu_ioc_import_methods_count },
 		{ emu_ioc_devx_methods, &emu_ioc_devx_methods_count },
 		{ emu_ioc_odp_methods, &emu_ioc_odp_methods_count },
+		{ emu_ioc_pp_methods, &emu_ioc_pp_methods_count },
 	};
 
 	for (size_t t = 0; t < EMU_ARRAY_SIZE(tables); t++)

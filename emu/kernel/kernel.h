@@ -122,6 +122,7 @@ enum emu_obj_type {
 	EMU_OBJ_MKEY,		/* a DEVX CREATE_MKEY object (devx.c) */
 	EMU_OBJ_PSV,		/* a DEVX CREATE_PSV object (devx.c) */
 	EMU_OBJ_RESERVED_QPN,	/* a DEVX RESERVED_QPN general object (reserved_qpn.c) */
+	EMU_OBJ_PP,		/* a packet pacing entry (pp.c) */
 	EMU_OBJ_TYPE_COUNT
 };
 
@@ -207,6 +208,12 @@ struct emu_uar {
 	struct emu_obj		obj;
 	uint32_t		page_id;
 	uint32_t		alloc_type;	/* MLX5_IB_UAPI_UAR_ALLOC_TYPE_BF or _NC */
+};
+
+/* mlx5dv_pp_alloc(): one use of an entry of the device's rate table (pp.c) */
+struct emu_pp {
+	struct emu_obj		obj;
+	uint16_t		index;		/* 1 .. packet_pacing_rate_table_size - 1 */
 };
 
 /* A dynamic page id of a context: held while either is set. */

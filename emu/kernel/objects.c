@@ -231,6 +231,7 @@ void emu_ctx_disown_locked(void)
 			if (c->objs[h])
 				c->objs[h]->inherited = true;
 	}
+	emu_pp_disown_locked();
 	/* a new host's numbers start over, as the host id changes */
 	for (int k = 0; k < EMU_NUM_KIND_COUNT; k++) {
 		free(emu_num_spaces[k].slot);
@@ -255,6 +256,7 @@ struct emu_ctx *emu_ctx_inherited_by_fd_locked(int fd)
 static const enum emu_obj_type teardown_order[] = {
 	EMU_OBJ_AH, EMU_OBJ_MW, EMU_OBJ_MKEY, EMU_OBJ_PSV, EMU_OBJ_QP, EMU_OBJ_SRQ, EMU_OBJ_CQ,
 	EMU_OBJ_UAR, EMU_OBJ_MR, EMU_OBJ_DM, EMU_OBJ_PD, EMU_OBJ_XRCD, EMU_OBJ_RESERVED_QPN,
+	EMU_OBJ_PP,
 };
 
 static void obj_destroy_locked(struct emu_obj *o)
@@ -273,6 +275,7 @@ static void obj_destroy_locked(struct emu_obj *o)
 	case EMU_OBJ_MKEY: emu_mkey_destroy_locked((struct emu_mkey *)o); break;
 	case EMU_OBJ_PSV:  emu_psv_destroy_locked((struct emu_psv *)o); break;
 	case EMU_OBJ_RESERVED_QPN: emu_rqpn_destroy_locked((struct emu_rqpn *)o); break;
+	case EMU_OBJ_PP:   emu_pp_destroy_locked((struct emu_pp *)o); break;
 	case EMU_OBJ_TYPE_COUNT: break;
 	}
 }

@@ -13,8 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <rdma/ib_user_ioctl_verbs.h>
+#include <rdma/rdma_user_ioctl.h>
 
 #include <criterion/criterion.h>
 #include <infiniband/mlx5dv.h>
@@ -36,6 +40,42 @@ static inline struct ibv_context *et_open(void)
 	cr_assert(ctx, "ibv_open_device: %s", strerror(errno));
 	ibv_free_device_list(list);
 	return ctx;
+}
+
+/*
+ * A raw RDMA_VERBS_IOCTL call, for what libibverbs and libmlx5 never send:
+ * the header and up to 8 attributes, each added as mandatory.
+ */
+struct et_call {
+	struct ib_uverbs_ioctl_hdr	hdr;
+	struct ib_uverbs_attr		attrs[8];
+};
+
+static inline void et_call_init(struct et_call *c, uint16_t object, uint16_t method)
+{
+	memset(c, 0, sizeof(*c));
+	c->hdr.object_id = object;
+	c->hdr.method_id = method;
+	c->hdr.driver_id = RDMA_DRIVER_MLX5;
+	c->hdr.length = sizeof(c->hdr);
+}
+
+/* up to 8 bytes of an input travel in data itself, more behind a pointer */
+static inline void et_attr(struct et_call *c, uint16_t id, uint16_t len, uint64_t data)
+{
+	struct ib_uverbs_attr *a = &c->attrs[c->hdr.num_attrs++];
+
+	a->attr_id = id;
+	a->flags = UVERBS_ATTR_F_MANDATORY;
+	a->len = len;
+	a->data = data;
+	c->hdr.length = (uint16_t)(sizeof(c->hdr) + c->hdr.num_attrs * sizeof(*a));
+}
+
+/* the call on a command fd: 0 or the errno */
+static inline int et_call_on(int fd, struct et_call *c)
+{
+	return ioctl(fd, RDMA_VERBS_IOCTL, &c->hdr) ? errno : 0;
 }
 
 /*

@@ -401,39 +401,14 @@ Test(uar, devx_alloc_uar_without_devx)
 
 /* ---- raw calls on the command fd --------------------------------------- */
 
-struct call {
-	struct ib_uverbs_ioctl_hdr hdr;
-	struct ib_uverbs_attr attrs[8];
-};
-
-static void call_init(struct call *c, uint16_t method)
+static void call_init(struct et_call *c, uint16_t method)
 {
-	memset(c, 0, sizeof(*c));
-	c->hdr.object_id = MLX5_IB_OBJECT_UAR;
-	c->hdr.method_id = method;
-	c->hdr.driver_id = RDMA_DRIVER_MLX5;
-	c->hdr.length = sizeof(c->hdr);
+	et_call_init(c, MLX5_IB_OBJECT_UAR, method);
 }
 
-static void attr(struct call *c, uint16_t id, uint16_t len, uint64_t data)
+static int do_call(struct et_call *c)
 {
-	struct ib_uverbs_attr *a = &c->attrs[c->hdr.num_attrs++];
-
-	a->attr_id = id;
-	a->flags = UVERBS_ATTR_F_MANDATORY;
-	a->len = len;
-	a->data = data;
-	c->hdr.length = (uint16_t)(sizeof(c->hdr) + c->hdr.num_attrs * sizeof(*a));
-}
-
-static int do_call_on(int fd, struct call *c)
-{
-	return ioctl(fd, RDMA_VERBS_IOCTL, &c->hdr) ? errno : 0;
-}
-
-static int do_call(struct call *c)
-{
-	return do_call_on(ctx->cmd_fd, c);
+	return et_call_on(ctx->cmd_fd, c);
 }
 
 struct uar_out {
@@ -445,16 +420,16 @@ struct uar_out {
 /* UAR_OBJ_ALLOC on the command fd fd */
 static int uar_alloc_on(int fd, uint64_t type, struct uar_out *o)
 {
-	struct call c;
+	struct et_call c;
 	int ret;
 
 	call_init(&c, MLX5_IB_METHOD_UAR_OBJ_ALLOC);
-	attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE, 0, 0);
-	attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_TYPE, 8, type);
-	attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, 8, (uintptr_t)&o->offset);
-	attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, 4, (uintptr_t)&o->length);
-	attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, 4, (uintptr_t)&o->page_id);
-	ret = do_call_on(fd, &c);
+	et_attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE, 0, 0);
+	et_attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_TYPE, 8, type);
+	et_attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, 8, (uintptr_t)&o->offset);
+	et_attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, 4, (uintptr_t)&o->length);
+	et_attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, 4, (uintptr_t)&o->page_id);
+	ret = et_call_on(fd, &c);
 	o->handle = (uint32_t)c.attrs[0].data;
 	return ret;
 }
@@ -466,10 +441,10 @@ static int uar_alloc(uint64_t type, struct uar_out *o)
 
 static int uar_destroy(uint32_t handle)
 {
-	struct call c;
+	struct et_call c;
 
 	call_init(&c, MLX5_IB_METHOD_UAR_OBJ_DESTROY);
-	attr(&c, MLX5_IB_ATTR_UAR_OBJ_DESTROY_HANDLE, 0, handle);
+	et_attr(&c, MLX5_IB_ATTR_UAR_OBJ_DESTROY_HANDLE, 0, handle);
 	return do_call(&c);
 }
 
@@ -504,7 +479,7 @@ Test(uar, alloc_destroy_raw)
 Test(uar, alloc_refusals)
 {
 	struct uar_out o;
-	struct call c;
+	struct et_call c;
 	uint64_t off;
 	uint32_t len, page;
 
@@ -515,13 +490,13 @@ Test(uar, alloc_refusals)
 
 	/* every attribute is mandatory */
 	call_init(&c, MLX5_IB_METHOD_UAR_OBJ_ALLOC);
-	attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE, 0, 0);
-	attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_TYPE, 8, 0);
-	attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, 8, (uintptr_t)&off);
-	attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, 4, (uintptr_t)&len);
+	et_attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE, 0, 0);
+	et_attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_TYPE, 8, 0);
+	et_attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, 8, (uintptr_t)&off);
+	et_attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, 4, (uintptr_t)&len);
 	cr_assert_eq(do_call(&c), EINVAL);
 	/* a page id of the wrong size */
-	attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, 8, (uintptr_t)&page);
+	et_attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, 8, (uintptr_t)&page);
 	cr_assert_eq(do_call(&c), EINVAL);
 	/* an unwritable answer: nothing made */
 	c.attrs[3].len = 4;
