@@ -9,6 +9,7 @@
  * packet_pacing_caps), and the kernel's refusals with its errnos.
  */
 #include <endian.h>
+#include <sys/mman.h>
 
 #include <rdma/ib_user_ioctl_cmds.h>
 #include <rdma/mlx5-abi.h>
@@ -251,18 +252,18 @@ static int alloc_call(int fd, const uint8_t *rl, uint16_t len, uint64_t flags,
 
 	et_call_init(&c, MLX5_IB_OBJECT_PP, MLX5_IB_METHOD_PP_OBJ_ALLOC);
 	et_attr(&c, MLX5_IB_ATTR_PP_OBJ_ALLOC_HANDLE, 0, 0);
-	memcpy(&inl, rl, len < sizeof(inl) ? len : sizeof(inl));
+	if (len <= sizeof(inl))
+		memcpy(&inl, rl, len);
 	et_attr(&c, MLX5_IB_ATTR_PP_OBJ_ALLOC_CTX, len,
 		len <= sizeof(inl) ? inl : (uint64_t)(uintptr_t)rl);
 	et_attr(&c, MLX5_IB_ATTR_PP_OBJ_ALLOC_FLAGS, 8, flags);
 	et_attr(&c, MLX5_IB_ATTR_PP_OBJ_ALLOC_INDEX, sizeof(*index), (uint64_t)(uintptr_t)index);
 	ret = et_call_on(fd, &c);
-	if (!ret)
-		*handle = (uint32_t)c.attrs[0].data;
+	*handle = (uint32_t)c.attrs[0].data;	/* written back whether or not it stays */
 	return ret;
 }
 
-static int destroy_call(int fd, uint32_t handle)
+static int destroy_call(int fd, uint64_t handle)
 {
 	struct et_call c;
 
@@ -288,6 +289,40 @@ Test(pp, ioctl_refusals)
 	cr_expect_eq(destroy_call(ctx->cmd_fd, handle), ENOENT, "destroyed already");
 	/* the handle of another type of object */
 	cr_expect_eq(destroy_call(ctx->cmd_fd, pd->handle), EINVAL);
+	/* lookup_get_idr_uobject(): a negative id is EINVAL, one never given ENOENT */
+	cr_expect_eq(destroy_call(ctx->cmd_fd, UINT64_MAX), EINVAL);
+	cr_expect_eq(destroy_call(ctx->cmd_fd, 1ull << 32), ENOENT);
+}
+
+/*
+ * An index the kernel cannot copy out fails the allocation, and the entry
+ * goes with it: the handler had marked the object made
+ * (uverbs_finalize_uobj_create()), so the framework's abort destroys it
+ * (pp_obj_cleanup()) rather than leaving an entry no one can free.
+ */
+Test(pp, index_not_writable)
+{
+	uint16_t *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct mlx5dv_pp *pp;
+	uint8_t rl[PP_CTX_SIZE];
+	uint32_t handle;
+
+	cr_assert_neq(ro, MAP_FAILED);
+	rate_ctx(rl, 100);
+	cr_expect_eq(alloc_call(ctx->cmd_fd, rl, 4, MLX5_IB_UAPI_PP_ALLOC_FLAGS_DEDICATED_INDEX,
+				ro, &handle), EFAULT);
+	cr_expect_eq(destroy_call(ctx->cmd_fd, handle), ENOENT, "the object is gone");
+	cr_expect_eq(alloc_call(ctx->cmd_fd, rl, 4, 0, ro, &handle), EFAULT);
+	pp = pp_alloc(ctx, 200, MLX5DV_PP_ALLOC_FLAGS_DEDICATED_INDEX);
+	cr_assert(pp, "%s", strerror(errno));
+	cr_expect_eq(pp->index, 1, "the entries are free again");
+	mlx5dv_pp_free(pp);
+	/* the shared one too: the same rate is a new entry, not one counted twice */
+	pp = pp_alloc(ctx, 100, MLX5DV_PP_ALLOC_FLAGS_DEDICATED_INDEX);
+	cr_assert(pp);
+	cr_expect_eq(pp->index, 1);
+	mlx5dv_pp_free(pp);
+	munmap(ro, 4096);
 }
 
 /* a user context without DEVX may not allocate an entry (mlx5_ib's devx_uid check) */
@@ -310,6 +345,15 @@ Test(pp, needs_a_devx_context)
 	cr_assert_eq(et_call_on(fd, &c), 0, "GET_CONTEXT");
 	rate_ctx(rl, 100);
 	cr_expect_eq(alloc_call(fd, rl, 4, 0, &index, &handle), EINVAL);
+	/*
+	 * The framework copies the context in (UA_ALLOC_AND_COPY) before the
+	 * method looks at the user context: an unreadable one is EFAULT.
+	 */
+	void *none = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	cr_assert_neq(none, MAP_FAILED);
+	cr_expect_eq(alloc_call(fd, (const uint8_t *)none, PP_CTX_SIZE, 0, &index, &handle), EFAULT);
+	munmap(none, 4096);
 	close(fd);
 }
 
