@@ -9,6 +9,7 @@
  * packet_pacing_caps), and the kernel's refusals with its errnos.
  */
 #include <endian.h>
+#include <pthread.h>
 #include <sys/mman.h>
 
 #include <rdma/ib_user_ioctl_cmds.h>
@@ -218,6 +219,58 @@ Test(pp, freed_with_the_context)
 	mlx5dv_pp_free(pp);
 }
 
+/*
+ * Threads on contexts of their own take and drop the same shared entry at
+ * once, and close their context with a user of it alive: the entry keeps
+ * its index while anyone holds it, and its count comes back to 0 (a
+ * dedicated entry is then given index 1).  Each thread returns how many
+ * times it saw another index or failed.
+ */
+enum { RACE_THREADS = 3, RACE_ROUNDS = 4, RACE_ALLOCS = 100, RACE_RATE = 777 };
+
+static void *race_thread(void *arg)
+{
+	uint16_t want = *(const uint16_t *)arg;
+	uintptr_t bad = 0;
+
+	for (int r = 0; r < RACE_ROUNDS; r++) {
+		struct ibv_context *c = open_devx();
+		struct mlx5dv_pp *kept = pp_alloc(c, RACE_RATE, 0);
+
+		bad += !kept || kept->index != want;
+		for (int i = 0; i < RACE_ALLOCS; i++) {
+			struct mlx5dv_pp *pp = pp_alloc(c, RACE_RATE, 0);
+
+			bad += !pp || pp->index != want;
+			if (pp)
+				mlx5dv_pp_free(pp);
+		}
+		bad += ibv_close_device(c) != 0;	/* `kept` goes with it */
+	}
+	return (void *)bad;
+}
+
+Test(pp, threads_share_one_entry)
+{
+	struct mlx5dv_pp *anchor = pp_alloc(ctx, RACE_RATE, 0), *ded;
+	pthread_t t[RACE_THREADS];
+
+	cr_assert(anchor, "%s", strerror(errno));
+	for (int i = 0; i < RACE_THREADS; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, race_thread, &anchor->index), 0);
+	for (int i = 0; i < RACE_THREADS; i++) {
+		void *bad;
+
+		cr_assert_eq(pthread_join(t[i], &bad), 0);
+		cr_expect_eq((uintptr_t)bad, 0, "thread %d", i);
+	}
+	mlx5dv_pp_free(anchor);
+	ded = pp_alloc(ctx, RACE_RATE, MLX5DV_PP_ALLOC_FLAGS_DEDICATED_INDEX);
+	cr_assert(ded);
+	cr_expect_eq(ded->index, 1, "no user left on the shared entry");
+	mlx5dv_pp_free(ded);
+}
+
 /* the rate and the context's size, as mlx5_ib and mlx5_core check them */
 Test(pp, bad_contexts)
 {
@@ -272,12 +325,47 @@ static int destroy_call(int fd, uint64_t handle)
 	return et_call_on(fd, &c);
 }
 
+/* PP_OBJ_ALLOC with one attribute's length changed, or one left out (len 0) */
+static int alloc_sized(uint16_t which, uint16_t len)
+{
+	uint8_t rl[PP_CTX_SIZE];
+	uint64_t index = 0, inl = 0;
+	static const uint16_t ids[] = {
+		MLX5_IB_ATTR_PP_OBJ_ALLOC_HANDLE, MLX5_IB_ATTR_PP_OBJ_ALLOC_CTX,
+		MLX5_IB_ATTR_PP_OBJ_ALLOC_FLAGS, MLX5_IB_ATTR_PP_OBJ_ALLOC_INDEX,
+	};
+	const uint16_t lens[] = { 0, 4, 8, 2 };
+	struct et_call c;
+
+	rate_ctx(rl, 100);
+	memcpy(&inl, rl, 4);
+	et_call_init(&c, MLX5_IB_OBJECT_PP, MLX5_IB_METHOD_PP_OBJ_ALLOC);
+	for (unsigned i = 0; i < 4; i++) {
+		uint64_t data = i == 1 ? inl : i == 3 ? (uint64_t)(uintptr_t)&index : 0;
+
+		if (ids[i] == which && !len)
+			continue;
+		et_attr(&c, ids[i], ids[i] == which ? len : lens[i], data);
+	}
+	return et_call_on(ctx->cmd_fd, &c);
+}
+
 /* flags beyond DEDICATED_INDEX: uverbs_get_flags32()'s EINVAL; destroy's lookups */
 Test(pp, ioctl_refusals)
 {
 	uint8_t rl[PP_CTX_SIZE];
 	uint16_t index = 0;
 	uint32_t handle;
+
+	/* the framework's sizes: flags a u32 or a u64, the index a u16, all mandatory */
+	cr_expect_eq(alloc_sized(MLX5_IB_ATTR_PP_OBJ_ALLOC_FLAGS, 5), EINVAL);
+	cr_expect_eq(alloc_sized(MLX5_IB_ATTR_PP_OBJ_ALLOC_FLAGS, 9), EINVAL);
+	cr_expect_eq(alloc_sized(MLX5_IB_ATTR_PP_OBJ_ALLOC_INDEX, 1), EINVAL);
+	cr_expect_eq(alloc_sized(MLX5_IB_ATTR_PP_OBJ_ALLOC_INDEX, 4), EINVAL);
+	cr_expect_eq(alloc_sized(MLX5_IB_ATTR_PP_OBJ_ALLOC_HANDLE, 8), EINVAL);
+	cr_expect_eq(alloc_sized(MLX5_IB_ATTR_PP_OBJ_ALLOC_FLAGS, 0), EINVAL);
+	cr_expect_eq(alloc_sized(MLX5_IB_ATTR_PP_OBJ_ALLOC_INDEX, 0), EINVAL);
+	cr_expect_eq(alloc_sized(MLX5_IB_ATTR_PP_OBJ_ALLOC_CTX, 0), EINVAL);
 
 	rate_ctx(rl, 100);
 	cr_expect_eq(alloc_call(ctx->cmd_fd, rl, 4, 1u << 1, &index, &handle), EINVAL);
