@@ -347,8 +347,8 @@ void *emu_ioc_get_obj(const struct emu_ioc *b, uint16_t id, enum emu_obj_type ty
 	*err = 0;
 	if (!a)
 		*err = ENOENT;		/* uverbs_attr_get_obj() of an absent one */
-	else if (!ctx->have_context)
-		*err = EINVAL;
+	else if (!ctx->have_context || a->data_s64 < 0)
+		*err = EINVAL;		/* lookup_get_idr_uobject(): a negative id */
 	else if (a->data >= ctx->nobjs || !ctx->objs[a->data] ||
 		 ctx->objs[a->data]->detached || ctx->objs[a->data]->inherited)
 		*err = ENOENT;

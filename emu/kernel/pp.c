@@ -19,10 +19,12 @@
  * one on its parent's context (fork.c).  The checks, in the kernel's order
  * and with its errnos:
  *
+ *   the rate context unreadable                  EFAULT (the framework's copy)
  *   a context without DEVX (devx_uid 0)          EINVAL
  *   a flag other than DEDICATED_INDEX            EINVAL (uverbs_get_flags32)
  *   rate_limit 0 or outside [min, max] rate      EINVAL
  *   no free entry (and, shared, none identical)  ENOSPC
+ *   the index not writable                       EFAULT, the entry freed
  *
  * A context of 1 to 48 bytes is the framework's (UVERBS_ATTR_SIZE): a
  * longer or empty one is EINVAL before the method runs.  What the firmware
@@ -152,10 +154,13 @@ static int pp_alloc(struct emu_ioc *b)
 	bool dedicated;
 	int ret;
 
-	if (!ctx->have_context || !ctx->devx_uid)
-		return EINVAL;	/* an entry only a DEVX context can use */
+	if (!ctx->have_context)
+		return EINVAL;
+	/* the framework's copy (UA_ALLOC_AND_COPY), before the method's checks */
 	if (emu_ioc_copy_from(b, MLX5_IB_ATTR_PP_OBJ_ALLOC_CTX, rl_ctx, sizeof(rl_ctx)))
 		return EFAULT;
+	if (!ctx->devx_uid)
+		return EINVAL;	/* an entry only a DEVX context can use */
 	ret = emu_ioc_get_flags(b, MLX5_IB_ATTR_PP_OBJ_ALLOC_FLAGS, &flags);
 	if (ret)
 		return ret;
@@ -180,11 +185,14 @@ static int pp_alloc(struct emu_ioc *b)
 	emu_dbg("pp %u: index %u, %u kbps%s\n", pp->obj.handle, index, ctx_rate(rl_ctx),
 		dedicated ? ", dedicated" : "");
 	/*
-	 * The object is committed before the index is copied out
-	 * (uverbs_finalize_uobj_create()): if the copy fails, the entry stays
-	 * until the context goes.
+	 * The object is marked made before the index is copied out
+	 * (uverbs_finalize_uobj_create()): if the copy fails, the framework's
+	 * abort destroys it, and the entry goes with it.
 	 */
-	return emu_ioc_copy_to(b, MLX5_IB_ATTR_PP_OBJ_ALLOC_INDEX, &index, sizeof(index));
+	ret = emu_ioc_copy_to(b, MLX5_IB_ATTR_PP_OBJ_ALLOC_INDEX, &index, sizeof(index));
+	if (ret)
+		emu_pp_destroy_locked(pp);
+	return ret;
 }
 
 void emu_pp_destroy_locked(struct emu_pp *pp)

@@ -9,6 +9,8 @@
  * packet_pacing_caps), and the kernel's refusals with its errnos.
  */
 #include <endian.h>
+#include <pthread.h>
+#include <sys/mman.h>
 
 #include <rdma/ib_user_ioctl_cmds.h>
 #include <rdma/mlx5-abi.h>
@@ -217,6 +219,58 @@ Test(pp, freed_with_the_context)
 	mlx5dv_pp_free(pp);
 }
 
+/*
+ * Threads on contexts of their own take and drop the same shared entry at
+ * once, and close their context with a user of it alive: the entry keeps
+ * its index while anyone holds it, and its count comes back to 0 (a
+ * dedicated entry is then given index 1).  Each thread returns how many
+ * times it saw another index or failed.
+ */
+enum { RACE_THREADS = 3, RACE_ROUNDS = 4, RACE_ALLOCS = 100, RACE_RATE = 777 };
+
+static void *race_thread(void *arg)
+{
+	uint16_t want = *(const uint16_t *)arg;
+	uintptr_t bad = 0;
+
+	for (int r = 0; r < RACE_ROUNDS; r++) {
+		struct ibv_context *c = open_devx();
+		struct mlx5dv_pp *kept = pp_alloc(c, RACE_RATE, 0);
+
+		bad += !kept || kept->index != want;
+		for (int i = 0; i < RACE_ALLOCS; i++) {
+			struct mlx5dv_pp *pp = pp_alloc(c, RACE_RATE, 0);
+
+			bad += !pp || pp->index != want;
+			if (pp)
+				mlx5dv_pp_free(pp);
+		}
+		bad += ibv_close_device(c) != 0;	/* `kept` goes with it */
+	}
+	return (void *)bad;
+}
+
+Test(pp, threads_share_one_entry)
+{
+	struct mlx5dv_pp *anchor = pp_alloc(ctx, RACE_RATE, 0), *ded;
+	pthread_t t[RACE_THREADS];
+
+	cr_assert(anchor, "%s", strerror(errno));
+	for (int i = 0; i < RACE_THREADS; i++)
+		cr_assert_eq(pthread_create(&t[i], NULL, race_thread, &anchor->index), 0);
+	for (int i = 0; i < RACE_THREADS; i++) {
+		void *bad;
+
+		cr_assert_eq(pthread_join(t[i], &bad), 0);
+		cr_expect_eq((uintptr_t)bad, 0, "thread %d", i);
+	}
+	mlx5dv_pp_free(anchor);
+	ded = pp_alloc(ctx, RACE_RATE, MLX5DV_PP_ALLOC_FLAGS_DEDICATED_INDEX);
+	cr_assert(ded);
+	cr_expect_eq(ded->index, 1, "no user left on the shared entry");
+	mlx5dv_pp_free(ded);
+}
+
 /* the rate and the context's size, as mlx5_ib and mlx5_core check them */
 Test(pp, bad_contexts)
 {
@@ -251,18 +305,18 @@ static int alloc_call(int fd, const uint8_t *rl, uint16_t len, uint64_t flags,
 
 	et_call_init(&c, MLX5_IB_OBJECT_PP, MLX5_IB_METHOD_PP_OBJ_ALLOC);
 	et_attr(&c, MLX5_IB_ATTR_PP_OBJ_ALLOC_HANDLE, 0, 0);
-	memcpy(&inl, rl, len < sizeof(inl) ? len : sizeof(inl));
+	if (len <= sizeof(inl))
+		memcpy(&inl, rl, len);
 	et_attr(&c, MLX5_IB_ATTR_PP_OBJ_ALLOC_CTX, len,
 		len <= sizeof(inl) ? inl : (uint64_t)(uintptr_t)rl);
 	et_attr(&c, MLX5_IB_ATTR_PP_OBJ_ALLOC_FLAGS, 8, flags);
 	et_attr(&c, MLX5_IB_ATTR_PP_OBJ_ALLOC_INDEX, sizeof(*index), (uint64_t)(uintptr_t)index);
 	ret = et_call_on(fd, &c);
-	if (!ret)
-		*handle = (uint32_t)c.attrs[0].data;
+	*handle = (uint32_t)c.attrs[0].data;	/* written back whether or not it stays */
 	return ret;
 }
 
-static int destroy_call(int fd, uint32_t handle)
+static int destroy_call(int fd, uint64_t handle)
 {
 	struct et_call c;
 
@@ -271,12 +325,47 @@ static int destroy_call(int fd, uint32_t handle)
 	return et_call_on(fd, &c);
 }
 
+/* PP_OBJ_ALLOC with one attribute's length changed, or one left out (len 0) */
+static int alloc_sized(uint16_t which, uint16_t len)
+{
+	uint8_t rl[PP_CTX_SIZE];
+	uint64_t index = 0, inl = 0;
+	static const uint16_t ids[] = {
+		MLX5_IB_ATTR_PP_OBJ_ALLOC_HANDLE, MLX5_IB_ATTR_PP_OBJ_ALLOC_CTX,
+		MLX5_IB_ATTR_PP_OBJ_ALLOC_FLAGS, MLX5_IB_ATTR_PP_OBJ_ALLOC_INDEX,
+	};
+	const uint16_t lens[] = { 0, 4, 8, 2 };
+	struct et_call c;
+
+	rate_ctx(rl, 100);
+	memcpy(&inl, rl, 4);
+	et_call_init(&c, MLX5_IB_OBJECT_PP, MLX5_IB_METHOD_PP_OBJ_ALLOC);
+	for (unsigned i = 0; i < 4; i++) {
+		uint64_t data = i == 1 ? inl : i == 3 ? (uint64_t)(uintptr_t)&index : 0;
+
+		if (ids[i] == which && !len)
+			continue;
+		et_attr(&c, ids[i], ids[i] == which ? len : lens[i], data);
+	}
+	return et_call_on(ctx->cmd_fd, &c);
+}
+
 /* flags beyond DEDICATED_INDEX: uverbs_get_flags32()'s EINVAL; destroy's lookups */
 Test(pp, ioctl_refusals)
 {
 	uint8_t rl[PP_CTX_SIZE];
 	uint16_t index = 0;
 	uint32_t handle;
+
+	/* the framework's sizes: flags a u32 or a u64, the index a u16, all mandatory */
+	cr_expect_eq(alloc_sized(MLX5_IB_ATTR_PP_OBJ_ALLOC_FLAGS, 5), EINVAL);
+	cr_expect_eq(alloc_sized(MLX5_IB_ATTR_PP_OBJ_ALLOC_FLAGS, 9), EINVAL);
+	cr_expect_eq(alloc_sized(MLX5_IB_ATTR_PP_OBJ_ALLOC_INDEX, 1), EINVAL);
+	cr_expect_eq(alloc_sized(MLX5_IB_ATTR_PP_OBJ_ALLOC_INDEX, 4), EINVAL);
+	cr_expect_eq(alloc_sized(MLX5_IB_ATTR_PP_OBJ_ALLOC_HANDLE, 8), EINVAL);
+	cr_expect_eq(alloc_sized(MLX5_IB_ATTR_PP_OBJ_ALLOC_FLAGS, 0), EINVAL);
+	cr_expect_eq(alloc_sized(MLX5_IB_ATTR_PP_OBJ_ALLOC_INDEX, 0), EINVAL);
+	cr_expect_eq(alloc_sized(MLX5_IB_ATTR_PP_OBJ_ALLOC_CTX, 0), EINVAL);
 
 	rate_ctx(rl, 100);
 	cr_expect_eq(alloc_call(ctx->cmd_fd, rl, 4, 1u << 1, &index, &handle), EINVAL);
@@ -288,6 +377,40 @@ Test(pp, ioctl_refusals)
 	cr_expect_eq(destroy_call(ctx->cmd_fd, handle), ENOENT, "destroyed already");
 	/* the handle of another type of object */
 	cr_expect_eq(destroy_call(ctx->cmd_fd, pd->handle), EINVAL);
+	/* lookup_get_idr_uobject(): a negative id is EINVAL, one never given ENOENT */
+	cr_expect_eq(destroy_call(ctx->cmd_fd, UINT64_MAX), EINVAL);
+	cr_expect_eq(destroy_call(ctx->cmd_fd, 1ull << 32), ENOENT);
+}
+
+/*
+ * An index the kernel cannot copy out fails the allocation, and the entry
+ * goes with it: the handler had marked the object made
+ * (uverbs_finalize_uobj_create()), so the framework's abort destroys it
+ * (pp_obj_cleanup()) rather than leaving an entry no one can free.
+ */
+Test(pp, index_not_writable)
+{
+	uint16_t *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct mlx5dv_pp *pp;
+	uint8_t rl[PP_CTX_SIZE];
+	uint32_t handle;
+
+	cr_assert_neq(ro, MAP_FAILED);
+	rate_ctx(rl, 100);
+	cr_expect_eq(alloc_call(ctx->cmd_fd, rl, 4, MLX5_IB_UAPI_PP_ALLOC_FLAGS_DEDICATED_INDEX,
+				ro, &handle), EFAULT);
+	cr_expect_eq(destroy_call(ctx->cmd_fd, handle), ENOENT, "the object is gone");
+	cr_expect_eq(alloc_call(ctx->cmd_fd, rl, 4, 0, ro, &handle), EFAULT);
+	pp = pp_alloc(ctx, 200, MLX5DV_PP_ALLOC_FLAGS_DEDICATED_INDEX);
+	cr_assert(pp, "%s", strerror(errno));
+	cr_expect_eq(pp->index, 1, "the entries are free again");
+	mlx5dv_pp_free(pp);
+	/* the shared one too: the same rate is a new entry, not one counted twice */
+	pp = pp_alloc(ctx, 100, MLX5DV_PP_ALLOC_FLAGS_DEDICATED_INDEX);
+	cr_assert(pp);
+	cr_expect_eq(pp->index, 1);
+	mlx5dv_pp_free(pp);
+	munmap(ro, 4096);
 }
 
 /* a user context without DEVX may not allocate an entry (mlx5_ib's devx_uid check) */
@@ -310,6 +433,15 @@ Test(pp, needs_a_devx_context)
 	cr_assert_eq(et_call_on(fd, &c), 0, "GET_CONTEXT");
 	rate_ctx(rl, 100);
 	cr_expect_eq(alloc_call(fd, rl, 4, 0, &index, &handle), EINVAL);
+	/*
+	 * The framework copies the context in (UA_ALLOC_AND_COPY) before the
+	 * method looks at the user context: an unreadable one is EFAULT.
+	 */
+	void *none = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	cr_assert_neq(none, MAP_FAILED);
+	cr_expect_eq(alloc_call(fd, (const uint8_t *)none, PP_CTX_SIZE, 0, &index, &handle), EFAULT);
+	munmap(none, 4096);
 	close(fd);
 }
 

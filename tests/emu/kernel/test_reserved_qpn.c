@@ -7,6 +7,10 @@
  * no QP or DC target is given while they are held, given back when the
  * object is destroyed or its context closed, and the firmware's refusals.
  */
+#include <sys/mman.h>
+
+#include <rdma/mlx5_user_ioctl_cmds.h>
+
 #include "emu_test.h"
 #include "prm_test.h"
 
@@ -231,4 +235,170 @@ Test(reserved_qpn, bad_input)
 	cr_expect(!mlx5dv_devx_obj_create(ctx, in, sizeof(in), out, sizeof(out)));
 	cr_expect_eq(errno, EREMOTEIO);
 	cr_expect_eq(prm_get(out, STATUS), STAT_BAD_OP);
+}
+
+/* DEVX_OBJ_DESTROY by raw ioctl: the handle's lookups, as the framework does them */
+static int destroy_call(int fd, uint16_t object, uint16_t method, uint16_t attr, uint64_t handle)
+{
+	struct et_call c;
+
+	et_call_init(&c, object, method);
+	et_attr(&c, attr, 0, handle);
+	return et_call_on(fd, &c);
+}
+
+static int devx_destroy(uint64_t handle)
+{
+	return destroy_call(ctx->cmd_fd, MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_DESTROY,
+			    MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE, handle);
+}
+
+/* reserve() by raw ioctl on ctx, for the handle libmlx5 keeps to itself: 0 or the errno */
+static int reserve_raw(unsigned log_n, uint32_t *handle)
+{
+	uint32_t in[8] = { 0 }, out[4] = { 0 };
+	struct et_call c;
+	int ret;
+
+	prm_set(in, OPCODE, CREATE_GENERAL_OBJECT);
+	prm_set(in, OBJ_TYPE, OBJ_RESERVED_QPN);
+	prm_set(in, LOG_OBJ_RANGE, log_n);
+	et_call_init(&c, MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_CREATE);
+	et_attr(&c, MLX5_IB_ATTR_DEVX_OBJ_CREATE_HANDLE, 0, 0);
+	et_attr(&c, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_IN, sizeof(in), (uint64_t)(uintptr_t)in);
+	et_attr(&c, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT, sizeof(out), (uint64_t)(uintptr_t)out);
+	ret = et_call_on(ctx->cmd_fd, &c);
+	*handle = (uint32_t)c.attrs[0].data;
+	return ret;
+}
+
+/*
+ * A range destroyed once only, by its own handle: twice is ENOENT, the
+ * handle through the packet pacing method or another object's handle
+ * through DEVX's is EINVAL, and none of these gives numbers back.
+ */
+Test(reserved_qpn, destroyed_once)
+{
+	enum { N = 1u << (LOG_MAX_NUM - LOG_MAX_ALLOC) };
+	uint32_t h[N], f, status;
+	struct mlx5dv_devx_obj *again;
+	struct mlx5dv_pp *pp;
+
+	for (unsigned i = 0; i < N; i++)
+		cr_assert_eq(reserve_raw(LOG_MAX_ALLOC, &h[i]), 0, "range %u", i);
+	pp = mlx5dv_pp_alloc(ctx, 4, (uint8_t[4]){ 0, 0, 0, 100 }, 0);
+	cr_assert(pp, "%s", strerror(errno));
+	cr_expect_eq(destroy_call(ctx->cmd_fd, MLX5_IB_OBJECT_PP, MLX5_IB_METHOD_PP_OBJ_DESTROY,
+				  MLX5_IB_ATTR_PP_OBJ_DESTROY_HANDLE, h[0]), EINVAL);
+	cr_expect_eq(devx_destroy(pd->handle), EINVAL);
+	cr_expect_eq(devx_destroy(UINT64_MAX), EINVAL);
+	cr_assert_eq(devx_destroy(h[0]), 0);
+	cr_expect_eq(devx_destroy(h[0]), ENOENT);
+	/* one range came back, once */
+	again = reserve(ctx, LOG_MAX_ALLOC, &f, &status);
+	cr_assert(again, "%s, status %#x", strerror(errno), status);
+	cr_expect(!reserve(ctx, LOG_GRANULARITY, &f, &status));
+	cr_expect_eq(status, STAT_LIM);
+	cr_assert_eq(mlx5dv_devx_obj_destroy(again), 0);
+	for (unsigned i = 1; i < N; i++)
+		cr_assert_eq(devx_destroy(h[i]), 0);
+	mlx5dv_pp_free(pp);
+}
+
+/*
+ * An answer the kernel cannot copy out fails the create, and the range
+ * goes with it (devx_obj_create(): uverbs_finalize_uobj_create(), then the
+ * abort runs DESTROY_GENERAL_OBJECT): the host's whole quota is free after.
+ */
+Test(reserved_qpn, answer_not_writable)
+{
+	enum { N = 1u << (LOG_MAX_NUM - LOG_MAX_ALLOC) };
+	uint32_t *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint32_t in[8] = { 0 }, first, status;
+	struct mlx5dv_devx_obj *obj[N];
+
+	cr_assert_neq(ro, MAP_FAILED);
+	prm_set(in, OPCODE, CREATE_GENERAL_OBJECT);
+	prm_set(in, OBJ_TYPE, OBJ_RESERVED_QPN);
+	prm_set(in, LOG_OBJ_RANGE, LOG_MAX_ALLOC);
+	for (unsigned i = 0; i < 3; i++) {
+		cr_expect(!mlx5dv_devx_obj_create(ctx, in, sizeof(in), ro, 16));
+		cr_expect_eq(errno, EFAULT);
+	}
+	for (unsigned i = 0; i < N; i++) {
+		obj[i] = reserve(ctx, LOG_MAX_ALLOC, &first, &status);
+		cr_assert(obj[i], "range %u: %s, status %#x", i, strerror(errno), status);
+	}
+	for (unsigned i = 0; i < N; i++)
+		cr_assert_eq(mlx5dv_devx_obj_destroy(obj[i]), 0);
+	munmap(ro, 4096);
+}
+
+/* a range skips the numbers of QPs that live: it is taken around them */
+Test(reserved_qpn, around_live_qps)
+{
+	enum { NQP = 40, NR = 8 };
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_qp_init_attr qa = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct mlx5dv_devx_obj *obj[NR];
+	struct ibv_qp *qp[NQP];
+	uint32_t first[NR], status;
+
+	cr_assert(cq);
+	for (unsigned i = 0; i < NQP; i++)
+		cr_assert((qp[i] = ibv_create_qp(pd, &qa)), "QP %u: %s", i, strerror(errno));
+	for (unsigned r = 0; r < NR; r++) {
+		obj[r] = reserve(ctx, LOG_GRANULARITY, &first[r], &status);
+		cr_assert(obj[r], "range %u: %s, status %#x", r, strerror(errno), status);
+		for (unsigned i = 0; i < NQP; i++)
+			cr_expect(qp[i]->qp_num - first[r] >= 1u << LOG_GRANULARITY,
+				  "QP %#x in range %#x", qp[i]->qp_num, first[r]);
+	}
+	for (unsigned r = 0; r < NR; r++)
+		cr_assert_eq(mlx5dv_devx_obj_destroy(obj[r]), 0);
+	for (unsigned i = 0; i < NQP; i++)
+		cr_assert_eq(ibv_destroy_qp(qp[i]), 0);
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+}
+
+/*
+ * A child of fork() reaches neither its parent's ranges nor its quota: on
+ * the inherited context DEVX is EIO (kernel/fork.c) and the parent's
+ * object stays; on a context of its own it is a host of its own, with the
+ * whole quota.  The child's exit status is 0 or the step that failed.
+ */
+Test(reserved_qpn, fork_child)
+{
+	enum { N = 1u << (LOG_MAX_NUM - LOG_MAX_ALLOC) };
+	uint32_t mine[N], f, status;
+	int wstatus;
+	pid_t pid;
+
+	for (unsigned i = 0; i < N; i++)
+		cr_assert_eq(reserve_raw(LOG_MAX_ALLOC, &mine[i]), 0, "range %u", i);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct ibv_context *own;
+
+		if (reserve(ctx, LOG_GRANULARITY, &f, &status) || errno != EIO)
+			_exit(1);
+		if (devx_destroy(mine[0]) != EIO)
+			_exit(2);
+		own = et_open();
+		for (unsigned i = 0; i < N; i++)
+			if (!reserve(own, LOG_MAX_ALLOC, &f, &status))
+				_exit(3);
+		_exit(ibv_close_device(own) ? 4 : 0);
+	}
+	cr_assert_eq(waitpid(pid, &wstatus, 0), pid);
+	cr_expect(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0, "child: status %#x", wstatus);
+	/* the parent's ranges are still held, all of them */
+	cr_expect(!reserve(ctx, LOG_GRANULARITY, &f, &status));
+	cr_expect_eq(status, STAT_LIM);
+	for (unsigned i = 0; i < N; i++)
+		cr_assert_eq(devx_destroy(mine[i]), 0);
 }
