@@ -644,26 +644,6 @@ static int init2init_qp(struct emu_qp *qp, const uint8_t *in, size_t in_len, uin
 	return 0;
 }
 
-/*
- * Whether the QP's primary path carries a UDP source port to set: a QP the
- * kernel gives one (mlx5_set_path(): RC, UC, XRC) on a path over a RoCE v2
- * GID; a RoCE v1 or InfiniBand path has no UDP header, UD and DC no path.
- */
-static bool has_udp_sport(const struct emu_qp *qp)
-{
-	const struct emu_port_id *port;
-	unsigned sgid = qp->attr.ah.grh.sgid_index;
-
-	if (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_UC &&
-	    qp->type != IBV_QPT_XRC_SEND && qp->type != IBV_QPT_XRC_RECV)
-		return false;
-	if (emu_cfg.link_layer != IBV_LINK_LAYER_ETHERNET ||
-	    !emu_port_valid(qp->obj.ctx, qp->attr.port_num))
-		return false;
-	port = &emu_cfg.dev[qp->obj.ctx->dev_index].port[qp->attr.port_num - 1];
-	return sgid < port->num_gids && port->gid_type[sgid] == IBV_GID_TYPE_ROCE_V2;
-}
-
 static int fw_refuse(uint8_t *out, uint8_t status, uint32_t syndrome)
 {
 	fw_status(out, status, syndrome);
@@ -677,7 +657,7 @@ static int fw_refuse(uint8_t *out, uint8_t status, uint32_t syndrome)
  *   QP without streams, is BAD_PARAM, as rdma-core's test_mlx5_dc expects
  *   of a reset of a good stream.
  * - the primary path's udp_sport (mlx5dv_modify_qp_udp_sport()), on a QP
- *   that has one (has_udp_sport()), else BAD_PARAM.  It only feeds the
+ *   that has one (emu_qp_has_udp_sport()), else BAD_PARAM.  It only feeds the
  *   ECMP hashing of a real fabric; the emulated wire has no UDP header, so
  *   QUERY_QP is all that sees it.
  * Everything is checked before anything changes.
@@ -699,7 +679,7 @@ static int rts2rts_qp(struct emu_qp *qp, const uint8_t *in, size_t in_len, uint8
 		return fw_refuse(out, STAT_BAD_PARAM, SYND_UNSUPPORTED);
 	if (qp->attr.state != IBV_QPS_RTS)
 		return fw_refuse(out, STAT_BAD_QP_STATE, SYND_QP_STATE);
-	if (sport && !has_udp_sport(qp))
+	if (sport && !emu_qp_has_udp_sport(qp))
 		return fw_refuse(out, STAT_BAD_PARAM, SYND_UDP_SPORT);
 	if (stream) {
 		uint16_t id = (uint16_t)prm_get(in, QPC_EXT_DCI_STREAM);
@@ -912,6 +892,8 @@ static int devx_obj_destroy(struct emu_ioc *b)
  * devx_obj_query()): the kernel checks the uid, that the opcode modifies
  * (queries) an object, and that the command names the object of the
  * handle (devx_is_valid_obj_id(): the QP's number), EINVAL otherwise.
+ * A DCT is named as the object CREATE_DCT made, so no QP command is
+ * ever its own: all are EINVAL (its DCT commands are not modelled).
  * Handles of the other objects this emulator creates through DEVX (mkeys,
  * PSVs) are EINVAL: no command modifies or queries them here.
  */
@@ -937,7 +919,7 @@ static int devx_obj_cmd(struct emu_ioc *b, bool modify)
 		return ret;
 	op = (uint16_t)prm_get(in, HDR_OPCODE);
 	ret = obj_cmd_checks(b, in, op, (modify ? qp_modify_cmd(op) : op == CMD_QUERY_QP) &&
-				     prm_get(in, QP_IN_QPN) == qp->qpn);
+				     qp->dc != EMU_DC_DCT && prm_get(in, QP_IN_QPN) == qp->qpn);
 	if (!ret && op == CMD_INIT2INIT_QP)
 		ret = init2init_qp(qp, in, in_len, out);
 	else if (!ret && op == CMD_RTS2RTS_QP)

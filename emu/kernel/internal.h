@@ -123,6 +123,8 @@ int emu_cmd_destroy_srq(struct emu_cmd *c);
 int emu_cmd_open_xrcd(struct emu_cmd *c);
 int emu_cmd_close_xrcd(struct emu_cmd *c);
 
+bool emu_qp_has_udp_sport(const struct emu_qp *qp);
+
 /* Destructors used by both the commands and context teardown. */
 void emu_qp_destroy_locked(struct emu_qp *qp);
 void emu_srq_destroy_locked(struct emu_srq *srq);

@@ -430,9 +430,10 @@ struct emu_qp {
 	 */
 	bool			drain_sigerr;
 	/*
-	 * The QP context's primary_address_path.udp_sport as RTS2RTS_QP last
-	 * set it (mlx5dv_modify_qp_udp_sport()), QUERY_QP's answer; 0 before.
-	 * The emulated wire has no UDP header: it changes nothing there.
+	 * The QP context's primary_address_path.udp_sport as the last new
+	 * path (qp.c's path_udp_sport()) or RTS2RTS_QP
+	 * (mlx5dv_modify_qp_udp_sport()) set it, QUERY_QP's answer.  The
+	 * emulated wire has no UDP header: it changes nothing there.
 	 */
 	uint16_t		udp_sport;
 

@@ -752,6 +752,51 @@ static uint32_t qpc_access(const struct emu_qp *qp, const struct ib_uverbs_modif
 	return flags & remote;
 }
 
+/*
+ * Whether the QP's primary path carries a UDP source port: a QP the kernel
+ * gives one (mlx5_set_path(): RC, UC, XRC) on a path over a RoCE v2 GID; a
+ * RoCE v1 or InfiniBand path has no UDP header, UD and DC no path.
+ */
+bool emu_qp_has_udp_sport(const struct emu_qp *qp)
+{
+	const struct emu_port_id *port;
+	unsigned sgid = qp->attr.ah.grh.sgid_index;
+
+	if (qp->type != IBV_QPT_RC && qp->type != IBV_QPT_UC &&
+	    qp->type != IBV_QPT_XRC_SEND && qp->type != IBV_QPT_XRC_RECV)
+		return false;
+	if (emu_cfg.link_layer != IBV_LINK_LAYER_ETHERNET ||
+	    !emu_port_valid(qp->obj.ctx, qp->attr.port_num))
+		return false;
+	port = &emu_cfg.dev[qp->obj.ctx->dev_index].port[qp->attr.port_num - 1];
+	return sgid < port->num_gids && port->gid_type[sgid] == IBV_GID_TYPE_ROCE_V2;
+}
+
+/*
+ * The UDP source port mlx5_set_path() writes into a new primary path (the
+ * QP's attributes already updated): on a QP with one, when the modify also
+ * names the remote QP, mlx5_set_path_udp_sport()'s port: the GRH's flow
+ * label, or rdma_calc_flow_label() of the two QP numbers when the label is
+ * 0, folded by rdma_flow_label_to_udp_sport() into 0xc000-0xffff.  Else 0:
+ * the firmware picks a port of its own.  QUERY_QP reads it back.
+ */
+static uint16_t path_udp_sport(const struct emu_qp *qp, const struct ib_uverbs_modify_qp *cmd,
+			       uint32_t mask)
+{
+	uint32_t label = cmd->dest.flow_label;
+
+	if (!(mask & IBV_QP_DEST_QPN) || !emu_qp_has_udp_sport(qp))
+		return 0;
+	if (!label) {
+		uint64_t v = (uint64_t)qp->qpn * cmd->dest_qp_num;
+
+		v ^= v >> 20;
+		v ^= v >> 40;
+		label = (uint32_t)v & 0xfffff;
+	}
+	return (uint16_t)(0xc000 | ((label & 0x3fff) ^ ((label & 0xfc000) >> 14)));
+}
+
 static int check_av(const struct emu_ctx *ctx, const struct ib_uverbs_qp_dest *d)
 {
 	const struct emu_port_id *port;
@@ -872,7 +917,6 @@ static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 	if (mask & IBV_QP_AV) {
 		ah_from_dest(&a->ah, &cmd->dest);
 		a->port_num = cmd->dest.port_num;
-		qp->udp_sport = 0;	/* a new path: mlx5_set_path() writes its port anew */
 	}
 	if (mask & IBV_QP_PATH_MTU)	a->path_mtu = cmd->path_mtu;
 	if (mask & IBV_QP_DEST_QPN)	a->dest_qp_num = cmd->dest_qp_num & 0xffffff;
@@ -898,11 +942,14 @@ static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 		a->alt_timeout = cmd->alt_timeout;
 	}
 	if (mask & IBV_QP_RATE_LIMIT)	a->rate_limit = rate_limit;
+	if (mask & IBV_QP_AV)
+		qp->udp_sport = path_udp_sport(qp, cmd, mask);
 	a->state = next;
 	if (next == IBV_QPS_RESET) {
 		/* RESET forgets the connection, as a fresh QP */
 		struct emu_qp_attr fresh = { .state = IBV_QPS_RESET };
 		*a = fresh;
+		qp->udp_sport = 0;
 	}
 	if (mask & IBV_QP_ACCESS_FLAGS)
 		qp->access_asked = cmd->qp_access_flags;

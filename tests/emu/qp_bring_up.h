@@ -37,6 +37,7 @@ struct qpu_conn {
 	uint16_t     dlid;
 	const union ibv_gid *dgid;	/* non-NULL: a GRH from sgid_index, hop limit 1 */
 	uint8_t      sgid_index;
+	uint32_t     flow_label;	/* of the GRH */
 	uint8_t      sl;
 	int          access;		/* qp_access_flags (not UD) */
 	uint32_t     qkey;		/* UD */
@@ -99,6 +100,7 @@ static inline int qpu_bring_up(struct ibv_qp *qp, const struct qpu_conn *c)
 			a.ah_attr.is_global = 1;
 			a.ah_attr.grh.dgid = *c->dgid;
 			a.ah_attr.grh.sgid_index = c->sgid_index;
+			a.ah_attr.grh.flow_label = c->flow_label;
 			a.ah_attr.grh.hop_limit = 1;
 		}
 		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;

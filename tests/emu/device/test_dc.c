@@ -681,6 +681,54 @@ Test(dev_dc_odp, unmapped_target_is_remote_access_error)
 		     IBV_WC_REM_ACCESS_ERR);
 }
 
+/*
+ * A receive on the DCT's SRQ into ODP pages never mapped: the fault fails,
+ * as on RC (dev_odp): the receive's local protection error, the DCI's
+ * remote operation error.  The DCT stays for the next initiator: the DCI
+ * reset and up again reaches it.
+ */
+Test(dev_dc_odp, srq_receive_into_unmapped_pages_fails_as_on_rc)
+{
+	struct ibv_sge s = { (uintptr_t)(area + 4096), 64, odp->lkey };
+	struct ibv_recv_wr rwr = { .wr_id = 42, .sg_list = &s, .num_sge = 1 }, *bad;
+	struct ibv_qp_attr m = { .qp_state = IBV_QPS_RESET };
+	struct ibv_wc wc;
+
+	cr_assert_eq(ibv_post_srq_recv(d.srq, &rwr, &bad), 0);
+	memset(d.buf, 0x5a, 64);
+	cr_assert_eq(dc_post(op_send, 0, 0, d.mr->lkey, d.buf, 64), IBV_WC_REM_OP_ERR);
+	cr_assert_eq(dt_poll(d.rcq, &wc, 1, 5000), 1);
+	cr_assert_eq(wc.wr_id, 42);
+	cr_assert_eq(wc.status, IBV_WC_LOC_PROT_ERR, "%s", ibv_wc_status_str(wc.status));
+
+	cr_assert_eq(ibv_modify_qp(d.dci, &m, IBV_QP_STATE), 0);
+	dci_to_rts(14, 7);
+	map_area(0);
+	cr_assert_eq(ibv_post_srq_recv(d.srq, &rwr, &bad), 0);
+	cr_assert_eq(dc_post(op_send, 0, 0, d.mr->lkey, d.buf, 64), IBV_WC_SUCCESS);
+	cr_assert_eq(dt_poll(d.rcq, &wc, 1, 5000), 1);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	dt_assert_bytes(area + 4096, 0x5a, 64);
+}
+
+/* an implicit ODP MR (all of the address space) on both sides of a DC WRITE */
+Test(dev_dc_odp, implicit_mr_on_both_sides)
+{
+	struct ibv_mr *imr = ibv_reg_mr(d.pd, NULL, SIZE_MAX, IBV_ACCESS_LOCAL_WRITE |
+					IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ON_DEMAND);
+
+	cr_assert(imr, "implicit ODP: %s", strerror(errno));
+	memset(d.buf, 0x6d, 3000);
+	memset(d.buf + 4096, 0, 3000);
+	cr_assert_eq(dc_post(op_write, (uintptr_t)(d.buf + 4096), imr->rkey, imr->lkey, d.buf,
+			     3000), IBV_WC_SUCCESS);
+	dt_assert_bytes(d.buf + 4096, 0x6d, 3000);
+	/* area is not mapped: the implicit rkey does not make it so */
+	cr_assert_eq(dc_post(op_write, (uintptr_t)area, imr->rkey, imr->lkey, d.buf, 64),
+		     IBV_WC_REM_ACCESS_ERR);
+	cr_assert_eq(ibv_dereg_mr(imr), 0);
+}
+
 /* ---- DCI streams --------------------------------------------------------- */
 
 TestSuite(dev_dc_streams, .init = setup_streams, .fini = teardown, .timeout = 60);

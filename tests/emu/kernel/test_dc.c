@@ -6,6 +6,7 @@
  * allows them, query and destroy, and what mlx5dv_query_device() answers.
  */
 #include "emu_test.h"
+#include "prm_test.h"
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
@@ -164,6 +165,48 @@ static int dci_rts(struct ibv_qp *qp, uint32_t extra)
 
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC | extra);
+}
+
+enum { RTS2RTS_QP = 0x505, QUERY_QP = 0x50b };
+#define QP_QPN			0x48, 24
+#define QP_OPT_MASK_95_32	0x860, 32
+#define OPT_32_UDP_SPORT	(1u << 2)
+
+/* a QP command (QUERY_QP, RTS2RTS_QP setting udp_sport) through DEVX on a verbs QP, naming qpn */
+static int devx_qp_cmd(struct ibv_qp *qp, uint16_t op, uint32_t qpn)
+{
+	uint32_t in[0x880 / 32] = { 0 }, out[0x880 / 32];
+
+	prm_set(in, OPCODE, op);
+	prm_set(in, QP_QPN, qpn);
+	prm_set(in, QP_OPT_MASK_95_32, OPT_32_UDP_SPORT);
+	return op == QUERY_QP ? mlx5dv_devx_qp_query(qp, in, sizeof(in), out, sizeof(out)) :
+				mlx5dv_devx_qp_modify(qp, in, sizeof(in), out, sizeof(out));
+}
+
+/*
+ * The kernel names a DCT by the object CREATE_DCT made
+ * (devx_is_valid_obj_id()): a QP command with the DCT's own number is not
+ * its own, EINVAL before any firmware runs.  A DCI is a QP: QUERY_QP answers.
+ */
+Test(dc, devx_qp_commands_not_on_a_dct)
+{
+	struct ibv_qp *dct = create_dc(MLX5DV_DCTYPE_DCT, 7, srq);
+	struct ibv_qp *dci = create_dc(MLX5DV_DCTYPE_DCI, 0, NULL);
+
+	cr_assert(dct && dci, "%s", strerror(errno));
+	cr_assert_eq(dct_to_rtr(dct, IBV_ACCESS_REMOTE_WRITE), 0);
+	cr_expect_eq(devx_qp_cmd(dct, QUERY_QP, dct->qp_num), EINVAL, "QUERY_QP");
+	cr_expect_eq(devx_qp_cmd(dct, RTS2RTS_QP, dct->qp_num), EINVAL, "RTS2RTS_QP");
+	cr_assert_eq(dci_init(dci), 0);
+	cr_assert_eq(dci_rtr(dci), 0);
+	cr_assert_eq(dci_rts(dci, 0), 0);
+	cr_expect_eq(devx_qp_cmd(dci, QUERY_QP, dci->qp_num), 0, "QUERY_QP of a DCI");
+	cr_expect_eq(devx_qp_cmd(dci, QUERY_QP, dct->qp_num), EINVAL, "the DCT's number");
+	cr_expect_eq(devx_qp_cmd(dci, RTS2RTS_QP, dci->qp_num), EREMOTEIO,
+		     "a DCI has no path: the firmware's BAD_PARAM");
+	cr_assert_eq(ibv_destroy_qp(dct), 0);
+	cr_assert_eq(ibv_destroy_qp(dci), 0);
 }
 
 Test(dc, dci_transitions_as_modify_dci_qp_is_ok)

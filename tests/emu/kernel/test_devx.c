@@ -557,6 +557,23 @@ static uint32_t query_sport(struct ibv_qp *qp, uint32_t *state)
 	return prm_get(out, QPC_UDP_SPORT);
 }
 
+/*
+ * The port the kernel writes into a new RoCE v2 path (mlx5_set_path()):
+ * rdma_flow_label_to_udp_sport() of the flow label, or of
+ * rdma_calc_flow_label(local, remote QPN) when the label is 0.
+ */
+static uint16_t path_sport(uint32_t label, uint32_t lqpn, uint32_t rqpn)
+{
+	if (!label) {
+		uint64_t v = (uint64_t)lqpn * rqpn;
+
+		v ^= v >> 20;
+		v ^= v >> 40;
+		label = (uint32_t)v & 0xfffff;
+	}
+	return (uint16_t)(0xc000 | ((label & 0x3fff) ^ ((label & 0xfc000) >> 14)));
+}
+
 /* The first GID of port 1 of the type, its index */
 static uint8_t gid_of_type(enum ibv_gid_type type, union ibv_gid *gid)
 {
@@ -595,7 +612,8 @@ Test(devx, udp_sport_on_roce, .timeout = 120)
  * A RoCE v2 RC QP in RTS takes a UDP source port by RTS2RTS_QP, QUERY_QP
  * reads it back and the QP's traffic goes on; the firmware refuses it in
  * another state, with another optional parameter, on a QP without a UDP
- * path (RoCE v1 GID, UD); libmlx5 itself before RTS and on UD.
+ * path (RoCE v1 GID, UD); libmlx5 itself before RTS and on UD.  Each new
+ * RoCE v2 path starts with the port the kernel derives (path_sport()).
  */
 Test(devx_roce, udp_sport)
 {
@@ -614,6 +632,7 @@ Test(devx_roce, udp_sport)
 	struct ibv_wc wc[2];
 	struct ibv_port_attr pa;
 	uint32_t state;
+	uint8_t v2;
 	int n = 0;
 
 	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
@@ -627,7 +646,7 @@ Test(devx_roce, udp_sport)
 		qp[i] = make_qp(cq, IBV_QPT_RC);
 	v1 = make_qp(cq, IBV_QPT_RC);
 	ud = make_qp(cq, IBV_QPT_UD);
-	c.sgid_index = gid_of_type(IBV_GID_TYPE_ROCE_V2, &gid2);
+	c.sgid_index = v2 = gid_of_type(IBV_GID_TYPE_ROCE_V2, &gid2);
 	c.dgid = &gid2;
 	c.dqpn = qp[1]->qp_num;
 	/* RTR: libmlx5 wants RTS, and so does the firmware */
@@ -640,13 +659,16 @@ Test(devx_roce, udp_sport)
 	cr_assert_eq(qpu_bring_up(qp[0], &c), 0, "to RTS: %s", strerror(errno));
 	c.dqpn = qp[0]->qp_num;
 	cr_assert_eq(qpu_bring_up(qp[1], &c), 0, "to RTS: %s", strerror(errno));
-	cr_expect_eq(query_sport(qp[0], &state), 0, "none set yet");
+	cr_expect_eq(query_sport(qp[0], &state), path_sport(0, qp[0]->qp_num, qp[1]->qp_num),
+		     "the kernel's port of the path");
+	cr_expect_eq(query_sport(qp[1], &state), path_sport(0, qp[1]->qp_num, qp[0]->qp_num));
 
 	/* in RTS */
 	cr_assert_eq(mlx5dv_modify_qp_udp_sport(qp[0], 55555), 0);
 	cr_expect_eq(query_sport(qp[0], &state), 55555);
 	cr_expect_eq(state, 3, "still RTS");
-	cr_expect_eq(query_sport(qp[1], &state), 0, "the peer's own");
+	cr_expect_eq(query_sport(qp[1], &state), path_sport(0, qp[1]->qp_num, qp[0]->qp_num),
+		     "the peer's own");
 	cr_assert_eq(mlx5dv_modify_qp_udp_sport(qp[0], 0xc001), 0);
 	cr_expect_eq(query_sport(qp[0], &state), 0xc001);
 
@@ -691,11 +713,15 @@ Test(devx_roce, udp_sport)
 			     (unsigned long long)wc[i].wr_id, ibv_wc_status_str(wc[i].status));
 	cr_expect_str_eq(buf + 32, "with the new source port");
 
-	/* a new path (RESET and up again) has the port the firmware picks again */
+	/* a new path (RESET and up again) has the kernel's port again: of its flow label */
 	cr_assert_eq(qpu_bring_up(qp[0], &(struct qpu_conn){ .mtu = IBV_MTU_1024,
-		.dgid = &gid2, .sgid_index = c.sgid_index, .dqpn = qp[1]->qp_num,
+		.dgid = &gid2, .sgid_index = v2, .dqpn = qp[1]->qp_num,
+		.flow_label = 0x12345, .reset_first = 1 }), 0);
+	cr_expect_eq(query_sport(qp[0], &state), 0xe341, "0x2345 ^ 0x12345 >> 14");
+	cr_assert_eq(qpu_bring_up(qp[0], &(struct qpu_conn){ .mtu = IBV_MTU_1024,
+		.dgid = &gid2, .sgid_index = v2, .dqpn = qp[1]->qp_num,
 		.reset_first = 1 }), 0);
-	cr_expect_eq(query_sport(qp[0], &state), 0);
+	cr_expect_eq(query_sport(qp[0], &state), path_sport(0, qp[0]->qp_num, qp[1]->qp_num));
 
 	for (int i = 0; i < 2; i++)
 		cr_assert_eq(ibv_destroy_qp(qp[i]), 0);
