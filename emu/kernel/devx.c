@@ -816,17 +816,6 @@ static int obj_cmd_checks(const struct emu_ioc *b, const uint8_t *in, uint16_t o
 	return kind_ok ? 0 : EINVAL;
 }
 
-/* the destroy command the kernel built at creation (DESTROY_MKEY, _PSV, _GENERAL_OBJECT) */
-static void devx_obj_destroy_locked(struct emu_obj *o)
-{
-	if (o->type == EMU_OBJ_MKEY)
-		emu_mkey_destroy_locked((struct emu_mkey *)o);
-	else if (o->type == EMU_OBJ_PSV)
-		emu_psv_destroy_locked((struct emu_psv *)o);
-	else
-		emu_rqpn_destroy_locked((struct emu_rqpn *)o);
-}
-
 /* MLX5_IB_METHOD_DEVX_OBJ_CREATE (mlx5dv_devx_obj_create()) */
 static int devx_obj_create(struct emu_ioc *b)
 {
@@ -852,12 +841,10 @@ static int devx_obj_create(struct emu_ioc *b)
 	else if (!ret)
 		ret = fw_bad_op(out);
 	if (!ret) {
-		ret = emu_ioc_put_new(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_HANDLE, o->handle);
+		ret = emu_ioc_put_new_obj(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_HANDLE, o);
 		if (!ret)
 			ret = emu_ioc_copy_to(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT, out,
 					      out_len);
-		if (ret)
-			devx_obj_destroy_locked(o);
 	} else {
 		ret = copy_out(b, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT, out, out_len, ret);
 	}
@@ -883,7 +870,7 @@ static int devx_obj_destroy(struct emu_ioc *b)
 		o = emu_ioc_get_obj(b, MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE, devx_types[i], &ret);
 	if (!o)
 		return ret;
-	devx_obj_destroy_locked(o);
+	emu_obj_destroy_locked(o);
 	return 0;
 }
 

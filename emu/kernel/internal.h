@@ -33,6 +33,8 @@ void emu_ctx_import_fini_locked(struct emu_ctx *ctx);
 void *emu_obj_alloc(struct emu_ctx *ctx, enum emu_obj_type type, size_t size,
 		    uint64_t user_handle);
 void emu_obj_free_locked(struct emu_obj *obj);
+/* an object of any type, as its destroy command would (objects.c) */
+void emu_obj_destroy_locked(struct emu_obj *obj);
 void *emu_obj_get_locked(struct emu_ctx *ctx, uint32_t handle,
 			 enum emu_obj_type type);
 
@@ -249,6 +251,7 @@ struct emu_ioc {
 	uint64_t			uattrs;	/* user address of the array */
 	const struct ib_uverbs_attr	*attrs;
 	int16_t				at[EMU_IOC_MAX_ATTRS];	/* spec -> attrs, -1 */
+	struct emu_obj			*made;	/* emu_ioc_put_new_obj()'s */
 };
 
 /* the methods this kernel has: DEVICE and ASYNC_EVENT, CREATE, DESTROY, DM */
@@ -292,6 +295,13 @@ int emu_ioc_copy_to_struct_or_zero(const struct emu_ioc *b, uint16_t id,
 int emu_ioc_output_written(const struct emu_ioc *b, uint16_t id);
 /* a NEW attribute: the new handle or descriptor into the caller's .data */
 int emu_ioc_put_new(const struct emu_ioc *b, uint16_t id, int64_t v);
+/*
+ * ... for a new object, whole and ready to be destroyed: from here on the
+ * call failing (an output not copied out, or not flagged written) destroys
+ * it, as the kernel's bundle aborts a uobject uverbs_finalize_uobj_create()
+ * marked made.
+ */
+int emu_ioc_put_new_obj(struct emu_ioc *b, uint16_t id, struct emu_obj *obj);
 /* uverbs_get_flags64(): a u32 or a u64 */
 int emu_ioc_get_flags(const struct emu_ioc *b, uint16_t id, uint64_t *flags);
 /* an IDR attribute's object: no such handle ENOENT, another type EINVAL */

@@ -190,6 +190,9 @@ int emu_ioctl_dispatch(struct emu_ctx *ctx, uint64_t uhdr)
 	/* drivers write UHW_OUT themselves; the core flags it for them */
 	if (!ret && b.m->udata && emu_ioc_get(&b, UVERBS_ATTR_UHW_OUT))
 		ret = emu_ioc_output_written(&b, UVERBS_ATTR_UHW_OUT);
+	/* bundle_destroy() without commit: a new object is aborted */
+	if (ret && b.made)
+		emu_obj_destroy_locked(b.made);
 	/* only the framework may say "method not supported" */
 	if (ret == EPROTONOSUPPORT)
 		ret = EINVAL;
@@ -309,6 +312,12 @@ int emu_ioc_put_new(const struct emu_ioc *b, uint16_t id, int64_t v)
 	return emu_copy_to_user(b->uattrs + (uint64_t)(a - b->attrs) * sizeof(*a) +
 				offsetof(struct ib_uverbs_attr, data),
 				&v, sizeof(v)) ? EFAULT : 0;
+}
+
+int emu_ioc_put_new_obj(struct emu_ioc *b, uint16_t id, struct emu_obj *obj)
+{
+	b->made = obj;
+	return emu_ioc_put_new(b, id, obj->handle);
 }
 
 int emu_ioc_out_check(const struct emu_ioc *b, uint16_t id, size_t len)

@@ -36,24 +36,12 @@ static int uhw_bufs(const struct emu_ioc *b, struct emu_cmd *c, void **drv, void
 	return 0;
 }
 
-/* The kernel aborts a new object whose handle could not be handed back. */
-static void abort_new(struct emu_ctx *ctx, uint32_t handle, enum emu_obj_type type)
-{
-	void *obj = emu_obj_get_locked(ctx, handle, type);
-
-	if (type == EMU_OBJ_CQ)
-		emu_cq_destroy_locked(obj);
-	else if (type == EMU_OBJ_SRQ)
-		emu_srq_destroy_locked(obj);
-	else
-		emu_qp_destroy_locked(obj);
-}
-
 /*
  * What the CREATE methods share once their attributes are checked: the
  * write() command's handler with the driver buffers of UHW_IN and UHW_OUT,
  * the new object's handle (*handle, which the handler set) into
- * handle_attr, and UHW_OUT.  The method then copies its own outputs.
+ * handle_attr, and UHW_OUT.  The method then copies its own outputs; the
+ * first that fails destroys the object (uverbs_finalize_uobj_create()).
  */
 static int create_run(struct emu_ioc *b, struct emu_cmd *c, int (*handler)(struct emu_cmd *),
 		      uint16_t handle_attr, const uint32_t *handle, enum emu_obj_type type)
@@ -65,13 +53,11 @@ static int create_run(struct emu_ioc *b, struct emu_cmd *c, int (*handler)(struc
 	if (ret)
 		return ret;
 	ret = handler(c);
-	if (!ret) {
-		ret = emu_ioc_put_new(b, handle_attr, *handle);
-		if (ret)
-			abort_new(b->ctx, *handle, type);
-	}
-	if (!ret && uout)
-		emu_copy_to_user(uout->data, drv_out, c->drv_out_len);
+	if (!ret)
+		ret = emu_ioc_put_new_obj(b, handle_attr,
+					  emu_obj_get_locked(b->ctx, *handle, type));
+	if (!ret && uout && emu_copy_to_user(uout->data, drv_out, c->drv_out_len))
+		ret = EFAULT;	/* the driver's ib_copy_to_udata() */
 	free(drv);
 	free(drv_out);
 	return ret;
@@ -124,8 +110,8 @@ static int cq_create(struct emu_ioc *b)
 	ret = create_run(b, &c, emu_cmd_create_cq_ex, UVERBS_ATTR_CREATE_CQ_HANDLE,
 			 &resp.base.cq_handle, EMU_OBJ_CQ);
 	if (!ret)
-		emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_CQ_RESP_CQE, &resp.base.cqe,
-				sizeof(resp.base.cqe));
+		ret = emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_CQ_RESP_CQE, &resp.base.cqe,
+				      sizeof(resp.base.cqe));
 	return ret;
 }
 
@@ -196,15 +182,15 @@ static int srq_create(struct emu_ioc *b)
 
 	ret = create_run(b, &c, emu_cmd_create_xsrq, UVERBS_ATTR_CREATE_SRQ_HANDLE,
 			 &resp.srq_handle, EMU_OBJ_SRQ);
-	if (!ret) {
-		emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, &resp.max_wr,
-				sizeof(resp.max_wr));
-		emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, &resp.max_sge,
-				sizeof(resp.max_sge));
-		if (type == IBV_SRQT_XRC)
-			emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_SRQ_RESP_SRQ_NUM, &resp.srqn,
-					sizeof(resp.srqn));
-	}
+	if (!ret)
+		ret = emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, &resp.max_wr,
+				      sizeof(resp.max_wr));
+	if (!ret)
+		ret = emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, &resp.max_sge,
+				      sizeof(resp.max_sge));
+	if (!ret && type == IBV_SRQT_XRC)
+		ret = emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_SRQ_RESP_SRQ_NUM, &resp.srqn,
+				      sizeof(resp.srqn));
 	return ret;
 }
 
@@ -337,10 +323,12 @@ static int qp_create(struct emu_ioc *b)
 			.max_recv_sge = resp.base.max_recv_sge,
 			.max_inline_data = resp.base.max_inline_data,
 		};
-		emu_ioc_copy_to_struct_or_zero(b, UVERBS_ATTR_CREATE_QP_RESP_CAP, &cap, sizeof(cap));
-		emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, &resp.base.qpn,
-				sizeof(resp.base.qpn));
+		ret = emu_ioc_copy_to_struct_or_zero(b, UVERBS_ATTR_CREATE_QP_RESP_CAP, &cap,
+						     sizeof(cap));
 	}
+	if (!ret)
+		ret = emu_ioc_copy_to(b, UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, &resp.base.qpn,
+				      sizeof(resp.base.qpn));
 	return ret;
 }
 

@@ -111,19 +111,12 @@ static int dm_alloc(struct emu_ioc *b)
 	first = take_pages(ctx, pages, align);
 	if (first < 0)
 		return ENOMEM;
-	ret = EFAULT;
-	dm = NULL;
-	if (!emu_ioc_out_check(b, MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET, 8) &&
-	    !emu_ioc_out_check(b, MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, 2)) {
-		dm = emu_obj_alloc(ctx, EMU_OBJ_DM, sizeof(*dm), 0);
-		ret = dm ? emu_ioc_put_new(b, UVERBS_ATTR_ALLOC_DM_HANDLE, dm->obj.handle) :
-			   ENOMEM;
-	}
-	if (ret) {
-		if (dm)
-			emu_obj_free_locked(&dm->obj);
+	ret = emu_ioc_out_check(b, MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET, 8) ||
+	      emu_ioc_out_check(b, MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, 2) ? EFAULT : 0;
+	dm = ret ? NULL : emu_obj_alloc(ctx, EMU_OBJ_DM, sizeof(*dm), 0);
+	if (!dm) {
 		atomic_fetch_and(dm_pages_used(ctx), ~page_bits((uint32_t)first, pages));
-		return ret;
+		return ret ? ret : ENOMEM;
 	}
 	dm->first_page = (uint32_t)first;
 	dm->pages = pages;
@@ -132,11 +125,17 @@ static int dm_alloc(struct emu_ioc *b)
 
 	start = (uint64_t)first * EMU_PAGE_SIZE;	/* in the MEMIC BAR */
 	page_idx = (uint16_t)first;
-	emu_ioc_copy_to(b, MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET, &start, sizeof(start));
-	emu_ioc_copy_to(b, MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, &page_idx,
-			sizeof(page_idx));
-	emu_dbg("dm %u: %u pages from %u\n", dm->obj.handle, pages, dm->first_page);
-	return 0;
+	/* handle_alloc_dm_memic(): the first copy that fails frees the DM */
+	ret = emu_ioc_put_new_obj(b, UVERBS_ATTR_ALLOC_DM_HANDLE, &dm->obj);
+	if (!ret)
+		ret = emu_ioc_copy_to(b, MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET, &start,
+				      sizeof(start));
+	if (!ret)
+		ret = emu_ioc_copy_to(b, MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, &page_idx,
+				      sizeof(page_idx));
+	emu_dbg("dm %u: %u pages from %u%s\n", dm->obj.handle, pages, dm->first_page,
+		ret ? ", not handed back" : "");
+	return ret;
 }
 
 void emu_dm_destroy_locked(struct emu_dm *dm)
@@ -232,16 +231,17 @@ static int dm_mr_reg(struct emu_ioc *b)
 				   0, length, (uint32_t)access, &mr);
 	if (ret)
 		return ret;
-	ret = emu_ioc_put_new(b, UVERBS_ATTR_REG_DM_MR_HANDLE, mr->obj.handle);
-	if (ret) {
-		emu_mr_destroy_locked(mr);
-		return ret;
-	}
 	mr->dm = dm;
 	dm->obj.usecnt++;
-	emu_ioc_copy_to(b, UVERBS_ATTR_REG_DM_MR_RESP_LKEY, &mr->lkey, sizeof(mr->lkey));
-	emu_ioc_copy_to(b, UVERBS_ATTR_REG_DM_MR_RESP_RKEY, &mr->rkey, sizeof(mr->rkey));
-	return 0;
+	/* the MR is made: a key that cannot be copied out deregisters it */
+	ret = emu_ioc_put_new_obj(b, UVERBS_ATTR_REG_DM_MR_HANDLE, &mr->obj);
+	if (!ret)
+		ret = emu_ioc_copy_to(b, UVERBS_ATTR_REG_DM_MR_RESP_LKEY, &mr->lkey,
+				      sizeof(mr->lkey));
+	if (!ret)
+		ret = emu_ioc_copy_to(b, UVERBS_ATTR_REG_DM_MR_RESP_RKEY, &mr->rkey,
+				      sizeof(mr->rkey));
+	return ret;
 }
 
 #define MAND		EMU_IOC_MANDATORY

@@ -180,11 +180,6 @@ static int uar_alloc(struct emu_ioc *b)
 	uar = emu_obj_alloc(ctx, EMU_OBJ_UAR, sizeof(*uar), 0);
 	if (!uar)
 		return ENOMEM;
-	ret = emu_ioc_put_new(b, MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE, uar->obj.handle);
-	if (ret) {
-		emu_obj_free_locked(&uar->obj);
-		return ret;
-	}
 	uar->page_id = page;
 	uar->alloc_type = (uint32_t)type;
 	slot_of(ctx, page)->alive = true;
@@ -192,10 +187,19 @@ static int uar_alloc(struct emu_ioc *b)
 	/* a fresh UAR: no doorbell of an earlier owner of the id is left in it */
 	memset(emu_uar_page(ctx, EMU_MMAP_DYN_UAR, page), 0, EMU_PAGE_SIZE);
 
+	/* the UAR is made: an answer that cannot be copied out frees it */
 	offset = page_offset(page);
-	emu_ioc_copy_to(b, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, &offset, sizeof(offset));
-	emu_ioc_copy_to(b, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, &length, sizeof(length));
-	emu_ioc_copy_to(b, MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, &page, sizeof(page));
+	ret = emu_ioc_put_new_obj(b, MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE, &uar->obj);
+	if (!ret)
+		ret = emu_ioc_copy_to(b, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, &offset,
+				      sizeof(offset));
+	if (!ret)
+		ret = emu_ioc_copy_to(b, MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, &page, sizeof(page));
+	if (!ret)
+		ret = emu_ioc_copy_to(b, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, &length,
+				      sizeof(length));
+	if (ret)
+		return ret;
 	emu_dbg("uar %u: page %u, %s\n", uar->obj.handle, page,
 		type == MLX5_IB_UAPI_UAR_ALLOC_TYPE_BF ? "BlueFlame" : "non-cached");
 	return 0;

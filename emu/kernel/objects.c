@@ -259,7 +259,7 @@ static const enum emu_obj_type teardown_order[] = {
 	EMU_OBJ_PP,
 };
 
-static void obj_destroy_locked(struct emu_obj *o)
+void emu_obj_destroy_locked(struct emu_obj *o)
 {
 	switch (o->type) {
 	case EMU_OBJ_AH:   emu_ah_destroy_locked((struct emu_ah *)o); break;
@@ -287,7 +287,7 @@ static void objs_destroy_locked(struct emu_ctx *ctx)
 		for (uint32_t h = 0; h < ctx->nobjs; h++)
 			if (ctx->objs[h] && ctx->objs[h]->type == teardown_order[t] &&
 			    !ctx->objs[h]->inherited)
-				obj_destroy_locked(ctx->objs[h]);
+				emu_obj_destroy_locked(ctx->objs[h]);
 }
 
 void emu_ctx_destroy_locked(struct emu_ctx *ctx)

@@ -172,11 +172,6 @@ static int pp_alloc(struct emu_ioc *b)
 		return ENOMEM;
 	ret = rate_add(ctx->dev_index, rl_ctx, dedicated ? ctx->devx_uid : SHARED_RESOURCE_UID,
 		       dedicated, &index);
-	if (!ret) {
-		ret = emu_ioc_put_new(b, MLX5_IB_ATTR_PP_OBJ_ALLOC_HANDLE, pp->obj.handle);
-		if (ret)
-			rate_remove(ctx->dev_index, index);
-	}
 	if (ret) {
 		emu_obj_free_locked(&pp->obj);
 		return ret;
@@ -184,14 +179,10 @@ static int pp_alloc(struct emu_ioc *b)
 	pp->index = index;
 	emu_dbg("pp %u: index %u, %u kbps%s\n", pp->obj.handle, index, ctx_rate(rl_ctx),
 		dedicated ? ", dedicated" : "");
-	/*
-	 * The object is marked made before the index is copied out
-	 * (uverbs_finalize_uobj_create()): if the copy fails, the framework's
-	 * abort destroys it, and the entry goes with it.
-	 */
-	ret = emu_ioc_copy_to(b, MLX5_IB_ATTR_PP_OBJ_ALLOC_INDEX, &index, sizeof(index));
-	if (ret)
-		emu_pp_destroy_locked(pp);
+	/* an index that cannot be copied out: the entry goes with the object */
+	ret = emu_ioc_put_new_obj(b, MLX5_IB_ATTR_PP_OBJ_ALLOC_HANDLE, &pp->obj);
+	if (!ret)
+		ret = emu_ioc_copy_to(b, MLX5_IB_ATTR_PP_OBJ_ALLOC_INDEX, &index, sizeof(index));
 	return ret;
 }
 

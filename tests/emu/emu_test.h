@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,6 +77,32 @@ static inline void et_attr(struct et_call *c, uint16_t id, uint16_t len, uint64_
 static inline int et_call_on(int fd, struct et_call *c)
 {
 	return ioctl(fd, RDMA_VERBS_IOCTL, &c->hdr) ? errno : 0;
+}
+
+/*
+ * The call at `hdr` (a header and its attributes, as et_call or a longer
+ * array lays them out) made from a copy whose attributes from `first_ro`
+ * on are in a read-only page: the kernel reads them, but cannot flag an
+ * output there written (uverbs_set_output()'s put_user()), so the call
+ * fails after its method ran.  The attributes come back into `hdr` (a NEW
+ * attribute's handle in .data): 0 or the errno.
+ */
+static inline int et_call_ro_from(int fd, struct ib_uverbs_ioctl_hdr *hdr, unsigned first_ro)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t writable = sizeof(*hdr) + first_ro * sizeof(struct ib_uverbs_attr);
+	uint8_t *map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ib_uverbs_ioctl_hdr *copy = (void *)(map + page - writable);
+	int ret;
+
+	cr_assert_neq(map, MAP_FAILED);
+	memcpy(copy, hdr, hdr->length);
+	cr_assert_eq(mprotect(map + page, page, PROT_READ), 0);
+	ret = ioctl(fd, RDMA_VERBS_IOCTL, copy) ? errno : 0;
+	memcpy(hdr, copy, hdr->length);
+	munmap(map, 2 * page);
+	return ret;
 }
 
 /*

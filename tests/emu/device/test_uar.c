@@ -476,6 +476,34 @@ Test(uar, alloc_destroy_raw)
 	cr_assert_eq(uar_destroy(pd->handle), EINVAL);
 }
 
+/*
+ * An output that cannot be flagged written fails the call after the UAR is
+ * made (the kernel's handler copies them after marking it made): the UAR
+ * is freed, its handle names nothing and its page id is the next one's.
+ */
+Test(uar, alloc_output_not_written)
+{
+	struct uar_out o, again;
+	struct et_call c;
+
+	cr_assert_eq(uar_alloc(MLX5_IB_UAPI_UAR_ALLOC_TYPE_NC, &again), 0);
+	cr_assert_eq(uar_destroy(again.handle), 0);
+	for (unsigned out = 2; out <= 4; out++) {	/* OFFSET, LENGTH, PAGE_ID */
+		call_init(&c, MLX5_IB_METHOD_UAR_OBJ_ALLOC);
+		et_attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE, 0, 0);
+		et_attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_TYPE, 8, MLX5_IB_UAPI_UAR_ALLOC_TYPE_NC);
+		et_attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, 8, (uintptr_t)&o.offset);
+		et_attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, 4, (uintptr_t)&o.length);
+		et_attr(&c, MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, 4, (uintptr_t)&o.page_id);
+		cr_expect_eq(et_call_ro_from(ctx->cmd_fd, &c.hdr, out), EFAULT, "output %u", out);
+		cr_expect_eq(uar_destroy((uint32_t)c.attrs[0].data), ENOENT,
+			     "the UAR went with the call (output %u)", out);
+	}
+	cr_assert_eq(uar_alloc(MLX5_IB_UAPI_UAR_ALLOC_TYPE_NC, &o), 0);
+	cr_expect_eq(o.page_id, again.page_id, "its page id free again");
+	cr_assert_eq(uar_destroy(o.handle), 0);
+}
+
 Test(uar, alloc_refusals)
 {
 	struct uar_out o;

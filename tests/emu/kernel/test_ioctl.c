@@ -743,6 +743,106 @@ Test(ioctl, dm_alloc_free)
 	cr_assert_eq(ibv_dealloc_pd(pd), 0);
 }
 
+/* an object's destroy method: its handle attribute and response (length 0: none) */
+struct destroyer {
+	uint16_t object, method, handle_attr, resp_attr, resp_len;
+};
+
+static const struct destroyer dm_free = {
+	UVERBS_OBJECT_DM, UVERBS_METHOD_DM_FREE, UVERBS_ATTR_FREE_DM_HANDLE, 0, 0 };
+static const struct destroyer mr_destroy = {
+	UVERBS_OBJECT_MR, UVERBS_METHOD_MR_DESTROY, UVERBS_ATTR_DESTROY_MR_HANDLE, 0, 0 };
+static const struct destroyer cq_destroy = {
+	UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_DESTROY, UVERBS_ATTR_DESTROY_CQ_HANDLE,
+	UVERBS_ATTR_DESTROY_CQ_RESP, sizeof(struct ib_uverbs_destroy_cq_resp) };
+static const struct destroyer srq_destroy = {
+	UVERBS_OBJECT_SRQ, UVERBS_METHOD_SRQ_DESTROY, UVERBS_ATTR_DESTROY_SRQ_HANDLE,
+	UVERBS_ATTR_DESTROY_SRQ_RESP, sizeof(struct ib_uverbs_destroy_srq_resp) };
+static const struct destroyer qp_destroy = {
+	UVERBS_OBJECT_QP, UVERBS_METHOD_QP_DESTROY, UVERBS_ATTR_DESTROY_QP_HANDLE,
+	UVERBS_ATTR_DESTROY_QP_RESP, sizeof(struct ib_uverbs_destroy_qp_resp) };
+
+/* the destroy method on a handle: 0 or the errno (ENOENT: no such object) */
+static int destroy(const struct destroyer *d, uint64_t handle)
+{
+	uint8_t resp[64];
+	struct call c;
+
+	call_init(&c, d->object, d->method);
+	attr(&c, d->handle_attr, UVERBS_ATTR_F_MANDATORY, 0, handle);
+	if (d->resp_len)
+		attr(&c, d->resp_attr, UVERBS_ATTR_F_MANDATORY, d->resp_len, ptr(resp));
+	return call(&c);
+}
+
+/*
+ * The create call with its attributes from output `out` on in a read-only
+ * page (et_call_ro_from()): EFAULT, and the object it made is gone.
+ */
+static void expect_aborted(struct call *c, unsigned out, const struct destroyer *d)
+{
+	cr_expect_eq(et_call_ro_from(ctx->cmd_fd, &c->hdr, out), EFAULT, "output %u", out);
+	cr_expect_eq(destroy(d, c->attrs[0].data), ENOENT,
+		     "the object went with the call (output %u)", out);
+}
+
+/*
+ * An output of DM_ALLOC that cannot be flagged written fails the call after
+ * the DM is made: handle_alloc_dm_memic()'s copy fails, and the DM is freed
+ * with its pages (the handle names nothing, the whole area is free again).
+ */
+Test(ioctl, dm_alloc_output_not_written)
+{
+	uint64_t len = 4096, start;
+	uint32_t align = 0;
+	uint16_t page;
+	struct ibv_device_attr_ex ax;
+	struct ibv_dm *dm;
+	struct call c;
+
+	for (unsigned out = 3; out <= 4; out++) {	/* START_OFFSET, then PAGE_INDEX */
+		dm_alloc_call(&c, &len, &align, &start, &page);
+		expect_aborted(&c, out, &dm_free);
+	}
+	cr_assert_eq(ibv_query_device_ex(ctx, NULL, &ax), 0);
+	dm = ibv_alloc_dm(ctx, &(struct ibv_alloc_dm_attr){ .length = ax.max_dm_size });
+	cr_assert(dm, "every page free again: %s", strerror(errno));
+	cr_assert_eq(ibv_free_dm(dm), 0);
+}
+
+/*
+ * ... and DM_MR_REG's keys: the MR is deregistered (uverbs_std_types_mr.c
+ * copies them after uverbs_finalize_uobj_create()), so neither the DM nor
+ * the PD is held; a call that can write them holds both.
+ */
+Test(ioctl, reg_dm_mr_keys_not_written)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_dm *dm = ibv_alloc_dm(ctx, &(struct ibv_alloc_dm_attr){ .length = 4096 });
+	uint32_t lkey, rkey;
+	struct call c;
+
+	cr_assert(pd && dm);
+	call_init(&c, UVERBS_OBJECT_MR, UVERBS_METHOD_DM_MR_REG);
+	attr(&c, UVERBS_ATTR_REG_DM_MR_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, 0);
+	attr(&c, UVERBS_ATTR_REG_DM_MR_OFFSET, UVERBS_ATTR_F_MANDATORY, 8, 0);
+	attr(&c, UVERBS_ATTR_REG_DM_MR_LENGTH, UVERBS_ATTR_F_MANDATORY, 8, 4096);
+	attr(&c, UVERBS_ATTR_REG_DM_MR_PD_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, pd->handle);
+	attr(&c, UVERBS_ATTR_REG_DM_MR_ACCESS_FLAGS, UVERBS_ATTR_F_MANDATORY, 4,
+	     IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE);
+	attr(&c, UVERBS_ATTR_REG_DM_MR_DM_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, dm->handle);
+	attr(&c, UVERBS_ATTR_REG_DM_MR_RESP_LKEY, UVERBS_ATTR_F_MANDATORY, 4, ptr(&lkey));
+	attr(&c, UVERBS_ATTR_REG_DM_MR_RESP_RKEY, UVERBS_ATTR_F_MANDATORY, 4, ptr(&rkey));
+	for (unsigned out = 6; out <= 7; out++) {	/* LKEY, then RKEY */
+		expect_aborted(&c, out, &mr_destroy);
+	}
+	cr_assert_eq(call(&c), 0, "the same call, its keys writable");
+	cr_expect_eq(ibv_free_dm(dm), EBUSY, "the MR holds the DM");
+	cr_expect_eq(destroy(&mr_destroy, c.attrs[0].data), 0);
+	cr_expect_eq(ibv_free_dm(dm), 0);
+	cr_expect_eq(ibv_dealloc_pd(pd), 0);
+}
+
 /* ---- CQ_CREATE ------------------------------------------------------------- */
 
 struct cq_call {
@@ -808,6 +908,26 @@ Test(ioctl, cq_create)
 	attr(&d, UVERBS_ATTR_DESTROY_CQ_RESP, UVERBS_ATTR_F_MANDATORY, sizeof(dresp),
 	     ptr(&dresp));
 	cr_expect_eq(call(&d), 0, "the handle came back in .data");
+	free(ring);
+	free(db);
+}
+
+/*
+ * CQ_CREATE's outputs copied after uverbs_finalize_uobj_create(): RESP_CQE
+ * that cannot be flagged written, or UHW_OUT (flagged by the framework
+ * after the method), fails the call and destroys the CQ.
+ */
+Test(ioctl, cq_create_output_not_written)
+{
+	static const unsigned outs[] = { 4, 6 };	/* RESP_CQE, UHW_OUT */
+	uint8_t *ring = aligned_alloc(4096, 4096), *db = aligned_alloc(4096, 4096);
+	struct cq_call q;
+
+	cr_assert(ring && db);
+	for (unsigned i = 0; i < 2; i++) {
+		cq_create_call(&q, ring, db);
+		expect_aborted(&q.c, outs[i], &cq_destroy);
+	}
 	free(ring);
 	free(db);
 }
@@ -881,6 +1001,25 @@ Test(ioctl, srq_create)
 	cr_expect_eq(call(&d), 0, "the handle came back in .data");
 	cr_assert_eq(ibv_destroy_cq(cq), 0);
 	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	free(ring);
+	free(db);
+}
+
+/* ... SRQ_CREATE's the same: RESP_MAX_WR, RESP_MAX_SGE or UHW_OUT */
+Test(ioctl, srq_create_output_not_written)
+{
+	uint8_t *ring = aligned_alloc(4096, 4096), *db = aligned_alloc(4096, 4096);
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct srq_call q;
+
+	cr_assert(ring && db && pd);
+	for (unsigned out = 7; out <= 10; out++) {
+		if (out == 9)
+			continue;	/* UHW_IN, an input */
+		srq_create_call(&q, pd->handle, IBV_SRQT_BASIC, ring, db);
+		expect_aborted(&q.c, out, &srq_destroy);
+	}
+	cr_expect_eq(ibv_dealloc_pd(pd), 0, "no SRQ holds the PD");
 	free(ring);
 	free(db);
 }
@@ -972,4 +1111,49 @@ Test(ioctl, qp_create_refusals)
 	cr_assert_eq(ibv_destroy_srq(srq), 0);
 	cr_assert_eq(ibv_destroy_cq(cq), 0);
 	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+}
+
+/*
+ * QP_CREATE's outputs copied after uverbs_finalize_uobj_create(): RESP_CAP,
+ * RESP_QP_NUM or UHW_OUT that cannot be flagged written fails the call and
+ * destroys the QP, which then holds neither its CQ nor its PD.  The call
+ * is libmlx5's for an RC QP on a UAR of its own.
+ */
+Test(ioctl, qp_create_output_not_written)
+{
+	static const unsigned outs[] = { 4, 5, 10 };	/* RESP_CAP, RESP_QP_NUM, UHW_OUT */
+	uint8_t *ring = aligned_alloc(4096, 4096), *db = aligned_alloc(4096, 4096);
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct mlx5dv_devx_uar *uar = mlx5dv_devx_alloc_uar(ctx, MLX5DV_UAR_ALLOC_TYPE_NC);
+	struct mlx5_ib_create_qp drv = { .sq_wqe_count = 4, .rq_wqe_count = 4,
+					 .rq_wqe_shift = 6,
+					 .flags = MLX5_QP_FLAG_UAR_PAGE_INDEX };
+	struct mlx5_ib_create_qp_resp drv_resp;
+	struct qp_call q;
+
+	cr_assert(ring && db && pd && cq && uar);
+	drv.buf_addr = ptr(ring);
+	drv.db_addr = ptr(db);
+	drv.bfreg_index = uar->page_id;
+	for (unsigned i = 0; i <= 3; i++) {
+		qp_create_call(&q, IBV_QPT_RC);
+		attr(&q.c, UVERBS_ATTR_CREATE_QP_PD_HANDLE, 0, 0, pd->handle);
+		attr(&q.c, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, 0, 0, cq->handle);
+		attr(&q.c, UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, 0, 0, cq->handle);
+		attr(&q.c, UVERBS_ATTR_UHW_IN, 0, sizeof(drv), ptr(&drv));
+		attr(&q.c, UVERBS_ATTR_UHW_OUT, 0, sizeof(drv_resp), ptr(&drv_resp));
+		if (i == 3) {
+			cr_assert_eq(call(&q.c), 0, "the same call, its outputs writable");
+			break;
+		}
+		expect_aborted(&q.c, outs[i], &qp_destroy);
+	}
+	cr_expect_eq(ibv_destroy_cq(cq), EBUSY, "the QP holds its CQ");
+	cr_expect_eq(destroy(&qp_destroy, q.c.attrs[0].data), 0);
+	cr_expect_eq(ibv_destroy_cq(cq), 0);
+	cr_expect_eq(ibv_dealloc_pd(pd), 0);
+	mlx5dv_devx_free_uar(uar);
+	free(ring);
+	free(db);
 }
