@@ -408,29 +408,22 @@ struct child_host {
 
 static struct child_host cat_host(const char *link_layer)
 {
+	char *const argv[] = { "cat", DEV0 "/node_desc", PORT1 "/link_layer", NULL };
+	const char *was = getenv("RFEMU_LINK_LAYER");
+	char saved[16] = "", out[128];
 	struct child_host h = { 0 };
-	char out[128] = "";	/* zeros: a string whatever is read */
-	int fds[2], status;
-	ssize_t n;
-	pid_t pid;
+	int st;
 
-	cr_assert_eq(pipe(fds), 0);
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		if (link_layer)
-			setenv("RFEMU_LINK_LAYER", link_layer, 1);
-		execl("/bin/cat", "cat", DEV0 "/node_desc", PORT1 "/link_layer", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	for (size_t got = 0; got < sizeof(out) - 1; got += (size_t)n)
-		if ((n = read(fds[0], out + got, sizeof(out) - 1 - got)) <= 0)
-			break;
-	close(fds[0]);
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+	/* what the child's library reads: this process's own is loaded */
+	snprintf(saved, sizeof(saved), "%s", was ? was : "");
+	if (link_layer)
+		setenv("RFEMU_LINK_LAYER", link_layer, 1);
+	st = et_run("/bin/cat", argv, 0, out, sizeof(out), 30);
+	if (link_layer && was)
+		setenv("RFEMU_LINK_LAYER", saved, 1);
+	else if (link_layer)
+		unsetenv("RFEMU_LINK_LAYER");
+	cr_assert_eq(st, 0, "cat: status %d", st);
 	cr_assert_eq(sscanf(out, "rfemu host %u mlx5_0\n%15s", &h.id, h.link_layer), 2,
 		     "cat printed \"%s\"", out);
 	return h;
@@ -475,8 +468,6 @@ Test(sysfs, the_next_host_of_a_slot_takes_the_tree_it_finds)
 
 	/* the other link layer in the same slot: a tree that says so */
 	next = cat_host(strcmp(ll, "Ethernet") ? "eth" : "ib");
-	if (next.id == first.id)
-		cr_expect_neq(tree_file(next.id, file).st_ino, before.st_ino);
 	cr_expect_str_neq(next.link_layer, ll);
 	next = cat_host(NULL);
 	cr_expect_str_eq(next.link_layer, ll);
