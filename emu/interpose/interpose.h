@@ -23,8 +23,7 @@
 void emu_fork_settle(bool join);
 
 /* sysfs.c: the fake sysfs tree and /dev/infiniband */
-int emu_sysfs_build(void);		/* writes the tree, unsets SYSFS_PATH */
-void emu_sysfs_remove(void);
+int emu_sysfs_build(void);		/* writes or reuses the tree, unsets SYSFS_PATH */
 const char *emu_sysfs_root(void);
 
 /*

@@ -962,5 +962,5 @@ static void emu_exit(void)
 	if (!emu_cfg.host_id || (atomic_load(&emu_fork_pending) & EMU_FORK_DISOWN))
 		return;
 	emu_release_all();
-	emu_sysfs_remove();
+	/* the sysfs tree stays, for the next host of this slot (sysfs.c) */
 }

@@ -17,8 +17,10 @@
  *   class/infiniband_mad/umadN, issmN -> ../../devices/.../infiniband_mad/...
  *   .../infiniband/mlx5_N/device  -> ../../../0000:BB:00.N (the PCI function)
  *
- * Each host writes its own tree at load time (it depends on the host's
- * identity).  SYSFS_PATH is unset, so that libibverbs too reads /sys and
+ * Each host has its own tree (it depends on the host's identity), ready
+ * at load time: written, or the one the host before it in its slot left
+ * if that is the same (struct tree); a leaving host leaves it.
+ * SYSFS_PATH is unset, so that libibverbs too reads /sys and
  * names the device by the real machine's paths (ibdev_path
  * /sys/class/infiniband/mlx5_0), which middleware resolves further.
  * The PCI root bus is one the real machine does not have, so the host's
@@ -51,7 +53,6 @@
 static char host_dir[PATH_MAX];		/* .../host-<id>: our "/" */
 static char sysfs_root[PATH_MAX + 8];	/* .../host-<id>/sys */
 static size_t host_dir_len;
-static pid_t sysfs_owner;
 
 /* The PCI root bus and the functions on it: 0000:BB:00.<device index>. */
 static unsigned pci_bus;
@@ -108,6 +109,14 @@ static const struct { const char *name; enum emu_ctr c; } live_counters[] = {
 	{ "multicast_xmit_packets", EMU_CTR_MCAST_XMIT },
 	{ "multicast_rcv_packets", EMU_CTR_MCAST_RCV },
 };
+
+static bool is_live_counter(const char *name)
+{
+	for (size_t i = 0; i < sizeof(live_counters) / sizeof(live_counters[0]); i++)
+		if (!strcmp(name, live_counters[i].name))
+			return true;
+	return false;
+}
 
 /*
  * A counter file about to be reached at alt gets the counter's value now:
@@ -306,10 +315,62 @@ static int make_dir(const char *rel)
  * The builders below write one attribute a line with attr(t, dir, name,
  * fmt, ...), dir being a directory relative to host_dir; the first error
  * is kept in t and the lines after it do nothing.
+ *
+ * They run twice.  The first pass writes nothing: it hashes every entry
+ * (path, kind, content) in order.  A host's tree depends only on its
+ * identity and the configuration, so the tree a host with the same slot
+ * left behind is the same tree whenever its stamp (TREE_STAMP, written
+ * last) holds the same hash: the second pass then rewrites only the files
+ * that change at run time (the live counters, refresh_counter()).
+ * Otherwise it writes the whole tree afresh.  Writing is what costs: a
+ * RoCE port's 256 GID entries are 768 files, about 0.2 s on a disk
+ * filesystem, paid by every process that loads the library (pyverbs execs
+ * `ls` and `ip` eight times a test on RoCE).
  */
+enum tree_pass {
+	TREE_HASH,		/* write nothing, hash every entry */
+	TREE_WRITE,		/* write every entry */
+	TREE_REFRESH,		/* write the live entries only */
+};
+
 struct tree {
 	int err;
+	enum tree_pass pass;
+	uint64_t hash;
 };
+
+#define TREE_STAMP ".tree-hash"	/* in host_dir, outside every redirect */
+
+/* FNV-1a over the entry, its kind and a terminator included. */
+static void tree_hash(struct tree *t, char kind, const char *path, const char *content)
+{
+	const char *parts[] = { path, content };
+
+	t->hash = (t->hash ^ (unsigned char)kind) * 0x100000001b3ull;
+	for (int i = 0; i < 2; i++) {
+		for (const char *c = parts[i]; *c; c++)
+			t->hash = (t->hash ^ (unsigned char)*c) * 0x100000001b3ull;
+		t->hash *= 0x100000001b3ull;	/* the terminator: a zero byte */
+	}
+}
+
+/* An entry, as the pass does it: live entries change at run time. */
+static void tree_file(struct tree *t, bool live, const char *content,
+		      const char *where, const char *name)
+{
+	char rel[PATH_MAX];
+
+	if (t->err)
+		return;
+	if (snprintf(rel, sizeof(rel), "%s/%s", where, name) >= (int)sizeof(rel)) {
+		t->err = ENAMETOOLONG;
+		return;
+	}
+	if (t->pass == TREE_HASH)
+		tree_hash(t, 'f', rel, content);
+	else if (t->pass == TREE_WRITE || live)
+		t->err = make_file(content, "%s", rel);
+}
 
 __attribute__((format(printf, 4, 5)))
 static void attr(struct tree *t, const char *where, const char *name,
@@ -328,7 +389,7 @@ static void attr(struct tree *t, const char *where, const char *name,
 		t->err = EINVAL;
 		return;
 	}
-	t->err = make_file(content, "%s/%s", where, name);
+	tree_file(t, false, content, where, name);
 }
 
 /* A path of the tree into buf (a name too long for it is an error). */
@@ -348,8 +409,27 @@ static void at(struct tree *t, char *buf, size_t len, const char *fmt, ...)
 static void lnk(struct tree *t, const char *where, const char *name,
 		const char *target)
 {
-	if (!t->err)
-		t->err = make_link(target, "%s/%s", where, name);
+	char rel[PATH_MAX];
+
+	if (t->err)
+		return;
+	if (snprintf(rel, sizeof(rel), "%s/%s", where, name) >= (int)sizeof(rel))
+		t->err = ENAMETOOLONG;
+	else if (t->pass == TREE_HASH)
+		tree_hash(t, 'l', rel, target);
+	else if (t->pass == TREE_WRITE)
+		t->err = make_link(target, "%s", rel);
+}
+
+/* A directory that may stay empty. */
+static void empty_dir(struct tree *t, const char *rel)
+{
+	if (t->err)
+		return;
+	if (t->pass == TREE_HASH)
+		tree_hash(t, 'd', rel, "");
+	else if (t->pass == TREE_WRITE)
+		t->err = make_dir(rel);
 }
 
 /* A file of the real machine's sysfs, or fallback if it has none. */
@@ -505,7 +585,7 @@ static void build_port(struct tree *t, const char *ibdir, unsigned d, unsigned p
 	}
 	at(t, sub, sizeof(sub), "%s/counters", pd);
 	for (size_t i = 0; i < sizeof(pma_counters) / sizeof(pma_counters[0]); i++)
-		attr(t, sub, pma_counters[i], "0\n");
+		tree_file(t, is_live_counter(pma_counters[i]), "0\n", sub, pma_counters[i]);
 	at(t, sub, sizeof(sub), "%s/hw_counters", pd);
 	for (size_t i = 0; i < sizeof(hw_counters) / sizeof(hw_counters[0]); i++)
 		attr(t, sub, hw_counters[i], "0\n");
@@ -520,8 +600,7 @@ static void add_cdev(struct tree *t, const char *name, unsigned major,
 
 	if (!t->err && num_cdevs == sizeof(cdevs) / sizeof(cdevs[0]))
 		t->err = ENOSPC;
-	if (!t->err)
-		t->err = make_file("", "dev/infiniband/%s", name);
+	tree_file(t, false, "", "dev/infiniband", name);
 	if (t->err)
 		return;
 	num_cdevs++;
@@ -697,44 +776,76 @@ static void remove_tree(const char *where)
 	nftw(where, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* The hash the tree in host_dir was written from, or 0 (none, or partial). */
+static uint64_t stamp_read(void)
+{
+	char path[PATH_MAX + 16], buf[32];
+	unsigned long long h = 0;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/" TREE_STAMP, host_dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return sscanf(buf, "%16llx", &h) == 1 ? h : 0;
+}
+
+/* One pass of the builders over the whole tree. */
+static void build_tree(struct tree *t)
+{
+	num_cdevs = 0;
+	attr(t, "sys/class/infiniband_verbs", "abi_version", "6\n");	/* IB_USER_VERBS_ABI_VERSION */
+	attr(t, "sys/class/infiniband_mad", "abi_version", "5\n");	/* IB_USER_MAD_ABI_VERSION */
+	/* librdmacm's ABI check (rdma-core librdmacm/cma.c, check_abi_version) */
+	attr(t, "sys/class/misc/rdma_cm", "abi_version", "%d\n", EMU_CM_ABI_VERSION);
+	add_cdev(t, "rdma_cm", 10, EMU_CM_MISC_MINOR, 0666, -1);	/* a misc device */
+	if (!t->err)
+		cdevs[num_cdevs - 1].rdma_cm = true;
+	empty_dir(t, "sys/class/infiniband");
+	empty_dir(t, "sys/bus/pci/drivers/mlx5_core");
+	for (unsigned d = 0; d < emu_cfg.num_devs && !t->err; d++)
+		build_dev(t, d);
+}
+
 int emu_sysfs_build(void)
 {
-	struct tree t = { 0 };
+	struct tree t = { .pass = TREE_HASH, .hash = 0xcbf29ce484222325ull };
+	char path[PATH_MAX + 16], stamp[32];
 
 	host_dir_len = 0;	/* a child of fork() builds its own: no redirection meanwhile */
 	snprintf(host_dir, sizeof(host_dir), "%s/host-%u", emu_subnet_dir(),
 		 emu_cfg.host_id);
 	snprintf(sysfs_root, sizeof(sysfs_root), "%s/sys", host_dir);
-	/* a host that died earlier with this id may have left its tree */
-	remove_tree(host_dir);
-	sysfs_owner = getpid();
-	num_cdevs = 0;
 	if ((t.err = choose_pci_bus()))
 		return t.err;
-
-	attr(&t, "sys/class/infiniband_verbs", "abi_version", "6\n");	/* IB_USER_VERBS_ABI_VERSION */
-	attr(&t, "sys/class/infiniband_mad", "abi_version", "5\n");	/* IB_USER_MAD_ABI_VERSION */
-	/* librdmacm's ABI check (rdma-core librdmacm/cma.c, check_abi_version) */
-	attr(&t, "sys/class/misc/rdma_cm", "abi_version", "%d\n", EMU_CM_ABI_VERSION);
-	add_cdev(&t, "rdma_cm", 10, EMU_CM_MISC_MINOR, 0666, -1);	/* a misc device */
-	if (!t.err)
-		cdevs[num_cdevs - 1].rdma_cm = true;
-	if (!t.err)
-		t.err = make_dir("sys/class/infiniband");
-	if (!t.err)
-		t.err = make_dir("sys/bus/pci/drivers/mlx5_core");
-	for (unsigned d = 0; d < emu_cfg.num_devs && !t.err; d++)
-		build_dev(&t, d);
+	build_tree(&t);
+	if (t.err)
+		return t.err;
+	t.hash |= !t.hash;	/* 0 is "no stamp" */
+	if (stamp_read() == t.hash) {
+		/* the tree a host with this id and configuration left */
+		t.pass = TREE_REFRESH;
+	} else {
+		/* none, a partial one, or another configuration's: its stamp
+		 * goes first, so that a tree half removed or half written is
+		 * never taken for a whole one */
+		snprintf(path, sizeof(path), "%s/" TREE_STAMP, host_dir);
+		unlink(path);
+		remove_tree(host_dir);
+		t.pass = TREE_WRITE;
+	}
+	build_tree(&t);
+	if (!t.err && t.pass == TREE_WRITE) {
+		snprintf(stamp, sizeof(stamp), "%016llx\n", (unsigned long long)t.hash);
+		t.err = make_file(stamp, TREE_STAMP);
+	}
 	if (t.err)
 		return t.err;
 	/* only now: the tree is written through the real paths above */
 	host_dir_len = strlen(host_dir);
 	return unsetenv("SYSFS_PATH") ? errno : 0;
-}
-
-void emu_sysfs_remove(void)
-{
-	/* a fork()ed child shares the tree; only its creator removes it */
-	if (sysfs_owner && sysfs_owner == getpid())
-		remove_tree(host_dir);
 }

@@ -394,6 +394,86 @@ Test(sysfs, nftw_and_chdir)
 }
 
 /*
+ * A host's tree outlives it, and the next process given its slot with the
+ * same configuration takes it as it is: loading the library writes no
+ * file (pyverbs execs `ls` and `ip` for each GID of each test, and a RoCE
+ * port's GID table alone is 768 files).  Another configuration gets a
+ * tree of its own.  Each host here is cat(1), which prints its node_desc
+ * ("rfemu host K mlx5_0") and port 1's link_layer.
+ */
+struct child_host {
+	unsigned id;
+	char link_layer[16];
+};
+
+static struct child_host cat_host(const char *link_layer)
+{
+	char *const argv[] = { "cat", DEV0 "/node_desc", PORT1 "/link_layer", NULL };
+	const char *was = getenv("RFEMU_LINK_LAYER");
+	char saved[16] = "", out[128];
+	struct child_host h = { 0 };
+	int st;
+
+	/* what the child's library reads: this process's own is loaded */
+	snprintf(saved, sizeof(saved), "%s", was ? was : "");
+	if (link_layer)
+		setenv("RFEMU_LINK_LAYER", link_layer, 1);
+	st = et_run("/bin/cat", argv, 0, out, sizeof(out), 30);
+	if (link_layer && was)
+		setenv("RFEMU_LINK_LAYER", saved, 1);
+	else if (link_layer)
+		unsetenv("RFEMU_LINK_LAYER");
+	cr_assert_eq(st, 0, "cat: status %d", st);
+	cr_assert_eq(sscanf(out, "rfemu host %u mlx5_0\n%15s", &h.id, h.link_layer), 2,
+		     "cat printed \"%s\"", out);
+	return h;
+}
+
+/* A file of host id's tree by its real path (subnet/subnet.c's directory). */
+static struct stat tree_file(unsigned id, const char *rel)
+{
+	const char *dir = getenv("RFEMU_STATE_DIR"), *xdg = getenv("XDG_RUNTIME_DIR");
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (dir && *dir)
+		snprintf(path, sizeof(path), "%s/host-%u/%s", dir, id, rel);
+	else if (xdg && *xdg)
+		snprintf(path, sizeof(path), "%s/rfemu/host-%u/%s", xdg, id, rel);
+	else
+		snprintf(path, sizeof(path), "/tmp/rfemu-%u/host-%u/%s", (unsigned)getuid(),
+			 id, rel);
+	cr_assert_eq(stat(path, &st), 0, "%s: %s", path, strerror(errno));
+	return st;
+}
+
+Test(sysfs, the_next_host_of_a_slot_takes_the_tree_it_finds)
+{
+	static const char file[] = "sys/class/infiniband_verbs/abi_version";
+	const char *ll = strtoul(slurp(PORT1 "/cap_mask"), NULL, 16) & IBV_PORT_IP_BASED_GIDS ?
+			 "Ethernet" : "InfiniBand";
+	struct child_host first = cat_host(NULL), next = first;
+	struct stat before = tree_file(first.id, file), after;
+
+	cr_expect_str_eq(first.link_layer, ll);
+	/* the lowest free slot, unless a parallel test took it meanwhile */
+	for (int i = 0; i < 8 && (i == 0 || next.id != first.id); i++)
+		next = cat_host(NULL);
+	cr_assert_eq(next.id, first.id, "no slot reused in 8 hosts");
+	after = tree_file(next.id, file);
+	cr_expect_eq(after.st_ino, before.st_ino, "the tree was written again");
+	cr_expect_eq(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
+	cr_expect_eq(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+	cr_expect_str_eq(next.link_layer, ll);
+
+	/* the other link layer in the same slot: a tree that says so */
+	next = cat_host(strcmp(ll, "Ethernet") ? "eth" : "ib");
+	cr_expect_str_neq(next.link_layer, ll);
+	next = cat_host(NULL);
+	cr_expect_str_eq(next.link_layer, ll);
+}
+
+/*
  * Two devices of two ports each: this binary again with RFEMU_DEVICES=2
  * and RFEMU_PORTS=2, running only the sysfs2 suite (which skips on one
  * device).
