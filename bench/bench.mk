@@ -79,9 +79,9 @@ bench-clang:
 # The device model end to end (docs/emu-measurements.md).
 # Not a test: the end-to-end figures beside their goals (bench/emu_model.c).
 .PHONY: bench-emu
-$(BUILD)/bench/emu_model: bench/emu_model.c bench/bring_up.h $(HEADERS)
+$(BUILD)/bench/emu_model: bench/emu_model.c bench/bring_up.h emu/wire/stats.h $(HEADERS)
 	@mkdir -p $(@D)
-	$(CC) -O2 -g -std=gnu11 $(WARN) -D_GNU_SOURCE $(RF_CPPFLAGS) -o $@ $< -libverbs -lmlx5
+	$(CC) -O2 -g -std=gnu11 $(WARN) -D_GNU_SOURCE $(RF_CPPFLAGS) -Iemu -o $@ $< -libverbs -lmlx5 -ldl
 
 bench-emu: emu $(BUILD)/bench/emu_model
 	timeout 120 $(EMU_LAUNCHER) -- $(BUILD)/bench/emu_model 2

@@ -31,7 +31,8 @@
  *                 libmlx5, rdmafast, rdmafast, libmlx5; READs per second,
  *                 and rdmafast's against libmlx5's. The last 128 READs' data
  *                 of each run are checked against the pattern (a mismatch
- *                 fails).
+ *                 fails). With --only read-batch, each run's rate and who
+ *                 executed its doorbells (read_batch_mode()).
  * 6. idle         a child process with a context, a CQ and a connected RC
  *                 QP, left alone: its CPU time (getrusage) over 3 s, after
  *                 0.5 s to settle, as a share of one CPU.
@@ -44,6 +45,7 @@
  * bounded: a child that hangs is killed after CHILD_TIMEOUT_S and so is
  * this process (SIGALRM), with its child.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -60,6 +62,7 @@
 #include <rdmafast/verbs.h>
 
 #include "bring_up.h"
+#include "wire/stats.h"
 
 enum {
 	BATCH		= 16,
@@ -827,20 +830,56 @@ static double read_batch(enum impl impl, double secs)
 }
 
 /*
+ * Who executed a read-batch run's doorbells, per batch, from the emulator's
+ * counters (rfemu_dev_stats(); nothing on hardware): the run's rate follows
+ * from it. A doorbell fault executes its batch in the thread that rang
+ * (one fault a batch, 8-12 us each on a 2-vCPU VM); an engine that spins
+ * on a CPU of its own takes a stream of them, and libmlx5's empty polls run
+ * the device themselves; both of those execute several batches a pass
+ * (docs/emu-measurements.md, "Batched READs: which thread executes them").
+ */
+static char rd_modes[4][128];	/* one line a run, printed after the rows */
+
+static void read_batch_mode(unsigned run, enum impl impl, const struct rfemu_dev_stats *a,
+			    const struct rfemu_dev_stats *b)
+{
+	double batches = (double)rd_reads[impl] / BATCH;
+
+	if (batches <= 0)
+		return;
+	snprintf(rd_modes[run - 1], sizeof(rd_modes[0]),
+		 "  (run %u, %s: %.3f M READ/s; a batch: %.2f doorbell faults, "
+		 "%.2f engine passes, %.2f poll passes)\n",
+		 run, impl_name[impl], (double)rd_reads[impl] / rd_secs[impl] / 1e6,
+		 (double)(b->trap_faults - a->trap_faults) / batches,
+		 (double)(b->engine_passes - a->engine_passes) / batches,
+		 (double)(b->poll_assists - a->poll_assists) / batches);
+}
+
+/*
  * The batched READs of both implementations, secs each, in four runs in
  * the order A B B A: a load that changes during them (a 2-core VM shared
  * with other work) moves both figures alike.  One run of each, seconds
  * apart, gave rdmafast/libmlx5 ratios from 0.74 to 1.30 for one tree.
  */
-static void read_batches(double secs, double *rate)
+static void read_batches(double secs, double *rate, bool modes)
 {
 	static const enum impl order[] = { IMPL_LIBMLX5, IMPL_RDMAFAST, IMPL_RDMAFAST,
 					   IMPL_LIBMLX5 };
+	rfemu_dev_stats_fn *stats = (rfemu_dev_stats_fn *)dlsym(RTLD_DEFAULT, "rfemu_dev_stats");
 	uint64_t reads[IMPL_COUNT] = { 0 };
 	double t[IMPL_COUNT] = { 0 };
 
 	for (unsigned k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		struct rfemu_dev_stats a = { 0 }, b = { 0 };
+
+		if (stats)
+			stats(&a, sizeof(a));
 		read_batch(order[k], secs / 2);
+		if (stats && modes) {
+			stats(&b, sizeof(b));
+			read_batch_mode(k + 1, order[k], &a, &b);
+		}
 		reads[order[k]] += rd_reads[order[k]];
 		t[order[k]] += rd_secs[order[k]];
 	}
@@ -927,7 +966,7 @@ int main(int argc, char **argv)
 			bandwidth((enum impl)i, secs / 2, &wbw[i], &rbw[i]);
 	}
 	if (run & RUN_READ)
-		read_batches(secs / 2, rd);
+		read_batches(secs / 2, rd, run == RUN_READ);
 	if (run & RUN_IDLE)
 		idle = idle_cpu();
 
@@ -984,6 +1023,8 @@ int main(int argc, char **argv)
 			printf("  (%s: %llu READs in %.2f s, the last %d checked against the table)\n",
 			       impl_name[i], (unsigned long long)rd_reads[i], rd_secs[i], RD_SLOTS);
 	}
+	for (i = 0; i < (int)(sizeof(rd_modes) / sizeof(rd_modes[0])) && run == RUN_READ; i++)
+		fputs(rd_modes[i], stdout);
 	if (run & RUN_IDLE) {
 		snprintf(fig, sizeof(fig), "%.2f %% of a CPU", idle);
 		snprintf(goal, sizeof(goal), "<= %.0f %%", GOAL_IDLE_PCT);
