@@ -21,8 +21,9 @@
  * doorbell, packet or completion) the engine
  *
  *   1. spins for RFEMU_SPIN_US (20 us), yielding between looks, but only
- *      while the CPU is not contended: a sched_yield() that took long means
- *      another thread (typically a busy-polling application) wanted this
+ *      while the CPU is not contended: a sched_yield() that took long, or
+ *      more runnable threads than CPUs (cpus_oversubscribed()), means
+ *      another thread (typically a busy-polling application) wants this
  *      CPU, and spinning would then steal its time slices; the engine stops
  *      spinning for the next 100 ms;
  *   2. within RFEMU_EVENT_GRACE_US (300 us) of a completion event it
@@ -69,6 +70,7 @@
  * touching the queues.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -577,9 +579,62 @@ static bool assists_keep_up(struct idle_state *st)
 }
 
 /*
- * Yield while spinning.  If the yield took long, another thread used this
- * CPU: we compete with it, and spinning would only queue us behind its
- * slices.  Nap instead for a while (naps preempt, see the header).
+ * The CPUs the engine may run on (its affinity, inherited from the thread
+ * that opened the device), and when cpus_oversubscribed() may next count.
+ */
+static unsigned engine_cpus;
+static uint64_t next_count_ns;
+#define COUNT_EVERY_NS	1000000u
+
+static void count_engine_cpus(void)
+{
+	cpu_set_t set;
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		engine_cpus = (unsigned)CPU_COUNT(&set);
+	else
+		engine_cpus = online > 0 ? (unsigned)online : 1;
+}
+
+/*
+ * Whether more threads are runnable than the engine has CPUs, i.e. some
+ * wait for one.  Under EEVDF (Linux >= 6.6) a yield does not tell: it
+ * moves the caller's deadline on by one slice, and the engine, with its
+ * short slice and the lag it kept while asleep, is then often still the
+ * eligible thread with the earliest deadline and runs on at once, however
+ * many wait; nor are its naps late, its wake-ups preempting (measured in
+ * emu/DESIGN-wakeup.md, "Wake-up latency").  The count is nr_running(),
+ * /proc/loadavg's fourth field: it covers every CPU, so a machine busy
+ * elsewhere counts as contended too.  Read at most every COUNT_EVERY_NS
+ * (3-5 us a read).
+ */
+static bool cpus_oversubscribed(uint64_t now)
+{
+	char buf[128];
+	unsigned runnable;
+	ssize_t n;
+	int fd;
+
+	if (now < next_count_ns)
+		return false;
+	next_count_ns = now + COUNT_EVERY_NS;
+	fd = emu_real_open("/proc/loadavg", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	n = emu_real_read(fd, buf, sizeof(buf) - 1);
+	emu_real_close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	/* "0.52 0.58 0.59 3/467 12345": runnable/total threads */
+	return sscanf(buf, "%*s %*s %*s %u/", &runnable) == 1 && runnable > engine_cpus;
+}
+
+/*
+ * Yield while spinning.  If the yield took long, or threads wait for a
+ * CPU, we compete with them, and spinning would only queue us behind
+ * their slices.  Nap instead for a while (naps preempt, see the header).
  */
 static void spin_yield(void)
 {
@@ -587,7 +642,7 @@ static void spin_yield(void)
 
 	sched_yield();
 	t1 = dev_now_ns();
-	if (t1 - t0 > CONTENDED_NS)
+	if (t1 - t0 > CONTENDED_NS || cpus_oversubscribed(t1))
 		contended_for_a_while(t1);
 }
 
@@ -608,6 +663,7 @@ static void *engine_main(void *arg)
 	/* short sleeps must stay short: the default 50 us slack would dominate */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	engine_sched_setup();
+	count_engine_cpus();
 	st.backoff = nap_ns;
 
 	last_work = dev_now_ns();

@@ -45,11 +45,14 @@ static inline struct ibv_context *et_open(void)
 
 /*
  * A raw RDMA_VERBS_IOCTL call, for what libibverbs and libmlx5 never send:
- * the header and up to 8 attributes, each added as mandatory.
+ * the header and up to ET_CALL_ATTRS attributes (struct ib_uverbs_ioctl_hdr
+ * and struct ib_uverbs_attr of rdma-core's rdma_user_ioctl_cmds.h).
  */
+#define ET_CALL_ATTRS	16
+
 struct et_call {
 	struct ib_uverbs_ioctl_hdr	hdr;
-	struct ib_uverbs_attr		attrs[8];
+	struct ib_uverbs_attr		attrs[ET_CALL_ATTRS];
 };
 
 static inline void et_call_init(struct et_call *c, uint16_t object, uint16_t method)
@@ -61,16 +64,31 @@ static inline void et_call_init(struct et_call *c, uint16_t object, uint16_t met
 	c->hdr.length = sizeof(c->hdr);
 }
 
-/* up to 8 bytes of an input travel in data itself, more behind a pointer */
-static inline void et_attr(struct et_call *c, uint16_t id, uint16_t len, uint64_t data)
+/*
+ * The next attribute, with its flags (UVERBS_ATTR_F_MANDATORY or 0, an
+ * optional one the kernel ignores when it does not know it).  Up to 8
+ * bytes of an input travel in data itself, more behind a pointer.
+ */
+static inline struct ib_uverbs_attr *et_attr_flags(struct et_call *c, uint16_t id,
+						   uint16_t flags, uint16_t len, uint64_t data)
 {
-	struct ib_uverbs_attr *a = &c->attrs[c->hdr.num_attrs++];
+	struct ib_uverbs_attr *a;
 
+	cr_assert_lt(c->hdr.num_attrs, ET_CALL_ATTRS, "more attributes than struct et_call holds");
+	a = &c->attrs[c->hdr.num_attrs++];
 	a->attr_id = id;
-	a->flags = UVERBS_ATTR_F_MANDATORY;
+	a->flags = flags;
 	a->len = len;
 	a->data = data;
 	c->hdr.length = (uint16_t)(sizeof(c->hdr) + c->hdr.num_attrs * sizeof(*a));
+	return a;
+}
+
+/* the next attribute, mandatory */
+static inline struct ib_uverbs_attr *et_attr(struct et_call *c, uint16_t id, uint16_t len,
+					     uint64_t data)
+{
+	return et_attr_flags(c, id, UVERBS_ATTR_F_MANDATORY, len, data);
 }
 
 /* the call on a command fd: 0 or the errno */

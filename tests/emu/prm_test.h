@@ -40,6 +40,9 @@ static inline void prm_set(void *buf, unsigned off, unsigned bits, uint32_t v)
 #define CAP(off, bits)	0x80 + (off), bits
 
 enum { QUERY_HCA_CAP = 0x100 };
-enum { STAT_BAD_OP = 0x2, STAT_BAD_PARAM = 0x3, STAT_BAD_RES = 0x5, STAT_LIM = 0x8 };
+enum {
+	STAT_BAD_OP = 0x2, STAT_BAD_PARAM = 0x3, STAT_BAD_RES = 0x5, STAT_LIM = 0x8,
+	STAT_NO_RES = 0xf,
+};
 
 #endif /* RDMAFAST_TESTS_PRM_TEST_H */

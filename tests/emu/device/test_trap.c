@@ -385,9 +385,10 @@ Test(dev_trap_grace, the_doorbells_after_an_event_do_not_fault)
 }
 
 /*
- * Busy threads on every CPU: the engine's yields take long, it knows its
- * CPU contended, and after a doorbell it naps with the pages left
- * writable.  Protecting them again each time would shoot down the TLB of
+ * Busy threads on every CPU: more threads are runnable than there are
+ * CPUs (under EEVDF the engine's yields need not take long, engine.c's
+ * cpus_oversubscribed()), it knows its CPU contended, and after a doorbell
+ * it naps with the pages left writable.  Protecting them again each time would shoot down the TLB of
  * the CPU a polling application holds, and the next doorbell would fault.
  */
 static atomic_bool contend_stop;
@@ -422,9 +423,9 @@ Test(dev_trap_contended, a_contended_engine_does_not_trap_again)
 	for (int i = 0; i < 10; i++)
 		cr_assert_eq(write8(5000).status, IBV_WC_SUCCESS);
 	/*
-	 * How long a yield takes is the scheduler's to decide: a round in
-	 * which the engine never saw its yields take long (it happened once
-	 * in an arm64 run under qemu-user) is run again, three rounds at most.
+	 * What the engine sees is the scheduler's to decide: a round in
+	 * which it did not find its CPU contended (it happened once in an
+	 * arm64 run under qemu-user) is run again, three rounds at most.
 	 */
 	for (int round = 0; round < 3; round++) {
 		s0 = wt_stats();

@@ -870,56 +870,32 @@ Test(devx, mkey_pd_and_sizes)
 }
 
 /* raw DEVX_OBJ ioctls: a destroyed handle, another type's handle */
-struct call {
-	struct ib_uverbs_ioctl_hdr hdr;
-	struct ib_uverbs_attr attrs[4];
-};
-
-static struct ib_uverbs_attr *attr(struct call *c, uint16_t id, uint16_t flags,
-				   uint16_t len, uint64_t data)
-{
-	struct ib_uverbs_attr *a = &c->attrs[c->hdr.num_attrs++];
-
-	*a = (struct ib_uverbs_attr){ .attr_id = id, .flags = flags, .len = len, .data = data };
-	c->hdr.length = (uint16_t)(sizeof(c->hdr) + c->hdr.num_attrs * sizeof(*a));
-	return a;
-}
-
-static int call(struct call *c, uint16_t object, uint16_t method)
-{
-	c->hdr.object_id = object;
-	c->hdr.method_id = method;
-	c->hdr.driver_id = RDMA_DRIVER_MLX5;
-	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, c) ? errno : 0;
-}
-
 Test(devx, destroy_raw_handles)
 {
 	struct mlx5dv_obj o = { .pd = { .in = pd, .out = &(struct mlx5dv_pd){ 0 } } };
 	uint32_t in[0x110 / 4], out[4];
-	struct call c = { 0 };
+	struct et_call c;
 	struct ib_uverbs_attr *h;
 	uint32_t handle;
 	int ret;
 
 	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_PD), 0);
 	mkey_in(in, sizeof(in), o.pd.out->pdn);
-	h = attr(&c, MLX5_IB_ATTR_DEVX_OBJ_CREATE_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, 0);
-	attr(&c, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_IN, UVERBS_ATTR_F_MANDATORY, sizeof(in),
-	     (uintptr_t)in);
-	attr(&c, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT, UVERBS_ATTR_F_MANDATORY, sizeof(out),
-	     (uintptr_t)out);
-	cr_assert_eq(call(&c, MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_CREATE), 0);
+	et_call_init(&c, MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_CREATE);
+	h = et_attr(&c, MLX5_IB_ATTR_DEVX_OBJ_CREATE_HANDLE, 0, 0);
+	et_attr(&c, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_IN, sizeof(in), (uintptr_t)in);
+	et_attr(&c, MLX5_IB_ATTR_DEVX_OBJ_CREATE_CMD_OUT, sizeof(out), (uintptr_t)out);
+	cr_assert_eq(et_call_on(ctx->cmd_fd, &c), 0);
 	handle = (uint32_t)h->data;
 	cr_expect_eq(ibv_dealloc_pd(pd), EBUSY);
 	for (int i = 0; i < 2; i++) {
-		memset(&c, 0, sizeof(c));
-		attr(&c, MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, handle);
-		ret = call(&c, MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_DESTROY);
+		et_call_init(&c, MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_DESTROY);
+		et_attr(&c, MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE, 0, handle);
+		ret = et_call_on(ctx->cmd_fd, &c);
 		cr_expect_eq(ret, i ? ENOENT : 0, "destroy %d: %s", i, strerror(ret));
 	}
 	/* the PD's handle is not a DEVX object's */
-	memset(&c, 0, sizeof(c));
-	attr(&c, MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, pd->handle);
-	cr_expect_eq(call(&c, MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_DESTROY), EINVAL);
+	et_call_init(&c, MLX5_IB_OBJECT_DEVX_OBJ, MLX5_IB_METHOD_DEVX_OBJ_DESTROY);
+	et_attr(&c, MLX5_IB_ATTR_DEVX_OBJ_DESTROY_HANDLE, 0, pd->handle);
+	cr_expect_eq(et_call_on(ctx->cmd_fd, &c), EINVAL);
 }

@@ -59,34 +59,6 @@ static void teardown(void)
 
 TestSuite(ioctl, .init = setup, .fini = teardown);
 
-/* a call of up to 16 attributes */
-struct call {
-	struct ib_uverbs_ioctl_hdr hdr;
-	struct ib_uverbs_attr attrs[16];
-};
-
-static void call_init(struct call *c, uint16_t object, uint16_t method)
-{
-	memset(c, 0, sizeof(*c));
-	c->hdr.object_id = object;
-	c->hdr.method_id = method;
-	c->hdr.driver_id = RDMA_DRIVER_MLX5;
-	c->hdr.length = sizeof(c->hdr);
-}
-
-static struct ib_uverbs_attr *attr(struct call *c, uint16_t id, uint16_t flags,
-				   uint16_t len, uint64_t data)
-{
-	struct ib_uverbs_attr *a = &c->attrs[c->hdr.num_attrs++];
-
-	a->attr_id = id;
-	a->flags = flags;
-	a->len = len;
-	a->data = data;
-	c->hdr.length = (uint16_t)(sizeof(c->hdr) + c->hdr.num_attrs * sizeof(*a));
-	return a;
-}
-
 static uint64_t ptr(const void *p)
 {
 	return (uint64_t)(uintptr_t)p;
@@ -98,16 +70,16 @@ static int call_at(void *hdr)
 	return ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, hdr) ? errno : 0;
 }
 
-static int call(struct call *c)
+static int call(struct et_call *c)
 {
-	return call_at(c);
+	return et_call_on(ctx->cmd_fd, c);
 }
 
 /* INVOKE_WRITE of a command with no request: the probe libibverbs sends */
-static void probe(struct call *c, uint64_t cmd)
+static void probe(struct et_call *c, uint64_t cmd)
 {
-	call_init(c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE);
-	attr(c, UVERBS_ATTR_WRITE_CMD, UVERBS_ATTR_F_MANDATORY, 8, cmd);
+	et_call_init(c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE);
+	et_attr(c, UVERBS_ATTR_WRITE_CMD, 8, cmd);
 }
 
 /* ---- libibverbs and libmlx5 on the ioctl paths ------------------------- */
@@ -176,12 +148,12 @@ Test(ioctl, mlx5dv_query_port)
 Test(ioctl, mlx5_query_port_sizes)
 {
 	struct mlx5_ib_uapi_query_port info;
-	struct call c;
+	struct et_call c;
 	uint32_t port = 1;
 
-	call_init(&c, UVERBS_OBJECT_DEVICE, MLX5_IB_METHOD_QUERY_PORT);
-	attr(&c, MLX5_IB_ATTR_QUERY_PORT_PORT_NUM, UVERBS_ATTR_F_MANDATORY, 4, port);
-	attr(&c, MLX5_IB_ATTR_QUERY_PORT, UVERBS_ATTR_F_MANDATORY, sizeof(info), ptr(&info));
+	et_call_init(&c, UVERBS_OBJECT_DEVICE, MLX5_IB_METHOD_QUERY_PORT);
+	et_attr(&c, MLX5_IB_ATTR_QUERY_PORT_PORT_NUM, 4, port);
+	et_attr(&c, MLX5_IB_ATTR_QUERY_PORT, sizeof(info), ptr(&info));
 	cr_assert_eq(call(&c), 0);
 	cr_expect(c.attrs[1].flags & UVERBS_ATTR_F_VALID_OUTPUT);
 	c.attrs[0].len = 8;			/* UVERBS_ATTR_TYPE(u32) */
@@ -202,12 +174,12 @@ Test(ioctl, query_port)
 		uint8_t more[16];
 	} resp;
 	struct ibv_port_attr pa;
-	struct call c;
+	struct et_call c;
 
 	memset(&resp, 0xa5, sizeof(resp));
-	call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT);
-	attr(&c, UVERBS_ATTR_QUERY_PORT_PORT_NUM, UVERBS_ATTR_F_MANDATORY, 8, 1);
-	attr(&c, UVERBS_ATTR_QUERY_PORT_RESP, UVERBS_ATTR_F_MANDATORY, sizeof(resp), ptr(&resp));
+	et_call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT);
+	et_attr(&c, UVERBS_ATTR_QUERY_PORT_PORT_NUM, 8, 1);
+	et_attr(&c, UVERBS_ATTR_QUERY_PORT_RESP, sizeof(resp), ptr(&resp));
 	cr_assert_eq(call(&c), 0);
 	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
 	cr_expect_eq(resp.r.legacy_resp.lid, pa.lid);
@@ -238,17 +210,16 @@ Test(ioctl, query_gid_entry)
 	struct ibv_port_attr pa;
 	struct ibv_gid_entry ge;
 	union ibv_gid gid;
-	struct call c;
+	struct et_call c;
 
 	cr_assert_eq(ibv_query_port(ctx, 1, &pa), 0);
 	cr_assert_eq(ibv_query_gid(ctx, 1, 0, &gid), 0);
 	memset(&resp, 0xa5, sizeof(resp));
-	call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_ENTRY);
-	attr(&c, UVERBS_ATTR_QUERY_GID_ENTRY_PORT, UVERBS_ATTR_F_MANDATORY, 8, 1);
-	attr(&c, UVERBS_ATTR_QUERY_GID_ENTRY_GID_INDEX, UVERBS_ATTR_F_MANDATORY, 8, 0);
-	attr(&c, UVERBS_ATTR_QUERY_GID_ENTRY_FLAGS, UVERBS_ATTR_F_MANDATORY, 4, 0);
-	attr(&c, UVERBS_ATTR_QUERY_GID_ENTRY_RESP_ENTRY, UVERBS_ATTR_F_MANDATORY,
-	     sizeof(resp), ptr(&resp));
+	et_call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_ENTRY);
+	et_attr(&c, UVERBS_ATTR_QUERY_GID_ENTRY_PORT, 8, 1);
+	et_attr(&c, UVERBS_ATTR_QUERY_GID_ENTRY_GID_INDEX, 8, 0);
+	et_attr(&c, UVERBS_ATTR_QUERY_GID_ENTRY_FLAGS, 4, 0);
+	et_attr(&c, UVERBS_ATTR_QUERY_GID_ENTRY_RESP_ENTRY, sizeof(resp), ptr(&resp));
 	cr_assert_eq(call(&c), 0);
 	cr_expect_eq(memcmp(resp.e.gid, gid.raw, 16), 0);
 	cr_expect_eq(resp.e.gid_index, 0);
@@ -302,7 +273,7 @@ Test(ioctl, query_gid_table)
 	struct ibv_gid_entry one, tab[4];
 	struct ib_uverbs_gid_entry big[3][2];
 	uint64_t n = 99;
-	struct call c;
+	struct et_call c;
 	ssize_t got;
 
 	got = ibv_query_gid_table(ctx, tab, 4, 0);
@@ -314,13 +285,10 @@ Test(ioctl, query_gid_table)
 
 	/* entries of twice the size: the rest of each zeroed */
 	memset(big, 0xa5, sizeof(big));
-	call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_TABLE);
-	attr(&c, UVERBS_ATTR_QUERY_GID_TABLE_ENTRY_SIZE, UVERBS_ATTR_F_MANDATORY, 8,
-	     sizeof(big[0]));
-	attr(&c, UVERBS_ATTR_QUERY_GID_TABLE_RESP_ENTRIES, UVERBS_ATTR_F_MANDATORY,
-	     sizeof(big), ptr(big));
-	attr(&c, UVERBS_ATTR_QUERY_GID_TABLE_RESP_NUM_ENTRIES, UVERBS_ATTR_F_MANDATORY,
-	     8, ptr(&n));
+	et_call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_TABLE);
+	et_attr(&c, UVERBS_ATTR_QUERY_GID_TABLE_ENTRY_SIZE, 8, sizeof(big[0]));
+	et_attr(&c, UVERBS_ATTR_QUERY_GID_TABLE_RESP_ENTRIES, sizeof(big), ptr(big));
+	et_attr(&c, UVERBS_ATTR_QUERY_GID_TABLE_RESP_NUM_ENTRIES, 8, ptr(&n));
 	if (got <= 3) {
 		cr_assert_eq(call(&c), 0);
 		cr_expect_eq(n, (uint64_t)got);
@@ -342,7 +310,7 @@ Test(ioctl, query_gid_table)
 
 Test(ioctl, header_refusals)
 {
-	struct call c;
+	struct et_call c;
 	uint8_t *p = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int n;
@@ -384,32 +352,32 @@ Test(ioctl, header_refusals)
 /* what a kernel without the object or method answers: libibverbs' cue */
 Test(ioctl, unknown_methods)
 {
-	struct call c;
+	struct et_call c;
 
-	call_init(&c, UVERBS_OBJECT_DEVICE, 0x7f);
+	et_call_init(&c, UVERBS_OBJECT_DEVICE, 0x7f);
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
-	call_init(&c, 0x3ff, 0);
+	et_call_init(&c, 0x3ff, 0);
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
 	/* methods of rdma-core 44 this kernel does not have (yet) */
-	call_init(&c, UVERBS_OBJECT_WQ, UVERBS_METHOD_WQ_DESTROY);
+	et_call_init(&c, UVERBS_OBJECT_WQ, UVERBS_METHOD_WQ_DESTROY);
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
-	call_init(&c, UVERBS_OBJECT_COUNTERS, UVERBS_METHOD_COUNTERS_CREATE);
+	et_call_init(&c, UVERBS_OBJECT_COUNTERS, UVERBS_METHOD_COUNTERS_CREATE);
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
 }
 
 Test(ioctl, attribute_refusals)
 {
-	struct call c;
+	struct et_call c;
 
 	/* an unknown attribute: ignored when optional, refused when mandatory */
 	probe(&c, IB_USER_VERBS_CMD_QUERY_DEVICE);
-	attr(&c, 0x77, 0, 8, 0);
+	et_attr_flags(&c, 0x77, 0, 8, 0);
 	cr_expect_eq(call(&c), ENOSPC);
 	c.attrs[1].flags = UVERBS_ATTR_F_MANDATORY;
 	cr_expect_eq(call(&c), EPROTONOSUPPORT);
 
 	probe(&c, IB_USER_VERBS_CMD_QUERY_DEVICE);
-	attr(&c, UVERBS_ATTR_WRITE_CMD, 0, 8, IB_USER_VERBS_CMD_QUERY_DEVICE);
+	et_attr_flags(&c, UVERBS_ATTR_WRITE_CMD, 0, 8, IB_USER_VERBS_CMD_QUERY_DEVICE);
 	cr_expect_eq(call(&c), EINVAL, "twice");
 
 	probe(&c, IB_USER_VERBS_CMD_QUERY_DEVICE);
@@ -419,11 +387,11 @@ Test(ioctl, attribute_refusals)
 	c.attrs[0].attr_data.reserved = 1;
 	cr_expect_eq(call(&c), EINVAL, "attr_data.reserved");
 
-	call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE);
+	et_call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE);
 	cr_expect_eq(call(&c), EINVAL, "the mandatory command missing");
 
 	probe(&c, IB_USER_VERBS_CMD_QUERY_DEVICE);
-	attr(&c, UVERBS_ATTR_CORE_IN, 0, 2, 0);
+	et_attr_flags(&c, UVERBS_ATTR_CORE_IN, 0, 2, 0);
 	cr_expect_eq(call(&c), EINVAL, "CORE_IN below 4 bytes");
 }
 
@@ -434,22 +402,22 @@ struct pd_resp {
 	struct mlx5_ib_alloc_pd_resp drv;
 };
 
-static void alloc_pd_call(struct call *c, struct ib_uverbs_alloc_pd *req,
+static void alloc_pd_call(struct et_call *c, struct ib_uverbs_alloc_pd *req,
 			  struct pd_resp *resp)
 {
 	probe(c, IB_USER_VERBS_CMD_ALLOC_PD);
-	attr(c, UVERBS_ATTR_CORE_IN, 0, sizeof(*req), req->response);
-	attr(c, UVERBS_ATTR_CORE_OUT, 0, sizeof(resp->core), ptr(&resp->core));
-	attr(c, UVERBS_ATTR_UHW_OUT, 0, sizeof(resp->drv), ptr(&resp->drv));
+	et_attr_flags(c, UVERBS_ATTR_CORE_IN, 0, sizeof(*req), req->response);
+	et_attr_flags(c, UVERBS_ATTR_CORE_OUT, 0, sizeof(resp->core), ptr(&resp->core));
+	et_attr_flags(c, UVERBS_ATTR_UHW_OUT, 0, sizeof(resp->drv), ptr(&resp->drv));
 }
 
 static void dealloc_pd(uint32_t handle)
 {
 	struct ib_uverbs_dealloc_pd req = { .pd_handle = handle };
-	struct call c;
+	struct et_call c;
 
 	probe(&c, IB_USER_VERBS_CMD_DEALLOC_PD);
-	attr(&c, UVERBS_ATTR_CORE_IN, 0, sizeof(req), req.pd_handle);
+	et_attr_flags(&c, UVERBS_ATTR_CORE_IN, 0, sizeof(req), req.pd_handle);
 	cr_assert_eq(call(&c), 0);
 }
 
@@ -457,7 +425,7 @@ Test(ioctl, invoke_write)
 {
 	struct ib_uverbs_alloc_pd req = { .response = 8 };	/* ignored */
 	struct pd_resp resp;
-	struct call c;
+	struct et_call c;
 
 	memset(&resp, 0xa5, sizeof(resp));
 	alloc_pd_call(&c, &req, &resp);
@@ -507,7 +475,7 @@ Test(ioctl, before_get_context)
 {
 	struct ib_uverbs_alloc_pd req = { 0 };
 	struct pd_resp resp;
-	struct call c;
+	struct et_call c;
 	struct mlx5dv_port info;
 	int fd = open("/dev/infiniband/uverbs0", O_RDWR | O_CLOEXEC), ret;
 
@@ -517,9 +485,9 @@ Test(ioctl, before_get_context)
 	cr_expect_eq(ioctl(fd, RDMA_VERBS_IOCTL, &c) ? errno : 0, ENOSPC);
 	alloc_pd_call(&c, &req, &resp);
 	cr_expect_eq(ioctl(fd, RDMA_VERBS_IOCTL, &c) ? errno : 0, EINVAL, "no ucontext");
-	call_init(&c, UVERBS_OBJECT_DEVICE, MLX5_IB_METHOD_QUERY_PORT);
-	attr(&c, MLX5_IB_ATTR_QUERY_PORT_PORT_NUM, UVERBS_ATTR_F_MANDATORY, 4, 1);
-	attr(&c, MLX5_IB_ATTR_QUERY_PORT, UVERBS_ATTR_F_MANDATORY, sizeof(info), ptr(&info));
+	et_call_init(&c, UVERBS_OBJECT_DEVICE, MLX5_IB_METHOD_QUERY_PORT);
+	et_attr(&c, MLX5_IB_ATTR_QUERY_PORT_PORT_NUM, 4, 1);
+	et_attr(&c, MLX5_IB_ATTR_QUERY_PORT, sizeof(info), ptr(&info));
 	ret = ioctl(fd, RDMA_VERBS_IOCTL, &c) ? errno : 0;
 	cr_expect_eq(ret, EINVAL, "no ucontext: %s", strerror(ret));
 	close(fd);
@@ -538,13 +506,13 @@ static int get_context_on(int fd, struct uctx_resp *out, uint32_t *num_comp,
 	struct mlx5_ib_alloc_ucontext_req_v2 req = {
 		.total_num_bfregs = 4, .num_low_latency_bfregs = 1, .max_cqe_version = 1,
 	};
-	struct call c;
+	struct et_call c;
 
-	call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_GET_CONTEXT);
-	attr(&c, UVERBS_ATTR_GET_CONTEXT_NUM_COMP_VECTORS, 0, 4, ptr(num_comp));
-	attr(&c, UVERBS_ATTR_GET_CONTEXT_CORE_SUPPORT, 0, 8, ptr(core_support));
-	attr(&c, UVERBS_ATTR_UHW_IN, 0, sizeof(req), ptr(&req));
-	attr(&c, UVERBS_ATTR_UHW_OUT, 0, sizeof(out->drv), ptr(&out->drv));
+	et_call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_GET_CONTEXT);
+	et_attr_flags(&c, UVERBS_ATTR_GET_CONTEXT_NUM_COMP_VECTORS, 0, 4, ptr(num_comp));
+	et_attr_flags(&c, UVERBS_ATTR_GET_CONTEXT_CORE_SUPPORT, 0, 8, ptr(core_support));
+	et_attr_flags(&c, UVERBS_ATTR_UHW_IN, 0, sizeof(req), ptr(&req));
+	et_attr_flags(&c, UVERBS_ATTR_UHW_OUT, 0, sizeof(out->drv), ptr(&out->drv));
 	if (ioctl(fd, RDMA_VERBS_IOCTL, &c))
 		return errno;
 	cr_expect(c.attrs[0].flags & UVERBS_ATTR_F_VALID_OUTPUT);
@@ -554,10 +522,10 @@ static int get_context_on(int fd, struct uctx_resp *out, uint32_t *num_comp,
 
 static int async_alloc_on(int fd, int *afd)
 {
-	struct call c;
+	struct et_call c;
 
-	call_init(&c, UVERBS_OBJECT_ASYNC_EVENT, UVERBS_METHOD_ASYNC_EVENT_ALLOC);
-	attr(&c, UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, 0);
+	et_call_init(&c, UVERBS_OBJECT_ASYNC_EVENT, UVERBS_METHOD_ASYNC_EVENT_ALLOC);
+	et_attr(&c, UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE, 0, 0);
 	if (ioctl(fd, RDMA_VERBS_IOCTL, &c))
 		return errno;
 	*afd = (int)c.attrs[0].data;
@@ -571,7 +539,7 @@ Test(ioctl, get_context_then_async_event_alloc)
 	struct uctx_resp r, q;
 	uint32_t num_comp = 0;
 	uint64_t core_support = 0;
-	struct call c;
+	struct et_call c;
 
 	cr_assert_geq(fd, 0, "open: %s", strerror(errno));
 	cr_expect_eq(async_alloc_on(fd, &afd), EINVAL, "no ucontext yet");
@@ -585,8 +553,8 @@ Test(ioctl, get_context_then_async_event_alloc)
 		     "one ucontext per file");
 
 	/* the FD attribute carries nothing in */
-	call_init(&c, UVERBS_OBJECT_ASYNC_EVENT, UVERBS_METHOD_ASYNC_EVENT_ALLOC);
-	attr(&c, UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE, UVERBS_ATTR_F_MANDATORY, 4, 0);
+	et_call_init(&c, UVERBS_OBJECT_ASYNC_EVENT, UVERBS_METHOD_ASYNC_EVENT_ALLOC);
+	et_attr(&c, UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE, 4, 0);
 	cr_expect_eq(ioctl(fd, RDMA_VERBS_IOCTL, &c) ? errno : 0, EINVAL, "a length");
 	cr_assert_eq(async_alloc_on(fd, &afd), 0);
 	cr_assert_geq(afd, 0);
@@ -599,10 +567,9 @@ Test(ioctl, get_context_then_async_event_alloc)
 	/* QUERY_CONTEXT: what GET_CONTEXT answered, zeros past the structure */
 	memset(&q, 0xa5, sizeof(q));
 	num_comp = 0;
-	call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_CONTEXT);
-	attr(&c, UVERBS_ATTR_QUERY_CONTEXT_NUM_COMP_VECTORS, 0, 4, ptr(&num_comp));
-	attr(&c, MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX, UVERBS_ATTR_F_MANDATORY,
-	     sizeof(q), ptr(&q));
+	et_call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_CONTEXT);
+	et_attr_flags(&c, UVERBS_ATTR_QUERY_CONTEXT_NUM_COMP_VECTORS, 0, 4, ptr(&num_comp));
+	et_attr(&c, MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX, sizeof(q), ptr(&q));
 	cr_assert_eq(ioctl(fd, RDMA_VERBS_IOCTL, &c) ? errno : 0, 0);
 	cr_expect_eq(num_comp, 4);
 	cr_expect_eq(q.drv.tot_bfregs, r.drv.tot_bfregs);
@@ -623,12 +590,11 @@ Test(ioctl, query_context_before_get_context)
 {
 	int fd = open("/dev/infiniband/uverbs0", O_RDWR | O_CLOEXEC);
 	struct uctx_resp q;
-	struct call c;
+	struct et_call c;
 
 	cr_assert_geq(fd, 0);
-	call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_CONTEXT);
-	attr(&c, MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX, UVERBS_ATTR_F_MANDATORY,
-	     sizeof(q.drv), ptr(&q));
+	et_call_init(&c, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_CONTEXT);
+	et_attr(&c, MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX, sizeof(q.drv), ptr(&q));
 	cr_expect_eq(ioctl(fd, RDMA_VERBS_IOCTL, &c) ? errno : 0, EINVAL);
 	close(fd);
 }
@@ -656,11 +622,11 @@ Test(ioctl, destroy_methods)
 	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
 	struct ibv_mr *mr = pd ? ibv_reg_mr(pd, buf, sizeof(buf), 0) : NULL;
 	struct ib_uverbs_destroy_cq_resp cresp;
-	struct call c;
+	struct et_call c;
 
 	cr_assert(pd && cq && mr);
-	call_init(&c, UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY);
-	attr(&c, UVERBS_ATTR_DESTROY_PD_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, pd->handle);
+	et_call_init(&c, UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY);
+	et_attr(&c, UVERBS_ATTR_DESTROY_PD_HANDLE, 0, pd->handle);
 	cr_expect_eq(call(&c), EBUSY, "an MR on it");
 	c.attrs[0].data = cq->handle;
 	cr_expect_eq(call(&c), EINVAL, "a CQ's handle");
@@ -671,20 +637,19 @@ Test(ioctl, destroy_methods)
 	cr_expect_eq(call(&c), EINVAL, "an IDR attribute has no length");
 
 	/* the MR, then its PD; libibverbs' structures are left behind */
-	call_init(&c, UVERBS_OBJECT_MR, UVERBS_METHOD_MR_DESTROY);
-	attr(&c, UVERBS_ATTR_DESTROY_MR_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, mr->handle);
+	et_call_init(&c, UVERBS_OBJECT_MR, UVERBS_METHOD_MR_DESTROY);
+	et_attr(&c, UVERBS_ATTR_DESTROY_MR_HANDLE, 0, mr->handle);
 	cr_expect_eq(call(&c), 0);
-	call_init(&c, UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY);
-	attr(&c, UVERBS_ATTR_DESTROY_PD_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, pd->handle);
+	et_call_init(&c, UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY);
+	et_attr(&c, UVERBS_ATTR_DESTROY_PD_HANDLE, 0, pd->handle);
 	cr_expect_eq(call(&c), 0);
 	cr_expect_eq(call(&c), ENOENT, "gone");
 
-	call_init(&c, UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_DESTROY);
-	attr(&c, UVERBS_ATTR_DESTROY_CQ_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, cq->handle);
+	et_call_init(&c, UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_DESTROY);
+	et_attr(&c, UVERBS_ATTR_DESTROY_CQ_HANDLE, 0, cq->handle);
 	cr_expect_eq(call(&c), EINVAL, "the mandatory response missing");
 	memset(&cresp, 0xa5, sizeof(cresp));
-	attr(&c, UVERBS_ATTR_DESTROY_CQ_RESP, UVERBS_ATTR_F_MANDATORY, sizeof(cresp),
-	     ptr(&cresp));
+	et_attr(&c, UVERBS_ATTR_DESTROY_CQ_RESP, sizeof(cresp), ptr(&cresp));
 	cr_expect_eq(call(&c), 0);
 	cr_expect(c.attrs[1].flags & UVERBS_ATTR_F_VALID_OUTPUT);
 	cr_expect_eq(cresp.comp_events_reported, 0);
@@ -693,17 +658,15 @@ Test(ioctl, destroy_methods)
 
 /* ---- device memory, raw ---------------------------------------------------- */
 
-static void dm_alloc_call(struct call *c, uint64_t *len, uint32_t *align,
+static void dm_alloc_call(struct et_call *c, uint64_t *len, uint32_t *align,
 			  uint64_t *start, uint16_t *page)
 {
-	call_init(c, UVERBS_OBJECT_DM, UVERBS_METHOD_DM_ALLOC);
-	attr(c, UVERBS_ATTR_ALLOC_DM_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, 0);
-	attr(c, UVERBS_ATTR_ALLOC_DM_LENGTH, UVERBS_ATTR_F_MANDATORY, 8, *len);
-	attr(c, UVERBS_ATTR_ALLOC_DM_ALIGNMENT, UVERBS_ATTR_F_MANDATORY, 4, *align);
-	attr(c, MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET, UVERBS_ATTR_F_MANDATORY, 8,
-	     ptr(start));
-	attr(c, MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, UVERBS_ATTR_F_MANDATORY, 2,
-	     ptr(page));
+	et_call_init(c, UVERBS_OBJECT_DM, UVERBS_METHOD_DM_ALLOC);
+	et_attr(c, UVERBS_ATTR_ALLOC_DM_HANDLE, 0, 0);
+	et_attr(c, UVERBS_ATTR_ALLOC_DM_LENGTH, 8, *len);
+	et_attr(c, UVERBS_ATTR_ALLOC_DM_ALIGNMENT, 4, *align);
+	et_attr(c, MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET, 8, ptr(start));
+	et_attr(c, MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, 2, ptr(page));
 }
 
 /* DM_ALLOC and DM_FREE as the kernel's uverbs_std_types_dm.c and mlx5 dm.c */
@@ -713,11 +676,12 @@ Test(ioctl, dm_alloc_free)
 	uint32_t align = 0;
 	uint16_t page;
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
-	struct call c, f;
+	struct et_call c, f;
 
 	cr_assert(pd);
 	dm_alloc_call(&c, &len, &align, &start, &page);
-	attr(&c, MLX5_IB_ATTR_ALLOC_DM_REQ_TYPE, 0, 8, MLX5_IB_UAPI_DM_TYPE_STEERING_SW_ICM);
+	et_attr_flags(&c, MLX5_IB_ATTR_ALLOC_DM_REQ_TYPE, 0, 8,
+		      MLX5_IB_UAPI_DM_TYPE_STEERING_SW_ICM);
 	cr_expect_eq(call(&c), EOPNOTSUPP, "steering ICM needs switchdev");
 	c.hdr.num_attrs--;
 	c.hdr.length -= sizeof(c.attrs[0]);
@@ -734,8 +698,8 @@ Test(ioctl, dm_alloc_free)
 	cr_expect(c.attrs[3].flags & UVERBS_ATTR_F_VALID_OUTPUT);
 	cr_expect_eq(start & 4095, 0);
 
-	call_init(&f, UVERBS_OBJECT_DM, UVERBS_METHOD_DM_FREE);
-	attr(&f, UVERBS_ATTR_FREE_DM_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, pd->handle);
+	et_call_init(&f, UVERBS_OBJECT_DM, UVERBS_METHOD_DM_FREE);
+	et_attr(&f, UVERBS_ATTR_FREE_DM_HANDLE, 0, pd->handle);
 	cr_expect_eq(call(&f), EINVAL, "a PD's handle");
 	f.attrs[0].data = c.attrs[0].data;	/* the new handle came back in .data */
 	cr_expect_eq(call(&f), 0);
@@ -766,12 +730,12 @@ static const struct destroyer qp_destroy = {
 static int destroy(const struct destroyer *d, uint64_t handle)
 {
 	uint8_t resp[64];
-	struct call c;
+	struct et_call c;
 
-	call_init(&c, d->object, d->method);
-	attr(&c, d->handle_attr, UVERBS_ATTR_F_MANDATORY, 0, handle);
+	et_call_init(&c, d->object, d->method);
+	et_attr(&c, d->handle_attr, 0, handle);
 	if (d->resp_len)
-		attr(&c, d->resp_attr, UVERBS_ATTR_F_MANDATORY, d->resp_len, ptr(resp));
+		et_attr(&c, d->resp_attr, d->resp_len, ptr(resp));
 	return call(&c);
 }
 
@@ -779,7 +743,7 @@ static int destroy(const struct destroyer *d, uint64_t handle)
  * The create call with its attributes from output `out` on in a read-only
  * page (et_call_ro_from()): EFAULT, and the object it made is gone.
  */
-static void expect_aborted(struct call *c, unsigned out, const struct destroyer *d)
+static void expect_aborted(struct et_call *c, unsigned out, const struct destroyer *d)
 {
 	cr_expect_eq(et_call_ro_from(ctx->cmd_fd, &c->hdr, out), EFAULT, "output %u", out);
 	cr_expect_eq(destroy(d, c->attrs[0].data), ENOENT,
@@ -798,7 +762,7 @@ Test(ioctl, dm_alloc_output_not_written)
 	uint16_t page;
 	struct ibv_device_attr_ex ax;
 	struct ibv_dm *dm;
-	struct call c;
+	struct et_call c;
 
 	for (unsigned out = 3; out <= 4; out++) {	/* START_OFFSET, then PAGE_INDEX */
 		dm_alloc_call(&c, &len, &align, &start, &page);
@@ -820,19 +784,19 @@ Test(ioctl, reg_dm_mr_keys_not_written)
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	struct ibv_dm *dm = ibv_alloc_dm(ctx, &(struct ibv_alloc_dm_attr){ .length = 4096 });
 	uint32_t lkey, rkey;
-	struct call c;
+	struct et_call c;
 
 	cr_assert(pd && dm);
-	call_init(&c, UVERBS_OBJECT_MR, UVERBS_METHOD_DM_MR_REG);
-	attr(&c, UVERBS_ATTR_REG_DM_MR_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, 0);
-	attr(&c, UVERBS_ATTR_REG_DM_MR_OFFSET, UVERBS_ATTR_F_MANDATORY, 8, 0);
-	attr(&c, UVERBS_ATTR_REG_DM_MR_LENGTH, UVERBS_ATTR_F_MANDATORY, 8, 4096);
-	attr(&c, UVERBS_ATTR_REG_DM_MR_PD_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, pd->handle);
-	attr(&c, UVERBS_ATTR_REG_DM_MR_ACCESS_FLAGS, UVERBS_ATTR_F_MANDATORY, 4,
-	     IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE);
-	attr(&c, UVERBS_ATTR_REG_DM_MR_DM_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, dm->handle);
-	attr(&c, UVERBS_ATTR_REG_DM_MR_RESP_LKEY, UVERBS_ATTR_F_MANDATORY, 4, ptr(&lkey));
-	attr(&c, UVERBS_ATTR_REG_DM_MR_RESP_RKEY, UVERBS_ATTR_F_MANDATORY, 4, ptr(&rkey));
+	et_call_init(&c, UVERBS_OBJECT_MR, UVERBS_METHOD_DM_MR_REG);
+	et_attr(&c, UVERBS_ATTR_REG_DM_MR_HANDLE, 0, 0);
+	et_attr(&c, UVERBS_ATTR_REG_DM_MR_OFFSET, 8, 0);
+	et_attr(&c, UVERBS_ATTR_REG_DM_MR_LENGTH, 8, 4096);
+	et_attr(&c, UVERBS_ATTR_REG_DM_MR_PD_HANDLE, 0, pd->handle);
+	et_attr(&c, UVERBS_ATTR_REG_DM_MR_ACCESS_FLAGS, 4,
+		IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE);
+	et_attr(&c, UVERBS_ATTR_REG_DM_MR_DM_HANDLE, 0, dm->handle);
+	et_attr(&c, UVERBS_ATTR_REG_DM_MR_RESP_LKEY, 4, ptr(&lkey));
+	et_attr(&c, UVERBS_ATTR_REG_DM_MR_RESP_RKEY, 4, ptr(&rkey));
 	for (unsigned out = 6; out <= 7; out++) {	/* LKEY, then RKEY */
 		expect_aborted(&c, out, &mr_destroy);
 	}
@@ -846,7 +810,7 @@ Test(ioctl, reg_dm_mr_keys_not_written)
 /* ---- CQ_CREATE ------------------------------------------------------------- */
 
 struct cq_call {
-	struct call c;
+	struct et_call c;
 	struct mlx5_ib_create_cq drv;
 	struct mlx5_ib_create_cq_resp drv_resp;
 	uint32_t resp_cqe;
@@ -861,15 +825,14 @@ static void cq_create_call(struct cq_call *q, void *ring, void *db)
 	/* libmlx5's context has dynamic UARs only: a CQ names one */
 	q->drv.flags = MLX5_IB_CREATE_CQ_FLAGS_UAR_PAGE_INDEX;
 	q->drv.uar_page_index = mlx5dv_devx_alloc_uar(ctx, MLX5DV_UAR_ALLOC_TYPE_NC)->page_id;
-	call_init(&q->c, UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE);
-	attr(&q->c, UVERBS_ATTR_CREATE_CQ_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, 0);
-	attr(&q->c, UVERBS_ATTR_CREATE_CQ_CQE, UVERBS_ATTR_F_MANDATORY, 4, 16);
-	attr(&q->c, UVERBS_ATTR_CREATE_CQ_USER_HANDLE, UVERBS_ATTR_F_MANDATORY, 8, 0x1234);
-	attr(&q->c, UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, UVERBS_ATTR_F_MANDATORY, 4, 0);
-	attr(&q->c, UVERBS_ATTR_CREATE_CQ_RESP_CQE, UVERBS_ATTR_F_MANDATORY, 4,
-	     ptr(&q->resp_cqe));
-	attr(&q->c, UVERBS_ATTR_UHW_IN, 0, sizeof(q->drv), ptr(&q->drv));
-	attr(&q->c, UVERBS_ATTR_UHW_OUT, 0, sizeof(q->drv_resp), ptr(&q->drv_resp));
+	et_call_init(&q->c, UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE);
+	et_attr(&q->c, UVERBS_ATTR_CREATE_CQ_HANDLE, 0, 0);
+	et_attr(&q->c, UVERBS_ATTR_CREATE_CQ_CQE, 4, 16);
+	et_attr(&q->c, UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 8, 0x1234);
+	et_attr(&q->c, UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 4, 0);
+	et_attr(&q->c, UVERBS_ATTR_CREATE_CQ_RESP_CQE, 4, ptr(&q->resp_cqe));
+	et_attr_flags(&q->c, UVERBS_ATTR_UHW_IN, 0, sizeof(q->drv), ptr(&q->drv));
+	et_attr_flags(&q->c, UVERBS_ATTR_UHW_OUT, 0, sizeof(q->drv_resp), ptr(&q->drv_resp));
 }
 
 /* the extended CREATE_CQ's rules, from attributes; FD attributes checked */
@@ -878,11 +841,11 @@ Test(ioctl, cq_create)
 	uint8_t *ring = aligned_alloc(4096, 4096), *db = aligned_alloc(4096, 4096);
 	struct ib_uverbs_destroy_cq_resp dresp;
 	struct cq_call q;
-	struct call d;
+	struct et_call d;
 
 	cr_assert(ring && db);
 	cq_create_call(&q, ring, db);
-	attr(&q.c, UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, 0, 0, 0);
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, 0, 0, 0);
 	cr_expect_eq(call(&q.c), EBADF, "stdin is no completion channel");
 	q.c.attrs[7].attr_id = UVERBS_ATTR_CREATE_CQ_EVENT_FD;
 	cr_expect_eq(call(&q.c), EBADF, "nor this context's async file");
@@ -903,10 +866,9 @@ Test(ioctl, cq_create)
 	cr_expect(q.c.attrs[6].flags & UVERBS_ATTR_F_VALID_OUTPUT, "UHW_OUT written");
 	cr_expect_neq(q.drv_resp.cqn, 0);
 
-	call_init(&d, UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_DESTROY);
-	attr(&d, UVERBS_ATTR_DESTROY_CQ_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, q.c.attrs[0].data);
-	attr(&d, UVERBS_ATTR_DESTROY_CQ_RESP, UVERBS_ATTR_F_MANDATORY, sizeof(dresp),
-	     ptr(&dresp));
+	et_call_init(&d, UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_DESTROY);
+	et_attr(&d, UVERBS_ATTR_DESTROY_CQ_HANDLE, 0, q.c.attrs[0].data);
+	et_attr(&d, UVERBS_ATTR_DESTROY_CQ_RESP, sizeof(dresp), ptr(&dresp));
 	cr_expect_eq(call(&d), 0, "the handle came back in .data");
 	free(ring);
 	free(db);
@@ -935,7 +897,7 @@ Test(ioctl, cq_create_output_not_written)
 /* ---- SRQ_CREATE ------------------------------------------------------------ */
 
 struct srq_call {
-	struct call c;
+	struct et_call c;
 	struct mlx5_ib_create_srq drv;
 	struct mlx5_ib_create_srq_resp drv_resp;
 	uint32_t max_wr, max_sge, srqn;
@@ -947,20 +909,18 @@ static void srq_create_call(struct srq_call *q, uint32_t pd_handle, uint64_t typ
 	memset(q, 0, sizeof(*q));
 	q->drv.buf_addr = ptr(ring);
 	q->drv.db_addr = ptr(db);
-	call_init(&q->c, UVERBS_OBJECT_SRQ, UVERBS_METHOD_SRQ_CREATE);
-	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, 0);
-	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_TYPE, UVERBS_ATTR_F_MANDATORY, 8, type);
-	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_USER_HANDLE, UVERBS_ATTR_F_MANDATORY, 8, 0x99);
-	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_PD_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, pd_handle);
-	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_MAX_WR, UVERBS_ATTR_F_MANDATORY, 4, 15);
-	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_MAX_SGE, UVERBS_ATTR_F_MANDATORY, 4, 1);
-	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_LIMIT, UVERBS_ATTR_F_MANDATORY, 4, 0);
-	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, UVERBS_ATTR_F_MANDATORY, 4,
-	     ptr(&q->max_wr));
-	attr(&q->c, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, UVERBS_ATTR_F_MANDATORY, 4,
-	     ptr(&q->max_sge));
-	attr(&q->c, UVERBS_ATTR_UHW_IN, 0, sizeof(q->drv), ptr(&q->drv));
-	attr(&q->c, UVERBS_ATTR_UHW_OUT, 0, sizeof(q->drv_resp), ptr(&q->drv_resp));
+	et_call_init(&q->c, UVERBS_OBJECT_SRQ, UVERBS_METHOD_SRQ_CREATE);
+	et_attr(&q->c, UVERBS_ATTR_CREATE_SRQ_HANDLE, 0, 0);
+	et_attr(&q->c, UVERBS_ATTR_CREATE_SRQ_TYPE, 8, type);
+	et_attr(&q->c, UVERBS_ATTR_CREATE_SRQ_USER_HANDLE, 8, 0x99);
+	et_attr(&q->c, UVERBS_ATTR_CREATE_SRQ_PD_HANDLE, 0, pd_handle);
+	et_attr(&q->c, UVERBS_ATTR_CREATE_SRQ_MAX_WR, 4, 15);
+	et_attr(&q->c, UVERBS_ATTR_CREATE_SRQ_MAX_SGE, 4, 1);
+	et_attr(&q->c, UVERBS_ATTR_CREATE_SRQ_LIMIT, 4, 0);
+	et_attr(&q->c, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_WR, 4, ptr(&q->max_wr));
+	et_attr(&q->c, UVERBS_ATTR_CREATE_SRQ_RESP_MAX_SGE, 4, ptr(&q->max_sge));
+	et_attr_flags(&q->c, UVERBS_ATTR_UHW_IN, 0, sizeof(q->drv), ptr(&q->drv));
+	et_attr_flags(&q->c, UVERBS_ATTR_UHW_OUT, 0, sizeof(q->drv_resp), ptr(&q->drv_resp));
 }
 
 /* CREATE_XSRQ's rules from attributes; the objects the type needs */
@@ -971,12 +931,12 @@ Test(ioctl, srq_create)
 	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
 	struct ib_uverbs_destroy_srq_resp dresp;
 	struct srq_call q;
-	struct call d;
+	struct et_call d;
 
 	cr_assert(ring && db && pd && cq);
 	srq_create_call(&q, pd->handle, IBV_SRQT_XRC, ring, db);
 	cr_expect_eq(call(&q.c), ENOENT, "XRC without its CQ");
-	attr(&q.c, UVERBS_ATTR_CREATE_SRQ_CQ_HANDLE, 0, 0, cq->handle);
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_SRQ_CQ_HANDLE, 0, 0, cq->handle);
 	cr_expect_eq(call(&q.c), ENOENT, "XRC without its domain");
 	q.c.attrs[1].data = 7;
 	cr_expect_eq(call(&q.c), EINVAL, "no such SRQ type");
@@ -984,7 +944,7 @@ Test(ioctl, srq_create)
 	q.c.attrs[3].data = cq->handle;
 	cr_expect_eq(call(&q.c), EINVAL, "a CQ's handle for the PD");
 	q.c.attrs[3].data = pd->handle;
-	attr(&q.c, UVERBS_ATTR_CREATE_SRQ_EVENT_FD, 0, 0, 0);
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_SRQ_EVENT_FD, 0, 0, 0);
 	cr_expect_eq(call(&q.c), EBADF, "stdin is not the async file");
 	q.c.attrs[12].data = ctx->async_fd;
 
@@ -994,10 +954,9 @@ Test(ioctl, srq_create)
 	cr_expect(q.c.attrs[10].flags & UVERBS_ATTR_F_VALID_OUTPUT, "UHW_OUT written");
 	cr_expect_neq(q.drv_resp.srqn, 0);
 
-	call_init(&d, UVERBS_OBJECT_SRQ, UVERBS_METHOD_SRQ_DESTROY);
-	attr(&d, UVERBS_ATTR_DESTROY_SRQ_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, q.c.attrs[0].data);
-	attr(&d, UVERBS_ATTR_DESTROY_SRQ_RESP, UVERBS_ATTR_F_MANDATORY, sizeof(dresp),
-	     ptr(&dresp));
+	et_call_init(&d, UVERBS_OBJECT_SRQ, UVERBS_METHOD_SRQ_DESTROY);
+	et_attr(&d, UVERBS_ATTR_DESTROY_SRQ_HANDLE, 0, q.c.attrs[0].data);
+	et_attr(&d, UVERBS_ATTR_DESTROY_SRQ_RESP, sizeof(dresp), ptr(&dresp));
 	cr_expect_eq(call(&d), 0, "the handle came back in .data");
 	cr_assert_eq(ibv_destroy_cq(cq), 0);
 	cr_assert_eq(ibv_dealloc_pd(pd), 0);
@@ -1027,7 +986,7 @@ Test(ioctl, srq_create_output_not_written)
 /* ---- QP_CREATE ------------------------------------------------------------- */
 
 struct qp_call {
-	struct call c;
+	struct et_call c;
 	struct ib_uverbs_qp_cap cap, resp_cap;
 	uint32_t qpn;
 };
@@ -1038,15 +997,13 @@ static void qp_create_call(struct qp_call *q, uint64_t type)
 	memset(q, 0, sizeof(*q));
 	q->cap = (struct ib_uverbs_qp_cap){ .max_send_wr = 4, .max_recv_wr = 4,
 					    .max_send_sge = 1, .max_recv_sge = 1 };
-	call_init(&q->c, UVERBS_OBJECT_QP, UVERBS_METHOD_QP_CREATE);
-	attr(&q->c, UVERBS_ATTR_CREATE_QP_HANDLE, UVERBS_ATTR_F_MANDATORY, 0, 0);
-	attr(&q->c, UVERBS_ATTR_CREATE_QP_USER_HANDLE, UVERBS_ATTR_F_MANDATORY, 8, 0x77);
-	attr(&q->c, UVERBS_ATTR_CREATE_QP_CAP, UVERBS_ATTR_F_MANDATORY, sizeof(q->cap),
-	     ptr(&q->cap));
-	attr(&q->c, UVERBS_ATTR_CREATE_QP_TYPE, UVERBS_ATTR_F_MANDATORY, 8, type);
-	attr(&q->c, UVERBS_ATTR_CREATE_QP_RESP_CAP, UVERBS_ATTR_F_MANDATORY,
-	     sizeof(q->resp_cap), ptr(&q->resp_cap));
-	attr(&q->c, UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, UVERBS_ATTR_F_MANDATORY, 4, ptr(&q->qpn));
+	et_call_init(&q->c, UVERBS_OBJECT_QP, UVERBS_METHOD_QP_CREATE);
+	et_attr(&q->c, UVERBS_ATTR_CREATE_QP_HANDLE, 0, 0);
+	et_attr(&q->c, UVERBS_ATTR_CREATE_QP_USER_HANDLE, 8, 0x77);
+	et_attr(&q->c, UVERBS_ATTR_CREATE_QP_CAP, sizeof(q->cap), ptr(&q->cap));
+	et_attr(&q->c, UVERBS_ATTR_CREATE_QP_TYPE, 8, type);
+	et_attr(&q->c, UVERBS_ATTR_CREATE_QP_RESP_CAP, sizeof(q->resp_cap), ptr(&q->resp_cap));
+	et_attr(&q->c, UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, 4, ptr(&q->qpn));
 }
 
 /*
@@ -1065,23 +1022,23 @@ Test(ioctl, qp_create_refusals)
 	cr_assert(pd && cq && srq);
 	qp_create_call(&q, IBV_QPT_RC);
 	cr_expect_eq(call(&q.c), ENOENT, "RC without a PD");
-	attr(&q.c, UVERBS_ATTR_CREATE_QP_PD_HANDLE, 0, 0, pd->handle);
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_PD_HANDLE, 0, 0, pd->handle);
 	cr_expect_eq(call(&q.c), ENOENT, "RC without its send CQ");
-	attr(&q.c, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, 0, 0, cq->handle);
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, 0, 0, cq->handle);
 	cr_expect_eq(call(&q.c), ENOENT, "RC without its receive CQ");
-	attr(&q.c, UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, 0, 0, pd->handle);
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, 0, 0, pd->handle);
 	cr_expect_eq(call(&q.c), EINVAL, "a PD's handle for the receive CQ");
 	q.c.attrs[8].data = cq->handle;
-	attr(&q.c, UVERBS_ATTR_CREATE_QP_FLAGS, 0, 4,
-	     IB_UVERBS_QP_CREATE_BLOCK_MULTICAST_LOOPBACK);
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_FLAGS, 0, 4,
+		      IB_UVERBS_QP_CREATE_BLOCK_MULTICAST_LOOPBACK);
 	cr_expect_eq(call(&q.c), EINVAL, "multicast loopback blocked on RC");
 	q.c.attrs[9].data = 1u << 20;
 	cr_expect_eq(call(&q.c), EINVAL, "a flag the kernel does not know");
 	q.c.attrs[9].data = IB_UVERBS_QP_CREATE_SQ_SIG_ALL;
-	attr(&q.c, UVERBS_ATTR_CREATE_QP_EVENT_FD, 0, 0, 0);
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_EVENT_FD, 0, 0, 0);
 	cr_expect_eq(call(&q.c), EBADF, "stdin is not the async file");
 	q.c.attrs[10].data = ctx->async_fd;
-	attr(&q.c, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE, 0, 0, 0);
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE, 0, 0, 0);
 	cr_expect_eq(call(&q.c), ENOENT, "no indirection table exists");
 	/* which objects a type may name is checked before any is looked up */
 	q.c.attrs[11].attr_id = UVERBS_ATTR_CREATE_QP_XRCD_HANDLE;
@@ -1091,21 +1048,21 @@ Test(ioctl, qp_create_refusals)
 
 	qp_create_call(&q, IBV_QPT_XRC_RECV);
 	cr_expect_eq(call(&q.c), ENOENT, "an XRC target without its domain");
-	attr(&q.c, UVERBS_ATTR_CREATE_QP_XRCD_HANDLE, 0, 0, 0);
-	attr(&q.c, UVERBS_ATTR_CREATE_QP_PD_HANDLE, 0, 0, pd->handle);
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_XRCD_HANDLE, 0, 0, 0);
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_PD_HANDLE, 0, 0, pd->handle);
 	cr_expect_eq(call(&q.c), EINVAL, "an XRC target with a PD");
 
 	qp_create_call(&q, IBV_QPT_XRC_SEND);
-	attr(&q.c, UVERBS_ATTR_CREATE_QP_PD_HANDLE, 0, 0, pd->handle);
-	attr(&q.c, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, 0, 0, cq->handle);
-	attr(&q.c, UVERBS_ATTR_CREATE_QP_SRQ_HANDLE, 0, 0, srq->handle);
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_PD_HANDLE, 0, 0, pd->handle);
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, 0, 0, cq->handle);
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_SRQ_HANDLE, 0, 0, srq->handle);
 	cr_expect_eq(call(&q.c), EINVAL, "an XRC initiator with an SRQ");
 
 	qp_create_call(&q, IBV_QPT_UD);
-	attr(&q.c, UVERBS_ATTR_CREATE_QP_PD_HANDLE, 0, 0, pd->handle);
-	attr(&q.c, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, 0, 0, cq->handle);
-	attr(&q.c, UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, 0, 0, cq->handle);
-	attr(&q.c, UVERBS_ATTR_CREATE_QP_FLAGS, 0, 4, IB_UVERBS_QP_CREATE_SCATTER_FCS);
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_PD_HANDLE, 0, 0, pd->handle);
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, 0, 0, cq->handle);
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, 0, 0, cq->handle);
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_FLAGS, 0, 4, IB_UVERBS_QP_CREATE_SCATTER_FCS);
 	cr_expect_eq(call(&q.c), EINVAL, "FCS scatter outside a raw packet QP");
 
 	cr_assert_eq(ibv_destroy_srq(srq), 0);
@@ -1138,11 +1095,11 @@ Test(ioctl, qp_create_output_not_written)
 	drv.bfreg_index = uar->page_id;
 	for (unsigned i = 0; i <= 3; i++) {
 		qp_create_call(&q, IBV_QPT_RC);
-		attr(&q.c, UVERBS_ATTR_CREATE_QP_PD_HANDLE, 0, 0, pd->handle);
-		attr(&q.c, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, 0, 0, cq->handle);
-		attr(&q.c, UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, 0, 0, cq->handle);
-		attr(&q.c, UVERBS_ATTR_UHW_IN, 0, sizeof(drv), ptr(&drv));
-		attr(&q.c, UVERBS_ATTR_UHW_OUT, 0, sizeof(drv_resp), ptr(&drv_resp));
+		et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_PD_HANDLE, 0, 0, pd->handle);
+		et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, 0, 0, cq->handle);
+		et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, 0, 0, cq->handle);
+		et_attr_flags(&q.c, UVERBS_ATTR_UHW_IN, 0, sizeof(drv), ptr(&drv));
+		et_attr_flags(&q.c, UVERBS_ATTR_UHW_OUT, 0, sizeof(drv_resp), ptr(&drv_resp));
 		if (i == 3) {
 			cr_assert_eq(call(&q.c), 0, "the same call, its outputs writable");
 			break;

@@ -46,19 +46,28 @@ static void query_cap(uint16_t op_mod, uint32_t *out, size_t out_len)
 }
 
 /*
- * CREATE_GENERAL_OBJECT of 2^log_n reserved numbers on c: the object, its
- * first number in *first; NULL with errno and *status on a refusal.
+ * CREATE_GENERAL_OBJECT of 2^log_n reserved numbers on c: the object, or
+ * NULL with errno; the command's output in out.
  */
-static struct mlx5dv_devx_obj *reserve(struct ibv_context *c, unsigned log_n,
-				       uint32_t *first, uint32_t *status)
+static struct mlx5dv_devx_obj *reserve_cmd(struct ibv_context *c, unsigned log_n,
+					   uint32_t out[4])
 {
-	uint32_t in[8] = { 0 }, out[4] = { 0 };
-	struct mlx5dv_devx_obj *o;
+	uint32_t in[8] = { 0 };
 
+	memset(out, 0, 4 * sizeof(out[0]));
 	prm_set(in, OPCODE, CREATE_GENERAL_OBJECT);
 	prm_set(in, OBJ_TYPE, OBJ_RESERVED_QPN);
 	prm_set(in, LOG_OBJ_RANGE, log_n);
-	o = mlx5dv_devx_obj_create(c, in, sizeof(in), out, sizeof(out));
+	return mlx5dv_devx_obj_create(c, in, sizeof(in), out, 4 * sizeof(out[0]));
+}
+
+/* reserve_cmd(), its first number in *first, the status of a refusal in *status */
+static struct mlx5dv_devx_obj *reserve(struct ibv_context *c, unsigned log_n,
+				       uint32_t *first, uint32_t *status)
+{
+	uint32_t out[4];
+	struct mlx5dv_devx_obj *o = reserve_cmd(c, log_n, out);
+
 	*first = prm_get(out, OBJ_ID);
 	*status = prm_get(out, STATUS);
 	return o;
@@ -361,6 +370,82 @@ Test(reserved_qpn, around_live_qps)
 		cr_assert_eq(mlx5dv_devx_obj_destroy(obj[r]), 0);
 	for (unsigned i = 0; i < NQP; i++)
 		cr_assert_eq(ibv_destroy_qp(qp[i]), 0);
+	cr_assert_eq(ibv_destroy_cq(cq), 0);
+}
+
+/*
+ * Under the host's limit, but with no free range of the size asked for:
+ * NO_RES (libmlx5's mlx5_cmd_status_to_err() makes it EAGAIN).  Seven
+ * ranges of 2^LOG_MAX_ALLOC are held, and a live QP in each of the other
+ * eight (range 0, whose first number is no QPN, is never one): the eighth
+ * range the limit allows has nowhere to go, while a smaller one fits
+ * around the QPs, and the range of a QP destroyed is free again.  QPNs
+ * are given out in turn: the QPs go round the space until each of those
+ * ranges has one.
+ */
+Test(reserved_qpn, no_free_range, .timeout = 120)
+{
+	enum {
+		RANGES = HOST_QPNS >> LOG_MAX_ALLOC,
+		HELD = (1u << (LOG_MAX_NUM - LOG_MAX_ALLOC)) - 1,
+		TO_BLOCK = RANGES - 1 - HELD,
+	};
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_qp_init_attr qa = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct mlx5dv_devx_obj *obj[HELD], *o;
+	struct ibv_qp *blocker[RANGES] = { 0 };
+	bool held[RANGES] = { false };
+	uint32_t first, status, out[4];
+	unsigned blocked = 0, last = 0;
+
+	cr_assert(cq);
+	for (unsigned i = 0; i < HELD; i++) {
+		obj[i] = reserve(ctx, LOG_MAX_ALLOC, &first, &status);
+		cr_assert(obj[i], "range %u: %s, status %#x", i, strerror(errno), status);
+		held[first % HOST_QPNS >> LOG_MAX_ALLOC] = true;
+	}
+	for (unsigned created = 0; blocked < TO_BLOCK; created++) {
+		struct ibv_qp *qp = ibv_create_qp(pd, &qa);
+		unsigned r;
+
+		cr_assert(qp, "QP %u: %s", created, strerror(errno));
+		cr_assert_lt(created, 2 * HOST_QPNS, "the QPNs do not go round the space");
+		r = qp->qp_num % HOST_QPNS >> LOG_MAX_ALLOC;
+		cr_assert(!held[r], "QP %#x in a held range", qp->qp_num);
+		if (r && !blocker[r]) {
+			blocker[r] = qp;
+			blocked++;
+			last = r;
+		} else {
+			cr_assert_eq(ibv_destroy_qp(qp), 0);
+		}
+	}
+
+	o = reserve_cmd(ctx, LOG_MAX_ALLOC, out);
+	cr_expect(!o, "range %#x with a QP in every free range", prm_get(out, OBJ_ID));
+	cr_expect_eq(errno, EREMOTEIO);
+	cr_expect_eq(prm_get(out, STATUS), STAT_NO_RES);
+	cr_expect_neq(prm_get(out, SYNDROME), 0);
+	o = reserve(ctx, LOG_GRANULARITY, &first, &status);
+	cr_expect(o, "a smaller range: %s, status %#x", strerror(errno), status);
+	if (o)
+		cr_assert_eq(mlx5dv_devx_obj_destroy(o), 0);
+
+	cr_assert_eq(ibv_destroy_qp(blocker[last]), 0);
+	blocker[last] = NULL;
+	o = reserve(ctx, LOG_MAX_ALLOC, &first, &status);
+	cr_assert(o, "a QP gone: %s, status %#x", strerror(errno), status);
+	cr_expect_eq(first % HOST_QPNS >> LOG_MAX_ALLOC, last, "%#x", first);
+	cr_assert_eq(mlx5dv_devx_obj_destroy(o), 0);
+
+	for (unsigned r = 0; r < RANGES; r++)
+		if (blocker[r])
+			cr_assert_eq(ibv_destroy_qp(blocker[r]), 0);
+	for (unsigned i = 0; i < HELD; i++)
+		cr_assert_eq(mlx5dv_devx_obj_destroy(obj[i]), 0);
 	cr_assert_eq(ibv_destroy_cq(cq), 0);
 }
 
