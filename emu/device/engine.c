@@ -579,34 +579,36 @@ static bool assists_keep_up(struct idle_state *st)
 }
 
 /*
- * The CPUs the engine may run on (its affinity, inherited from the thread
- * that opened the device), and when cpus_oversubscribed() may next count.
+ * The CPUs whose runnable threads /proc/loadavg counts (all of the
+ * machine's), and when cpus_oversubscribed() may next count.
  */
-static unsigned engine_cpus;
+static unsigned machine_cpus;
 static uint64_t next_count_ns;
 #define COUNT_EVERY_NS	1000000u
 
-static void count_engine_cpus(void)
+/*
+ * Counted against the machine's CPUs, not the engine's affinity: in a
+ * container pinned to 2 CPUs of a 64-CPU host the count is the host's, and
+ * against 2 it would find the engine contended whenever the host is busy
+ * anywhere.  Against 64 it finds contention only where the whole machine
+ * is oversubscribed, and the yields and late naps tell the rest.
+ */
+static void count_machine_cpus(void)
 {
-	cpu_set_t set;
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		engine_cpus = (unsigned)CPU_COUNT(&set);
-	else
-		engine_cpus = online > 0 ? (unsigned)online : 1;
+	machine_cpus = online > 0 ? (unsigned)online : 1;
 }
 
 /*
- * Whether more threads are runnable than the engine has CPUs, i.e. some
+ * Whether more threads are runnable than the machine has CPUs, i.e. some
  * wait for one.  Under EEVDF (Linux >= 6.6) a yield does not tell: it
  * moves the caller's deadline on by one slice, and the engine, with its
  * short slice and the lag it kept while asleep, is then often still the
  * eligible thread with the earliest deadline and runs on at once, however
  * many wait; nor are its naps late, its wake-ups preempting (measured in
  * emu/DESIGN-wakeup.md, "Wake-up latency").  The count is nr_running(),
- * /proc/loadavg's fourth field: it covers every CPU, so a machine busy
- * elsewhere counts as contended too.  Read at most every COUNT_EVERY_NS
+ * /proc/loadavg's fourth field, of every CPU.  Read at most every COUNT_EVERY_NS
  * (3-5 us a read).
  */
 static bool cpus_oversubscribed(uint64_t now)
@@ -628,7 +630,7 @@ static bool cpus_oversubscribed(uint64_t now)
 		return false;
 	buf[n] = 0;
 	/* "0.52 0.58 0.59 3/467 12345": runnable/total threads */
-	return sscanf(buf, "%*s %*s %*s %u/", &runnable) == 1 && runnable > engine_cpus;
+	return sscanf(buf, "%*s %*s %*s %u/", &runnable) == 1 && runnable > machine_cpus;
 }
 
 /*
@@ -663,7 +665,7 @@ static void *engine_main(void *arg)
 	/* short sleeps must stay short: the default 50 us slack would dominate */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	engine_sched_setup();
-	count_engine_cpus();
+	count_machine_cpus();
 	st.backoff = nap_ns;
 
 	last_work = dev_now_ns();
