@@ -67,6 +67,7 @@
 
 #define DEV_UD_MAX_MSG		4096u	/* UD messages are bounded by the path MTU */
 #define DEV_MAX_SGE		64	/* a WQE holds at most 63 DS */
+#define DEV_ETH_HLEN		14	/* a raw packet QP's frame: at least its MAC header */
 /*
  * Per QP, unacknowledged request packets: the requester's window.  A message
  * longer than the window goes out in pieces, each as ACKs make room.

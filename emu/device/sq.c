@@ -49,6 +49,7 @@ struct dev_wqe {
 	uint32_t		rkey;
 	uint64_t		atomic[4];
 	uint32_t		atomic_size;
+	uint16_t		eth_inl;	/* raw packet: inline header bytes */
 	uint32_t		data_off;	/* first data/inline segment */
 	unsigned		nseg;
 	uint8_t			buf[WQE_MAX_BYTES];
@@ -105,6 +106,7 @@ enum {
 	OPF_ON_UD	= 1 << 4,	/* legal on a UD QP */
 	OPF_ON_UC	= 1 << 5,	/* on UC (and XRC_RECV, raw ...) */
 	OPF_ON_RC	= 1 << 6,	/* on RC, XRC_SEND and a DCI */
+	OPF_ON_RAW	= 1 << 7,	/* on a raw packet QP: a frame, or a NOP */
 	OPF_ON_ALL	= OPF_ON_UD | OPF_ON_UC | OPF_ON_RC,
 	OPF_ATOMIC_OP	= OPF_RADDR | OPF_ATOMIC | OPF_RESP | OPF_ON_RC,
 };
@@ -113,8 +115,8 @@ static const struct {
 	uint8_t		dop;		/* enum dev_op; 0: no packet */
 	uint8_t		flags;		/* OPF_* */
 } op_info[256] = {
-	[RF_OPCODE_NOP]			= { 0, OPF_LOCAL | OPF_ON_ALL },
-	[RF_OPCODE_SEND]		= { DOP_SEND, OPF_ON_ALL },
+	[RF_OPCODE_NOP]			= { 0, OPF_LOCAL | OPF_ON_ALL | OPF_ON_RAW },
+	[RF_OPCODE_SEND]		= { DOP_SEND, OPF_ON_ALL | OPF_ON_RAW },
 	[RF_OPCODE_SEND_IMM]		= { DOP_SEND_IMM, OPF_ON_ALL },
 	[RF_OPCODE_RDMA_WRITE]		= { DOP_WRITE, OPF_RADDR | OPF_ON_UC | OPF_ON_RC },
 	[RF_OPCODE_RDMA_WRITE_IMM]	= { DOP_WRITE_IMM, OPF_RADDR | OPF_ON_UC | OPF_ON_RC },
@@ -136,6 +138,8 @@ static uint8_t qp_opf(const struct emu_qp *qp)
 {
 	if (qp->type == IBV_QPT_RC || qp->type == IBV_QPT_XRC_SEND || qp->dc == EMU_DC_DCI)
 		return OPF_ON_RC;
+	if (qp->type == IBV_QPT_RAW_PACKET)
+		return OPF_ON_RAW;
 	return qp->type == IBV_QPT_UD ? OPF_ON_UD : OPF_ON_UC;
 }
 
@@ -162,6 +166,7 @@ static bool wqe_decode(const struct dev_qp *dq, const uint8_t *img, uint32_t bb,
 	w->av = NULL;
 	w->av_ext = false;
 	w->raddr = 0;
+	w->eth_inl = 0;
 	memset(w->atomic, 0, sizeof(w->atomic));
 	w->atomic_size = 0;
 	w->off = off;
@@ -213,6 +218,19 @@ static bool wqe_decode(const struct dev_qp *dq, const uint8_t *img, uint32_t bb,
 		w->dqpn = dqp & 0xffffff;
 		w->av_ext = (dqp & RF_EXTENDED_UD_AV) != 0;
 		cur += w->av_ext ? 48 : 16;
+		if (cur > w->len)
+			return false;
+	}
+	if (qp->type == IBV_QPT_RAW_PACKET) {
+		/*
+		 * The Ethernet segment (struct mlx5_wqe_eth_seg): the frame's
+		 * first inline_hdr_sz bytes, 2 in the segment's last bytes
+		 * and the rest after it, in whole 16-byte units.
+		 */
+		if (cur + 16 > w->len)
+			return false;
+		w->eth_inl = dev_be16(b + cur + 12);
+		cur += 16 + (w->eth_inl > 2 ? (w->eth_inl - 2u + 15u) & ~15u : 0);
 		if (cur > w->len)
 			return false;
 	}
@@ -449,6 +467,22 @@ static bool sq_parse_one(struct dev_qp *dq, uint32_t avail, struct dev_wqe *w,
 	    (qp->type == IBV_QPT_UD && sgl->total > dev_ud_max_msg())) {
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 		goto fail;
+	}
+	if (qp->type == IBV_QPT_RAW_PACKET && w->dop) {
+		/*
+		 * A frame: the inline header then the gather list, at least
+		 * an Ethernet header of it.  It goes to the NIC's steering,
+		 * where no rule can exist yet (ibv_create_flow() is not
+		 * offered, emu/DESIGN-ethernet.md): like a frame for a
+		 * host no one listens on, it is gone, and the WQE completes.
+		 */
+		e->byte_len = (uint32_t)(w->eth_inl + sgl->total);
+		if (e->byte_len < DEV_ETH_HLEN) {
+			e->syndrome = RF_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+			goto fail;
+		}
+		e->flags |= DENTF_LOCAL;
+		return true;
 	}
 	if (w->atomic_size) {
 		if (sgl->total < w->atomic_size) {

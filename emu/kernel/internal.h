@@ -122,6 +122,12 @@ int emu_cmd_modify_srq(struct emu_cmd *c);
 int emu_cmd_query_srq(struct emu_cmd *c);
 int emu_cmd_destroy_srq(struct emu_cmd *c);
 
+int emu_cmd_create_wq(struct emu_cmd *c);
+int emu_cmd_modify_wq(struct emu_cmd *c);
+int emu_cmd_destroy_wq(struct emu_cmd *c);
+int emu_cmd_create_rwq_ind_tbl(struct emu_cmd *c);
+int emu_cmd_destroy_rwq_ind_tbl(struct emu_cmd *c);
+
 int emu_cmd_open_xrcd(struct emu_cmd *c);
 int emu_cmd_close_xrcd(struct emu_cmd *c);
 
@@ -141,6 +147,8 @@ void emu_uar_destroy_locked(struct emu_uar *uar);
 void emu_mkey_destroy_locked(struct emu_mkey *mk);
 void emu_psv_destroy_locked(struct emu_psv *psv);
 void emu_pp_destroy_locked(struct emu_pp *pp);
+void emu_wq_destroy_locked(struct emu_wq *wq);
+void emu_rwq_ind_tbl_destroy_locked(struct emu_rwq_ind_tbl *t);
 /* pp.c: a child of fork() forgets its parent's rate tables */
 void emu_pp_disown_locked(void);
 

@@ -123,6 +123,8 @@ enum emu_obj_type {
 	EMU_OBJ_PSV,		/* a DEVX CREATE_PSV object (devx.c) */
 	EMU_OBJ_RESERVED_QPN,	/* a DEVX RESERVED_QPN general object (reserved_qpn.c) */
 	EMU_OBJ_PP,		/* a packet pacing entry (pp.c) */
+	EMU_OBJ_WQ,		/* an Ethernet receive work queue (wq.c) */
+	EMU_OBJ_RWQ_IND_TBL,	/* an indirection table of WQs (wq.c) */
 	EMU_OBJ_TYPE_COUNT
 };
 
@@ -483,6 +485,32 @@ struct emu_qp {
 	void			*dev_priv;	/* device model's per-QP state */
 };
 
+/*
+ * A work queue of ibv_create_wq() (wq.c): a receive ring of libmlx5's, in
+ * the state MODIFY_WQ last set; an indirection table names 2^n of them.
+ */
+struct emu_wq {
+	struct emu_obj		obj;
+	uint32_t		wqn;
+	struct emu_pd		*pd;
+	struct emu_cq		*cq;
+	uint32_t		uidx;
+	enum ibv_wq_state	state;
+	uint64_t		buf;
+	uint64_t		dbrec;
+	struct emu_pin		pin;
+	uint32_t		wqe_cnt;
+	uint32_t		wqe_shift;
+	unsigned		async_events;
+};
+
+struct emu_rwq_ind_tbl {
+	struct emu_obj		obj;
+	uint32_t		rqtn;
+	uint32_t		size;
+	struct emu_wq		*wq[];
+};
+
 struct emu_srq {
 	struct emu_obj		obj;
 	uint32_t		srqn;
@@ -748,7 +776,8 @@ void emu_clock_tick_locked(void);
  * Inline, because the device model makes several for every packet.
  */
 enum emu_num_kind { EMU_NUM_PD, EMU_NUM_CQ, EMU_NUM_QP, EMU_NUM_SRQ,
-		    EMU_NUM_MKEY, EMU_NUM_PSV, EMU_NUM_KIND_COUNT };
+		    EMU_NUM_MKEY, EMU_NUM_PSV, EMU_NUM_RQ, EMU_NUM_RQT,
+		    EMU_NUM_KIND_COUNT };
 struct emu_num_space {
 	void		**slot;		/* EMU_NUM_IDX_MASK + 1 entries */
 	uint32_t	next;		/* rotate, so numbers are not reused at once */
