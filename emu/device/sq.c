@@ -49,7 +49,8 @@ struct dev_wqe {
 	uint32_t		rkey;
 	uint64_t		atomic[4];
 	uint32_t		atomic_size;
-	uint16_t		eth_inl;	/* raw packet: inline header bytes */
+	uint16_t		eth_inl;	/* raw packet: inline header bytes ... */
+	uint32_t		eth_inl_off;	/* ... at this offset in buf */
 	uint32_t		data_off;	/* first data/inline segment */
 	unsigned		nseg;
 	uint8_t			buf[WQE_MAX_BYTES];
@@ -230,6 +231,7 @@ static bool wqe_decode(const struct dev_qp *dq, const uint8_t *img, uint32_t bb,
 		if (cur + 16 > w->len)
 			return false;
 		w->eth_inl = dev_be16(b + cur + 12);
+		w->eth_inl_off = cur + 14;
 		cur += 16 + (w->eth_inl > 2 ? (w->eth_inl - 2u + 15u) & ~15u : 0);
 		if (cur > w->len)
 			return false;
@@ -470,14 +472,13 @@ static bool sq_parse_one(struct dev_qp *dq, uint32_t avail, struct dev_wqe *w,
 	}
 	if (qp->type == IBV_QPT_RAW_PACKET && w->dop) {
 		/*
-		 * A frame: the inline header then the gather list, at least
-		 * an Ethernet header of it.  It goes to the NIC's steering,
-		 * where no rule can exist yet (ibv_create_flow() is not
-		 * offered, emu/DESIGN-ethernet.md): like a frame for a
-		 * host no one listens on, it is gone, and the WQE completes.
+		 * A frame: the inline header then the gather list, from a
+		 * MAC header to the port's largest frame.  It leaves at
+		 * emission (raw_send()), which completes it.
 		 */
 		e->byte_len = (uint32_t)(w->eth_inl + sgl->total);
-		if (e->byte_len < DEV_ETH_HLEN) {
+		if (w->eth_inl + sgl->total < DEV_ETH_HLEN ||
+		    w->eth_inl + sgl->total > DEV_ETH_MAX_FRAME) {
 			e->syndrome = RF_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 			goto fail;
 		}
@@ -934,6 +935,30 @@ static bool emit_entry(struct dev_qp *dq, struct dev_ent *e)
 	return emit_parsed(dq, e, &w, &sgl);
 }
 
+/*
+ * A raw packet QP's frame, gathered as the NIC does (the inline header,
+ * then the gather list) and handed to its receive steering (eth.c), which
+ * the mlx5 driver's local loopback turns every frame to.  0 or the
+ * syndrome of its CQE: memory gone since the WQE was parsed.
+ */
+static uint8_t raw_send(struct dev_qp *dq, const struct dev_ent *e)
+{
+	static uint8_t frame[DEV_ETH_MAX_FRAME];
+	struct dev_wqe w;
+	struct dev_sgl sgl;
+
+	if (!ent_parse(dq, e, &w))
+		return RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	if (wqe_sgl(dq, &w, &sgl, 0) ||
+	    w.eth_inl + sgl.total != e->byte_len)
+		return RF_CQE_SYNDROME_LOCAL_PROT_ERR;
+	memcpy(frame, w.buf + w.eth_inl_off, w.eth_inl);
+	if (!dev_sgl_copy_out(&sgl, 0, frame + w.eth_inl, (uint32_t)sgl.total))
+		return RF_CQE_SYNDROME_LOCAL_PROT_ERR;
+	dev_eth_steer(dq->qp, frame, e->byte_len);
+	return 0;
+}
+
 /* Does an earlier READ/atomic still wait for its response? */
 static bool fence_blocks(const struct dev_qp *dq, uint32_t upto)
 {
@@ -995,6 +1020,8 @@ static bool emit_step(struct dev_qp *dq, const struct dev_wqe *w, const struct d
 			e->syndrome = wqe_parse(dq, e->wqe, &u) && u.len >= 32 ?
 				      dev_sig_set_psv(dq, u.buf + 16) :
 				      RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+		} else if (e->op == RF_OPCODE_SEND) {
+			e->syndrome = raw_send(dq, e);	/* the only SEND that is local */
 		} else if (e->op == RF_OPCODE_UMR || e->op == RF_OPCODE_TAG_MATCHING) {
 			struct dev_wqe u;
 			uint8_t wc_op;

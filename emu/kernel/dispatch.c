@@ -118,6 +118,11 @@ static const struct cmd_desc legacy_cmds[] = {
 		END(req, req_last), 0 }
 
 static const struct cmd_desc ex_cmds[] = {
+	/* the specs follow the command: at most 8 of the largest kind */
+	EXCMD_LIST(CREATE_FLOW, emu_cmd_create_flow, ib_uverbs_create_flow, flow_attr,
+		   8 * sizeof(struct ib_uverbs_flow_spec_ipv6),
+		   ib_uverbs_create_flow_resp, flow_handle),
+	EXCMD_I(DESTROY_FLOW, emu_cmd_destroy_flow, ib_uverbs_destroy_flow, flow_handle),
 	EXCMD(QUERY_DEVICE, emu_cmd_query_device_ex, ib_uverbs_ex_query_device,
 	      reserved, ib_uverbs_ex_query_device_resp, response_length),
 	EXCMD(CREATE_CQ, emu_cmd_create_cq_ex, ib_uverbs_ex_create_cq, reserved,

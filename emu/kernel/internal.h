@@ -128,6 +128,9 @@ int emu_cmd_destroy_wq(struct emu_cmd *c);
 int emu_cmd_create_rwq_ind_tbl(struct emu_cmd *c);
 int emu_cmd_destroy_rwq_ind_tbl(struct emu_cmd *c);
 
+int emu_cmd_create_flow(struct emu_cmd *c);
+int emu_cmd_destroy_flow(struct emu_cmd *c);
+
 int emu_cmd_open_xrcd(struct emu_cmd *c);
 int emu_cmd_close_xrcd(struct emu_cmd *c);
 
@@ -148,6 +151,7 @@ void emu_mkey_destroy_locked(struct emu_mkey *mk);
 void emu_psv_destroy_locked(struct emu_psv *psv);
 void emu_pp_destroy_locked(struct emu_pp *pp);
 void emu_wq_destroy_locked(struct emu_wq *wq);
+void emu_flow_destroy_locked(struct emu_flow *r);
 void emu_rwq_ind_tbl_destroy_locked(struct emu_rwq_ind_tbl *t);
 /* pp.c: a child of fork() forgets its parent's rate tables */
 void emu_pp_disown_locked(void);

@@ -125,6 +125,7 @@ enum emu_obj_type {
 	EMU_OBJ_PP,		/* a packet pacing entry (pp.c) */
 	EMU_OBJ_WQ,		/* an Ethernet receive work queue (wq.c) */
 	EMU_OBJ_RWQ_IND_TBL,	/* an indirection table of WQs (wq.c) */
+	EMU_OBJ_FLOW,		/* a steering rule of ibv_create_flow() (flow.c) */
 	EMU_OBJ_TYPE_COUNT
 };
 
@@ -482,6 +483,7 @@ struct emu_qp {
 	bool			opened;
 
 	unsigned		async_events;
+	unsigned		flows;		/* steering rules to it (flow.c): destroy is EBUSY */
 	void			*dev_priv;	/* device model's per-QP state */
 };
 
@@ -510,6 +512,34 @@ struct emu_rwq_ind_tbl {
 	uint32_t		size;
 	struct emu_wq		*wq[];
 };
+
+/*
+ * A steering rule of ibv_create_flow() (flow.c): the specs, each a value
+ * and a mask in network order as the command gave them; a frame matches
+ * when every spec's masked fields equal its masked value (device/eth.c).
+ */
+struct emu_flow_spec {
+	uint32_t		type;		/* IBV_FLOW_SPEC_ETH, _IPV4, _IPV6, _TCP, _UDP */
+	union emu_flow_filter {
+		struct ib_uverbs_flow_eth_filter	eth;
+		struct ib_uverbs_flow_ipv4_filter	ipv4;
+		struct ib_uverbs_flow_ipv6_filter	ipv6;
+		struct ib_uverbs_flow_tcp_udp_filter	l4;
+	} v, m;
+};
+
+struct emu_flow {
+	struct emu_obj		obj;
+	struct emu_qp		*qp;		/* a raw packet QP with an RQ */
+	uint16_t		priority;	/* lower first */
+	bool			dont_trap;	/* the frame goes on to later rules */
+	unsigned		nspecs;
+	struct emu_flow_spec	spec[8];	/* IB_FLOW_SPEC_SUPPORT_LAYERS */
+	struct emu_flow		*next;		/* the host's rules, in match order */
+};
+
+/* every rule of this host, in the order the NIC's steering tries them */
+const struct emu_flow *emu_flows_locked(void);
 
 struct emu_srq {
 	struct emu_obj		obj;

@@ -1105,8 +1105,8 @@ int emu_cmd_destroy_qp(struct emu_cmd *c)
 
 	if (!qp)
 		return EINVAL;
-	if (qp_has_mcast(qp))
-		return EBUSY;	/* attached multicast groups keep it */
+	if (qp_has_mcast(qp) || qp->flows)
+		return EBUSY;	/* attached multicast groups and steering rules keep it */
 	resp->events_reported = qp->async_events -
 		emu_evq_reclaim_async(&c->ctx->async, qp->obj.user_handle);
 	/*
