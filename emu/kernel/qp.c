@@ -1027,7 +1027,7 @@ int emu_cmd_modify_qp_ex(struct emu_cmd *c)
 	if (cmd->reserved)
 		return EINVAL;
 	if ((cmd->base.attr_mask & IBV_QP_RATE_LIMIT) && cmd->rate_limit)
-		return EOPNOTSUPP;	/* a raw packet QP's, and none is offered */
+		return EOPNOTSUPP;	/* a raw QP's SQ takes no rate entry yet (DESIGN-ethernet.md) */
 	ret = modify_qp(c, &cmd->base, cmd->rate_limit);
 	if (!ret)
 		resp->response_length = (uint32_t)(c->out_len < sizeof(*resp) ?

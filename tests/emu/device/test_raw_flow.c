@@ -27,17 +27,6 @@ static uint8_t buf[NQP][8192];
 static const uint8_t mac_b[6] = { 0x02, 0, 0, 0, 0, 0xb };
 static const uint8_t mac_a[6] = { 0x02, 0, 0, 0, 0, 0xa };
 
-static void to_rts(struct ibv_qp *q)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
-
-	cr_assert_eq(ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PORT), 0);
-	a.qp_state = IBV_QPS_RTR;
-	cr_assert_eq(ibv_modify_qp(q, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	cr_assert_eq(ibv_modify_qp(q, &a, IBV_QP_STATE), 0);
-}
-
 static void setup(void)
 {
 	ctx = et_open();
@@ -58,7 +47,7 @@ static void setup(void)
 		if (!qp[i] && errno == EPERM)
 			cr_skip_test("needs CAP_NET_RAW (root)");
 		cr_assert(qp[i], "%s", strerror(errno));
-		to_rts(qp[i]);
+		dt_raw_to_rts(qp[i]);
 	}
 }
 

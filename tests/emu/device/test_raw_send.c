@@ -28,8 +28,6 @@ static void setup(void)
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 2,
 			 .max_recv_sge = 1 },
 	};
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
-
 	ctx = et_open();
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
@@ -40,11 +38,7 @@ static void setup(void)
 	if (!qp && errno == EPERM)
 		cr_skip_test("needs CAP_NET_RAW (root)");
 	cr_assert(qp, "%s", strerror(errno));
-	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT), 0);
-	a.qp_state = IBV_QPS_RTR;
-	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
-	a.qp_state = IBV_QPS_RTS;
-	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	dt_raw_to_rts(qp);
 }
 
 static void teardown(void)
