@@ -155,6 +155,9 @@ void emu_flow_destroy_locked(struct emu_flow *r);
 void emu_rwq_ind_tbl_destroy_locked(struct emu_rwq_ind_tbl *t);
 /* pp.c: a child of fork() forgets its parent's rate tables */
 void emu_pp_disown_locked(void);
+/* pp.c: a raw packet QP's rate limit, an entry of the same table (0: none) */
+int emu_pp_qp_rate_set(struct emu_qp *qp, uint32_t rate);
+void emu_pp_qp_rate_put(struct emu_qp *qp);
 
 /*
  * reserved_qpn.c: RESERVED_QPN general objects, each a range of 2^log_n

@@ -484,6 +484,7 @@ struct emu_qp {
 
 	unsigned		async_events;
 	unsigned		flows;		/* steering rules to it (flow.c): destroy is EBUSY */
+	uint16_t		rl_index;	/* raw packet: its rate limit's entry (pp.c), 0: none */
 	void			*dev_priv;	/* device model's per-QP state */
 };
 

@@ -948,6 +948,9 @@ static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 	/* RESET to RESET changes nothing (mlx5 skips the firmware command) */
 	if (cur == IBV_QPS_RESET && next == IBV_QPS_RESET)
 		return 0;
+	/* a raw packet QP's rate (the state table allows it to no other QP) */
+	if ((mask & IBV_QP_RATE_LIMIT) && (ret = emu_pp_qp_rate_set(qp, rate_limit)))
+		return ret;
 
 	a = &qp->attr;
 	old = a->state;
@@ -1026,8 +1029,6 @@ int emu_cmd_modify_qp_ex(struct emu_cmd *c)
 
 	if (cmd->reserved)
 		return EINVAL;
-	if ((cmd->base.attr_mask & IBV_QP_RATE_LIMIT) && cmd->rate_limit)
-		return EOPNOTSUPP;	/* a raw QP's SQ takes no rate entry yet (DESIGN-ethernet.md) */
 	ret = modify_qp(c, &cmd->base, cmd->rate_limit);
 	if (!ret)
 		resp->response_length = (uint32_t)(c->out_len < sizeof(*resp) ?
@@ -1078,6 +1079,7 @@ void emu_qp_destroy_locked(struct emu_qp *qp)
 		return;
 	}
 	emu_dev_qp_destroyed(qp);
+	emu_pp_qp_rate_put(qp);
 	mcast_drop_qp(qp);
 	emu_pin_release(&qp->pin);
 	emu_db_unmap(ctx, qp->dbrec);

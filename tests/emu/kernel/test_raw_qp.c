@@ -196,6 +196,40 @@ Test(raw_qp, states)
 	cr_assert_eq(ibv_destroy_qp(qp), 0);
 }
 
+/*
+ * ibv_modify_qp_rate_limit() in RTS takes an entry of the rate table for
+ * a rate within the packet pacing caps (EINVAL outside them), 0 lets it
+ * go; before RTS the rate is not a legal attribute (EINVAL).
+ */
+Test(raw_qp, rate_limit)
+{
+	struct ibv_device_attr_ex ax;
+	struct ibv_qp_rate_limit_attr rl = { 0 };
+	struct ibv_qp *qp;
+
+	if (!cap_effective(CAP_NET_RAW, false))
+		cr_skip_test("needs CAP_NET_RAW (root)");
+	cr_assert_eq(ibv_query_device_ex(ctx, NULL, &ax), 0);
+	cr_assert(ax.packet_pacing_caps.supported_qpts & (1u << IBV_QPT_RAW_PACKET));
+	qp = raw_qp(16, 16, NULL);
+	cr_assert(qp, "%s", strerror(errno));
+	cr_assert_eq(move(qp, IBV_QPS_INIT, IBV_QP_PORT), 0);
+	rl.rate_limit = ax.packet_pacing_caps.qp_rate_limit_min;
+	cr_expect_eq(ibv_modify_qp_rate_limit(qp, &rl), EINVAL, "in INIT");
+	cr_assert_eq(move(qp, IBV_QPS_RTR, 0), 0);
+	cr_assert_eq(move(qp, IBV_QPS_RTS, 0), 0);
+	cr_expect_eq(ibv_modify_qp_rate_limit(qp, &rl), 0);
+	rl.rate_limit = ax.packet_pacing_caps.qp_rate_limit_max + 1;
+	cr_expect_eq(ibv_modify_qp_rate_limit(qp, &rl), EINVAL, "past the largest rate");
+	rl.rate_limit = ax.packet_pacing_caps.qp_rate_limit_max;
+	cr_expect_eq(ibv_modify_qp_rate_limit(qp, &rl), 0);
+	rl.rate_limit = 0;
+	cr_expect_eq(ibv_modify_qp_rate_limit(qp, &rl), 0, "no limit");
+	rl.rate_limit = ax.packet_pacing_caps.qp_rate_limit_min;
+	cr_expect_eq(ibv_modify_qp_rate_limit(qp, &rl), 0);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+}
+
 /* ---- work queues and indirection tables -------------------------------- */
 
 static struct ibv_wq *make_wq(void)
