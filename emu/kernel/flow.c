@@ -227,6 +227,15 @@ void emu_flow_destroy_locked(struct emu_flow *r)
 	emu_obj_free_locked(&r->obj);
 }
 
+/*
+ * The parent's rules stay objects of its contexts, which the child sets
+ * aside; the child's device steers by none of them.
+ */
+void emu_flow_disown_locked(void)
+{
+	flows = NULL;
+}
+
 int emu_cmd_destroy_flow(struct emu_cmd *c)
 {
 	const struct ib_uverbs_destroy_flow *cmd = c->in;

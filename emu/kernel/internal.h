@@ -152,6 +152,8 @@ void emu_psv_destroy_locked(struct emu_psv *psv);
 void emu_pp_destroy_locked(struct emu_pp *pp);
 void emu_wq_destroy_locked(struct emu_wq *wq);
 void emu_flow_destroy_locked(struct emu_flow *r);
+/* flow.c: a child of fork() is a new host, whose NIC has no rule of its parent's */
+void emu_flow_disown_locked(void);
 void emu_rwq_ind_tbl_destroy_locked(struct emu_rwq_ind_tbl *t);
 /* pp.c: a child of fork() forgets its parent's rate tables */
 void emu_pp_disown_locked(void);

@@ -232,6 +232,7 @@ void emu_ctx_disown_locked(void)
 				c->objs[h]->inherited = true;
 	}
 	emu_pp_disown_locked();
+	emu_flow_disown_locked();
 	/* a new host's numbers start over, as the host id changes */
 	for (int k = 0; k < EMU_NUM_KIND_COUNT; k++) {
 		free(emu_num_spaces[k].slot);

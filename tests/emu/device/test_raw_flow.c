@@ -12,8 +12,9 @@
  */
 #include <linux/capability.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
-#include "dev_test.h"
+#include "wire_test.h"
 
 #define NQP	3
 
@@ -329,4 +330,75 @@ Test(raw_flow, needs_cap_net_raw)
 	errno = 0;
 	cr_expect_null(flow_to(1, 0, 0, 0));
 	cr_expect_eq(errno, EPERM, "%s", strerror(errno));
+}
+
+/*
+ * The child's side of a_child_has_none_of_its_parents_rules (no asserts
+ * in a child): a raw QP of its own sends a frame the parent's rule would
+ * take; 0 when no rule took it, else the step that failed.
+ */
+static int child_sends_past_the_parents_rule(void)
+{
+	struct ibv_device **devs = ibv_get_device_list(NULL);
+	struct ibv_context *c = devs && devs[0] ? ibv_open_device(devs[0]) : NULL;
+	struct ibv_pd *cpd = c ? ibv_alloc_pd(c) : NULL;
+	struct ibv_cq *ccq = c ? ibv_create_cq(c, 4, NULL, NULL, 0) : NULL;
+	struct ibv_mr *cmr = cpd ? ibv_reg_mr(cpd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct ibv_qp_init_attr ia = { .send_cq = ccq, .recv_cq = ccq, .qp_type = IBV_QPT_RAW_PACKET,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 4,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_qp *q = cmr && ccq ? ibv_create_qp(cpd, &ia) : NULL;
+	struct ibv_sge sge = { (uintptr_t)buf[0], 64, cmr ? cmr->lkey : 0 };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	rfemu_dev_stats_fn *stats = (rfemu_dev_stats_fn *)dlsym(RTLD_DEFAULT, "rfemu_dev_stats");
+	struct rfemu_dev_stats before, after;
+	struct ibv_wc wc;
+
+	if (!q || !stats)
+		return 10;
+	if (ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PORT))
+		return 11;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(q, &a, IBV_QP_STATE))
+		return 12;
+	a.qp_state = IBV_QPS_RTS;
+	if (ibv_modify_qp(q, &a, IBV_QP_STATE))
+		return 13;
+	stats(&before, sizeof(before));
+	make_frame(mac_b, 7, 64);
+	if (ibv_post_send(q, &wr, &bad))
+		return 14;
+	for (int i = 0; i < 5000 && !ibv_poll_cq(ccq, 1, &wc); i++)
+		usleep(1000);
+	if (wc.status != IBV_WC_SUCCESS)
+		return 15;
+	stats(&after, sizeof(after));
+	if (after.eth_frames != before.eth_frames + 1)
+		return 16;
+	return after.eth_unsteered == before.eth_unsteered + 1 ? 0 : 17;
+}
+
+/*
+ * A child of fork() is a host of its own: its device steers by none of
+ * its parent's rules, and the parent's QP, which the parent's device
+ * serves, gets nothing from the child.
+ */
+Test(raw_flow, a_child_has_none_of_its_parents_rules)
+{
+	struct ibv_flow *f = flow_to(1, 0, 0, 0);
+	pid_t pid;
+	int st;
+
+	cr_assert(f, "%s", strerror(errno));
+	post_recv(1);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		_exit(child_sends_past_the_parents_rule());
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_expect_eq(et_status(st), 0, "the child's step %d", et_status(st));
+	dt_poll_none(cq[1], 100);
+	cr_assert_eq(ibv_destroy_flow(f), 0);
 }
