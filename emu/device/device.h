@@ -67,6 +67,9 @@
 
 #define DEV_UD_MAX_MSG		4096u	/* UD messages are bounded by the path MTU */
 #define DEV_MAX_SGE		64	/* a WQE holds at most 63 DS */
+#define DEV_ETH_HLEN		14	/* a raw packet QP's frame: at least its MAC header */
+/* ... and at most a ConnectX port's largest MTU (9978) with the header and a VLAN tag */
+#define DEV_ETH_MAX_FRAME	(9978 + DEV_ETH_HLEN + 4)
 /*
  * Per QP, unacknowledged request packets: the requester's window.  A message
  * longer than the window goes out in pieces, each as ACKs make room.
@@ -956,6 +959,8 @@ static inline uint32_t dev_umr_access(uint8_t acc)
 	       (acc & (1 << 4) ? IBV_ACCESS_REMOTE_READ : 0) |
 	       (acc & (1 << 3) ? IBV_ACCESS_LOCAL_WRITE : 0);
 }
+/* eth.c: a frame a raw packet QP sent, to the flow rules of its port */
+void dev_eth_steer(const struct emu_qp *from, const uint8_t *frame, uint32_t len);
 struct dev_rwqe;
 int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 		      const struct emu_pd *pd, const struct emu_qp *qp, uint64_t msg_len);

@@ -49,6 +49,8 @@ struct dev_wqe {
 	uint32_t		rkey;
 	uint64_t		atomic[4];
 	uint32_t		atomic_size;
+	uint16_t		eth_inl;	/* raw packet: inline header bytes ... */
+	uint32_t		eth_inl_off;	/* ... at this offset in buf */
 	uint32_t		data_off;	/* first data/inline segment */
 	unsigned		nseg;
 	uint8_t			buf[WQE_MAX_BYTES];
@@ -105,6 +107,7 @@ enum {
 	OPF_ON_UD	= 1 << 4,	/* legal on a UD QP */
 	OPF_ON_UC	= 1 << 5,	/* on UC (and XRC_RECV, raw ...) */
 	OPF_ON_RC	= 1 << 6,	/* on RC, XRC_SEND and a DCI */
+	OPF_ON_RAW	= 1 << 7,	/* on a raw packet QP: a frame, or a NOP */
 	OPF_ON_ALL	= OPF_ON_UD | OPF_ON_UC | OPF_ON_RC,
 	OPF_ATOMIC_OP	= OPF_RADDR | OPF_ATOMIC | OPF_RESP | OPF_ON_RC,
 };
@@ -113,8 +116,8 @@ static const struct {
 	uint8_t		dop;		/* enum dev_op; 0: no packet */
 	uint8_t		flags;		/* OPF_* */
 } op_info[256] = {
-	[RF_OPCODE_NOP]			= { 0, OPF_LOCAL | OPF_ON_ALL },
-	[RF_OPCODE_SEND]		= { DOP_SEND, OPF_ON_ALL },
+	[RF_OPCODE_NOP]			= { 0, OPF_LOCAL | OPF_ON_ALL | OPF_ON_RAW },
+	[RF_OPCODE_SEND]		= { DOP_SEND, OPF_ON_ALL | OPF_ON_RAW },
 	[RF_OPCODE_SEND_IMM]		= { DOP_SEND_IMM, OPF_ON_ALL },
 	[RF_OPCODE_RDMA_WRITE]		= { DOP_WRITE, OPF_RADDR | OPF_ON_UC | OPF_ON_RC },
 	[RF_OPCODE_RDMA_WRITE_IMM]	= { DOP_WRITE_IMM, OPF_RADDR | OPF_ON_UC | OPF_ON_RC },
@@ -136,6 +139,8 @@ static uint8_t qp_opf(const struct emu_qp *qp)
 {
 	if (qp->type == IBV_QPT_RC || qp->type == IBV_QPT_XRC_SEND || qp->dc == EMU_DC_DCI)
 		return OPF_ON_RC;
+	if (qp->type == IBV_QPT_RAW_PACKET)
+		return OPF_ON_RAW;
 	return qp->type == IBV_QPT_UD ? OPF_ON_UD : OPF_ON_UC;
 }
 
@@ -162,6 +167,7 @@ static bool wqe_decode(const struct dev_qp *dq, const uint8_t *img, uint32_t bb,
 	w->av = NULL;
 	w->av_ext = false;
 	w->raddr = 0;
+	w->eth_inl = 0;
 	memset(w->atomic, 0, sizeof(w->atomic));
 	w->atomic_size = 0;
 	w->off = off;
@@ -213,6 +219,20 @@ static bool wqe_decode(const struct dev_qp *dq, const uint8_t *img, uint32_t bb,
 		w->dqpn = dqp & 0xffffff;
 		w->av_ext = (dqp & RF_EXTENDED_UD_AV) != 0;
 		cur += w->av_ext ? 48 : 16;
+		if (cur > w->len)
+			return false;
+	}
+	if (qp->type == IBV_QPT_RAW_PACKET) {
+		/*
+		 * The Ethernet segment (struct mlx5_wqe_eth_seg): the frame's
+		 * first inline_hdr_sz bytes, 2 in the segment's last bytes
+		 * and the rest after it, in whole 16-byte units.
+		 */
+		if (cur + 16 > w->len)
+			return false;
+		w->eth_inl = dev_be16(b + cur + 12);
+		w->eth_inl_off = cur + 14;
+		cur += 16 + (w->eth_inl > 2 ? (w->eth_inl - 2u + 15u) & ~15u : 0);
 		if (cur > w->len)
 			return false;
 	}
@@ -449,6 +469,21 @@ static bool sq_parse_one(struct dev_qp *dq, uint32_t avail, struct dev_wqe *w,
 	    (qp->type == IBV_QPT_UD && sgl->total > dev_ud_max_msg())) {
 		e->syndrome = RF_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 		goto fail;
+	}
+	if (qp->type == IBV_QPT_RAW_PACKET && w->dop) {
+		/*
+		 * A frame: the inline header then the gather list, from a
+		 * MAC header to the port's largest frame.  It leaves at
+		 * emission (raw_send()), which completes it.
+		 */
+		e->byte_len = (uint32_t)(w->eth_inl + sgl->total);
+		if (w->eth_inl + sgl->total < DEV_ETH_HLEN ||
+		    w->eth_inl + sgl->total > DEV_ETH_MAX_FRAME) {
+			e->syndrome = RF_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+			goto fail;
+		}
+		e->flags |= DENTF_LOCAL;
+		return true;
 	}
 	if (w->atomic_size) {
 		if (sgl->total < w->atomic_size) {
@@ -900,6 +935,30 @@ static bool emit_entry(struct dev_qp *dq, struct dev_ent *e)
 	return emit_parsed(dq, e, &w, &sgl);
 }
 
+/*
+ * A raw packet QP's frame, gathered as the NIC does (the inline header,
+ * then the gather list) and handed to its receive steering (eth.c), which
+ * the mlx5 driver's local loopback turns every frame to.  0 or the
+ * syndrome of its CQE: memory gone since the WQE was parsed.
+ */
+static uint8_t raw_send(struct dev_qp *dq, const struct dev_ent *e)
+{
+	static uint8_t frame[DEV_ETH_MAX_FRAME];
+	struct dev_wqe w;
+	struct dev_sgl sgl;
+
+	if (!ent_parse(dq, e, &w))
+		return RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+	if (wqe_sgl(dq, &w, &sgl, 0) ||
+	    w.eth_inl + sgl.total != e->byte_len)
+		return RF_CQE_SYNDROME_LOCAL_PROT_ERR;
+	memcpy(frame, w.buf + w.eth_inl_off, w.eth_inl);
+	if (!dev_sgl_copy_out(&sgl, 0, frame + w.eth_inl, (uint32_t)sgl.total))
+		return RF_CQE_SYNDROME_LOCAL_PROT_ERR;
+	dev_eth_steer(dq->qp, frame, e->byte_len);
+	return 0;
+}
+
 /* Does an earlier READ/atomic still wait for its response? */
 static bool fence_blocks(const struct dev_qp *dq, uint32_t upto)
 {
@@ -961,6 +1020,8 @@ static bool emit_step(struct dev_qp *dq, const struct dev_wqe *w, const struct d
 			e->syndrome = wqe_parse(dq, e->wqe, &u) && u.len >= 32 ?
 				      dev_sig_set_psv(dq, u.buf + 16) :
 				      RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
+		} else if (e->op == RF_OPCODE_SEND) {
+			e->syndrome = raw_send(dq, e);	/* the only SEND that is local */
 		} else if (e->op == RF_OPCODE_UMR || e->op == RF_OPCODE_TAG_MATCHING) {
 			struct dev_wqe u;
 			uint8_t wc_op;

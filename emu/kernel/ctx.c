@@ -280,7 +280,7 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 	 * Packet pacing as mlx5_ib_query_device() derives it from the QoS
 	 * caps (devx.c's page): the rates of the rate table (pp.c), for raw
 	 * packet QPs, with burst and typical packet sizes.  The table is
-	 * there for mlx5dv_pp_alloc(); raw packet QPs are not offered.
+	 * there for mlx5dv_pp_alloc() and raw packet QPs' rate limits.
 	 */
 	drv.packet_pacing_caps.qp_rate_limit_min = EMU_CAP(packet_pacing_min_rate);
 	drv.packet_pacing_caps.qp_rate_limit_max = EMU_CAP(packet_pacing_max_rate);

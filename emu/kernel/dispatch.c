@@ -107,7 +107,22 @@ static const struct cmd_desc legacy_cmds[] = {
 	[IB_USER_VERBS_EX_CMD_##num] = { handler, sizeof(struct req), 0,	\
 		sizeof(struct req), 0 }
 
+/* ... and those whose request is longer than its structure (a list follows) */
+#define EXCMD_LIST(num, handler, req, req_last, list_max, resp, resp_last) \
+	[IB_USER_VERBS_EX_CMD_##num] = { handler, sizeof(struct req) + (list_max), \
+		sizeof(struct resp), END(req, req_last), END(resp, resp_last) }
+
+/* ... and those without a response whose request may end early (UAPI_DEF_WRITE_I_EX) */
+#define EXCMD_I(num, handler, req, req_last)				\
+	[IB_USER_VERBS_EX_CMD_##num] = { handler, sizeof(struct req), 0,	\
+		END(req, req_last), 0 }
+
 static const struct cmd_desc ex_cmds[] = {
+	/* the specs follow the command: at most 8 of the largest kind */
+	EXCMD_LIST(CREATE_FLOW, emu_cmd_create_flow, ib_uverbs_create_flow, flow_attr,
+		   8 * sizeof(struct ib_uverbs_flow_spec_ipv6),
+		   ib_uverbs_create_flow_resp, flow_handle),
+	EXCMD_I(DESTROY_FLOW, emu_cmd_destroy_flow, ib_uverbs_destroy_flow, flow_handle),
 	EXCMD(QUERY_DEVICE, emu_cmd_query_device_ex, ib_uverbs_ex_query_device,
 	      reserved, ib_uverbs_ex_query_device_resp, response_length),
 	EXCMD(CREATE_CQ, emu_cmd_create_cq_ex, ib_uverbs_ex_create_cq, reserved,
@@ -117,6 +132,17 @@ static const struct cmd_desc ex_cmds[] = {
 	EXCMD(MODIFY_QP, emu_cmd_modify_qp_ex, ib_uverbs_ex_modify_qp, base,
 	      ib_uverbs_ex_modify_qp_resp, response_length),
 	EXCMD_IN(MODIFY_CQ, emu_cmd_modify_cq, ib_uverbs_ex_modify_cq),
+	EXCMD(CREATE_WQ, emu_cmd_create_wq, ib_uverbs_ex_create_wq, max_sge,
+	      ib_uverbs_ex_create_wq_resp, wqn),
+	EXCMD(DESTROY_WQ, emu_cmd_destroy_wq, ib_uverbs_ex_destroy_wq, wq_handle,
+	      ib_uverbs_ex_destroy_wq_resp, reserved),
+	EXCMD_I(MODIFY_WQ, emu_cmd_modify_wq, ib_uverbs_ex_modify_wq, curr_wq_state),
+	EXCMD_LIST(CREATE_RWQ_IND_TBL, emu_cmd_create_rwq_ind_tbl,
+		   ib_uverbs_ex_create_rwq_ind_table, log_ind_tbl_size,
+		   sizeof(uint32_t) << IB_USER_VERBS_MAX_LOG_IND_TBL_SIZE,
+		   ib_uverbs_ex_create_rwq_ind_table_resp, ind_tbl_num),
+	EXCMD_I(DESTROY_RWQ_IND_TBL, emu_cmd_destroy_rwq_ind_tbl,
+		ib_uverbs_ex_destroy_rwq_ind_table, ind_tbl_handle),
 };
 
 static int run(struct emu_ctx *ctx, const struct cmd_desc *d, bool extended,

@@ -122,6 +122,15 @@ int emu_cmd_modify_srq(struct emu_cmd *c);
 int emu_cmd_query_srq(struct emu_cmd *c);
 int emu_cmd_destroy_srq(struct emu_cmd *c);
 
+int emu_cmd_create_wq(struct emu_cmd *c);
+int emu_cmd_modify_wq(struct emu_cmd *c);
+int emu_cmd_destroy_wq(struct emu_cmd *c);
+int emu_cmd_create_rwq_ind_tbl(struct emu_cmd *c);
+int emu_cmd_destroy_rwq_ind_tbl(struct emu_cmd *c);
+
+int emu_cmd_create_flow(struct emu_cmd *c);
+int emu_cmd_destroy_flow(struct emu_cmd *c);
+
 int emu_cmd_open_xrcd(struct emu_cmd *c);
 int emu_cmd_close_xrcd(struct emu_cmd *c);
 
@@ -141,8 +150,16 @@ void emu_uar_destroy_locked(struct emu_uar *uar);
 void emu_mkey_destroy_locked(struct emu_mkey *mk);
 void emu_psv_destroy_locked(struct emu_psv *psv);
 void emu_pp_destroy_locked(struct emu_pp *pp);
+void emu_wq_destroy_locked(struct emu_wq *wq);
+void emu_flow_destroy_locked(struct emu_flow *r);
+/* flow.c: a child of fork() is a new host, whose NIC has no rule of its parent's */
+void emu_flow_disown_locked(void);
+void emu_rwq_ind_tbl_destroy_locked(struct emu_rwq_ind_tbl *t);
 /* pp.c: a child of fork() forgets its parent's rate tables */
 void emu_pp_disown_locked(void);
+/* pp.c: a raw packet QP's rate limit, an entry of the same table (0: none) */
+int emu_pp_qp_rate_set(struct emu_qp *qp, uint32_t rate);
+void emu_pp_qp_rate_put(struct emu_qp *qp);
 
 /*
  * reserved_qpn.c: RESERVED_QPN general objects, each a range of 2^log_n

@@ -251,9 +251,15 @@ static int qp_create(struct emu_ioc *b)
 		if (!obj)
 			return ret;
 		cmd.pd_handle = obj->handle;
-		/* no indirection table can exist: RSS is not on this device */
-		if (emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE))
-			return ENOENT;
+		/*
+		 * An RSS QP spreads over a table of WQs (wq.c); the table
+		 * must exist, but this device has no RSS (rss_caps 0).
+		 */
+		if (emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE)) {
+			obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE,
+					      EMU_OBJ_RWQ_IND_TBL, &ret);
+			return obj ? EOPNOTSUPP : ret;
+		}
 		obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, EMU_OBJ_CQ, &ret);
 		if (!obj)
 			return ret;

@@ -123,6 +123,9 @@ enum emu_obj_type {
 	EMU_OBJ_PSV,		/* a DEVX CREATE_PSV object (devx.c) */
 	EMU_OBJ_RESERVED_QPN,	/* a DEVX RESERVED_QPN general object (reserved_qpn.c) */
 	EMU_OBJ_PP,		/* a packet pacing entry (pp.c) */
+	EMU_OBJ_WQ,		/* an Ethernet receive work queue (wq.c) */
+	EMU_OBJ_RWQ_IND_TBL,	/* an indirection table of WQs (wq.c) */
+	EMU_OBJ_FLOW,		/* a steering rule of ibv_create_flow() (flow.c) */
 	EMU_OBJ_TYPE_COUNT
 };
 
@@ -480,8 +483,64 @@ struct emu_qp {
 	bool			opened;
 
 	unsigned		async_events;
+	unsigned		flows;		/* steering rules to it (flow.c): destroy is EBUSY */
+	uint16_t		rl_index;	/* raw packet: its rate limit's entry (pp.c), 0: none */
 	void			*dev_priv;	/* device model's per-QP state */
 };
+
+/*
+ * A work queue of ibv_create_wq() (wq.c): a receive ring of libmlx5's, in
+ * the state MODIFY_WQ last set; an indirection table names 2^n of them.
+ */
+struct emu_wq {
+	struct emu_obj		obj;
+	uint32_t		wqn;
+	struct emu_pd		*pd;
+	struct emu_cq		*cq;
+	uint32_t		uidx;
+	enum ibv_wq_state	state;
+	uint64_t		buf;
+	uint64_t		dbrec;
+	struct emu_pin		pin;
+	uint32_t		wqe_cnt;
+	uint32_t		wqe_shift;
+	unsigned		async_events;
+};
+
+struct emu_rwq_ind_tbl {
+	struct emu_obj		obj;
+	uint32_t		rqtn;
+	uint32_t		size;
+	struct emu_wq		*wq[];
+};
+
+/*
+ * A steering rule of ibv_create_flow() (flow.c): the specs, each a value
+ * and a mask in network order as the command gave them; a frame matches
+ * when every spec's masked fields equal its masked value (device/eth.c).
+ */
+struct emu_flow_spec {
+	uint32_t		type;		/* IBV_FLOW_SPEC_ETH, _IPV4, _IPV6, _TCP, _UDP */
+	union emu_flow_filter {
+		struct ib_uverbs_flow_eth_filter	eth;
+		struct ib_uverbs_flow_ipv4_filter	ipv4;
+		struct ib_uverbs_flow_ipv6_filter	ipv6;
+		struct ib_uverbs_flow_tcp_udp_filter	l4;
+	} v, m;
+};
+
+struct emu_flow {
+	struct emu_obj		obj;
+	struct emu_qp		*qp;		/* a raw packet QP with an RQ */
+	uint16_t		priority;	/* lower first */
+	bool			dont_trap;	/* the frame goes on to later rules */
+	unsigned		nspecs;
+	struct emu_flow_spec	spec[8];	/* IB_FLOW_SPEC_SUPPORT_LAYERS */
+	struct emu_flow		*next;		/* the host's rules, in match order */
+};
+
+/* every rule of this host, in the order the NIC's steering tries them */
+const struct emu_flow *emu_flows_locked(void);
 
 struct emu_srq {
 	struct emu_obj		obj;
@@ -748,7 +807,8 @@ void emu_clock_tick_locked(void);
  * Inline, because the device model makes several for every packet.
  */
 enum emu_num_kind { EMU_NUM_PD, EMU_NUM_CQ, EMU_NUM_QP, EMU_NUM_SRQ,
-		    EMU_NUM_MKEY, EMU_NUM_PSV, EMU_NUM_KIND_COUNT };
+		    EMU_NUM_MKEY, EMU_NUM_PSV, EMU_NUM_RQ, EMU_NUM_RQT,
+		    EMU_NUM_KIND_COUNT };
 struct emu_num_space {
 	void		**slot;		/* EMU_NUM_IDX_MASK + 1 entries */
 	uint32_t	next;		/* rotate, so numbers are not reused at once */

@@ -232,6 +232,7 @@ void emu_ctx_disown_locked(void)
 				c->objs[h]->inherited = true;
 	}
 	emu_pp_disown_locked();
+	emu_flow_disown_locked();
 	/* a new host's numbers start over, as the host id changes */
 	for (int k = 0; k < EMU_NUM_KIND_COUNT; k++) {
 		free(emu_num_spaces[k].slot);
@@ -254,7 +255,9 @@ struct emu_ctx *emu_ctx_inherited_by_fd_locked(int fd)
  * others go first, so every usecnt drops to zero on its own.
  */
 static const enum emu_obj_type teardown_order[] = {
-	EMU_OBJ_AH, EMU_OBJ_MW, EMU_OBJ_MKEY, EMU_OBJ_PSV, EMU_OBJ_QP, EMU_OBJ_SRQ, EMU_OBJ_CQ,
+	EMU_OBJ_FLOW, EMU_OBJ_AH, EMU_OBJ_MW, EMU_OBJ_MKEY, EMU_OBJ_PSV, EMU_OBJ_QP,
+	EMU_OBJ_RWQ_IND_TBL,
+	EMU_OBJ_WQ, EMU_OBJ_SRQ, EMU_OBJ_CQ,
 	EMU_OBJ_UAR, EMU_OBJ_MR, EMU_OBJ_DM, EMU_OBJ_PD, EMU_OBJ_XRCD, EMU_OBJ_RESERVED_QPN,
 	EMU_OBJ_PP,
 };
@@ -276,6 +279,9 @@ void emu_obj_destroy_locked(struct emu_obj *o)
 	case EMU_OBJ_PSV:  emu_psv_destroy_locked((struct emu_psv *)o); break;
 	case EMU_OBJ_RESERVED_QPN: emu_rqpn_destroy_locked((struct emu_rqpn *)o); break;
 	case EMU_OBJ_PP:   emu_pp_destroy_locked((struct emu_pp *)o); break;
+	case EMU_OBJ_WQ:   emu_wq_destroy_locked((struct emu_wq *)o); break;
+	case EMU_OBJ_FLOW: emu_flow_destroy_locked((struct emu_flow *)o); break;
+	case EMU_OBJ_RWQ_IND_TBL: emu_rwq_ind_tbl_destroy_locked((struct emu_rwq_ind_tbl *)o); break;
 	case EMU_OBJ_TYPE_COUNT: break;
 	}
 }

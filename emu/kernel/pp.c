@@ -186,6 +186,37 @@ static int pp_alloc(struct emu_ioc *b)
 	return ret;
 }
 
+/*
+ * A raw packet QP's rate limit (IBV_QP_RATE_LIMIT into or in RTS), as
+ * modify_raw_packet_qp_sq() takes it: mlx5_rl_add_rate() of the rate
+ * alone into an entry shared as the QoS caps' packet_pacing_uid allows,
+ * then the QP's old entry let go; 0 lets go only (no limit).  The entry
+ * stays until the next rate or the QP's destruction.  The model paces
+ * nothing: the rate is held, not enforced.
+ */
+int emu_pp_qp_rate_set(struct emu_qp *qp, uint32_t rate)
+{
+	uint8_t rl_ctx[PP_CTX_SIZE] = { (uint8_t)(rate >> 24), (uint8_t)(rate >> 16),
+					(uint8_t)(rate >> 8), (uint8_t)rate };
+	uint16_t index = 0;
+	int ret;
+
+	if (rate && (ret = rate_add(qp->obj.ctx->dev_index, rl_ctx, SHARED_RESOURCE_UID,
+				    false, &index)))
+		return ret;
+	emu_pp_qp_rate_put(qp);
+	qp->rl_index = index;
+	return 0;
+}
+
+/* ... and at its destruction; a child of fork() has no entry of its parent's */
+void emu_pp_qp_rate_put(struct emu_qp *qp)
+{
+	if (qp->rl_index && !qp->obj.inherited)
+		rate_remove(qp->obj.ctx->dev_index, qp->rl_index);
+	qp->rl_index = 0;
+}
+
 void emu_pp_destroy_locked(struct emu_pp *pp)
 {
 	rate_remove(pp->obj.ctx->dev_index, pp->index);

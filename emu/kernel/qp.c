@@ -179,7 +179,10 @@ static int dc_kind(enum ibv_qp_type type, uint32_t flags, uint8_t *dc)
 			return EINVAL;	/* a driver QP of no kind this device has */
 		}
 	}
-	/* TIR, tunnel offloads ... not on this device */
+	/* a raw packet QP's TIR may let its own frames back in */
+	if (type == IBV_QPT_RAW_PACKET)
+		ok |= MLX5_QP_FLAG_TIR_ALLOW_SELF_LB_UC | MLX5_QP_FLAG_TIR_ALLOW_SELF_LB_MC;
+	/* tunnel offloads, RSS ... not on this device */
 	return flags & ~ok ? EINVAL : 0;
 }
 
@@ -209,25 +212,65 @@ static int dci_streams_check(uint8_t dc, const struct mlx5_ib_create_qp *req)
 }
 
 /*
- * A raw packet (raw Ethernet) QP.  uverbs lets only a process with
- * CAP_NET_RAW ask (create_qp() in uverbs_cmd.c: EPERM), then looks up the
- * objects named (EINVAL); past that this device answers as one without
- * the QP type: EOPNOTSUPP, what mlx5's check_qp_type() answers for a type
- * the HCA does not offer.  A ConnectX does offer it, but its packets go
- * where the NIC's flow steering puts them (ibv_create_flow(), mlx5dv_dr),
- * which the emulator has none of; rdma-core's tests skip on EOPNOTSUPP
- * (emu/README.md).
+ * A raw packet (raw Ethernet) QP, as mlx5's create_raw_packet_qp() makes
+ * it: no QP object in the firmware but an SQ with its TIS and an RQ with
+ * its TIR, each only if the QP has that queue (an RQ of its own: not on an
+ * SRQ, not without receive WRs).  libmlx5 gives the SQ a buffer of its own
+ * (sq_buf_addr of the driver request; buf_addr holds the RQ alone), and
+ * learns the four numbers from the response (mlx5dv_init_obj()'s
+ * MLX5DV_QP_MASK_RAW_QP_HANDLES).  The QP's number is its SQ's, or its
+ * RQ's for a QP that only receives.  Each object has a number space of its
+ * own in the firmware; the model gives all four the QP's number.
+ * Nothing here looks at the link layer: a QP has no port before INIT, and
+ * the kernel creates the objects on an InfiniBand HCA too.
  */
-static int raw_packet_qp(struct emu_ctx *ctx, const struct create_args *a)
+static void raw_packet_resp(const struct emu_qp *qp, struct mlx5_ib_create_qp_resp *drv)
 {
-	if (!emu_capable(CAP_NET_RAW))
-		return EPERM;
-	if (!emu_obj_get_locked(ctx, a->pd_handle, EMU_OBJ_PD) ||
-	    !emu_obj_get_locked(ctx, a->send_cq_handle, EMU_OBJ_CQ) ||
-	    !emu_obj_get_locked(ctx, a->recv_cq_handle, EMU_OBJ_CQ) ||
-	    (a->is_srq && !emu_obj_get_locked(ctx, a->srq_handle, EMU_OBJ_SRQ)))
-		return EINVAL;
-	return EOPNOTSUPP;
+	if (qp->sq_wqe_cnt) {
+		drv->tisn = drv->sqn = qp->qpn;
+		drv->comp_mask |= MLX5_IB_CREATE_QP_RESP_MASK_TISN |
+				  MLX5_IB_CREATE_QP_RESP_MASK_SQN;
+	}
+	if (qp->rq_wqe_cnt) {
+		drv->tirn = drv->rqn = qp->qpn;
+		drv->comp_mask |= MLX5_IB_CREATE_QP_RESP_MASK_TIRN |
+				  MLX5_IB_CREATE_QP_RESP_MASK_RQN;
+	}
+}
+
+/*
+ * Pin the rings of a user QP, as mlx5's create_user_qp() does: the RQ
+ * then the SQ in one buffer (64-byte basic blocks), or for a raw packet
+ * QP the RQ at buf_addr and the SQ at sq_buf_addr
+ * (create_raw_packet_qp_sq() pins it on its own), and the doorbell
+ * record's page.  *pages is what to charge.
+ */
+static int pin_rings(struct emu_ctx *ctx, enum ibv_qp_type type,
+		     const struct mlx5_ib_create_qp *req, uint64_t *pages)
+{
+	uint64_t rq = (uint64_t)req->rq_wqe_count << req->rq_wqe_shift;
+	uint64_t sq = (uint64_t)req->sq_wqe_count << 6;
+	int ret;
+
+	if (type != IBV_QPT_RAW_PACKET) {
+		if ((ret = emu_umem_get(0, req->buf_addr, rq + sq, false, pages)) ||
+		    (ret = emu_db_get(ctx, *pages, req->db_addr)))
+			return ret;
+		return req->buf_addr ? 0 : EFAULT;
+	}
+	*pages = 0;
+	if (rq && (ret = emu_umem_get(0, req->buf_addr, rq, false, pages)))
+		return ret;
+	if (sq) {
+		uint64_t sq_pages;
+
+		if ((ret = emu_umem_get(*pages, req->sq_buf_addr, sq, false, &sq_pages)))
+			return ret;
+		*pages += sq_pages;
+	}
+	if ((ret = emu_db_get(ctx, *pages, req->db_addr)))
+		return ret;
+	return (rq && !req->buf_addr) || (sq && !req->sq_buf_addr) ? EFAULT : 0;
 }
 
 static int create_qp(struct emu_cmd *c, const struct create_args *a,
@@ -254,7 +297,10 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	case IBV_QPT_XRC_SEND: case IBV_QPT_XRC_RECV:
 		break;
 	case IBV_QPT_RAW_PACKET:
-		return raw_packet_qp(ctx, a);
+		/* uverbs' check, before it looks up any object */
+		if (!emu_capable(CAP_NET_RAW))
+			return EPERM;
+		break;
 	case IBV_QPT_DRIVER:
 		break;		/* DC: the mlx5 part says which kind */
 	default:
@@ -350,19 +396,8 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 				return EINVAL;
 			rq_max_gs = (1u << req.rq_wqe_shift) / EMU_DATA_SEG_SZ - sig;
 		}
-		/*
-		 * Pinned as mlx5's create_user_qp() does: the RQ then the SQ
-		 * (64-byte basic blocks), and the doorbell record's page.
-		 */
-		uint64_t size = ((uint64_t)req.rq_wqe_count << req.rq_wqe_shift) +
-				((uint64_t)req.sq_wqe_count << 6);
-
-		if ((ret = emu_umem_get(0, req.buf_addr, size, false, &ring)) ||
-		    (ret = emu_db_get(ctx, ring, req.db_addr)))
-			return ret;
-		if (!req.buf_addr)
-			return EFAULT;
-		if ((ret = emu_db_map(ctx, req.db_addr)))
+		if ((ret = pin_rings(ctx, type, &req, &ring)) ||
+		    (ret = emu_db_map(ctx, req.db_addr)))
 			return ret;
 	}
 
@@ -402,7 +437,8 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	qp->rq_wqe_shift = req.rq_wqe_shift;
 	qp->rq_buf = req.buf_addr;
 	qp->sq_wqe_cnt = req.sq_wqe_count;
-	qp->sq_buf = req.buf_addr + ((uint64_t)req.rq_wqe_count << req.rq_wqe_shift);
+	qp->sq_buf = type == IBV_QPT_RAW_PACKET ? req.sq_buf_addr :
+		     req.buf_addr + ((uint64_t)req.rq_wqe_count << req.rq_wqe_shift);
 	if (cap.max_recv_wr) {
 		qp->rq_max_wr = req.rq_wqe_count;
 		qp->rq_max_gs = rq_max_gs;
@@ -441,6 +477,8 @@ static int create_qp(struct emu_cmd *c, const struct create_args *a,
 	resp->max_inline_data = cap.max_inline_data;
 	/* a QP on a page it named has no bfreg of the kernel's (MLX5_IB_INVALID_BFREG) */
 	drv.bfreg_index = qp->dyn_uar ? 1u << 31 : qp->bfreg;
+	if (type == IBV_QPT_RAW_PACKET)
+		raw_packet_resp(qp, &drv);
 	memcpy(c->drv_out, &drv, c->drv_out_len < sizeof(drv) ? c->drv_out_len : sizeof(drv));
 	return 0;
 }
@@ -495,8 +533,10 @@ int emu_cmd_create_qp_ex(struct emu_cmd *c)
 
 	if ((cmd->comp_mask & ~(uint32_t)IB_UVERBS_CREATE_QP_SUP_COMP_MASK) || cmd->reserved)
 		return EINVAL;
+	/* a table of WQs (wq.c) must exist, but this device has no RSS */
 	if (cmd->comp_mask & IB_UVERBS_CREATE_QP_MASK_IND_TABLE)
-		return EOPNOTSUPP;	/* no RSS on this device */
+		return emu_obj_get_locked(c->ctx, cmd->rwq_ind_tbl_handle,
+					  EMU_OBJ_RWQ_IND_TBL) ? EOPNOTSUPP : EINVAL;
 	ret = create_qp(c, &a, &resp->base);
 	if (!ret)
 		resp->response_length = (uint32_t)(c->out_len < sizeof(*resp) ?
@@ -908,6 +948,9 @@ static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 	/* RESET to RESET changes nothing (mlx5 skips the firmware command) */
 	if (cur == IBV_QPS_RESET && next == IBV_QPS_RESET)
 		return 0;
+	/* a raw packet QP's rate (the state table allows it to no other QP) */
+	if ((mask & IBV_QP_RATE_LIMIT) && (ret = emu_pp_qp_rate_set(qp, rate_limit)))
+		return ret;
 
 	a = &qp->attr;
 	old = a->state;
@@ -986,8 +1029,6 @@ int emu_cmd_modify_qp_ex(struct emu_cmd *c)
 
 	if (cmd->reserved)
 		return EINVAL;
-	if ((cmd->base.attr_mask & IBV_QP_RATE_LIMIT) && cmd->rate_limit)
-		return EOPNOTSUPP;	/* a raw packet QP's, and none is offered */
 	ret = modify_qp(c, &cmd->base, cmd->rate_limit);
 	if (!ret)
 		resp->response_length = (uint32_t)(c->out_len < sizeof(*resp) ?
@@ -1038,6 +1079,7 @@ void emu_qp_destroy_locked(struct emu_qp *qp)
 		return;
 	}
 	emu_dev_qp_destroyed(qp);
+	emu_pp_qp_rate_put(qp);
 	mcast_drop_qp(qp);
 	emu_pin_release(&qp->pin);
 	emu_db_unmap(ctx, qp->dbrec);
@@ -1065,8 +1107,8 @@ int emu_cmd_destroy_qp(struct emu_cmd *c)
 
 	if (!qp)
 		return EINVAL;
-	if (qp_has_mcast(qp))
-		return EBUSY;	/* attached multicast groups keep it */
+	if (qp_has_mcast(qp) || qp->flows)
+		return EBUSY;	/* attached multicast groups and steering rules keep it */
 	resp->events_reported = qp->async_events -
 		emu_evq_reclaim_async(&c->ctx->async, qp->obj.user_handle);
 	/*

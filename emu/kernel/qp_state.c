@@ -16,7 +16,7 @@
  */
 #include "internal.h"
 
-enum { T_UD, T_UC, T_RC, T_XI, T_XT, T_NTYPES };
+enum { T_UD, T_UC, T_RC, T_XI, T_XT, T_RAW, T_NTYPES };
 
 static int type_index(enum ibv_qp_type t)
 {
@@ -26,6 +26,7 @@ static int type_index(enum ibv_qp_type t)
 	case IBV_QPT_RC:	return T_RC;
 	case IBV_QPT_XRC_SEND:	return T_XI;
 	case IBV_QPT_XRC_RECV:	return T_XT;
+	case IBV_QPT_RAW_PACKET: return T_RAW;
 	default:		return -1;
 	}
 }
@@ -54,12 +55,21 @@ struct transition {
 #define ALT	IBV_QP_ALT_PATH
 #define MIG	IBV_QP_PATH_MIG_STATE
 #define CUR	IBV_QP_CUR_STATE
+#define RATE	IBV_QP_RATE_LIMIT
 
-/* Into RTS from RTR, RTS and SQD: the same optional attributes */
-#define OPT_TO_RTS	{ CUR | QKEY, CUR | ALT | ACC | MIG, CUR | ALT | ACC | RNRT | MIG, \
-			  CUR | ALT | ACC | MIG, CUR | ALT | ACC | RNRT | MIG }
+/*
+ * Into RTS from RTR, RTS and SQD: the same optional attributes, but for
+ * a raw packet QP, which takes its packet pacing rate into RTS and in
+ * RTS only.
+ */
+#define OPT_TO_RTS	CUR | QKEY, CUR | ALT | ACC | MIG, CUR | ALT | ACC | RNRT | MIG, \
+			CUR | ALT | ACC | MIG, CUR | ALT | ACC | RNRT | MIG
 
-/* Columns: UD, UC, RC, XRC initiator, XRC target. */
+/*
+ * Columns: UD, UC, RC, XRC initiator, XRC target, raw packet.  A raw
+ * packet QP has no path, no PSNs and no keys: its port into INIT, nothing
+ * else but the rate.
+ */
 static const struct transition table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 	[IBV_QPS_RESET] = {
 		[IBV_QPS_RESET] = { .valid = true },
@@ -68,7 +78,7 @@ static const struct transition table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 			.valid = true,
 			.req = { PKEY | PORT | QKEY, PKEY | PORT | ACC,
 				 PKEY | PORT | ACC, PKEY | PORT | ACC,
-				 PKEY | PORT | ACC },
+				 PKEY | PORT | ACC, PORT },
 		},
 	},
 	[IBV_QPS_INIT] = {
@@ -97,18 +107,18 @@ static const struct transition table[IBV_QPS_ERR + 1][IBV_QPS_ERR + 1] = {
 			.valid = true,
 			.req = { SPSN, SPSN, TMO | RETRY | RNRR | SPSN | RD,
 				 TMO | RETRY | RNRR | SPSN | RD, TMO | SPSN },
-			.opt = OPT_TO_RTS,
+			.opt = { OPT_TO_RTS, RATE },
 		},
 	},
 	[IBV_QPS_RTS] = {
 		[IBV_QPS_RESET] = { .valid = true },
 		[IBV_QPS_ERR] = { .valid = true },
-		[IBV_QPS_RTS] = { .valid = true, .opt = OPT_TO_RTS },
+		[IBV_QPS_RTS] = { .valid = true, .opt = { OPT_TO_RTS, RATE } },
 	},
 	[IBV_QPS_SQD] = {
 		[IBV_QPS_RESET] = { .valid = true },
 		[IBV_QPS_ERR] = { .valid = true },
-		[IBV_QPS_RTS] = { .valid = true, .opt = OPT_TO_RTS },
+		[IBV_QPS_RTS] = { .valid = true, .opt = { OPT_TO_RTS } },
 	},
 	[IBV_QPS_SQE] = {
 		[IBV_QPS_RESET] = { .valid = true },

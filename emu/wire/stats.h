@@ -40,6 +40,9 @@ struct rfemu_dev_stats {
 	uint64_t	socket_polls;	/* looks at the wire's sockets (a system call each) */
 	uint64_t	trap_sigreturns;	/* of trap_faults: handlers that left through rt_sigreturn (device/resume.c) */
 	uint64_t	direct_copies;	/* process_vm_readv()/_writev() calls of direct delivery: a pass's READs to one QP share one */
+	uint64_t	eth_frames;	/* frames raw packet QPs sent (device/eth.c) */
+	uint64_t	eth_unsteered;	/* of those: no flow rule took them */
+	uint64_t	eth_no_recv;	/* a rule took them, its QP had no receive posted */
 };
 
 /* Copy min(size, sizeof) bytes of the counters to out; returns 0. */

@@ -292,6 +292,18 @@ static inline void dt_post_recv(struct ibv_qp *qp, uint64_t wr_id, void *addr,
 	cr_assert_eq(ibv_post_recv(qp, &wr, &bad), 0);
 }
 
+/* A raw packet QP to RTS on port 1: the port, then nothing else. */
+static inline void dt_raw_to_rts(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT), 0);
+	a.qp_state = IBV_QPS_RTR;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	a.qp_state = IBV_QPS_RTS;
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+}
+
 static inline void dt_post(struct ibv_qp *qp, struct ibv_send_wr *wr)
 {
 	struct ibv_send_wr *bad;

@@ -1038,8 +1038,10 @@ Test(ioctl, qp_create_refusals)
 	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_EVENT_FD, 0, 0, 0);
 	cr_expect_eq(call(&q.c), EBADF, "stdin is not the async file");
 	q.c.attrs[10].data = ctx->async_fd;
-	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE, 0, 0, 0);
-	cr_expect_eq(call(&q.c), ENOENT, "no indirection table exists");
+	et_attr_flags(&q.c, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE, 0, 0, 12345);
+	cr_expect_eq(call(&q.c), ENOENT, "no such indirection table");
+	q.c.attrs[11].data = pd->handle;
+	cr_expect_eq(call(&q.c), EINVAL, "a PD's handle for the indirection table");
 	/* which objects a type may name is checked before any is looked up */
 	q.c.attrs[11].attr_id = UVERBS_ATTR_CREATE_QP_XRCD_HANDLE;
 	cr_expect_eq(call(&q.c), EINVAL, "an XRC domain on an RC QP");

@@ -3,9 +3,7 @@
  * Queue pairs: creation, mlx5dv_init_obj, the state machine, multicast,
  * async events.
  */
-#include <linux/capability.h>
 #include <poll.h>
-#include <sys/syscall.h>
 
 #include "emu_test.h"
 
@@ -442,60 +440,6 @@ Test(qp, bad_create)
 	errno = 0;
 	cr_assert_null(ibv_create_qp(pd, &ia));
 	cr_assert_neq(errno, 0);
-}
-
-/*
- * Whether this test's process has a capability in its effective set; with
- * `drop`, it has it no more.
- */
-static bool cap_effective(unsigned cap, bool drop)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
-	bool had;
-
-	cr_assert_eq(syscall(SYS_capget, &h, d), 0);
-	had = d[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap);
-	if (drop) {
-		d[CAP_TO_INDEX(cap)].effective &= ~CAP_TO_MASK(cap);
-		cr_assert_eq(syscall(SYS_capset, &h, d), 0, "%s", strerror(errno));
-	}
-	return had;
-}
-
-/*
- * Raw packet QPs: EPERM without CAP_NET_RAW (uverbs), else EOPNOTSUPP, a
- * device without the QP type (mlx5's check_qp_type()): the emulator has
- * no flow steering to give their packets to, and rdma-core's tests skip
- * on EOPNOTSUPP.  Through ibv_create_qp() and ibv_create_qp_ex().
- */
-Test(qp, raw_packet_is_not_offered)
-{
-	struct ibv_qp_init_attr ia = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RAW_PACKET,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
-			 .max_recv_sge = 1 },
-	};
-	struct ibv_qp_init_attr_ex iax = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RAW_PACKET, .pd = pd,
-		.comp_mask = IBV_QP_INIT_ATTR_PD, .cap = ia.cap,
-	};
-
-	/* with CAP_NET_RAW (as root), then without */
-	for (int pass = 0; pass < 2; pass++) {
-		int want = EPERM;
-
-		if (pass)
-			cap_effective(CAP_NET_RAW, true);
-		else if (cap_effective(CAP_NET_RAW, false))
-			want = EOPNOTSUPP;
-		errno = 0;
-		cr_assert_null(ibv_create_qp(pd, &ia));
-		cr_expect_eq(errno, want, "%s", strerror(errno));
-		errno = 0;
-		cr_assert_null(ibv_create_qp_ex(ctx, &iax));
-		cr_expect_eq(errno, want, "%s", strerror(errno));
-	}
 }
 
 Test(qp, multicast)

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * eth.c - the NIC's receive steering for the frames raw packet QPs send.
+ *
+ * The mlx5 driver turns local loopback on for user raw QPs, so a frame a
+ * raw QP sends comes back into the NIC's receive path on its port; there
+ * the verbs flow rules (kernel/flow.c) are tried in order of priority: the
+ * first whose every spec matches takes the frame into its QP's RQ, and
+ * one with DONT_TRAP passes it on to the later rules too.  A frame no rule
+ * takes is gone (no kernel netdev stack to hand it to).  Steering is
+ * within one host's device: the emulated wire carries IB/RoCE packets, not
+ * Ethernet frames (emu/DESIGN-ethernet.md).
+ */
+#include "device.h"
+
+#define ETH_P_IPV4	0x0800
+#define ETH_P_IPV6	0x86dd
+#define ETH_P_8021Q	0x8100
+
+/* The headers of a frame, as far as it has them. */
+struct eth_hdrs {
+	const uint8_t	*mac;		/* 14 bytes: dst, src, EtherType */
+	uint16_t	ethertype;	/* after a VLAN tag, if any */
+	uint16_t	vlan_tci;	/* network order; 0: untagged */
+	const uint8_t	*ip4;		/* a whole IPv4 header, or NULL */
+	const uint8_t	*ip6;		/* a whole IPv6 header, or NULL */
+	uint8_t		proto;		/* its L4 protocol */
+	const uint8_t	*l4;		/* 4 bytes of ports, or NULL */
+};
+
+static void parse(const uint8_t *f, uint32_t len, struct eth_hdrs *h)
+{
+	uint32_t off = 12;
+
+	memset(h, 0, sizeof(*h));
+	h->mac = f;
+	h->ethertype = dev_be16(f + off);
+	off += 2;
+	if (h->ethertype == ETH_P_8021Q && len >= off + 4) {
+		memcpy(&h->vlan_tci, f + off, 2);
+		h->ethertype = dev_be16(f + off + 2);
+		off += 4;
+	}
+	if (h->ethertype == ETH_P_IPV4 && len >= off + 20 && (f[off] >> 4) == 4 &&
+	    len >= off + (f[off] & 0xfu) * 4) {
+		h->ip4 = f + off;
+		h->proto = f[off + 9];
+		off += (f[off] & 0xfu) * 4;
+	} else if (h->ethertype == ETH_P_IPV6 && len >= off + 40 && (f[off] >> 4) == 6) {
+		h->ip6 = f + off;
+		h->proto = f[off + 6];
+		off += 40;
+	}
+	if ((h->ip4 || h->ip6) && (h->proto == 6 || h->proto == 17) && len >= off + 4)
+		h->l4 = f + off;
+}
+
+/* Do the masked bytes of have equal the masked bytes of want? */
+static bool masked_eq(const void *have, const void *want, const void *mask, size_t n)
+{
+	const uint8_t *a = have, *b = want, *m = mask;
+
+	for (size_t i = 0; i < n; i++)
+		if ((a[i] ^ b[i]) & m[i])
+			return false;
+	return true;
+}
+
+static bool spec_matches(const struct emu_flow_spec *s, const struct eth_hdrs *h)
+{
+	switch (s->type) {
+	case IBV_FLOW_SPEC_ETH: {
+		struct ib_uverbs_flow_eth_filter f;
+		uint16_t et = htobe16(h->ethertype);
+
+		memcpy(f.dst_mac, h->mac, 6);
+		memcpy(f.src_mac, h->mac + 6, 6);
+		memcpy(&f.ether_type, &et, 2);
+		f.vlan_tag = h->vlan_tci;
+		return masked_eq(&f, &s->v.eth, &s->m.eth, sizeof(f));
+	}
+	case IBV_FLOW_SPEC_IPV4: {
+		struct ib_uverbs_flow_ipv4_filter f = { 0 };
+
+		if (!h->ip4)
+			return false;
+		memcpy(&f.src_ip, h->ip4 + 12, 4);
+		memcpy(&f.dst_ip, h->ip4 + 16, 4);
+		f.proto = h->proto;
+		f.tos = h->ip4[1];
+		return masked_eq(&f, &s->v.ipv4, &s->m.ipv4, sizeof(f));
+	}
+	case IBV_FLOW_SPEC_IPV6: {
+		struct ib_uverbs_flow_ipv6_filter f = { 0 };
+
+		if (!h->ip6)
+			return false;
+		memcpy(f.src_ip, h->ip6 + 8, 16);
+		memcpy(f.dst_ip, h->ip6 + 24, 16);
+		f.next_hdr = h->proto;
+		f.traffic_class = (uint8_t)((h->ip6[0] & 0xf) << 4 | h->ip6[1] >> 4);
+		return masked_eq(&f, &s->v.ipv6, &s->m.ipv6, sizeof(f));
+	}
+	case IBV_FLOW_SPEC_TCP:
+	case IBV_FLOW_SPEC_UDP: {
+		struct ib_uverbs_flow_tcp_udp_filter f;
+
+		/* mlx5 matches the spec's protocol whatever the ports' mask */
+		if (!h->l4 || h->proto != (s->type == IBV_FLOW_SPEC_TCP ? 6 : 17))
+			return false;
+		memcpy(&f.dst_port, h->l4 + 2, 2);
+		memcpy(&f.src_port, h->l4, 2);
+		return masked_eq(&f, &s->v.l4, &s->m.l4, sizeof(f));
+	}
+	default:
+		return false;
+	}
+}
+
+static bool rule_matches(const struct emu_flow *r, const struct eth_hdrs *h)
+{
+	for (unsigned i = 0; i < r->nspecs; i++)
+		if (!spec_matches(&r->spec[i], h))
+			return false;
+	return true;
+}
+
+/*
+ * The frame into the QP's next receive WQE, and its CQE: a SEND of
+ * byte_cnt the frame's length.  No receive posted: dropped, as the NIC
+ * drops what an empty RQ cannot take.  A buffer too short: the local
+ * length error of any receive.
+ */
+static void receive(struct emu_qp *qp, const uint8_t *frame, uint32_t len)
+{
+	struct dev_qp *dq = dev_qp_of(qp);
+	struct dev_rwqe r;
+	struct dev_sgl sgl;
+	uint8_t synd = 0;
+
+	if (!dq || !qp->recv_cq || (qp->attr.state != IBV_QPS_INIT &&
+				     qp->attr.state != IBV_QPS_RTR &&
+				     qp->attr.state != IBV_QPS_RTS))
+		return;		/* its RQ is not ready (RESET) or in error */
+	if (!dev_rq_take(dq, NULL, &r)) {
+		wire_stats.eth_no_recv++;
+		return;
+	}
+	if (dev_sgl_from_recv(&sgl, &r, qp->pd, qp, len))
+		synd = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
+	else if (sgl.total < len)
+		synd = RF_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+	else if (!dev_sgl_copy_in(&sgl, 0, frame, len))
+		synd = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
+	{
+		struct dev_cqe c = {
+			.opcode = synd ? RF_CQE_RESP_ERR : RF_CQE_RESP_SEND,
+			.syndrome = synd,
+			.wqe_counter = (uint16_t)r.idx,
+			.qpn = dq->qpn,
+			.uidx = qp->uidx,
+			.byte_cnt = len,
+		};
+
+		dev_cq_write(qp->recv_cq, &c);
+	}
+	if (synd)
+		dev_qp_fatal(dq, 0);
+}
+
+void dev_eth_steer(const struct emu_qp *from, const uint8_t *frame, uint32_t len)
+{
+	struct eth_hdrs h;
+	bool taken = false;
+
+	wire_stats.eth_frames++;
+	parse(frame, len, &h);
+	for (const struct emu_flow *r = emu_flows_locked(); r; r = r->next) {
+		struct emu_qp *qp = r->qp;
+
+		if (qp->obj.ctx->dev_index != from->obj.ctx->dev_index ||
+		    qp->attr.port_num != from->attr.port_num || !rule_matches(r, &h))
+			continue;
+		receive(qp, frame, len);
+		taken = true;
+		if (!r->dont_trap)
+			return;
+	}
+	if (!taken)
+		wire_stats.eth_unsteered++;
+}

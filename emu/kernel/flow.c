@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * flow.c - verbs flow steering (ibv_create_flow(), ibv_destroy_flow()):
+ * the rules the NIC's receive steering matches a raw packet QP's frames
+ * against (device/eth.c).  The extended write() commands CREATE_FLOW and
+ * DESTROY_FLOW with the checks of ib_uverbs_ex_create_flow() and
+ * kern_spec_to_ib_spec() in the kernel's drivers/infiniband/core/
+ * uverbs_cmd.c, then mlx5_ib_create_flow() and parse_flow_attr() of
+ * drivers/infiniband/hw/mlx5/fs.c.
+ *
+ * Kept: NORMAL rules of Ethernet, IPv4, IPv6, TCP and UDP specs (outer
+ * headers), with masks, a priority and DONT_TRAP.  Not offered
+ * (EOPNOTSUPP): the default and sniffer rules, egress, inner headers,
+ * tunnels, actions and counters, and the header fields a ConnectX-6
+ * matches only with caps this device reports none of (IPv4 TTL and
+ * flags, IPv6 flow label and hop limit).
+ */
+#include <string.h>
+
+#include <linux/capability.h>
+
+#include "internal.h"
+
+#define FLOW_SPEC_MAX		8	/* IB_FLOW_SPEC_SUPPORT_LAYERS */
+#define FLOW_LAST_PRIO		15	/* MLX5_IB_FLOW_LAST_PRIO: 16 bypass priorities */
+#define FLOW_FLAGS_RESERVED	(1u << 3)	/* IB_FLOW_ATTR_FLAGS_RESERVED */
+/* the kernel's struct ib_uverbs_flow_spec, a union whose largest member is IPv6's */
+#define FLOW_SPEC_MAX_SIZE	sizeof(struct ib_uverbs_flow_spec_ipv6)
+
+/* every rule of this host, by priority, the oldest first within one */
+static struct emu_flow *flows;
+
+const struct emu_flow *emu_flows_locked(void)
+{
+	return flows;
+}
+
+/*
+ * The filter of one spec: what the kernel knows of it (ib_filter_sz), of
+ * which the command carries kern_sz bytes of value then as many of mask;
+ * bytes beyond what the kernel knows must be zeros in the mask
+ * (spec_filter_size()).
+ */
+static int take_filter(const uint8_t *spec, uint16_t size, void *val, void *mask,
+		       size_t known)
+{
+	size_t kern_sz = (size - sizeof(struct ib_uverbs_flow_spec_hdr)) / 2;
+	const uint8_t *v = spec + sizeof(struct ib_uverbs_flow_spec_hdr);
+
+	if (size < sizeof(struct ib_uverbs_flow_spec_hdr))
+		return EINVAL;
+	for (size_t i = known; i < kern_sz; i++)
+		if (v[kern_sz + i])
+			return EINVAL;
+	memset(val, 0, known);
+	memset(mask, 0, known);
+	memcpy(val, v, kern_sz < known ? kern_sz : known);
+	memcpy(mask, v + kern_sz, kern_sz < known ? kern_sz : known);
+	return 0;
+}
+
+/*
+ * One spec of the command into r->spec[i]: the uverbs errors first (a
+ * reserved field, a type it does not know: EINVAL), then mlx5's: a type
+ * or field the device does not match on is EOPNOTSUPP.
+ */
+static int take_spec(struct emu_flow *r, const uint8_t *p, uint16_t size)
+{
+	struct ib_uverbs_flow_spec_hdr h;
+	struct emu_flow_spec *s = &r->spec[r->nspecs];
+	int ret;
+
+	memcpy(&h, p, sizeof(h));
+	if (h.reserved)
+		return EINVAL;
+	s->type = h.type;
+	switch (h.type) {
+	case IBV_FLOW_SPEC_ETH:
+		return take_filter(p, size, &s->v.eth, &s->m.eth, sizeof(s->v.eth));
+	case IBV_FLOW_SPEC_IPV4:
+		if ((ret = take_filter(p, size, &s->v.ipv4, &s->m.ipv4, sizeof(s->v.ipv4))))
+			return ret;
+		return s->m.ipv4.ttl || s->m.ipv4.flags ? EOPNOTSUPP : 0;
+	case IBV_FLOW_SPEC_IPV6:
+		if ((ret = take_filter(p, size, &s->v.ipv6, &s->m.ipv6,
+				       offsetof(struct ib_uverbs_flow_ipv6_filter, reserved))))
+			return ret;
+		return s->m.ipv6.flow_label || s->m.ipv6.hop_limit ? EOPNOTSUPP : 0;
+	case IBV_FLOW_SPEC_TCP:
+	case IBV_FLOW_SPEC_UDP:
+		return take_filter(p, size, &s->v.l4, &s->m.l4, sizeof(s->v.l4));
+	case IBV_FLOW_SPEC_ETH | IBV_FLOW_SPEC_INNER:
+	case IBV_FLOW_SPEC_IPV4 | IBV_FLOW_SPEC_INNER:
+	case IBV_FLOW_SPEC_IPV6 | IBV_FLOW_SPEC_INNER:
+	case IBV_FLOW_SPEC_TCP | IBV_FLOW_SPEC_INNER:
+	case IBV_FLOW_SPEC_UDP | IBV_FLOW_SPEC_INNER:
+	case IBV_FLOW_SPEC_VXLAN_TUNNEL: case IBV_FLOW_SPEC_ESP: case IBV_FLOW_SPEC_GRE:
+	case IBV_FLOW_SPEC_MPLS: case IBV_FLOW_SPEC_MPLS | IBV_FLOW_SPEC_INNER:
+	case IBV_FLOW_SPEC_ACTION_TAG: case IBV_FLOW_SPEC_ACTION_DROP:
+	case IBV_FLOW_SPEC_ACTION_HANDLE: case IBV_FLOW_SPEC_ACTION_COUNT:
+		return EOPNOTSUPP;
+	default:
+		return EINVAL;
+	}
+}
+
+/*
+ * is_valid_ethertype() of mlx5's fs.c: an Ethernet spec that matches an
+ * EtherType must name the one of the IP spec beside it.
+ */
+static bool ethertype_agrees(const struct emu_flow *r)
+{
+	uint16_t want = 0, mask = 0, type = 0;
+
+	for (unsigned i = 0; i < r->nspecs; i++) {
+		const struct emu_flow_spec *s = &r->spec[i];
+
+		if (s->type == IBV_FLOW_SPEC_ETH) {
+			mask = be16toh(s->m.eth.ether_type);
+			type = be16toh(s->v.eth.ether_type);
+		} else if (s->type == IBV_FLOW_SPEC_IPV4) {
+			want = 0x0800;
+		} else if (s->type == IBV_FLOW_SPEC_IPV6) {
+			want = 0x86dd;
+		}
+	}
+	return !want || !mask || (mask == 0xffff && type == want);
+}
+
+static void flows_insert(struct emu_flow *r)
+{
+	struct emu_flow **pp = &flows;
+
+	while (*pp && (*pp)->priority <= r->priority)
+		pp = &(*pp)->next;
+	r->next = *pp;
+	*pp = r;
+}
+
+int emu_cmd_create_flow(struct emu_cmd *c)
+{
+	const struct ib_uverbs_create_flow *cmd = c->in;
+	struct ib_uverbs_create_flow_resp *resp = c->out;
+	const struct ib_uverbs_flow_attr *fa = &cmd->flow_attr;
+	const uint8_t *p = (const uint8_t *)(cmd + 1);
+	size_t left = fa->size;
+	struct emu_flow *r;
+	struct emu_qp *qp;
+	int ret;
+
+	/* ib_uverbs_ex_create_flow() */
+	if (cmd->comp_mask)
+		return EINVAL;
+	if (!emu_capable(CAP_NET_RAW))
+		return EPERM;
+	if (fa->flags >= FLOW_FLAGS_RESERVED)
+		return EINVAL;
+	if ((fa->flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP) &&
+	    (fa->type == IBV_FLOW_ATTR_ALL_DEFAULT || fa->type == IBV_FLOW_ATTR_MC_DEFAULT))
+		return EINVAL;
+	if (fa->num_of_specs > FLOW_SPEC_MAX)
+		return EINVAL;
+	if (fa->size > c->in_len - sizeof(*cmd) ||
+	    fa->size > fa->num_of_specs * FLOW_SPEC_MAX_SIZE)
+		return EINVAL;
+	if (fa->reserved[0] || fa->reserved[1])
+		return EINVAL;
+	qp = emu_obj_get_locked(c->ctx, cmd->qp_handle, EMU_OBJ_QP);
+	if (!qp || (qp->type != IBV_QPT_UD && qp->type != IBV_QPT_RAW_PACKET))
+		return EINVAL;
+
+	r = emu_obj_alloc(c->ctx, EMU_OBJ_FLOW, sizeof(*r), 0);
+	if (!r)
+		return ENOMEM;
+	for (unsigned i = 0; i < fa->num_of_specs; i++) {
+		struct ib_uverbs_flow_spec_hdr h;
+
+		if (left < sizeof(h))
+			break;
+		memcpy(&h, p, sizeof(h));
+		if (left < h.size || !h.size)
+			break;
+		if ((ret = take_spec(r, p, h.size)))
+			goto fail;
+		r->nspecs++;
+		left -= h.size;
+		p += h.size;
+	}
+	ret = EINVAL;
+	if (left || r->nspecs != fa->num_of_specs)
+		goto fail;	/* bytes left over, or specs missing */
+
+	/* mlx5_ib_create_flow() */
+	if (fa->port > emu_cfg.num_ports)
+		goto fail;
+	if (fa->priority > FLOW_LAST_PRIO) {
+		ret = ENOMEM;
+		goto fail;
+	}
+	ret = EOPNOTSUPP;
+	if (qp->type != IBV_QPT_RAW_PACKET || fa->type != IBV_FLOW_ATTR_NORMAL ||
+	    (fa->flags & IBV_FLOW_ATTR_FLAGS_EGRESS))
+		goto fail;	/* IPoIB underlay, default and sniffer rules, egress */
+	ret = EINVAL;
+	if (!ethertype_agrees(r) || !qp->rq_wqe_cnt)
+		goto fail;	/* no TIR to steer to */
+	r->qp = qp;
+	r->priority = fa->priority;
+	r->dont_trap = fa->flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP;
+	qp->flows++;	/* the QP stays while a rule points at it */
+	flows_insert(r);
+	resp->flow_handle = r->obj.handle;
+	return 0;
+fail:
+	emu_obj_free_locked(&r->obj);
+	return ret;
+}
+
+void emu_flow_destroy_locked(struct emu_flow *r)
+{
+	for (struct emu_flow **pp = &flows; *pp; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	r->qp->flows--;
+	emu_obj_free_locked(&r->obj);
+}
+
+/*
+ * The parent's rules stay objects of its contexts, which the child sets
+ * aside; the child's device steers by none of them.
+ */
+void emu_flow_disown_locked(void)
+{
+	flows = NULL;
+}
+
+int emu_cmd_destroy_flow(struct emu_cmd *c)
+{
+	const struct ib_uverbs_destroy_flow *cmd = c->in;
+	struct emu_flow *r;
+
+	if (cmd->comp_mask)
+		return EINVAL;
+	r = emu_obj_get_locked(c->ctx, cmd->flow_handle, EMU_OBJ_FLOW);
+	if (!r)
+		return EINVAL;
+	emu_flow_destroy_locked(r);
+	return 0;
+}

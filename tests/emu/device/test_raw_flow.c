@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Verbs flow steering (ibv_create_flow()) of raw packet QPs: a frame one
+ * raw QP sends comes back through the NIC's local loopback to the rules
+ * of its port, and the first matching rule's QP receives it whole (a
+ * SEND CQE of the frame's length); an unmatched frame is dropped;
+ * priorities and DONT_TRAP order and share it.  The commands' refusals:
+ * uverbs' (EPERM, EINVAL for sizes, reserved fields and non-raw QPs),
+ * mlx5's (ENOMEM for a priority past the last, EOPNOTSUPP for fields
+ * it cannot match, EINVAL for an EtherType the IP spec contradicts); a
+ * QP with rules cannot be destroyed (EBUSY).
+ */
+#include <linux/capability.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "wire_test.h"
+
+#define NQP	3
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq[NQP];
+static struct ibv_qp *qp[NQP];
+static struct ibv_mr *mr;
+static uint8_t buf[NQP][8192];
+
+static const uint8_t mac_b[6] = { 0x02, 0, 0, 0, 0, 0xb };
+static const uint8_t mac_a[6] = { 0x02, 0, 0, 0, 0, 0xa };
+
+static void setup(void)
+{
+	ctx = et_open();
+	pd = ibv_alloc_pd(ctx);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	cr_assert(pd && mr);
+	for (int i = 0; i < NQP; i++) {
+		struct ibv_qp_init_attr ia = {
+			.qp_type = IBV_QPT_RAW_PACKET,
+			.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+				 .max_recv_sge = 1 },
+		};
+
+		cq[i] = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+		cr_assert(cq[i]);
+		ia.send_cq = ia.recv_cq = cq[i];
+		qp[i] = ibv_create_qp(pd, &ia);
+		if (!qp[i] && errno == EPERM)
+			cr_skip_test("needs CAP_NET_RAW (root)");
+		cr_assert(qp[i], "%s", strerror(errno));
+		dt_raw_to_rts(qp[i]);
+	}
+}
+
+static void teardown(void)
+{
+	for (int i = 0; i < NQP; i++) {
+		if (qp[i])
+			cr_assert_eq(ibv_destroy_qp(qp[i]), 0);
+		cr_assert_eq(ibv_destroy_cq(cq[i]), 0);
+	}
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
+TestSuite(raw_flow, .init = setup, .fini = teardown, .timeout = 30);
+
+/* A UDP/IPv4 frame of len bytes to dst, ports 4000 -> dport, in buf[0]. */
+static void make_frame(const uint8_t dst[6], uint16_t dport, uint32_t len)
+{
+	uint8_t *f = buf[0];
+
+	memset(f, 0, len);
+	memcpy(f, dst, 6);
+	memcpy(f + 6, mac_a, 6);
+	f[12] = 0x08;				/* IPv4 */
+	f[14] = 0x45;
+	f[14 + 9] = 17;				/* UDP */
+	memcpy(f + 14 + 12, "\x0a\x00\x00\x01", 4);
+	memcpy(f + 14 + 16, "\x0a\x00\x00\x02", 4);
+	f[34] = 4000 >> 8;
+	f[35] = 4000 & 0xff;
+	f[36] = (uint8_t)(dport >> 8);
+	f[37] = (uint8_t)dport;
+	for (uint32_t i = 42; i < len; i++)
+		f[i] = (uint8_t)(i * 7);
+}
+
+static void send_frame(uint32_t len)
+{
+	struct ibv_sge sge = { (uintptr_t)buf[0], len, mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+
+	cr_assert_eq(ibv_post_send(qp[0], &wr, &bad), 0);
+	wc = dt_poll1(cq[0]);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_assert_eq(wc.opcode, IBV_WC_SEND);
+}
+
+static void post_recv(int i)
+{
+	struct ibv_sge sge = { (uintptr_t)buf[i] + 4096, 4096, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 100 + (uint64_t)i, .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *bad;
+
+	memset(buf[i] + 4096, 0, 4096);
+	cr_assert_eq(ibv_post_recv(qp[i], &wr, &bad), 0);
+}
+
+struct eth_flow {
+	struct ibv_flow_attr		attr;
+	struct ibv_flow_spec_eth	eth;
+	struct ibv_flow_spec_ipv4_ext	ip;
+	struct ibv_flow_spec_tcp_udp	udp;
+};
+
+/* A rule for frames to mac_b, and (with dport) UDP to that port. */
+static struct ibv_flow *flow_to(int i, uint16_t priority, uint32_t flags, uint16_t dport)
+{
+	struct eth_flow f = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(f.attr) + sizeof(f.eth),
+			  .priority = priority, .num_of_specs = 1, .port = 1, .flags = flags },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(f.eth) },
+		.ip = { .type = IBV_FLOW_SPEC_IPV4_EXT, .size = sizeof(f.ip) },
+		.udp = { .type = IBV_FLOW_SPEC_UDP, .size = sizeof(f.udp) },
+	};
+
+	memcpy(f.eth.val.dst_mac, mac_b, 6);
+	memset(f.eth.mask.dst_mac, 0xff, 6);
+	if (dport) {
+		f.attr.num_of_specs = 3;
+		f.attr.size += sizeof(f.ip) + sizeof(f.udp);
+		f.ip.val.proto = 17;
+		f.ip.mask.proto = 0xff;
+		f.udp.val.dst_port = htobe16(dport);
+		f.udp.mask.dst_port = 0xffff;
+	}
+	return ibv_create_flow(qp[i], &f.attr);
+}
+
+static void expect_frame(int i, uint32_t len)
+{
+	struct ibv_wc wc = dt_poll1(cq[i]);
+
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.opcode, IBV_WC_RECV);
+	cr_expect_eq(wc.byte_len, len);
+	cr_expect_eq(wc.wr_id, 100 + (uint64_t)i);
+	cr_expect_eq(memcmp(buf[i] + 4096, buf[0], len), 0, "the frame, byte for byte");
+}
+
+/*
+ * The rule's QP receives the frame whole; the sender's own RQ (no rule)
+ * and a third QP get nothing.  A frame to another MAC, or another UDP
+ * port, is dropped.
+ */
+Test(raw_flow, match_delivers_mismatch_drops)
+{
+	struct ibv_flow *f = flow_to(1, 0, 0, 5000);
+
+	cr_assert(f, "%s", strerror(errno));
+	post_recv(0);
+	post_recv(1);
+	post_recv(2);
+	make_frame(mac_b, 5000, 300);
+	send_frame(300);
+	expect_frame(1, 300);
+	make_frame(mac_a, 5000, 64);
+	send_frame(64);
+	make_frame(mac_b, 5001, 64);
+	send_frame(64);
+	dt_poll_none(cq[1], 100);
+	dt_poll_none(cq[0], 0);
+	dt_poll_none(cq[2], 0);
+	cr_assert_eq(ibv_destroy_flow(f), 0);
+	/* no rule now: the next frame to mac_b goes nowhere */
+	make_frame(mac_b, 5000, 64);
+	send_frame(64);
+	dt_poll_none(cq[1], 100);
+}
+
+/*
+ * Of two matching rules the one of lower priority value takes the frame;
+ * with DONT_TRAP it takes a copy and the frame goes on to the other.
+ */
+Test(raw_flow, priority_and_dont_trap)
+{
+	struct ibv_flow *hi = flow_to(1, 0, 0, 0), *lo = flow_to(2, 1, 0, 0);
+
+	cr_assert(hi && lo, "%s", strerror(errno));
+	post_recv(1);
+	post_recv(2);
+	make_frame(mac_b, 7, 128);
+	send_frame(128);
+	expect_frame(1, 128);
+	dt_poll_none(cq[2], 100);
+	cr_assert_eq(ibv_destroy_flow(hi), 0);
+	hi = flow_to(1, 0, IBV_FLOW_ATTR_FLAGS_DONT_TRAP, 0);
+	cr_assert(hi, "%s", strerror(errno));
+	post_recv(1);
+	send_frame(128);
+	expect_frame(1, 128);
+	expect_frame(2, 128);
+	cr_assert_eq(ibv_destroy_flow(hi), 0);
+	cr_assert_eq(ibv_destroy_flow(lo), 0);
+}
+
+/* A rule holds its QP: destroying the QP is EBUSY until the rule is gone. */
+Test(raw_flow, qp_with_a_rule_stays)
+{
+	struct ibv_flow *f = flow_to(1, 0, 0, 0);
+
+	cr_assert(f, "%s", strerror(errno));
+	cr_expect_eq(ibv_destroy_qp(qp[1]), EBUSY);
+	cr_assert_eq(ibv_destroy_flow(f), 0);
+	cr_assert_eq(ibv_destroy_qp(qp[1]), 0);
+	qp[1] = NULL;
+}
+
+/* ---- refusals, through the command as libibverbs writes it ---------------- */
+
+struct flow_cmd {
+	struct ib_uverbs_cmd_hdr	hdr;
+	struct ib_uverbs_ex_cmd_hdr	ex;
+	struct ib_uverbs_create_flow	core;
+	struct ib_uverbs_flow_spec_eth	eth;
+	struct ib_uverbs_flow_spec_ipv4	ip;
+} __attribute__((packed));
+
+static int flow_write(struct flow_cmd *c, struct ib_uverbs_create_flow_resp *r)
+{
+	size_t core = sizeof(c->core) + c->core.flow_attr.size;
+
+	c->hdr.command = IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_CREATE_FLOW;
+	c->hdr.in_words = (uint16_t)((core + 7) / 8);
+	c->hdr.out_words = sizeof(*r) / 8;
+	c->ex.response = (uintptr_t)r;
+	return write(ctx->cmd_fd, c, sizeof(c->hdr) + sizeof(c->ex) + c->hdr.in_words * 8) < 0 ?
+	       errno : 0;
+}
+
+static void flow_cmd_init(struct flow_cmd *c, struct ibv_qp *q)
+{
+	memset(c, 0, sizeof(*c));
+	c->core.qp_handle = q->handle;
+	c->core.flow_attr.type = IBV_FLOW_ATTR_NORMAL;
+	c->core.flow_attr.num_of_specs = 2;
+	c->core.flow_attr.port = 1;
+	c->core.flow_attr.size = sizeof(c->eth) + sizeof(c->ip);
+	c->eth.type = IBV_FLOW_SPEC_ETH;
+	c->eth.size = sizeof(c->eth);
+	c->eth.val.ether_type = htobe16(0x0800);
+	c->eth.mask.ether_type = 0xffff;
+	c->ip.type = IBV_FLOW_SPEC_IPV4;
+	c->ip.size = sizeof(c->ip);
+}
+
+Test(raw_flow, refusals)
+{
+	struct ib_uverbs_create_flow_resp r;
+	struct ib_uverbs_destroy_flow d = { 0 };
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_ex_cmd_hdr ex;
+		struct ib_uverbs_destroy_flow core;
+	} dc = { .hdr = { .command = IB_USER_VERBS_CMD_FLAG_EXTENDED |
+				     IB_USER_VERBS_EX_CMD_DESTROY_FLOW,
+			  .in_words = sizeof(d) / 8 } };
+	struct ibv_cq *rcq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = { .send_cq = rcq, .recv_cq = rcq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 1, .max_recv_wr = 1,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp *rc = ibv_create_qp(pd, &ia);
+	struct flow_cmd c;
+
+	cr_assert(rcq && rc);
+	flow_cmd_init(&c, qp[1]);
+	cr_assert_eq(flow_write(&c, &r), 0, "the command as built");
+	dc.core.flow_handle = r.flow_handle;
+	cr_assert_eq(write(ctx->cmd_fd, &dc, sizeof(dc)), (ssize_t)sizeof(dc));
+
+	flow_cmd_init(&c, rc);
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "an RC QP");
+	flow_cmd_init(&c, qp[1]);
+	c.ip.size = 4;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "a spec shorter than its header");
+	flow_cmd_init(&c, qp[1]);
+	c.ip.size = sizeof(c.ip) + 8;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "a spec past the specs' size");
+	flow_cmd_init(&c, qp[1]);
+	c.core.flow_attr.num_of_specs = 3;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "a spec missing");
+	flow_cmd_init(&c, qp[1]);
+	c.ip.reserved = 1;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "a reserved field");
+	flow_cmd_init(&c, qp[1]);
+	c.ip.type = 0x77;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "a spec type uverbs does not know");
+	flow_cmd_init(&c, qp[1]);
+	c.eth.val.ether_type = htobe16(0x86dd);
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "IPv4 under the IPv6 EtherType");
+	flow_cmd_init(&c, qp[1]);
+	c.ip.mask.ttl = 0xff;
+	cr_expect_eq(flow_write(&c, &r), EOPNOTSUPP, "the TTL: no match on it");
+	flow_cmd_init(&c, qp[1]);
+	c.core.flow_attr.priority = 16;
+	cr_expect_eq(flow_write(&c, &r), ENOMEM, "past MLX5_IB_FLOW_LAST_PRIO");
+	flow_cmd_init(&c, qp[1]);
+	c.core.flow_attr.type = IBV_FLOW_ATTR_SNIFFER;
+	cr_expect_eq(flow_write(&c, &r), EOPNOTSUPP, "a sniffer rule");
+	flow_cmd_init(&c, qp[1]);
+	c.core.flow_attr.port = 9;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "no such port");
+	cr_assert_eq(ibv_destroy_qp(rc), 0);
+	cr_assert_eq(ibv_destroy_cq(rcq), 0);
+}
+
+/* uverbs asks for CAP_NET_RAW again at each rule. */
+Test(raw_flow, needs_cap_net_raw)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	cr_assert_eq(syscall(SYS_capget, &h, d), 0);
+	d[CAP_TO_INDEX(CAP_NET_RAW)].effective &= ~CAP_TO_MASK(CAP_NET_RAW);
+	cr_assert_eq(syscall(SYS_capset, &h, d), 0, "%s", strerror(errno));
+	errno = 0;
+	cr_expect_null(flow_to(1, 0, 0, 0));
+	cr_expect_eq(errno, EPERM, "%s", strerror(errno));
+}
+
+/*
+ * The child's side of a_child_has_none_of_its_parents_rules (no asserts
+ * in a child): a raw QP of its own sends a frame the parent's rule would
+ * take; 0 when no rule took it, else the step that failed.
+ */
+static int child_sends_past_the_parents_rule(void)
+{
+	struct ibv_device **devs = ibv_get_device_list(NULL);
+	struct ibv_context *c = devs && devs[0] ? ibv_open_device(devs[0]) : NULL;
+	struct ibv_pd *cpd = c ? ibv_alloc_pd(c) : NULL;
+	struct ibv_cq *ccq = c ? ibv_create_cq(c, 4, NULL, NULL, 0) : NULL;
+	struct ibv_mr *cmr = cpd ? ibv_reg_mr(cpd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct ibv_qp_init_attr ia = { .send_cq = ccq, .recv_cq = ccq, .qp_type = IBV_QPT_RAW_PACKET,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 4,
+						.max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_qp *q = cmr && ccq ? ibv_create_qp(cpd, &ia) : NULL;
+	struct ibv_sge sge = { (uintptr_t)buf[0], 64, cmr ? cmr->lkey : 0 };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	rfemu_dev_stats_fn *stats = (rfemu_dev_stats_fn *)dlsym(RTLD_DEFAULT, "rfemu_dev_stats");
+	struct rfemu_dev_stats before, after;
+	struct ibv_wc wc;
+
+	if (!q || !stats)
+		return 10;
+	if (ibv_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PORT))
+		return 11;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(q, &a, IBV_QP_STATE))
+		return 12;
+	a.qp_state = IBV_QPS_RTS;
+	if (ibv_modify_qp(q, &a, IBV_QP_STATE))
+		return 13;
+	stats(&before, sizeof(before));
+	make_frame(mac_b, 7, 64);
+	if (ibv_post_send(q, &wr, &bad))
+		return 14;
+	for (int i = 0; i < 5000 && !ibv_poll_cq(ccq, 1, &wc); i++)
+		usleep(1000);
+	if (wc.status != IBV_WC_SUCCESS)
+		return 15;
+	stats(&after, sizeof(after));
+	if (after.eth_frames != before.eth_frames + 1)
+		return 16;
+	return after.eth_unsteered == before.eth_unsteered + 1 ? 0 : 17;
+}
+
+/*
+ * A child of fork() is a host of its own: its device steers by none of
+ * its parent's rules, and the parent's QP, which the parent's device
+ * serves, gets nothing from the child.
+ */
+Test(raw_flow, a_child_has_none_of_its_parents_rules)
+{
+	struct ibv_flow *f = flow_to(1, 0, 0, 0);
+	pid_t pid;
+	int st;
+
+	cr_assert(f, "%s", strerror(errno));
+	post_recv(1);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		_exit(child_sends_past_the_parents_rule());
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_expect_eq(et_status(st), 0, "the child's step %d", et_status(st));
+	dt_poll_none(cq[1], 100);
+	cr_assert_eq(ibv_destroy_flow(f), 0);
+}
