@@ -127,7 +127,7 @@ static bool ethertype_agrees(const struct emu_flow *r)
 	return !want || !mask || (mask == 0xffff && type == want);
 }
 
-static void flows_insert(struct emu_flow *r)
+void emu_flow_insert_locked(struct emu_flow *r)
 {
 	struct emu_flow **pp = &flows;
 
@@ -208,7 +208,7 @@ int emu_cmd_create_flow(struct emu_cmd *c)
 	r->priority = fa->priority;
 	r->dont_trap = fa->flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP;
 	qp->flows++;	/* the QP stays while a rule points at it */
-	flows_insert(r);
+	emu_flow_insert_locked(r);
 	resp->flow_handle = r->obj.handle;
 	return 0;
 fail:
@@ -224,6 +224,8 @@ void emu_flow_destroy_locked(struct emu_flow *r)
 			break;
 		}
 	r->qp->flows--;
+	if (r->matcher)
+		emu_flow_matcher_put_locked(r->matcher);
 	emu_obj_free_locked(&r->obj);
 }
 

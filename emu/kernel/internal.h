@@ -152,6 +152,10 @@ void emu_psv_destroy_locked(struct emu_psv *psv);
 void emu_pp_destroy_locked(struct emu_pp *pp);
 void emu_wq_destroy_locked(struct emu_wq *wq);
 void emu_flow_destroy_locked(struct emu_flow *r);
+/* a rule into the host's list, by priority (flow.c); a matcher's rule let go */
+void emu_flow_insert_locked(struct emu_flow *r);
+void emu_flow_matcher_put_locked(struct emu_flow_matcher *m);
+void emu_flow_matcher_destroy_locked(struct emu_flow_matcher *m);
 /* flow.c: a child of fork() is a new host, whose NIC has no rule of its parent's */
 void emu_flow_disown_locked(void);
 void emu_rwq_ind_tbl_destroy_locked(struct emu_rwq_ind_tbl *t);
@@ -298,6 +302,8 @@ extern const struct emu_ioc_method emu_ioc_odp_methods[];	/* odp.c */
 extern const size_t emu_ioc_odp_methods_count;
 extern const struct emu_ioc_method emu_ioc_pp_methods[];	/* pp.c */
 extern const size_t emu_ioc_pp_methods_count;
+extern const struct emu_ioc_method emu_ioc_flow_matcher_methods[];	/* flow_matcher.c */
+extern const size_t emu_ioc_flow_matcher_methods_count;
 
 /* uverbs_attr_get() and friends; ENOENT when the attribute is absent */
 const struct ib_uverbs_attr *emu_ioc_get(const struct emu_ioc *b, uint16_t id);

@@ -28,8 +28,8 @@
  * answered for exactly what a kernel without the method answers it for:
  * only by the framework, never by a handler.  Every user pointer is reached
  * through user_mem.c.  The methods are in ioctl_device.c, ioctl_create.c,
- * ioctl_destroy.c, ioctl_dm.c, ioctl_uar.c, import.c, devx.c, odp.c and
- * pp.c.
+ * ioctl_destroy.c, ioctl_dm.c, ioctl_uar.c, import.c, devx.c, odp.c,
+ * pp.c and flow_matcher.c.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -57,6 +57,7 @@ static const struct emu_ioc_method *find_method(uint16_t object, uint16_t method
 		{ emu_ioc_devx_methods, &emu_ioc_devx_methods_count },
 		{ emu_ioc_odp_methods, &emu_ioc_odp_methods_count },
 		{ emu_ioc_pp_methods, &emu_ioc_pp_methods_count },
+		{ emu_ioc_flow_matcher_methods, &emu_ioc_flow_matcher_methods_count },
 	};
 
 	for (size_t t = 0; t < EMU_ARRAY_SIZE(tables); t++)

@@ -126,6 +126,7 @@ enum emu_obj_type {
 	EMU_OBJ_WQ,		/* an Ethernet receive work queue (wq.c) */
 	EMU_OBJ_RWQ_IND_TBL,	/* an indirection table of WQs (wq.c) */
 	EMU_OBJ_FLOW,		/* a steering rule of ibv_create_flow() (flow.c) */
+	EMU_OBJ_FLOW_MATCHER,	/* an mlx5dv flow matcher (flow_matcher.c) */
 	EMU_OBJ_TYPE_COUNT
 };
 
@@ -529,6 +530,8 @@ struct emu_flow_spec {
 	} v, m;
 };
 
+struct emu_flow_matcher;	/* flow_matcher.c's */
+
 struct emu_flow {
 	struct emu_obj		obj;
 	struct emu_qp		*qp;		/* a raw packet QP with an RQ */
@@ -536,6 +539,7 @@ struct emu_flow {
 	bool			dont_trap;	/* the frame goes on to later rules */
 	unsigned		nspecs;
 	struct emu_flow_spec	spec[8];	/* IB_FLOW_SPEC_SUPPORT_LAYERS */
+	struct emu_flow_matcher	*matcher;	/* mlx5dv_create_flow()'s, or NULL */
 	struct emu_flow		*next;		/* the host's rules, in match order */
 };
 

@@ -304,6 +304,28 @@ static inline void dt_raw_to_rts(struct ibv_qp *qp)
 	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
 }
 
+/*
+ * A raw packet QP on cq (16 WRs and one SGE each way) in RTS on port 1;
+ * the test skips where creating it takes CAP_NET_RAW the process lacks.
+ */
+static inline struct ibv_qp *dt_raw_qp(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.send_cq = cq,
+		.recv_cq = cq,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+
+	if (!qp && errno == EPERM)
+		cr_skip_test("needs CAP_NET_RAW (root)");
+	cr_assert(qp, "%s", strerror(errno));
+	dt_raw_to_rts(qp);
+	return qp;
+}
+
 static inline void dt_post(struct ibv_qp *qp, struct ibv_send_wr *wr)
 {
 	struct ibv_send_wr *bad;

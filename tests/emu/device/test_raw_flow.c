@@ -35,20 +35,9 @@ static void setup(void)
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
 	cr_assert(pd && mr);
 	for (int i = 0; i < NQP; i++) {
-		struct ibv_qp_init_attr ia = {
-			.qp_type = IBV_QPT_RAW_PACKET,
-			.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
-				 .max_recv_sge = 1 },
-		};
-
 		cq[i] = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 		cr_assert(cq[i]);
-		ia.send_cq = ia.recv_cq = cq[i];
-		qp[i] = ibv_create_qp(pd, &ia);
-		if (!qp[i] && errno == EPERM)
-			cr_skip_test("needs CAP_NET_RAW (root)");
-		cr_assert(qp[i], "%s", strerror(errno));
-		dt_raw_to_rts(qp[i]);
+		qp[i] = dt_raw_qp(pd, cq[i]);
 	}
 }
 
