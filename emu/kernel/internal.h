@@ -155,6 +155,9 @@ void emu_flow_destroy_locked(struct emu_flow *r);
 /* flow.c: a child of fork() is a new host, whose NIC has no rule of its parent's */
 void emu_flow_disown_locked(void);
 void emu_rwq_ind_tbl_destroy_locked(struct emu_rwq_ind_tbl *t);
+/* rss.c: the errno mlx5 gives an RSS QP's hash request (EOPNOTSUPP if none) */
+int emu_rss_qp_request_check(const void *drv_in, size_t drv_in_len,
+			     const struct emu_rwq_ind_tbl *t);
 /* pp.c: a child of fork() forgets its parent's rate tables */
 void emu_pp_disown_locked(void);
 /* pp.c: a raw packet QP's rate limit, an entry of the same table (0: none) */

@@ -63,6 +63,25 @@ static int create_run(struct emu_ioc *b, struct emu_cmd *c, int (*handler)(struc
 	return ret;
 }
 
+/* QP_CREATE of an RSS QP: its table, then its hash request (rss.c) */
+static int rss_qp_create(struct emu_ioc *b)
+{
+	const struct emu_rwq_ind_tbl *t;
+	void *drv = NULL;
+	size_t drv_len = 0;
+	int ret;
+
+	t = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE, EMU_OBJ_RWQ_IND_TBL,
+			    &ret);
+	if (!t)
+		return ret;
+	ret = emu_ioc_dup(b, UVERBS_ATTR_UHW_IN, &drv, &drv_len);
+	if (!ret)
+		ret = emu_rss_qp_request_check(drv, drv_len, t);
+	free(drv);
+	return ret;
+}
+
 /*
  * UVERBS_METHOD_CQ_CREATE: the extended CREATE_CQ with its fields from the
  * attributes.  The completion channel and the async event file are FD
@@ -253,13 +272,10 @@ static int qp_create(struct emu_ioc *b)
 		cmd.pd_handle = obj->handle;
 		/*
 		 * An RSS QP spreads over a table of WQs (wq.c); the table
-		 * must exist, but this device has no RSS (rss_caps 0).
+		 * must exist, and rss.c checks the hash asked in UHW_IN.
 		 */
-		if (emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE)) {
-			obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE,
-					      EMU_OBJ_RWQ_IND_TBL, &ret);
-			return obj ? EOPNOTSUPP : ret;
-		}
+		if (emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE))
+			return rss_qp_create(b);
 		obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, EMU_OBJ_CQ, &ret);
 		if (!obj)
 			return ret;

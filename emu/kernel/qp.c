@@ -533,10 +533,13 @@ int emu_cmd_create_qp_ex(struct emu_cmd *c)
 
 	if ((cmd->comp_mask & ~(uint32_t)IB_UVERBS_CREATE_QP_SUP_COMP_MASK) || cmd->reserved)
 		return EINVAL;
-	/* a table of WQs (wq.c) must exist, but this device has no RSS */
-	if (cmd->comp_mask & IB_UVERBS_CREATE_QP_MASK_IND_TABLE)
-		return emu_obj_get_locked(c->ctx, cmd->rwq_ind_tbl_handle,
-					  EMU_OBJ_RWQ_IND_TBL) ? EOPNOTSUPP : EINVAL;
+	/* a table of WQs (wq.c) must exist; rss.c checks the hash asked */
+	if (cmd->comp_mask & IB_UVERBS_CREATE_QP_MASK_IND_TABLE) {
+		const struct emu_rwq_ind_tbl *t =
+			emu_obj_get_locked(c->ctx, cmd->rwq_ind_tbl_handle, EMU_OBJ_RWQ_IND_TBL);
+
+		return t ? emu_rss_qp_request_check(c->drv_in, c->drv_in_len, t) : EINVAL;
+	}
 	ret = create_qp(c, &a, &resp->base);
 	if (!ret)
 		resp->response_length = (uint32_t)(c->out_len < sizeof(*resp) ?
