@@ -63,23 +63,46 @@ static int create_run(struct emu_ioc *b, struct emu_cmd *c, int (*handler)(struc
 	return ret;
 }
 
-/* QP_CREATE of an RSS QP: its table, then its hash request (rss.c) */
-static int rss_qp_create(struct emu_ioc *b)
+/* QP_CREATE's send CQ, and its receive CQ but on an XRC initiator */
+static int qp_cqs(struct emu_ioc *b, uint64_t type, struct ib_uverbs_ex_create_qp *cmd)
+{
+	struct emu_obj *obj;
+	int ret;
+
+	obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, EMU_OBJ_CQ, &ret);
+	if (!obj)
+		return ret;
+	cmd->send_cq_handle = obj->handle;
+	if (type != IBV_QPT_XRC_SEND) {
+		obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, EMU_OBJ_CQ, &ret);
+		if (!obj)
+			return ret;
+		cmd->recv_cq_handle = obj->handle;
+	}
+	return 0;
+}
+
+/*
+ * QP_CREATE of an RSS QP: its table takes the place of the CQs, which
+ * it may not have (a send CQ: mlx5's check_qp_attr(); the receive side
+ * is the table's).  The write() form's handler makes it (rss.c).
+ */
+static int rss_qp_attrs(struct emu_ioc *b, struct ib_uverbs_ex_create_qp *cmd)
 {
 	const struct emu_rwq_ind_tbl *t;
-	void *drv = NULL;
-	size_t drv_len = 0;
 	int ret;
 
 	t = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE, EMU_OBJ_RWQ_IND_TBL,
 			    &ret);
 	if (!t)
 		return ret;
-	ret = emu_ioc_dup(b, UVERBS_ATTR_UHW_IN, &drv, &drv_len);
-	if (!ret)
-		ret = emu_rss_qp_request_check(drv, drv_len, t);
-	free(drv);
-	return ret;
+	if (emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE) ||
+	    emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE) ||
+	    emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_SRQ_HANDLE))
+		return EINVAL;
+	cmd->comp_mask |= IB_UVERBS_CREATE_QP_MASK_IND_TABLE;
+	cmd->rwq_ind_tbl_handle = t->obj.handle;
+	return 0;
 }
 
 /*
@@ -270,23 +293,13 @@ static int qp_create(struct emu_ioc *b)
 		if (!obj)
 			return ret;
 		cmd.pd_handle = obj->handle;
-		/*
-		 * An RSS QP spreads over a table of WQs (wq.c); the table
-		 * must exist, and rss.c checks the hash asked in UHW_IN.
-		 */
+		/* an RSS QP spreads over a table of WQs (wq.c) */
 		if (emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE))
-			return rss_qp_create(b);
-		obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, EMU_OBJ_CQ, &ret);
-		if (!obj)
+			ret = rss_qp_attrs(b, &cmd);
+		else
+			ret = qp_cqs(b, type, &cmd);
+		if (ret)
 			return ret;
-		cmd.send_cq_handle = obj->handle;
-		if (type != IBV_QPT_XRC_SEND) {
-			obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, EMU_OBJ_CQ,
-					      &ret);
-			if (!obj)
-				return ret;
-			cmd.recv_cq_handle = obj->handle;
-		}
 	} else {
 		return EINVAL;
 	}
