@@ -961,6 +961,20 @@ static inline uint32_t dev_umr_access(uint8_t acc)
 }
 /* eth.c: a frame a raw packet QP sent, to the flow rules of its port */
 void dev_eth_steer(const struct emu_qp *from, const uint8_t *frame, uint32_t len);
+/* The headers of a frame, as far as it has them (eth.c parses them). */
+struct eth_hdrs {
+	const uint8_t	*mac;		/* 14 bytes: dst, src, EtherType */
+	uint16_t	ethertype;	/* after a VLAN tag, if any */
+	uint16_t	vlan_tci;	/* network order; 0: untagged */
+	const uint8_t	*ip4;		/* a whole IPv4 header, or NULL */
+	const uint8_t	*ip6;		/* a whole IPv6 header, or NULL */
+	uint8_t		proto;		/* its L4 protocol */
+	const uint8_t	*l4;		/* 4 bytes of ports, or NULL */
+};
+/* rss.c: Toeplitz over n bytes with a 40-byte key; a frame an RSS QP takes */
+uint32_t dev_toeplitz(const uint8_t *key, const uint8_t *in, size_t n);
+void dev_rss_receive(const struct emu_qp *qp, const struct eth_hdrs *h, const uint8_t *frame,
+		     uint32_t len);
 struct dev_rwqe;
 int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 		      const struct emu_pd *pd, const struct emu_qp *qp, uint64_t msg_len);
@@ -1104,6 +1118,8 @@ bool dev_rq_take(struct dev_qp *dq, struct emu_srq *srq, struct dev_rwqe *r);
 bool dev_rq_peek(struct dev_qp *dq, struct dev_rwqe *r);
 /* The head WQE of a basic SRQ, fetched but not taken; *next: its link. */
 bool dev_srq_peek(struct dev_qp *dq, struct emu_srq *srq, struct dev_rwqe *r, uint32_t *next);
+/* Take the next receive WQE of a work queue (ibv_create_wq()); false when empty. */
+bool dev_wq_take(struct emu_wq *wq, struct dev_rwqe *r);
 /* Re-locate a receive WQE already taken (multi-packet messages). */
 void dev_rq_locate(struct dev_qp *dq, struct emu_srq *srq, uint32_t idx,
 		   struct dev_rwqe *r);

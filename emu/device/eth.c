@@ -17,17 +17,6 @@
 #define ETH_P_IPV6	0x86dd
 #define ETH_P_8021Q	0x8100
 
-/* The headers of a frame, as far as it has them. */
-struct eth_hdrs {
-	const uint8_t	*mac;		/* 14 bytes: dst, src, EtherType */
-	uint16_t	ethertype;	/* after a VLAN tag, if any */
-	uint16_t	vlan_tci;	/* network order; 0: untagged */
-	const uint8_t	*ip4;		/* a whole IPv4 header, or NULL */
-	const uint8_t	*ip6;		/* a whole IPv6 header, or NULL */
-	uint8_t		proto;		/* its L4 protocol */
-	const uint8_t	*l4;		/* 4 bytes of ports, or NULL */
-};
-
 static void parse(const uint8_t *f, uint32_t len, struct eth_hdrs *h)
 {
 	uint32_t off = 12;
@@ -178,10 +167,15 @@ void dev_eth_steer(const struct emu_qp *from, const uint8_t *frame, uint32_t len
 	for (const struct emu_flow *r = emu_flows_locked(); r; r = r->next) {
 		struct emu_qp *qp = r->qp;
 
+		/* an RSS QP's TIR is the device's, on no one port */
 		if (qp->obj.ctx->dev_index != from->obj.ctx->dev_index ||
-		    qp->attr.port_num != from->attr.port_num || !rule_matches(r, &h))
+		    (!qp->rss_tbl && qp->attr.port_num != from->attr.port_num) ||
+		    !rule_matches(r, &h))
 			continue;
-		receive(qp, frame, len);
+		if (qp->rss_tbl)
+			dev_rss_receive(qp, &h, frame, len);
+		else
+			receive(qp, frame, len);
 		taken = true;
 		if (!r->dont_trap)
 			return;

@@ -174,6 +174,29 @@ bool dev_rq_peek(struct dev_qp *dq, struct dev_rwqe *r)
 	return true;
 }
 
+/*
+ * A work queue is an RQ without a QP: the same ring and doorbell record,
+ * its counter its own.  A record out of reach or ahead of the ring, or a
+ * WQE that faults, moves the WQ to ERR (the RQ's error state).
+ */
+bool dev_wq_take(struct emu_wq *wq, struct dev_rwqe *r)
+{
+	int32_t avail = rq_avail(wq->dbrec, wq->rq_ci, wq->wqe_cnt);
+	uint32_t slot = wq->rq_ci & (wq->wqe_cnt - 1);
+
+	if (!avail)
+		return false;
+	if (avail < 0 || !rq_fetch(r, (uint8_t *)(uintptr_t)wq->buf + ((size_t)slot << wq->wqe_shift),
+				   1u << wq->wqe_shift, 0)) {
+		wq->state = IBV_WQS_ERR;
+		return false;
+	}
+	r->idx = wq->rq_ci & 0xffff;
+	r->srq = NULL;
+	wq->rq_ci++;
+	return true;
+}
+
 /* A fault here leaves no data segments: the message fails its length check. */
 void dev_rq_locate(struct dev_qp *dq, struct emu_srq *srq, uint32_t idx,
 		   struct dev_rwqe *r)

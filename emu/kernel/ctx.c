@@ -257,7 +257,7 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 	r->response_length = (uint32_t)min_sz(c->out_len, sizeof(*r));
 
 	/*
-	 * mlx5 part: no TSO, RSS, MPW. CQE compression as
+	 * mlx5 part: no TSO, MPW; RSS as rss.c reports it. CQE compression as
 	 * mlx5_ib_query_device() reports a ConnectX-6 (cqe_compression_max_num
 	 * 64; HASH and CSUM always, CSUM_STRIDX with mini_cqe_resp_stride_index),
 	 * on 128-byte CQEs too (cqe_compression_128: CQE_128B_COMP), which
@@ -286,6 +286,7 @@ int emu_cmd_query_device_ex(struct emu_cmd *c)
 	drv.packet_pacing_caps.qp_rate_limit_max = EMU_CAP(packet_pacing_max_rate);
 	drv.packet_pacing_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
 	drv.packet_pacing_caps.cap_flags = MLX5_IB_PP_SUPPORT_BURST;
+	emu_rss_caps(r, &drv.rss_caps);
 	drv.dci_streams_caps.max_log_num_concurent = EMU_CAP(log_max_dci_stream_channels);
 	drv.dci_streams_caps.max_log_num_errored = EMU_CAP(log_max_dci_errored_streams);
 	drv.response_length = (uint32_t)min_sz(c->drv_out_len, sizeof(drv));

@@ -202,7 +202,7 @@ int emu_cmd_create_flow(struct emu_cmd *c)
 	    (fa->flags & IBV_FLOW_ATTR_FLAGS_EGRESS))
 		goto fail;	/* IPoIB underlay, default and sniffer rules, egress */
 	ret = EINVAL;
-	if (!ethertype_agrees(r) || !qp->rq_wqe_cnt)
+	if (!ethertype_agrees(r) || (!qp->rq_wqe_cnt && !qp->rss_tbl))
 		goto fail;	/* no TIR to steer to */
 	r->qp = qp;
 	r->priority = fa->priority;

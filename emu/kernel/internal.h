@@ -159,6 +159,11 @@ void emu_flow_matcher_destroy_locked(struct emu_flow_matcher *m);
 /* flow.c: a child of fork() is a new host, whose NIC has no rule of its parent's */
 void emu_flow_disown_locked(void);
 void emu_rwq_ind_tbl_destroy_locked(struct emu_rwq_ind_tbl *t);
+/* rss.c: an RSS QP over the table t, for either form of CREATE_QP; its end */
+int emu_rss_qp_create(struct emu_cmd *c, struct emu_rwq_ind_tbl *t);
+void emu_rss_qp_destroy_locked(struct emu_qp *qp);
+struct mlx5_ib_rss_caps;
+void emu_rss_caps(struct ib_uverbs_ex_query_device_resp *r, struct mlx5_ib_rss_caps *drv);
 /* pp.c: a child of fork() forgets its parent's rate tables */
 void emu_pp_disown_locked(void);
 /* pp.c: a raw packet QP's rate limit, an entry of the same table (0: none) */

@@ -63,6 +63,48 @@ static int create_run(struct emu_ioc *b, struct emu_cmd *c, int (*handler)(struc
 	return ret;
 }
 
+/* QP_CREATE's send CQ, and its receive CQ but on an XRC initiator */
+static int qp_cqs(struct emu_ioc *b, uint64_t type, struct ib_uverbs_ex_create_qp *cmd)
+{
+	struct emu_obj *obj;
+	int ret;
+
+	obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, EMU_OBJ_CQ, &ret);
+	if (!obj)
+		return ret;
+	cmd->send_cq_handle = obj->handle;
+	if (type != IBV_QPT_XRC_SEND) {
+		obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, EMU_OBJ_CQ, &ret);
+		if (!obj)
+			return ret;
+		cmd->recv_cq_handle = obj->handle;
+	}
+	return 0;
+}
+
+/*
+ * QP_CREATE of an RSS QP: its table takes the place of the CQs, which
+ * it may not have (a send CQ: mlx5's check_qp_attr(); the receive side
+ * is the table's).  The write() form's handler makes it (rss.c).
+ */
+static int rss_qp_attrs(struct emu_ioc *b, struct ib_uverbs_ex_create_qp *cmd)
+{
+	const struct emu_rwq_ind_tbl *t;
+	int ret;
+
+	t = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE, EMU_OBJ_RWQ_IND_TBL,
+			    &ret);
+	if (!t)
+		return ret;
+	if (emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE) ||
+	    emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE) ||
+	    emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_SRQ_HANDLE))
+		return EINVAL;
+	cmd->comp_mask |= IB_UVERBS_CREATE_QP_MASK_IND_TABLE;
+	cmd->rwq_ind_tbl_handle = t->obj.handle;
+	return 0;
+}
+
 /*
  * UVERBS_METHOD_CQ_CREATE: the extended CREATE_CQ with its fields from the
  * attributes.  The completion channel and the async event file are FD
@@ -251,26 +293,13 @@ static int qp_create(struct emu_ioc *b)
 		if (!obj)
 			return ret;
 		cmd.pd_handle = obj->handle;
-		/*
-		 * An RSS QP spreads over a table of WQs (wq.c); the table
-		 * must exist, but this device has no RSS (rss_caps 0).
-		 */
-		if (emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE)) {
-			obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE,
-					      EMU_OBJ_RWQ_IND_TBL, &ret);
-			return obj ? EOPNOTSUPP : ret;
-		}
-		obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, EMU_OBJ_CQ, &ret);
-		if (!obj)
+		/* an RSS QP spreads over a table of WQs (wq.c) */
+		if (emu_ioc_get(b, UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE))
+			ret = rss_qp_attrs(b, &cmd);
+		else
+			ret = qp_cqs(b, type, &cmd);
+		if (ret)
 			return ret;
-		cmd.send_cq_handle = obj->handle;
-		if (type != IBV_QPT_XRC_SEND) {
-			obj = emu_ioc_get_obj(b, UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, EMU_OBJ_CQ,
-					      &ret);
-			if (!obj)
-				return ret;
-			cmd.recv_cq_handle = obj->handle;
-		}
 	} else {
 		return EINVAL;
 	}

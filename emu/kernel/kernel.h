@@ -387,6 +387,17 @@ enum { EMU_DC_NONE, EMU_DC_DCI, EMU_DC_DCT };
 /* 2^log_max_dci_errored_streams of every profile (base/profile.c): at most 2^3 */
 #define EMU_DCI_ERRORED_MAX	8
 
+/*
+ * The TIR of an RSS QP (rss.c): its number, the MLX5_RX_HASH_* fields its
+ * request selected and its Toeplitz key, as the TIR context holds them.
+ */
+#define EMU_RSS_KEY_LEN		40
+struct emu_rss_tir {
+	uint32_t		tirn;
+	uint64_t		fields;
+	uint8_t			key[EMU_RSS_KEY_LEN];
+};
+
 struct emu_qp {
 	struct emu_obj		obj;
 	uint32_t		qpn;
@@ -486,6 +497,9 @@ struct emu_qp {
 	unsigned		async_events;
 	unsigned		flows;		/* steering rules to it (flow.c): destroy is EBUSY */
 	uint16_t		rl_index;	/* raw packet: its rate limit's entry (pp.c), 0: none */
+	/* an RSS QP (rss.c): no queues, a TIR that spreads over a table's WQs */
+	struct emu_rwq_ind_tbl	*rss_tbl;
+	struct emu_rss_tir	rss;
 	void			*dev_priv;	/* device model's per-QP state */
 };
 
@@ -506,6 +520,7 @@ struct emu_wq {
 	uint32_t		wqe_cnt;
 	uint32_t		wqe_shift;
 	unsigned		async_events;
+	uint32_t		rq_ci;		/* device model: receives taken (device/rq.c) */
 };
 
 struct emu_rwq_ind_tbl {
@@ -811,7 +826,7 @@ void emu_clock_tick_locked(void);
  * Inline, because the device model makes several for every packet.
  */
 enum emu_num_kind { EMU_NUM_PD, EMU_NUM_CQ, EMU_NUM_QP, EMU_NUM_SRQ,
-		    EMU_NUM_MKEY, EMU_NUM_PSV, EMU_NUM_RQ, EMU_NUM_RQT,
+		    EMU_NUM_MKEY, EMU_NUM_PSV, EMU_NUM_RQ, EMU_NUM_RQT, EMU_NUM_TIR,
 		    EMU_NUM_KIND_COUNT };
 struct emu_num_space {
 	void		**slot;		/* EMU_NUM_IDX_MASK + 1 entries */

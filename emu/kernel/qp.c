@@ -533,10 +533,13 @@ int emu_cmd_create_qp_ex(struct emu_cmd *c)
 
 	if ((cmd->comp_mask & ~(uint32_t)IB_UVERBS_CREATE_QP_SUP_COMP_MASK) || cmd->reserved)
 		return EINVAL;
-	/* a table of WQs (wq.c) must exist, but this device has no RSS */
-	if (cmd->comp_mask & IB_UVERBS_CREATE_QP_MASK_IND_TABLE)
-		return emu_obj_get_locked(c->ctx, cmd->rwq_ind_tbl_handle,
-					  EMU_OBJ_RWQ_IND_TBL) ? EOPNOTSUPP : EINVAL;
+	/* an RSS QP (rss.c), over a table of WQs (wq.c) that must exist */
+	if (cmd->comp_mask & IB_UVERBS_CREATE_QP_MASK_IND_TABLE) {
+		struct emu_rwq_ind_tbl *t =
+			emu_obj_get_locked(c->ctx, cmd->rwq_ind_tbl_handle, EMU_OBJ_RWQ_IND_TBL);
+
+		return t ? emu_rss_qp_create(c, t) : EINVAL;
+	}
 	ret = create_qp(c, &a, &resp->base);
 	if (!ret)
 		resp->response_length = (uint32_t)(c->out_len < sizeof(*resp) ?
@@ -686,6 +689,8 @@ int emu_cmd_query_qp(struct emu_cmd *c)
 
 	if (!qp)
 		return EINVAL;
+	if (qp->rss_tbl)
+		return ENOSYS;		/* as mlx5_ib_query_qp() */
 	if (qp->dc == EMU_DC_DCT)
 		return query_dct(qp, cmd->attr_mask, r);
 	a = qp->attr;
@@ -866,6 +871,8 @@ static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 
 	if (!qp)
 		return EINVAL;
+	if (qp->rss_tbl)
+		return ENOSYS;		/* mlx5_ib_modify_qp(): nothing to move on an RSS QP */
 	if (qp->opened)
 		return EOPNOTSUPP;	/* see README: only the owner modifies */
 	if (mask & ~EMU_QP_ATTR_ALL)
@@ -1067,6 +1074,10 @@ void emu_qp_destroy_locked(struct emu_qp *qp)
 {
 	struct emu_ctx *ctx = qp->obj.ctx;
 
+	if (qp->rss_tbl) {
+		emu_rss_qp_destroy_locked(qp);
+		return;
+	}
 	if (qp->opened) {
 		struct emu_qp *local = emu_qp_by_qpn_locked(qp->qpn);
 

@@ -10,9 +10,9 @@
  * drivers/infiniband/hw/mlx5/qp.c.
  *
  * libmlx5 allocates the ring and the doorbell record as for a QP's RQ and
- * posts into it without the kernel.  The device delivers nothing to a WQ:
- * only an RSS QP over a table of WQs would, and this device creates none
- * (CREATE_QP with an indirection table is EOPNOTSUPP, rss_caps are 0).
+ * posts into it without the kernel.  The device delivers to a WQ the
+ * frames an RSS QP (rss.c) over a table naming it hashes there
+ * (device/rss.c).
  */
 #include <string.h>
 
@@ -176,6 +176,8 @@ int emu_cmd_modify_wq(struct emu_cmd *c)
 		return EINVAL;
 	if (cur != wq->state || !wq_move_ok(cur, next))
 		return EINVAL;
+	if (next == IBV_WQS_RESET)
+		wq->rq_ci = 0;	/* libmlx5 starts its ring over, as the RQ does */
 	wq->state = next;
 	return 0;
 }
@@ -284,6 +286,8 @@ int emu_cmd_destroy_rwq_ind_tbl(struct emu_cmd *c)
 	t = emu_obj_get_locked(c->ctx, cmd->ind_tbl_handle, EMU_OBJ_RWQ_IND_TBL);
 	if (!t)
 		return EINVAL;
-	emu_rwq_ind_tbl_destroy_locked(t);	/* no RSS QP can hold it */
+	if (t->obj.usecnt)
+		return EBUSY;	/* an RSS QP (rss.c) still spreads over it */
+	emu_rwq_ind_tbl_destroy_locked(t);
 	return 0;
 }

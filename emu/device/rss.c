@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * rss.c - receive-side scaling: a frame a flow rule steers to an RSS QP
+ * (kernel/rss.c) is hashed by its TIR and received by the WQ its
+ * indirection table names for the hash.
+ *
+ * The hash is Toeplitz with the TIR's 40-byte key over the fields the QP
+ * selected, in the order Microsoft's RSS specification gives them: source
+ * then destination address, source then destination port.  A field of a
+ * protocol the frame does not carry (IPv6 fields of an IPv4 frame, TCP
+ * ports of a UDP datagram) is left out, so a frame with none of them
+ * hashes to 0.  The hash's low bits index the table.
+ *
+ * The receive is an RQ's: the WQ's next WQE, a CQE on its CQ with its
+ * user index (libmlx5 finds the WQ by it), the WQ's number in the QP
+ * field.  libmlx5 reads no hash result from the CQE, so none is written.
+ */
+#include <rdma/mlx5-abi.h>
+
+#include "device.h"
+
+#define RSS_HASH_IN_MAX		36	/* two IPv6 addresses, two ports */
+
+uint32_t dev_toeplitz(const uint8_t *key, const uint8_t *in, size_t n)
+{
+	uint32_t hash = 0, window = dev_be32(key);
+	unsigned next = 32;	/* the key bit that shifts into the window next */
+
+	for (size_t i = 0; i < n && next + 8 <= EMU_RSS_KEY_LEN * 8u; i++) {
+		for (int b = 7; b >= 0; b--, next++) {
+			if (in[i] >> b & 1)
+				hash ^= window;
+			window = window << 1 | (key[next / 8] >> (7 - next % 8) & 1);
+		}
+	}
+	return hash;
+}
+
+static size_t put(uint8_t *in, size_t n, const uint8_t *field, size_t len)
+{
+	memcpy(in + n, field, len);
+	return n + len;
+}
+
+/* The bytes the TIR hashes, into in; their count. */
+static size_t hash_input(const struct emu_rss_tir *tir, const struct eth_hdrs *h, uint8_t *in)
+{
+	uint64_t f = tir->fields;
+	size_t n = 0;
+
+	if (h->ip4) {
+		if (f & MLX5_RX_HASH_SRC_IPV4)
+			n = put(in, n, h->ip4 + 12, 4);
+		if (f & MLX5_RX_HASH_DST_IPV4)
+			n = put(in, n, h->ip4 + 16, 4);
+	} else if (h->ip6) {
+		if (f & MLX5_RX_HASH_SRC_IPV6)
+			n = put(in, n, h->ip6 + 8, 16);
+		if (f & MLX5_RX_HASH_DST_IPV6)
+			n = put(in, n, h->ip6 + 24, 16);
+	}
+	if (h->l4 && h->proto == 6) {
+		if (f & MLX5_RX_HASH_SRC_PORT_TCP)
+			n = put(in, n, h->l4, 2);
+		if (f & MLX5_RX_HASH_DST_PORT_TCP)
+			n = put(in, n, h->l4 + 2, 2);
+	} else if (h->l4 && h->proto == 17) {
+		if (f & MLX5_RX_HASH_SRC_PORT_UDP)
+			n = put(in, n, h->l4, 2);
+		if (f & MLX5_RX_HASH_DST_PORT_UDP)
+			n = put(in, n, h->l4 + 2, 2);
+	}
+	return n;
+}
+
+/*
+ * The frame into the WQ's next receive WQE, and its CQE.  As on a QP's
+ * RQ: none posted, dropped; a buffer too short or a bad key, an error
+ * CQE, and the WQ to ERR.  A WQ not ready takes nothing.
+ */
+static void wq_receive(const struct emu_qp *qp, struct emu_wq *wq, const uint8_t *frame,
+		       uint32_t len)
+{
+	struct dev_rwqe r;
+	struct dev_sgl sgl;
+	uint8_t synd = 0;
+
+	if (wq->state != IBV_WQS_RDY)
+		return;
+	if (!dev_wq_take(wq, &r)) {
+		wire_stats.eth_no_recv++;
+		return;
+	}
+	if (dev_sgl_from_recv(&sgl, &r, wq->pd, qp, len))
+		synd = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
+	else if (sgl.total < len)
+		synd = RF_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+	else if (!dev_sgl_copy_in(&sgl, 0, frame, len))
+		synd = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
+	dev_cq_write(wq->cq, &(struct dev_cqe){
+		.opcode = synd ? RF_CQE_RESP_ERR : RF_CQE_RESP_SEND,
+		.syndrome = synd,
+		.wqe_counter = (uint16_t)r.idx,
+		.qpn = wq->wqn,
+		.uidx = wq->uidx,
+		.byte_cnt = len,
+	});
+	if (synd)
+		wq->state = IBV_WQS_ERR;
+}
+
+void dev_rss_receive(const struct emu_qp *qp, const struct eth_hdrs *h, const uint8_t *frame,
+		     uint32_t len)
+{
+	const struct emu_rwq_ind_tbl *t = qp->rss_tbl;
+	uint8_t in[RSS_HASH_IN_MAX];
+	uint32_t hash = dev_toeplitz(qp->rss.key, in, hash_input(&qp->rss, h, in));
+
+	wq_receive(qp, t->wq[hash & (t->size - 1)], frame, len);
+}

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Receive-side scaling: a frame a flow rule steers to an RSS QP is hashed
+ * (Toeplitz over the fields the QP selected) and received by the WQ its
+ * indirection table names for the hash's low bits.  Checked against the
+ * IPv4 examples of Microsoft's RSS verification suite ("Verifying the RSS
+ * Hash Calculation"): each frame must land in the WQ its published hash
+ * picks, for tables laid out so that together they show 11 bits of it.
+ */
+#include <inttypes.h>
+
+#include "wire_test.h"
+
+#define NWQ		8
+#define TBL_LOG		11	/* max_rwq_indirection_table_size */
+#define NVEC		5
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *scq, *rcq;
+static struct ibv_qp *sender;
+static struct ibv_wq *wq[NWQ];
+static struct ibv_mr *mr;
+static uint8_t buf[(NWQ + 1) * 2048];
+
+static const uint8_t mac_b[6] = { 0x02, 0, 0, 0, 0, 0xb };
+
+/* the key of Microsoft's examples */
+static uint8_t ms_key[40] = {
+	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3,
+	0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3,
+	0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+};
+
+/* Its IPv4 examples: source, destination, the hash of the addresses, with the TCP ports. */
+static const struct ms_vec {
+	uint8_t		src[4], dst[4];
+	uint16_t	sport, dport;
+	uint32_t	hash_ip, hash_tcp;
+} ms_vec[NVEC] = {
+	{ { 66, 9, 149, 187 }, { 161, 142, 100, 80 }, 2794, 1766, 0x323e8fc2, 0x51ccc178 },
+	{ { 199, 92, 111, 2 }, { 65, 69, 140, 83 }, 14230, 4739, 0xd718262a, 0xc626b0ea },
+	{ { 24, 19, 198, 95 }, { 12, 22, 207, 184 }, 12898, 38024, 0xd2d0a5de, 0x5c2b394a },
+	{ { 38, 27, 205, 30 }, { 209, 142, 163, 6 }, 48228, 2217, 0x82989176, 0xafc7327f },
+	{ { 153, 39, 163, 191 }, { 202, 188, 127, 2 }, 44251, 1303, 0x5d1809c5, 0x10e828a2 },
+};
+
+static void setup(void)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.cap = { .max_send_wr = 16, .max_send_sge = 1 },
+	};
+	struct ibv_wq_attr ready = { .attr_mask = IBV_WQ_ATTR_STATE, .wq_state = IBV_WQS_RDY };
+
+	ctx = et_open();
+	pd = ibv_alloc_pd(ctx);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	scq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	rcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	cr_assert(pd && mr && scq && rcq);
+	ia.send_cq = ia.recv_cq = scq;
+	sender = ibv_create_qp(pd, &ia);
+	if (!sender && errno == EPERM)
+		cr_skip_test("needs CAP_NET_RAW (root)");
+	cr_assert(sender, "%s", strerror(errno));
+	dt_raw_to_rts(sender);
+	for (int i = 0; i < NWQ; i++) {
+		struct ibv_wq_init_attr wa = { .wq_type = IBV_WQT_RQ, .max_wr = 16, .max_sge = 1,
+					       .pd = pd, .cq = rcq };
+
+		wq[i] = ibv_create_wq(ctx, &wa);
+		cr_assert(wq[i], "%s", strerror(errno));
+		cr_assert_eq(ibv_modify_wq(wq[i], &ready), 0);
+	}
+}
+
+static void teardown(void)
+{
+	for (int i = 0; i < NWQ; i++)
+		if (wq[i])
+			cr_assert_eq(ibv_destroy_wq(wq[i]), 0);
+	if (sender)
+		cr_assert_eq(ibv_destroy_qp(sender), 0);
+	cr_assert_eq(ibv_destroy_cq(rcq), 0);
+	cr_assert_eq(ibv_destroy_cq(scq), 0);
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd), 0);
+	cr_assert_eq(ibv_close_device(ctx), 0);
+}
+
+TestSuite(rss_traffic, .init = setup, .fini = teardown, .timeout = 60);
+
+/* An RSS QP over t hashing fields with Microsoft's key, and a rule for frames to mac_b. */
+static struct ibv_qp *rss_qp(struct ibv_rwq_ind_table *t, uint64_t fields, struct ibv_flow **fl)
+{
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_RAW_PACKET, .pd = pd, .rwq_ind_tbl = t,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+			     IBV_QP_INIT_ATTR_RX_HASH,
+		.rx_hash_conf = { .rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ,
+				  .rx_hash_key_len = sizeof(ms_key), .rx_hash_key = ms_key,
+				  .rx_hash_fields_mask = fields },
+	};
+	struct {
+		struct ibv_flow_attr		attr;
+		struct ibv_flow_spec_eth	eth;
+	} f = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(f), .num_of_specs = 1,
+			  .port = 1 },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(f.eth) },
+	};
+	struct ibv_qp *qp = ibv_create_qp_ex(ctx, &ia);
+
+	cr_assert(qp, "%s", strerror(errno));
+	cr_expect_eq(qp->qp_num, 0, "mlx5 answers QP number 0 for an RSS QP");
+	memcpy(f.eth.val.dst_mac, mac_b, 6);
+	memset(f.eth.mask.dst_mac, 0xff, 6);
+	*fl = ibv_create_flow(qp, &f.attr);
+	cr_assert(*fl, "%s", strerror(errno));
+	return qp;
+}
+
+/* A TCP/IPv4 frame of Microsoft's example v, sent to mac_b. */
+static void send_vec(const struct ms_vec *v)
+{
+	uint8_t *f = buf + NWQ * 2048;
+	struct ibv_sge sge = { (uintptr_t)f, 64, mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+
+	memset(f, 0, 64);
+	memcpy(f, mac_b, 6);
+	f[6] = 0x02;
+	f[12] = 0x08;				/* IPv4 */
+	f[14] = 0x45;
+	f[14 + 9] = 6;				/* TCP */
+	memcpy(f + 14 + 12, v->src, 4);
+	memcpy(f + 14 + 16, v->dst, 4);
+	f[34] = (uint8_t)(v->sport >> 8);
+	f[35] = (uint8_t)v->sport;
+	f[36] = (uint8_t)(v->dport >> 8);
+	f[37] = (uint8_t)v->dport;
+	dt_post(sender, &wr);
+	cr_assert_eq(dt_poll1(scq).status, IBV_WC_SUCCESS);
+}
+
+static void post_wq_recv(int i)
+{
+	struct ibv_sge sge = { (uintptr_t)buf + (size_t)i * 2048, 2048, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	cr_assert_eq(ibv_post_wq_recv(wq[i], &wr, &bad), 0);
+}
+
+/*
+ * For each table layout (entry e names WQ (e >> shift) % 8), each example
+ * lands in the WQ of its hash's bits shift..shift+2: over the four
+ * layouts, bits 0 to 10 of every hash.
+ */
+static void check_hashes(uint64_t fields, bool tcp)
+{
+	static struct ibv_wq *ents[1u << TBL_LOG];
+	static const unsigned shifts[] = { 0, 3, 6, 8 };
+
+	for (size_t s = 0; s < sizeof(shifts) / sizeof(shifts[0]); s++) {
+		struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = TBL_LOG,
+							  .ind_tbl = ents };
+		struct ibv_rwq_ind_table *t;
+		struct ibv_flow *fl;
+		struct ibv_qp *qp;
+
+		for (unsigned e = 0; e < 1u << TBL_LOG; e++)
+			ents[e] = wq[(e >> shifts[s]) % NWQ];
+		t = ibv_create_rwq_ind_table(ctx, &ta);
+		cr_assert(t, "%s", strerror(errno));
+		qp = rss_qp(t, fields, &fl);
+		for (int v = 0; v < NVEC; v++) {
+			uint32_t hash = tcp ? ms_vec[v].hash_tcp : ms_vec[v].hash_ip;
+			uint32_t want = ((hash & ((1u << TBL_LOG) - 1)) >> shifts[s]) % NWQ;
+			struct ibv_wc wc;
+
+			for (int i = 0; i < NWQ; i++)
+				post_wq_recv(i);
+			send_vec(&ms_vec[v]);
+			wc = dt_poll1(rcq);
+			cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+			cr_expect_eq(wc.opcode, IBV_WC_RECV);
+			cr_expect_eq(wc.byte_len, 64);
+			cr_expect_eq(wc.wr_id, want, "example %d, shift %u: WQ %" PRIu64 ", not %u",
+				     v, shifts[s], wc.wr_id, want);
+			/* the receives the frame did not take go: the WQs to RST and back */
+			for (int i = 0; i < NWQ; i++) {
+				struct ibv_wq_attr a = { .attr_mask = IBV_WQ_ATTR_STATE,
+							 .wq_state = IBV_WQS_RESET };
+
+				cr_assert_eq(ibv_modify_wq(wq[i], &a), 0);
+				a.wq_state = IBV_WQS_RDY;
+				cr_assert_eq(ibv_modify_wq(wq[i], &a), 0);
+			}
+		}
+		cr_assert_eq(ibv_destroy_flow(fl), 0);
+		cr_assert_eq(ibv_destroy_qp(qp), 0);
+		cr_assert_eq(ibv_destroy_rwq_ind_table(t), 0);
+	}
+}
+
+Test(rss_traffic, toeplitz_over_ipv4_addresses)
+{
+	check_hashes(IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4, false);
+}
+
+Test(rss_traffic, toeplitz_over_ipv4_and_tcp_ports)
+{
+	check_hashes(IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_PORT_TCP |
+		     IBV_RX_HASH_DST_PORT_TCP, true);
+}
+
+/* UDP ports a TIR hashes are not a TCP segment's: the addresses alone pick the WQ. */
+Test(rss_traffic, ports_of_another_protocol_are_left_out)
+{
+	check_hashes(IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_PORT_UDP |
+		     IBV_RX_HASH_DST_PORT_UDP, false);
+}
