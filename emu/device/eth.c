@@ -4,9 +4,10 @@
  *
  * The mlx5 driver turns local loopback on for user raw QPs, so a frame a
  * raw QP sends comes back into the NIC's receive path on its port; there
- * the verbs flow rules (kernel/flow.c) are tried in order of priority: the
- * first whose every spec matches takes the frame into its QP's RQ, and
- * one with DONT_TRAP passes it on to the later rules too.  A frame no rule
+ * the verbs flow rules (kernel/flow.c) are tried table by table, as mlx5
+ * places them by priority: the first whose every spec matches takes the
+ * frame into its QP's RQ, and one with DONT_TRAP passes it on to the next
+ * table.  A frame no rule
  * takes is gone (no kernel netdev stack to hand it to).  Steering is
  * within one host's device: the emulated wire carries IB/RoCE packets, not
  * Ethernet frames (emu/DESIGN-ethernet.md).
@@ -168,23 +169,53 @@ static void receive(struct emu_qp *qp, const uint8_t *frame, uint32_t len)
 		dev_qp_fatal(dq, 0);
 }
 
+/* Was r's QP fed already by an earlier rule of entry's table entry? */
+static bool fed_before(const struct emu_flow *entry, const struct emu_flow *r)
+{
+	for (const struct emu_flow *q = entry; q != r; q = q->next)
+		if (q->qp == r->qp && emu_flows_share_entry(entry, q))
+			return true;
+	return false;
+}
+
+static bool rule_of_port(const struct emu_flow *r, const struct emu_qp *from)
+{
+	return r->qp->obj.ctx->dev_index == from->obj.ctx->dev_index &&
+	       r->qp->attr.port_num == from->attr.port_num;
+}
+
+/*
+ * The rules come table by table (kernel/flow.c).  In a table the first
+ * rule that matches is the frame's entry: it and the rules that share it
+ * (one match on other QPs) each take the frame, once a QP; the entry's
+ * DONT_TRAP sends it on to the next table, else steering ends there.
+ */
 void dev_eth_steer(const struct emu_qp *from, const uint8_t *frame, uint32_t len)
 {
+	const struct emu_flow *entry = NULL;
 	struct eth_hdrs h;
 	bool taken = false;
 
 	wire_stats.eth_frames++;
 	parse(frame, len, &h);
 	for (const struct emu_flow *r = emu_flows_locked(); r; r = r->next) {
-		struct emu_qp *qp = r->qp;
-
-		if (qp->obj.ctx->dev_index != from->obj.ctx->dev_index ||
-		    qp->attr.port_num != from->attr.port_num || !rule_matches(r, &h))
+		if (entry && r->table != entry->table) {
+			if (!entry->dont_trap)
+				return;
+			entry = NULL;
+		}
+		if (!rule_of_port(r, from))
 			continue;
-		receive(qp, frame, len);
+		if (entry) {
+			if (emu_flows_share_entry(entry, r) && !fed_before(entry, r))
+				receive(r->qp, frame, len);
+			continue;
+		}
+		if (!rule_matches(r, &h))
+			continue;
+		entry = r;
 		taken = true;
-		if (!r->dont_trap)
-			return;
+		receive(r->qp, frame, len);
 	}
 	if (!taken)
 		wire_stats.eth_unsteered++;

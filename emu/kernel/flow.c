@@ -23,6 +23,8 @@
 
 #define FLOW_SPEC_MAX		8	/* IB_FLOW_SPEC_SUPPORT_LAYERS */
 #define FLOW_LAST_PRIO		15	/* MLX5_IB_FLOW_LAST_PRIO: 16 bypass priorities */
+/* MLX5_IB_FLOW_MCAST_PRIO: after the 2 tables of each of the 16 priorities */
+#define FLOW_MCAST_TABLE	(2 * (FLOW_LAST_PRIO + 1))
 #define FLOW_FLAGS_RESERVED	(1u << 3)	/* IB_FLOW_ATTR_FLAGS_RESERVED */
 /* the kernel's struct ib_uverbs_flow_spec, a union whose largest member is IPv6's */
 #define FLOW_SPEC_MAX_SIZE	sizeof(struct ib_uverbs_flow_spec_ipv6)
@@ -127,11 +129,85 @@ static bool ethertype_agrees(const struct emu_flow *r)
 	return !want || !mask || (mask == 0xffff && type == want);
 }
 
+/*
+ * set_proto() of mlx5's fs.c: the IP spec's protocol and the one a TCP or
+ * UDP spec implies fill one ip_protocol field; a second spec may name it
+ * again only with the same value under the same mask.
+ */
+static bool ip_protocol_agrees(const struct emu_flow *r)
+{
+	uint8_t mask = 0, val = 0;
+
+	for (unsigned i = 0; i < r->nspecs; i++) {
+		const struct emu_flow_spec *s = &r->spec[i];
+		uint8_t m = 0, v = 0;
+
+		if (s->type == IBV_FLOW_SPEC_IPV4) {
+			m = s->m.ipv4.proto;
+			v = s->v.ipv4.proto;
+		} else if (s->type == IBV_FLOW_SPEC_IPV6) {
+			m = s->m.ipv6.next_hdr;
+			v = s->v.ipv6.next_hdr;
+		} else if (s->type == IBV_FLOW_SPEC_TCP || s->type == IBV_FLOW_SPEC_UDP) {
+			m = 0xff;
+			v = s->type == IBV_FLOW_SPEC_TCP ? 6 : 17;
+		}
+		if (!m)
+			continue;
+		if (mask && (m != mask || v != val))
+			return false;
+		mask = m;
+		val = v;
+	}
+	return true;
+}
+
+/*
+ * flow_is_multicast_only() of mlx5's fs.c, by the first spec alone: an
+ * IPv4 one whose destination is a multicast address, or an Ethernet one
+ * whose destination MAC and its mask both have the group bit.
+ */
+static bool multicast_only(const struct emu_flow *r)
+{
+	const struct emu_flow_spec *s = &r->spec[0];
+
+	if (!r->nspecs)
+		return false;
+	if (s->type == IBV_FLOW_SPEC_IPV4)
+		return (((const uint8_t *)&s->v.ipv4.dst_ip)[0] & 0xf0) == 0xe0;
+	return s->type == IBV_FLOW_SPEC_ETH && (s->v.eth.dst_mac[0] & 1) &&
+	       (s->m.eth.dst_mac[0] & 1);
+}
+
+/*
+ * The bypass table mlx5 puts the rule in (get_flow_table(),
+ * ib_prio_to_core_prio()): two a priority, the DONT_TRAP rules' first;
+ * a multicast-only rule that traps goes to the table after them all.
+ */
+static uint8_t flow_table(const struct emu_flow *r)
+{
+	if (multicast_only(r) && !r->dont_trap)
+		return FLOW_MCAST_TABLE;
+	return (uint8_t)(2 * r->priority + !r->dont_trap);
+}
+
+/*
+ * Rules of one table and one match are one entry of the firmware's table
+ * (fs_core's add_rule_fg() adds the later rule's TIR to the earlier's).
+ * Compared as the specs were given: the same match written with other
+ * specs makes two entries here.
+ */
+bool emu_flows_share_entry(const struct emu_flow *a, const struct emu_flow *b)
+{
+	return a->table == b->table && a->nspecs == b->nspecs &&
+	       !memcmp(a->spec, b->spec, a->nspecs * sizeof(a->spec[0]));
+}
+
 static void flows_insert(struct emu_flow *r)
 {
 	struct emu_flow **pp = &flows;
 
-	while (*pp && (*pp)->priority <= r->priority)
+	while (*pp && (*pp)->table <= r->table)
 		pp = &(*pp)->next;
 	r->next = *pp;
 	*pp = r;
@@ -202,11 +278,14 @@ int emu_cmd_create_flow(struct emu_cmd *c)
 	    (fa->flags & IBV_FLOW_ATTR_FLAGS_EGRESS))
 		goto fail;	/* IPoIB underlay, default and sniffer rules, egress */
 	ret = EINVAL;
-	if (!ethertype_agrees(r) || !qp->rq_wqe_cnt)
+	if (!ethertype_agrees(r) || !ip_protocol_agrees(r))
+		goto fail;
+	if (!qp->rq_wqe_cnt)
 		goto fail;	/* no TIR to steer to */
 	r->qp = qp;
 	r->priority = fa->priority;
 	r->dont_trap = fa->flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP;
+	r->table = flow_table(r);
 	qp->flows++;	/* the QP stays while a rule points at it */
 	flows_insert(r);
 	resp->flow_handle = r->obj.handle;

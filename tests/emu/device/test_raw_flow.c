@@ -4,7 +4,7 @@
  * raw QP sends comes back through the NIC's local loopback to the rules
  * of its port, and the first matching rule's QP receives it whole (a
  * SEND CQE of the frame's length); an unmatched frame is dropped;
- * priorities and DONT_TRAP order and share it.  The commands' refusals:
+ * priorities, DONT_TRAP and rules of one match order and share it.  The commands' refusals:
  * uverbs' (EPERM, EINVAL for sizes, reserved fields and non-raw QPs),
  * mlx5's (ENOMEM for a priority past the last, EOPNOTSUPP for fields
  * it cannot match, EINVAL for an EtherType the IP spec contradicts); a
@@ -206,6 +206,137 @@ Test(raw_flow, priority_and_dont_trap)
 	expect_frame(2, 128);
 	cr_assert_eq(ibv_destroy_flow(hi), 0);
 	cr_assert_eq(ibv_destroy_flow(lo), 0);
+}
+
+/*
+ * mlx5 puts a DONT_TRAP rule of priority p in the bypass table 2p, a rule
+ * that traps in 2p + 1 (ib_prio_to_core_prio() of hw/mlx5/fs.c): within
+ * one priority the DONT_TRAP rule sees the frame first, whichever is
+ * older, and passes it on to the rule that traps.
+ */
+Test(raw_flow, dont_trap_goes_before_a_trapping_rule_of_its_priority)
+{
+	struct ibv_flow *trap = flow_to(1, 3, 0, 0);
+	struct ibv_flow *copy = flow_to(2, 3, IBV_FLOW_ATTR_FLAGS_DONT_TRAP, 0);
+
+	cr_assert(trap && copy, "%s", strerror(errno));
+	post_recv(1);
+	post_recv(2);
+	make_frame(mac_b, 7, 100);
+	send_frame(100);
+	expect_frame(1, 100);
+	expect_frame(2, 100);
+	cr_assert_eq(ibv_destroy_flow(copy), 0);
+	cr_assert_eq(ibv_destroy_flow(trap), 0);
+}
+
+/* A rule of one Ethernet spec, for frames to dst under dst_mask. */
+static struct ibv_flow *flow_mac(int i, uint16_t priority, const uint8_t dst[6],
+				 const uint8_t dst_mask[6])
+{
+	struct {
+		struct ibv_flow_attr		attr;
+		struct ibv_flow_spec_eth	eth;
+	} f = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(f), .priority = priority,
+			  .num_of_specs = 1, .port = 1 },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(f.eth) },
+	};
+
+	memcpy(f.eth.val.dst_mac, dst, 6);
+	memcpy(f.eth.mask.dst_mac, dst_mask, 6);
+	return ibv_create_flow(qp[i], &f.attr);
+}
+
+/*
+ * A rule that catches multicast frames only (its first spec a multicast
+ * destination MAC under a multicast mask) goes to mlx5's multicast table,
+ * MLX5_IB_FLOW_MCAST_PRIO, after every priority (get_flow_table() of
+ * hw/mlx5/fs.c): a rule of priority 5 that takes any frame is tried
+ * first.  With DONT_TRAP it keeps its priority.
+ */
+Test(raw_flow, a_multicast_rule_comes_after_every_priority)
+{
+	static const uint8_t mcast[6] = { 0x01, 0x00, 0x5e, 0, 0, 1 };
+	static const uint8_t ones[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t zeros[6] = { 0 };
+	struct ibv_flow *mc = flow_mac(1, 0, mcast, ones), *any = flow_mac(2, 5, zeros, zeros);
+
+	cr_assert(mc && any, "%s", strerror(errno));
+	post_recv(1);
+	post_recv(2);
+	make_frame(mcast, 7, 90);
+	send_frame(90);
+	expect_frame(2, 90);
+	dt_poll_none(cq[1], 100);
+	/* a unicast frame to a rule of the same shape keeps its priority */
+	cr_assert_eq(ibv_destroy_flow(mc), 0);
+	mc = flow_mac(1, 0, mac_b, ones);
+	cr_assert(mc, "%s", strerror(errno));
+	make_frame(mac_b, 7, 90);
+	send_frame(90);
+	expect_frame(1, 90);
+	dt_poll_none(cq[2], 100);
+	cr_assert_eq(ibv_destroy_flow(mc), 0);
+	cr_assert_eq(ibv_destroy_flow(any), 0);
+}
+
+/*
+ * Two QPs' rules of one match and one priority are one entry of mlx5's
+ * flow table with two TIRs (fs_core's add_rule_fg() adds the second
+ * rule's destination to the first's entry): each QP receives the frame.
+ */
+Test(raw_flow, one_match_on_two_qps_feeds_both)
+{
+	struct ibv_flow *a = flow_to(1, 2, 0, 5000), *b = flow_to(2, 2, 0, 5000);
+
+	cr_assert(a && b, "%s", strerror(errno));
+	post_recv(1);
+	post_recv(2);
+	make_frame(mac_b, 5000, 80);
+	send_frame(80);
+	expect_frame(1, 80);
+	expect_frame(2, 80);
+	cr_assert_eq(ibv_destroy_flow(a), 0);
+	/* the entry goes on with the other QP alone */
+	post_recv(1);
+	post_recv(2);
+	send_frame(80);
+	expect_frame(2, 80);
+	dt_poll_none(cq[1], 100);
+	cr_assert_eq(ibv_destroy_flow(b), 0);
+}
+
+/*
+ * An IPv4 spec that names a protocol and a TCP or UDP spec that names
+ * another, or the same under another mask, cannot share mlx5's one
+ * ip_protocol field: EINVAL (set_proto() of hw/mlx5/fs.c).
+ */
+Test(raw_flow, ip_protocol_the_l4_spec_contradicts)
+{
+	struct eth_flow f = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .num_of_specs = 3, .port = 1,
+			  .size = sizeof(f) },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(f.eth) },
+		.ip = { .type = IBV_FLOW_SPEC_IPV4_EXT, .size = sizeof(f.ip),
+			.val.proto = 6, .mask.proto = 0xff },
+		.udp = { .type = IBV_FLOW_SPEC_UDP, .size = sizeof(f.udp) },
+	};
+	struct ibv_flow *ok;
+
+	errno = 0;
+	cr_expect_null(ibv_create_flow(qp[1], &f.attr), "TCP in the IPv4 spec, then UDP");
+	cr_expect_eq(errno, EINVAL, "%s", strerror(errno));
+	f.ip.val.proto = 17;
+	f.ip.mask.proto = 0x1f;
+	errno = 0;
+	cr_expect_null(ibv_create_flow(qp[1], &f.attr), "UDP under another mask");
+	cr_expect_eq(errno, EINVAL, "%s", strerror(errno));
+	f.ip.mask.proto = 0xff;
+	ok = ibv_create_flow(qp[1], &f.attr);
+	cr_expect(ok, "UDP twice: %s", strerror(errno));
+	if (ok)
+		cr_assert_eq(ibv_destroy_flow(ok), 0);
 }
 
 /* A rule holds its QP: destroying the QP is EBUSY until the rule is gone. */
