@@ -22,7 +22,8 @@
 struct eth_hdrs {
 	const uint8_t	*mac;		/* 14 bytes: dst, src, EtherType */
 	uint16_t	ethertype;	/* after a VLAN tag, if any */
-	uint16_t	vlan_tci;	/* network order; 0: untagged */
+	uint16_t	vlan_tci;	/* network order */
+	bool		tagged;		/* a VLAN tag came before the EtherType */
 	const uint8_t	*ip4;		/* a whole IPv4 header, or NULL */
 	const uint8_t	*ip6;		/* a whole IPv6 header, or NULL */
 	uint8_t		proto;		/* its L4 protocol */
@@ -39,6 +40,7 @@ static void parse(const uint8_t *f, uint32_t len, struct eth_hdrs *h)
 	off += 2;
 	if (h->ethertype == ETH_P_8021Q && len >= off + 4) {
 		memcpy(&h->vlan_tci, f + off, 2);
+		h->tagged = true;
 		h->ethertype = dev_be16(f + off + 2);
 		off += 4;
 	}
@@ -74,6 +76,10 @@ static bool spec_matches(const struct emu_flow_spec *s, const struct eth_hdrs *h
 		struct ib_uverbs_flow_eth_filter f;
 		uint16_t et = htobe16(h->ethertype);
 
+		/* a VLAN match is cvlan_tag too: untagged frames miss it */
+		if (s->m.eth.vlan_tag && !h->tagged)
+			return false;
+
 		memcpy(f.dst_mac, h->mac, 6);
 		memcpy(f.src_mac, h->mac + 6, 6);
 		memcpy(&f.ether_type, &et, 2);
@@ -100,6 +106,8 @@ static bool spec_matches(const struct emu_flow_spec *s, const struct eth_hdrs *h
 		memcpy(f.dst_ip, h->ip6 + 24, 16);
 		f.next_hdr = h->proto;
 		f.traffic_class = (uint8_t)((h->ip6[0] & 0xf) << 4 | h->ip6[1] >> 4);
+		f.flow_label = htobe32((uint32_t)(h->ip6[1] & 0xf) << 16 |
+				       (uint32_t)h->ip6[2] << 8 | h->ip6[3]);
 		return masked_eq(&f, &s->v.ipv6, &s->m.ipv6, sizeof(f));
 	}
 	case IBV_FLOW_SPEC_TCP:

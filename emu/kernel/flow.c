@@ -12,8 +12,7 @@
  * headers), with masks, a priority and DONT_TRAP.  Not offered
  * (EOPNOTSUPP): the default and sniffer rules, egress, inner headers,
  * tunnels, actions and counters, and the header fields a ConnectX-6
- * matches only with caps this device reports none of (IPv4 TTL and
- * flags, IPv6 flow label and hop limit).
+ * does not match (IPv4 TTL and flags, the IPv6 hop limit).
  */
 #include <string.h>
 
@@ -62,15 +61,14 @@ static int take_filter(const uint8_t *spec, uint16_t size, void *val, void *mask
 }
 
 /*
- * One spec of the command into r->spec[i]: the uverbs errors first (a
- * reserved field, a type it does not know: EINVAL), then mlx5's: a type
- * or field the device does not match on is EOPNOTSUPP.
+ * One spec of the command into r->spec[i]: the uverbs errors (a reserved
+ * field, a type it does not know: EINVAL); a type the device does not
+ * match on is EOPNOTSUPP.  mlx5 looks at the fields later (mlx5_specs()).
  */
 static int take_spec(struct emu_flow *r, const uint8_t *p, uint16_t size)
 {
 	struct ib_uverbs_flow_spec_hdr h;
 	struct emu_flow_spec *s = &r->spec[r->nspecs];
-	int ret;
 
 	memcpy(&h, p, sizeof(h));
 	if (h.reserved)
@@ -80,14 +78,10 @@ static int take_spec(struct emu_flow *r, const uint8_t *p, uint16_t size)
 	case IBV_FLOW_SPEC_ETH:
 		return take_filter(p, size, &s->v.eth, &s->m.eth, sizeof(s->v.eth));
 	case IBV_FLOW_SPEC_IPV4:
-		if ((ret = take_filter(p, size, &s->v.ipv4, &s->m.ipv4, sizeof(s->v.ipv4))))
-			return ret;
-		return s->m.ipv4.ttl || s->m.ipv4.flags ? EOPNOTSUPP : 0;
+		return take_filter(p, size, &s->v.ipv4, &s->m.ipv4, sizeof(s->v.ipv4));
 	case IBV_FLOW_SPEC_IPV6:
-		if ((ret = take_filter(p, size, &s->v.ipv6, &s->m.ipv6,
-				       offsetof(struct ib_uverbs_flow_ipv6_filter, reserved))))
-			return ret;
-		return s->m.ipv6.flow_label || s->m.ipv6.hop_limit ? EOPNOTSUPP : 0;
+		return take_filter(p, size, &s->v.ipv6, &s->m.ipv6,
+				   offsetof(struct ib_uverbs_flow_ipv6_filter, reserved));
 	case IBV_FLOW_SPEC_TCP:
 	case IBV_FLOW_SPEC_UDP:
 		return take_filter(p, size, &s->v.l4, &s->m.l4, sizeof(s->v.l4));
@@ -130,11 +124,13 @@ static bool ethertype_agrees(const struct emu_flow *r)
 }
 
 /*
- * set_proto() of mlx5's fs.c: the IP spec's protocol and the one a TCP or
- * UDP spec implies fill one ip_protocol field; a second spec may name it
- * again only with the same value under the same mask.
+ * parse_flow_attr() of mlx5's fs.c, spec by spec: a field past the last
+ * one it matches (IPv4 TTL and flags, the IPv6 hop limit) is EOPNOTSUPP;
+ * the IP spec's protocol and the one a TCP or UDP spec implies fill one
+ * ip_protocol field, which a later spec may name again only with the same
+ * value under the same mask (set_proto(): EINVAL).
  */
-static bool ip_protocol_agrees(const struct emu_flow *r)
+static int mlx5_specs(const struct emu_flow *r)
 {
 	uint8_t mask = 0, val = 0;
 
@@ -143,9 +139,13 @@ static bool ip_protocol_agrees(const struct emu_flow *r)
 		uint8_t m = 0, v = 0;
 
 		if (s->type == IBV_FLOW_SPEC_IPV4) {
+			if (s->m.ipv4.ttl || s->m.ipv4.flags)
+				return EOPNOTSUPP;
 			m = s->m.ipv4.proto;
 			v = s->v.ipv4.proto;
 		} else if (s->type == IBV_FLOW_SPEC_IPV6) {
+			if (s->m.ipv6.hop_limit)
+				return EOPNOTSUPP;
 			m = s->m.ipv6.next_hdr;
 			v = s->v.ipv6.next_hdr;
 		} else if (s->type == IBV_FLOW_SPEC_TCP || s->type == IBV_FLOW_SPEC_UDP) {
@@ -155,11 +155,11 @@ static bool ip_protocol_agrees(const struct emu_flow *r)
 		if (!m)
 			continue;
 		if (mask && (m != mask || v != val))
-			return false;
+			return EINVAL;
 		mask = m;
 		val = v;
 	}
-	return true;
+	return 0;
 }
 
 /*
@@ -241,6 +241,8 @@ int emu_cmd_create_flow(struct emu_cmd *c)
 		return EINVAL;
 	if (fa->reserved[0] || fa->reserved[1])
 		return EINVAL;
+	if (!fa->port || fa->port > emu_cfg.num_ports)
+		return EINVAL;	/* rdma_is_port_valid() */
 	qp = emu_obj_get_locked(c->ctx, cmd->qp_handle, EMU_OBJ_QP);
 	if (!qp || (qp->type != IBV_QPT_UD && qp->type != IBV_QPT_RAW_PACKET))
 		return EINVAL;
@@ -267,19 +269,25 @@ int emu_cmd_create_flow(struct emu_cmd *c)
 		goto fail;	/* bytes left over, or specs missing */
 
 	/* mlx5_ib_create_flow() */
-	if (fa->port > emu_cfg.num_ports)
-		goto fail;
 	if (fa->priority > FLOW_LAST_PRIO) {
 		ret = ENOMEM;
 		goto fail;
 	}
+	if (fa->flags & ~(IBV_FLOW_ATTR_FLAGS_DONT_TRAP | IBV_FLOW_ATTR_FLAGS_EGRESS))
+		goto fail;
+	if ((fa->flags & IBV_FLOW_ATTR_FLAGS_EGRESS) &&
+	    (fa->type == IBV_FLOW_ATTR_ALL_DEFAULT || fa->type == IBV_FLOW_ATTR_MC_DEFAULT))
+		goto fail;
 	ret = EOPNOTSUPP;
 	if (qp->type != IBV_QPT_RAW_PACKET || fa->type != IBV_FLOW_ATTR_NORMAL ||
 	    (fa->flags & IBV_FLOW_ATTR_FLAGS_EGRESS))
 		goto fail;	/* IPoIB underlay, default and sniffer rules, egress */
 	ret = EINVAL;
-	if (!ethertype_agrees(r) || !ip_protocol_agrees(r))
+	if (!ethertype_agrees(r))
 		goto fail;
+	if ((ret = mlx5_specs(r)))
+		goto fail;
+	ret = EINVAL;
 	if (!qp->rq_wqe_cnt)
 		goto fail;	/* no TIR to steer to */
 	r->qp = qp;

@@ -449,6 +449,103 @@ Test(raw_flow, refusals)
 	cr_assert_eq(ibv_destroy_cq(rcq), 0);
 }
 
+/*
+ * The refusals the model made in another order than the kernel, or not at
+ * all: uverbs checks the port (rdma_is_port_valid(): 0 is none) before the
+ * QP; mlx5_ib_create_flow() refuses a priority past the last (ENOMEM), a
+ * flag it does not know and an egress default rule (EINVAL) before it
+ * looks at a spec's fields (EOPNOTSUPP).
+ */
+Test(raw_flow, refusals_in_the_kernels_order)
+{
+	struct ib_uverbs_create_flow_resp r;
+	struct flow_cmd c;
+
+	flow_cmd_init(&c, qp[1]);
+	c.core.flow_attr.port = 0;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "port 0");
+	flow_cmd_init(&c, qp[1]);
+	c.core.flow_attr.flags = 1;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "flag bit 0: neither DONT_TRAP nor EGRESS");
+	flow_cmd_init(&c, qp[1]);
+	c.core.flow_attr.priority = 16;
+	c.ip.mask.ttl = 0xff;
+	cr_expect_eq(flow_write(&c, &r), ENOMEM, "the priority before the TTL");
+	flow_cmd_init(&c, qp[1]);
+	c.core.flow_attr.type = IBV_FLOW_ATTR_ALL_DEFAULT;
+	c.core.flow_attr.flags = IBV_FLOW_ATTR_FLAGS_EGRESS;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "an egress default rule");
+}
+
+/*
+ * A VLAN match in the Ethernet spec makes mlx5 match cvlan_tag too
+ * (parse_flow_attr()): an untagged frame does not match VLAN 0.
+ */
+Test(raw_flow, a_vlan_rule_takes_no_untagged_frame)
+{
+	struct {
+		struct ibv_flow_attr		attr;
+		struct ibv_flow_spec_eth	eth;
+	} f = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(f), .num_of_specs = 1,
+			  .port = 1 },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(f.eth),
+			 .mask.vlan_tag = htobe16(0x0fff) },
+	};
+	struct ibv_flow *vlan = ibv_create_flow(qp[1], &f.attr);
+
+	cr_assert(vlan, "%s", strerror(errno));
+	post_recv(1);
+	make_frame(mac_b, 7, 70);
+	send_frame(70);
+	dt_poll_none(cq[1], 100);
+	cr_assert_eq(ibv_destroy_flow(vlan), 0);
+}
+
+/*
+ * mlx5 matches the IPv6 flow label (set_flow_label() of fs.c, a
+ * ConnectX-6 field); the hop limit it does not (EOPNOTSUPP).
+ */
+Test(raw_flow, ipv6_flow_label)
+{
+	struct {
+		struct ibv_flow_attr		attr;
+		struct ibv_flow_spec_ipv6	ip;
+	} f = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(f), .num_of_specs = 1,
+			  .port = 1 },
+		.ip = { .type = IBV_FLOW_SPEC_IPV6, .size = sizeof(f.ip),
+			.val.flow_label = htobe32(0x12345), .mask.flow_label = htobe32(0xfffff) },
+	};
+	struct ibv_flow *fl = ibv_create_flow(qp[1], &f.attr);
+	uint8_t *frame = buf[0];
+
+	cr_assert(fl, "%s", strerror(errno));
+	post_recv(1);
+	memset(frame, 0, 80);
+	memcpy(frame, mac_b, 6);
+	memcpy(frame + 6, mac_a, 6);
+	frame[12] = 0x86;
+	frame[13] = 0xdd;
+	frame[14] = 0x60;
+	frame[15] = 0x01;			/* label 0x12345 */
+	frame[16] = 0x23;
+	frame[17] = 0x45;
+	frame[20] = 59;				/* no next header */
+	send_frame(80);
+	expect_frame(1, 80);
+	post_recv(1);
+	frame[17] = 0x46;
+	send_frame(80);
+	dt_poll_none(cq[1], 100);
+	cr_assert_eq(ibv_destroy_flow(fl), 0);
+	f.ip.mask.flow_label = 0;
+	f.ip.mask.hop_limit = 0xff;
+	errno = 0;
+	cr_expect_null(ibv_create_flow(qp[1], &f.attr));
+	cr_expect_eq(errno, EOPNOTSUPP, "the hop limit: %s", strerror(errno));
+}
+
 /* uverbs asks for CAP_NET_RAW again at each rule. */
 Test(raw_flow, needs_cap_net_raw)
 {
