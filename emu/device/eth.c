@@ -137,8 +137,10 @@ static bool rule_matches(const struct emu_flow *r, const struct eth_hdrs *h)
 /*
  * The frame into the QP's next receive WQE, and its CQE: a SEND of
  * byte_cnt the frame's length.  No receive posted: dropped, as the NIC
- * drops what an empty RQ cannot take.  A buffer too short: the local
- * length error of any receive.
+ * drops what an empty RQ cannot take.  A buffer too short: the WQE's
+ * local length error, which on an Ethernet RQ leaves the RQ ready (kernel
+ * commit 187a9830c921: not a syndrome mlx5e recovers the RQ from); a key
+ * that fails: the protection error, which does end it.
  */
 static void receive(struct emu_qp *qp, const uint8_t *frame, uint32_t len)
 {
@@ -149,7 +151,8 @@ static void receive(struct emu_qp *qp, const uint8_t *frame, uint32_t len)
 
 	if (!dq || !qp->recv_cq || (qp->attr.state != IBV_QPS_INIT &&
 				     qp->attr.state != IBV_QPS_RTR &&
-				     qp->attr.state != IBV_QPS_RTS))
+				     qp->attr.state != IBV_QPS_RTS &&
+				     qp->attr.state != IBV_QPS_SQE))
 		return;		/* its RQ is not ready (RESET) or in error */
 	if (!dev_rq_take(dq, NULL, &r)) {
 		wire_stats.eth_no_recv++;
@@ -173,7 +176,7 @@ static void receive(struct emu_qp *qp, const uint8_t *frame, uint32_t len)
 
 		dev_cq_write(qp->recv_cq, &c);
 	}
-	if (synd)
+	if (synd == RF_CQE_SYNDROME_LOCAL_PROT_ERR)
 		dev_qp_fatal(dq, 0);
 }
 

@@ -546,6 +546,68 @@ Test(raw_flow, ipv6_flow_label)
 	cr_expect_eq(errno, EOPNOTSUPP, "the hop limit: %s", strerror(errno));
 }
 
+/*
+ * A frame longer than the receive WQE's buffers: the WQE completes with a
+ * local length error, and the RQ goes on receiving; on an Ethernet RQ
+ * that syndrome does not move the RQ to ERR (kernel commit 187a9830c921,
+ * "net/mlx5e: ... LOCAL_LENGTH_ERR ... the RQ is not actually in ERR
+ * state").
+ */
+Test(raw_flow, a_frame_past_the_buffer_leaves_the_rq_ready)
+{
+	struct ibv_flow *f = flow_to(1, 0, 0, 0);
+	struct ibv_sge sge = { (uintptr_t)buf[1] + 4096, 64, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_wc wc;
+
+	cr_assert(f, "%s", strerror(errno));
+	cr_assert_eq(ibv_post_recv(qp[1], &wr, &bad), 0);
+	make_frame(mac_b, 7, 200);
+	send_frame(200);
+	wc = dt_poll1(cq[1]);
+	cr_expect_eq(wc.status, IBV_WC_LOC_LEN_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.wr_id, 7);
+	cr_expect_eq(et_qp_state(qp[1]), IBV_QPS_RTS);
+	post_recv(1);
+	send_frame(200);
+	expect_frame(1, 200);
+	cr_assert_eq(ibv_destroy_flow(f), 0);
+}
+
+/*
+ * A raw QP's SQ and RQ are objects of their own: a send error moves the
+ * SQ to ERR and leaves the RQ ready, which the kernel reports as SQE
+ * (query_raw_packet_qp_state()); the RQ still receives.  mlx5 has no way
+ * back to RTS for it (modify_raw_packet_qp(): EINVAL), ERR and RESET work.
+ */
+Test(raw_flow, a_send_error_leaves_the_rq_receiving)
+{
+	struct ibv_flow *f = flow_to(1, 0, 0, 0);
+	struct ibv_sge sge = { (uintptr_t)buf[0], 64, mr->lkey + 0x100 };
+	struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
+	struct ibv_qp *q0 = qp[0];
+	struct ibv_wc wc;
+
+	cr_assert(f, "%s", strerror(errno));
+	make_frame(mac_b, 7, 64);
+	/* qp[1] sends badly, then receives what qp[0] sends */
+	qp[0] = qp[1];
+	cr_assert_eq(ibv_post_send(qp[1], &wr, &bad), 0);
+	wc = dt_poll1(cq[1]);
+	cr_expect_eq(wc.status, IBV_WC_LOC_PROT_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(et_qp_state(qp[1]), IBV_QPS_SQE);
+	qp[0] = q0;
+	post_recv(1);
+	send_frame(64);
+	expect_frame(1, 64);
+	cr_expect_eq(ibv_modify_qp(qp[1], &a, IBV_QP_STATE), EINVAL, "SQE -> RTS");
+	a.qp_state = IBV_QPS_ERR;
+	cr_expect_eq(ibv_modify_qp(qp[1], &a, IBV_QP_STATE), 0);
+	cr_assert_eq(ibv_destroy_flow(f), 0);
+}
+
 /* uverbs asks for CAP_NET_RAW again at each rule. */
 Test(raw_flow, needs_cap_net_raw)
 {
