@@ -38,9 +38,10 @@ const struct emu_flow *emu_flows_locked(void)
 
 /*
  * The filter of one spec: what the kernel knows of it (ib_filter_sz), of
- * which the command carries kern_sz bytes of value then as many of mask;
- * bytes beyond what the kernel knows must be zeros in the mask
- * (spec_filter_size()).
+ * which the command carries kern_sz bytes of value then as many of mask,
+ * a multiple of 4 and not none; bytes beyond what the kernel knows must be
+ * zeros in the mask (spec_filter_size(),
+ * ib_uverbs_kern_spec_to_ib_spec_filter()).
  */
 static int take_filter(const uint8_t *spec, uint16_t size, void *val, void *mask,
 		       size_t known)
@@ -48,7 +49,7 @@ static int take_filter(const uint8_t *spec, uint16_t size, void *val, void *mask
 	size_t kern_sz = (size - sizeof(struct ib_uverbs_flow_spec_hdr)) / 2;
 	const uint8_t *v = spec + sizeof(struct ib_uverbs_flow_spec_hdr);
 
-	if (size < sizeof(struct ib_uverbs_flow_spec_hdr))
+	if (size < sizeof(struct ib_uverbs_flow_spec_hdr) || !kern_sz || kern_sz % 4)
 		return EINVAL;
 	for (size_t i = known; i < kern_sz; i++)
 		if (v[kern_sz + i])
@@ -69,6 +70,7 @@ static int take_spec(struct emu_flow *r, const uint8_t *p, uint16_t size)
 {
 	struct ib_uverbs_flow_spec_hdr h;
 	struct emu_flow_spec *s = &r->spec[r->nspecs];
+	int ret;
 
 	memcpy(&h, p, sizeof(h));
 	if (h.reserved)
@@ -80,8 +82,12 @@ static int take_spec(struct emu_flow *r, const uint8_t *p, uint16_t size)
 	case IBV_FLOW_SPEC_IPV4:
 		return take_filter(p, size, &s->v.ipv4, &s->m.ipv4, sizeof(s->v.ipv4));
 	case IBV_FLOW_SPEC_IPV6:
-		return take_filter(p, size, &s->v.ipv6, &s->m.ipv6,
-				   offsetof(struct ib_uverbs_flow_ipv6_filter, reserved));
+		if ((ret = take_filter(p, size, &s->v.ipv6, &s->m.ipv6,
+				       offsetof(struct ib_uverbs_flow_ipv6_filter, reserved))))
+			return ret;
+		/* a flow label has 20 bits */
+		return be32toh(s->v.ipv6.flow_label) >> 20 ||
+		       be32toh(s->m.ipv6.flow_label) >> 20 ? EINVAL : 0;
 	case IBV_FLOW_SPEC_TCP:
 	case IBV_FLOW_SPEC_UDP:
 		return take_filter(p, size, &s->v.l4, &s->m.l4, sizeof(s->v.l4));

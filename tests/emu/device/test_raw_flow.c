@@ -478,6 +478,43 @@ Test(raw_flow, refusals_in_the_kernels_order)
 }
 
 /*
+ * uverbs' filter rules (ib_uverbs_kern_spec_to_ib_spec_filter()): a
+ * filter (half of what follows the spec's header) must be a multiple of 4
+ * bytes and not empty; an IPv6 flow label has 20 bits, in value and mask.
+ */
+Test(raw_flow, filters_uverbs_refuses)
+{
+	struct ib_uverbs_create_flow_resp r;
+	struct flow_cmd c;
+	struct {
+		struct ibv_flow_attr		attr;
+		struct ibv_flow_spec_ipv6	ip;
+	} f = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(f), .num_of_specs = 1,
+			  .port = 1 },
+		.ip = { .type = IBV_FLOW_SPEC_IPV6, .size = sizeof(f.ip),
+			.val.flow_label = htobe32(1u << 20), .mask.flow_label = htobe32(0xfffff) },
+	};
+
+	flow_cmd_init(&c, qp[1]);
+	c.ip.size = sizeof(struct ib_uverbs_flow_spec_hdr);
+	c.core.flow_attr.size = sizeof(c.eth) + c.ip.size;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "an empty filter");
+	flow_cmd_init(&c, qp[1]);
+	c.ip.size = sizeof(struct ib_uverbs_flow_spec_hdr) + 2 * 6;
+	c.core.flow_attr.size = sizeof(c.eth) + c.ip.size;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "a filter of 6 bytes");
+	errno = 0;
+	cr_expect_null(ibv_create_flow(qp[1], &f.attr), "a label of 21 bits");
+	cr_expect_eq(errno, EINVAL, "%s", strerror(errno));
+	f.ip.val.flow_label = 0;
+	f.ip.mask.flow_label = htobe32(0x1fffff);
+	errno = 0;
+	cr_expect_null(ibv_create_flow(qp[1], &f.attr), "a mask of 21 bits");
+	cr_expect_eq(errno, EINVAL, "%s", strerror(errno));
+}
+
+/*
  * A VLAN match in the Ethernet spec makes mlx5 match cvlan_tag too
  * (parse_flow_attr()): an untagged frame does not match VLAN 0.
  */
