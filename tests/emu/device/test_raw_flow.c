@@ -208,6 +208,15 @@ Test(raw_flow, priority_and_dont_trap)
 	cr_assert_eq(ibv_destroy_flow(lo), 0);
 }
 
+/* Receives posted on QPs 1 and 2, a frame to mac_b from QP 0. */
+static void send_to_1_and_2(uint16_t dport, uint32_t len)
+{
+	post_recv(1);
+	post_recv(2);
+	make_frame(mac_b, dport, len);
+	send_frame(len);
+}
+
 /*
  * mlx5 puts a DONT_TRAP rule of priority p in the bypass table 2p, a rule
  * that traps in 2p + 1 (ib_prio_to_core_prio() of hw/mlx5/fs.c): within
@@ -220,10 +229,7 @@ Test(raw_flow, dont_trap_goes_before_a_trapping_rule_of_its_priority)
 	struct ibv_flow *copy = flow_to(2, 3, IBV_FLOW_ATTR_FLAGS_DONT_TRAP, 0);
 
 	cr_assert(trap && copy, "%s", strerror(errno));
-	post_recv(1);
-	post_recv(2);
-	make_frame(mac_b, 7, 100);
-	send_frame(100);
+	send_to_1_and_2(7, 100);
 	expect_frame(1, 100);
 	expect_frame(2, 100);
 	cr_assert_eq(ibv_destroy_flow(copy), 0);
@@ -291,10 +297,7 @@ Test(raw_flow, one_match_on_two_qps_feeds_both)
 	struct ibv_flow *a = flow_to(1, 2, 0, 5000), *b = flow_to(2, 2, 0, 5000);
 
 	cr_assert(a && b, "%s", strerror(errno));
-	post_recv(1);
-	post_recv(2);
-	make_frame(mac_b, 5000, 80);
-	send_frame(80);
+	send_to_1_and_2(5000, 80);
 	expect_frame(1, 80);
 	expect_frame(2, 80);
 	cr_assert_eq(ibv_destroy_flow(a), 0);
