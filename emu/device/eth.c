@@ -12,11 +12,10 @@
  * within one host's device: the emulated wire carries IB/RoCE packets, not
  * Ethernet frames (emu/DESIGN-ethernet.md).
  */
-#include "device.h"
+#include <linux/if_ether.h>
+#include <rdma/mlx5-abi.h>
 
-#define ETH_P_IPV4	0x0800
-#define ETH_P_IPV6	0x86dd
-#define ETH_P_8021Q	0x8100
+#include "device.h"
 
 /* The headers of a frame, as far as it has them. */
 struct eth_hdrs {
@@ -44,7 +43,7 @@ static void parse(const uint8_t *f, uint32_t len, struct eth_hdrs *h)
 		h->ethertype = dev_be16(f + off + 2);
 		off += 4;
 	}
-	if (h->ethertype == ETH_P_IPV4 && len >= off + 20 && (f[off] >> 4) == 4 &&
+	if (h->ethertype == ETH_P_IP && len >= off + 20 && (f[off] >> 4) == 4 &&
 	    len >= off + (f[off] & 0xfu) * 4) {
 		h->ip4 = f + off;
 		h->proto = f[off + 9];
@@ -180,6 +179,21 @@ static void receive(struct emu_qp *qp, const uint8_t *frame, uint32_t len)
 		dev_qp_fatal(dq, 0);
 }
 
+/*
+ * Does the rule's TIR take the frame?  A user raw QP's TIS and TIR are of
+ * its context's transport domain, and the TIR drops the frames of its own
+ * domain unless its QP was made with MLX5_QP_FLAG_TIR_ALLOW_SELF_LB_UC or
+ * _MC, for the frame's kind of destination (create_raw_packet_qp_tir():
+ * self_lb_block); frames of other contexts loop back (mlx5_ib_enable_lb()).
+ */
+static bool tir_takes(const struct emu_qp *qp, const struct emu_qp *from, const uint8_t *frame)
+{
+	uint32_t allow = frame[0] & 1 ? MLX5_QP_FLAG_TIR_ALLOW_SELF_LB_MC :
+					MLX5_QP_FLAG_TIR_ALLOW_SELF_LB_UC;
+
+	return qp->obj.ctx != from->obj.ctx || (qp->mlx5_flags & allow);
+}
+
 /* Was r's QP fed already by an earlier rule of entry's table entry? */
 static bool fed_before(const struct emu_flow *entry, const struct emu_flow *r)
 {
@@ -218,7 +232,8 @@ void dev_eth_steer(const struct emu_qp *from, const uint8_t *frame, uint32_t len
 		if (!rule_of_port(r, from))
 			continue;
 		if (entry) {
-			if (emu_flows_share_entry(entry, r) && !fed_before(entry, r))
+			if (emu_flows_share_entry(entry, r) && !fed_before(entry, r) &&
+			    tir_takes(r->qp, from, frame))
 				receive(r->qp, frame, len);
 			continue;
 		}
@@ -226,7 +241,8 @@ void dev_eth_steer(const struct emu_qp *from, const uint8_t *frame, uint32_t len
 			continue;
 		entry = r;
 		taken = true;
-		receive(r->qp, frame, len);
+		if (tir_takes(r->qp, from, frame))
+			receive(r->qp, frame, len);
 	}
 	if (!taken)
 		wire_stats.eth_unsteered++;

@@ -28,6 +28,35 @@ static uint8_t buf[NQP][8192];
 static const uint8_t mac_b[6] = { 0x02, 0, 0, 0, 0, 0xb };
 static const uint8_t mac_a[6] = { 0x02, 0, 0, 0, 0, 0xa };
 
+/*
+ * A raw packet QP in RTS on c's port 1, sending and receiving through cq;
+ * self_lb: mlx5dv's TIR flags that let it receive the frames of its own
+ * context (its transport domain), which it does not by default.
+ */
+static struct ibv_qp *raw_qp(struct ibv_context *c, struct ibv_pd *p, struct ibv_cq *q,
+			     uint64_t self_lb)
+{
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_RAW_PACKET, .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = p,
+		.send_cq = q, .recv_cq = q,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct mlx5dv_qp_init_attr dv = { .comp_mask = MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS,
+					  .create_flags = (uint32_t)self_lb };
+	struct ibv_qp *r = mlx5dv_create_qp(c, &ia, &dv);
+
+	if (!r && errno == EPERM)
+		cr_skip_test("needs CAP_NET_RAW (root)");
+	cr_assert(r, "%s", strerror(errno));
+	dt_raw_to_rts(r);
+	return r;
+}
+
+#define SELF_LB	(MLX5DV_QP_CREATE_TIR_ALLOW_SELF_LOOPBACK_UC | \
+		 MLX5DV_QP_CREATE_TIR_ALLOW_SELF_LOOPBACK_MC)
+
+/* QP 0 sends; QPs 1 and 2, of the same context, take its frames (SELF_LB). */
 static void setup(void)
 {
 	ctx = et_open();
@@ -35,20 +64,9 @@ static void setup(void)
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
 	cr_assert(pd && mr);
 	for (int i = 0; i < NQP; i++) {
-		struct ibv_qp_init_attr ia = {
-			.qp_type = IBV_QPT_RAW_PACKET,
-			.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
-				 .max_recv_sge = 1 },
-		};
-
 		cq[i] = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 		cr_assert(cq[i]);
-		ia.send_cq = ia.recv_cq = cq[i];
-		qp[i] = ibv_create_qp(pd, &ia);
-		if (!qp[i] && errno == EPERM)
-			cr_skip_test("needs CAP_NET_RAW (root)");
-		cr_assert(qp[i], "%s", strerror(errno));
-		dt_raw_to_rts(qp[i]);
+		qp[i] = raw_qp(ctx, pd, cq[i], i ? SELF_LB : 0);
 	}
 }
 
@@ -646,6 +664,67 @@ Test(raw_flow, a_send_error_leaves_the_rq_receiving)
 	a.qp_state = IBV_QPS_ERR;
 	cr_expect_eq(ibv_modify_qp(qp[1], &a, IBV_QP_STATE), 0);
 	cr_assert_eq(ibv_destroy_flow(f), 0);
+}
+
+/*
+ * A user raw QP's TIS and TIR are of its context's transport domain, and
+ * the TIR takes no frame of its own domain but with mlx5dv's
+ * ALLOW_SELF_LOOPBACK_UC (unicast) or _MC (multicast) flags
+ * (create_raw_packet_qp_tir() of hw/mlx5/qp.c: self_lb_block, which the
+ * flags set).  A frame of another context's QP loops back to it
+ * (mlx5_ib_enable_lb() turns the vport's local loopback on for the
+ * second user domain).
+ */
+Test(raw_flow, a_frame_of_its_own_context_needs_self_loopback)
+{
+	static const uint8_t mcast[6] = { 0x01, 0x00, 0x5e, 0, 0, 2 };
+	static const uint8_t ones[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	struct ibv_cq *ocq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	struct ibv_qp *own = raw_qp(ctx, pd, ocq, 0), *uc_only;
+	struct ibv_context *c2 = et_open();
+	struct ibv_pd *pd2 = ibv_alloc_pd(c2);
+	struct ibv_mr *mr2 = ibv_reg_mr(pd2, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_cq *cq2 = ibv_create_cq(c2, 8, NULL, NULL, 0);
+	struct ibv_qp *other = raw_qp(c2, pd2, cq2, 0);
+	struct ibv_sge sge = { (uintptr_t)buf[0], 64, mr2->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_qp *q1 = qp[1];
+	struct ibv_cq *c1 = cq[1];
+	struct ibv_flow *f;
+
+	qp[1] = own;
+	f = flow_to(1, 0, 0, 0);
+	cr_assert(f, "%s", strerror(errno));
+	cq[1] = ocq;
+	post_recv(1);
+	make_frame(mac_b, 7, 64);
+	send_frame(64);
+	dt_poll_none(ocq, 100);
+	/* the same frame from a QP of another context */
+	cr_assert_eq(ibv_post_send(other, &wr, &bad), 0);
+	cr_assert_eq(dt_poll1(cq2).status, IBV_WC_SUCCESS);
+	expect_frame(1, 64);
+	cr_assert_eq(ibv_destroy_flow(f), 0);
+	cr_assert_eq(ibv_destroy_qp(own), 0);
+	/* unicast self loopback only: no multicast frame of its own context */
+	qp[1] = uc_only = raw_qp(ctx, pd, ocq, MLX5DV_QP_CREATE_TIR_ALLOW_SELF_LOOPBACK_UC);
+	f = flow_mac(1, 0, mcast, ones);
+	cr_assert(f, "%s", strerror(errno));
+	post_recv(1);
+	make_frame(mcast, 7, 64);
+	send_frame(64);
+	dt_poll_none(ocq, 100);
+	cr_assert_eq(ibv_destroy_flow(f), 0);
+	cr_assert_eq(ibv_destroy_qp(uc_only), 0);
+	qp[1] = q1;
+	cq[1] = c1;
+	cr_assert_eq(ibv_destroy_qp(other), 0);
+	cr_assert_eq(ibv_destroy_cq(cq2), 0);
+	cr_assert_eq(ibv_dereg_mr(mr2), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd2), 0);
+	cr_assert_eq(ibv_close_device(c2), 0);
+	cr_assert_eq(ibv_destroy_cq(ocq), 0);
 }
 
 /* uverbs asks for CAP_NET_RAW again at each rule. */
