@@ -965,7 +965,8 @@ void dev_eth_steer(const struct emu_qp *from, const uint8_t *frame, uint32_t len
 struct eth_hdrs {
 	const uint8_t	*mac;		/* 14 bytes: dst, src, EtherType */
 	uint16_t	ethertype;	/* after a VLAN tag, if any */
-	uint16_t	vlan_tci;	/* network order; 0: untagged */
+	uint16_t	vlan_tci;	/* network order */
+	bool		tagged;		/* a VLAN tag came before the EtherType */
 	const uint8_t	*ip4;		/* a whole IPv4 header, or NULL */
 	const uint8_t	*ip6;		/* a whole IPv6 header, or NULL */
 	uint8_t		proto;		/* its L4 protocol */

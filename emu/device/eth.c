@@ -4,18 +4,18 @@
  *
  * The mlx5 driver turns local loopback on for user raw QPs, so a frame a
  * raw QP sends comes back into the NIC's receive path on its port; there
- * the verbs flow rules (kernel/flow.c) are tried in order of priority: the
- * first whose every spec matches takes the frame into its QP's RQ, and
- * one with DONT_TRAP passes it on to the later rules too.  A frame no rule
+ * the verbs flow rules (kernel/flow.c) are tried table by table, as mlx5
+ * places them by priority: the first whose every spec matches takes the
+ * frame into its QP's RQ, and one with DONT_TRAP passes it on to the next
+ * table.  A frame no rule
  * takes is gone (no kernel netdev stack to hand it to).  Steering is
  * within one host's device: the emulated wire carries IB/RoCE packets, not
  * Ethernet frames (emu/DESIGN-ethernet.md).
  */
-#include "device.h"
+#include <linux/if_ether.h>
+#include <rdma/mlx5-abi.h>
 
-#define ETH_P_IPV4	0x0800
-#define ETH_P_IPV6	0x86dd
-#define ETH_P_8021Q	0x8100
+#include "device.h"
 
 static void parse(const uint8_t *f, uint32_t len, struct eth_hdrs *h)
 {
@@ -27,10 +27,11 @@ static void parse(const uint8_t *f, uint32_t len, struct eth_hdrs *h)
 	off += 2;
 	if (h->ethertype == ETH_P_8021Q && len >= off + 4) {
 		memcpy(&h->vlan_tci, f + off, 2);
+		h->tagged = true;
 		h->ethertype = dev_be16(f + off + 2);
 		off += 4;
 	}
-	if (h->ethertype == ETH_P_IPV4 && len >= off + 20 && (f[off] >> 4) == 4 &&
+	if (h->ethertype == ETH_P_IP && len >= off + 20 && (f[off] >> 4) == 4 &&
 	    len >= off + (f[off] & 0xfu) * 4) {
 		h->ip4 = f + off;
 		h->proto = f[off + 9];
@@ -62,6 +63,10 @@ static bool spec_matches(const struct emu_flow_spec *s, const struct eth_hdrs *h
 		struct ib_uverbs_flow_eth_filter f;
 		uint16_t et = htobe16(h->ethertype);
 
+		/* a VLAN match is cvlan_tag too: untagged frames miss it */
+		if (s->m.eth.vlan_tag && !h->tagged)
+			return false;
+
 		memcpy(f.dst_mac, h->mac, 6);
 		memcpy(f.src_mac, h->mac + 6, 6);
 		memcpy(&f.ether_type, &et, 2);
@@ -88,6 +93,8 @@ static bool spec_matches(const struct emu_flow_spec *s, const struct eth_hdrs *h
 		memcpy(f.dst_ip, h->ip6 + 24, 16);
 		f.next_hdr = h->proto;
 		f.traffic_class = (uint8_t)((h->ip6[0] & 0xf) << 4 | h->ip6[1] >> 4);
+		f.flow_label = htobe32((uint32_t)(h->ip6[1] & 0xf) << 16 |
+				       (uint32_t)h->ip6[2] << 8 | h->ip6[3]);
 		return masked_eq(&f, &s->v.ipv6, &s->m.ipv6, sizeof(f));
 	}
 	case IBV_FLOW_SPEC_TCP:
@@ -117,8 +124,10 @@ static bool rule_matches(const struct emu_flow *r, const struct eth_hdrs *h)
 /*
  * The frame into the QP's next receive WQE, and its CQE: a SEND of
  * byte_cnt the frame's length.  No receive posted: dropped, as the NIC
- * drops what an empty RQ cannot take.  A buffer too short: the local
- * length error of any receive.
+ * drops what an empty RQ cannot take.  A buffer too short: the WQE's
+ * local length error, which on an Ethernet RQ leaves the RQ ready (kernel
+ * commit 187a9830c921: not a syndrome mlx5e recovers the RQ from); a key
+ * that fails: the protection error, which does end it.
  */
 static void receive(struct emu_qp *qp, const uint8_t *frame, uint32_t len)
 {
@@ -129,7 +138,8 @@ static void receive(struct emu_qp *qp, const uint8_t *frame, uint32_t len)
 
 	if (!dq || !qp->recv_cq || (qp->attr.state != IBV_QPS_INIT &&
 				     qp->attr.state != IBV_QPS_RTR &&
-				     qp->attr.state != IBV_QPS_RTS))
+				     qp->attr.state != IBV_QPS_RTS &&
+				     qp->attr.state != IBV_QPS_SQE))
 		return;		/* its RQ is not ready (RESET) or in error */
 	if (!dev_rq_take(dq, NULL, &r)) {
 		wire_stats.eth_no_recv++;
@@ -153,32 +163,84 @@ static void receive(struct emu_qp *qp, const uint8_t *frame, uint32_t len)
 
 		dev_cq_write(qp->recv_cq, &c);
 	}
-	if (synd)
+	if (synd == RF_CQE_SYNDROME_LOCAL_PROT_ERR)
 		dev_qp_fatal(dq, 0);
 }
 
+/*
+ * Does the rule's TIR take the frame?  A user raw QP's TIS and TIR are of
+ * its context's transport domain, and the TIR drops the frames of its own
+ * domain unless its QP was made with MLX5_QP_FLAG_TIR_ALLOW_SELF_LB_UC or
+ * _MC, for the frame's kind of destination (create_raw_packet_qp_tir():
+ * self_lb_block); frames of other contexts loop back (mlx5_ib_enable_lb()).
+ */
+static bool tir_takes(const struct emu_qp *qp, const struct emu_qp *from, const uint8_t *frame)
+{
+	uint32_t allow = frame[0] & 1 ? MLX5_QP_FLAG_TIR_ALLOW_SELF_LB_MC :
+					MLX5_QP_FLAG_TIR_ALLOW_SELF_LB_UC;
+
+	return qp->obj.ctx != from->obj.ctx || (qp->mlx5_flags & allow);
+}
+
+/* Was r's QP fed already by an earlier rule of entry's table entry? */
+static bool fed_before(const struct emu_flow *entry, const struct emu_flow *r)
+{
+	for (const struct emu_flow *q = entry; q != r; q = q->next)
+		if (q->qp == r->qp && emu_flows_share_entry(entry, q))
+			return true;
+	return false;
+}
+
+static bool rule_of_port(const struct emu_flow *r, const struct emu_qp *from)
+{
+	/* an RSS QP's TIR is the device's, on no one port */
+	return r->qp->obj.ctx->dev_index == from->obj.ctx->dev_index &&
+	       (r->qp->rss_tbl || r->qp->attr.port_num == from->attr.port_num);
+}
+
+/* The frame into the rule's QP, or through an RSS QP's table into a WQ. */
+static void take(struct emu_qp *qp, const struct eth_hdrs *h, const uint8_t *frame, uint32_t len)
+{
+	if (qp->rss_tbl)
+		dev_rss_receive(qp, h, frame, len);
+	else
+		receive(qp, frame, len);
+}
+
+/*
+ * The rules come table by table (kernel/flow.c).  In a table the first
+ * rule that matches is the frame's entry: it and the rules that share it
+ * (one match on other QPs) each take the frame, once a QP; the entry's
+ * DONT_TRAP sends it on to the next table, else steering ends there.
+ */
 void dev_eth_steer(const struct emu_qp *from, const uint8_t *frame, uint32_t len)
 {
+	const struct emu_flow *entry = NULL;
 	struct eth_hdrs h;
 	bool taken = false;
 
 	wire_stats.eth_frames++;
 	parse(frame, len, &h);
 	for (const struct emu_flow *r = emu_flows_locked(); r; r = r->next) {
-		struct emu_qp *qp = r->qp;
-
-		/* an RSS QP's TIR is the device's, on no one port */
-		if (qp->obj.ctx->dev_index != from->obj.ctx->dev_index ||
-		    (!qp->rss_tbl && qp->attr.port_num != from->attr.port_num) ||
-		    !rule_matches(r, &h))
+		if (entry && r->table != entry->table) {
+			if (!entry->dont_trap)
+				return;
+			entry = NULL;
+		}
+		if (!rule_of_port(r, from))
 			continue;
-		if (qp->rss_tbl)
-			dev_rss_receive(qp, &h, frame, len);
-		else
-			receive(qp, frame, len);
+		if (entry) {
+			if (emu_flows_share_entry(entry, r) && !fed_before(entry, r) &&
+			    tir_takes(r->qp, from, frame))
+				take(r->qp, &h, frame, len);
+			continue;
+		}
+		if (!rule_matches(r, &h))
+			continue;
+		entry = r;
 		taken = true;
-		if (!r->dont_trap)
-			return;
+		if (tir_takes(r->qp, from, frame))
+			take(r->qp, &h, frame, len);
 	}
 	if (!taken)
 		wire_stats.eth_unsteered++;

@@ -1109,6 +1109,24 @@ static void ent_cqe(struct dev_qp *dq, const struct dev_ent *e, uint8_t syndrome
 		dev_cq_write(qp->send_cq, &c);
 }
 
+/*
+ * An error CQE ends the send queue.  A QP enters ERR, and the hook
+ * schedules the flush.  A raw packet QP's SQ is a firmware object of its
+ * own: it alone enters ERR, its RQ stays ready, and the kernel reports
+ * the pair as SQE (query_raw_packet_qp_state() of mlx5's qp.c); SQE
+ * flushes the send queue alone (dev_sq_process()).
+ */
+static void sq_failed(struct dev_qp *dq)
+{
+	if (dq->qp->type == IBV_QPT_RAW_PACKET) {
+		emu_qp_set_state_locked(dq->qp, IBV_QPS_SQE);
+		dev_qp_set_busy(dq);
+		dev_kick();
+		return;
+	}
+	dev_qp_fatal(dq, 0);
+}
+
 void dev_sq_complete(struct dev_qp *dq)
 {
 	while (dq->ent_head != dq->ent_tail) {
@@ -1129,8 +1147,7 @@ void dev_sq_complete(struct dev_qp *dq)
 			dq->ent_head++;
 			if (dq->ent_emit < dq->ent_head)
 				dq->ent_emit = dq->ent_head;
-			/* the QP enters ERR; the hook schedules the flush */
-			dev_qp_fatal(dq, 0);
+			sq_failed(dq);
 			return;
 		}
 		if (e->flags & DENTF_HW)

@@ -12,8 +12,7 @@
  * headers), with masks, a priority and DONT_TRAP.  Not offered
  * (EOPNOTSUPP): the default and sniffer rules, egress, inner headers,
  * tunnels, actions and counters, and the header fields a ConnectX-6
- * matches only with caps this device reports none of (IPv4 TTL and
- * flags, IPv6 flow label and hop limit).
+ * does not match (IPv4 TTL and flags, the IPv6 hop limit).
  */
 #include <string.h>
 
@@ -23,6 +22,8 @@
 
 #define FLOW_SPEC_MAX		8	/* IB_FLOW_SPEC_SUPPORT_LAYERS */
 #define FLOW_LAST_PRIO		15	/* MLX5_IB_FLOW_LAST_PRIO: 16 bypass priorities */
+/* MLX5_IB_FLOW_MCAST_PRIO: after the 2 tables of each of the 16 priorities */
+#define FLOW_MCAST_TABLE	(2 * (FLOW_LAST_PRIO + 1))
 #define FLOW_FLAGS_RESERVED	(1u << 3)	/* IB_FLOW_ATTR_FLAGS_RESERVED */
 /* the kernel's struct ib_uverbs_flow_spec, a union whose largest member is IPv6's */
 #define FLOW_SPEC_MAX_SIZE	sizeof(struct ib_uverbs_flow_spec_ipv6)
@@ -37,9 +38,10 @@ const struct emu_flow *emu_flows_locked(void)
 
 /*
  * The filter of one spec: what the kernel knows of it (ib_filter_sz), of
- * which the command carries kern_sz bytes of value then as many of mask;
- * bytes beyond what the kernel knows must be zeros in the mask
- * (spec_filter_size()).
+ * which the command carries kern_sz bytes of value then as many of mask,
+ * a multiple of 4 and not none; bytes beyond what the kernel knows must be
+ * zeros in the mask (spec_filter_size(),
+ * ib_uverbs_kern_spec_to_ib_spec_filter()).
  */
 static int take_filter(const uint8_t *spec, uint16_t size, void *val, void *mask,
 		       size_t known)
@@ -47,7 +49,7 @@ static int take_filter(const uint8_t *spec, uint16_t size, void *val, void *mask
 	size_t kern_sz = (size - sizeof(struct ib_uverbs_flow_spec_hdr)) / 2;
 	const uint8_t *v = spec + sizeof(struct ib_uverbs_flow_spec_hdr);
 
-	if (size < sizeof(struct ib_uverbs_flow_spec_hdr))
+	if (size < sizeof(struct ib_uverbs_flow_spec_hdr) || !kern_sz || kern_sz % 4)
 		return EINVAL;
 	for (size_t i = known; i < kern_sz; i++)
 		if (v[kern_sz + i])
@@ -60,9 +62,9 @@ static int take_filter(const uint8_t *spec, uint16_t size, void *val, void *mask
 }
 
 /*
- * One spec of the command into r->spec[i]: the uverbs errors first (a
- * reserved field, a type it does not know: EINVAL), then mlx5's: a type
- * or field the device does not match on is EOPNOTSUPP.
+ * One spec of the command into r->spec[i]: the uverbs errors (a reserved
+ * field, a type it does not know: EINVAL); a type the device does not
+ * match on is EOPNOTSUPP.  mlx5 looks at the fields later (mlx5_specs()).
  */
 static int take_spec(struct emu_flow *r, const uint8_t *p, uint16_t size)
 {
@@ -78,14 +80,14 @@ static int take_spec(struct emu_flow *r, const uint8_t *p, uint16_t size)
 	case IBV_FLOW_SPEC_ETH:
 		return take_filter(p, size, &s->v.eth, &s->m.eth, sizeof(s->v.eth));
 	case IBV_FLOW_SPEC_IPV4:
-		if ((ret = take_filter(p, size, &s->v.ipv4, &s->m.ipv4, sizeof(s->v.ipv4))))
-			return ret;
-		return s->m.ipv4.ttl || s->m.ipv4.flags ? EOPNOTSUPP : 0;
+		return take_filter(p, size, &s->v.ipv4, &s->m.ipv4, sizeof(s->v.ipv4));
 	case IBV_FLOW_SPEC_IPV6:
 		if ((ret = take_filter(p, size, &s->v.ipv6, &s->m.ipv6,
 				       offsetof(struct ib_uverbs_flow_ipv6_filter, reserved))))
 			return ret;
-		return s->m.ipv6.flow_label || s->m.ipv6.hop_limit ? EOPNOTSUPP : 0;
+		/* a flow label has 20 bits */
+		return be32toh(s->v.ipv6.flow_label) >> 20 ||
+		       be32toh(s->m.ipv6.flow_label) >> 20 ? EINVAL : 0;
 	case IBV_FLOW_SPEC_TCP:
 	case IBV_FLOW_SPEC_UDP:
 		return take_filter(p, size, &s->v.l4, &s->m.l4, sizeof(s->v.l4));
@@ -127,11 +129,93 @@ static bool ethertype_agrees(const struct emu_flow *r)
 	return !want || !mask || (mask == 0xffff && type == want);
 }
 
+/*
+ * parse_flow_attr() of mlx5's fs.c, spec by spec: a field past the last
+ * one it matches (IPv4 TTL and flags, the IPv6 hop limit) is EOPNOTSUPP;
+ * the IP spec's protocol and the one a TCP or UDP spec implies fill one
+ * ip_protocol field, which a later spec may name again only with the same
+ * value under the same mask (set_proto(): EINVAL).
+ */
+static int mlx5_specs(const struct emu_flow *r)
+{
+	uint8_t mask = 0, val = 0;
+
+	for (unsigned i = 0; i < r->nspecs; i++) {
+		const struct emu_flow_spec *s = &r->spec[i];
+		uint8_t m = 0, v = 0;
+
+		if (s->type == IBV_FLOW_SPEC_IPV4) {
+			if (s->m.ipv4.ttl || s->m.ipv4.flags)
+				return EOPNOTSUPP;
+			m = s->m.ipv4.proto;
+			v = s->v.ipv4.proto;
+		} else if (s->type == IBV_FLOW_SPEC_IPV6) {
+			if (s->m.ipv6.hop_limit)
+				return EOPNOTSUPP;
+			m = s->m.ipv6.next_hdr;
+			v = s->v.ipv6.next_hdr;
+		} else if (s->type == IBV_FLOW_SPEC_TCP || s->type == IBV_FLOW_SPEC_UDP) {
+			m = 0xff;
+			v = s->type == IBV_FLOW_SPEC_TCP ? 6 : 17;
+		}
+		if (!m)
+			continue;
+		if (mask && (m != mask || v != val))
+			return EINVAL;
+		mask = m;
+		val = v;
+	}
+	return 0;
+}
+
+/*
+ * flow_is_multicast_only() of mlx5's fs.c, by the first spec alone: an
+ * IPv4 one whose destination is a multicast address, or an Ethernet one
+ * whose destination MAC and its mask both have the group bit.
+ */
+static bool multicast_only(const struct emu_flow *r)
+{
+	const struct emu_flow_spec *s = &r->spec[0];
+
+	if (!r->nspecs)
+		return false;
+	if (s->type == IBV_FLOW_SPEC_IPV4)
+		return (((const uint8_t *)&s->v.ipv4.dst_ip)[0] & 0xf0) == 0xe0;
+	return s->type == IBV_FLOW_SPEC_ETH && (s->v.eth.dst_mac[0] & 1) &&
+	       (s->m.eth.dst_mac[0] & 1);
+}
+
+/*
+ * The bypass table mlx5 puts the rule in (get_flow_table(),
+ * ib_prio_to_core_prio()): two a priority, the DONT_TRAP rules' first;
+ * a multicast-only rule that traps goes to the table after them all.
+ */
+static uint8_t flow_table(const struct emu_flow *r)
+{
+	if (multicast_only(r) && !r->dont_trap)
+		return FLOW_MCAST_TABLE;
+	return (uint8_t)(2 * r->priority + !r->dont_trap);
+}
+
+/*
+ * Rules of one table and one match are one entry of the firmware's table
+ * (fs_core's add_rule_fg() adds the later rule's TIR to the earlier's).
+ * Compared as the specs were given: the same match written with other
+ * specs makes two entries here.
+ */
+bool emu_flows_share_entry(const struct emu_flow *a, const struct emu_flow *b)
+{
+	return a->table == b->table && a->nspecs == b->nspecs &&
+	       !memcmp(a->spec, b->spec, a->nspecs * sizeof(a->spec[0]));
+}
+
 void emu_flow_insert_locked(struct emu_flow *r)
 {
 	struct emu_flow **pp = &flows;
 
-	while (*pp && (*pp)->priority <= r->priority)
+	r->table = flow_table(r);
+
+	while (*pp && (*pp)->table <= r->table)
 		pp = &(*pp)->next;
 	r->next = *pp;
 	*pp = r;
@@ -165,6 +249,8 @@ int emu_cmd_create_flow(struct emu_cmd *c)
 		return EINVAL;
 	if (fa->reserved[0] || fa->reserved[1])
 		return EINVAL;
+	if (!fa->port || fa->port > emu_cfg.num_ports)
+		return EINVAL;	/* rdma_is_port_valid() */
 	qp = emu_obj_get_locked(c->ctx, cmd->qp_handle, EMU_OBJ_QP);
 	if (!qp || (qp->type != IBV_QPT_UD && qp->type != IBV_QPT_RAW_PACKET))
 		return EINVAL;
@@ -191,18 +277,26 @@ int emu_cmd_create_flow(struct emu_cmd *c)
 		goto fail;	/* bytes left over, or specs missing */
 
 	/* mlx5_ib_create_flow() */
-	if (fa->port > emu_cfg.num_ports)
-		goto fail;
 	if (fa->priority > FLOW_LAST_PRIO) {
 		ret = ENOMEM;
 		goto fail;
 	}
+	if (fa->flags & ~(IBV_FLOW_ATTR_FLAGS_DONT_TRAP | IBV_FLOW_ATTR_FLAGS_EGRESS))
+		goto fail;
+	if ((fa->flags & IBV_FLOW_ATTR_FLAGS_EGRESS) &&
+	    (fa->type == IBV_FLOW_ATTR_ALL_DEFAULT || fa->type == IBV_FLOW_ATTR_MC_DEFAULT))
+		goto fail;
 	ret = EOPNOTSUPP;
 	if (qp->type != IBV_QPT_RAW_PACKET || fa->type != IBV_FLOW_ATTR_NORMAL ||
 	    (fa->flags & IBV_FLOW_ATTR_FLAGS_EGRESS))
 		goto fail;	/* IPoIB underlay, default and sniffer rules, egress */
 	ret = EINVAL;
-	if (!ethertype_agrees(r) || (!qp->rq_wqe_cnt && !qp->rss_tbl))
+	if (!ethertype_agrees(r))
+		goto fail;
+	if ((ret = mlx5_specs(r)))
+		goto fail;
+	ret = EINVAL;
+	if (!qp->rq_wqe_cnt && !qp->rss_tbl)
 		goto fail;	/* no TIR to steer to */
 	r->qp = qp;
 	r->priority = fa->priority;

@@ -152,7 +152,7 @@ void emu_psv_destroy_locked(struct emu_psv *psv);
 void emu_pp_destroy_locked(struct emu_pp *pp);
 void emu_wq_destroy_locked(struct emu_wq *wq);
 void emu_flow_destroy_locked(struct emu_flow *r);
-/* a rule into the host's list, by priority (flow.c); a matcher's rule let go */
+/* a rule into the host's list, in mlx5's bypass table for it (flow.c); a matcher's rule let go */
 void emu_flow_insert_locked(struct emu_flow *r);
 void emu_flow_matcher_put_locked(struct emu_flow_matcher *m);
 void emu_flow_matcher_destroy_locked(struct emu_flow_matcher *m);

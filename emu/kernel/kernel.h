@@ -551,7 +551,8 @@ struct emu_flow {
 	struct emu_obj		obj;
 	struct emu_qp		*qp;		/* a raw packet QP with an RQ */
 	uint16_t		priority;	/* lower first */
-	bool			dont_trap;	/* the frame goes on to later rules */
+	bool			dont_trap;	/* the frame goes on to later tables */
+	uint8_t			table;		/* mlx5's bypass table, tried in order */
 	unsigned		nspecs;
 	struct emu_flow_spec	spec[8];	/* IB_FLOW_SPEC_SUPPORT_LAYERS */
 	struct emu_flow_matcher	*matcher;	/* mlx5dv_create_flow()'s, or NULL */
@@ -560,6 +561,8 @@ struct emu_flow {
 
 /* every rule of this host, in the order the NIC's steering tries them */
 const struct emu_flow *emu_flows_locked(void);
+/* Are a and b one entry of their table (one match, so one lookup hit)? */
+bool emu_flows_share_entry(const struct emu_flow *a, const struct emu_flow *b);
 
 struct emu_srq {
 	struct emu_obj		obj;

@@ -938,6 +938,10 @@ static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 		   !emu_modify_qp_is_ok(cur, next, qp->type, mask)) {
 		return EINVAL;
 	}
+	/* a raw QP's SQ in error: modify_raw_packet_qp() has no SQERR2RTS */
+	if (qp->type == IBV_QPT_RAW_PACKET && qp->attr.state == IBV_QPS_SQE &&
+	    next == IBV_QPS_RTS)
+		return EINVAL;
 
 	if ((mask & IBV_QP_PKEY_INDEX) && cmd->pkey_index >= emu_cap_pkey_tbl_len())
 		return EINVAL;

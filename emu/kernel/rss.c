@@ -38,7 +38,7 @@
  * process_udata_size() check it.
  */
 static int take_request(const void *drv_in, size_t drv_in_len, const struct emu_rwq_ind_tbl *t,
-			struct emu_rss_tir *tir)
+			struct emu_rss_tir *tir, uint32_t *flags)
 {
 	struct mlx5_ib_create_qp_rss req = { 0 };
 	uint64_t fields;
@@ -77,6 +77,7 @@ static int take_request(const void *drv_in, size_t drv_in_len, const struct emu_
 	if (l4 > 1)
 		return EINVAL;
 	tir->fields = fields;
+	*flags = req.flags;
 	memcpy(tir->key, req.rx_hash_key, EMU_RSS_KEY_LEN);
 	return 0;
 }
@@ -87,6 +88,7 @@ int emu_rss_qp_create(struct emu_cmd *c, struct emu_rwq_ind_tbl *t)
 	struct ib_uverbs_ex_create_qp_resp *resp = c->out;
 	struct mlx5_ib_create_qp_resp drv = { 0 };
 	struct emu_rss_tir tir = { 0 };
+	uint32_t flags = 0;
 	struct emu_pd *pd;
 	struct emu_qp *qp;
 	int ret;
@@ -110,7 +112,7 @@ int emu_rss_qp_create(struct emu_cmd *c, struct emu_rwq_ind_tbl *t)
 	if (c->drv_out_len < offsetof(struct mlx5_ib_create_qp_resp, bfreg_index) +
 			     sizeof(drv.bfreg_index))
 		return EINVAL;
-	ret = take_request(c->drv_in, c->drv_in_len, t, &tir);
+	ret = take_request(c->drv_in, c->drv_in_len, t, &tir, &flags);
 	if (ret)
 		return ret;
 
@@ -126,6 +128,7 @@ int emu_rss_qp_create(struct emu_cmd *c, struct emu_rwq_ind_tbl *t)
 	qp->pd = pd;
 	qp->rss_tbl = t;
 	qp->rss = tir;
+	qp->mlx5_flags = flags;		/* its TIR's self-loopback (device/eth.c) */
 	qp->attr.state = IBV_QPS_RESET;
 	pd->obj.usecnt++;
 	t->obj.usecnt++;

@@ -199,7 +199,7 @@ int emu_cmd_destroy_wq(struct emu_cmd *c)
 	struct emu_wq *wq;
 
 	if (cmd->comp_mask)
-		return EINVAL;
+		return EOPNOTSUPP;	/* ib_uverbs_ex_destroy_wq() */
 	wq = emu_obj_get_locked(c->ctx, cmd->wq_handle, EMU_OBJ_WQ);
 	if (!wq)
 		return EINVAL;
@@ -282,7 +282,7 @@ int emu_cmd_destroy_rwq_ind_tbl(struct emu_cmd *c)
 	struct emu_rwq_ind_tbl *t;
 
 	if (cmd->comp_mask)
-		return EINVAL;
+		return EOPNOTSUPP;	/* ib_uverbs_ex_destroy_rwq_ind_table() */
 	t = emu_obj_get_locked(c->ctx, cmd->ind_tbl_handle, EMU_OBJ_RWQ_IND_TBL);
 	if (!t)
 		return EINVAL;

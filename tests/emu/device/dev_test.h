@@ -307,17 +307,23 @@ static inline void dt_raw_to_rts(struct ibv_qp *qp)
 /*
  * A raw packet QP on cq (16 WRs and one SGE each way) in RTS on port 1;
  * the test skips where creating it takes CAP_NET_RAW the process lacks.
+ * self_lb: mlx5dv's TIR flags that let it receive the frames of its own
+ * context (its transport domain), which it does not by default.
  */
-static inline struct ibv_qp *dt_raw_qp(struct ibv_pd *pd, struct ibv_cq *cq)
+#define DT_SELF_LB	(MLX5DV_QP_CREATE_TIR_ALLOW_SELF_LOOPBACK_UC | \
+			 MLX5DV_QP_CREATE_TIR_ALLOW_SELF_LOOPBACK_MC)
+
+static inline struct ibv_qp *dt_raw_qp(struct ibv_pd *pd, struct ibv_cq *cq, uint32_t self_lb)
 {
-	struct ibv_qp_init_attr ia = {
-		.qp_type = IBV_QPT_RAW_PACKET,
-		.send_cq = cq,
-		.recv_cq = cq,
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_RAW_PACKET, .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
+		.send_cq = cq, .recv_cq = cq,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
 			 .max_recv_sge = 1 },
 	};
-	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+	struct mlx5dv_qp_init_attr dv = { .comp_mask = MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS,
+					  .create_flags = self_lb };
+	struct ibv_qp *qp = mlx5dv_create_qp(pd->context, &ia, &dv);
 
 	if (!qp && errno == EPERM)
 		cr_skip_test("needs CAP_NET_RAW (root)");

@@ -31,7 +31,7 @@ static void setup(void)
 	for (int i = 0; i < 2; i++) {
 		cq[i] = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 		cr_assert(cq[i]);
-		qp[i] = dt_raw_qp(pd, cq[i]);
+		qp[i] = dt_raw_qp(pd, cq[i], i ? DT_SELF_LB : 0);	/* QP 1 takes QP 0's frames */
 	}
 }
 

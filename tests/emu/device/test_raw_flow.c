@@ -4,7 +4,7 @@
  * raw QP sends comes back through the NIC's local loopback to the rules
  * of its port, and the first matching rule's QP receives it whole (a
  * SEND CQE of the frame's length); an unmatched frame is dropped;
- * priorities and DONT_TRAP order and share it.  The commands' refusals:
+ * priorities, DONT_TRAP and rules of one match order and share it.  The commands' refusals:
  * uverbs' (EPERM, EINVAL for sizes, reserved fields and non-raw QPs),
  * mlx5's (ENOMEM for a priority past the last, EOPNOTSUPP for fields
  * it cannot match, EINVAL for an EtherType the IP spec contradicts); a
@@ -28,6 +28,7 @@ static uint8_t buf[NQP][8192];
 static const uint8_t mac_b[6] = { 0x02, 0, 0, 0, 0, 0xb };
 static const uint8_t mac_a[6] = { 0x02, 0, 0, 0, 0, 0xa };
 
+/* QP 0 sends; QPs 1 and 2, of the same context, take its frames (DT_SELF_LB). */
 static void setup(void)
 {
 	ctx = et_open();
@@ -37,7 +38,7 @@ static void setup(void)
 	for (int i = 0; i < NQP; i++) {
 		cq[i] = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 		cr_assert(cq[i]);
-		qp[i] = dt_raw_qp(pd, cq[i]);
+		qp[i] = dt_raw_qp(pd, cq[i], i ? DT_SELF_LB : 0);
 	}
 }
 
@@ -197,6 +198,140 @@ Test(raw_flow, priority_and_dont_trap)
 	cr_assert_eq(ibv_destroy_flow(lo), 0);
 }
 
+/* Receives posted on QPs 1 and 2, a frame to mac_b from QP 0. */
+static void send_to_1_and_2(uint16_t dport, uint32_t len)
+{
+	post_recv(1);
+	post_recv(2);
+	make_frame(mac_b, dport, len);
+	send_frame(len);
+}
+
+/*
+ * mlx5 puts a DONT_TRAP rule of priority p in the bypass table 2p, a rule
+ * that traps in 2p + 1 (ib_prio_to_core_prio() of hw/mlx5/fs.c): within
+ * one priority the DONT_TRAP rule sees the frame first, whichever is
+ * older, and passes it on to the rule that traps.
+ */
+Test(raw_flow, dont_trap_goes_before_a_trapping_rule_of_its_priority)
+{
+	struct ibv_flow *trap = flow_to(1, 3, 0, 0);
+	struct ibv_flow *copy = flow_to(2, 3, IBV_FLOW_ATTR_FLAGS_DONT_TRAP, 0);
+
+	cr_assert(trap && copy, "%s", strerror(errno));
+	send_to_1_and_2(7, 100);
+	expect_frame(1, 100);
+	expect_frame(2, 100);
+	cr_assert_eq(ibv_destroy_flow(copy), 0);
+	cr_assert_eq(ibv_destroy_flow(trap), 0);
+}
+
+/* A rule of one Ethernet spec, for frames to dst under dst_mask. */
+static struct ibv_flow *flow_mac(int i, uint16_t priority, const uint8_t dst[6],
+				 const uint8_t dst_mask[6])
+{
+	struct {
+		struct ibv_flow_attr		attr;
+		struct ibv_flow_spec_eth	eth;
+	} f = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(f), .priority = priority,
+			  .num_of_specs = 1, .port = 1 },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(f.eth) },
+	};
+
+	memcpy(f.eth.val.dst_mac, dst, 6);
+	memcpy(f.eth.mask.dst_mac, dst_mask, 6);
+	return ibv_create_flow(qp[i], &f.attr);
+}
+
+/*
+ * A rule that catches multicast frames only (its first spec a multicast
+ * destination MAC under a multicast mask) goes to mlx5's multicast table,
+ * MLX5_IB_FLOW_MCAST_PRIO, after every priority (get_flow_table() of
+ * hw/mlx5/fs.c): a rule of priority 5 that takes any frame is tried
+ * first.  With DONT_TRAP it keeps its priority.
+ */
+Test(raw_flow, a_multicast_rule_comes_after_every_priority)
+{
+	static const uint8_t mcast[6] = { 0x01, 0x00, 0x5e, 0, 0, 1 };
+	static const uint8_t ones[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t zeros[6] = { 0 };
+	struct ibv_flow *mc = flow_mac(1, 0, mcast, ones), *any = flow_mac(2, 5, zeros, zeros);
+
+	cr_assert(mc && any, "%s", strerror(errno));
+	post_recv(1);
+	post_recv(2);
+	make_frame(mcast, 7, 90);
+	send_frame(90);
+	expect_frame(2, 90);
+	dt_poll_none(cq[1], 100);
+	/* a unicast frame to a rule of the same shape keeps its priority */
+	cr_assert_eq(ibv_destroy_flow(mc), 0);
+	mc = flow_mac(1, 0, mac_b, ones);
+	cr_assert(mc, "%s", strerror(errno));
+	make_frame(mac_b, 7, 90);
+	send_frame(90);
+	expect_frame(1, 90);
+	dt_poll_none(cq[2], 100);
+	cr_assert_eq(ibv_destroy_flow(mc), 0);
+	cr_assert_eq(ibv_destroy_flow(any), 0);
+}
+
+/*
+ * Two QPs' rules of one match and one priority are one entry of mlx5's
+ * flow table with two TIRs (fs_core's add_rule_fg() adds the second
+ * rule's destination to the first's entry): each QP receives the frame.
+ */
+Test(raw_flow, one_match_on_two_qps_feeds_both)
+{
+	struct ibv_flow *a = flow_to(1, 2, 0, 5000), *b = flow_to(2, 2, 0, 5000);
+
+	cr_assert(a && b, "%s", strerror(errno));
+	send_to_1_and_2(5000, 80);
+	expect_frame(1, 80);
+	expect_frame(2, 80);
+	cr_assert_eq(ibv_destroy_flow(a), 0);
+	/* the entry goes on with the other QP alone */
+	post_recv(1);
+	post_recv(2);
+	send_frame(80);
+	expect_frame(2, 80);
+	dt_poll_none(cq[1], 100);
+	cr_assert_eq(ibv_destroy_flow(b), 0);
+}
+
+/*
+ * An IPv4 spec that names a protocol and a TCP or UDP spec that names
+ * another, or the same under another mask, cannot share mlx5's one
+ * ip_protocol field: EINVAL (set_proto() of hw/mlx5/fs.c).
+ */
+Test(raw_flow, ip_protocol_the_l4_spec_contradicts)
+{
+	struct eth_flow f = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .num_of_specs = 3, .port = 1,
+			  .size = sizeof(f) },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(f.eth) },
+		.ip = { .type = IBV_FLOW_SPEC_IPV4_EXT, .size = sizeof(f.ip),
+			.val.proto = 6, .mask.proto = 0xff },
+		.udp = { .type = IBV_FLOW_SPEC_UDP, .size = sizeof(f.udp) },
+	};
+	struct ibv_flow *ok;
+
+	errno = 0;
+	cr_expect_null(ibv_create_flow(qp[1], &f.attr), "TCP in the IPv4 spec, then UDP");
+	cr_expect_eq(errno, EINVAL, "%s", strerror(errno));
+	f.ip.val.proto = 17;
+	f.ip.mask.proto = 0x1f;
+	errno = 0;
+	cr_expect_null(ibv_create_flow(qp[1], &f.attr), "UDP under another mask");
+	cr_expect_eq(errno, EINVAL, "%s", strerror(errno));
+	f.ip.mask.proto = 0xff;
+	ok = ibv_create_flow(qp[1], &f.attr);
+	cr_expect(ok, "UDP twice: %s", strerror(errno));
+	if (ok)
+		cr_assert_eq(ibv_destroy_flow(ok), 0);
+}
+
 /* A rule holds its QP: destroying the QP is EBUSY until the rule is gone. */
 Test(raw_flow, qp_with_a_rule_stays)
 {
@@ -305,6 +440,263 @@ Test(raw_flow, refusals)
 	cr_expect_eq(flow_write(&c, &r), EINVAL, "no such port");
 	cr_assert_eq(ibv_destroy_qp(rc), 0);
 	cr_assert_eq(ibv_destroy_cq(rcq), 0);
+}
+
+/*
+ * The refusals the model made in another order than the kernel, or not at
+ * all: uverbs checks the port (rdma_is_port_valid(): 0 is none) before the
+ * QP; mlx5_ib_create_flow() refuses a priority past the last (ENOMEM), a
+ * flag it does not know and an egress default rule (EINVAL) before it
+ * looks at a spec's fields (EOPNOTSUPP).
+ */
+Test(raw_flow, refusals_in_the_kernels_order)
+{
+	struct ib_uverbs_create_flow_resp r;
+	struct flow_cmd c;
+
+	flow_cmd_init(&c, qp[1]);
+	c.core.flow_attr.port = 0;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "port 0");
+	flow_cmd_init(&c, qp[1]);
+	c.core.flow_attr.flags = 1;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "flag bit 0: neither DONT_TRAP nor EGRESS");
+	flow_cmd_init(&c, qp[1]);
+	c.core.flow_attr.priority = 16;
+	c.ip.mask.ttl = 0xff;
+	cr_expect_eq(flow_write(&c, &r), ENOMEM, "the priority before the TTL");
+	flow_cmd_init(&c, qp[1]);
+	c.core.flow_attr.type = IBV_FLOW_ATTR_ALL_DEFAULT;
+	c.core.flow_attr.flags = IBV_FLOW_ATTR_FLAGS_EGRESS;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "an egress default rule");
+}
+
+/*
+ * uverbs' filter rules (ib_uverbs_kern_spec_to_ib_spec_filter()): a
+ * filter (half of what follows the spec's header) must be a multiple of 4
+ * bytes and not empty; an IPv6 flow label has 20 bits, in value and mask.
+ */
+Test(raw_flow, filters_uverbs_refuses)
+{
+	struct ib_uverbs_create_flow_resp r;
+	struct flow_cmd c;
+	struct {
+		struct ibv_flow_attr		attr;
+		struct ibv_flow_spec_ipv6	ip;
+	} f = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(f), .num_of_specs = 1,
+			  .port = 1 },
+		.ip = { .type = IBV_FLOW_SPEC_IPV6, .size = sizeof(f.ip),
+			.val.flow_label = htobe32(1u << 20), .mask.flow_label = htobe32(0xfffff) },
+	};
+
+	flow_cmd_init(&c, qp[1]);
+	c.ip.size = sizeof(struct ib_uverbs_flow_spec_hdr);
+	c.core.flow_attr.size = sizeof(c.eth) + c.ip.size;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "an empty filter");
+	flow_cmd_init(&c, qp[1]);
+	c.ip.size = sizeof(struct ib_uverbs_flow_spec_hdr) + 2 * 6;
+	c.core.flow_attr.size = sizeof(c.eth) + c.ip.size;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "a filter of 6 bytes");
+	errno = 0;
+	cr_expect_null(ibv_create_flow(qp[1], &f.attr), "a label of 21 bits");
+	cr_expect_eq(errno, EINVAL, "%s", strerror(errno));
+	f.ip.val.flow_label = 0;
+	f.ip.mask.flow_label = htobe32(0x1fffff);
+	errno = 0;
+	cr_expect_null(ibv_create_flow(qp[1], &f.attr), "a mask of 21 bits");
+	cr_expect_eq(errno, EINVAL, "%s", strerror(errno));
+}
+
+/*
+ * A VLAN match in the Ethernet spec makes mlx5 match cvlan_tag too
+ * (parse_flow_attr()): an untagged frame does not match VLAN 0.
+ */
+Test(raw_flow, a_vlan_rule_takes_no_untagged_frame)
+{
+	struct {
+		struct ibv_flow_attr		attr;
+		struct ibv_flow_spec_eth	eth;
+	} f = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(f), .num_of_specs = 1,
+			  .port = 1 },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(f.eth),
+			 .mask.vlan_tag = htobe16(0x0fff) },
+	};
+	struct ibv_flow *vlan = ibv_create_flow(qp[1], &f.attr);
+
+	cr_assert(vlan, "%s", strerror(errno));
+	post_recv(1);
+	make_frame(mac_b, 7, 70);
+	send_frame(70);
+	dt_poll_none(cq[1], 100);
+	cr_assert_eq(ibv_destroy_flow(vlan), 0);
+}
+
+/*
+ * mlx5 matches the IPv6 flow label (set_flow_label() of fs.c, a
+ * ConnectX-6 field); the hop limit it does not (EOPNOTSUPP).
+ */
+Test(raw_flow, ipv6_flow_label)
+{
+	struct {
+		struct ibv_flow_attr		attr;
+		struct ibv_flow_spec_ipv6	ip;
+	} f = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(f), .num_of_specs = 1,
+			  .port = 1 },
+		.ip = { .type = IBV_FLOW_SPEC_IPV6, .size = sizeof(f.ip),
+			.val.flow_label = htobe32(0x12345), .mask.flow_label = htobe32(0xfffff) },
+	};
+	struct ibv_flow *fl = ibv_create_flow(qp[1], &f.attr);
+	uint8_t *frame = buf[0];
+
+	cr_assert(fl, "%s", strerror(errno));
+	post_recv(1);
+	memset(frame, 0, 80);
+	memcpy(frame, mac_b, 6);
+	memcpy(frame + 6, mac_a, 6);
+	frame[12] = 0x86;
+	frame[13] = 0xdd;
+	frame[14] = 0x60;
+	frame[15] = 0x01;			/* label 0x12345 */
+	frame[16] = 0x23;
+	frame[17] = 0x45;
+	frame[20] = 59;				/* no next header */
+	send_frame(80);
+	expect_frame(1, 80);
+	post_recv(1);
+	frame[17] = 0x46;
+	send_frame(80);
+	dt_poll_none(cq[1], 100);
+	cr_assert_eq(ibv_destroy_flow(fl), 0);
+	f.ip.mask.flow_label = 0;
+	f.ip.mask.hop_limit = 0xff;
+	errno = 0;
+	cr_expect_null(ibv_create_flow(qp[1], &f.attr));
+	cr_expect_eq(errno, EOPNOTSUPP, "the hop limit: %s", strerror(errno));
+}
+
+/*
+ * A frame longer than the receive WQE's buffers: the WQE completes with a
+ * local length error, and the RQ goes on receiving; on an Ethernet RQ
+ * that syndrome does not move the RQ to ERR (kernel commit 187a9830c921,
+ * "net/mlx5e: ... LOCAL_LENGTH_ERR ... the RQ is not actually in ERR
+ * state").
+ */
+Test(raw_flow, a_frame_past_the_buffer_leaves_the_rq_ready)
+{
+	struct ibv_flow *f = flow_to(1, 0, 0, 0);
+	struct ibv_sge sge = { (uintptr_t)buf[1] + 4096, 64, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_wc wc;
+
+	cr_assert(f, "%s", strerror(errno));
+	cr_assert_eq(ibv_post_recv(qp[1], &wr, &bad), 0);
+	make_frame(mac_b, 7, 200);
+	send_frame(200);
+	wc = dt_poll1(cq[1]);
+	cr_expect_eq(wc.status, IBV_WC_LOC_LEN_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.wr_id, 7);
+	cr_expect_eq(et_qp_state(qp[1]), IBV_QPS_RTS);
+	post_recv(1);
+	send_frame(200);
+	expect_frame(1, 200);
+	cr_assert_eq(ibv_destroy_flow(f), 0);
+}
+
+/*
+ * A raw QP's SQ and RQ are objects of their own: a send error moves the
+ * SQ to ERR and leaves the RQ ready, which the kernel reports as SQE
+ * (query_raw_packet_qp_state()); the RQ still receives.  mlx5 has no way
+ * back to RTS for it (modify_raw_packet_qp(): EINVAL), ERR and RESET work.
+ */
+Test(raw_flow, a_send_error_leaves_the_rq_receiving)
+{
+	struct ibv_flow *f = flow_to(1, 0, 0, 0);
+	struct ibv_sge sge = { (uintptr_t)buf[0], 64, mr->lkey + 0x100 };
+	struct ibv_send_wr wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
+	struct ibv_qp *q0 = qp[0];
+	struct ibv_wc wc;
+
+	cr_assert(f, "%s", strerror(errno));
+	make_frame(mac_b, 7, 64);
+	/* qp[1] sends badly, then receives what qp[0] sends */
+	qp[0] = qp[1];
+	cr_assert_eq(ibv_post_send(qp[1], &wr, &bad), 0);
+	wc = dt_poll1(cq[1]);
+	cr_expect_eq(wc.status, IBV_WC_LOC_PROT_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(et_qp_state(qp[1]), IBV_QPS_SQE);
+	qp[0] = q0;
+	post_recv(1);
+	send_frame(64);
+	expect_frame(1, 64);
+	cr_expect_eq(ibv_modify_qp(qp[1], &a, IBV_QP_STATE), EINVAL, "SQE -> RTS");
+	a.qp_state = IBV_QPS_ERR;
+	cr_expect_eq(ibv_modify_qp(qp[1], &a, IBV_QP_STATE), 0);
+	cr_assert_eq(ibv_destroy_flow(f), 0);
+}
+
+/*
+ * A user raw QP's TIS and TIR are of its context's transport domain, and
+ * the TIR takes no frame of its own domain but with mlx5dv's
+ * ALLOW_SELF_LOOPBACK_UC (unicast) or _MC (multicast) flags
+ * (create_raw_packet_qp_tir() of hw/mlx5/qp.c: self_lb_block, which the
+ * flags set).  A frame of another context's QP loops back to it
+ * (mlx5_ib_enable_lb() turns the vport's local loopback on for the
+ * second user domain).
+ */
+Test(raw_flow, a_frame_of_its_own_context_needs_self_loopback)
+{
+	static const uint8_t mcast[6] = { 0x01, 0x00, 0x5e, 0, 0, 2 };
+	static const uint8_t ones[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	struct ibv_cq *ocq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	struct ibv_qp *own = dt_raw_qp(pd, ocq, 0), *uc_only;
+	struct ibv_context *c2 = et_open();
+	struct ibv_pd *pd2 = ibv_alloc_pd(c2);
+	struct ibv_mr *mr2 = ibv_reg_mr(pd2, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_cq *cq2 = ibv_create_cq(c2, 8, NULL, NULL, 0);
+	struct ibv_qp *other = dt_raw_qp(pd2, cq2, 0);
+	struct ibv_sge sge = { (uintptr_t)buf[0], 64, mr2->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_qp *q1 = qp[1];
+	struct ibv_cq *c1 = cq[1];
+	struct ibv_flow *f;
+
+	qp[1] = own;
+	f = flow_to(1, 0, 0, 0);
+	cr_assert(f, "%s", strerror(errno));
+	cq[1] = ocq;
+	post_recv(1);
+	make_frame(mac_b, 7, 64);
+	send_frame(64);
+	dt_poll_none(ocq, 100);
+	/* the same frame from a QP of another context */
+	cr_assert_eq(ibv_post_send(other, &wr, &bad), 0);
+	cr_assert_eq(dt_poll1(cq2).status, IBV_WC_SUCCESS);
+	expect_frame(1, 64);
+	cr_assert_eq(ibv_destroy_flow(f), 0);
+	cr_assert_eq(ibv_destroy_qp(own), 0);
+	/* unicast self loopback only: no multicast frame of its own context */
+	qp[1] = uc_only = dt_raw_qp(pd, ocq, MLX5DV_QP_CREATE_TIR_ALLOW_SELF_LOOPBACK_UC);
+	f = flow_mac(1, 0, mcast, ones);
+	cr_assert(f, "%s", strerror(errno));
+	post_recv(1);
+	make_frame(mcast, 7, 64);
+	send_frame(64);
+	dt_poll_none(ocq, 100);
+	cr_assert_eq(ibv_destroy_flow(f), 0);
+	cr_assert_eq(ibv_destroy_qp(uc_only), 0);
+	qp[1] = q1;
+	cq[1] = c1;
+	cr_assert_eq(ibv_destroy_qp(other), 0);
+	cr_assert_eq(ibv_destroy_cq(cq2), 0);
+	cr_assert_eq(ibv_dereg_mr(mr2), 0);
+	cr_assert_eq(ibv_dealloc_pd(pd2), 0);
+	cr_assert_eq(ibv_close_device(c2), 0);
+	cr_assert_eq(ibv_destroy_cq(ocq), 0);
 }
 
 /* uverbs asks for CAP_NET_RAW again at each rule. */

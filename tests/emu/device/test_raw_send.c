@@ -97,7 +97,10 @@ Test(raw_send_roce, frame_completes)
 	frame_completes();
 }
 
-/* A gather entry of another PD's key: local protection error, QP in ERR. */
+/*
+ * A gather entry of another PD's key: local protection error, the SQ in
+ * ERR and the RQ ready: SQE (raw_flow::a_send_error_leaves_the_rq_receiving).
+ */
 Test(raw_send_roce, bad_lkey)
 {
 	struct ibv_wc wc;
@@ -105,7 +108,7 @@ Test(raw_send_roce, bad_lkey)
 	cr_assert_eq(send_frame(0, 64, mr->lkey + 0x100), 0);
 	wc = dt_poll1(cq);
 	cr_expect_eq(wc.status, IBV_WC_LOC_PROT_ERR, "%s", ibv_wc_status_str(wc.status));
-	cr_expect_eq(et_qp_state(qp), IBV_QPS_ERR);
+	cr_expect_eq(et_qp_state(qp), IBV_QPS_SQE);
 }
 
 /*
@@ -142,7 +145,7 @@ static void expect_fatal(enum ibv_wc_status want)
 
 	cr_assert_eq(dt_poll(cq, &wc, 1, 5000), 1);
 	cr_expect_eq(wc.status, want, "%s", ibv_wc_status_str(wc.status));
-	cr_expect_eq(et_qp_state(qp), IBV_QPS_ERR);
+	cr_expect_eq(et_qp_state(qp), IBV_QPS_SQE);
 }
 
 /* A frame shorter than its MAC header (libmlx5 posts none) is a local length error. */
@@ -154,7 +157,7 @@ Test(raw_send_roce, runt_frame)
 
 /*
  * An Ethernet segment that claims an inline header longer than the WQE's
- * DS hold: the device reads nothing past the WQE, the QP ends with a local
+ * DS hold: the device reads nothing past the WQE, the SQ ends with a local
  * QP operation error.
  */
 Test(raw_send_roce, inline_header_past_the_wqe)

@@ -91,7 +91,11 @@ static void teardown(void)
 
 TestSuite(rss_traffic, .init = setup, .fini = teardown, .timeout = 60);
 
-/* An RSS QP over t hashing fields with Microsoft's key, and a rule for frames to mac_b. */
+/*
+ * An RSS QP over t hashing fields with Microsoft's key, and a rule for
+ * frames to mac_b; its TIR takes the frames of its own context (the
+ * sender's), which mlx5dv's self-loopback flags allow.
+ */
 static struct ibv_qp *rss_qp(struct ibv_rwq_ind_table *t, uint64_t fields, struct ibv_flow **fl)
 {
 	struct ibv_qp_init_attr_ex ia = {
@@ -110,7 +114,9 @@ static struct ibv_qp *rss_qp(struct ibv_rwq_ind_table *t, uint64_t fields, struc
 			  .port = 1 },
 		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(f.eth) },
 	};
-	struct ibv_qp *qp = ibv_create_qp_ex(ctx, &ia);
+	struct mlx5dv_qp_init_attr dv = { .comp_mask = MLX5DV_QP_INIT_ATTR_MASK_QP_CREATE_FLAGS,
+					  .create_flags = DT_SELF_LB };
+	struct ibv_qp *qp = mlx5dv_create_qp(ctx, &ia, &dv);
 
 	cr_assert(qp, "%s", strerror(errno));
 	cr_expect_eq(qp->qp_num, 0, "mlx5 answers QP number 0 for an RSS QP");

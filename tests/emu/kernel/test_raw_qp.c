@@ -322,3 +322,45 @@ Test(raw_qp, ind_table_holds_its_wqs)
 	cr_assert_eq(ibv_destroy_wq(wqs[0]), 0);
 	cr_assert_eq(ibv_destroy_wq(wqs[1]), 0);
 }
+
+/*
+ * uverbs answers a comp_mask in DESTROY_WQ and DESTROY_RWQ_IND_TBL with
+ * EOPNOTSUPP (ib_uverbs_ex_destroy_wq(), ..._rwq_ind_table()), and the
+ * object stays.
+ */
+Test(raw_qp, destroy_comp_mask_is_eopnotsupp)
+{
+	struct ibv_wq *wq = make_wq();
+	struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = 0, .ind_tbl = &wq };
+	struct ibv_rwq_ind_table *t = ibv_create_rwq_ind_table(ctx, &ta);
+	struct ib_uverbs_ex_destroy_wq_resp r;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_ex_cmd_hdr ex;
+		struct ib_uverbs_ex_destroy_rwq_ind_table core;
+	} dt = { .hdr = { .command = IB_USER_VERBS_CMD_FLAG_EXTENDED |
+				     IB_USER_VERBS_EX_CMD_DESTROY_RWQ_IND_TBL,
+			  .in_words = sizeof(dt.core) / 8 } };
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_ex_cmd_hdr ex;
+		struct ib_uverbs_ex_destroy_wq core;
+	} dw = { .hdr = { .command = IB_USER_VERBS_CMD_FLAG_EXTENDED |
+				     IB_USER_VERBS_EX_CMD_DESTROY_WQ,
+			  .in_words = sizeof(dw.core) / 8, .out_words = sizeof(r) / 8 } };
+
+	cr_assert(t, "%s", strerror(errno));
+	dt.core.comp_mask = 1;
+	dt.core.ind_tbl_handle = t->ind_tbl_handle;
+	errno = 0;
+	cr_expect_eq(write(ctx->cmd_fd, &dt, sizeof(dt)), -1);
+	cr_expect_eq(errno, EOPNOTSUPP, "%s", strerror(errno));
+	cr_assert_eq(ibv_destroy_rwq_ind_table(t), 0);
+	dw.ex.response = (uintptr_t)&r;
+	dw.core.comp_mask = 1;
+	dw.core.wq_handle = wq->handle;
+	errno = 0;
+	cr_expect_eq(write(ctx->cmd_fd, &dw, sizeof(dw)), -1);
+	cr_expect_eq(errno, EOPNOTSUPP, "%s", strerror(errno));
+	cr_assert_eq(ibv_destroy_wq(wq), 0);
+}
