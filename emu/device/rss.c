@@ -74,9 +74,10 @@ static size_t hash_input(const struct emu_rss_tir *tir, const struct eth_hdrs *h
 }
 
 /*
- * The frame into the WQ's next receive WQE, and its CQE.  As on a QP's
- * RQ: none posted, dropped; a buffer too short or a bad key, an error
- * CQE, and the WQ to ERR.  A WQ not ready takes nothing.
+ * The frame into the WQ's next receive WQE, and its CQE.  As on a raw
+ * QP's RQ: none posted, dropped; a buffer too short, a local length error
+ * CQE, the WQ still ready; a bad key, a local protection error CQE, and
+ * the WQ to ERR.  A WQ not ready takes nothing.
  */
 static void wq_receive(const struct emu_qp *qp, struct emu_wq *wq, const uint8_t *frame,
 		       uint32_t len)
@@ -105,7 +106,7 @@ static void wq_receive(const struct emu_qp *qp, struct emu_wq *wq, const uint8_t
 		.uidx = wq->uidx,
 		.byte_cnt = len,
 	});
-	if (synd)
+	if (synd == RF_CQE_SYNDROME_LOCAL_PROT_ERR)
 		wq->state = IBV_WQS_ERR;
 }
 

@@ -228,3 +228,37 @@ Test(rss_traffic, ports_of_another_protocol_are_left_out)
 	check_hashes(IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_PORT_UDP |
 		     IBV_RX_HASH_DST_PORT_UDP, false);
 }
+
+/*
+ * A frame longer than the WQE's buffer ends that receive with a local
+ * length error, and the WQ stays ready: the error that does not move an
+ * Ethernet RQ to ERR (the kernel's mlx5e RQ error recovery, commit
+ * 187a9830c921), as for a raw QP's own RQ (test_raw_flow).
+ */
+Test(rss_traffic, a_frame_past_the_buffer_leaves_the_wq_ready)
+{
+	struct ibv_wq *one[1] = { wq[0] };
+	struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = 0, .ind_tbl = one };
+	struct ibv_rwq_ind_table *t = ibv_create_rwq_ind_table(ctx, &ta);
+	struct ibv_sge sge = { (uintptr_t)buf, 32, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_flow *fl;
+	struct ibv_qp *qp;
+	struct ibv_wc wc;
+
+	cr_assert(t, "%s", strerror(errno));
+	qp = rss_qp(t, 0, &fl);
+	cr_assert_eq(ibv_post_wq_recv(wq[0], &wr, &bad), 0);
+	send_vec(&ms_vec[0]);
+	wc = dt_poll1(rcq);
+	cr_expect_eq(wc.status, IBV_WC_LOC_LEN_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.wr_id, 7);
+	post_wq_recv(0);
+	send_vec(&ms_vec[0]);
+	wc = dt_poll1(rcq);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.byte_len, 64);
+	cr_assert_eq(ibv_destroy_flow(fl), 0);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	cr_assert_eq(ibv_destroy_rwq_ind_table(t), 0);
+}
