@@ -249,6 +249,10 @@ int emu_cmd_create_flow(struct emu_cmd *c)
 		return EINVAL;
 	if (fa->reserved[0] || fa->reserved[1])
 		return EINVAL;
+	/* uverbs_request_finish(): what follows the specs must be zeros */
+	for (size_t i = sizeof(*cmd) + fa->size; i < c->in_len; i++)
+		if (((const uint8_t *)c->in)[i])
+			return EOPNOTSUPP;
 	if (!fa->port || fa->port > emu_cfg.num_ports)
 		return EINVAL;	/* rdma_is_port_valid() */
 	qp = emu_obj_get_locked(c->ctx, cmd->qp_handle, EMU_OBJ_QP);

@@ -354,16 +354,35 @@ struct flow_cmd {
 	struct ib_uverbs_flow_spec_ipv4	ip;
 } __attribute__((packed));
 
-static int flow_write(struct flow_cmd *c, struct ib_uverbs_create_flow_resp *r)
+/* CREATE_FLOW with core bytes of command (the specs and what follows them) */
+static int flow_write_len(struct flow_cmd *c, struct ib_uverbs_create_flow_resp *r,
+			  size_t core)
 {
-	size_t core = sizeof(c->core) + c->core.flow_attr.size;
-
 	c->hdr.command = IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_CREATE_FLOW;
 	c->hdr.in_words = (uint16_t)((core + 7) / 8);
 	c->hdr.out_words = sizeof(*r) / 8;
 	c->ex.response = (uintptr_t)r;
 	return write(ctx->cmd_fd, c, sizeof(c->hdr) + sizeof(c->ex) + c->hdr.in_words * 8) < 0 ?
 	       errno : 0;
+}
+
+static int flow_write(struct flow_cmd *c, struct ib_uverbs_create_flow_resp *r)
+{
+	return flow_write_len(c, r, sizeof(c->core) + c->core.flow_attr.size);
+}
+
+static int destroy_flow_handle(uint32_t handle)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr	hdr;
+		struct ib_uverbs_ex_cmd_hdr	ex;
+		struct ib_uverbs_destroy_flow	core;
+	} dc = { .hdr = { .command = IB_USER_VERBS_CMD_FLAG_EXTENDED |
+				     IB_USER_VERBS_EX_CMD_DESTROY_FLOW,
+			  .in_words = sizeof(dc.core) / 8 },
+		 .core = { .flow_handle = handle } };
+
+	return write(ctx->cmd_fd, &dc, sizeof(dc)) < 0 ? errno : 0;
 }
 
 static void flow_cmd_init(struct flow_cmd *c, struct ibv_qp *q)
@@ -385,14 +404,6 @@ static void flow_cmd_init(struct flow_cmd *c, struct ibv_qp *q)
 Test(raw_flow, refusals)
 {
 	struct ib_uverbs_create_flow_resp r;
-	struct ib_uverbs_destroy_flow d = { 0 };
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_ex_cmd_hdr ex;
-		struct ib_uverbs_destroy_flow core;
-	} dc = { .hdr = { .command = IB_USER_VERBS_CMD_FLAG_EXTENDED |
-				     IB_USER_VERBS_EX_CMD_DESTROY_FLOW,
-			  .in_words = sizeof(d) / 8 } };
 	struct ibv_cq *rcq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
 	struct ibv_qp_init_attr ia = { .send_cq = rcq, .recv_cq = rcq, .qp_type = IBV_QPT_RC,
 				       .cap = { .max_send_wr = 1, .max_recv_wr = 1,
@@ -403,8 +414,7 @@ Test(raw_flow, refusals)
 	cr_assert(rcq && rc);
 	flow_cmd_init(&c, qp[1]);
 	cr_assert_eq(flow_write(&c, &r), 0, "the command as built");
-	dc.core.flow_handle = r.flow_handle;
-	cr_assert_eq(write(ctx->cmd_fd, &dc, sizeof(dc)), (ssize_t)sizeof(dc));
+	cr_assert_eq(destroy_flow_handle(r.flow_handle), 0);
 
 	flow_cmd_init(&c, rc);
 	cr_expect_eq(flow_write(&c, &r), EINVAL, "an RC QP");
@@ -468,6 +478,29 @@ Test(raw_flow, refusals_in_the_kernels_order)
 	c.core.flow_attr.type = IBV_FLOW_ATTR_ALL_DEFAULT;
 	c.core.flow_attr.flags = IBV_FLOW_ATTR_FLAGS_EGRESS;
 	cr_expect_eq(flow_write(&c, &r), EINVAL, "an egress default rule");
+}
+
+/*
+ * Bytes of the command after the specs: uverbs_request_finish() of
+ * ib_uverbs_ex_create_flow() takes zeros and refuses anything else
+ * (EOPNOTSUPP), before it looks at the QP.
+ */
+Test(raw_flow, bytes_after_the_specs_must_be_zeros)
+{
+	struct ib_uverbs_create_flow_resp r;
+	struct flow_cmd c;
+
+	flow_cmd_init(&c, qp[1]);
+	c.core.flow_attr.num_of_specs = 1;
+	c.core.flow_attr.size = sizeof(c.eth);
+	memset(&c.ip, 0, sizeof(c.ip));
+	cr_expect_eq(flow_write_len(&c, &r, sizeof(c.core) + sizeof(c.eth) + sizeof(c.ip)), 0,
+		     "zeros after the spec");
+	cr_expect_eq(destroy_flow_handle(r.flow_handle), 0);
+	c.ip.type = IBV_FLOW_SPEC_IPV4;	/* not a spec now: bytes after the specs */
+	c.core.qp_handle = ~0u;
+	cr_expect_eq(flow_write_len(&c, &r, sizeof(c.core) + sizeof(c.eth) + sizeof(c.ip)),
+		     EOPNOTSUPP, "a non-zero byte after the spec, before the QP");
 }
 
 /*
