@@ -122,12 +122,28 @@ static bool rule_matches(const struct emu_flow *r, const struct eth_hdrs *h)
 }
 
 /*
+ * A protection error ends the RQ, a firmware object of its own: it alone
+ * enters ERR and flushes its receives, now and as they are posted
+ * (engine.c's slow_tasks()); the SQ sends on.  With the SQ in ERR too
+ * (SQE) the pair is the QP's ERR.
+ */
+static void rq_failed(struct dev_qp *dq)
+{
+	if (dq->qp->attr.state == IBV_QPS_SQE) {
+		dev_qp_fatal(dq, 0);
+		return;
+	}
+	dq->qp->rq_err = true;
+	dev_rq_flush(dq);
+}
+
+/*
  * The frame into the QP's next receive WQE, and its CQE: a SEND of
  * byte_cnt the frame's length.  No receive posted: dropped, as the NIC
  * drops what an empty RQ cannot take.  A buffer too short: the WQE's
  * local length error, which on an Ethernet RQ leaves the RQ ready (kernel
  * commit 187a9830c921: not a syndrome mlx5e recovers the RQ from); a key
- * that fails: the protection error, which does end it.
+ * that fails: the protection error, which does end it (rq_failed()).
  */
 static void receive(struct emu_qp *qp, const uint8_t *frame, uint32_t len)
 {
@@ -139,7 +155,7 @@ static void receive(struct emu_qp *qp, const uint8_t *frame, uint32_t len)
 	if (!dq || !qp->recv_cq || (qp->attr.state != IBV_QPS_INIT &&
 				     qp->attr.state != IBV_QPS_RTR &&
 				     qp->attr.state != IBV_QPS_RTS &&
-				     qp->attr.state != IBV_QPS_SQE))
+				     qp->attr.state != IBV_QPS_SQE) || qp->rq_err)
 		return;		/* its RQ is not ready (RESET) or in error */
 	if (!dev_rq_take(dq, NULL, &r)) {
 		wire_stats.eth_no_recv++;
@@ -164,7 +180,7 @@ static void receive(struct emu_qp *qp, const uint8_t *frame, uint32_t len)
 		dev_cq_write(qp->recv_cq, &c);
 	}
 	if (synd == RF_CQE_SYNDROME_LOCAL_PROT_ERR)
-		dev_qp_fatal(dq, 0);
+		rq_failed(dq);
 }
 
 /*

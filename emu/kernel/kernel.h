@@ -445,6 +445,12 @@ struct emu_qp {
 	 */
 	bool			drain_sigerr;
 	/*
+	 * A raw packet QP's RQ, a firmware object of its own, in ERR after a
+	 * receive protection error (device/eth.c) while its SQ is not: no QP
+	 * state names the pair (QUERY_QP is EINVAL); RESET clears it.
+	 */
+	bool			rq_err;
+	/*
 	 * The QP context's primary_address_path.udp_sport as the last new
 	 * path (qp.c's path_udp_sport()) or RTS2RTS_QP
 	 * (mlx5dv_modify_qp_udp_sport()) set it, QUERY_QP's answer.  The

@@ -672,6 +672,56 @@ Test(raw_flow, a_send_error_leaves_the_rq_receiving)
 }
 
 /*
+ * A receive WQE whose key fails moves the RQ alone to ERR (a protection
+ * error is a syndrome mlx5e recovers an RQ from): the RQ flushes the
+ * receives posted behind it and after it and takes no frame, and the SQ
+ * sends on.  An RQ in ERR beside a ready SQ is no QP state:
+ * sqrq_state_to_qp_state() of mlx5's qp.c answers ibv_query_qp() EINVAL.
+ * Moving the QP to ERR makes the pair ERR.
+ */
+Test(raw_flow, a_receive_protection_error_ends_the_rq_alone)
+{
+	struct ibv_flow *f = flow_to(1, 0, 0, 0);
+	struct ibv_sge rsge = { (uintptr_t)buf[1] + 4096, 4096, mr->lkey + 0x100 };
+	struct ibv_recv_wr rwr = { .wr_id = 7, .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	struct ibv_sge ssge = { (uintptr_t)buf[0], 64, mr->lkey };
+	struct ibv_send_wr swr = { .wr_id = 9, .sg_list = &ssge, .num_sge = 1,
+				   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *sbad;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_qp_init_attr ia;
+	struct ibv_wc wc;
+
+	cr_assert(f, "%s", strerror(errno));
+	cr_assert_eq(ibv_post_recv(qp[1], &rwr, &rbad), 0);
+	post_recv(1);
+	make_frame(mac_b, 7, 64);
+	send_frame(64);
+	wc = dt_poll1(cq[1]);
+	cr_expect_eq(wc.status, IBV_WC_LOC_PROT_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.wr_id, 7);
+	wc = dt_poll1(cq[1]);
+	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.wr_id, 101);
+	cr_expect_eq(ibv_query_qp(qp[1], &a, IBV_QP_STATE, &ia), EINVAL, "RQ ERR, SQ ready");
+
+	cr_assert_eq(ibv_post_send(qp[1], &swr, &sbad), 0);
+	wc = dt_poll1(cq[1]);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "the SQ sends: %s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.wr_id, 9);
+	post_recv(1);
+	wc = dt_poll1(cq[1]);
+	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "a later receive: %s",
+		     ibv_wc_status_str(wc.status));
+	send_frame(64);
+	dt_poll_none(cq[1], 100);
+
+	a.qp_state = IBV_QPS_ERR;
+	cr_expect_eq(ibv_modify_qp(qp[1], &a, IBV_QP_STATE), 0);
+	cr_expect_eq(et_qp_state(qp[1]), IBV_QPS_ERR);
+	cr_assert_eq(ibv_destroy_flow(f), 0);
+}
+
+/*
  * A user raw QP's TIS and TIR are of its context's transport domain, and
  * the TIR takes no frame of its own domain but with mlx5dv's
  * ALLOW_SELF_LOOPBACK_UC (unicast) or _MC (multicast) flags
