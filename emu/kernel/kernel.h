@@ -558,6 +558,9 @@ struct emu_flow {
 	struct emu_qp		*qp;		/* a raw packet QP with an RQ */
 	uint16_t		priority;	/* lower first */
 	bool			dont_trap;	/* the frame goes on to later tables */
+	bool			drop;		/* IBV_FLOW_SPEC_ACTION_DROP: to no QP */
+	bool			has_tag;	/* IBV_FLOW_SPEC_ACTION_TAG: */
+	uint32_t		tag;		/* its frames' CQEs carry this tag */
 	uint8_t			table;		/* mlx5's bypass table, tried in order */
 	unsigned		nspecs;
 	struct emu_flow_spec	spec[8];	/* IB_FLOW_SPEC_SUPPORT_LAYERS */

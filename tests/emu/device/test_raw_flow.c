@@ -721,6 +721,119 @@ Test(raw_flow, a_receive_protection_error_ends_the_rq_alone)
 	cr_assert_eq(ibv_destroy_flow(f), 0);
 }
 
+/* A rule for frames to mac_b at priority prio, with one action spec. */
+static struct ibv_flow *action_flow_to(struct ibv_qp *q, uint16_t prio,
+				       const struct ibv_flow_spec_action_tag *tag)
+{
+	struct {
+		struct ibv_flow_attr		attr;
+		struct ibv_flow_spec_eth	eth;
+		union {
+			struct ibv_flow_spec_action_tag		tag;
+			struct ibv_flow_spec_action_drop	drop;
+		} act;
+	} f = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .priority = prio, .num_of_specs = 2,
+			  .port = 1 },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(f.eth) },
+		.act.drop = { .type = IBV_FLOW_SPEC_ACTION_DROP, .size = sizeof(f.act.drop) },
+	};
+
+	if (tag)
+		f.act.tag = *tag;
+	f.attr.size = (uint16_t)(sizeof(f.attr) + sizeof(f.eth) + f.act.drop.size);
+	memcpy(f.eth.val.dst_mac, mac_b, 6);
+	memset(f.eth.mask.dst_mac, 0xff, 6);
+	return ibv_create_flow(q, &f.attr);
+}
+
+/*
+ * IBV_FLOW_SPEC_ACTION_DROP (mlx5's MLX5_FLOW_CONTEXT_ACTION_DROP, with no
+ * destination): a matching frame goes to no QP, neither the rule's nor
+ * one of a later priority's; the same match forwarding in the same table
+ * conflicts with the drop entry (fs_core: EEXIST).  uverbs takes a drop
+ * spec of its header's size only (EINVAL).
+ */
+Test(raw_flow, a_drop_rule_drops)
+{
+	struct ib_uverbs_create_flow_resp r;
+	struct ibv_flow *drop = action_flow_to(qp[1], 0, NULL);
+	struct ibv_flow *later = flow_to(2, 1, 0, 0);
+	struct flow_cmd c;
+
+	cr_assert(drop && later, "%s", strerror(errno));
+	errno = 0;
+	cr_expect_null(flow_to(2, 0, 0, 0), "forwarding beside the drop entry");
+	cr_expect_eq(errno, EEXIST, "%s", strerror(errno));
+	post_recv(1);
+	post_recv(2);
+	make_frame(mac_b, 7, 64);
+	send_frame(64);
+	dt_poll_none(cq[1], 100);
+	dt_poll_none(cq[2], 0);
+	cr_assert_eq(ibv_destroy_flow(drop), 0);
+	send_frame(64);
+	expect_frame(2, 64);
+	cr_assert_eq(ibv_destroy_flow(later), 0);
+
+	flow_cmd_init(&c, qp[1]);
+	c.ip.type = IBV_FLOW_SPEC_ACTION_DROP;
+	c.ip.size = sizeof(struct ib_uverbs_flow_spec_action_drop) + 8;
+	c.core.flow_attr.size = sizeof(c.eth) + c.ip.size;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "a drop spec of 16 bytes");
+}
+
+/*
+ * IBV_FLOW_SPEC_ACTION_TAG: the entry's flow tag is in each CQE of a frame
+ * it steers, where libmlx5's ibv_wc_read_flow_tag() reads it (the low 24
+ * bits of the CQE's sop_drop_qpn).  mlx5 takes a tag of 24 bits (EINVAL
+ * past), uverbs a tag spec of its own size (EINVAL).
+ */
+Test(raw_flow, a_tag_rule_tags_the_cqe)
+{
+	struct ibv_cq_init_attr_ex ca = { .cqe = 8, .wc_flags = IBV_WC_STANDARD_FLAGS |
+								 IBV_WC_EX_WITH_FLOW_TAG };
+	struct ibv_cq_ex *cqx = ibv_create_cq_ex(ctx, &ca);
+	struct ibv_qp *q = dt_raw_qp(pd, ibv_cq_ex_to_cq(cqx), DT_SELF_LB);
+	struct ibv_flow_spec_action_tag tag = { .type = IBV_FLOW_SPEC_ACTION_TAG,
+						.size = sizeof(tag), .tag_id = 0xabcdef };
+	struct ibv_sge sge = { (uintptr_t)buf[1] + 4096, 4096, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 5, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_poll_cq_attr pa = { 0 };
+	struct ib_uverbs_create_flow_resp r;
+	struct ibv_flow *f;
+	struct flow_cmd c;
+	int ret = ENOENT;
+
+	cr_assert(cqx && q);
+	tag.tag_id = 1u << 24;
+	errno = 0;
+	cr_expect_null(action_flow_to(q, 0, &tag), "a tag of 25 bits");
+	cr_expect_eq(errno, EINVAL, "%s", strerror(errno));
+	tag.tag_id = 0xabcdef;
+	f = action_flow_to(q, 0, &tag);
+	cr_assert(f, "%s", strerror(errno));
+	cr_assert_eq(ibv_post_recv(q, &wr, &bad), 0);
+	make_frame(mac_b, 7, 64);
+	send_frame(64);
+	for (int i = 0; i < 100000 && ret == ENOENT; i++)
+		ret = ibv_start_poll(cqx, &pa);
+	cr_assert_eq(ret, 0, "%s", strerror(ret));
+	cr_expect_eq(cqx->status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(cqx->status));
+	cr_expect_eq(cqx->wr_id, 5);
+	cr_expect_eq(ibv_wc_read_flow_tag(cqx), 0xabcdef);
+	ibv_end_poll(cqx);
+	cr_assert_eq(ibv_destroy_flow(f), 0);
+	cr_assert_eq(ibv_destroy_qp(q), 0);
+	cr_assert_eq(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), 0);
+
+	flow_cmd_init(&c, qp[1]);
+	c.ip.type = IBV_FLOW_SPEC_ACTION_TAG;
+	c.ip.size = sizeof(struct ib_uverbs_flow_spec_action_drop);
+	c.core.flow_attr.size = sizeof(c.eth) + c.ip.size;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "a tag spec of 8 bytes");
+}
+
 /*
  * A user raw QP's TIS and TIR are of its context's transport domain, and
  * the TIR takes no frame of its own domain but with mlx5dv's
