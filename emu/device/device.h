@@ -981,8 +981,8 @@ struct eth_hdrs {
 };
 /* rss.c: Toeplitz over n bytes with a 40-byte key; a frame an RSS QP takes */
 uint32_t dev_toeplitz(const uint8_t *key, const uint8_t *in, size_t n);
-void dev_rss_receive(const struct emu_qp *qp, const struct eth_hdrs *h, const uint8_t *frame,
-		     uint32_t len);
+void dev_rss_receive(const struct emu_qp *qp, const struct emu_flow *entry,
+		     const struct eth_hdrs *h, const uint8_t *frame, uint32_t len);
 struct dev_rwqe;
 int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 		      const struct emu_pd *pd, const struct emu_qp *qp, uint64_t msg_len);

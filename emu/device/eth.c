@@ -219,15 +219,12 @@ static bool rule_of_port(const struct emu_flow *r, const struct emu_qp *from)
 	       (r->qp->rss_tbl || r->qp->attr.port_num == from->attr.port_num);
 }
 
-/*
- * The frame into the rule's QP, or through an RSS QP's table into a WQ
- * (whose CQE has no flow tag here).
- */
+/* The frame into the rule's QP, or through an RSS QP's table into a WQ. */
 static void take(struct emu_qp *qp, const struct emu_flow *entry, const struct eth_hdrs *h,
 		 const uint8_t *frame, uint32_t len)
 {
 	if (qp->rss_tbl)
-		dev_rss_receive(qp, h, frame, len);
+		dev_rss_receive(qp, entry, h, frame, len);
 	else
 		receive(qp, entry, frame, len);
 }

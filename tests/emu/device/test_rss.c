@@ -211,6 +211,52 @@ static void check_hashes(uint64_t fields, bool tcp)
 	}
 }
 
+/*
+ * A rule's flow tag (IBV_FLOW_SPEC_ACTION_TAG) is in the CQE of each WQ
+ * the RSS QP feeds, where libmlx5 reads it: sop_drop_qpn's low 24 bits,
+ * which its poll also hands out as the work completion's qp_num.
+ */
+Test(rss_traffic, the_rules_tag_is_in_each_wqs_cqe)
+{
+	static struct ibv_wq *ents[1u << TBL_LOG];
+	struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = TBL_LOG, .ind_tbl = ents };
+	struct {
+		struct ibv_flow_attr		attr;
+		struct ibv_flow_spec_eth	eth;
+		struct ibv_flow_spec_action_tag	tag;
+	} f = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(f), .num_of_specs = 2,
+			  .port = 1 },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(f.eth) },
+		.tag = { .type = IBV_FLOW_SPEC_ACTION_TAG, .size = sizeof(f.tag),
+			 .tag_id = 0x5a5a5a },
+	};
+	struct ibv_rwq_ind_table *t;
+	struct ibv_flow *fl;
+	struct ibv_qp *qp;
+	struct ibv_wc wc;
+
+	for (unsigned e = 0; e < 1u << TBL_LOG; e++)
+		ents[e] = wq[e % NWQ];
+	t = ibv_create_rwq_ind_table(ctx, &ta);
+	cr_assert(t, "%s", strerror(errno));
+	qp = rss_qp(t, IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4, &fl);
+	cr_assert_eq(ibv_destroy_flow(fl), 0);
+	memcpy(f.eth.val.dst_mac, mac_b, 6);
+	memset(f.eth.mask.dst_mac, 0xff, 6);
+	fl = ibv_create_flow(qp, &f.attr);
+	cr_assert(fl, "%s", strerror(errno));
+	for (int i = 0; i < NWQ; i++)
+		post_wq_recv(i);
+	send_vec(&ms_vec[0]);
+	wc = dt_poll1(rcq);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.qp_num, 0x5a5a5a);
+	cr_assert_eq(ibv_destroy_flow(fl), 0);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	cr_assert_eq(ibv_destroy_rwq_ind_table(t), 0);
+}
+
 Test(rss_traffic, toeplitz_over_ipv4_addresses)
 {
 	check_hashes(IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4, false);
