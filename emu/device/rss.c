@@ -75,8 +75,9 @@ static size_t hash_input(const struct emu_rss_tir *tir, const struct eth_hdrs *h
 
 /*
  * The frame into the WQ's next receive WQE, and its CQE.  As on a QP's
- * RQ: none posted, dropped; a buffer too short or a bad key, an error
- * CQE, and the WQ to ERR.  A WQ not ready takes nothing.  The CQE
+ * RQ (device/eth.c): none posted, dropped; a buffer too short, an error
+ * CQE and the WQ goes on; a bad key, an error CQE and the WQ to ERR.  A
+ * WQ not ready takes nothing.  The CQE
  * carries the tag of the steering entry, if it has one.
  */
 static void wq_receive(const struct emu_qp *qp, const struct emu_flow *entry, struct emu_wq *wq,
@@ -108,7 +109,7 @@ static void wq_receive(const struct emu_qp *qp, const struct emu_flow *entry, st
 		.tagged = !synd && entry->has_tag,
 		.flow_tag = entry->tag,
 	});
-	if (synd)
+	if (synd == RF_CQE_SYNDROME_LOCAL_PROT_ERR)
 		wq->state = IBV_WQS_ERR;
 }
 

@@ -257,6 +257,43 @@ Test(rss_traffic, the_rules_tag_is_in_each_wqs_cqe)
 	cr_assert_eq(ibv_destroy_rwq_ind_table(t), 0);
 }
 
+/*
+ * A WQ is an RQ of the firmware as a raw QP's is: a frame past the
+ * receive buffer completes the WQE with a local length error and the WQ
+ * goes on receiving (kernel commit 187a9830c921).
+ */
+Test(rss_traffic, a_frame_past_the_buffer_leaves_the_wq_ready)
+{
+	static struct ibv_wq *ents[1u << TBL_LOG];
+	struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = TBL_LOG, .ind_tbl = ents };
+	struct ibv_sge sge = { (uintptr_t)buf, 32, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 77, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_rwq_ind_table *t;
+	struct ibv_flow *fl;
+	struct ibv_qp *qp;
+	struct ibv_wc wc;
+
+	for (unsigned e = 0; e < 1u << TBL_LOG; e++)
+		ents[e] = wq[0];
+	t = ibv_create_rwq_ind_table(ctx, &ta);
+	cr_assert(t, "%s", strerror(errno));
+	qp = rss_qp(t, IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4, &fl);
+	cr_assert_eq(ibv_post_wq_recv(wq[0], &wr, &bad), 0);
+	send_vec(&ms_vec[0]);
+	wc = dt_poll1(rcq);
+	cr_expect_eq(wc.status, IBV_WC_LOC_LEN_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.wr_id, 77);
+	post_wq_recv(0);
+	send_vec(&ms_vec[0]);
+	wc = dt_poll1(rcq);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "the WQ receives on: %s",
+		     ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.wr_id, 0);
+	cr_assert_eq(ibv_destroy_flow(fl), 0);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	cr_assert_eq(ibv_destroy_rwq_ind_table(t), 0);
+}
+
 Test(rss_traffic, toeplitz_over_ipv4_addresses)
 {
 	check_hashes(IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4, false);
