@@ -229,7 +229,7 @@ uint8_t dev_cqe_build(const struct emu_cq *cq, const struct dev_cqe *c, uint8_t 
 		e->byte_cnt = htobe32(c->byte_cnt);
 		e->timestamp = htobe64(emu_clock_cycles());	/* at the write */
 		e->sop_drop_qpn = htobe32((uint32_t)c->wqe_op << 24 |
-					  (c->qpn & 0xffffff));
+					  ((c->tagged ? c->flow_tag : c->qpn) & 0xffffff));
 	}
 	e->wqe_counter = htobe16(c->wqe_counter);
 	e->signature = 0;

@@ -113,7 +113,8 @@ static bool zip_fits(const struct dev_zip *z, const struct dev_cqe *c)
 {
 	const struct dev_cqe *t = &z->held[0];
 
-	if (c->opcode != t->opcode || c->qpn != t->qpn || c->uidx != t->uidx)
+	if (c->opcode != t->opcode || c->qpn != t->qpn || c->uidx != t->uidx ||
+	    c->tagged != t->tagged || c->flow_tag != t->flow_tag)
 		return false;
 	if (c->opcode == RF_CQE_REQ)
 		return true;	/* counter and WQE opcode are the mini-CQE's */

@@ -716,6 +716,13 @@ struct dev_cqe {
 	uint32_t		byte_cnt;
 	uint32_t		imm;		/* raw: immediate (network order), rkey, or pkey index */
 	/*
+	 * A frame a flow rule's tag steered (IBV_FLOW_SPEC_ACTION_TAG): the
+	 * 24-bit tag takes the QPN's place in sop_drop_qpn, where libmlx5's
+	 * mlx5_cq_read_flow_tag() reads it.
+	 */
+	bool			tagged;
+	uint32_t		flow_tag;
+	/*
 	 * Scatter-to-CQE: scat_len (> 0) bytes at scat go into the CQE, not
 	 * to memory; scat_max (32 or 64) is the QP's setting and picks the
 	 * format (RF_INLINE_SCATTER_32: the CQE64 itself, _64: the 64 bytes
@@ -974,8 +981,8 @@ struct eth_hdrs {
 };
 /* rss.c: Toeplitz over n bytes with a 40-byte key; a frame an RSS QP takes */
 uint32_t dev_toeplitz(const uint8_t *key, const uint8_t *in, size_t n);
-void dev_rss_receive(const struct emu_qp *qp, const struct eth_hdrs *h, const uint8_t *frame,
-		     uint32_t len);
+void dev_rss_receive(const struct emu_qp *qp, const struct emu_flow *entry,
+		     const struct eth_hdrs *h, const uint8_t *frame, uint32_t len);
 struct dev_rwqe;
 int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 		      const struct emu_pd *pd, const struct emu_qp *qp, uint64_t msg_len);

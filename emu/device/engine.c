@@ -282,7 +282,10 @@ static unsigned run_busy(void)
 	return n;
 }
 
-/* Receives posted to a QP in ERR after the flush: no doorbell tells us. */
+/*
+ * Receives posted to a QP in ERR, or to a raw QP's RQ in ERR, after the
+ * flush: no doorbell tells us.
+ */
 static void slow_tasks(void)
 {
 	dev_guard_check();
@@ -291,6 +294,8 @@ static void slow_tasks(void)
 			dev_rq_flush(dq);
 			if (dq->sq_rung)
 				dev_qp_set_busy(dq);
+		} else if (dq->qp->rq_err) {
+			dev_rq_flush(dq);
 		}
 }
 

@@ -122,14 +122,33 @@ static bool rule_matches(const struct emu_flow *r, const struct eth_hdrs *h)
 }
 
 /*
+ * A protection error ends the RQ, a firmware object of its own: it alone
+ * enters ERR and flushes its receives, now and as they are posted
+ * (engine.c's slow_tasks()); the SQ sends on.  With the SQ in ERR too
+ * (SQE) the pair is the QP's ERR.
+ */
+static void rq_failed(struct dev_qp *dq)
+{
+	if (dq->qp->attr.state == IBV_QPS_SQE) {
+		dev_qp_fatal(dq, 0);
+		return;
+	}
+	dq->qp->rq_err = true;
+	dev_rq_flush(dq);
+}
+
+/*
  * The frame into the QP's next receive WQE, and its CQE: a SEND of
  * byte_cnt the frame's length.  No receive posted: dropped, as the NIC
  * drops what an empty RQ cannot take.  A buffer too short: the WQE's
  * local length error, which on an Ethernet RQ leaves the RQ ready (kernel
  * commit 187a9830c921: not a syndrome mlx5e recovers the RQ from); a key
- * that fails: the protection error, which does end it.
+ * that fails: the protection error, which does end it (rq_failed()).
+ * The CQE carries the tag of the entry that steered the frame, if it
+ * has one.
  */
-static void receive(struct emu_qp *qp, const uint8_t *frame, uint32_t len)
+static void receive(struct emu_qp *qp, const struct emu_flow *entry, const uint8_t *frame,
+		    uint32_t len)
 {
 	struct dev_qp *dq = dev_qp_of(qp);
 	struct dev_rwqe r;
@@ -139,7 +158,7 @@ static void receive(struct emu_qp *qp, const uint8_t *frame, uint32_t len)
 	if (!dq || !qp->recv_cq || (qp->attr.state != IBV_QPS_INIT &&
 				     qp->attr.state != IBV_QPS_RTR &&
 				     qp->attr.state != IBV_QPS_RTS &&
-				     qp->attr.state != IBV_QPS_SQE))
+				     qp->attr.state != IBV_QPS_SQE) || qp->rq_err)
 		return;		/* its RQ is not ready (RESET) or in error */
 	if (!dev_rq_take(dq, NULL, &r)) {
 		wire_stats.eth_no_recv++;
@@ -159,12 +178,14 @@ static void receive(struct emu_qp *qp, const uint8_t *frame, uint32_t len)
 			.qpn = dq->qpn,
 			.uidx = qp->uidx,
 			.byte_cnt = len,
+			.tagged = !synd && entry->has_tag,
+			.flow_tag = entry->tag,
 		};
 
 		dev_cq_write(qp->recv_cq, &c);
 	}
 	if (synd == RF_CQE_SYNDROME_LOCAL_PROT_ERR)
-		dev_qp_fatal(dq, 0);
+		rq_failed(dq);
 }
 
 /*
@@ -199,19 +220,22 @@ static bool rule_of_port(const struct emu_flow *r, const struct emu_qp *from)
 }
 
 /* The frame into the rule's QP, or through an RSS QP's table into a WQ. */
-static void take(struct emu_qp *qp, const struct eth_hdrs *h, const uint8_t *frame, uint32_t len)
+static void take(struct emu_qp *qp, const struct emu_flow *entry, const struct eth_hdrs *h,
+		 const uint8_t *frame, uint32_t len)
 {
 	if (qp->rss_tbl)
-		dev_rss_receive(qp, h, frame, len);
+		dev_rss_receive(qp, entry, h, frame, len);
 	else
-		receive(qp, frame, len);
+		receive(qp, entry, frame, len);
 }
 
 /*
  * The rules come table by table (kernel/flow.c).  In a table the first
  * rule that matches is the frame's entry: it and the rules that share it
  * (one match on other QPs) each take the frame, once a QP; the entry's
- * DONT_TRAP sends it on to the next table, else steering ends there.
+ * DONT_TRAP sends it on to the next table, else steering ends there.  A
+ * drop entry has no destination and no next table (_create_flow_rule()
+ * of mlx5's fs.c): the frame ends there, taken by none.
  */
 void dev_eth_steer(const struct emu_qp *from, const uint8_t *frame, uint32_t len)
 {
@@ -232,15 +256,17 @@ void dev_eth_steer(const struct emu_qp *from, const uint8_t *frame, uint32_t len
 		if (entry) {
 			if (emu_flows_share_entry(entry, r) && !fed_before(entry, r) &&
 			    tir_takes(r->qp, from, frame))
-				take(r->qp, &h, frame, len);
+				take(r->qp, entry, &h, frame, len);
 			continue;
 		}
 		if (!rule_matches(r, &h))
 			continue;
 		entry = r;
 		taken = true;
+		if (r->drop)
+			return;
 		if (tir_takes(r->qp, from, frame))
-			take(r->qp, &h, frame, len);
+			take(r->qp, entry, &h, frame, len);
 	}
 	if (!taken)
 		wire_stats.eth_unsteered++;

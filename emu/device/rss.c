@@ -74,13 +74,14 @@ static size_t hash_input(const struct emu_rss_tir *tir, const struct eth_hdrs *h
 }
 
 /*
- * The frame into the WQ's next receive WQE, and its CQE.  As on a raw
- * QP's RQ: none posted, dropped; a buffer too short, a local length error
- * CQE, the WQ still ready; a bad key, a local protection error CQE, and
- * the WQ to ERR.  A WQ not ready takes nothing.
+ * The frame into the WQ's next receive WQE, and its CQE.  As on a QP's
+ * RQ (device/eth.c): none posted, dropped; a buffer too short, an error
+ * CQE and the WQ goes on; a bad key, an error CQE and the WQ to ERR.  A
+ * WQ not ready takes nothing.  The CQE carries the tag of the steering
+ * entry, if it has one.
  */
-static void wq_receive(const struct emu_qp *qp, struct emu_wq *wq, const uint8_t *frame,
-		       uint32_t len)
+static void wq_receive(const struct emu_qp *qp, const struct emu_flow *entry, struct emu_wq *wq,
+		       const uint8_t *frame, uint32_t len)
 {
 	struct dev_rwqe r;
 	struct dev_sgl sgl;
@@ -105,17 +106,19 @@ static void wq_receive(const struct emu_qp *qp, struct emu_wq *wq, const uint8_t
 		.qpn = wq->wqn,
 		.uidx = wq->uidx,
 		.byte_cnt = len,
+		.tagged = !synd && entry->has_tag,
+		.flow_tag = entry->tag,
 	});
 	if (synd == RF_CQE_SYNDROME_LOCAL_PROT_ERR)
 		wq->state = IBV_WQS_ERR;
 }
 
-void dev_rss_receive(const struct emu_qp *qp, const struct eth_hdrs *h, const uint8_t *frame,
-		     uint32_t len)
+void dev_rss_receive(const struct emu_qp *qp, const struct emu_flow *entry,
+		     const struct eth_hdrs *h, const uint8_t *frame, uint32_t len)
 {
 	const struct emu_rwq_ind_tbl *t = qp->rss_tbl;
 	uint8_t in[RSS_HASH_IN_MAX];
 	uint32_t hash = dev_toeplitz(qp->rss.key, in, hash_input(&qp->rss, h, in));
 
-	wq_receive(qp, t->wq[hash & (t->size - 1)], frame, len);
+	wq_receive(qp, entry, t->wq[hash & (t->size - 1)], frame, len);
 }

@@ -1114,11 +1114,12 @@ static void ent_cqe(struct dev_qp *dq, const struct dev_ent *e, uint8_t syndrome
  * schedules the flush.  A raw packet QP's SQ is a firmware object of its
  * own: it alone enters ERR, its RQ stays ready, and the kernel reports
  * the pair as SQE (query_raw_packet_qp_state() of mlx5's qp.c); SQE
- * flushes the send queue alone (dev_sq_process()).
+ * flushes the send queue alone (dev_sq_process()).  Beside an RQ in ERR
+ * already (device/eth.c) the pair is the QP's ERR.
  */
 static void sq_failed(struct dev_qp *dq)
 {
-	if (dq->qp->type == IBV_QPT_RAW_PACKET) {
+	if (dq->qp->type == IBV_QPT_RAW_PACKET && !dq->qp->rq_err) {
 		emu_qp_set_state_locked(dq->qp, IBV_QPS_SQE);
 		dev_qp_set_busy(dq);
 		dev_kick();

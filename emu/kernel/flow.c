@@ -9,10 +9,11 @@
  * drivers/infiniband/hw/mlx5/fs.c.
  *
  * Kept: NORMAL rules of Ethernet, IPv4, IPv6, TCP and UDP specs (outer
- * headers), with masks, a priority and DONT_TRAP.  Not offered
- * (EOPNOTSUPP): the default and sniffer rules, egress, inner headers,
- * tunnels, actions and counters, and the header fields a ConnectX-6
- * does not match (IPv4 TTL and flags, the IPv6 hop limit).
+ * headers), with masks, a priority and DONT_TRAP, and the drop and tag
+ * actions.  Not offered (EOPNOTSUPP): the default and sniffer rules,
+ * egress, inner headers, tunnels, flow action objects and counters, and
+ * the header fields a ConnectX-6 does not match (IPv4 TTL and flags, the
+ * IPv6 hop limit).
  */
 #include <string.h>
 
@@ -62,21 +63,16 @@ static int take_filter(const uint8_t *spec, uint16_t size, void *val, void *mask
 }
 
 /*
- * One spec of the command into r->spec[i]: the uverbs errors (a reserved
- * field, a type it does not know: EINVAL); a type the device does not
- * match on is EOPNOTSUPP.  mlx5 looks at the fields later (mlx5_specs()).
+ * One match spec of the command into s: the uverbs errors (a type it does
+ * not know: EINVAL); a type the device does not match on is EOPNOTSUPP.
+ * mlx5 looks at the fields later (mlx5_specs()).
  */
-static int take_spec(struct emu_flow *r, const uint8_t *p, uint16_t size)
+static int take_match(struct emu_flow_spec *s, const uint8_t *p, uint16_t size, uint32_t type)
 {
-	struct ib_uverbs_flow_spec_hdr h;
-	struct emu_flow_spec *s = &r->spec[r->nspecs];
 	int ret;
 
-	memcpy(&h, p, sizeof(h));
-	if (h.reserved)
-		return EINVAL;
-	s->type = h.type;
-	switch (h.type) {
+	s->type = type;
+	switch (type) {
 	case IBV_FLOW_SPEC_ETH:
 		return take_filter(p, size, &s->v.eth, &s->m.eth, sizeof(s->v.eth));
 	case IBV_FLOW_SPEC_IPV4:
@@ -98,12 +94,45 @@ static int take_spec(struct emu_flow *r, const uint8_t *p, uint16_t size)
 	case IBV_FLOW_SPEC_UDP | IBV_FLOW_SPEC_INNER:
 	case IBV_FLOW_SPEC_VXLAN_TUNNEL: case IBV_FLOW_SPEC_ESP: case IBV_FLOW_SPEC_GRE:
 	case IBV_FLOW_SPEC_MPLS: case IBV_FLOW_SPEC_MPLS | IBV_FLOW_SPEC_INNER:
-	case IBV_FLOW_SPEC_ACTION_TAG: case IBV_FLOW_SPEC_ACTION_DROP:
 	case IBV_FLOW_SPEC_ACTION_HANDLE: case IBV_FLOW_SPEC_ACTION_COUNT:
 		return EOPNOTSUPP;
 	default:
 		return EINVAL;
 	}
+}
+
+/*
+ * One spec of the command: a reserved field is EINVAL; an action spec
+ * must be of its own size (kern_spec_to_ib_spec_action(): EINVAL), a
+ * match spec goes into r->spec[].
+ */
+static int take_spec(struct emu_flow *r, const uint8_t *p, uint16_t size)
+{
+	struct ib_uverbs_flow_spec_hdr h;
+	struct ib_uverbs_flow_spec_action_tag tag;
+	int ret;
+
+	memcpy(&h, p, sizeof(h));
+	if (h.reserved)
+		return EINVAL;
+	switch (h.type) {
+	case IBV_FLOW_SPEC_ACTION_TAG:
+		if (size != sizeof(tag))
+			return EINVAL;
+		memcpy(&tag, p, sizeof(tag));
+		r->has_tag = true;
+		r->tag = tag.tag_id;
+		return 0;
+	case IBV_FLOW_SPEC_ACTION_DROP:
+		if (size != sizeof(struct ib_uverbs_flow_spec_action_drop))
+			return EINVAL;
+		r->drop = true;
+		return 0;
+	}
+	if ((ret = take_match(&r->spec[r->nspecs], p, size, h.type)))
+		return ret;
+	r->nspecs++;
+	return 0;
 }
 
 /*
@@ -209,6 +238,20 @@ bool emu_flows_share_entry(const struct emu_flow *a, const struct emu_flow *b)
 	       !memcmp(a->spec, b->spec, a->nspecs * sizeof(a->spec[0]));
 }
 
+/*
+ * fs_core's check_conflicting_ftes(): a rule joins the entry its match
+ * already has in its table only with the entry's drop action, and with
+ * the entry's tag if it brings one (else EEXIST).
+ */
+static bool conflicts_with_entry(struct emu_flow *r)
+{
+	r->table = flow_table(r);
+	for (const struct emu_flow *e = flows; e; e = e->next)
+		if (emu_flows_share_entry(e, r))
+			return e->drop != r->drop || (r->has_tag && r->tag != e->tag);
+	return false;
+}
+
 void emu_flow_insert_locked(struct emu_flow *r)
 {
 	struct emu_flow **pp = &flows;
@@ -228,6 +271,7 @@ int emu_cmd_create_flow(struct emu_cmd *c)
 	const struct ib_uverbs_flow_attr *fa = &cmd->flow_attr;
 	const uint8_t *p = (const uint8_t *)(cmd + 1);
 	size_t left = fa->size;
+	unsigned taken = 0;
 	struct emu_flow *r;
 	struct emu_qp *qp;
 	int ret;
@@ -249,6 +293,10 @@ int emu_cmd_create_flow(struct emu_cmd *c)
 		return EINVAL;
 	if (fa->reserved[0] || fa->reserved[1])
 		return EINVAL;
+	/* uverbs_request_finish(): what follows the specs must be zeros */
+	for (size_t i = sizeof(*cmd) + fa->size; i < c->in_len; i++)
+		if (((const uint8_t *)c->in)[i])
+			return EOPNOTSUPP;
 	if (!fa->port || fa->port > emu_cfg.num_ports)
 		return EINVAL;	/* rdma_is_port_valid() */
 	qp = emu_obj_get_locked(c->ctx, cmd->qp_handle, EMU_OBJ_QP);
@@ -268,12 +316,12 @@ int emu_cmd_create_flow(struct emu_cmd *c)
 			break;
 		if ((ret = take_spec(r, p, h.size)))
 			goto fail;
-		r->nspecs++;
+		taken++;
 		left -= h.size;
 		p += h.size;
 	}
 	ret = EINVAL;
-	if (left || r->nspecs != fa->num_of_specs)
+	if (left || taken != fa->num_of_specs)
 		goto fail;	/* bytes left over, or specs missing */
 
 	/* mlx5_ib_create_flow() */
@@ -296,11 +344,16 @@ int emu_cmd_create_flow(struct emu_cmd *c)
 	if ((ret = mlx5_specs(r)))
 		goto fail;
 	ret = EINVAL;
+	if (r->has_tag && r->tag >> 24)
+		goto fail;	/* parse_flow_attr(): a flow tag has 24 bits */
 	if (!qp->rq_wqe_cnt && !qp->rss_tbl)
 		goto fail;	/* no TIR to steer to */
-	r->qp = qp;
 	r->priority = fa->priority;
 	r->dont_trap = fa->flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP;
+	ret = EEXIST;
+	if (conflicts_with_entry(r))
+		goto fail;
+	r->qp = qp;
 	qp->flows++;	/* the QP stays while a rule points at it */
 	emu_flow_insert_locked(r);
 	resp->flow_handle = r->obj.handle;

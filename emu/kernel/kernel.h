@@ -445,6 +445,12 @@ struct emu_qp {
 	 */
 	bool			drain_sigerr;
 	/*
+	 * A raw packet QP's RQ, a firmware object of its own, in ERR after a
+	 * receive protection error (device/eth.c) while its SQ is not: no QP
+	 * state names the pair (QUERY_QP is EINVAL); RESET clears it.
+	 */
+	bool			rq_err;
+	/*
 	 * The QP context's primary_address_path.udp_sport as the last new
 	 * path (qp.c's path_udp_sport()) or RTS2RTS_QP
 	 * (mlx5dv_modify_qp_udp_sport()) set it, QUERY_QP's answer.  The
@@ -552,6 +558,9 @@ struct emu_flow {
 	struct emu_qp		*qp;		/* a raw packet QP with an RQ */
 	uint16_t		priority;	/* lower first */
 	bool			dont_trap;	/* the frame goes on to later tables */
+	bool			drop;		/* IBV_FLOW_SPEC_ACTION_DROP: to no QP */
+	bool			has_tag;	/* IBV_FLOW_SPEC_ACTION_TAG: */
+	uint32_t		tag;		/* its frames' CQEs carry this tag */
 	uint8_t			table;		/* mlx5's bypass table, tried in order */
 	unsigned		nspecs;
 	struct emu_flow_spec	spec[8];	/* IB_FLOW_SPEC_SUPPORT_LAYERS */

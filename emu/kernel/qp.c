@@ -693,6 +693,9 @@ int emu_cmd_query_qp(struct emu_cmd *c)
 		return ENOSYS;		/* as mlx5_ib_query_qp() */
 	if (qp->dc == EMU_DC_DCT)
 		return query_dct(qp, cmd->attr_mask, r);
+	/* an RQ in ERR beside a ready SQ: sqrq_state_to_qp_state()'s "bad" pair */
+	if (qp->rq_err && qp->attr.state != IBV_QPS_ERR)
+		return EINVAL;
 	a = qp->attr;
 	if (qp->opened) {
 		/* the QP itself lives elsewhere: read its current attributes */
@@ -1004,6 +1007,7 @@ static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 		struct emu_qp_attr fresh = { .state = IBV_QPS_RESET };
 		*a = fresh;
 		qp->udp_sport = 0;
+		qp->rq_err = false;
 	}
 	if (mask & IBV_QP_ACCESS_FLAGS)
 		qp->access_asked = cmd->qp_access_flags;

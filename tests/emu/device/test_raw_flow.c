@@ -354,16 +354,35 @@ struct flow_cmd {
 	struct ib_uverbs_flow_spec_ipv4	ip;
 } __attribute__((packed));
 
-static int flow_write(struct flow_cmd *c, struct ib_uverbs_create_flow_resp *r)
+/* CREATE_FLOW with core bytes of command (the specs and what follows them) */
+static int flow_write_len(struct flow_cmd *c, struct ib_uverbs_create_flow_resp *r,
+			  size_t core)
 {
-	size_t core = sizeof(c->core) + c->core.flow_attr.size;
-
 	c->hdr.command = IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_CREATE_FLOW;
 	c->hdr.in_words = (uint16_t)((core + 7) / 8);
 	c->hdr.out_words = sizeof(*r) / 8;
 	c->ex.response = (uintptr_t)r;
 	return write(ctx->cmd_fd, c, sizeof(c->hdr) + sizeof(c->ex) + c->hdr.in_words * 8) < 0 ?
 	       errno : 0;
+}
+
+static int flow_write(struct flow_cmd *c, struct ib_uverbs_create_flow_resp *r)
+{
+	return flow_write_len(c, r, sizeof(c->core) + c->core.flow_attr.size);
+}
+
+static int destroy_flow_handle(uint32_t handle)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr	hdr;
+		struct ib_uverbs_ex_cmd_hdr	ex;
+		struct ib_uverbs_destroy_flow	core;
+	} dc = { .hdr = { .command = IB_USER_VERBS_CMD_FLAG_EXTENDED |
+				     IB_USER_VERBS_EX_CMD_DESTROY_FLOW,
+			  .in_words = sizeof(dc.core) / 8 },
+		 .core = { .flow_handle = handle } };
+
+	return write(ctx->cmd_fd, &dc, sizeof(dc)) < 0 ? errno : 0;
 }
 
 static void flow_cmd_init(struct flow_cmd *c, struct ibv_qp *q)
@@ -385,14 +404,6 @@ static void flow_cmd_init(struct flow_cmd *c, struct ibv_qp *q)
 Test(raw_flow, refusals)
 {
 	struct ib_uverbs_create_flow_resp r;
-	struct ib_uverbs_destroy_flow d = { 0 };
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_ex_cmd_hdr ex;
-		struct ib_uverbs_destroy_flow core;
-	} dc = { .hdr = { .command = IB_USER_VERBS_CMD_FLAG_EXTENDED |
-				     IB_USER_VERBS_EX_CMD_DESTROY_FLOW,
-			  .in_words = sizeof(d) / 8 } };
 	struct ibv_cq *rcq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
 	struct ibv_qp_init_attr ia = { .send_cq = rcq, .recv_cq = rcq, .qp_type = IBV_QPT_RC,
 				       .cap = { .max_send_wr = 1, .max_recv_wr = 1,
@@ -403,8 +414,7 @@ Test(raw_flow, refusals)
 	cr_assert(rcq && rc);
 	flow_cmd_init(&c, qp[1]);
 	cr_assert_eq(flow_write(&c, &r), 0, "the command as built");
-	dc.core.flow_handle = r.flow_handle;
-	cr_assert_eq(write(ctx->cmd_fd, &dc, sizeof(dc)), (ssize_t)sizeof(dc));
+	cr_assert_eq(destroy_flow_handle(r.flow_handle), 0);
 
 	flow_cmd_init(&c, rc);
 	cr_expect_eq(flow_write(&c, &r), EINVAL, "an RC QP");
@@ -468,6 +478,29 @@ Test(raw_flow, refusals_in_the_kernels_order)
 	c.core.flow_attr.type = IBV_FLOW_ATTR_ALL_DEFAULT;
 	c.core.flow_attr.flags = IBV_FLOW_ATTR_FLAGS_EGRESS;
 	cr_expect_eq(flow_write(&c, &r), EINVAL, "an egress default rule");
+}
+
+/*
+ * Bytes of the command after the specs: uverbs_request_finish() of
+ * ib_uverbs_ex_create_flow() takes zeros and refuses anything else
+ * (EOPNOTSUPP), before it looks at the QP.
+ */
+Test(raw_flow, bytes_after_the_specs_must_be_zeros)
+{
+	struct ib_uverbs_create_flow_resp r;
+	struct flow_cmd c;
+
+	flow_cmd_init(&c, qp[1]);
+	c.core.flow_attr.num_of_specs = 1;
+	c.core.flow_attr.size = sizeof(c.eth);
+	memset(&c.ip, 0, sizeof(c.ip));
+	cr_expect_eq(flow_write_len(&c, &r, sizeof(c.core) + sizeof(c.eth) + sizeof(c.ip)), 0,
+		     "zeros after the spec");
+	cr_expect_eq(destroy_flow_handle(r.flow_handle), 0);
+	c.ip.type = IBV_FLOW_SPEC_IPV4;	/* not a spec now: bytes after the specs */
+	c.core.qp_handle = ~0u;
+	cr_expect_eq(flow_write_len(&c, &r, sizeof(c.core) + sizeof(c.eth) + sizeof(c.ip)),
+		     EOPNOTSUPP, "a non-zero byte after the spec, before the QP");
 }
 
 /*
@@ -636,6 +669,169 @@ Test(raw_flow, a_send_error_leaves_the_rq_receiving)
 	a.qp_state = IBV_QPS_ERR;
 	cr_expect_eq(ibv_modify_qp(qp[1], &a, IBV_QP_STATE), 0);
 	cr_assert_eq(ibv_destroy_flow(f), 0);
+}
+
+/*
+ * A receive WQE whose key fails moves the RQ alone to ERR (a protection
+ * error is a syndrome mlx5e recovers an RQ from): the RQ flushes the
+ * receives posted behind it and after it and takes no frame, and the SQ
+ * sends on.  An RQ in ERR beside a ready SQ is no QP state:
+ * sqrq_state_to_qp_state() of mlx5's qp.c answers ibv_query_qp() EINVAL.
+ * Moving the QP to ERR makes the pair ERR.
+ */
+Test(raw_flow, a_receive_protection_error_ends_the_rq_alone)
+{
+	struct ibv_flow *f = flow_to(1, 0, 0, 0);
+	struct ibv_sge rsge = { (uintptr_t)buf[1] + 4096, 4096, mr->lkey + 0x100 };
+	struct ibv_recv_wr rwr = { .wr_id = 7, .sg_list = &rsge, .num_sge = 1 }, *rbad;
+	struct ibv_sge ssge = { (uintptr_t)buf[0], 64, mr->lkey };
+	struct ibv_send_wr swr = { .wr_id = 9, .sg_list = &ssge, .num_sge = 1,
+				   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *sbad;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_qp_init_attr ia;
+	struct ibv_wc wc;
+
+	cr_assert(f, "%s", strerror(errno));
+	cr_assert_eq(ibv_post_recv(qp[1], &rwr, &rbad), 0);
+	post_recv(1);
+	make_frame(mac_b, 7, 64);
+	send_frame(64);
+	wc = dt_poll1(cq[1]);
+	cr_expect_eq(wc.status, IBV_WC_LOC_PROT_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.wr_id, 7);
+	wc = dt_poll1(cq[1]);
+	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.wr_id, 101);
+	cr_expect_eq(ibv_query_qp(qp[1], &a, IBV_QP_STATE, &ia), EINVAL, "RQ ERR, SQ ready");
+
+	cr_assert_eq(ibv_post_send(qp[1], &swr, &sbad), 0);
+	wc = dt_poll1(cq[1]);
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "the SQ sends: %s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.wr_id, 9);
+	post_recv(1);
+	wc = dt_poll1(cq[1]);
+	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR, "a later receive: %s",
+		     ibv_wc_status_str(wc.status));
+	send_frame(64);
+	dt_poll_none(cq[1], 100);
+
+	a.qp_state = IBV_QPS_ERR;
+	cr_expect_eq(ibv_modify_qp(qp[1], &a, IBV_QP_STATE), 0);
+	cr_expect_eq(et_qp_state(qp[1]), IBV_QPS_ERR);
+	cr_assert_eq(ibv_destroy_flow(f), 0);
+}
+
+/* A rule for frames to mac_b at priority prio, with one action spec. */
+static struct ibv_flow *action_flow_to(struct ibv_qp *q, uint16_t prio,
+				       const struct ibv_flow_spec_action_tag *tag)
+{
+	struct {
+		struct ibv_flow_attr		attr;
+		struct ibv_flow_spec_eth	eth;
+		union {
+			struct ibv_flow_spec_action_tag		tag;
+			struct ibv_flow_spec_action_drop	drop;
+		} act;
+	} f = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .priority = prio, .num_of_specs = 2,
+			  .port = 1 },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(f.eth) },
+		.act.drop = { .type = IBV_FLOW_SPEC_ACTION_DROP, .size = sizeof(f.act.drop) },
+	};
+
+	if (tag)
+		f.act.tag = *tag;
+	f.attr.size = (uint16_t)(sizeof(f.attr) + sizeof(f.eth) + f.act.drop.size);
+	memcpy(f.eth.val.dst_mac, mac_b, 6);
+	memset(f.eth.mask.dst_mac, 0xff, 6);
+	return ibv_create_flow(q, &f.attr);
+}
+
+/*
+ * IBV_FLOW_SPEC_ACTION_DROP (mlx5's MLX5_FLOW_CONTEXT_ACTION_DROP, with no
+ * destination): a matching frame goes to no QP, neither the rule's nor
+ * one of a later priority's; the same match forwarding in the same table
+ * conflicts with the drop entry (fs_core: EEXIST).  uverbs takes a drop
+ * spec of its header's size only (EINVAL).
+ */
+Test(raw_flow, a_drop_rule_drops)
+{
+	struct ib_uverbs_create_flow_resp r;
+	struct ibv_flow *drop = action_flow_to(qp[1], 0, NULL);
+	struct ibv_flow *later = flow_to(2, 1, 0, 0);
+	struct flow_cmd c;
+
+	cr_assert(drop && later, "%s", strerror(errno));
+	errno = 0;
+	cr_expect_null(flow_to(2, 0, 0, 0), "forwarding beside the drop entry");
+	cr_expect_eq(errno, EEXIST, "%s", strerror(errno));
+	post_recv(1);
+	post_recv(2);
+	make_frame(mac_b, 7, 64);
+	send_frame(64);
+	dt_poll_none(cq[1], 100);
+	dt_poll_none(cq[2], 0);
+	cr_assert_eq(ibv_destroy_flow(drop), 0);
+	send_frame(64);
+	expect_frame(2, 64);
+	cr_assert_eq(ibv_destroy_flow(later), 0);
+
+	flow_cmd_init(&c, qp[1]);
+	c.ip.type = IBV_FLOW_SPEC_ACTION_DROP;
+	c.ip.size = sizeof(struct ib_uverbs_flow_spec_action_drop) + 8;
+	c.core.flow_attr.size = sizeof(c.eth) + c.ip.size;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "a drop spec of 16 bytes");
+}
+
+/*
+ * IBV_FLOW_SPEC_ACTION_TAG: the entry's flow tag is in each CQE of a frame
+ * it steers, where libmlx5's ibv_wc_read_flow_tag() reads it (the low 24
+ * bits of the CQE's sop_drop_qpn).  mlx5 takes a tag of 24 bits (EINVAL
+ * past), uverbs a tag spec of its own size (EINVAL).
+ */
+Test(raw_flow, a_tag_rule_tags_the_cqe)
+{
+	struct ibv_cq_init_attr_ex ca = { .cqe = 8, .wc_flags = IBV_WC_STANDARD_FLAGS |
+								 IBV_WC_EX_WITH_FLOW_TAG };
+	struct ibv_cq_ex *cqx = ibv_create_cq_ex(ctx, &ca);
+	struct ibv_qp *q = dt_raw_qp(pd, ibv_cq_ex_to_cq(cqx), DT_SELF_LB);
+	struct ibv_flow_spec_action_tag tag = { .type = IBV_FLOW_SPEC_ACTION_TAG,
+						.size = sizeof(tag), .tag_id = 0xabcdef };
+	struct ibv_sge sge = { (uintptr_t)buf[1] + 4096, 4096, mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 5, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_poll_cq_attr pa = { 0 };
+	struct ib_uverbs_create_flow_resp r;
+	struct ibv_flow *f;
+	struct flow_cmd c;
+	int ret = ENOENT;
+
+	cr_assert(cqx && q);
+	tag.tag_id = 1u << 24;
+	errno = 0;
+	cr_expect_null(action_flow_to(q, 0, &tag), "a tag of 25 bits");
+	cr_expect_eq(errno, EINVAL, "%s", strerror(errno));
+	tag.tag_id = 0xabcdef;
+	f = action_flow_to(q, 0, &tag);
+	cr_assert(f, "%s", strerror(errno));
+	cr_assert_eq(ibv_post_recv(q, &wr, &bad), 0);
+	make_frame(mac_b, 7, 64);
+	send_frame(64);
+	for (int i = 0; i < 100000 && ret == ENOENT; i++)
+		ret = ibv_start_poll(cqx, &pa);
+	cr_assert_eq(ret, 0, "%s", strerror(ret));
+	cr_expect_eq(cqx->status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(cqx->status));
+	cr_expect_eq(cqx->wr_id, 5);
+	cr_expect_eq(ibv_wc_read_flow_tag(cqx), 0xabcdef);
+	ibv_end_poll(cqx);
+	cr_assert_eq(ibv_destroy_flow(f), 0);
+	cr_assert_eq(ibv_destroy_qp(q), 0);
+	cr_assert_eq(ibv_destroy_cq(ibv_cq_ex_to_cq(cqx)), 0);
+
+	flow_cmd_init(&c, qp[1]);
+	c.ip.type = IBV_FLOW_SPEC_ACTION_TAG;
+	c.ip.size = sizeof(struct ib_uverbs_flow_spec_action_drop);
+	c.core.flow_attr.size = sizeof(c.eth) + c.ip.size;
+	cr_expect_eq(flow_write(&c, &r), EINVAL, "a tag spec of 8 bytes");
 }
 
 /*
