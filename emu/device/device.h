@@ -984,6 +984,10 @@ uint32_t dev_toeplitz(const uint8_t *key, const uint8_t *in, size_t n);
 void dev_rss_receive(const struct emu_qp *qp, const struct emu_flow *entry,
 		     const struct eth_hdrs *h, const uint8_t *frame, uint32_t len);
 struct dev_rwqe;
+/* eth.c: a steered frame into an Ethernet RQ's receive WQE, its CQE; the syndrome */
+uint8_t dev_eth_deliver(const struct dev_rwqe *r, const struct emu_pd *pd, const struct emu_qp *qp,
+			const struct emu_flow *entry, struct emu_cq *cq, uint32_t qpn,
+			uint32_t uidx, const uint8_t *frame, uint32_t len);
 int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 		      const struct emu_pd *pd, const struct emu_qp *qp, uint64_t msg_len);
 /* tm.c: a TM SRQ's tag list; a TAG_MATCHING WQE (0 or a syndrome) */

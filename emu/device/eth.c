@@ -138,22 +138,50 @@ static void rq_failed(struct dev_qp *dq)
 }
 
 /*
- * The frame into the QP's next receive WQE, and its CQE: a SEND of
- * byte_cnt the frame's length.  No receive posted: dropped, as the NIC
- * drops what an empty RQ cannot take.  A buffer too short: the WQE's
- * local length error, which on an Ethernet RQ leaves the RQ ready (kernel
- * commit 187a9830c921: not a syndrome mlx5e recovers the RQ from); a key
- * that fails: the protection error, which does end it (rq_failed()).
- * The CQE carries the tag of the entry that steered the frame, if it
- * has one.
+ * The frame into receive WQE r of an Ethernet RQ (a raw QP's, or a WQ of
+ * an RSS QP's table) and its CQE on cq: a SEND of byte_cnt the frame's
+ * length, with the tag of the entry that steered it, if it has one.
+ * Returns the CQE's syndrome: a buffer too short, the WQE's local length
+ * error, which on an Ethernet RQ leaves the RQ ready (kernel commit
+ * 187a9830c921: not a syndrome mlx5e recovers the RQ from); a key that
+ * fails, the protection error, which ends the RQ (the caller's part).
+ */
+uint8_t dev_eth_deliver(const struct dev_rwqe *r, const struct emu_pd *pd, const struct emu_qp *qp,
+			const struct emu_flow *entry, struct emu_cq *cq, uint32_t qpn,
+			uint32_t uidx, const uint8_t *frame, uint32_t len)
+{
+	struct dev_sgl sgl;
+	uint8_t synd = 0;
+
+	if (dev_sgl_from_recv(&sgl, r, pd, qp, len))
+		synd = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
+	else if (sgl.total < len)
+		synd = RF_CQE_SYNDROME_LOCAL_LENGTH_ERR;
+	else if (!dev_sgl_copy_in(&sgl, 0, frame, len))
+		synd = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
+	dev_cq_write(cq, &(struct dev_cqe){
+		.opcode = synd ? RF_CQE_RESP_ERR : RF_CQE_RESP_SEND,
+		.syndrome = synd,
+		.wqe_counter = (uint16_t)r->idx,
+		.qpn = qpn,
+		.uidx = uidx,
+		.byte_cnt = len,
+		.tagged = !synd && entry->has_tag,
+		.flow_tag = entry->tag,
+	});
+	return synd;
+}
+
+/*
+ * The frame into the QP's next receive WQE (dev_eth_deliver()).  No
+ * receive posted: dropped, as the NIC drops what an empty RQ cannot take.
+ * A protection error ends the RQ (rq_failed()).
  */
 static void receive(struct emu_qp *qp, const struct emu_flow *entry, const uint8_t *frame,
 		    uint32_t len)
 {
 	struct dev_qp *dq = dev_qp_of(qp);
 	struct dev_rwqe r;
-	struct dev_sgl sgl;
-	uint8_t synd = 0;
 
 	if (!dq || !qp->recv_cq || (qp->attr.state != IBV_QPS_INIT &&
 				     qp->attr.state != IBV_QPS_RTR &&
@@ -164,27 +192,8 @@ static void receive(struct emu_qp *qp, const struct emu_flow *entry, const uint8
 		wire_stats.eth_no_recv++;
 		return;
 	}
-	if (dev_sgl_from_recv(&sgl, &r, qp->pd, qp, len))
-		synd = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
-	else if (sgl.total < len)
-		synd = RF_CQE_SYNDROME_LOCAL_LENGTH_ERR;
-	else if (!dev_sgl_copy_in(&sgl, 0, frame, len))
-		synd = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
-	{
-		struct dev_cqe c = {
-			.opcode = synd ? RF_CQE_RESP_ERR : RF_CQE_RESP_SEND,
-			.syndrome = synd,
-			.wqe_counter = (uint16_t)r.idx,
-			.qpn = dq->qpn,
-			.uidx = qp->uidx,
-			.byte_cnt = len,
-			.tagged = !synd && entry->has_tag,
-			.flow_tag = entry->tag,
-		};
-
-		dev_cq_write(qp->recv_cq, &c);
-	}
-	if (synd == RF_CQE_SYNDROME_LOCAL_PROT_ERR)
+	if (dev_eth_deliver(&r, qp->pd, qp, entry, qp->recv_cq, dq->qpn, qp->uidx, frame, len) ==
+	    RF_CQE_SYNDROME_LOCAL_PROT_ERR)
 		rq_failed(dq);
 }
 

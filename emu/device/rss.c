@@ -84,8 +84,6 @@ static void wq_receive(const struct emu_qp *qp, const struct emu_flow *entry, st
 		       const uint8_t *frame, uint32_t len)
 {
 	struct dev_rwqe r;
-	struct dev_sgl sgl;
-	uint8_t synd = 0;
 
 	if (wq->state != IBV_WQS_RDY)
 		return;
@@ -93,23 +91,8 @@ static void wq_receive(const struct emu_qp *qp, const struct emu_flow *entry, st
 		wire_stats.eth_no_recv++;
 		return;
 	}
-	if (dev_sgl_from_recv(&sgl, &r, wq->pd, qp, len))
-		synd = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
-	else if (sgl.total < len)
-		synd = RF_CQE_SYNDROME_LOCAL_LENGTH_ERR;
-	else if (!dev_sgl_copy_in(&sgl, 0, frame, len))
-		synd = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
-	dev_cq_write(wq->cq, &(struct dev_cqe){
-		.opcode = synd ? RF_CQE_RESP_ERR : RF_CQE_RESP_SEND,
-		.syndrome = synd,
-		.wqe_counter = (uint16_t)r.idx,
-		.qpn = wq->wqn,
-		.uidx = wq->uidx,
-		.byte_cnt = len,
-		.tagged = !synd && entry->has_tag,
-		.flow_tag = entry->tag,
-	});
-	if (synd == RF_CQE_SYNDROME_LOCAL_PROT_ERR)
+	if (dev_eth_deliver(&r, wq->pd, qp, entry, wq->cq, wq->wqn, wq->uidx, frame, len) ==
+	    RF_CQE_SYNDROME_LOCAL_PROT_ERR)
 		wq->state = IBV_WQS_ERR;
 }
 
