@@ -228,8 +228,11 @@ uint8_t dev_cqe_build(const struct emu_cq *cq, const struct dev_cqe *c, uint8_t 
 		e->imm_inval_pkey = c->imm;
 		e->byte_cnt = htobe32(c->byte_cnt);
 		e->timestamp = htobe64(emu_clock_cycles());	/* at the write */
-		e->sop_drop_qpn = htobe32((uint32_t)c->wqe_op << 24 |
-					  ((c->tagged ? c->flow_tag : c->qpn) & 0xffffff));
+		e->sop_drop_qpn = c->eth ?
+				  htobe32((uint32_t)c->rx_drops << 24 | (c->flow_tag & 0xffffff)) :
+				  htobe32((uint32_t)c->wqe_op << 24 | (c->qpn & 0xffffff));
+		e->rss_hash_result = htobe32(c->rss_hash);
+		e->rss_hash_type = c->rss_hash_type;
 	}
 	e->wqe_counter = htobe16(c->wqe_counter);
 	e->signature = 0;

@@ -18,8 +18,8 @@
  *
  * The consumer takes what the CQEs share from the title and what differs
  * from the mini-CQE: the byte count always; a requester's WQE counter and
- * WQE opcode; a responder's hash result (HASH: this model computes no
- * RSS hash, it reads 0), checksum (CSUM: 0, as in this model's CQEs) or
+ * WQE opcode; a responder's hash result (HASH: an RSS WQ's hash, else 0),
+ * checksum (CSUM: 0, as in this model's CQEs) or
  * checksum and stride index (CSUM_STRIDX: the WQE index). Without a
  * stride index, the responder's WQE counter is the title's plus the
  * mini-CQE's place, so only CQEs with consecutive counters go together.
@@ -114,7 +114,12 @@ static bool zip_fits(const struct dev_zip *z, const struct dev_cqe *c)
 	const struct dev_cqe *t = &z->held[0];
 
 	if (c->opcode != t->opcode || c->qpn != t->qpn || c->uidx != t->uidx ||
-	    c->tagged != t->tagged || c->flow_tag != t->flow_tag)
+	    c->eth != t->eth || c->flow_tag != t->flow_tag || c->rx_drops != t->rx_drops ||
+	    c->rss_hash_type != t->rss_hash_type)
+		return false;
+	/* the hash is the mini-CQE's in the HASH format, else the title's */
+	if (c->rss_hash != t->rss_hash &&
+	    z->dcq->cq->comp_format != RF_MINI_CQE_RES_FORMAT_HASH)
 		return false;
 	if (c->opcode == RF_CQE_REQ)
 		return true;	/* counter and WQE opcode are the mini-CQE's */
@@ -152,6 +157,7 @@ static void zip_array(const struct dev_zip *z, uint32_t k, uint8_t *arr)
 {
 	bool req = z->held[0].opcode == RF_CQE_REQ;
 	bool stridx = z->dcq->cq->comp_format == RF_MINI_CQE_RES_FORMAT_CSUM_STRIDX;
+	bool hash = z->dcq->cq->comp_format == RF_MINI_CQE_RES_FORMAT_HASH;
 
 	memset(arr, 0, 64);
 	for (uint32_t i = 8 * k; i < z->n && i < 8 * k + 8; i++) {
@@ -164,6 +170,8 @@ static void zip_array(const struct dev_zip *z, uint32_t k, uint8_t *arr)
 			m->u.s_wqe_info.s_wqe_opcode = c->wqe_op;
 		} else if (stridx) {
 			m->u.rx.stride_idx = htobe16(c->wqe_counter);
+		} else if (hash) {
+			m->u.rx_hash_result = htobe32(c->rss_hash);
 		}
 	}
 }

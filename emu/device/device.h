@@ -495,6 +495,7 @@ struct dev_qp {
 	/* ---- responder ---- */
 	uint32_t		epsn;
 	uint32_t		rq_ci;		/* RQ WQEs consumed */
+	uint32_t		rx_drops;	/* raw QP: frames dropped since its last CQE */
 	bool			recv_busy;	/* a multi-packet SEND holds a receive */
 	uint8_t			*recv_wqe;
 	uint32_t		recv_idx;
@@ -716,12 +717,18 @@ struct dev_cqe {
 	uint32_t		byte_cnt;
 	uint32_t		imm;		/* raw: immediate (network order), rkey, or pkey index */
 	/*
-	 * A frame a flow rule's tag steered (IBV_FLOW_SPEC_ACTION_TAG): the
-	 * 24-bit tag takes the QPN's place in sop_drop_qpn, where libmlx5's
-	 * mlx5_cq_read_flow_tag() reads it.
+	 * The receive of an Ethernet RQ (a raw QP's or a WQ's, eth.c): its
+	 * steering entry's 24-bit flow tag (IBV_FLOW_SPEC_ACTION_TAG, 0 for
+	 * none) takes the QPN's place in sop_drop_qpn, where libmlx5's
+	 * mlx5_cq_read_flow_tag() reads it (and its poll the qp_num), with
+	 * rx_drops, the frames the RQ dropped for want of a WQE since its
+	 * last CQE, in the top byte; an RSS TIR's hash and what it hashed.
 	 */
-	bool			tagged;
+	bool			eth;
+	uint8_t			rx_drops;
+	uint8_t			rss_hash_type;
 	uint32_t		flow_tag;
+	uint32_t		rss_hash;
 	/*
 	 * Scatter-to-CQE: scat_len (> 0) bytes at scat go into the CQE, not
 	 * to memory; scat_max (32 or 64) is the QP's setting and picks the
@@ -984,10 +991,10 @@ uint32_t dev_toeplitz(const uint8_t *key, const uint8_t *in, size_t n);
 void dev_rss_receive(const struct emu_qp *qp, const struct emu_flow *entry,
 		     const struct eth_hdrs *h, const uint8_t *frame, uint32_t len);
 struct dev_rwqe;
-/* eth.c: a steered frame into an Ethernet RQ's receive WQE, its CQE; the syndrome */
+/* eth.c: a steered frame into an Ethernet RQ's receive WQE, its CQE c on cq; the syndrome */
 uint8_t dev_eth_deliver(const struct dev_rwqe *r, const struct emu_pd *pd, const struct emu_qp *qp,
-			const struct emu_flow *entry, struct emu_cq *cq, uint32_t qpn,
-			uint32_t uidx, const uint8_t *frame, uint32_t len);
+			struct emu_cq *cq, struct dev_cqe *c, uint32_t *drops,
+			const uint8_t *frame, uint32_t len);
 int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 		      const struct emu_pd *pd, const struct emu_qp *qp, uint64_t msg_len);
 /* tm.c: a TM SRQ's tag list; a TAG_MATCHING WQE (0 or a syndrome) */

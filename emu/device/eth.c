@@ -139,16 +139,20 @@ static void rq_failed(struct dev_qp *dq)
 
 /*
  * The frame into receive WQE r of an Ethernet RQ (a raw QP's, or a WQ of
- * an RSS QP's table) and its CQE on cq: a SEND of byte_cnt the frame's
- * length, with the tag of the entry that steered it, if it has one.
- * Returns the CQE's syndrome: a buffer too short, the WQE's local length
- * error, which on an Ethernet RQ leaves the RQ ready (kernel commit
- * 187a9830c921: not a syndrome mlx5e recovers the RQ from); a key that
- * fails, the protection error, which ends the RQ (the caller's part).
+ * an RSS QP's table) and its CQE on cq: c, which the caller filled with
+ * the RQ's numbers, the steering entry's flow tag and the RSS hash,
+ * becomes a SEND of byte_cnt the frame's length, carrying the frames the
+ * RQ dropped for want of a WQE (*drops, at most 255, the top byte of
+ * sop_drop_qpn; then 0 again).  Returns the CQE's syndrome: a buffer too
+ * short, the WQE's local length error, which on an Ethernet RQ leaves the
+ * RQ ready (kernel commit 187a9830c921: not a syndrome mlx5e recovers the
+ * RQ from); a key that fails, the protection error, which ends the RQ
+ * (the caller's part).  An error CQE has no field for the drops: they
+ * wait for the next good one.
  */
 uint8_t dev_eth_deliver(const struct dev_rwqe *r, const struct emu_pd *pd, const struct emu_qp *qp,
-			const struct emu_flow *entry, struct emu_cq *cq, uint32_t qpn,
-			uint32_t uidx, const uint8_t *frame, uint32_t len)
+			struct emu_cq *cq, struct dev_cqe *c, uint32_t *drops,
+			const uint8_t *frame, uint32_t len)
 {
 	struct dev_sgl sgl;
 	uint8_t synd = 0;
@@ -159,16 +163,16 @@ uint8_t dev_eth_deliver(const struct dev_rwqe *r, const struct emu_pd *pd, const
 		synd = RF_CQE_SYNDROME_LOCAL_LENGTH_ERR;
 	else if (!dev_sgl_copy_in(&sgl, 0, frame, len))
 		synd = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
-	dev_cq_write(cq, &(struct dev_cqe){
-		.opcode = synd ? RF_CQE_RESP_ERR : RF_CQE_RESP_SEND,
-		.syndrome = synd,
-		.wqe_counter = (uint16_t)r->idx,
-		.qpn = qpn,
-		.uidx = uidx,
-		.byte_cnt = len,
-		.tagged = !synd && entry->has_tag,
-		.flow_tag = entry->tag,
-	});
+	c->opcode = synd ? RF_CQE_RESP_ERR : RF_CQE_RESP_SEND;
+	c->syndrome = synd;
+	c->wqe_counter = (uint16_t)r->idx;
+	c->byte_cnt = len;
+	c->eth = !synd;
+	if (!synd) {
+		c->rx_drops = (uint8_t)(*drops < 255 ? *drops : 255);
+		*drops = 0;
+	}
+	dev_cq_write(cq, c);
 	return synd;
 }
 
@@ -190,10 +194,13 @@ static void receive(struct emu_qp *qp, const struct emu_flow *entry, const uint8
 		return;		/* its RQ is not ready (RESET) or in error */
 	if (!dev_rq_take(dq, NULL, &r)) {
 		wire_stats.eth_no_recv++;
+		dq->rx_drops++;
 		return;
 	}
-	if (dev_eth_deliver(&r, qp->pd, qp, entry, qp->recv_cq, dq->qpn, qp->uidx, frame, len) ==
-	    RF_CQE_SYNDROME_LOCAL_PROT_ERR)
+	if (dev_eth_deliver(&r, qp->pd, qp, qp->recv_cq,
+			    &(struct dev_cqe){ .qpn = dq->qpn, .uidx = qp->uidx,
+					       .flow_tag = entry->has_tag ? entry->tag : 0 },
+			    &dq->rx_drops, frame, len) == RF_CQE_SYNDROME_LOCAL_PROT_ERR)
 		rq_failed(dq);
 }
 

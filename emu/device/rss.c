@@ -12,8 +12,8 @@
  * hashes to 0.  The hash's low bits index the table.
  *
  * The receive is an RQ's: the WQ's next WQE, a CQE on its CQ with its
- * user index (libmlx5 finds the WQ by it), the WQ's number in the QP
- * field.  libmlx5 reads no hash result from the CQE, so none is written.
+ * user index (libmlx5 finds the WQ by it), the hash and what it covered
+ * (rss_hash_result, rss_hash_type: read by mlx5e, DPDK, not by libmlx5).
  */
 #include <rdma/mlx5-abi.h>
 
@@ -74,14 +74,39 @@ static size_t hash_input(const struct emu_rss_tir *tir, const struct eth_hdrs *h
 }
 
 /*
- * The frame into the WQ's next receive WQE, and its CQE.  As on a QP's
- * RQ (device/eth.c): none posted, dropped; a buffer too short, an error
- * CQE and the WQ goes on; a bad key, an error CQE and the WQ to ERR.  A
- * WQ not ready takes nothing.  The CQE carries the tag of the steering
- * entry, if it has one.
+ * rss_hash_type of the CQE (Linux include/linux/mlx5/device.h,
+ * CQE_RSS_HTYPE_IP and _L4): which L3 and L4 fields went into the hash.
+ */
+#define RSS_HTYPE_IPV4		(1u << 2)
+#define RSS_HTYPE_IPV6		(2u << 2)
+#define RSS_HTYPE_TCP		(1u << 6)
+#define RSS_HTYPE_UDP		(2u << 6)
+
+static uint8_t hash_type(const struct emu_rss_tir *tir, const struct eth_hdrs *h)
+{
+	uint64_t f = tir->fields;
+	uint8_t t = 0;
+
+	if (h->ip4 && f & (MLX5_RX_HASH_SRC_IPV4 | MLX5_RX_HASH_DST_IPV4))
+		t |= RSS_HTYPE_IPV4;
+	else if (h->ip6 && f & (MLX5_RX_HASH_SRC_IPV6 | MLX5_RX_HASH_DST_IPV6))
+		t |= RSS_HTYPE_IPV6;
+	if (h->l4 && h->proto == 6 && f & (MLX5_RX_HASH_SRC_PORT_TCP | MLX5_RX_HASH_DST_PORT_TCP))
+		t |= RSS_HTYPE_TCP;
+	else if (h->l4 && h->proto == 17 &&
+		 f & (MLX5_RX_HASH_SRC_PORT_UDP | MLX5_RX_HASH_DST_PORT_UDP))
+		t |= RSS_HTYPE_UDP;
+	return t;
+}
+
+/*
+ * The frame into the WQ's next receive WQE, and its CQE with the hash.
+ * As on a QP's RQ (device/eth.c): none posted, dropped and counted; a
+ * buffer too short, an error CQE and the WQ goes on; a bad key, an error
+ * CQE and the WQ to ERR.  A WQ not ready takes nothing.
  */
 static void wq_receive(const struct emu_qp *qp, const struct emu_flow *entry, struct emu_wq *wq,
-		       const uint8_t *frame, uint32_t len)
+		       uint32_t hash, uint8_t htype, const uint8_t *frame, uint32_t len)
 {
 	struct dev_rwqe r;
 
@@ -89,10 +114,14 @@ static void wq_receive(const struct emu_qp *qp, const struct emu_flow *entry, st
 		return;
 	if (!dev_wq_take(wq, &r)) {
 		wire_stats.eth_no_recv++;
+		wq->rx_drops++;
 		return;
 	}
-	if (dev_eth_deliver(&r, wq->pd, qp, entry, wq->cq, wq->wqn, wq->uidx, frame, len) ==
-	    RF_CQE_SYNDROME_LOCAL_PROT_ERR)
+	if (dev_eth_deliver(&r, wq->pd, qp, wq->cq,
+			    &(struct dev_cqe){ .qpn = wq->wqn, .uidx = wq->uidx,
+					       .flow_tag = entry->has_tag ? entry->tag : 0,
+					       .rss_hash = hash, .rss_hash_type = htype },
+			    &wq->rx_drops, frame, len) == RF_CQE_SYNDROME_LOCAL_PROT_ERR)
 		wq->state = IBV_WQS_ERR;
 }
 
@@ -103,5 +132,6 @@ void dev_rss_receive(const struct emu_qp *qp, const struct emu_flow *entry,
 	uint8_t in[RSS_HASH_IN_MAX];
 	uint32_t hash = dev_toeplitz(qp->rss.key, in, hash_input(&qp->rss, h, in));
 
-	wq_receive(qp, entry, t->wq[hash & (t->size - 1)], frame, len);
+	wq_receive(qp, entry, t->wq[hash & (t->size - 1)], hash, hash_type(&qp->rss, h),
+		   frame, len);
 }

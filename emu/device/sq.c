@@ -1329,6 +1329,7 @@ void dev_sq_reset(struct dev_qp *dq)
 	dq->dc_peer = 0;	/* a DCI out of RESET connects anew */
 	dq->qp->dci_n_errored = 0;	/* and has no stream in error */
 	dq->rq_ci = 0;
+	dq->rx_drops = 0;
 	dq->recv_busy = false;
 	dq->uc_drop = false;
 	dq->nak_sent = false;

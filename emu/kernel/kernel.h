@@ -527,6 +527,7 @@ struct emu_wq {
 	uint32_t		wqe_shift;
 	unsigned		async_events;
 	uint32_t		rq_ci;		/* device model: receives taken (device/rq.c) */
+	uint32_t		rx_drops;	/* device model: frames dropped since its last CQE */
 };
 
 struct emu_rwq_ind_tbl {

@@ -176,8 +176,10 @@ int emu_cmd_modify_wq(struct emu_cmd *c)
 		return EINVAL;
 	if (cur != wq->state || !wq_move_ok(cur, next))
 		return EINVAL;
-	if (next == IBV_WQS_RESET)
+	if (next == IBV_WQS_RESET) {
 		wq->rq_ci = 0;	/* libmlx5 starts its ring over, as the RQ does */
+		wq->rx_drops = 0;
+	}
 	wq->state = next;
 	return 0;
 }

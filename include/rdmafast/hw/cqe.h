@@ -73,7 +73,9 @@ enum {
 struct rf_cqe64 {
 	uint8_t rsvd0[2];
 	__be16  wqe_id;			/* striding RQ / Ethernet */
-	uint8_t rsvd4[13];
+	uint8_t rsvd4[8];
+	__be32  rss_hash_result;	/* Ethernet RQ of an RSS TIR: the Toeplitz hash */
+	uint8_t rss_hash_type;		/* [7:6] L4 hashed (TCP 1, UDP 2, SPI 3), [3:2] IPv4 1, IPv6 2 */
 	uint8_t ml_path;		/* [6:0] DLID path bits */
 	uint8_t rsvd18[4];
 	__be16  slid;			/* IB responder: source LID */
@@ -88,13 +90,17 @@ struct rf_cqe64 {
 	__be16  app_info;
 	__be32  byte_cnt;		/* bytes received, or read by RDMA READ */
 	__be64  timestamp;
-	__be32  sop_drop_qpn;		/* [31:24] WQE opcode (requester), [23:0] QPN */
+	__be32  sop_drop_qpn;		/* [31:24] WQE opcode (requester), [23:0] QPN;
+					 * Ethernet RQ: [31:24] frames dropped for want of
+					 * a WQE since the last CQE, [23:0] the flow tag */
 	__be16  wqe_counter;		/* SQ: first BB of the WQE; RQ/SRQ: WQE index */
 	uint8_t signature;
 	uint8_t op_own;			/* [7:4] opcode [3:2] format [1] SE [0] owner */
 };
 RF_STATIC_ASSERT(sizeof(struct rf_cqe64) == 64, "cqe64 size");
 RF_STATIC_ASSERT(offsetof(struct rf_cqe64, wqe_id) == 2, "cqe wqe_id");
+RF_STATIC_ASSERT(offsetof(struct rf_cqe64, rss_hash_result) == 12, "cqe rss_hash_result");
+RF_STATIC_ASSERT(offsetof(struct rf_cqe64, rss_hash_type) == 16, "cqe rss_hash_type");
 RF_STATIC_ASSERT(offsetof(struct rf_cqe64, ml_path) == 17, "cqe ml_path");
 RF_STATIC_ASSERT(offsetof(struct rf_cqe64, slid) == 22, "cqe slid");
 RF_STATIC_ASSERT(offsetof(struct rf_cqe64, flags_rqpn) == 24, "cqe flags_rqpn");

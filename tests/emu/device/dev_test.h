@@ -121,6 +121,22 @@ static inline struct ibv_wc dt_poll1(struct ibv_cq *cq)
 	return wc;
 }
 
+/*
+ * The CQE64 of the entry ibv_poll_cq() took last from cq: libmlx5 leaves
+ * it in the ring and its consumer index in the CQ's doorbell record.
+ */
+static inline const uint8_t *dt_last_cqe64(struct ibv_cq *cq)
+{
+	struct mlx5dv_cq dv = { .comp_mask = 0 };
+	struct mlx5dv_obj o = { .cq = { .in = cq, .out = &dv } };
+	uint32_t ci;
+
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_CQ), 0);
+	ci = be32toh(dv.dbrec[0]) & 0xffffff;
+	return (const uint8_t *)dv.buf + (size_t)((ci - 1) & (dv.cqe_cnt - 1)) * dv.cqe_size +
+	       dv.cqe_size - 64;
+}
+
 /* Assert that no completion arrives within ms. */
 static inline void dt_poll_none(struct ibv_cq *cq, unsigned ms)
 {

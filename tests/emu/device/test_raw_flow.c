@@ -979,3 +979,49 @@ Test(raw_flow, a_child_has_none_of_its_parents_rules)
 	dt_poll_none(cq[1], 100);
 	cr_assert_eq(ibv_destroy_flow(f), 0);
 }
+
+/*
+ * A ConnectX writes an Ethernet RQ's CQE with the steering entry's flow
+ * tag where an InfiniBand CQE has the QPN (sop_drop_qpn[23:0]; mlx5e's
+ * get_cqe_flow_tag() reads it there), 0 for an entry without one: so
+ * libmlx5, which reads that field for both, hands out qp_num 0.
+ */
+Test(raw_flow, an_untagged_frames_cqe_has_flow_tag_0)
+{
+	struct ibv_flow *f = flow_to(1, 0, 0, 0);
+	struct mlx5_cqe64 e;
+	struct ibv_wc wc;
+
+	cr_assert(f, "%s", strerror(errno));
+	post_recv(1);
+	make_frame(mac_b, 5000, 64);
+	send_frame(64);
+	wc = dt_poll1(cq[1]);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+	cr_expect_eq(wc.qp_num, 0, "the flow tag, not QPN 0x%x", qp[1]->qp_num);
+	memcpy(&e, dt_last_cqe64(cq[1]), sizeof(e));
+	cr_expect_eq(be32toh(e.sop_drop_qpn), 0);
+	cr_assert_eq(ibv_destroy_flow(f), 0);
+}
+
+/*
+ * Frames an RQ drops for want of a receive WQE are counted in the top
+ * byte of sop_drop_qpn of its next CQE (the PRM's rx_drop_counter, which
+ * libxlio reads: Mellanox/libxlio#333), and the count starts over.
+ */
+Test(raw_flow, the_next_cqe_counts_the_frames_dropped_before_it)
+{
+	struct ibv_flow *f = flow_to(1, 0, 0, 0);
+
+	cr_assert(f, "%s", strerror(errno));
+	make_frame(mac_b, 5000, 64);
+	for (int i = 0; i < 3; i++)
+		send_frame(64);
+	for (int n = 3; n >= 0; n -= 3) {
+		post_recv(1);
+		send_frame(64);
+		expect_frame(1, 64);
+		cr_expect_eq(dt_last_cqe64(cq[1])[56], n, "dropped before this CQE: %d", n);
+	}
+	cr_assert_eq(ibv_destroy_flow(f), 0);
+}

@@ -45,6 +45,8 @@ static const struct ms_vec {
 	{ { 153, 39, 163, 191 }, { 202, 188, 127, 2 }, 44251, 1303, 0x5d1809c5, 0x10e828a2 },
 };
 
+static bool zip;	/* rcq compresses its CQEs (suite rss_zip) */
+
 static void setup(void)
 {
 	struct ibv_qp_init_attr ia = {
@@ -57,7 +59,18 @@ static void setup(void)
 	pd = ibv_alloc_pd(ctx);
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
 	scq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-	rcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	if (zip) {
+		struct ibv_cq_init_attr_ex ax = { .cqe = 64, .wc_flags = IBV_WC_STANDARD_FLAGS };
+		struct mlx5dv_cq_init_attr dx = {
+			.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE,
+			.cqe_comp_res_format = MLX5DV_CQE_RES_FORMAT_HASH,
+		};
+		struct ibv_cq_ex *cx = mlx5dv_create_cq(ctx, &ax, &dx);
+
+		rcq = cx ? ibv_cq_ex_to_cq(cx) : NULL;
+	} else {
+		rcq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	}
 	cr_assert(pd && mr && scq && rcq);
 	ia.send_cq = ia.recv_cq = scq;
 	sender = ibv_create_qp(pd, &ia);
@@ -90,6 +103,16 @@ static void teardown(void)
 }
 
 TestSuite(rss_traffic, .init = setup, .fini = teardown, .timeout = 60);
+
+/* The engine holds CQEs to compress them while it has work (RFEMU_CQE_COMPRESS). */
+static void setup_zip(void)
+{
+	setenv("RFEMU_CQE_COMPRESS", "always", 1);
+	zip = true;
+	setup();
+}
+
+TestSuite(rss_zip, .init = setup_zip, .fini = teardown, .timeout = 60);
 
 /*
  * An RSS QP over t hashing fields with Microsoft's key, and a rule for
@@ -127,14 +150,9 @@ static struct ibv_qp *rss_qp(struct ibv_rwq_ind_table *t, uint64_t fields, struc
 	return qp;
 }
 
-/* A TCP/IPv4 frame of Microsoft's example v, sent to mac_b. */
-static void send_vec(const struct ms_vec *v)
+/* A 64-byte TCP/IPv4 frame of Microsoft's example v to mac_b, at f. */
+static void vec_frame(const struct ms_vec *v, uint8_t *f)
 {
-	uint8_t *f = buf + NWQ * 2048;
-	struct ibv_sge sge = { (uintptr_t)f, 64, mr->lkey };
-	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
-				  .send_flags = IBV_SEND_SIGNALED };
-
 	memset(f, 0, 64);
 	memcpy(f, mac_b, 6);
 	f[6] = 0x02;
@@ -147,6 +165,16 @@ static void send_vec(const struct ms_vec *v)
 	f[35] = (uint8_t)v->sport;
 	f[36] = (uint8_t)(v->dport >> 8);
 	f[37] = (uint8_t)v->dport;
+}
+
+static void send_vec(const struct ms_vec *v)
+{
+	uint8_t *f = buf + NWQ * 2048;
+	struct ibv_sge sge = { (uintptr_t)f, 64, mr->lkey };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+
+	vec_frame(v, f);
 	dt_post(sender, &wr);
 	cr_assert_eq(dt_poll1(scq).status, IBV_WC_SUCCESS);
 }
@@ -289,6 +317,110 @@ Test(rss_traffic, a_frame_past_the_buffer_leaves_the_wq_ready)
 	cr_expect_eq(wc.status, IBV_WC_SUCCESS, "the WQ receives on: %s",
 		     ibv_wc_status_str(wc.status));
 	cr_expect_eq(wc.wr_id, 0);
+	cr_assert_eq(ibv_destroy_flow(fl), 0);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	cr_assert_eq(ibv_destroy_rwq_ind_table(t), 0);
+}
+
+/*
+ * The CQE holds the hash (rss_hash_result, CQE bytes 12-15) and what it
+ * covered (rss_hash_type, byte 16: [3:2] 1 for IPv4, [7:6] 1 for TCP,
+ * Linux include/linux/mlx5/device.h CQE_RSS_HTYPE_IP/_L4), which mlx5e
+ * gives the kernel as the skb's hash and DPDK as the mbuf's.
+ */
+Test(rss_traffic, the_hash_and_its_fields_are_in_the_cqe)
+{
+	static const struct {
+		uint64_t	fields;
+		bool		tcp;
+		uint8_t		type;
+	} sel[] = {
+		{ IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4, false, 1 << 2 },
+		{ IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_PORT_TCP |
+		  IBV_RX_HASH_DST_PORT_TCP, true, 1 << 2 | 1 << 6 },
+		{ IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP, false, 0 },
+	};
+	static struct ibv_wq *ents[1u << TBL_LOG];
+	struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = TBL_LOG, .ind_tbl = ents };
+	struct ibv_rwq_ind_table *t;
+
+	for (unsigned e = 0; e < 1u << TBL_LOG; e++)
+		ents[e] = wq[0];
+	t = ibv_create_rwq_ind_table(ctx, &ta);
+	cr_assert(t, "%s", strerror(errno));
+	for (size_t k = 0; k < sizeof(sel) / sizeof(sel[0]); k++) {
+		struct ibv_flow *fl;
+		struct ibv_qp *qp = rss_qp(t, sel[k].fields, &fl);
+		uint32_t want = sel[k].type ? (sel[k].tcp ? ms_vec[1].hash_tcp : ms_vec[1].hash_ip) : 0;
+		const uint8_t *e;
+		struct ibv_wc wc;
+		uint32_t hash;
+
+		post_wq_recv(0);
+		send_vec(&ms_vec[1]);
+		wc = dt_poll1(rcq);
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+		e = dt_last_cqe64(rcq);
+		hash = (uint32_t)e[12] << 24 | (uint32_t)e[13] << 16 | (uint32_t)e[14] << 8 | e[15];
+		cr_expect_eq(hash, want, "selection %zu: hash 0x%08x, want 0x%08x", k, hash, want);
+		cr_expect_eq(e[16], sel[k].type, "selection %zu: type 0x%02x", k, e[16]);
+		cr_assert_eq(ibv_destroy_flow(fl), 0);
+		cr_assert_eq(ibv_destroy_qp(qp), 0);
+	}
+	cr_assert_eq(ibv_destroy_rwq_ind_table(t), 0);
+}
+
+/*
+ * On a CQ compressing with mini-CQEs of the HASH format (DPDK's mlx5
+ * default), the CQEs of frames with different hashes make one session:
+ * each mini-CQE holds its frame's hash and byte count.
+ */
+Test(rss_zip, each_mini_cqe_holds_its_frames_hash)
+{
+	static struct ibv_wq *ents[1u << TBL_LOG];
+	struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = TBL_LOG, .ind_tbl = ents };
+	struct ibv_sge sge[NVEC];
+	struct ibv_send_wr wr[NVEC], *bad;
+	struct mlx5dv_cq dv = { .comp_mask = 0 };
+	struct mlx5dv_obj o = { .cq = { .in = rcq, .out = &dv } };
+	struct ibv_rwq_ind_table *t;
+	struct ibv_flow *fl;
+	struct ibv_qp *qp;
+	const uint8_t *title, *mini;
+
+	for (unsigned e = 0; e < 1u << TBL_LOG; e++)
+		ents[e] = wq[0];
+	t = ibv_create_rwq_ind_table(ctx, &ta);
+	cr_assert(t, "%s", strerror(errno));
+	qp = rss_qp(t, IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4, &fl);
+	/* five frames in one doorbell: one engine pass, one session */
+	for (int v = 0; v < NVEC; v++) {
+		uint8_t *f = buf + NWQ * 2048 + (size_t)v * 64;
+
+		vec_frame(&ms_vec[v], f);
+		sge[v] = (struct ibv_sge){ (uintptr_t)f, 64, mr->lkey };
+		wr[v] = (struct ibv_send_wr){ .sg_list = &sge[v], .num_sge = 1,
+					      .opcode = IBV_WR_SEND,
+					      .send_flags = v + 1 < NVEC ? 0 : IBV_SEND_SIGNALED,
+					      .next = v + 1 < NVEC ? &wr[v + 1] : NULL };
+		post_wq_recv(0);
+	}
+	cr_assert_eq(ibv_post_send(sender, wr, &bad), 0);
+	cr_assert_eq(dt_poll1(scq).status, IBV_WC_SUCCESS);
+	cr_assert_eq(mlx5dv_init_obj(&o, MLX5DV_OBJ_CQ), 0);
+	title = dv.buf;
+	mini = title + dv.cqe_size;
+	for (uint64_t end = dt_now_ms() + 5000; (title[63] >> 4) == MLX5_CQE_INVALID;)
+		cr_assert_lt(dt_now_ms(), end, "no CQE within 5 s");
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	cr_assert_eq(title[63] >> 2 & 3, 3, "a compressed session (format 3)");
+	cr_assert_eq(be32toh(*(const uint32_t *)(title + 44)), NVEC, "of %d CQEs", NVEC);
+	for (int v = 0; v < NVEC; v++) {
+		uint32_t hash = be32toh(*(const uint32_t *)(mini + 8 * v));
+
+		cr_expect_eq(hash, ms_vec[v].hash_ip, "mini-CQE %d: 0x%08x", v, hash);
+		cr_expect_eq(be32toh(*(const uint32_t *)(mini + 8 * v + 4)), 64);
+	}
 	cr_assert_eq(ibv_destroy_flow(fl), 0);
 	cr_assert_eq(ibv_destroy_qp(qp), 0);
 	cr_assert_eq(ibv_destroy_rwq_ind_table(t), 0);
