@@ -187,6 +187,20 @@ static void post_wq_recv(int i)
 	cr_assert_eq(ibv_post_wq_recv(wq[i], &wr, &bad), 0);
 }
 
+/* A table of 2^TBL_LOG entries, entry e naming WQ (e >> shift) % n. */
+static struct ibv_rwq_ind_table *table_of(unsigned shift, unsigned n)
+{
+	static struct ibv_wq *ents[1u << TBL_LOG];
+	struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = TBL_LOG, .ind_tbl = ents };
+	struct ibv_rwq_ind_table *t;
+
+	for (unsigned e = 0; e < 1u << TBL_LOG; e++)
+		ents[e] = wq[(e >> shift) % n];
+	t = ibv_create_rwq_ind_table(ctx, &ta);
+	cr_assert(t, "%s", strerror(errno));
+	return t;
+}
+
 /*
  * For each table layout (entry e names WQ (e >> shift) % 8), each example
  * lands in the WQ of its hash's bits shift..shift+2: over the four
@@ -194,21 +208,13 @@ static void post_wq_recv(int i)
  */
 static void check_hashes(uint64_t fields, bool tcp)
 {
-	static struct ibv_wq *ents[1u << TBL_LOG];
 	static const unsigned shifts[] = { 0, 3, 6, 8 };
 
 	for (size_t s = 0; s < sizeof(shifts) / sizeof(shifts[0]); s++) {
-		struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = TBL_LOG,
-							  .ind_tbl = ents };
-		struct ibv_rwq_ind_table *t;
+		struct ibv_rwq_ind_table *t = table_of(shifts[s], NWQ);
 		struct ibv_flow *fl;
-		struct ibv_qp *qp;
+		struct ibv_qp *qp = rss_qp(t, fields, &fl);
 
-		for (unsigned e = 0; e < 1u << TBL_LOG; e++)
-			ents[e] = wq[(e >> shifts[s]) % NWQ];
-		t = ibv_create_rwq_ind_table(ctx, &ta);
-		cr_assert(t, "%s", strerror(errno));
-		qp = rss_qp(t, fields, &fl);
 		for (int v = 0; v < NVEC; v++) {
 			uint32_t hash = tcp ? ms_vec[v].hash_tcp : ms_vec[v].hash_ip;
 			uint32_t want = ((hash & ((1u << TBL_LOG) - 1)) >> shifts[s]) % NWQ;
@@ -246,8 +252,6 @@ static void check_hashes(uint64_t fields, bool tcp)
  */
 Test(rss_traffic, the_rules_tag_is_in_each_wqs_cqe)
 {
-	static struct ibv_wq *ents[1u << TBL_LOG];
-	struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = TBL_LOG, .ind_tbl = ents };
 	struct {
 		struct ibv_flow_attr		attr;
 		struct ibv_flow_spec_eth	eth;
@@ -264,10 +268,7 @@ Test(rss_traffic, the_rules_tag_is_in_each_wqs_cqe)
 	struct ibv_qp *qp;
 	struct ibv_wc wc;
 
-	for (unsigned e = 0; e < 1u << TBL_LOG; e++)
-		ents[e] = wq[e % NWQ];
-	t = ibv_create_rwq_ind_table(ctx, &ta);
-	cr_assert(t, "%s", strerror(errno));
+	t = table_of(0, NWQ);
 	qp = rss_qp(t, IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4, &fl);
 	cr_assert_eq(ibv_destroy_flow(fl), 0);
 	memcpy(f.eth.val.dst_mac, mac_b, 6);
@@ -292,8 +293,6 @@ Test(rss_traffic, the_rules_tag_is_in_each_wqs_cqe)
  */
 Test(rss_traffic, a_frame_past_the_buffer_leaves_the_wq_ready)
 {
-	static struct ibv_wq *ents[1u << TBL_LOG];
-	struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = TBL_LOG, .ind_tbl = ents };
 	struct ibv_sge sge = { (uintptr_t)buf, 32, mr->lkey };
 	struct ibv_recv_wr wr = { .wr_id = 77, .sg_list = &sge, .num_sge = 1 }, *bad;
 	struct ibv_rwq_ind_table *t;
@@ -301,10 +300,7 @@ Test(rss_traffic, a_frame_past_the_buffer_leaves_the_wq_ready)
 	struct ibv_qp *qp;
 	struct ibv_wc wc;
 
-	for (unsigned e = 0; e < 1u << TBL_LOG; e++)
-		ents[e] = wq[0];
-	t = ibv_create_rwq_ind_table(ctx, &ta);
-	cr_assert(t, "%s", strerror(errno));
+	t = table_of(0, 1);
 	qp = rss_qp(t, IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4, &fl);
 	cr_assert_eq(ibv_post_wq_recv(wq[0], &wr, &bad), 0);
 	send_vec(&ms_vec[0]);
@@ -340,14 +336,9 @@ Test(rss_traffic, the_hash_and_its_fields_are_in_the_cqe)
 		  IBV_RX_HASH_DST_PORT_TCP, true, 1 << 2 | 1 << 6 },
 		{ IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP, false, 0 },
 	};
-	static struct ibv_wq *ents[1u << TBL_LOG];
-	struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = TBL_LOG, .ind_tbl = ents };
 	struct ibv_rwq_ind_table *t;
 
-	for (unsigned e = 0; e < 1u << TBL_LOG; e++)
-		ents[e] = wq[0];
-	t = ibv_create_rwq_ind_table(ctx, &ta);
-	cr_assert(t, "%s", strerror(errno));
+	t = table_of(0, 1);
 	for (size_t k = 0; k < sizeof(sel) / sizeof(sel[0]); k++) {
 		struct ibv_flow *fl;
 		struct ibv_qp *qp = rss_qp(t, sel[k].fields, &fl);
@@ -377,8 +368,6 @@ Test(rss_traffic, the_hash_and_its_fields_are_in_the_cqe)
  */
 Test(rss_zip, each_mini_cqe_holds_its_frames_hash)
 {
-	static struct ibv_wq *ents[1u << TBL_LOG];
-	struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = TBL_LOG, .ind_tbl = ents };
 	struct ibv_sge sge[NVEC];
 	struct ibv_send_wr wr[NVEC], *bad;
 	struct mlx5dv_cq dv = { .comp_mask = 0 };
@@ -388,10 +377,7 @@ Test(rss_zip, each_mini_cqe_holds_its_frames_hash)
 	struct ibv_qp *qp;
 	const uint8_t *title, *mini;
 
-	for (unsigned e = 0; e < 1u << TBL_LOG; e++)
-		ents[e] = wq[0];
-	t = ibv_create_rwq_ind_table(ctx, &ta);
-	cr_assert(t, "%s", strerror(errno));
+	t = table_of(0, 1);
 	qp = rss_qp(t, IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4, &fl);
 	/* five frames in one doorbell: one engine pass, one session */
 	for (int v = 0; v < NVEC; v++) {
