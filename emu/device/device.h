@@ -467,7 +467,8 @@ struct dev_qp {
 	uint32_t		read_alone_psn;
 	bool			read_alone;
 	uint64_t		deadline;	/* retransmit timer (ns), 0 = off */
-	uint64_t		rnr_until;	/* no emission before this (ns) */
+	uint64_t		rnr_until;	/* no emission before this (ns): RNR, pacing */
+	uint64_t		pace_end;	/* raw QP with a rate: its last frame's time ends (ns) */
 	int			retry_left;
 	int			rnr_left;
 	/*

@@ -959,6 +959,24 @@ static uint8_t raw_send(struct dev_qp *dq, const struct dev_ent *e)
 	return 0;
 }
 
+/*
+ * Packet pacing of a raw QP with a rate limit (ibv_modify_qp_rate_limit(),
+ * kernel/pp.c): a frame of len bytes occupies len * 8 / rate of the
+ * QP's time, and the next frame waits until the time of those before
+ * it has passed, so the QP sends no faster than its rate; an idle QP
+ * saves up no credit (no burst beyond one frame).
+ */
+static void pace(struct dev_qp *dq, uint32_t len)
+{
+	uint64_t start = dq->pace_end > dev_eng.now ? dq->pace_end : dev_eng.now;
+
+	dq->pace_end = start + (uint64_t)len * 8000000u / dq->qp->rl_kbps;
+	if (dq->pace_end > dev_eng.now) {
+		dq->rnr_until = dq->pace_end;
+		dev_eng.timers++;
+	}
+}
+
 /* Does an earlier READ/atomic still wait for its response? */
 static bool fence_blocks(const struct dev_qp *dq, uint32_t upto)
 {
@@ -971,7 +989,7 @@ static bool fence_blocks(const struct dev_qp *dq, uint32_t upto)
 	return false;
 }
 
-/* May the QP emit now, after an RNR NAK's wait? */
+/* May the QP emit now, after an RNR NAK's wait or its pacing's? */
 static bool rnr_waited(struct dev_qp *dq)
 {
 	if (dq->rnr_until) {
@@ -1021,7 +1039,12 @@ static bool emit_step(struct dev_qp *dq, const struct dev_wqe *w, const struct d
 				      dev_sig_set_psv(dq, u.buf + 16) :
 				      RF_CQE_SYNDROME_LOCAL_QP_OP_ERR;
 		} else if (e->op == RF_OPCODE_SEND) {
-			e->syndrome = raw_send(dq, e);	/* the only SEND that is local */
+			/* the only SEND that is local */
+			if (qp->rl_kbps && !rnr_waited(dq))
+				return false;
+			e->syndrome = raw_send(dq, e);
+			if (!e->syndrome && qp->rl_kbps)
+				pace(dq, e->byte_len);
 		} else if (e->op == RF_OPCODE_UMR || e->op == RF_OPCODE_TAG_MATCHING) {
 			struct dev_wqe u;
 			uint8_t wc_op;
@@ -1319,6 +1342,7 @@ void dev_sq_reset(struct dev_qp *dq)
 		dev_eng.timers--;
 	dq->deadline = 0;
 	dq->rnr_until = 0;
+	dq->pace_end = 0;
 	dq->sq_next = 0;
 	dq->sq_limit = 0;
 	dq->sq_rung = false;

@@ -191,8 +191,8 @@ static int pp_alloc(struct emu_ioc *b)
  * modify_raw_packet_qp_sq() takes it: mlx5_rl_add_rate() of the rate
  * alone into an entry shared as the QoS caps' packet_pacing_uid allows,
  * then the QP's old entry let go; 0 lets go only (no limit).  The entry
- * stays until the next rate or the QP's destruction.  The model paces
- * nothing: the rate is held, not enforced.
+ * stays until the next rate or the QP's destruction.  The device paces
+ * the QP's frames by it (device/sq.c).
  */
 int emu_pp_qp_rate_set(struct emu_qp *qp, uint32_t rate)
 {
@@ -206,6 +206,7 @@ int emu_pp_qp_rate_set(struct emu_qp *qp, uint32_t rate)
 		return ret;
 	emu_pp_qp_rate_put(qp);
 	qp->rl_index = index;
+	qp->rl_kbps = rate;
 	return 0;
 }
 
@@ -215,6 +216,7 @@ void emu_pp_qp_rate_put(struct emu_qp *qp)
 	if (qp->rl_index && !qp->obj.inherited)
 		rate_remove(qp->obj.ctx->dev_index, qp->rl_index);
 	qp->rl_index = 0;
+	qp->rl_kbps = 0;
 }
 
 void emu_pp_destroy_locked(struct emu_pp *pp)

@@ -3,11 +3,12 @@
  * The send queue of a raw packet QP: WQEs with an Ethernet segment (an
  * inline header of the size libmlx5 learnt from the context, then data
  * segments) complete as sends; what the device refuses ends the QP with
- * the error CQE of a ConnectX.  No flow can exist yet (ibv_create_flow()
- * is EOPNOTSUPP), so no frame comes back to any RQ.  On InfiniBand
+ * the error CQE of a ConnectX; a rate limit paces the frames.  No flow
+ * rule steers them anywhere (test_raw_flow.c has those).  On InfiniBand
  * libmlx5 inlines 18 bytes of each frame (the context answers no inline
  * mode there), on RoCE none (MLX5_USER_INLINE_MODE_NONE, a ConnectX-6).
  */
+#include <inttypes.h>
 #include <linux/capability.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
@@ -164,4 +165,40 @@ Test(raw_send_roce, inline_header_past_the_wqe)
 {
 	post_by_hand(200, 64, 3);
 	expect_fatal(IBV_WC_LOC_QP_OP_ERR);
+}
+
+/*
+ * A rate limit (ibv_modify_qp_rate_limit()) paces the frames: at
+ * 1,000 kbps a 1,000-byte frame takes 8 ms, so eight of them, posted at
+ * once, complete over at least 56 ms; without one they go at once.
+ */
+Test(raw_send, a_rate_limit_paces_the_frames)
+{
+	struct ibv_qp_rate_limit_attr rl = { .rate_limit = 1000 };
+	struct ibv_wc wc[8];
+	uint64_t t0, t;
+	int n = 0;
+
+	memset(buf, 0xa5, 1000);
+	cr_assert_eq(ibv_modify_qp_rate_limit(qp, &rl), 0);
+	t0 = dt_now_ms();
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(send_frame(0, 1000, mr->lkey), 0);
+	while (n < 8) {
+		int got = dt_poll(cq, wc, 8 - n, 5000);
+
+		cr_assert_gt(got, 0, "%d of 8 frames sent", n);
+		for (int i = 0; i < got; i++)
+			cr_assert_eq(wc[i].status, IBV_WC_SUCCESS, "%s",
+				     ibv_wc_status_str(wc[i].status));
+		n += got;
+	}
+	t = dt_now_ms() - t0;
+	cr_expect_geq(t, 56, "eight frames at 1,000 kbps in %" PRIu64 " ms", t);
+	rl.rate_limit = 0;
+	cr_assert_eq(ibv_modify_qp_rate_limit(qp, &rl), 0);
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(send_frame(0, 1000, mr->lkey), 0);
+	for (n = 0; n < 8; n++)
+		cr_assert_eq(dt_poll1(cq).status, IBV_WC_SUCCESS);
 }
