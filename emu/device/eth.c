@@ -13,6 +13,7 @@
  * Ethernet frames (emu/DESIGN-ethernet.md).
  */
 #include <linux/if_ether.h>
+#include <netinet/in.h>
 #include <rdma/mlx5-abi.h>
 
 #include "device.h"
@@ -43,6 +44,11 @@ static void parse(const uint8_t *f, uint32_t len, struct eth_hdrs *h)
 	}
 	if ((h->ip4 || h->ip6) && (h->proto == 6 || h->proto == 17) && len >= off + 4)
 		h->l4 = f + off;
+	/* the SPI opens an ESP header and follows an AH header's first word */
+	if ((h->ip4 || h->ip6) && h->proto == IPPROTO_ESP && len >= off + 4)
+		h->spi = f + off;
+	else if ((h->ip4 || h->ip6) && h->proto == IPPROTO_AH && len >= off + 8)
+		h->spi = f + off + 4;
 }
 
 /* Do the masked bytes of have equal the masked bytes of want? */

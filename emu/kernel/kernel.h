@@ -392,6 +392,8 @@ enum { EMU_DC_NONE, EMU_DC_DCI, EMU_DC_DCT };
  * request selected and its Toeplitz key, as the TIR context holds them.
  */
 #define EMU_RSS_KEY_LEN		40
+/* a ConnectX-6's log_max_rqt_size: an indirection table's entries at most */
+#define EMU_RSS_MAX_RQT_SIZE	(1u << 11)
 struct emu_rss_tir {
 	uint32_t		tirn;
 	uint64_t		fields;
