@@ -986,6 +986,7 @@ struct eth_hdrs {
 	const uint8_t	*ip6;		/* a whole IPv6 header, or NULL */
 	uint8_t		proto;		/* its L4 protocol */
 	const uint8_t	*l4;		/* 4 bytes of ports, or NULL */
+	const uint8_t	*spi;		/* an ESP or AH header's IPsec SPI, or NULL */
 };
 /* rss.c: Toeplitz over n bytes with a 40-byte key; a frame an RSS QP takes */
 uint32_t dev_toeplitz(const uint8_t *key, const uint8_t *in, size_t n);

@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * eth.c - the NIC's receive steering for the frames raw packet QPs send.
+ * eth.c - the NIC's steering of the frames raw packet QPs send.
  *
- * The mlx5 driver turns local loopback on for user raw QPs, so a frame a
- * raw QP sends comes back into the NIC's receive path on its port; there
- * the verbs flow rules (kernel/flow.c) are tried table by table, as mlx5
+ * A frame first meets the egress rules (kernel/flow.c), which may drop
+ * it.  The mlx5 driver turns local loopback on for user raw QPs, so a
+ * frame sent comes back into the NIC's receive path on its port; the
+ * sniffer rules see it twice, as the function's sent and received
+ * traffic.  Then the receive rules are tried table by table, as mlx5
  * places them by priority: the first whose every spec matches takes the
  * frame into its QP's RQ, and one with DONT_TRAP passes it on to the next
- * table.  A frame no rule
- * takes is gone (no kernel netdev stack to hand it to).  Steering is
- * within one host's device: the emulated wire carries IB/RoCE packets, not
- * Ethernet frames (emu/DESIGN-ethernet.md).
+ * table.  A frame no table trapped reaches the leftovers rules (there is
+ * no kernel netdev here to take it before them); one none takes is gone.
+ * Steering is within one host's device: the emulated wire carries
+ * IB/RoCE packets, not Ethernet frames (emu/DESIGN-ethernet.md).
  */
 #include <linux/if_ether.h>
+#include <netinet/in.h>
 #include <rdma/mlx5-abi.h>
 
 #include "device.h"
@@ -43,6 +46,11 @@ static void parse(const uint8_t *f, uint32_t len, struct eth_hdrs *h)
 	}
 	if ((h->ip4 || h->ip6) && (h->proto == 6 || h->proto == 17) && len >= off + 4)
 		h->l4 = f + off;
+	/* the SPI opens an ESP header and follows an AH header's first word */
+	if ((h->ip4 || h->ip6) && h->proto == IPPROTO_ESP && len >= off + 4)
+		h->spi = f + off;
+	else if ((h->ip4 || h->ip6) && h->proto == IPPROTO_AH && len >= off + 8)
+		h->spi = f + off + 4;
 }
 
 /* Do the masked bytes of have equal the masked bytes of want? */
@@ -246,25 +254,79 @@ static void take(struct emu_qp *qp, const struct emu_flow *entry, const struct e
 }
 
 /*
- * The rules come table by table (kernel/flow.c).  In a table the first
- * rule that matches is the frame's entry: it and the rules that share it
- * (one match on other QPs) each take the frame, once a QP; the entry's
- * DONT_TRAP sends it on to the next table, else steering ends there.  A
- * drop entry has no destination and no next table (_create_flow_rule()
- * of mlx5's fs.c): the frame ends there, taken by none.
+ * The egress tables, laid out as the receive ones: in a table the first
+ * rule that matches is the frame's entry; a drop entry drops the frame
+ * (true), another lets it out, or with DONT_TRAP on to the next table.
+ * An egress rule's destination is the port, not its QP: the rules of the
+ * sender's device and port apply.
  */
-void dev_eth_steer(const struct emu_qp *from, const uint8_t *frame, uint32_t len)
+static bool egress_drops(const struct emu_qp *from, const struct eth_hdrs *h)
 {
 	const struct emu_flow *entry = NULL;
-	struct eth_hdrs h;
-	bool taken = false;
 
-	wire_stats.eth_frames++;
-	parse(frame, len, &h);
 	for (const struct emu_flow *r = emu_flows_locked(); r; r = r->next) {
+		if (r->table < EMU_FLOW_EGRESS_TABLE)
+			continue;
 		if (entry && r->table != entry->table) {
 			if (!entry->dont_trap)
-				return;
+				return false;
+			entry = NULL;
+		}
+		if (entry || r->qp->obj.ctx->dev_index != from->obj.ctx->dev_index ||
+		    r->port != from->attr.port_num || !rule_matches(r, h))
+			continue;
+		if (r->drop)
+			return true;
+		entry = r;
+	}
+	return false;
+}
+
+/*
+ * Every rule of one table whose match the frame meets takes it, once a
+ * QP: the sniffer's one entry, the leftovers table's two (a frame meets
+ * one of them; an ALL_DEFAULT and an MC_DEFAULT rule of one QP share the
+ * multicast one).  Has a rule taken it?
+ */
+static bool take_each(uint8_t table, const struct emu_qp *from, const struct eth_hdrs *h,
+		      const uint8_t *frame, uint32_t len)
+{
+	bool taken = false;
+
+	for (const struct emu_flow *r = emu_flows_locked(); r; r = r->next) {
+		bool fed = false;
+
+		if (r->table != table || !rule_of_port(r, from) || !rule_matches(r, h))
+			continue;
+		taken = true;
+		for (const struct emu_flow *q = emu_flows_locked(); q != r; q = q->next)
+			fed |= q->table == table && q->qp == r->qp && rule_of_port(q, from) &&
+			       rule_matches(q, h);
+		if (!fed && tir_takes(r->qp, from, frame))
+			take(r->qp, r, h, frame, len);
+	}
+	return taken;
+}
+
+/*
+ * The receive tables (kernel/flow.c), the bypass namespace's.  In a
+ * table the first rule that matches is the frame's entry: it and the
+ * rules that share it (one match on other QPs) each take the frame, once
+ * a QP; the entry's DONT_TRAP sends it on to the next table, else
+ * steering ends there.  A drop entry has no destination and no next
+ * table (_create_flow_rule() of mlx5's fs.c): the frame ends there, taken
+ * by none.  Did a table trap the frame (*matched: did a rule match it)?
+ */
+static bool bypass_traps(const struct emu_qp *from, const struct eth_hdrs *h,
+			 const uint8_t *frame, uint32_t len, bool *matched)
+{
+	const struct emu_flow *entry = NULL;
+
+	for (const struct emu_flow *r = emu_flows_locked();
+	     r && r->table <= EMU_FLOW_MCAST_TABLE; r = r->next) {
+		if (entry && r->table != entry->table) {
+			if (!entry->dont_trap)
+				return true;
 			entry = NULL;
 		}
 		if (!rule_of_port(r, from))
@@ -272,18 +334,43 @@ void dev_eth_steer(const struct emu_qp *from, const uint8_t *frame, uint32_t len
 		if (entry) {
 			if (emu_flows_share_entry(entry, r) && !fed_before(entry, r) &&
 			    tir_takes(r->qp, from, frame))
-				take(r->qp, entry, &h, frame, len);
+				take(r->qp, entry, h, frame, len);
 			continue;
 		}
-		if (!rule_matches(r, &h))
+		if (!rule_matches(r, h))
 			continue;
 		entry = r;
-		taken = true;
+		*matched = true;
 		if (r->drop)
-			return;
+			return true;
 		if (tir_takes(r->qp, from, frame))
-			take(r->qp, entry, &h, frame, len);
+			take(r->qp, entry, h, frame, len);
 	}
-	if (!taken)
+	return entry && !entry->dont_trap;
+}
+
+/*
+ * A frame from's SQ sent: the egress tables, the sniffer's copy of it
+ * sent, then looped back: the sniffer's copy of it received, the receive
+ * tables, and what no table trapped, the leftovers.  The sniffer tables
+ * are roots of their own beside the NIC's (fs_core's SNIFFER_RX and _TX
+ * namespaces): what the receive rules do to the frame does not change
+ * what the sniffer sees.
+ */
+void dev_eth_steer(const struct emu_qp *from, const uint8_t *frame, uint32_t len)
+{
+	struct eth_hdrs h;
+	bool matched = false;
+
+	wire_stats.eth_frames++;
+	parse(frame, len, &h);
+	if (egress_drops(from, &h))
+		return;
+	take_each(EMU_FLOW_SNIFFER_TABLE, from, &h, frame, len);
+	take_each(EMU_FLOW_SNIFFER_TABLE, from, &h, frame, len);
+	if (!bypass_traps(from, &h, frame, len, &matched) &&
+	    take_each(EMU_FLOW_LEFTOVERS_TABLE, from, &h, frame, len))
+		matched = true;
+	if (!matched)
 		wire_stats.eth_unsteered++;
 }

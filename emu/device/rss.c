@@ -6,7 +6,9 @@
  *
  * The hash is Toeplitz with the TIR's 40-byte key over the fields the QP
  * selected, in the order Microsoft's RSS specification gives them: source
- * then destination address, source then destination port.  A field of a
+ * then destination address, source then destination port; the IPsec SPI
+ * (MLX5_HASH_FIELD_SEL_IPSEC_SPI, of an ESP or AH header) where the ports
+ * would be, the L4 field it is the TIR's choice of instead.  A field of a
  * protocol the frame does not carry (IPv6 fields of an IPv4 frame, TCP
  * ports of a UDP datagram) is left out, so a frame with none of them
  * hashes to 0.  The hash's low bits index the table.
@@ -69,6 +71,8 @@ static size_t hash_input(const struct emu_rss_tir *tir, const struct eth_hdrs *h
 			n = put(in, n, h->l4, 2);
 		if (f & MLX5_RX_HASH_DST_PORT_UDP)
 			n = put(in, n, h->l4 + 2, 2);
+	} else if (h->spi && (f & MLX5_RX_HASH_IPSEC_SPI)) {
+		n = put(in, n, h->spi, 4);
 	}
 	return n;
 }

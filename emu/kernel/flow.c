@@ -10,10 +10,11 @@
  *
  * Kept: NORMAL rules of Ethernet, IPv4, IPv6, TCP and UDP specs (outer
  * headers), with masks, a priority and DONT_TRAP, and the drop and tag
- * actions.  Not offered (EOPNOTSUPP): the default and sniffer rules,
- * egress, inner headers, tunnels, flow action objects and counters, and
- * the header fields a ConnectX-6 does not match (IPv4 TTL and flags, the
- * IPv6 hop limit).
+ * actions, on the receive side and on the egress side; the leftovers
+ * rules (ALL_DEFAULT, MC_DEFAULT) and the sniffer rule.  Not offered
+ * (EOPNOTSUPP): inner headers, tunnels, flow action objects and counters,
+ * an egress sniffer, and the header fields a ConnectX-6 does not match
+ * (IPv4 TTL and flags, the IPv6 hop limit).
  */
 #include <string.h>
 
@@ -23,8 +24,6 @@
 
 #define FLOW_SPEC_MAX		8	/* IB_FLOW_SPEC_SUPPORT_LAYERS */
 #define FLOW_LAST_PRIO		15	/* MLX5_IB_FLOW_LAST_PRIO: 16 bypass priorities */
-/* MLX5_IB_FLOW_MCAST_PRIO: after the 2 tables of each of the 16 priorities */
-#define FLOW_MCAST_TABLE	(2 * (FLOW_LAST_PRIO + 1))
 #define FLOW_FLAGS_RESERVED	(1u << 3)	/* IB_FLOW_ATTR_FLAGS_RESERVED */
 /* the kernel's struct ib_uverbs_flow_spec, a union whose largest member is IPv6's */
 #define FLOW_SPEC_MAX_SIZE	sizeof(struct ib_uverbs_flow_spec_ipv6)
@@ -215,15 +214,47 @@ static bool multicast_only(const struct emu_flow *r)
 }
 
 /*
- * The bypass table mlx5 puts the rule in (get_flow_table(),
- * ib_prio_to_core_prio()): two a priority, the DONT_TRAP rules' first;
+ * The table mlx5 puts the rule in (get_flow_table()): a NORMAL rule's is
+ * of the bypass namespace, or of the egress namespace laid out alike
+ * (ib_prio_to_core_prio()): two a priority, the DONT_TRAP rules' first;
  * a multicast-only rule that traps goes to the table after them all.
+ * The default rules have the leftovers table, the sniffer rules theirs.
  */
 static uint8_t flow_table(const struct emu_flow *r)
 {
+	uint8_t t = (uint8_t)(2 * r->priority + !r->dont_trap);
+
+	if (r->type == IBV_FLOW_ATTR_ALL_DEFAULT || r->type == IBV_FLOW_ATTR_MC_DEFAULT)
+		return EMU_FLOW_LEFTOVERS_TABLE;
+	if (r->type == IBV_FLOW_ATTR_SNIFFER)
+		return EMU_FLOW_SNIFFER_TABLE;
 	if (multicast_only(r) && !r->dont_trap)
-		return FLOW_MCAST_TABLE;
-	return (uint8_t)(2 * r->priority + !r->dont_trap);
+		t = EMU_FLOW_MCAST_TABLE;
+	return r->egress ? (uint8_t)(EMU_FLOW_EGRESS_TABLE + t) : t;
+}
+
+/*
+ * create_leftovers_rule() and create_sniffer_rule() of mlx5's fs.c
+ * build the match themselves: the rule's own specs and actions, which
+ * uverbs checked, are not used; a
+ * default rule is the leftovers table's entry for multicast destinations
+ * (the MAC's group bit), and for ALL_DEFAULT the one for unicast too, so
+ * every frame; a sniffer rule matches every frame.  Each rule of a kind
+ * joins its entry: one frame, one copy to each of their QPs.
+ */
+static void take_builtin_match(struct emu_flow *r)
+{
+	r->drop = false;
+	r->has_tag = false;
+	r->dont_trap = false;
+	r->nspecs = 0;
+	memset(r->spec, 0, sizeof(r->spec));
+	if (r->type == IBV_FLOW_ATTR_MC_DEFAULT) {
+		r->nspecs = 1;
+		r->spec[0].type = IBV_FLOW_SPEC_ETH;
+		r->spec[0].v.eth.dst_mac[0] = 1;
+		r->spec[0].m.eth.dst_mac[0] = 1;
+	}
 }
 
 /*
@@ -334,22 +365,40 @@ int emu_cmd_create_flow(struct emu_cmd *c)
 	if ((fa->flags & IBV_FLOW_ATTR_FLAGS_EGRESS) &&
 	    (fa->type == IBV_FLOW_ATTR_ALL_DEFAULT || fa->type == IBV_FLOW_ATTR_MC_DEFAULT))
 		goto fail;
-	ret = EOPNOTSUPP;
-	if (qp->type != IBV_QPT_RAW_PACKET || fa->type != IBV_FLOW_ATTR_NORMAL ||
-	    (fa->flags & IBV_FLOW_ATTR_FLAGS_EGRESS))
-		goto fail;	/* IPoIB underlay, default and sniffer rules, egress */
-	ret = EINVAL;
-	if (!ethertype_agrees(r))
-		goto fail;
-	if ((ret = mlx5_specs(r)))
-		goto fail;
-	ret = EINVAL;
-	if (r->has_tag && r->tag >> 24)
-		goto fail;	/* parse_flow_attr(): a flow tag has 24 bits */
-	if (!qp->rq_wqe_cnt && !qp->rss_tbl)
-		goto fail;	/* no TIR to steer to */
+	r->type = fa->type;
+	r->egress = fa->flags & IBV_FLOW_ATTR_FLAGS_EGRESS;
+	r->port = fa->port;
 	r->priority = fa->priority;
 	r->dont_trap = fa->flags & IBV_FLOW_ATTR_FLAGS_DONT_TRAP;
+	ret = EOPNOTSUPP;
+	if (qp->type != IBV_QPT_RAW_PACKET)
+		goto fail;	/* IPoIB underlay QPs only */
+	/*
+	 * get_flow_table(): a type it has no namespace for; the sniffer's
+	 * egress form would be a sniffer table forwarding to the port, which
+	 * the model leaves out.
+	 */
+	if (fa->type > IBV_FLOW_ATTR_SNIFFER || (fa->type == IBV_FLOW_ATTR_SNIFFER && r->egress))
+		goto fail;
+	if (fa->type == IBV_FLOW_ATTR_NORMAL) {
+		ret = EINVAL;
+		if (!ethertype_agrees(r))
+			goto fail;
+		if ((ret = mlx5_specs(r)))
+			goto fail;
+		ret = EINVAL;
+		if (r->has_tag && r->tag >> 24)
+			goto fail;	/* parse_flow_attr(): a flow tag has 24 bits */
+	} else {
+		take_builtin_match(r);
+	}
+	/*
+	 * A receive rule's destination is the QP's TIR; an egress rule's is
+	 * the port (mlx5_ib_create_flow()), so it needs no receive queue.
+	 */
+	ret = EINVAL;
+	if (!r->egress && !qp->rq_wqe_cnt && !qp->rss_tbl)
+		goto fail;	/* no TIR to steer to */
 	ret = EEXIST;
 	if (conflicts_with_entry(r))
 		goto fail;

@@ -392,6 +392,8 @@ enum { EMU_DC_NONE, EMU_DC_DCI, EMU_DC_DCT };
  * request selected and its Toeplitz key, as the TIR context holds them.
  */
 #define EMU_RSS_KEY_LEN		40
+/* a ConnectX-6's log_max_rqt_size: an indirection table's entries at most */
+#define EMU_RSS_MAX_RQT_SIZE	(1u << 11)
 struct emu_rss_tir {
 	uint32_t		tirn;
 	uint64_t		fields;
@@ -555,15 +557,32 @@ struct emu_flow_spec {
 
 struct emu_flow_matcher;	/* flow_matcher.c's */
 
+/*
+ * The flow tables mlx5 puts a rule in, numbered in the order the rules
+ * are kept (flow.c): the NIC's receive tables, the bypass namespace's 16
+ * priorities of two tables each and its multicast table, then the
+ * leftovers table; the sniffer's; the egress namespace's tables, laid
+ * out as the bypass namespace's.
+ */
+enum {
+	EMU_FLOW_MCAST_TABLE	= 32,	/* MLX5_IB_FLOW_MCAST_PRIO */
+	EMU_FLOW_LEFTOVERS_TABLE,	/* MLX5_FLOW_NAMESPACE_LEFTOVERS */
+	EMU_FLOW_SNIFFER_TABLE,		/* MLX5_FLOW_NAMESPACE_SNIFFER_RX and _TX */
+	EMU_FLOW_EGRESS_TABLE,		/* MLX5_FLOW_NAMESPACE_EGRESS's first */
+};
+
 struct emu_flow {
 	struct emu_obj		obj;
-	struct emu_qp		*qp;		/* a raw packet QP with an RQ */
+	struct emu_qp		*qp;		/* a raw packet QP (with an RQ, but egress) */
+	enum ibv_flow_attr_type	type;		/* NORMAL, the defaults, SNIFFER */
+	bool			egress;		/* IBV_FLOW_ATTR_FLAGS_EGRESS */
+	uint8_t			port;		/* the rule's port (an egress rule's) */
 	uint16_t		priority;	/* lower first */
 	bool			dont_trap;	/* the frame goes on to later tables */
 	bool			drop;		/* IBV_FLOW_SPEC_ACTION_DROP: to no QP */
 	bool			has_tag;	/* IBV_FLOW_SPEC_ACTION_TAG: */
 	uint32_t		tag;		/* its frames' CQEs carry this tag */
-	uint8_t			table;		/* mlx5's bypass table, tried in order */
+	uint8_t			table;		/* EMU_FLOW_*_TABLE, or a bypass table */
 	unsigned		nspecs;
 	struct emu_flow_spec	spec[8];	/* IB_FLOW_SPEC_SUPPORT_LAYERS */
 	struct emu_flow_matcher	*matcher;	/* mlx5dv_create_flow()'s, or NULL */

@@ -26,11 +26,10 @@
 
 /*
  * A ConnectX-6's general caps for the objects an RSS QP uses, as
- * `ibv_devinfo -v` shows them: log_max_rqt 20, log_max_rqt_size 11,
- * log_max_rq 23.
+ * `ibv_devinfo -v` shows them: log_max_rqt 20, log_max_rqt_size 11
+ * (EMU_RSS_MAX_RQT_SIZE, which wq.c enforces), log_max_rq 23.
  */
 #define RSS_MAX_RQTS		(1u << 20)
-#define RSS_MAX_RQT_SIZE	(1u << 11)
 #define RSS_MAX_RQS		(1u << 23)
 
 /*
@@ -160,7 +159,7 @@ void emu_rss_caps(struct ib_uverbs_ex_query_device_resp *r, struct mlx5_ib_rss_c
 {
 	r->rss_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
 	r->rss_caps.max_rwq_indirection_tables = RSS_MAX_RQTS;
-	r->rss_caps.max_rwq_indirection_table_size = RSS_MAX_RQT_SIZE;
+	r->rss_caps.max_rwq_indirection_table_size = EMU_RSS_MAX_RQT_SIZE;
 	r->max_wq_type_rq = RSS_MAX_RQS;
 	drv->rx_hash_function = MLX5_RX_HASH_FUNC_TOEPLITZ;
 	drv->rx_hash_fields_mask = RSS_IPV4 | RSS_IPV6 | RSS_TCP | RSS_UDP;

@@ -246,9 +246,15 @@ int emu_cmd_create_rwq_ind_tbl(struct emu_cmd *c)
 	for (uint32_t i = 0; i < n; i++)
 		if (!emu_obj_get_locked(c->ctx, cmd->wq_handles[i], EMU_OBJ_WQ))
 			return EINVAL;
-	/* mlx5_ib_create_rwq_ind_table(): a driver request of zeros only */
+	/*
+	 * mlx5_ib_create_rwq_ind_table(): a driver request of zeros only, and
+	 * no more entries than the device's RQT takes (log_max_rqt_size,
+	 * the max_rwq_indirection_table_size of rss_caps)
+	 */
 	if (!drv_tail_clear(c, 0))
 		return EOPNOTSUPP;
+	if (n > EMU_RSS_MAX_RQT_SIZE)
+		return EINVAL;
 
 	t = emu_obj_alloc(c->ctx, EMU_OBJ_RWQ_IND_TBL, sizeof(*t) + n * sizeof(t->wq[0]), 0);
 	if (!t)

@@ -8,7 +8,8 @@
  * uverbs' (EPERM, EINVAL for sizes, reserved fields and non-raw QPs),
  * mlx5's (ENOMEM for a priority past the last, EOPNOTSUPP for fields
  * it cannot match, EINVAL for an EtherType the IP spec contradicts); a
- * QP with rules cannot be destroyed (EBUSY).
+ * QP with rules cannot be destroyed (EBUSY).  The leftovers, sniffer and
+ * egress rules.
  */
 #include <linux/capability.h>
 #include <sys/syscall.h>
@@ -443,8 +444,8 @@ Test(raw_flow, refusals)
 	c.core.flow_attr.priority = 16;
 	cr_expect_eq(flow_write(&c, &r), ENOMEM, "past MLX5_IB_FLOW_LAST_PRIO");
 	flow_cmd_init(&c, qp[1]);
-	c.core.flow_attr.type = IBV_FLOW_ATTR_SNIFFER;
-	cr_expect_eq(flow_write(&c, &r), EOPNOTSUPP, "a sniffer rule");
+	c.core.flow_attr.type = IBV_FLOW_ATTR_SNIFFER + 1;
+	cr_expect_eq(flow_write(&c, &r), EOPNOTSUPP, "a type mlx5 has no table for");
 	flow_cmd_init(&c, qp[1]);
 	c.core.flow_attr.port = 9;
 	cr_expect_eq(flow_write(&c, &r), EINVAL, "no such port");
@@ -781,6 +782,198 @@ Test(raw_flow, a_drop_rule_drops)
 	c.ip.size = sizeof(struct ib_uverbs_flow_spec_action_drop) + 8;
 	c.core.flow_attr.size = sizeof(c.eth) + c.ip.size;
 	cr_expect_eq(flow_write(&c, &r), EINVAL, "a drop spec of 16 bytes");
+}
+
+/* A rule of type for QP i with no specs of its own. */
+static struct ibv_flow *flow_of_type(struct ibv_qp *q, enum ibv_flow_attr_type type,
+				     uint16_t priority, uint32_t flags)
+{
+	struct ibv_flow_attr a = { .type = type, .size = sizeof(a), .priority = priority,
+				   .port = 1, .flags = flags };
+
+	return ibv_create_flow(q, &a);
+}
+
+/*
+ * The leftovers rules (create_leftovers_rule() of mlx5's fs.c, in the
+ * leftovers namespace after the bypass tables): ALL_DEFAULT takes every
+ * frame no table trapped, MC_DEFAULT the multicast ones; rules of one
+ * kind share their entry, so each QP takes its copy, once.  A frame a
+ * rule traps, or a drop rule drops, never reaches them; one a DONT_TRAP
+ * rule copies does.  Here no kernel netdev takes frames before them.
+ */
+Test(raw_flow, the_default_rules_take_what_no_rule_trapped)
+{
+	static const uint8_t mcast[6] = { 0x01, 0x00, 0x5e, 0, 0, 1 };
+	struct ibv_flow *all = flow_of_type(qp[1], IBV_FLOW_ATTR_ALL_DEFAULT, 0, 0);
+	struct ibv_flow *mc = flow_of_type(qp[2], IBV_FLOW_ATTR_MC_DEFAULT, 0, 0);
+	struct ibv_flow *mc1 = flow_of_type(qp[1], IBV_FLOW_ATTR_MC_DEFAULT, 0, 0);
+	struct ibv_flow *rule;
+
+	cr_assert(all && mc && mc1, "%s", strerror(errno));
+	send_to_1_and_2(7, 70);
+	expect_frame(1, 70);
+	dt_poll_none(cq[2], 100);
+	dt_poll_none(cq[1], 0);
+
+	post_recv(1);
+	make_frame(mcast, 7, 70);
+	send_frame(70);
+	expect_frame(1, 70);
+	expect_frame(2, 70);
+	dt_poll_none(cq[1], 100);
+
+	/* a rule that traps takes the frame from the leftovers; DONT_TRAP copies it */
+	rule = flow_to(2, 4, 0, 0);
+	cr_assert(rule, "%s", strerror(errno));
+	send_to_1_and_2(7, 70);
+	expect_frame(2, 70);
+	dt_poll_none(cq[1], 100);
+	cr_assert_eq(ibv_destroy_flow(rule), 0);
+	rule = flow_to(2, 4, IBV_FLOW_ATTR_FLAGS_DONT_TRAP, 0);
+	cr_assert(rule, "%s", strerror(errno));
+	post_recv(2);
+	send_frame(70);
+	expect_frame(2, 70);
+	expect_frame(1, 70);
+	cr_assert_eq(ibv_destroy_flow(rule), 0);
+	cr_assert_eq(ibv_destroy_flow(mc1), 0);
+	cr_assert_eq(ibv_destroy_flow(mc), 0);
+	cr_assert_eq(ibv_destroy_flow(all), 0);
+}
+
+/*
+ * The sniffer rule (create_sniffer_rule(): the SNIFFER_RX and SNIFFER_TX
+ * tables, one entry matching everything) gives its QP a copy of each
+ * frame the function sends and one of each it receives: a frame looped
+ * back is both, so two copies, whatever the receive rules do to it.
+ */
+Test(raw_flow, a_sniffer_sees_each_frame_sent_and_received)
+{
+	struct ibv_flow *sniff = flow_of_type(qp[2], IBV_FLOW_ATTR_SNIFFER, 0, 0);
+	struct ibv_flow *rule = flow_to(1, 0, 0, 0);
+
+	cr_assert(sniff && rule, "%s", strerror(errno));
+	post_recv(2);
+	send_to_1_and_2(7, 90);
+	expect_frame(1, 90);
+	expect_frame(2, 90);
+	expect_frame(2, 90);
+	dt_poll_none(cq[2], 100);
+	cr_assert_eq(ibv_destroy_flow(rule), 0);
+
+	/* a frame no rule takes, and one a drop rule drops: the sniffer still sees them */
+	rule = action_flow_to(qp[1], 0, NULL);
+	cr_assert(rule, "%s", strerror(errno));
+	for (int i = 0; i < 4; i++)
+		post_recv(2);
+	make_frame(mac_a, 7, 90);
+	send_frame(90);
+	expect_frame(2, 90);
+	expect_frame(2, 90);
+	make_frame(mac_b, 7, 90);
+	send_frame(90);
+	expect_frame(2, 90);
+	expect_frame(2, 90);
+	dt_poll_none(cq[1], 100);
+	cr_assert_eq(ibv_destroy_flow(rule), 0);
+	cr_assert_eq(ibv_destroy_flow(sniff), 0);
+}
+
+/* An egress rule for frames to mac_b, dropping them with drop. */
+static struct ibv_flow *egress_to(struct ibv_qp *q, bool drop)
+{
+	struct {
+		struct ibv_flow_attr		attr;
+		struct ibv_flow_spec_eth	eth;
+		struct ibv_flow_spec_action_drop drop;
+	} f = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .num_of_specs = drop ? 2 : 1,
+			  .port = 1, .flags = IBV_FLOW_ATTR_FLAGS_EGRESS },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(f.eth) },
+		.drop = { .type = IBV_FLOW_SPEC_ACTION_DROP, .size = sizeof(f.drop) },
+	};
+
+	f.attr.size = (uint16_t)(sizeof(f.attr) + sizeof(f.eth) + (drop ? sizeof(f.drop) : 0));
+	memcpy(f.eth.val.dst_mac, mac_b, 6);
+	memset(f.eth.mask.dst_mac, 0xff, 6);
+	return ibv_create_flow(q, &f.attr);
+}
+
+/*
+ * Egress rules (IBV_FLOW_ATTR_FLAGS_EGRESS) are mlx5's NIC TX tables:
+ * without a flow action mlx5_ib_create_flow() takes them (is_valid_spec()
+ * holds for a rule that is not IPsec) and they let what they match out
+ * (MLX5_FLOW_CONTEXT_ACTION_ALLOW); with a drop spec what they match is
+ * not sent, though its send WQE completes.  Their destination is the
+ * port: a QP without a receive queue may have one, not the default rules.
+ */
+Test(raw_flow, an_egress_rule_lets_out_or_drops)
+{
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_RAW_PACKET, .comp_mask = IBV_QP_INIT_ATTR_PD, .pd = pd,
+		.send_cq = cq[0], .recv_cq = cq[0],
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+	};
+	struct ibv_qp *send_only = ibv_create_qp_ex(ctx, &ia);
+	struct ibv_flow *rule = flow_to(1, 0, 0, 0), *out = egress_to(qp[0], false);
+	struct ibv_flow *f;
+
+	cr_assert(send_only && rule && out, "%s", strerror(errno));
+	post_recv(1);
+	make_frame(mac_b, 7, 80);
+	send_frame(80);
+	expect_frame(1, 80);
+	cr_assert_eq(ibv_destroy_flow(out), 0);
+
+	out = egress_to(qp[0], true);
+	cr_assert(out, "%s", strerror(errno));
+	post_recv(1);
+	send_frame(80);
+	dt_poll_none(cq[1], 100);
+	cr_assert_eq(ibv_destroy_flow(out), 0);
+	send_frame(80);
+	expect_frame(1, 80);
+
+	f = egress_to(send_only, true);
+	cr_expect(f, "an egress rule on a QP without a receive queue: %s", strerror(errno));
+	if (f)
+		cr_assert_eq(ibv_destroy_flow(f), 0);
+	errno = 0;
+	cr_expect_null(flow_of_type(send_only, IBV_FLOW_ATTR_SNIFFER, 0, 0));
+	cr_expect_eq(errno, EINVAL, "a sniffer rule needs a TIR: %s", strerror(errno));
+	cr_assert_eq(ibv_destroy_flow(rule), 0);
+	cr_assert_eq(ibv_destroy_qp(send_only), 0);
+}
+
+/*
+ * What the kernel refuses of the default and sniffer rules: DONT_TRAP on
+ * a default rule (uverbs), a priority past the last (ENOMEM), a default
+ * rule that is egress (EINVAL).  A default rule's specs are not used
+ * (create_leftovers_rule() builds its own), so a field mlx5 cannot match
+ * there is no refusal.
+ */
+Test(raw_flow, default_and_sniffer_refusals)
+{
+	struct ib_uverbs_create_flow_resp r;
+	struct flow_cmd c;
+
+	errno = 0;
+	cr_expect_null(flow_of_type(qp[1], IBV_FLOW_ATTR_ALL_DEFAULT, 0,
+				    IBV_FLOW_ATTR_FLAGS_DONT_TRAP));
+	cr_expect_eq(errno, EINVAL, "%s", strerror(errno));
+	errno = 0;
+	cr_expect_null(flow_of_type(qp[1], IBV_FLOW_ATTR_SNIFFER, 16, 0));
+	cr_expect_eq(errno, ENOMEM, "%s", strerror(errno));
+	errno = 0;
+	cr_expect_null(flow_of_type(qp[1], IBV_FLOW_ATTR_MC_DEFAULT, 0,
+				    IBV_FLOW_ATTR_FLAGS_EGRESS));
+	cr_expect_eq(errno, EINVAL, "%s", strerror(errno));
+	flow_cmd_init(&c, qp[1]);
+	c.core.flow_attr.type = IBV_FLOW_ATTR_MC_DEFAULT;
+	c.ip.mask.ttl = 0xff;
+	cr_expect_eq(flow_write(&c, &r), 0, "the specs of a default rule are not used");
+	cr_assert_eq(destroy_flow_handle(r.flow_handle), 0);
 }
 
 /*

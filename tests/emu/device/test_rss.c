@@ -150,33 +150,50 @@ static struct ibv_qp *rss_qp(struct ibv_rwq_ind_table *t, uint64_t fields, struc
 	return qp;
 }
 
-/* A 64-byte TCP/IPv4 frame of Microsoft's example v to mac_b, at f. */
-static void vec_frame(const struct ms_vec *v, uint8_t *f)
+/*
+ * A 64-byte IPv4 frame at f to mac_b from src to dst of protocol proto,
+ * whose L4 header opens with the 4 bytes of l4 (TCP's ports, ESP's SPI).
+ */
+static void ipv4_frame(uint8_t *f, const uint8_t src[4], const uint8_t dst[4], uint8_t proto,
+		       uint32_t l4)
 {
 	memset(f, 0, 64);
 	memcpy(f, mac_b, 6);
 	f[6] = 0x02;
 	f[12] = 0x08;				/* IPv4 */
 	f[14] = 0x45;
-	f[14 + 9] = 6;				/* TCP */
-	memcpy(f + 14 + 12, v->src, 4);
-	memcpy(f + 14 + 16, v->dst, 4);
-	f[34] = (uint8_t)(v->sport >> 8);
-	f[35] = (uint8_t)v->sport;
-	f[36] = (uint8_t)(v->dport >> 8);
-	f[37] = (uint8_t)v->dport;
+	f[14 + 9] = proto;
+	memcpy(f + 14 + 12, src, 4);
+	memcpy(f + 14 + 16, dst, 4);
+	f[34] = (uint8_t)(l4 >> 24);
+	f[35] = (uint8_t)(l4 >> 16);
+	f[36] = (uint8_t)(l4 >> 8);
+	f[37] = (uint8_t)l4;
 }
 
-static void send_vec(const struct ms_vec *v)
+/* Microsoft's example v as a TCP/IPv4 frame at f. */
+static void vec_frame(const struct ms_vec *v, uint8_t *f)
+{
+	ipv4_frame(f, v->src, v->dst, 6, (uint32_t)v->sport << 16 | v->dport);
+}
+
+/* Such a frame, sent. */
+static void send_ipv4(const uint8_t src[4], const uint8_t dst[4], uint8_t proto, uint32_t l4)
 {
 	uint8_t *f = buf + NWQ * 2048;
 	struct ibv_sge sge = { (uintptr_t)f, 64, mr->lkey };
 	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
 				  .send_flags = IBV_SEND_SIGNALED };
 
-	vec_frame(v, f);
+	ipv4_frame(f, src, dst, proto, l4);
 	dt_post(sender, &wr);
 	cr_assert_eq(dt_poll1(scq).status, IBV_WC_SUCCESS);
+}
+
+/* A TCP/IPv4 frame of Microsoft's example v, sent to mac_b. */
+static void send_vec(const struct ms_vec *v)
+{
+	send_ipv4(v->src, v->dst, 6, (uint32_t)v->sport << 16 | v->dport);
 }
 
 static void post_wq_recv(int i)
@@ -428,4 +445,59 @@ Test(rss_traffic, ports_of_another_protocol_are_left_out)
 {
 	check_hashes(IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_PORT_UDP |
 		     IBV_RX_HASH_DST_PORT_UDP, false);
+}
+
+/* Toeplitz with Microsoft's key over n bytes, bit by bit as its specification writes it. */
+static uint32_t toeplitz(const uint8_t *in, size_t n)
+{
+	uint32_t hash = 0;
+
+	for (size_t bit = 0; bit < n * 8; bit++) {
+		uint32_t window = 0;
+
+		for (size_t k = 0; k < 32; k++)
+			window = window << 1 | (ms_key[(bit + k) / 8] >> (7 - (bit + k) % 8) & 1u);
+		if (in[bit / 8] >> (7 - bit % 8) & 1)
+			hash ^= window;
+	}
+	return hash;
+}
+
+/*
+ * IBV_RX_HASH_IPSEC_SPI selects the TIR's MLX5_HASH_FIELD_SEL_IPSEC_SPI
+ * (create_rss_raw_qp_tir()): the SPI of an ESP header is hashed after the
+ * addresses, where the ports would be, so ESP frames of one pair of
+ * addresses spread by SPI over a table of the 8 WQs.
+ */
+Test(rss_traffic, the_ipsec_spi_is_hashed_after_the_addresses)
+{
+	struct ibv_rwq_ind_table *t = ibv_create_rwq_ind_table(ctx,
+		&(struct ibv_rwq_ind_table_init_attr){ .log_ind_tbl_size = 3, .ind_tbl = wq });
+	struct ibv_flow *fl;
+	struct ibv_qp *qp;
+	unsigned seen = 0;
+
+	cr_assert(t, "%s", strerror(errno));
+	qp = rss_qp(t, IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_IPSEC_SPI, &fl);
+	for (uint32_t spi = 0x100; spi < 0x110; spi++) {
+		uint8_t in[12] = { [8] = (uint8_t)(spi >> 24), (uint8_t)(spi >> 16),
+				   (uint8_t)(spi >> 8), (uint8_t)spi };
+		uint32_t want;
+		struct ibv_wc wc;
+
+		memcpy(in, ms_vec[0].src, 4);
+		memcpy(in + 4, ms_vec[0].dst, 4);
+		want = toeplitz(in, sizeof(in)) & 7;
+		post_wq_recv((int)want);
+		send_ipv4(ms_vec[0].src, ms_vec[0].dst, 50, spi);	/* ESP */
+		wc = dt_poll1(rcq);
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "SPI %#x: %s", spi,
+			     ibv_wc_status_str(wc.status));
+		cr_expect_eq(wc.wr_id, want, "SPI %#x: WQ %" PRIu64 ", not %u", spi, wc.wr_id, want);
+		seen |= 1u << want;
+	}
+	cr_expect_gt(__builtin_popcount(seen), 1, "the SPI spreads the frames");
+	cr_assert_eq(ibv_destroy_flow(fl), 0);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+	cr_assert_eq(ibv_destroy_rwq_ind_table(t), 0);
 }

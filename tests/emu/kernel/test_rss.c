@@ -141,6 +141,33 @@ Test(rss, caps)
 	cr_expect_eq(ax.max_wq_type_rq, 1u << 23);
 }
 
+/*
+ * A table takes at most 2^log_max_rqt_size entries, the
+ * max_rwq_indirection_table_size the caps report: mlx5_ib_create_rwq_ind_table()
+ * refuses more (EINVAL), though uverbs would take up to 2^13.
+ */
+Test(rss, a_table_past_the_caps_size_is_refused)
+{
+	static struct ibv_wq *ents[1u << 12];
+	struct ibv_device_attr_ex ax;
+	struct ibv_rwq_ind_table *t;
+
+	cr_assert_eq(ibv_query_device_ex(ctx, NULL, &ax), 0);
+	for (size_t i = 0; i < sizeof(ents) / sizeof(ents[0]); i++)
+		ents[i] = wqs[i % 2];
+	t = ibv_create_rwq_ind_table(ctx, &(struct ibv_rwq_ind_table_init_attr){
+		.log_ind_tbl_size = 11, .ind_tbl = ents });
+	cr_assert(t, "%s", strerror(errno));
+	cr_expect_eq(1u << 11, ax.rss_caps.max_rwq_indirection_table_size);
+	cr_assert_eq(ibv_destroy_rwq_ind_table(t), 0);
+	t = ibv_create_rwq_ind_table(ctx, &(struct ibv_rwq_ind_table_init_attr){
+		.log_ind_tbl_size = 12, .ind_tbl = ents });
+	cr_expect_null(t, "2^12 entries, past the caps");
+	cr_expect_eq(errno, EINVAL, "%s", strerror(errno));
+	if (t)
+		cr_assert_eq(ibv_destroy_rwq_ind_table(t), 0);
+}
+
 /* Toeplitz, with the TIR's 40-byte key, is the one hash function. */
 Test(rss, toeplitz_with_a_40_byte_key_only)
 {
