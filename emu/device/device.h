@@ -979,6 +979,15 @@ struct eth_hdrs {
 	uint8_t		proto;		/* its L4 protocol */
 	const uint8_t	*l4;		/* 4 bytes of ports, or NULL */
 };
+void dev_eth_parse(const uint8_t *frame, uint32_t len, struct eth_hdrs *h);
+bool dev_eth_rule_matches(const struct emu_flow *r, const struct eth_hdrs *h);
+/*
+ * reformat.c: a frame a raw QP sends, through the NIC TX table of its
+ * function: its new length, with room for EMU_REFORMAT_MAX_DATA more bytes
+ * at frame; the offset of a VXLAN frame's inner frame, or 0
+ */
+uint32_t dev_eth_egress(const struct emu_qp *from, uint8_t *frame, uint32_t len);
+uint32_t dev_eth_decap_offset(const struct eth_hdrs *h, const uint8_t *frame, uint32_t len);
 /* rss.c: Toeplitz over n bytes with a 40-byte key; a frame an RSS QP takes */
 uint32_t dev_toeplitz(const uint8_t *key, const uint8_t *in, size_t n);
 void dev_rss_receive(const struct emu_qp *qp, const struct emu_flow *entry,

@@ -17,7 +17,7 @@
 
 #include "device.h"
 
-static void parse(const uint8_t *f, uint32_t len, struct eth_hdrs *h)
+void dev_eth_parse(const uint8_t *f, uint32_t len, struct eth_hdrs *h)
 {
 	uint32_t off = 12;
 
@@ -113,7 +113,7 @@ static bool spec_matches(const struct emu_flow_spec *s, const struct eth_hdrs *h
 	}
 }
 
-static bool rule_matches(const struct emu_flow *r, const struct eth_hdrs *h)
+bool dev_eth_rule_matches(const struct emu_flow *r, const struct eth_hdrs *h)
 {
 	for (unsigned i = 0; i < r->nspecs; i++)
 		if (!spec_matches(&r->spec[i], h))
@@ -228,10 +228,23 @@ static bool rule_of_port(const struct emu_flow *r, const struct emu_qp *from)
 	       (r->qp->rss_tbl || r->qp->attr.port_num == from->attr.port_num);
 }
 
-/* The frame into the rule's QP, or through an RSS QP's table into a WQ. */
+/*
+ * The frame into the rule's QP, or through an RSS QP's table into a WQ;
+ * an entry that decaps gives the tunnel's inner frame, hashed on its own
+ * headers.
+ */
 static void take(struct emu_qp *qp, const struct emu_flow *entry, const struct eth_hdrs *h,
 		 const uint8_t *frame, uint32_t len)
 {
+	struct eth_hdrs inner;
+	uint32_t off;
+
+	if (entry->decap && (off = dev_eth_decap_offset(h, frame, len))) {
+		frame += off;
+		len -= off;
+		dev_eth_parse(frame, len, &inner);
+		h = &inner;
+	}
 	if (qp->rss_tbl)
 		dev_rss_receive(qp, entry, h, frame, len);
 	else
@@ -253,7 +266,7 @@ void dev_eth_steer(const struct emu_qp *from, const uint8_t *frame, uint32_t len
 	bool taken = false;
 
 	wire_stats.eth_frames++;
-	parse(frame, len, &h);
+	dev_eth_parse(frame, len, &h);
 	for (const struct emu_flow *r = emu_flows_locked(); r; r = r->next) {
 		if (entry && r->table != entry->table) {
 			if (!entry->dont_trap)
@@ -268,7 +281,7 @@ void dev_eth_steer(const struct emu_qp *from, const uint8_t *frame, uint32_t len
 				take(r->qp, entry, &h, frame, len);
 			continue;
 		}
-		if (!rule_matches(r, &h))
+		if (!dev_eth_rule_matches(r, &h))
 			continue;
 		entry = r;
 		taken = true;

@@ -937,13 +937,14 @@ static bool emit_entry(struct dev_qp *dq, struct dev_ent *e)
 
 /*
  * A raw packet QP's frame, gathered as the NIC does (the inline header,
- * then the gather list) and handed to its receive steering (eth.c), which
- * the mlx5 driver's local loopback turns every frame to.  0 or the
+ * then the gather list), through the function's NIC TX table, which may
+ * encapsulate it (reformat.c), and handed to its receive steering (eth.c),
+ * which the mlx5 driver's local loopback turns every frame to.  0 or the
  * syndrome of its CQE: memory gone since the WQE was parsed.
  */
 static uint8_t raw_send(struct dev_qp *dq, const struct dev_ent *e)
 {
-	static uint8_t frame[DEV_ETH_MAX_FRAME];
+	static uint8_t frame[EMU_REFORMAT_MAX_DATA + DEV_ETH_MAX_FRAME];
 	struct dev_wqe w;
 	struct dev_sgl sgl;
 
@@ -955,7 +956,7 @@ static uint8_t raw_send(struct dev_qp *dq, const struct dev_ent *e)
 	memcpy(frame, w.buf + w.eth_inl_off, w.eth_inl);
 	if (!dev_sgl_copy_out(&sgl, 0, frame + w.eth_inl, (uint32_t)sgl.total))
 		return RF_CQE_SYNDROME_LOCAL_PROT_ERR;
-	dev_eth_steer(dq->qp, frame, e->byte_len);
+	dev_eth_steer(dq->qp, frame, dev_eth_egress(dq->qp, frame, e->byte_len));
 	return 0;
 }
 
