@@ -244,6 +244,8 @@ static int flow_actions(const struct emu_ioc *b, const struct emu_flow_matcher *
 
 	if (!arr)
 		return 0;
+	if (arr->len % sizeof(handles[0]))
+		return EINVAL;		/* uverbs_process_idrs_array(): whole handles */
 	if ((ret = emu_ioc_copy_from(b, MLX5_IB_ATTR_CREATE_FLOW_ARR_FLOW_ACTIONS, handles,
 				     sizeof(handles))))
 		return ret;
