@@ -153,7 +153,7 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define FT_NIC_TX(off, bits)	F(0x800 + (off), bits)
 #define FT_PROP_REFORMAT	0x07
 #define FT_PROP_DECAP		0x08
-/* log_max_packet_reformat_context of a ConnectX-6; the model does not count them */
+/* log_max_packet_reformat_context: 2^16 contexts, which the model does not count */
 #define FT_LOG_MAX_REFORMAT_CTX	16
 
 /* create_mkey_in and its mkey context (mkc) at bit 0x80 */
