@@ -974,8 +974,11 @@ static inline uint32_t dev_umr_access(uint8_t acc)
 	       (acc & (1 << 4) ? IBV_ACCESS_REMOTE_READ : 0) |
 	       (acc & (1 << 3) ? IBV_ACCESS_LOCAL_WRITE : 0);
 }
-/* eth.c: a frame a raw packet QP sent, to the flow rules of its port */
-void dev_eth_steer(const struct emu_qp *from, const uint8_t *frame, uint32_t len);
+/*
+ * eth.c: a frame a raw packet QP sent, len bytes at frame with room for
+ * EMU_REFORMAT_MAX_DATA more, to the flow rules of its port
+ */
+void dev_eth_steer(const struct emu_qp *from, uint8_t *frame, uint32_t len);
 /* The headers of a frame, as far as it has them (eth.c parses them). */
 struct eth_hdrs {
 	const uint8_t	*mac;		/* 14 bytes: dst, src, EtherType */
@@ -988,6 +991,15 @@ struct eth_hdrs {
 	const uint8_t	*l4;		/* 4 bytes of ports, or NULL */
 	const uint8_t	*spi;		/* an ESP or AH header's IPsec SPI, or NULL */
 };
+void dev_eth_parse(const uint8_t *frame, uint32_t len, struct eth_hdrs *h);
+bool dev_eth_rule_matches(const struct emu_flow *r, const struct eth_hdrs *h);
+/*
+ * reformat.c: a's encap pushed in front of the frame (room for a->len more
+ * bytes at frame), its new length; the offset of a VXLAN frame's inner
+ * frame, or 0
+ */
+uint32_t dev_eth_encap(const struct emu_flow_action *a, uint8_t *frame, uint32_t len);
+uint32_t dev_eth_decap_offset(const struct eth_hdrs *h, const uint8_t *frame, uint32_t len);
 /* rss.c: Toeplitz over n bytes with a 40-byte key; a frame an RSS QP takes */
 uint32_t dev_toeplitz(const uint8_t *key, const uint8_t *in, size_t n);
 void dev_rss_receive(const struct emu_qp *qp, const struct emu_flow *entry,

@@ -20,7 +20,7 @@
 
 #include "device.h"
 
-static void parse(const uint8_t *f, uint32_t len, struct eth_hdrs *h)
+void dev_eth_parse(const uint8_t *f, uint32_t len, struct eth_hdrs *h)
 {
 	uint32_t off = 12;
 
@@ -121,7 +121,7 @@ static bool spec_matches(const struct emu_flow_spec *s, const struct eth_hdrs *h
 	}
 }
 
-static bool rule_matches(const struct emu_flow *r, const struct eth_hdrs *h)
+bool dev_eth_rule_matches(const struct emu_flow *r, const struct eth_hdrs *h)
 {
 	for (unsigned i = 0; i < r->nspecs; i++)
 		if (!spec_matches(&r->spec[i], h))
@@ -243,10 +243,23 @@ static bool rule_of_port(const struct emu_flow *r, const struct emu_qp *from)
 	       (r->qp->rss_tbl || r->qp->attr.port_num == from->attr.port_num);
 }
 
-/* The frame into the rule's QP, or through an RSS QP's table into a WQ. */
+/*
+ * The frame into the rule's QP, or through an RSS QP's table into a WQ;
+ * an entry that decaps gives the tunnel's inner frame, hashed on its own
+ * headers.
+ */
 static void take(struct emu_qp *qp, const struct emu_flow *entry, const struct eth_hdrs *h,
 		 const uint8_t *frame, uint32_t len)
 {
+	struct eth_hdrs inner;
+	uint32_t off;
+
+	if (entry->decap && (off = dev_eth_decap_offset(h, frame, len))) {
+		frame += off;
+		len -= off;
+		dev_eth_parse(frame, len, &inner);
+		h = &inner;
+	}
 	if (qp->rss_tbl)
 		dev_rss_receive(qp, entry, h, frame, len);
 	else
@@ -254,32 +267,32 @@ static void take(struct emu_qp *qp, const struct emu_flow *entry, const struct e
 }
 
 /*
- * The egress tables, laid out as the receive ones: in a table the first
- * rule that matches is the frame's entry; a drop entry drops the frame
- * (true), another lets it out, or with DONT_TRAP on to the next table.
- * An egress rule's destination is the port, not its QP: the rules of the
- * sender's device and port apply.
+ * The egress tables (kernel/flow.c), laid out as the receive ones: the
+ * rules of ibv_create_flow() with IBV_FLOW_ATTR_FLAGS_EGRESS, of the
+ * sender's device and port, and the flows of mlx5dv's NIC TX matchers,
+ * of its device.  In a table the first rule that matches is the frame's
+ * entry; DONT_TRAP sends the frame on to the next table.  The entry the
+ * frame ends at (a drop, an encap, or one that lets it out as it is), or
+ * NULL: no rule, out as it is.
  */
-static bool egress_drops(const struct emu_qp *from, const struct eth_hdrs *h)
+static const struct emu_flow *egress_entry(const struct emu_qp *from, const struct eth_hdrs *h)
 {
 	const struct emu_flow *entry = NULL;
 
-	for (const struct emu_flow *r = emu_flows_locked(); r; r = r->next) {
-		if (r->table < EMU_FLOW_EGRESS_TABLE)
-			continue;
+	for (const struct emu_flow *r = emu_egress_flows_locked(); r; r = r->next) {
 		if (entry && r->table != entry->table) {
 			if (!entry->dont_trap)
-				return false;
+				return entry;
 			entry = NULL;
 		}
-		if (entry || r->qp->obj.ctx->dev_index != from->obj.ctx->dev_index ||
-		    r->port != from->attr.port_num || !rule_matches(r, h))
+		if (entry || r->obj.ctx->dev_index != from->obj.ctx->dev_index ||
+		    (r->qp && r->port != from->attr.port_num) || !dev_eth_rule_matches(r, h))
 			continue;
-		if (r->drop)
-			return true;
 		entry = r;
+		if (r->drop)
+			return r;
 	}
-	return false;
+	return entry && !entry->dont_trap ? entry : NULL;
 }
 
 /*
@@ -296,12 +309,12 @@ static bool take_each(uint8_t table, const struct emu_qp *from, const struct eth
 	for (const struct emu_flow *r = emu_flows_locked(); r; r = r->next) {
 		bool fed = false;
 
-		if (r->table != table || !rule_of_port(r, from) || !rule_matches(r, h))
+		if (r->table != table || !rule_of_port(r, from) || !dev_eth_rule_matches(r, h))
 			continue;
 		taken = true;
 		for (const struct emu_flow *q = emu_flows_locked(); q != r; q = q->next)
 			fed |= q->table == table && q->qp == r->qp && rule_of_port(q, from) &&
-			       rule_matches(q, h);
+			       dev_eth_rule_matches(q, h);
 		if (!fed && tir_takes(r->qp, from, frame))
 			take(r->qp, r, h, frame, len);
 	}
@@ -337,7 +350,7 @@ static bool bypass_traps(const struct emu_qp *from, const struct eth_hdrs *h,
 				take(r->qp, entry, h, frame, len);
 			continue;
 		}
-		if (!rule_matches(r, h))
+		if (!dev_eth_rule_matches(r, h))
 			continue;
 		entry = r;
 		*matched = true;
@@ -357,15 +370,22 @@ static bool bypass_traps(const struct emu_qp *from, const struct eth_hdrs *h,
  * namespaces): what the receive rules do to the frame does not change
  * what the sniffer sees.
  */
-void dev_eth_steer(const struct emu_qp *from, const uint8_t *frame, uint32_t len)
+void dev_eth_steer(const struct emu_qp *from, uint8_t *frame, uint32_t len)
 {
+	const struct emu_flow *out;
 	struct eth_hdrs h;
 	bool matched = false;
 
 	wire_stats.eth_frames++;
-	parse(frame, len, &h);
-	if (egress_drops(from, &h))
-		return;
+	dev_eth_parse(frame, len, &h);
+	if ((out = egress_entry(from, &h))) {
+		if (out->drop)
+			return;
+		if (out->reformat) {
+			len = dev_eth_encap(out->reformat, frame, len);
+			dev_eth_parse(frame, len, &h);
+		}
+	}
 	take_each(EMU_FLOW_SNIFFER_TABLE, from, &h, frame, len);
 	take_each(EMU_FLOW_SNIFFER_TABLE, from, &h, frame, len);
 	if (!bypass_traps(from, &h, frame, len, &matched) &&

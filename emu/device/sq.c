@@ -937,13 +937,14 @@ static bool emit_entry(struct dev_qp *dq, struct dev_ent *e)
 
 /*
  * A raw packet QP's frame, gathered as the NIC does (the inline header,
- * then the gather list) and handed to its receive steering (eth.c), which
- * the mlx5 driver's local loopback turns every frame to.  0 or the
+ * then the gather list), through the function's NIC TX table, which may
+ * encapsulate it (reformat.c), and handed to its receive steering (eth.c),
+ * which the mlx5 driver's local loopback turns every frame to.  0 or the
  * syndrome of its CQE: memory gone since the WQE was parsed.
  */
 static uint8_t raw_send(struct dev_qp *dq, const struct dev_ent *e)
 {
-	static uint8_t frame[DEV_ETH_MAX_FRAME];
+	static uint8_t frame[EMU_REFORMAT_MAX_DATA + DEV_ETH_MAX_FRAME];
 	struct dev_wqe w;
 	struct dev_sgl sgl;
 

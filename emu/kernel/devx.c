@@ -141,6 +141,21 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define QOS_PP_MIN_RATE		F(0x60, 32)
 #define QOS_PP_RATE_TABLE_SIZE	F(0x90, 16)
 
+/*
+ * flow_table_nic_cap (op_mod MLX5_CAP_FLOW_TABLE): the packet reformats
+ * (flow_action.c), and the flow_table_prop_layout of the NIC receive and
+ * transmit tables
+ */
+#define FT_ENCAP_GENERAL_HEADER	F(0x020, 1)
+#define FT_LOG_MAX_REFORMAT	F(0x02b, 5)
+#define FT_MAX_ENCAP_HEADER	F(0x036, 10)
+#define FT_NIC_RX(off, bits)	F(0x200 + (off), bits)
+#define FT_NIC_TX(off, bits)	F(0x800 + (off), bits)
+#define FT_PROP_REFORMAT	0x07
+#define FT_PROP_DECAP		0x08
+/* log_max_packet_reformat_context: 2^16 contexts, which the model does not count */
+#define FT_LOG_MAX_REFORMAT_CTX	16
+
 /* create_mkey_in and its mkey context (mkc) at bit 0x80 */
 #define MKC(off, bits)		F(0x80 + (off), bits)
 #define MKC_FREE		MKC(0x01, 1)
@@ -225,7 +240,10 @@ enum {
 enum { STAT_BAD_OP = 0x2, STAT_BAD_PARAM = 0x3, STAT_BAD_RES = 0x5, STAT_LIM = 0x8,
        STAT_NO_RES = 0xf, STAT_BAD_QP_STATE = 0x10, STAT_BAD_OUTP_LEN = 0x51 };
 /* the capability pages (query_hca_cap op_mod >> 1), the general object types */
-enum { CAP_PAGE_GENERAL = 0x0, CAP_PAGE_ODP = 0x2, CAP_PAGE_QOS = 0xc, CAP_PAGE_GENERAL_2 = 0x20 };
+enum {
+	CAP_PAGE_GENERAL = 0x0, CAP_PAGE_ODP = 0x2, CAP_PAGE_NIC_FLOW_TABLE = 0x7, CAP_PAGE_QOS = 0xc,
+	CAP_PAGE_GENERAL_2 = 0x20
+};
 enum { OBJ_TYPE_RESERVED_QPN = 0x2c };
 enum { MKC_ACCESS_MODE_KLMS = 0x2 };
 
@@ -368,15 +386,33 @@ static void qos_caps(uint8_t *cap)
 }
 
 /*
+ * The NIC flow table page: the packet reformats mlx5dv offers
+ * (flow_action.c, device/reformat.c): the general encap on transmit (the
+ * L2_TO_L2_TUNNEL the kernel checks encap_general_header for) and the
+ * decap on receive; no L3 tunnels.  The rest reads zeros: the kernel's
+ * and libmlx5's software steering (sw_owner) stays off.
+ */
+static void nic_flow_table_caps(uint8_t *cap)
+{
+	prm_set(cap, FT_ENCAP_GENERAL_HEADER, 1);
+	prm_set(cap, FT_LOG_MAX_REFORMAT, FT_LOG_MAX_REFORMAT_CTX);
+	prm_set(cap, FT_MAX_ENCAP_HEADER, EMU_REFORMAT_MAX_DATA);
+	prm_set(cap, FT_NIC_RX(FT_PROP_REFORMAT, 1), 1);
+	prm_set(cap, FT_NIC_RX(FT_PROP_DECAP, 1), 1);
+	prm_set(cap, FT_NIC_TX(FT_PROP_REFORMAT, 1), 1);
+}
+
+/*
  * QUERY_HCA_CAP: the general device caps the profile sets (the ones the
  * verbs answers derive from, caps.h), the same for op_mod's current and
  * maximum, with the block signature offload the device models (sho and
  * the signature error CQE's domain and type, which libmlx5 44 needs both
  * of, get_hca_sig_caps(); CRC32C beside the basic T10-DIF and CRC32; not
  * CRC64-XP10 nor 4048-byte blocks), one general object type,
- * RESERVED_QPN, with the second general page that bounds it, the ODP page
- * and the QoS page's packet pacing; every other capability page reads
- * zeros, no feature of it present (no steering, no LAG, no crypto).
+ * RESERVED_QPN, with the second general page that bounds it, the ODP page,
+ * the NIC flow table page's packet reformats and the QoS page's packet
+ * pacing; every other capability page reads zeros, no feature of it
+ * present (no eswitch, no LAG, no crypto).
  */
 static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 {
@@ -393,6 +429,8 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 		general_caps_2(cap);
 	if (type == CAP_PAGE_QOS)
 		qos_caps(cap);
+	if (type == CAP_PAGE_NIC_FLOW_TABLE)
+		nic_flow_table_caps(cap);
 	if (type != CAP_PAGE_GENERAL)
 		return 0;
 	prm_set(cap, CAP_LOG_MAX_SRQ_SZ, EMU_CAP(log_max_srq_sz));

@@ -30,10 +30,17 @@
 
 /* every rule of this host, by priority, the oldest first within one */
 static struct emu_flow *flows;
+/* ... of its NIC TX tables (egress rules, mlx5dv's egress flows), by table */
+static struct emu_flow *egress_flows;
 
 const struct emu_flow *emu_flows_locked(void)
 {
 	return flows;
+}
+
+const struct emu_flow *emu_egress_flows_locked(void)
+{
+	return egress_flows;
 }
 
 /*
@@ -277,7 +284,7 @@ bool emu_flows_share_entry(const struct emu_flow *a, const struct emu_flow *b)
 static bool conflicts_with_entry(struct emu_flow *r)
 {
 	r->table = flow_table(r);
-	for (const struct emu_flow *e = flows; e; e = e->next)
+	for (const struct emu_flow *e = r->egress ? egress_flows : flows; e; e = e->next)
 		if (emu_flows_share_entry(e, r))
 			return e->drop != r->drop || (r->has_tag && r->tag != e->tag);
 	return false;
@@ -285,7 +292,7 @@ static bool conflicts_with_entry(struct emu_flow *r)
 
 void emu_flow_insert_locked(struct emu_flow *r)
 {
-	struct emu_flow **pp = &flows;
+	struct emu_flow **pp = r->egress ? &egress_flows : &flows;
 
 	r->table = flow_table(r);
 
@@ -414,14 +421,17 @@ fail:
 
 void emu_flow_destroy_locked(struct emu_flow *r)
 {
-	for (struct emu_flow **pp = &flows; *pp; pp = &(*pp)->next)
+	for (struct emu_flow **pp = r->egress ? &egress_flows : &flows; *pp; pp = &(*pp)->next)
 		if (*pp == r) {
 			*pp = r->next;
 			break;
 		}
-	r->qp->flows--;
+	if (r->qp)
+		r->qp->flows--;
 	if (r->matcher)
 		emu_flow_matcher_put_locked(r->matcher);
+	if (r->reformat)
+		emu_flow_action_put_locked(r->reformat);
 	emu_obj_free_locked(&r->obj);
 }
 
@@ -432,6 +442,7 @@ void emu_flow_destroy_locked(struct emu_flow *r)
 void emu_flow_disown_locked(void)
 {
 	flows = NULL;
+	egress_flows = NULL;
 }
 
 int emu_cmd_destroy_flow(struct emu_cmd *c)

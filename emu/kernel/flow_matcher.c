@@ -7,12 +7,16 @@
  *
  * A matcher holds a mask in the PRM's fte_match_param layout, the
  * match_criteria_enable bits saying which of its sections the device looks
- * at, and a priority; a flow holds a value in the same layout and a QP.
- * The kernel puts such a flow into the same bypass namespace as verbs
- * rules, so the model makes it a rule of flow.c's list, at the matcher's
- * priority, whose one Ethernet spec is the value and mask: the NIC's
- * steering (device/eth.c) tries it among the others.  Destroyed with
- * ibv_destroy_flow(), as any rule.
+ * at, a priority, and its table: the NIC's receive (bypass) namespace or
+ * its transmit (egress) one; a flow holds a value in the same layout, a QP
+ * (receive) or none (egress: to the port), and the flow actions it carries
+ * (flow_action.c).  A receive flow goes into the same bypass namespace as
+ * verbs rules, so the model makes it a rule of flow.c's list, at the
+ * matcher's priority, whose one Ethernet spec is the value and mask: the
+ * NIC's steering (device/eth.c) tries it among the others.  An egress flow
+ * is a rule of flow.c's egress list, which the device tries on every frame
+ * a raw QP of the function sends, before the frame loops back.  Destroyed
+ * with ibv_destroy_flow(), as any rule.
  *
  * Matched: the outer headers' smac, ethertype and dmac (fte_match_set_lyr_
  * 2_4's first 14 bytes).  A mask with a bit set elsewhere in an enabled
@@ -26,19 +30,28 @@
  *                                                       libmlx5 sends only NORMAL)
  *            FT_TYPE with FLOW_FLAGS                    EINVAL
  *            ft_type unknown, or FDB (legacy eswitch)   EINVAL
- *            ft_type NIC_TX, RDMA_RX, RDMA_TX           EOPNOTSUPP (not modelled)
+ *            ft_type RDMA_RX, RDMA_TX                   EOPNOTSUPP (not modelled)
  *            a mask bit in a field not matched          EOPNOTSUPP (not modelled)
  *   flow:    no CAP_NET_RAW                             EPERM
  *            DROP with DEFAULT_MISS, or a QP with flags EINVAL
- *            no QP destination (DEVX, drop, miss)       EOPNOTSUPP (not modelled)
+ *            a QP destination on egress                 EINVAL (get_dests(): no
+ *                                                       TIR in the TX table)
+ *            no QP destination on receive (DEVX, drop,  EOPNOTSUPP (not modelled)
+ *            miss), a DEVX one or a drop on egress
  *            the QP not a raw packet QP                 EINVAL
- *            a flow tag, actions, counters              EOPNOTSUPP (not modelled)
+ *            an action handle of no object              ENOENT
+ *            ... of another object type                 EINVAL
+ *            two reformats, or two decaps               EINVAL (parse_flow_flow_action())
+ *            an action for the other table (an encap    EINVAL (the firmware's
+ *            on receive, a decap on egress)             SET_FLOW_TABLE_ENTRY)
+ *            a flow tag, counters                       EOPNOTSUPP (not modelled)
  *            a value bit outside the mask               EINVAL (fs_core's
  *                                                       check_valid_spec())
  *            priority above 15                          ENOMEM
  *            the QP without an RQ (no TIR)              EINVAL
  *
- * A matcher a flow uses cannot be destroyed (EBUSY, ib_destroy_usecnt()).
+ * A matcher or an action a flow uses cannot be destroyed (EBUSY,
+ * ib_destroy_usecnt()).
  */
 #include <string.h>
 
@@ -59,17 +72,19 @@
 #define OUTER_DMAC		8	/* dmac_47_16, dmac_15_0 */
 #define OUTER_MATCHED		14
 #define FLOW_LAST_PRIO		15	/* MLX5_IB_FLOW_LAST_PRIO */
+#define FLOW_MAX_ACTIONS	2	/* MLX5_IB_CREATE_FLOW_MAX_FLOW_ACTIONS */
 
 struct emu_flow_matcher {
 	struct emu_obj	obj;
 	uint8_t		mask[MATCH_PARAM_SIZE];	/* zero-padded */
 	uint8_t		criteria;		/* match_criteria_enable */
 	uint16_t	priority;
+	bool		egress;			/* the NIC TX table, else NIC RX */
 	uint32_t	flows;			/* usecnt: flows made with it */
 };
 
-/* mlx5_ib_matcher_ns(): only the NIC receive (bypass) namespace is modelled */
-static int matcher_ns(const struct emu_ioc *b)
+/* mlx5_ib_matcher_ns(): the NIC receive (bypass) and transmit (egress) namespaces */
+static int matcher_ns(const struct emu_ioc *b, bool *egress)
 {
 	uint64_t ft_type;
 	int ret;
@@ -85,6 +100,8 @@ static int matcher_ns(const struct emu_ioc *b)
 		case MLX5_IB_UAPI_FLOW_TABLE_TYPE_NIC_RX:
 			return 0;
 		case MLX5_IB_UAPI_FLOW_TABLE_TYPE_NIC_TX:
+			*egress = true;
+			return 0;
 		case MLX5_IB_UAPI_FLOW_TABLE_TYPE_RDMA_RX:
 		case MLX5_IB_UAPI_FLOW_TABLE_TYPE_RDMA_TX:
 			return EOPNOTSUPP;
@@ -99,7 +116,7 @@ static int matcher_ns(const struct emu_ioc *b)
 			return ret;
 		if (flags & ~(uint64_t)IBV_FLOW_ATTR_FLAGS_EGRESS)
 			return EINVAL;		/* uverbs_get_flags32() */
-		return flags ? EOPNOTSUPP : 0;	/* NIC_TX */
+		*egress = flags != 0;		/* EGRESS: NIC_TX */
 	}
 	return 0;
 }
@@ -133,7 +150,7 @@ static int matcher_create(struct emu_ioc *b)
 				     sizeof(m->priority))) ||
 	    (ret = emu_ioc_copy_from(b, MLX5_IB_ATTR_FLOW_MATCHER_MATCH_CRITERIA,
 				     &m->criteria, sizeof(m->criteria))) ||
-	    (ret = matcher_ns(b)))
+	    (ret = matcher_ns(b, &m->egress)))
 		goto fail;
 	if (!mask_modelled(m)) {
 		ret = EOPNOTSUPP;
@@ -179,8 +196,12 @@ static void eth_filter(struct ib_uverbs_flow_eth_filter *f, const uint8_t *outer
 	memcpy(f->dst_mac, outer + OUTER_DMAC, 6);
 }
 
-/* get_dests() of fs.c, to the one destination modelled: a raw QP's TIR */
-static int flow_dest(const struct emu_ioc *b, struct emu_qp **qp)
+/*
+ * get_dests() of fs.c, to the destinations modelled: a raw QP's TIR on
+ * receive, the port on egress (no destination given).
+ */
+static int flow_dest(const struct emu_ioc *b, const struct emu_flow_matcher *m,
+		     struct emu_qp **qp)
 {
 	uint64_t flags = 0;
 	int ret;
@@ -197,12 +218,59 @@ static int flow_dest(const struct emu_ioc *b, struct emu_qp **qp)
 	if (emu_ioc_get(b, MLX5_IB_ATTR_CREATE_FLOW_DEST_QP) &&
 	    (flags || emu_ioc_get(b, MLX5_IB_ATTR_CREATE_FLOW_DEST_DEVX)))
 		return EINVAL;
+	if (m->egress && !emu_ioc_get(b, MLX5_IB_ATTR_CREATE_FLOW_DEST_QP))
+		return flags || emu_ioc_get(b, MLX5_IB_ATTR_CREATE_FLOW_DEST_DEVX) ?
+		       EOPNOTSUPP : 0;	/* drop, a DEVX table; else the port */
 	if (!emu_ioc_get(b, MLX5_IB_ATTR_CREATE_FLOW_DEST_QP))
 		return EOPNOTSUPP;	/* a DEVX destination, drop, default miss */
 	*qp = emu_ioc_get_obj(b, MLX5_IB_ATTR_CREATE_FLOW_DEST_QP, EMU_OBJ_QP, &ret);
 	if (!*qp)
 		return ret;
-	return (*qp)->type == IBV_QPT_RAW_PACKET ? 0 : EINVAL;
+	/* a raw QP's TIR, which has no place in the TX table */
+	return (*qp)->type == IBV_QPT_RAW_PACKET && !m->egress ? 0 : EINVAL;
+}
+
+/*
+ * parse_flow_flow_action() of fs.c for the packet reformat actions, each
+ * once; then the table's own kind, as the firmware takes an entry only
+ * with a reformat context of its table type and decaps only on receive.
+ */
+static int flow_actions(const struct emu_ioc *b, const struct emu_flow_matcher *m,
+			struct emu_flow_action **reformat, bool *decap)
+{
+	const struct ib_uverbs_attr *arr = emu_ioc_get(b, MLX5_IB_ATTR_CREATE_FLOW_ARR_FLOW_ACTIONS);
+	uint32_t handles[FLOW_MAX_ACTIONS];
+	int ret;
+
+	if (!arr)
+		return 0;
+	if (arr->len % sizeof(handles[0]))
+		return EINVAL;		/* uverbs_process_idrs_array(): whole handles */
+	if ((ret = emu_ioc_copy_from(b, MLX5_IB_ATTR_CREATE_FLOW_ARR_FLOW_ACTIONS, handles,
+				     sizeof(handles))))
+		return ret;
+	for (unsigned i = 0; i < arr->len / sizeof(handles[0]); i++) {
+		struct emu_flow_action *a = emu_obj_get_locked(b->ctx, handles[i],
+							       EMU_OBJ_FLOW_ACTION);
+
+		if (!a)	/* uverbs_get_uobject_from_file(): of another type, EINVAL */
+			return handles[i] < b->ctx->nobjs && b->ctx->objs[handles[i]] &&
+			       b->ctx->objs[handles[i]]->type != EMU_OBJ_FLOW_ACTION ?
+			       EINVAL : ENOENT;
+		if (a->type == MLX5_IB_UAPI_FLOW_ACTION_PACKET_REFORMAT_TYPE_L2_TUNNEL_TO_L2) {
+			if (*decap)
+				return EINVAL;
+			*decap = true;
+		} else {
+			if (*reformat)
+				return EINVAL;
+			*reformat = a;
+		}
+	}
+	if ((*reformat && m->egress != ((*reformat)->ft_type == MLX5_IB_UAPI_FLOW_TABLE_TYPE_NIC_TX)) ||
+	    (*decap && m->egress))
+		return EINVAL;
+	return 0;
 }
 
 /* MLX5_IB_METHOD_CREATE_FLOW */
@@ -210,8 +278,10 @@ static int flow_create(struct emu_ioc *b)
 {
 	uint8_t value[MATCH_PARAM_SIZE] = { 0 };
 	struct emu_flow_matcher *m;
+	struct emu_flow_action *reformat = NULL;
 	struct emu_flow *r;
 	struct emu_qp *qp = NULL;
+	bool decap = false;
 	int ret;
 
 	if (!emu_capable(CAP_NET_RAW))
@@ -219,12 +289,11 @@ static int flow_create(struct emu_ioc *b)
 	m = emu_ioc_get_obj(b, MLX5_IB_ATTR_CREATE_FLOW_MATCHER, EMU_OBJ_FLOW_MATCHER, &ret);
 	if (!m)
 		return ret;
-	if ((ret = flow_dest(b, &qp)))
+	if ((ret = flow_dest(b, m, &qp)) || (ret = flow_actions(b, m, &reformat, &decap)))
 		return ret;
 	if (emu_ioc_get(b, MLX5_IB_ATTR_CREATE_FLOW_TAG) ||
-	    emu_ioc_get(b, MLX5_IB_ATTR_CREATE_FLOW_ARR_FLOW_ACTIONS) ||
 	    emu_ioc_get(b, MLX5_IB_ATTR_CREATE_FLOW_ARR_COUNTERS_DEVX))
-		return EOPNOTSUPP;	/* the CQE's flow tag, reformat, counters */
+		return EOPNOTSUPP;	/* the CQE's flow tag, counters */
 	if ((ret = emu_ioc_copy_from(b, MLX5_IB_ATTR_CREATE_FLOW_MATCH_VALUE, value, sizeof(value))))
 		return ret;
 	for (size_t i = 0; i < sizeof(value); i++)
@@ -232,13 +301,16 @@ static int flow_create(struct emu_ioc *b)
 			return EINVAL;
 	if (m->priority > FLOW_LAST_PRIO)
 		return ENOMEM;
-	if (!qp->rq_wqe_cnt)
+	if (qp && !qp->rq_wqe_cnt)
 		return EINVAL;	/* no TIR to steer to */
 
 	r = emu_obj_alloc(b->ctx, EMU_OBJ_FLOW, sizeof(*r), 0);
 	if (!r)
 		return ENOMEM;
 	r->qp = qp;
+	r->egress = m->egress;
+	r->decap = decap;
+	r->reformat = reformat;
 	r->priority = m->priority;
 	r->nspecs = 1;
 	r->spec[0].type = IBV_FLOW_SPEC_ETH;
@@ -248,7 +320,10 @@ static int flow_create(struct emu_ioc *b)
 	}
 	r->matcher = m;
 	m->flows++;
-	qp->flows++;
+	if (qp)
+		qp->flows++;
+	if (reformat)
+		reformat->flows++;
 	emu_flow_insert_locked(r);
 	return emu_ioc_put_new_obj(b, MLX5_IB_ATTR_CREATE_FLOW_HANDLE, &r->obj);
 }
@@ -274,7 +349,8 @@ const struct emu_ioc_method emu_ioc_flow_matcher_methods[] = {
 		{ MLX5_IB_ATTR_CREATE_FLOW_DEST_QP, EMU_IOC_IDR, 0, 0, 0 },
 		{ MLX5_IB_ATTR_CREATE_FLOW_DEST_DEVX, EMU_IOC_IDR, 0, 0, 0 },
 		/* arrays of u32 handles: MLX5_IB_CREATE_FLOW_MAX_FLOW_ACTIONS, one counter */
-		{ MLX5_IB_ATTR_CREATE_FLOW_ARR_FLOW_ACTIONS, EMU_IOC_PTR_IN, 0, 4, 4 * 32 },
+		{ MLX5_IB_ATTR_CREATE_FLOW_ARR_FLOW_ACTIONS, EMU_IOC_PTR_IN, 0, 4,
+		  4 * FLOW_MAX_ACTIONS },
 		{ MLX5_IB_ATTR_CREATE_FLOW_TAG, EMU_IOC_PTR_IN, 0, 4, 4 },
 		{ MLX5_IB_ATTR_CREATE_FLOW_ARR_COUNTERS_DEVX, EMU_IOC_PTR_IN, 0, 4, 4 },
 		{ MLX5_IB_ATTR_CREATE_FLOW_ARR_COUNTERS_DEVX_OFFSET, EMU_IOC_PTR_IN, 0, 4, 4 * 32 },

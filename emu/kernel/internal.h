@@ -156,6 +156,8 @@ void emu_flow_destroy_locked(struct emu_flow *r);
 void emu_flow_insert_locked(struct emu_flow *r);
 void emu_flow_matcher_put_locked(struct emu_flow_matcher *m);
 void emu_flow_matcher_destroy_locked(struct emu_flow_matcher *m);
+void emu_flow_action_put_locked(struct emu_flow_action *a);
+void emu_flow_action_destroy_locked(struct emu_flow_action *a);
 /* flow.c: a child of fork() is a new host, whose NIC has no rule of its parent's */
 void emu_flow_disown_locked(void);
 void emu_rwq_ind_tbl_destroy_locked(struct emu_rwq_ind_tbl *t);
@@ -309,6 +311,8 @@ extern const struct emu_ioc_method emu_ioc_pp_methods[];	/* pp.c */
 extern const size_t emu_ioc_pp_methods_count;
 extern const struct emu_ioc_method emu_ioc_flow_matcher_methods[];	/* flow_matcher.c */
 extern const size_t emu_ioc_flow_matcher_methods_count;
+extern const struct emu_ioc_method emu_ioc_flow_action_methods[];	/* flow_action.c */
+extern const size_t emu_ioc_flow_action_methods_count;
 
 /* uverbs_attr_get() and friends; ENOENT when the attribute is absent */
 const struct ib_uverbs_attr *emu_ioc_get(const struct emu_ioc *b, uint16_t id);

@@ -58,6 +58,7 @@ static const struct emu_ioc_method *find_method(uint16_t object, uint16_t method
 		{ emu_ioc_odp_methods, &emu_ioc_odp_methods_count },
 		{ emu_ioc_pp_methods, &emu_ioc_pp_methods_count },
 		{ emu_ioc_flow_matcher_methods, &emu_ioc_flow_matcher_methods_count },
+		{ emu_ioc_flow_action_methods, &emu_ioc_flow_action_methods_count },
 	};
 
 	for (size_t t = 0; t < EMU_ARRAY_SIZE(tables); t++)

@@ -127,6 +127,7 @@ enum emu_obj_type {
 	EMU_OBJ_RWQ_IND_TBL,	/* an indirection table of WQs (wq.c) */
 	EMU_OBJ_FLOW,		/* a steering rule of ibv_create_flow() (flow.c) */
 	EMU_OBJ_FLOW_MATCHER,	/* an mlx5dv flow matcher (flow_matcher.c) */
+	EMU_OBJ_FLOW_ACTION,	/* an mlx5dv packet reformat (flow_action.c) */
 	EMU_OBJ_TYPE_COUNT
 };
 
@@ -571,11 +572,30 @@ enum {
 	EMU_FLOW_EGRESS_TABLE,		/* MLX5_FLOW_NAMESPACE_EGRESS's first */
 };
 
+/* max_encap_header_size of the NIC flow table caps: the most bytes an encap pushes */
+#define EMU_REFORMAT_MAX_DATA	128
+
+/*
+ * A packet reformat of mlx5dv_create_flow_action_packet_reformat()
+ * (flow_action.c): what the device does to the frames of the rules that
+ * carry it (device/eth.c).
+ */
+struct emu_flow_action {
+	struct emu_obj		obj;
+	uint8_t			type;		/* MLX5_IB_UAPI_FLOW_ACTION_PACKET_REFORMAT_TYPE_* */
+	uint8_t			ft_type;	/* the table it is for: NIC_RX or NIC_TX */
+	uint16_t		len;		/* bytes of data, an encap's headers */
+	uint32_t		flows;		/* usecnt: rules that carry it */
+	uint8_t			data[EMU_REFORMAT_MAX_DATA];
+};
+
 struct emu_flow {
 	struct emu_obj		obj;
-	struct emu_qp		*qp;		/* a raw packet QP (with an RQ, but egress) */
+	struct emu_qp		*qp;		/* a raw packet QP (with an RQ, but egress); a
+						 * matcher's egress flow: NULL */
 	enum ibv_flow_attr_type	type;		/* NORMAL, the defaults, SNIFFER */
-	bool			egress;		/* IBV_FLOW_ATTR_FLAGS_EGRESS */
+	bool			egress;		/* IBV_FLOW_ATTR_FLAGS_EGRESS, or of the NIC TX
+						 * table: what the function sends */
 	uint8_t			port;		/* the rule's port (an egress rule's) */
 	uint16_t		priority;	/* lower first */
 	bool			dont_trap;	/* the frame goes on to later tables */
@@ -586,11 +606,15 @@ struct emu_flow {
 	unsigned		nspecs;
 	struct emu_flow_spec	spec[8];	/* IB_FLOW_SPEC_SUPPORT_LAYERS */
 	struct emu_flow_matcher	*matcher;	/* mlx5dv_create_flow()'s, or NULL */
+	bool			decap;		/* L2_TUNNEL_TO_L2: the tunnel's headers off */
+	struct emu_flow_action	*reformat;	/* an encap (L2_TO_L2_TUNNEL), or NULL */
 	struct emu_flow		*next;		/* the host's rules, in match order */
 };
 
 /* every rule of this host, in the order the NIC's steering tries them */
 const struct emu_flow *emu_flows_locked(void);
+/* ... and of its NIC TX tables, the same order (flow_matcher.c's egress rules) */
+const struct emu_flow *emu_egress_flows_locked(void);
 /* Are a and b one entry of their table (one match, so one lookup hit)? */
 bool emu_flows_share_entry(const struct emu_flow *a, const struct emu_flow *b);
 

@@ -259,7 +259,7 @@ static const enum emu_obj_type teardown_order[] = {
 	EMU_OBJ_RWQ_IND_TBL,
 	EMU_OBJ_WQ, EMU_OBJ_SRQ, EMU_OBJ_CQ,
 	EMU_OBJ_UAR, EMU_OBJ_MR, EMU_OBJ_DM, EMU_OBJ_PD, EMU_OBJ_XRCD, EMU_OBJ_RESERVED_QPN,
-	EMU_OBJ_PP, EMU_OBJ_FLOW_MATCHER,
+	EMU_OBJ_PP, EMU_OBJ_FLOW_MATCHER, EMU_OBJ_FLOW_ACTION,
 };
 
 void emu_obj_destroy_locked(struct emu_obj *o)
@@ -283,6 +283,9 @@ void emu_obj_destroy_locked(struct emu_obj *o)
 	case EMU_OBJ_FLOW: emu_flow_destroy_locked((struct emu_flow *)o); break;
 	case EMU_OBJ_FLOW_MATCHER:
 		emu_flow_matcher_destroy_locked((struct emu_flow_matcher *)o);
+		break;
+	case EMU_OBJ_FLOW_ACTION:
+		emu_flow_action_destroy_locked((struct emu_flow_action *)o);
 		break;
 	case EMU_OBJ_RWQ_IND_TBL: emu_rwq_ind_tbl_destroy_locked((struct emu_rwq_ind_tbl *)o); break;
 	case EMU_OBJ_TYPE_COUNT: break;

@@ -8,46 +8,12 @@
  * bit outside the mask and a QP that is not raw (EINVAL), a priority past
  * the last (ENOMEM), a matcher in use (EBUSY).
  */
-#include <infiniband/mlx5dv.h>
-
-#include "dev_test.h"
-
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-static struct ibv_cq *cq[2];
-static struct ibv_qp *qp[2];
-static struct ibv_mr *mr;
-static uint8_t buf[2][8192];
+#include "raw_pair.h"
 
 static const uint8_t mac_a[6] = { 0x02, 0, 0, 0, 0, 0xa };
 static const uint8_t mac_c[6] = { 0x02, 0, 0, 0, 0, 0xc };
 
-static void setup(void)
-{
-	ctx = et_open();
-	pd = ibv_alloc_pd(ctx);
-	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
-	cr_assert(pd && mr);
-	for (int i = 0; i < 2; i++) {
-		cq[i] = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-		cr_assert(cq[i]);
-		qp[i] = dt_raw_qp(pd, cq[i], i ? DT_SELF_LB : 0);	/* QP 1 takes QP 0's frames */
-	}
-}
-
-static void teardown(void)
-{
-	for (int i = 0; i < 2; i++) {
-		if (qp[i])
-			cr_assert_eq(ibv_destroy_qp(qp[i]), 0);
-		cr_assert_eq(ibv_destroy_cq(cq[i]), 0);
-	}
-	cr_assert_eq(ibv_dereg_mr(mr), 0);
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
-	cr_assert_eq(ibv_close_device(ctx), 0);
-}
-
-TestSuite(flow_matcher, .init = setup, .fini = teardown, .timeout = 30);
+TestSuite(flow_matcher, .init = raw_pair_setup, .fini = raw_pair_teardown, .timeout = 30);
 
 /* match_criteria_enable: the sections of fte_match_param looked at */
 #define CRITERIA_OUTER	(1u << 0)	/* outer headers, fte_match_set_lyr_2_4 */
@@ -93,34 +59,6 @@ static void smac(struct match *mask, struct match *value, const uint8_t src[6])
 	memcpy(value->buf, src, 6);
 }
 
-static void send_frame(const uint8_t src[6], uint32_t len)
-{
-	uint8_t *f = buf[0];
-	struct ibv_sge sge = { (uintptr_t)f, len, mr->lkey };
-	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
-				  .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED }, *bad;
-	struct ibv_wc wc;
-
-	memset(f, 0xff, 6);			/* broadcast */
-	memcpy(f + 6, src, 6);
-	f[12] = 0x88;				/* a local experimental EtherType */
-	f[13] = 0xb5;
-	for (uint32_t i = 14; i < len; i++)
-		f[i] = (uint8_t)(i * 13);
-	cr_assert_eq(ibv_post_send(qp[0], &wr, &bad), 0);
-	wc = dt_poll1(cq[0]);
-	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
-}
-
-static void post_recv(void)
-{
-	struct ibv_sge sge = { (uintptr_t)buf[1], 4096, mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1 }, *bad;
-
-	memset(buf[1], 0, 4096);
-	cr_assert_eq(ibv_post_recv(qp[1], &wr, &bad), 0);
-}
-
 /* pyverbs' test_create_empty_matcher and test_create_smac_matcher */
 Test(flow_matcher, empty_and_smac_matchers)
 {
@@ -150,16 +88,16 @@ Test(flow_matcher, smac_match_delivers_mismatch_drops)
 	cr_assert(m, "%s", strerror(errno));
 	f = flow(m, &value, qp[1]);
 	cr_assert(f, "%s", strerror(errno));
-	post_recv();
-	send_frame(mac_a, 200);
+	raw_pair_post_recv();
+	raw_pair_send(mac_a, 200);
 	wc = dt_poll1(cq[1]);
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
 	cr_expect_eq(wc.opcode, IBV_WC_RECV);
 	cr_expect_eq(wc.byte_len, 200);
 	cr_expect_eq(memcmp(buf[1], buf[0], 200), 0, "the frame, byte for byte");
 
-	post_recv();
-	send_frame(mac_c, 64);
+	raw_pair_post_recv();
+	raw_pair_send(mac_c, 64);
 	dt_poll_none(cq[1], 100);
 	/* a matcher a flow uses stays */
 	cr_assert_neq(mlx5dv_destroy_flow_matcher(m), 0);
