@@ -161,6 +161,56 @@ Test(packet_reformat, encap_on_egress)
 	cr_assert_eq(mlx5dv_destroy_flow_matcher(tx), 0);
 }
 
+/*
+ * The egress rules of ibv_create_flow() and the NIC TX flows are the
+ * tables of one namespace, tried by priority: a verbs rule of priority 0
+ * dropping the frames from mac_c keeps them from the encap of a priority-1
+ * flow; without it they go out encapsulated.
+ */
+Test(packet_reformat, verbs_egress_rules_and_tx_flows_share_the_tables)
+{
+	struct mlx5dv_flow_matcher_attr ma = {
+		.type = IBV_FLOW_ATTR_NORMAL, .priority = 1,
+		.match_mask = (struct mlx5dv_flow_match_parameters *)&empty,
+		.comp_mask = MLX5DV_FLOW_MATCHER_MASK_FT_TYPE,
+		.ft_type = MLX5DV_FLOW_TABLE_TYPE_NIC_TX,
+	};
+	struct {
+		struct ibv_flow_attr		  attr;
+		struct ibv_flow_spec_eth	  eth;
+		struct ibv_flow_spec_action_drop  drop;
+	} d = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(d), .num_of_specs = 2,
+			  .port = 1, .flags = IBV_FLOW_ATTR_FLAGS_EGRESS },
+		.eth = { .type = IBV_FLOW_SPEC_ETH, .size = sizeof(d.eth) },
+		.drop = { .type = IBV_FLOW_SPEC_ACTION_DROP, .size = sizeof(d.drop) },
+	};
+	struct mlx5dv_flow_matcher *tx = mlx5dv_create_flow_matcher(ctx, &ma);
+	struct mlx5dv_flow_matcher *rx = matcher(MLX5DV_FLOW_TABLE_TYPE_NIC_RX);
+	struct ibv_flow_action *encap = vxlan_encap(OUTER_LEN);
+	struct ibv_flow *out, *in, *drop;
+
+	cr_assert(tx && encap, "%s", strerror(errno));
+	memcpy(d.eth.val.src_mac, mac_c, 6);
+	memset(d.eth.mask.src_mac, 0xff, 6);
+	drop = ibv_create_flow(qp[0], &d.attr);
+	out = flow(tx, encap, NULL);
+	in = flow(rx, NULL, qp[1]);
+	cr_assert(drop && out && in, "%s", strerror(errno));
+
+	send_frame(100);
+	dt_poll_none(cq[1], 100);
+	cr_assert_eq(ibv_destroy_flow(drop), 0);
+	raw_pair_send(mac_c, 100);		/* the receive is still posted */
+	cr_assert_eq(receive(), OUTER_LEN + 100);
+
+	cr_assert_eq(ibv_destroy_flow(in), 0);
+	cr_assert_eq(ibv_destroy_flow(out), 0);
+	cr_assert_eq(ibv_destroy_flow_action(encap), 0);
+	cr_assert_eq(mlx5dv_destroy_flow_matcher(rx), 0);
+	cr_assert_eq(mlx5dv_destroy_flow_matcher(tx), 0);
+}
+
 /* The encap on egress, the decap on receive: the frame as it was sent */
 Test(packet_reformat, decap_on_receive)
 {
