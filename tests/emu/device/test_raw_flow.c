@@ -15,47 +15,15 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#define RAW_NQP	3
+
+#include "raw_pair.h"
 #include "wire_test.h"
-
-#define NQP	3
-
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-static struct ibv_cq *cq[NQP];
-static struct ibv_qp *qp[NQP];
-static struct ibv_mr *mr;
-static uint8_t buf[NQP][8192];
 
 static const uint8_t mac_b[6] = { 0x02, 0, 0, 0, 0, 0xb };
 static const uint8_t mac_a[6] = { 0x02, 0, 0, 0, 0, 0xa };
 
-/* QP 0 sends; QPs 1 and 2, of the same context, take its frames (DT_SELF_LB). */
-static void setup(void)
-{
-	ctx = et_open();
-	pd = ibv_alloc_pd(ctx);
-	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
-	cr_assert(pd && mr);
-	for (int i = 0; i < NQP; i++) {
-		cq[i] = ibv_create_cq(ctx, 64, NULL, NULL, 0);
-		cr_assert(cq[i]);
-		qp[i] = dt_raw_qp(pd, cq[i], i ? DT_SELF_LB : 0);
-	}
-}
-
-static void teardown(void)
-{
-	for (int i = 0; i < NQP; i++) {
-		if (qp[i])
-			cr_assert_eq(ibv_destroy_qp(qp[i]), 0);
-		cr_assert_eq(ibv_destroy_cq(cq[i]), 0);
-	}
-	cr_assert_eq(ibv_dereg_mr(mr), 0);
-	cr_assert_eq(ibv_dealloc_pd(pd), 0);
-	cr_assert_eq(ibv_close_device(ctx), 0);
-}
-
-TestSuite(raw_flow, .init = setup, .fini = teardown, .timeout = 30);
+TestSuite(raw_flow, .init = raw_pair_setup, .fini = raw_pair_teardown, .timeout = 30);
 
 /* A UDP/IPv4 frame of len bytes to dst, ports 4000 -> dport, in buf[0]. */
 static void make_frame(const uint8_t dst[6], uint16_t dport, uint32_t len)
