@@ -231,6 +231,7 @@ uint8_t dev_cqe_build(const struct emu_cq *cq, const struct dev_cqe *c, uint8_t 
 		e->sop_drop_qpn = c->eth ?
 				  htobe32((uint32_t)c->rx_drops << 24 | (c->flow_tag & 0xffffff)) :
 				  htobe32((uint32_t)c->wqe_op << 24 | (c->qpn & 0xffffff));
+		e->l4_hdr_type_etc = c->l4_l3_hdr_type;
 		e->rss_hash_result = htobe32(c->rss_hash);
 		e->rss_hash_type = c->rss_hash_type;
 	}

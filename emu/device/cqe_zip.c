@@ -115,7 +115,7 @@ static bool zip_fits(const struct dev_zip *z, const struct dev_cqe *c)
 
 	if (c->opcode != t->opcode || c->qpn != t->qpn || c->uidx != t->uidx ||
 	    c->eth != t->eth || c->flow_tag != t->flow_tag || c->rx_drops != t->rx_drops ||
-	    c->rss_hash_type != t->rss_hash_type)
+	    c->rss_hash_type != t->rss_hash_type || c->l4_l3_hdr_type != t->l4_l3_hdr_type)
 		return false;
 	/* the hash is the mini-CQE's in the HASH format, else the title's */
 	if (c->rss_hash != t->rss_hash &&

@@ -723,10 +723,12 @@ struct dev_cqe {
 	 * none) takes the QPN's place in sop_drop_qpn, where libmlx5's
 	 * mlx5_cq_read_flow_tag() reads it (and its poll the qp_num), with
 	 * rx_drops, the frames the RQ dropped for want of a WQE since its
-	 * last CQE, in the top byte; an RSS TIR's hash and what it hashed.
+	 * last CQE, in the top byte; the frame's L3 and L4 header types; an
+	 * RSS TIR's hash and what it hashed.
 	 */
 	bool			eth;
 	uint8_t			rx_drops;
+	uint8_t			l4_l3_hdr_type;	/* what the parser found (eth.c) */
 	uint8_t			rss_hash_type;
 	uint32_t		flow_tag;
 	uint32_t		rss_hash;

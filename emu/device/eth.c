@@ -146,11 +146,50 @@ static void rq_failed(struct dev_qp *dq)
 }
 
 /*
+ * The CQE's l4_l3_hdr_type, what a ConnectX's parser found in any frame
+ * an Ethernet RQ takes (Linux include/linux/mlx5/device.h:
+ * get_cqe_l3_hdr_type(), get_cqe_l4_hdr_type(), CQE_L4_HDR_TYPE_*):
+ * IPv6 or IPv4 in bits 3:2; in bits 6:4 UDP, or TCP without ACK, with ACK
+ * and no data, with ACK and data.
+ */
+enum {
+	CQE_L3_IPV6		= 1,
+	CQE_L3_IPV4		= 2,
+	CQE_L4_TCP_NO_ACK	= 1,
+	CQE_L4_UDP		= 2,
+	CQE_L4_TCP_ACK_NO_DATA	= 3,
+	CQE_L4_TCP_ACK_AND_DATA	= 4,
+};
+
+static uint8_t hdr_types(const uint8_t *frame, uint32_t len)
+{
+	struct eth_hdrs h;
+	uint32_t l3_len, ip_data, tcp_hdr;
+	uint8_t l4 = 0;
+
+	dev_eth_parse(frame, len, &h);
+	if (!h.ip4 && !h.ip6)
+		return 0;
+	if (h.l4 && h.proto == IPPROTO_UDP) {
+		l4 = CQE_L4_UDP;
+	} else if (h.l4 && h.proto == IPPROTO_TCP && (uint32_t)(h.l4 - frame) + 20 <= len) {
+		/* the IP header's length, not the frame's: Ethernet pads short frames */
+		l3_len = h.ip4 ? (h.ip4[0] & 0xfu) * 4 : 0;
+		ip_data = h.ip4 ? dev_be16(h.ip4 + 2) : dev_be16(h.ip6 + 4);
+		ip_data = ip_data > l3_len ? ip_data - l3_len : 0;
+		tcp_hdr = (h.l4[12] >> 4) * 4u;
+		l4 = !(h.l4[13] & 0x10) ? CQE_L4_TCP_NO_ACK :
+		     ip_data > tcp_hdr ? CQE_L4_TCP_ACK_AND_DATA : CQE_L4_TCP_ACK_NO_DATA;
+	}
+	return (uint8_t)(l4 << 4 | (h.ip4 ? CQE_L3_IPV4 : CQE_L3_IPV6) << 2);
+}
+
+/*
  * The frame into receive WQE r of an Ethernet RQ (a raw QP's, or a WQ of
  * an RSS QP's table) and its CQE on cq: c, which the caller filled with
  * the RQ's numbers, the steering entry's flow tag and the RSS hash,
- * becomes a SEND of byte_cnt the frame's length, carrying the frames the
- * RQ dropped for want of a WQE (*drops, at most 255, the top byte of
+ * becomes a SEND of byte_cnt the frame's length, with its header types,
+ * carrying the frames the RQ dropped for want of a WQE (*drops, at most 255, the top byte of
  * sop_drop_qpn; then 0 again).  Returns the CQE's syndrome: a buffer too
  * short, the WQE's local length error, which on an Ethernet RQ leaves the
  * RQ ready (kernel commit 187a9830c921: not a syndrome mlx5e recovers the
@@ -179,6 +218,7 @@ uint8_t dev_eth_deliver(const struct dev_rwqe *r, const struct emu_pd *pd, const
 	if (!synd) {
 		c->rx_drops = (uint8_t)(*drops < 255 ? *drops : 255);
 		*drops = 0;
+		c->l4_l3_hdr_type = hdr_types(frame, len);
 	}
 	dev_cq_write(cq, c);
 	return synd;

@@ -81,7 +81,7 @@ struct rf_cqe64 {
 	__be16  slid;			/* IB responder: source LID */
 	__be32  flags_rqpn;		/* g, SL/packet type, remote QPN */
 	uint8_t hds_ip_ext;		/* L2/L3/L4 checksum ok bits */
-	uint8_t l4_hdr_type_etc;
+	uint8_t l4_hdr_type_etc;	/* Ethernet: [6:4] L4 header type, [3:2] L3 */
 	__be16  vlan_info;
 	__be32  srqn_uidx;		/* [23:0] SRQN (CQE v0) or user index (v1) */
 	__be32  imm_inval_pkey;		/* immediate, invalidated rkey, or P_Key index */

@@ -1186,3 +1186,45 @@ Test(raw_flow, the_next_cqe_counts_the_frames_dropped_before_it)
 	}
 	cr_assert_eq(ibv_destroy_flow(f), 0);
 }
+
+/*
+ * The CQE names what the parser found (l4_l3_hdr_type, byte 29: Linux's
+ * get_cqe_l3_hdr_type() and get_cqe_l4_hdr_type()): IPv4 (2) in bits
+ * 3:2; UDP (2), TCP with ACK and data (4), with ACK and none (3: the IP
+ * header's length counts, not the padded frame's) in bits 6:4; nothing for
+ * a frame that is not IP.
+ */
+Test(raw_flow, the_cqe_names_the_frames_l3_and_l4_headers)
+{
+	static const struct {
+		uint32_t	len;
+		uint8_t		proto, tcp_flags;
+		uint16_t	ip_len, ethertype;
+		uint8_t		want;
+	} f[] = {
+		{ 100, 17, 0, 86, 0x0800, 2 << 4 | 2 << 2 },
+		{ 100, 6, 0x10, 86, 0x0800, 4 << 4 | 2 << 2 },
+		{ 64, 6, 0x10, 40, 0x0800, 3 << 4 | 2 << 2 },
+		{ 64, 6, 0x02, 40, 0x0800, 1 << 4 | 2 << 2 },
+		{ 64, 17, 0, 50, 0x88b5, 0 },
+	};
+	struct ibv_flow *rule = flow_to(1, 0, 0, 0);
+
+	cr_assert(rule, "%s", strerror(errno));
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		make_frame(mac_b, 5000, f[i].len);
+		buf[0][12] = (uint8_t)(f[i].ethertype >> 8);
+		buf[0][13] = (uint8_t)f[i].ethertype;
+		buf[0][14 + 2] = (uint8_t)(f[i].ip_len >> 8);
+		buf[0][14 + 3] = (uint8_t)f[i].ip_len;
+		buf[0][14 + 9] = f[i].proto;
+		buf[0][34 + 12] = 5 << 4;		/* TCP: 20-byte header */
+		buf[0][34 + 13] = f[i].tcp_flags;
+		post_recv(1);
+		send_frame(f[i].len);
+		expect_frame(1, f[i].len);
+		cr_expect_eq(dt_last_cqe64(cq[1])[29], f[i].want, "frame %zu: 0x%02x", i,
+			     dt_last_cqe64(cq[1])[29]);
+	}
+	cr_assert_eq(ibv_destroy_flow(rule), 0);
+}

@@ -372,6 +372,7 @@ Test(rss_traffic, the_hash_and_its_fields_are_in_the_cqe)
 		hash = (uint32_t)e[12] << 24 | (uint32_t)e[13] << 16 | (uint32_t)e[14] << 8 | e[15];
 		cr_expect_eq(hash, want, "selection %zu: hash 0x%08x, want 0x%08x", k, hash, want);
 		cr_expect_eq(e[16], sel[k].type, "selection %zu: type 0x%02x", k, e[16]);
+		cr_expect_eq(e[29], 1 << 4 | 2 << 2, "TCP without ACK over IPv4, as parsed");
 		cr_assert_eq(ibv_destroy_flow(fl), 0);
 		cr_assert_eq(ibv_destroy_qp(qp), 0);
 	}
