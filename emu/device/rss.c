@@ -85,6 +85,7 @@ static size_t hash_input(const struct emu_rss_tir *tir, const struct eth_hdrs *h
 #define RSS_HTYPE_IPV6		(2u << 2)
 #define RSS_HTYPE_TCP		(1u << 6)
 #define RSS_HTYPE_UDP		(2u << 6)
+#define RSS_HTYPE_IPSEC_SPI	(3u << 6)
 
 static uint8_t hash_type(const struct emu_rss_tir *tir, const struct eth_hdrs *h)
 {
@@ -100,6 +101,8 @@ static uint8_t hash_type(const struct emu_rss_tir *tir, const struct eth_hdrs *h
 	else if (h->l4 && h->proto == 17 &&
 		 f & (MLX5_RX_HASH_SRC_PORT_UDP | MLX5_RX_HASH_DST_PORT_UDP))
 		t |= RSS_HTYPE_UDP;
+	else if (h->spi && f & MLX5_RX_HASH_IPSEC_SPI)
+		t |= RSS_HTYPE_IPSEC_SPI;
 	return t;
 }
 

@@ -495,6 +495,8 @@ Test(rss_traffic, the_ipsec_spi_is_hashed_after_the_addresses)
 		cr_assert_eq(wc.status, IBV_WC_SUCCESS, "SPI %#x: %s", spi,
 			     ibv_wc_status_str(wc.status));
 		cr_expect_eq(wc.wr_id, want, "SPI %#x: WQ %" PRIu64 ", not %u", spi, wc.wr_id, want);
+		cr_expect_eq(dt_last_cqe64(rcq)[16], 1 << 2 | 3 << 6,
+			     "the CQE's rss_hash_type: IPv4 and the SPI");
 		seen |= 1u << want;
 	}
 	cr_expect_gt(__builtin_popcount(seen), 1, "the SPI spreads the frames");
