@@ -27,7 +27,10 @@ else
 		exit 1
 	fi
 fi
-PORT=${RF_PORT_BASE:-$(( 20000 + $$ % 20000 ))}	# RF_PORT_BASE: the first port less one
+# RF_PORT_BASE: the first port less one.  Else below Linux's ephemeral
+# ports (ip_local_port_range, 32768 up): a client's connect() retries take
+# those, and one that held a server's port made its bind() EADDRINUSE.
+PORT=${RF_PORT_BASE:-$(( 10000 + $$ % 20000 ))}
 LOG=$(mktemp -d "${TMPDIR:-/tmp}/rdmafast-run.XXXXXX")
 trap 'rm -rf "$LOG"' EXIT
 failed=0

@@ -172,7 +172,7 @@ $(README_EX): README.md $(HEADERS)
 	$(CC) -std=c11 -Wall -Wextra -Werror -pedantic $(RF_CPPFLAGS) -o $@ $@.c $(VERBS_LIBS)
 
 readme-test: $(README_EX) $(if $(filter hw,$(RF_DEVICE)),,emu)
-	@port=$${RF_PORT:-$$(( 30000 + $$$$ % 20000 ))}; \
+	@port=$${RF_PORT:-$$(( 10000 + $$$$ % 20000 ))}; \
 	timeout 60 $(RF_RUN) $(README_EX) $$port & spid=$$!; \
 	timeout 60 $(RF_RUN) $(README_EX) $$port 127.0.0.1; crc=$$?; \
 	wait $$spid; src=$$?; \
