@@ -1004,13 +1004,19 @@ uint32_t dev_eth_encap(const struct emu_flow_action *a, uint8_t *frame, uint32_t
 uint32_t dev_eth_decap_offset(const struct eth_hdrs *h, const uint8_t *frame, uint32_t len);
 /* rss.c: Toeplitz over n bytes with a 40-byte key; a frame an RSS QP takes */
 uint32_t dev_toeplitz(const uint8_t *key, const uint8_t *in, size_t n);
-void dev_rss_receive(const struct emu_qp *qp, const struct emu_flow *entry,
-		     const struct eth_hdrs *h, const uint8_t *frame, uint32_t len);
+/* A frame steering hands to a receive queue: the entry that steered it, its headers, bytes */
+struct dev_eth_rx {
+	const struct emu_flow	*entry;
+	const struct eth_hdrs	*h;
+	const uint8_t		*frame;
+	uint32_t		len;
+};
+void dev_rss_receive(const struct emu_qp *qp, const struct dev_eth_rx *rx);
 struct dev_rwqe;
 /* eth.c: a steered frame into an Ethernet RQ's receive WQE, its CQE c on cq; the syndrome */
 uint8_t dev_eth_deliver(const struct dev_rwqe *r, const struct emu_pd *pd, const struct emu_qp *qp,
 			struct emu_cq *cq, struct dev_cqe *c, uint32_t *drops,
-			const uint8_t *frame, uint32_t len);
+			const struct dev_eth_rx *rx);
 int dev_sgl_from_recv(struct dev_sgl *sgl, const struct dev_rwqe *r,
 		      const struct emu_pd *pd, const struct emu_qp *qp, uint64_t msg_len);
 /* tm.c: a TM SRQ's tag list; a TAG_MATCHING WQE (0 or a syndrome) */

@@ -161,34 +161,33 @@ enum {
 	CQE_L4_TCP_ACK_AND_DATA	= 4,
 };
 
-static uint8_t hdr_types(const uint8_t *frame, uint32_t len)
+static uint8_t hdr_types(const struct dev_eth_rx *rx)
 {
-	struct eth_hdrs h;
+	const struct eth_hdrs *h = rx->h;
 	uint32_t l3_len, ip_data, tcp_hdr;
 	uint8_t l4 = 0;
 
-	dev_eth_parse(frame, len, &h);
-	if (!h.ip4 && !h.ip6)
+	if (!h->ip4 && !h->ip6)
 		return 0;
-	if (h.l4 && h.proto == IPPROTO_UDP) {
+	if (h->l4 && h->proto == IPPROTO_UDP) {
 		l4 = CQE_L4_UDP;
-	} else if (h.l4 && h.proto == IPPROTO_TCP && (uint32_t)(h.l4 - frame) + 20 <= len) {
+	} else if (h->l4 && h->proto == IPPROTO_TCP && (uint32_t)(h->l4 - rx->frame) + 20 <= rx->len) {
 		/* the IP header's length, not the frame's: Ethernet pads short frames */
-		l3_len = h.ip4 ? (h.ip4[0] & 0xfu) * 4 : 0;
-		ip_data = h.ip4 ? dev_be16(h.ip4 + 2) : dev_be16(h.ip6 + 4);
+		l3_len = h->ip4 ? (h->ip4[0] & 0xfu) * 4 : 0;
+		ip_data = h->ip4 ? dev_be16(h->ip4 + 2) : dev_be16(h->ip6 + 4);
 		ip_data = ip_data > l3_len ? ip_data - l3_len : 0;
-		tcp_hdr = (h.l4[12] >> 4) * 4u;
-		l4 = !(h.l4[13] & 0x10) ? CQE_L4_TCP_NO_ACK :
+		tcp_hdr = (h->l4[12] >> 4) * 4u;
+		l4 = !(h->l4[13] & 0x10) ? CQE_L4_TCP_NO_ACK :
 		     ip_data > tcp_hdr ? CQE_L4_TCP_ACK_AND_DATA : CQE_L4_TCP_ACK_NO_DATA;
 	}
-	return (uint8_t)(l4 << 4 | (h.ip4 ? CQE_L3_IPV4 : CQE_L3_IPV6) << 2);
+	return (uint8_t)(l4 << 4 | (h->ip4 ? CQE_L3_IPV4 : CQE_L3_IPV6) << 2);
 }
 
 /*
  * The frame into receive WQE r of an Ethernet RQ (a raw QP's, or a WQ of
  * an RSS QP's table) and its CQE on cq: c, which the caller filled with
- * the RQ's numbers, the steering entry's flow tag and the RSS hash,
- * becomes a SEND of byte_cnt the frame's length, with its header types,
+ * the RQ's numbers and the RSS hash, becomes a SEND of byte_cnt the
+ * frame's length, with the steering entry's flow tag, the header types,
  * carrying the frames the RQ dropped for want of a WQE (*drops, at most 255, the top byte of
  * sop_drop_qpn; then 0 again).  Returns the CQE's syndrome: a buffer too
  * short, the WQE's local length error, which on an Ethernet RQ leaves the
@@ -199,26 +198,27 @@ static uint8_t hdr_types(const uint8_t *frame, uint32_t len)
  */
 uint8_t dev_eth_deliver(const struct dev_rwqe *r, const struct emu_pd *pd, const struct emu_qp *qp,
 			struct emu_cq *cq, struct dev_cqe *c, uint32_t *drops,
-			const uint8_t *frame, uint32_t len)
+			const struct dev_eth_rx *rx)
 {
 	struct dev_sgl sgl;
 	uint8_t synd = 0;
 
-	if (dev_sgl_from_recv(&sgl, r, pd, qp, len))
+	if (dev_sgl_from_recv(&sgl, r, pd, qp, rx->len))
 		synd = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
-	else if (sgl.total < len)
+	else if (sgl.total < rx->len)
 		synd = RF_CQE_SYNDROME_LOCAL_LENGTH_ERR;
-	else if (!dev_sgl_copy_in(&sgl, 0, frame, len))
+	else if (!dev_sgl_copy_in(&sgl, 0, rx->frame, rx->len))
 		synd = RF_CQE_SYNDROME_LOCAL_PROT_ERR;
 	c->opcode = synd ? RF_CQE_RESP_ERR : RF_CQE_RESP_SEND;
 	c->syndrome = synd;
 	c->wqe_counter = (uint16_t)r->idx;
-	c->byte_cnt = len;
+	c->byte_cnt = rx->len;
 	c->eth = !synd;
 	if (!synd) {
+		c->flow_tag = rx->entry->has_tag ? rx->entry->tag : 0;
 		c->rx_drops = (uint8_t)(*drops < 255 ? *drops : 255);
 		*drops = 0;
-		c->l4_l3_hdr_type = hdr_types(frame, len);
+		c->l4_l3_hdr_type = hdr_types(rx);
 	}
 	dev_cq_write(cq, c);
 	return synd;
@@ -229,8 +229,7 @@ uint8_t dev_eth_deliver(const struct dev_rwqe *r, const struct emu_pd *pd, const
  * receive posted: dropped, as the NIC drops what an empty RQ cannot take.
  * A protection error ends the RQ (rq_failed()).
  */
-static void receive(struct emu_qp *qp, const struct emu_flow *entry, const uint8_t *frame,
-		    uint32_t len)
+static void receive(struct emu_qp *qp, const struct dev_eth_rx *rx)
 {
 	struct dev_qp *dq = dev_qp_of(qp);
 	struct dev_rwqe r;
@@ -246,9 +245,8 @@ static void receive(struct emu_qp *qp, const struct emu_flow *entry, const uint8
 		return;
 	}
 	if (dev_eth_deliver(&r, qp->pd, qp, qp->recv_cq,
-			    &(struct dev_cqe){ .qpn = dq->qpn, .uidx = qp->uidx,
-					       .flow_tag = entry->has_tag ? entry->tag : 0 },
-			    &dq->rx_drops, frame, len) == RF_CQE_SYNDROME_LOCAL_PROT_ERR)
+			    &(struct dev_cqe){ .qpn = dq->qpn, .uidx = qp->uidx },
+			    &dq->rx_drops, rx) == RF_CQE_SYNDROME_LOCAL_PROT_ERR)
 		rq_failed(dq);
 }
 
@@ -291,19 +289,20 @@ static bool rule_of_port(const struct emu_flow *r, const struct emu_qp *from)
 static void take(struct emu_qp *qp, const struct emu_flow *entry, const struct eth_hdrs *h,
 		 const uint8_t *frame, uint32_t len)
 {
+	struct dev_eth_rx rx = { entry, h, frame, len };
 	struct eth_hdrs inner;
 	uint32_t off;
 
 	if (entry->decap && (off = dev_eth_decap_offset(h, frame, len))) {
-		frame += off;
-		len -= off;
-		dev_eth_parse(frame, len, &inner);
-		h = &inner;
+		rx.frame += off;
+		rx.len -= off;
+		dev_eth_parse(rx.frame, rx.len, &inner);
+		rx.h = &inner;
 	}
 	if (qp->rss_tbl)
-		dev_rss_receive(qp, entry, h, frame, len);
+		dev_rss_receive(qp, &rx);
 	else
-		receive(qp, entry, frame, len);
+		receive(qp, &rx);
 }
 
 /*

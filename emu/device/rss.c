@@ -44,11 +44,22 @@ static size_t put(uint8_t *in, size_t n, const uint8_t *field, size_t len)
 	return n + len;
 }
 
-/* The bytes the TIR hashes, into in; their count. */
-static size_t hash_input(const struct emu_rss_tir *tir, const struct eth_hdrs *h, uint8_t *in)
+/*
+ * rss_hash_type of the CQE (Linux include/linux/mlx5/device.h,
+ * CQE_RSS_HTYPE_IP and _L4): which L3 and L4 fields went into the hash.
+ */
+#define RSS_HTYPE_IPV4		(1u << 2)
+#define RSS_HTYPE_IPV6		(2u << 2)
+#define RSS_HTYPE_TCP		(1u << 6)
+#define RSS_HTYPE_UDP		(2u << 6)
+#define RSS_HTYPE_IPSEC_SPI	(3u << 6)
+
+/* The bytes the TIR hashes, into in; their count, and in *type what they were. */
+static size_t hash_input(const struct emu_rss_tir *tir, const struct eth_hdrs *h, uint8_t *in,
+			 uint8_t *type)
 {
 	uint64_t f = tir->fields;
-	size_t n = 0;
+	size_t n = 0, l3;
 
 	if (h->ip4) {
 		if (f & MLX5_RX_HASH_SRC_IPV4)
@@ -61,6 +72,7 @@ static size_t hash_input(const struct emu_rss_tir *tir, const struct eth_hdrs *h
 		if (f & MLX5_RX_HASH_DST_IPV6)
 			n = put(in, n, h->ip6 + 24, 16);
 	}
+	l3 = n;
 	if (h->l4 && h->proto == 6) {
 		if (f & MLX5_RX_HASH_SRC_PORT_TCP)
 			n = put(in, n, h->l4, 2);
@@ -74,36 +86,10 @@ static size_t hash_input(const struct emu_rss_tir *tir, const struct eth_hdrs *h
 	} else if (h->spi && (f & MLX5_RX_HASH_IPSEC_SPI)) {
 		n = put(in, n, h->spi, 4);
 	}
+	*type = (uint8_t)((!l3 ? 0 : h->ip4 ? RSS_HTYPE_IPV4 : RSS_HTYPE_IPV6) |
+			  (n == l3 ? 0 : h->proto == 6 ? RSS_HTYPE_TCP :
+			   h->proto == 17 ? RSS_HTYPE_UDP : RSS_HTYPE_IPSEC_SPI));
 	return n;
-}
-
-/*
- * rss_hash_type of the CQE (Linux include/linux/mlx5/device.h,
- * CQE_RSS_HTYPE_IP and _L4): which L3 and L4 fields went into the hash.
- */
-#define RSS_HTYPE_IPV4		(1u << 2)
-#define RSS_HTYPE_IPV6		(2u << 2)
-#define RSS_HTYPE_TCP		(1u << 6)
-#define RSS_HTYPE_UDP		(2u << 6)
-#define RSS_HTYPE_IPSEC_SPI	(3u << 6)
-
-static uint8_t hash_type(const struct emu_rss_tir *tir, const struct eth_hdrs *h)
-{
-	uint64_t f = tir->fields;
-	uint8_t t = 0;
-
-	if (h->ip4 && f & (MLX5_RX_HASH_SRC_IPV4 | MLX5_RX_HASH_DST_IPV4))
-		t |= RSS_HTYPE_IPV4;
-	else if (h->ip6 && f & (MLX5_RX_HASH_SRC_IPV6 | MLX5_RX_HASH_DST_IPV6))
-		t |= RSS_HTYPE_IPV6;
-	if (h->l4 && h->proto == 6 && f & (MLX5_RX_HASH_SRC_PORT_TCP | MLX5_RX_HASH_DST_PORT_TCP))
-		t |= RSS_HTYPE_TCP;
-	else if (h->l4 && h->proto == 17 &&
-		 f & (MLX5_RX_HASH_SRC_PORT_UDP | MLX5_RX_HASH_DST_PORT_UDP))
-		t |= RSS_HTYPE_UDP;
-	else if (h->spi && f & MLX5_RX_HASH_IPSEC_SPI)
-		t |= RSS_HTYPE_IPSEC_SPI;
-	return t;
 }
 
 /*
@@ -112,8 +98,8 @@ static uint8_t hash_type(const struct emu_rss_tir *tir, const struct eth_hdrs *h
  * buffer too short, an error CQE and the WQ goes on; a bad key, an error
  * CQE and the WQ to ERR.  A WQ not ready takes nothing.
  */
-static void wq_receive(const struct emu_qp *qp, const struct emu_flow *entry, struct emu_wq *wq,
-		       uint32_t hash, uint8_t htype, const uint8_t *frame, uint32_t len)
+static void wq_receive(const struct emu_qp *qp, const struct dev_eth_rx *rx, struct emu_wq *wq,
+		       uint32_t hash, uint8_t htype)
 {
 	struct dev_rwqe r;
 
@@ -126,19 +112,16 @@ static void wq_receive(const struct emu_qp *qp, const struct emu_flow *entry, st
 	}
 	if (dev_eth_deliver(&r, wq->pd, qp, wq->cq,
 			    &(struct dev_cqe){ .qpn = wq->wqn, .uidx = wq->uidx,
-					       .flow_tag = entry->has_tag ? entry->tag : 0,
 					       .rss_hash = hash, .rss_hash_type = htype },
-			    &wq->rx_drops, frame, len) == RF_CQE_SYNDROME_LOCAL_PROT_ERR)
+			    &wq->rx_drops, rx) == RF_CQE_SYNDROME_LOCAL_PROT_ERR)
 		wq->state = IBV_WQS_ERR;
 }
 
-void dev_rss_receive(const struct emu_qp *qp, const struct emu_flow *entry,
-		     const struct eth_hdrs *h, const uint8_t *frame, uint32_t len)
+void dev_rss_receive(const struct emu_qp *qp, const struct dev_eth_rx *rx)
 {
 	const struct emu_rwq_ind_tbl *t = qp->rss_tbl;
-	uint8_t in[RSS_HASH_IN_MAX];
-	uint32_t hash = dev_toeplitz(qp->rss.key, in, hash_input(&qp->rss, h, in));
+	uint8_t in[RSS_HASH_IN_MAX], type;
+	uint32_t hash = dev_toeplitz(qp->rss.key, in, hash_input(&qp->rss, rx->h, in, &type));
 
-	wq_receive(qp, entry, t->wq[hash & (t->size - 1)], hash, hash_type(&qp->rss, h),
-		   frame, len);
+	wq_receive(qp, rx, t->wq[hash & (t->size - 1)], hash, type);
 }
