@@ -42,7 +42,10 @@
  * them is this model's choice, and so are the values: 2^8 channels, the
  * most UCX uses (openucx/ucx#10101, "all 256 DCI channels"), and 2^3
  * errored streams, a placeholder (rdma-core's test_mlx5_dc asks for at
- * most 2^3 of either).  The board ids
+ * most 2^3 of either).  MEMIC operations (MEMIC_OPS below) follow the same
+ * choice: they came with kernel 5.13 and rdma-core v35 (2021, "RDMA/mlx5:
+ * Add support in MEMIC operations"), and no public dump of the device
+ * memory caps says which cards set memic_operations.  The board ids
  * of those two and the ConnectX-6 are PSIDs of the MT_ form Mellanox-branded
  * cards report; the numbers themselves are placeholders.  Firmware versions
  * are those of one release (xx.37.1014) for each family's prefix.
@@ -109,6 +112,9 @@
 	.log_max_dci_errored_streams = 3,				\
 	.qpc_extension = true
 
+/* MEMIC operations: atomic increment and test-and-set, 1-byte accesses */
+#define MEMIC_OPS	.memic_operations = 0x3
+
 #define LINK_EDR	{ .width = 2, .speed = 32, .rate = "100 Gb/sec (4X EDR)" }
 #define LINK_HDR	{ .width = 2, .speed = 64, .rate = "200 Gb/sec (4X HDR)" }
 #define LINK_NDR	{ .width = 2, .speed = 128, .rate = "400 Gb/sec (4X NDR)" }
@@ -140,7 +146,7 @@ static const struct emu_profile profiles[] = {
 		.part_id = 0x101d, .name = "ConnectX-6 Dx",
 		.fw_ver = "22.37.1014", .board_id = "MT_0000000359",
 		.eth_only = true,
-		COMMON_CAPS, DCS_CAPS,
+		COMMON_CAPS, DCS_CAPS, MEMIC_OPS,
 		.log_max_qp = 17, .log_max_pd = 23,
 		.device_frequency_khz = 156250,
 		.packet_pacing_max_rate = 100000000,
@@ -149,7 +155,7 @@ static const struct emu_profile profiles[] = {
 	{
 		.part_id = 0x1021, .name = "ConnectX-7",
 		.fw_ver = "28.37.1014", .board_id = "MT_0000000838",
-		COMMON_CAPS, DCS_CAPS,
+		COMMON_CAPS, DCS_CAPS, MEMIC_OPS,
 		.log_max_qp = 17, .log_max_pd = 23,
 		.device_frequency_khz = 156250,
 		.ib_port_cap_flags = CX_IB_PORT_CAP_FLAGS,

@@ -67,6 +67,12 @@ struct emu_profile {
 	/* the QP context extension (qpc_ext) of QP commands: a stream's reset */
 	bool		qpc_extension;
 	/*
+	 * MEMIC operations (the device memory caps page): bit 0 atomic
+	 * increment, bit 1 test-and-set, each on 1-byte accesses
+	 * (mlx5dv_dm_map_op_addr(), kernel/ioctl_dm.c, device/memic.c)
+	 */
+	uint8_t		memic_operations;
+	/*
 	 * Packet pacing (the QoS caps page): the rates a rate limit entry
 	 * may have, in kbps, and the entries of the device's table (the
 	 * first is the firmware's "unlimited").  Every modelled card has it,

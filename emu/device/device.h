@@ -226,6 +226,14 @@ void dev_trap_counts(uint64_t *faults, uint64_t *mprotects);
  * dev_store_decode() knows) or let through.
  */
 bool dev_trap_fault(const void *addr, void *uc);
+/*
+ * MEMIC operation addresses (memic.c): from the SIGSEGV handler, true if
+ * the fault was an access to them, answered; before the application
+ * changes its mappings of [a, a + alen) and [b, b + blen), forget the
+ * windows there (lock not held).
+ */
+bool dev_memic_fault(const void *addr, void *uc);
+void dev_memic_forget(const void *a, size_t alen, const void *b, size_t blen);
 /* How many of those faults wrote the store themselves (rfemu_dev_stats) */
 uint64_t dev_trap_stores(void);
 /* Does the handler write the stores it knows (RFEMU_DOORBELL_ASSIST)? */
@@ -290,6 +298,31 @@ void dev_store_skip(void *uc, const struct dev_store *st);
  */
 enum { DEV_STEP_NONE, DEV_STEP_STORE, DEV_STEP_LOAD };
 int dev_store_next(void *uc, struct dev_store *st, uintptr_t *ea);
+
+/*
+ * Any load into or store from a general register (x86-64 and aarch64; on
+ * x86-64 an SSE one too), for the pages whose every access the device
+ * answers (memic.c).  len: the bytes accessed; a store's bytes in st.
+ */
+struct dev_access {
+	bool			load;
+	unsigned		len;
+	struct dev_store	st;
+	/* store.c's: how to finish it */
+	unsigned		insn_len, reg, base, dst_len;
+	bool			high8, sign, writeback;
+	int64_t			wb;
+};
+
+#if DEV_STORE_DECODER || defined(__aarch64__)
+#define DEV_ACCESS_DECODER 1
+#else
+#define DEV_ACCESS_DECODER 0
+#endif
+
+bool dev_access_decode(const void *uc, struct dev_access *acc);
+/* Finish it in uc: a load's register from `loaded` (len bytes); step over it. */
+void dev_access_finish(void *uc, const struct dev_access *acc, const uint8_t *loaded);
 
 /* ------------------------------------------------------------------------ */
 /* Direct delivery: the requester does the responder's work (grant.c)      */

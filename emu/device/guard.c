@@ -150,9 +150,12 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 		guard_env = NULL;
 		siglongjmp(*env, 1);
 	}
-	/* a doorbell store to a page protected while the engine sleeps */
+	/*
+	 * a doorbell store to a page protected while the engine sleeps, an
+	 * access to MEMIC operation addresses
+	 */
 	if (sig == SIGSEGV && si && si->si_code == SEGV_ACCERR &&
-	    dev_trap_fault(si->si_addr, uc)) {
+	    (dev_trap_fault(si->si_addr, uc) || dev_memic_fault(si->si_addr, uc))) {
 		dev_resume(uc, __builtin_return_address(0));
 		return;
 	}

@@ -27,8 +27,13 @@
  *                        vmovdqu64 of zmm16)
  *
  * and, after the faulting store, the loads that feed the rest of a copy
- * (movdqa, movdqu, movaps, movups into an xmm register; mov into a 64-bit
- * general one), so that dev_store_next() can go on with it.
+ * (movdqa, movdqu, movaps, movups into an xmm register; mov into a general
+ * one), so that dev_store_next() can go on with it.  For the MEMIC
+ * operation windows (memic.c), which a load faults on too, the general
+ * loads of any width:
+ *
+ *   8A, 8B /r            mov m -> r8/16/32/64
+ *   0F B6, 0F B7 /r      movzx m8/m16 -> r16/32/64
  *
  * (Intel SDM vol. 2, chapter 2 for the encodings, and the instructions'
  * pages; the vector registers' upper parts come from the XSAVE area of the
@@ -154,6 +159,7 @@ enum insn_kind { INSN_OTHER, INSN_STORE, INSN_LOAD };
 struct insn {
 	enum insn_kind	kind;
 	unsigned	len;		/* bytes stored or loaded */
+	unsigned	dst_len;	/* a general load: bytes of the register it writes */
 	unsigned	insn_len;
 	unsigned	reg;		/* the register stored or loaded */
 	unsigned	rex;		/* REX bits (VEX's folded in) */
@@ -221,16 +227,19 @@ static bool decode(const ucontext_t *uc, struct insn *in)
 		pp = p[2] & 3;
 		p += 3;
 	}
-	if (!vex && (*p == 0x88 || *p == 0x89 || *p == 0x8b || *p == 0xc6 || *p == 0xc7)) {
+	if (!vex && (*p == 0x88 || *p == 0x89 || *p == 0x8a || *p == 0x8b || *p == 0xc6 ||
+		     *p == 0xc7)) {
 		op = *p++;
 		ml = modrm_len(p);
 		if (!ml)
 			return false;
 		in->modrm = p;
 		in->reg = ((p[0] >> 3) & 7) | ((in->rex & 4) << 1);
-		in->len = (op == 0x88 || op == 0xc6) ? 1 : (in->rex & 8) ? 8 : opsize ? 2 : 4;
-		in->kind = op == 0x8b ? INSN_LOAD : INSN_STORE;
-		if (op == 0x88 && !in->rex && in->reg >= 4) {
+		in->len = (op == 0x88 || op == 0x8a || op == 0xc6) ? 1 :
+			  (in->rex & 8) ? 8 : opsize ? 2 : 4;
+		in->dst_len = in->len;
+		in->kind = (op == 0x8a || op == 0x8b) ? INSN_LOAD : INSN_STORE;
+		if ((op == 0x88 || op == 0x8a) && !in->rex && in->reg >= 4) {
 			in->high8 = true;		/* ah, ch, dh, bh */
 			in->reg -= 4;
 		}
@@ -250,8 +259,6 @@ static bool decode(const ucontext_t *uc, struct insn *in)
 				in->imm = w;		/* sign-extended for REX.W */
 			}
 		}
-		if (op == 0x8b && in->len != 8)
-			return false;	/* a 32-bit load zero-extends: keep to the one the copies use */
 		in->insn_len = (unsigned)(p + ml + ilen - start);
 		return true;
 	}
@@ -269,6 +276,15 @@ static bool decode(const ucontext_t *uc, struct insn *in)
 	if (in->vlen && op != 0x11 && op != 0x29 && op != 0x2b && op != 0x7f && op != 0xe7)
 		return false;	/* EVEX: the full-vector stores only */
 	switch (op) {
+	case 0xb6:		/* movzx m8 -> r16/32/64 */
+	case 0xb7:		/* movzx m16 -> r16/32/64 */
+		if (vex || pp > 1)
+			return false;
+		in->xmm = false;
+		in->kind = INSN_LOAD;
+		in->len = op == 0xb6 ? 1 : 2;
+		in->dst_len = (in->rex & 8) ? 8 : opsize ? 2 : 4;
+		return true;
 	case 0xc3:		/* movnti r32/64 -> m */
 		if (vex)
 			return false;
@@ -340,6 +356,28 @@ static bool decode(const ucontext_t *uc, struct insn *in)
 static uint64_t gpr(const ucontext_t *uc, unsigned n)
 {
 	return (uint64_t)uc->uc_mcontext.gregs[gpr_index[n]];
+}
+
+/*
+ * A general load's result v (zero-extended) into its register: an 8- or
+ * 16-bit destination keeps the register's other bits, a 32-bit one clears
+ * the upper half (Intel SDM vol. 1, 3.4.1.1).
+ */
+static void set_gpr(ucontext_t *uc, const struct insn *in, uint64_t v)
+{
+	uint64_t old = gpr(uc, in->reg), r;
+
+	if (in->high8)
+		r = (old & ~0xff00ull) | (v & 0xff) << 8;
+	else if (in->dst_len == 1)
+		r = (old & ~0xffull) | (v & 0xff);
+	else if (in->dst_len == 2)
+		r = (old & ~0xffffull) | (v & 0xffff);
+	else if (in->dst_len == 4)
+		r = v & 0xffffffffull;
+	else
+		r = v;
+	uc->uc_mcontext.gregs[gpr_index[in->reg]] = (greg_t)r;
 }
 
 /* The address the memory operand of in names; false if it cannot be told. */
@@ -431,17 +469,52 @@ int dev_store_next(void *ucv, struct dev_store *st, uintptr_t *ea)
 		    !dev_copy(&uc->uc_mcontext.fpregs->_xmm[in.reg], (const void *)*ea, 16))
 			return DEV_STEP_NONE;
 	} else {
-		uint64_t v;
+		uint64_t v = 0;
 
-		if (!dev_copy(&v, (const void *)*ea, 8))
+		if (!dev_copy(&v, (const void *)*ea, in.len))	/* little-endian */
 			return DEV_STEP_NONE;
-		uc->uc_mcontext.gregs[gpr_index[in.reg]] = (greg_t)v;
+		set_gpr(uc, &in, v);
 	}
 	uc->uc_mcontext.gregs[REG_RIP] += in.insn_len;
 	return DEV_STEP_LOAD;
 }
 
-#else	/* no decoder: every doorbell store is let through (trap.c) */
+bool dev_access_decode(const void *ucv, struct dev_access *acc)
+{
+	const ucontext_t *uc = ucv;
+	struct insn in;
+
+	memset(acc, 0, sizeof(*acc));
+	if (!decode(uc, &in) || in.kind == INSN_OTHER || in.segment)
+		return false;
+	acc->load = in.kind == INSN_LOAD;
+	acc->len = in.len;
+	acc->insn_len = in.insn_len;
+	acc->reg = in.reg;
+	acc->dst_len = in.xmm ? 0 : in.dst_len;
+	acc->high8 = in.high8;
+	if (acc->load)
+		return in.xmm ? in.len == 16 && uc->uc_mcontext.fpregs : true;
+	return store_data(uc, &in, &acc->st);
+}
+
+void dev_access_finish(void *ucv, const struct dev_access *acc, const uint8_t *loaded)
+{
+	ucontext_t *uc = ucv;
+
+	if (acc->load && acc->dst_len) {
+		struct insn in = { .reg = acc->reg, .dst_len = acc->dst_len, .high8 = acc->high8 };
+		uint64_t v = 0;
+
+		memcpy(&v, loaded, acc->len);	/* little-endian */
+		set_gpr(uc, &in, v);
+	} else if (acc->load) {
+		memcpy(&uc->uc_mcontext.fpregs->_xmm[acc->reg], loaded, 16);
+	}
+	uc->uc_mcontext.gregs[REG_RIP] += acc->insn_len;
+}
+
+#else	/* no store decoder: every doorbell store is let through (trap.c) */
 
 bool dev_store_decode(const void *uc, struct dev_store *st)
 {
@@ -462,5 +535,98 @@ int dev_store_next(void *uc, struct dev_store *st, uintptr_t *ea)
 	(void)st;
 	(void)ea;
 	return DEV_STEP_NONE;
+}
+#endif
+
+#if defined(__aarch64__)
+/*
+ * The general-register loads and stores of the Arm ARM (DDI 0487, "Loads
+ * and stores", C4.1): LDR/STR of a byte, halfword, word or doubleword and
+ * the sign-extending LDRSB/LDRSH/LDRSW, with an unsigned scaled immediate,
+ * an unscaled one (LDUR/STUR), a pre- or post-indexed one (the base
+ * written back), or a register offset.  Not the pairs, the exclusives nor
+ * the SIMD registers.  As on x86-64, the address is si_addr.
+ */
+bool dev_access_decode(const void *ucv, struct dev_access *acc)
+{
+	const ucontext_t *uc = ucv;
+	uint32_t insn;
+	unsigned size, opc, rt;
+
+	memcpy(&insn, (const void *)(uintptr_t)uc->uc_mcontext.pc, 4);
+	size = insn >> 30;
+	opc = (insn >> 22) & 3;
+	rt = insn & 31;
+	memset(acc, 0, sizeof(*acc));
+	if ((insn & 0x3f000000u) == 0x39000000u) {
+		/* unsigned immediate */
+	} else if ((insn & 0x3f200000u) == 0x38000000u) {
+		unsigned mode = (insn >> 10) & 3;
+
+		if (mode == 2)
+			return false;		/* LDTR/STTR */
+		if (mode & 1) {			/* post-index 01, pre-index 11 */
+			acc->writeback = true;
+			acc->wb = (int64_t)((insn >> 12) & 0x1ff) << 55 >> 55;
+		}
+	} else if ((insn & 0x3f200c00u) != 0x38200800u) {
+		return false;			/* not a register offset either */
+	}
+	if ((size == 3 && opc >= 2) || (size == 2 && opc == 3))
+		return false;			/* PRFM, unallocated */
+	acc->load = opc != 0;
+	acc->len = 1u << size;
+	acc->insn_len = 4;
+	acc->reg = rt;
+	acc->base = (insn >> 5) & 31;
+	acc->sign = opc >= 2;
+	acc->dst_len = opc == 3 || size < 3 ? 4 : 8;	/* Wt or Xt */
+	if (opc == 2)
+		acc->dst_len = 8;		/* LDRSB/LDRSH/LDRSW Xt */
+	if (!acc->load) {
+		uint64_t v = rt == 31 ? 0 : uc->uc_mcontext.regs[rt];	/* WZR/XZR */
+
+		acc->st.len = acc->len;
+		acc->st.insn_len = 4;
+		memcpy(acc->st.data, &v, acc->len);	/* little-endian */
+	}
+	return true;
+}
+
+void dev_access_finish(void *ucv, const struct dev_access *acc, const uint8_t *loaded)
+{
+	ucontext_t *uc = ucv;
+
+	if (acc->load && acc->reg != 31) {
+		uint64_t v = 0;
+
+		memcpy(&v, loaded, acc->len);
+		if (acc->sign && acc->len < 8)
+			v = (uint64_t)((int64_t)(v << (64 - 8 * acc->len)) >> (64 - 8 * acc->len));
+		if (acc->dst_len == 4)
+			v &= 0xffffffffull;	/* a W register clears the upper half */
+		uc->uc_mcontext.regs[acc->reg] = v;
+	}
+	if (acc->writeback) {
+		if (acc->base == 31)
+			uc->uc_mcontext.sp += (uint64_t)acc->wb;
+		else
+			uc->uc_mcontext.regs[acc->base] += (uint64_t)acc->wb;
+	}
+	uc->uc_mcontext.pc += 4;
+}
+#elif !DEV_STORE_DECODER
+bool dev_access_decode(const void *uc, struct dev_access *acc)
+{
+	(void)uc;
+	(void)acc;
+	return false;
+}
+
+void dev_access_finish(void *uc, const struct dev_access *acc, const uint8_t *loaded)
+{
+	(void)uc;
+	(void)acc;
+	(void)loaded;
 }
 #endif

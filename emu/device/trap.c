@@ -585,6 +585,7 @@ bool emu_dev_vm_change(const void *a, size_t alen, const void *b, size_t blen)
 	uintptr_t lo = atomic_load(&span_lo), hi = atomic_load(&span_hi);
 	unsigned k = 0;
 
+	dev_memic_forget(a, alen, b, blen);
 	if (!overlaps(lo, hi, a, alen) && !overlaps(lo, hi, b, blen))
 		return false;
 	emu_lock_acquire();

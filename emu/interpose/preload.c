@@ -780,23 +780,38 @@ int pkey_mprotect(void *addr, size_t len, int prot, int pkey)
 /*
  * A mapping of a command fd is first checked as the kernel's mlx5_ib_mmap()
  * checks it (kernel/mmap.c).  Only MAP_FIXED replaces what is there
- * (MAP_FIXED_NOREPLACE never does).
+ * (MAP_FIXED_NOREPLACE never does).  MEMIC operation addresses are
+ * inaccessible anonymous memory whose accesses the device answers.
  */
 static void *do_mmap(void *(*real)(void *, size_t, int, int, int, off_t),
 		     void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
+	bool ops = false;
 	void *p;
 
 	if (fd >= 0 && !emu_lock_held() && emu_fd_is_cmd(fd)) {
 		int ret;
 
 		emu_fork_settle(false);
-		ret = emu_mmap_check(fd, len, prot, flags, &off);
+		ret = emu_mmap_check(fd, len, prot, flags, &off, &ops);
 
 		if (ret) {
 			errno = ret;
 			return MAP_FAILED;
 		}
+	}
+	if (ops) {
+		int fixed = flags & (MAP_FIXED | MAP_FIXED_NOREPLACE);
+		bool change = (flags & MAP_FIXED) && vm_change(addr, len, NULL, 0);
+
+		p = real(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | fixed, -1, 0);
+		if (change)
+			vm_changed();
+		if (p != MAP_FAILED && (errno = emu_memic_ops_mapped(fd, off, p, len))) {
+			get_munmap()(p, len);
+			return MAP_FAILED;
+		}
+		return p;
 	}
 	if (!(flags & MAP_FIXED) || !vm_change(addr, len, NULL, 0))
 		return real(addr, len, prot, flags, fd, off);

@@ -132,6 +132,19 @@ static void prm_set(uint8_t *buf, unsigned off, unsigned bits, uint32_t v)
 #define ODP_CAP_TRANSPORT_BIT(t, b) F(0x80 + 0x20 * (t) + (b), 1)
 #define ODP_CAP_TRANSPORT_BITS	6
 
+/*
+ * device_mem_cap (op_mod MLX5_CAP_DEV_MEM): MEMIC and its operations; the
+ * two size masks (bit n: 2^n-byte accesses) where rdma-core's
+ * tests/test_mlx5_dm_ops.py reads them, bytes 4 and 6 of the page
+ */
+#define DM_MEMIC		F(0x000, 1)
+#define DM_INCREMENT_SIZE_SUP	F(0x020, 8)
+#define DM_LOG_MIN_MEMIC_ALLOC	F(0x02b, 5)
+#define DM_TEST_AND_SET_SIZE_SUP F(0x030, 8)
+#define DM_MEMIC_BAR_SIZE	F(0x080, 32)
+#define DM_MAX_MEMIC_SIZE	F(0x0a0, 32)
+#define DM_MEMIC_OPERATIONS	F(0x200, 32)
+
 /* qos_cap (op_mod MLX5_CAP_QOS): packet pacing */
 #define QOS_PACKET_PACING	F(0x00, 1)
 #define QOS_PP_BURST_BOUND	F(0x05, 1)
@@ -242,6 +255,7 @@ enum { STAT_BAD_OP = 0x2, STAT_BAD_PARAM = 0x3, STAT_BAD_RES = 0x5, STAT_LIM = 0
 /* the capability pages (query_hca_cap op_mod >> 1), the general object types */
 enum {
 	CAP_PAGE_GENERAL = 0x0, CAP_PAGE_ODP = 0x2, CAP_PAGE_NIC_FLOW_TABLE = 0x7, CAP_PAGE_QOS = 0xc,
+	CAP_PAGE_DEV_MEM = 0xf,
 	CAP_PAGE_GENERAL_2 = 0x20
 };
 enum { OBJ_TYPE_RESERVED_QPN = 0x2c };
@@ -371,6 +385,24 @@ static int odp_caps_page(uint8_t *cap)
 }
 
 /*
+ * The device memory page: the MEMIC that ibv_alloc_dm() hands out
+ * (ioctl_dm.c, in 64-byte units) and, on the cards the profile gives them,
+ * its operations on 1-byte accesses (device/memic.c).
+ */
+static void dev_mem_caps(uint8_t *cap)
+{
+	bool ops = EMU_CAP(memic_operations) != 0;
+
+	prm_set(cap, DM_MEMIC, 1);
+	prm_set(cap, DM_LOG_MIN_MEMIC_ALLOC, 6);
+	prm_set(cap, DM_MEMIC_BAR_SIZE, EMU_DM_SIZE);
+	prm_set(cap, DM_MAX_MEMIC_SIZE, EMU_DM_SIZE);
+	prm_set(cap, DM_MEMIC_OPERATIONS, EMU_CAP(memic_operations));
+	prm_set(cap, DM_INCREMENT_SIZE_SUP, ops);
+	prm_set(cap, DM_TEST_AND_SET_SIZE_SUP, ops);
+}
+
+/*
  * The QoS page: packet pacing as pp.c and query_device (ctx.c) serve it,
  * no scheduling elements (the nic_* and esw_* caps 0).
  */
@@ -410,8 +442,8 @@ static void nic_flow_table_caps(uint8_t *cap)
  * of, get_hca_sig_caps(); CRC32C beside the basic T10-DIF and CRC32; not
  * CRC64-XP10 nor 4048-byte blocks), one general object type,
  * RESERVED_QPN, with the second general page that bounds it, the ODP page,
- * the NIC flow table page's packet reformats and the QoS page's packet
- * pacing; every other capability page reads zeros, no feature of it
+ * the NIC flow table page's packet reformats, the QoS page's packet
+ * pacing and the device memory page; every other capability page reads zeros, no feature of it
  * present (no eswitch, no LAG, no crypto).
  */
 static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
@@ -429,6 +461,8 @@ static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 		general_caps_2(cap);
 	if (type == CAP_PAGE_QOS)
 		qos_caps(cap);
+	if (type == CAP_PAGE_DEV_MEM)
+		dev_mem_caps(cap);
 	if (type == CAP_PAGE_NIC_FLOW_TABLE)
 		nic_flow_table_caps(cap);
 	if (type != CAP_PAGE_GENERAL)

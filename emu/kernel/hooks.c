@@ -107,6 +107,25 @@ WEAK void emu_dev_mr_dereg(struct emu_mr *mr)
 	(void)mr;
 }
 
+/* No device, no MEMIC operations: nothing answers the mapping's accesses. */
+WEAK int emu_dev_memic_mapped(const struct emu_ctx *ctx, uint32_t first_page, uint8_t op,
+			       uint8_t *bytes, size_t len, void *addr, size_t maplen)
+{
+	(void)ctx;
+	(void)first_page;
+	(void)op;
+	(void)bytes;
+	(void)len;
+	(void)addr;
+	(void)maplen;
+	return 0;
+}
+
+WEAK void emu_dev_dm_freed(const struct emu_dm *dm)
+{
+	(void)dm;
+}
+
 /* No device, no protected doorbell pages to forget. */
 WEAK bool emu_dev_vm_change(const void *a, size_t alen, const void *b, size_t blen)
 {

@@ -146,6 +146,10 @@ void emu_ah_destroy_locked(struct emu_ah *ah);
 void emu_pd_destroy_locked(struct emu_pd *pd);
 void emu_xrcd_destroy_locked(struct emu_xrcd *xrcd);
 void emu_dm_destroy_locked(struct emu_dm *dm);
+/* ioctl_dm.c: our view of a DM's bytes; the DM and op of a MEMIC operation page index */
+uint8_t *emu_dm_bytes(const struct emu_ctx *ctx, uint32_t first_page);
+bool emu_dm_ops_entry(struct emu_ctx *ctx, uint64_t idx, uint64_t pages, struct emu_dm **dm,
+		      uint8_t *op);
 void emu_uar_destroy_locked(struct emu_uar *uar);
 void emu_mkey_destroy_locked(struct emu_mkey *mk);
 void emu_psv_destroy_locked(struct emu_psv *psv);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * ioctl_dm.c - device memory (MEMIC): ibv_alloc_dm(), ibv_free_dm(),
- * ibv_reg_dm_mr(), and mlx5's DM_QUERY behind ibv_import_dm(), as
+ * ibv_reg_dm_mr(), mlx5's DM_QUERY behind ibv_import_dm() and
+ * DM_MAP_OP_ADDR behind mlx5dv_dm_map_op_addr(), as
  * drivers/infiniband/core/uverbs_std_types_dm.c, uverbs_std_types_mr.c and
  * drivers/infiniband/hw/mlx5/dm.c answer them.
  *
@@ -19,6 +20,14 @@
  * context (fork.c) share the parent's pool, as they share the device on a
  * host, and take pages from it with compare-and-swap, since each process
  * holds only its own emu_lock.
+ *
+ * A MEMIC operation's addresses (mlx5dv_dm_map_op_addr()) are a second
+ * view of a DM's bytes, through which each access is an atomic operation
+ * on them.  No memory can behave so: their mmap offsets (page indexes
+ * EMU_DM_PAGES * (1 + op) + the DM's first page, past the DM pages in the
+ * same command, as the kernel takes both from MLX5_IB_MMAP_DEVICE_MEM's
+ * range) map inaccessible memory, and the device answers each access that
+ * faults there (device/memic.c).
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -28,6 +37,7 @@
 #include <rdma/mlx5_user_ioctl_cmds.h>
 #include <rdma/mlx5_user_ioctl_verbs.h>
 
+#include "caps.h"
 #include "internal.h"
 
 /* mlx5_ib_reg_dm_mr(): what an MR on MEMIC may allow */
@@ -138,9 +148,17 @@ static int dm_alloc(struct emu_ioc *b)
 	return ret;
 }
 
+uint8_t *emu_dm_bytes(const struct emu_ctx *ctx, uint32_t first_page)
+{
+	return dm_page(ctx, first_page);
+}
+
 void emu_dm_destroy_locked(struct emu_dm *dm)
 {
 	struct emu_ctx *ctx = dm->obj.ctx;
+
+	if (dm->ops)
+		emu_dev_dm_freed(dm);
 
 	atomic_fetch_and(dm_pages_used(ctx), ~page_bits(dm->first_page, dm->pages));
 	emu_obj_free_locked(&dm->obj);
@@ -187,6 +205,59 @@ static int dm_query(struct emu_ioc *b)
 		ret = emu_ioc_copy_to(b, MLX5_IB_ATTR_QUERY_DM_RESP_LENGTH,
 				      &dm->length, sizeof(dm->length));
 	return ret;
+}
+
+/*
+ * MLX5_IB_METHOD_DM_MAP_OP_ADDR (mlx5_ib's dm.c): the page index of op's
+ * addresses for the DM, made on the first call and answered again after;
+ * an operation the device memory caps do not offer (memic_operations, op
+ * past its 32 bits too) EOPNOTSUPP.  The page index is copied out first;
+ * an entry whose copies fail is not kept.
+ */
+static int dm_map_op_addr(struct emu_ioc *b)
+{
+	int ret;
+	struct emu_dm *dm = emu_ioc_get_obj(b, MLX5_IB_ATTR_DM_MAP_OP_ADDR_REQ_HANDLE,
+					    EMU_OBJ_DM, &ret);
+	uint64_t start = 0;	/* DMs start on a page */
+	uint16_t page_idx;
+	uint8_t op;
+
+	if (!dm)
+		return ret;
+	if (emu_ioc_copy_from(b, MLX5_IB_ATTR_DM_MAP_OP_ADDR_REQ_OP, &op, sizeof(op)))
+		return EFAULT;
+	if (op >= 32 || !(EMU_CAP(memic_operations) & 1u << op))
+		return EOPNOTSUPP;
+	_Static_assert(EMU_DM_PAGES * 3 <= 0xff, "an index of the command's first 256");
+	page_idx = (uint16_t)(EMU_DM_PAGES * (1u + op) + dm->first_page);
+	ret = emu_ioc_copy_to(b, MLX5_IB_ATTR_DM_MAP_OP_ADDR_RESP_PAGE_INDEX, &page_idx,
+			      sizeof(page_idx));
+	if (!ret)
+		ret = emu_ioc_copy_to(b, MLX5_IB_ATTR_DM_MAP_OP_ADDR_RESP_START_OFFSET, &start,
+				      sizeof(start));
+	if (!ret)
+		dm->ops |= (uint8_t)(1u << op);
+	return ret;
+}
+
+/* The DM and operation whose addresses page index idx maps; false if none. */
+bool emu_dm_ops_entry(struct emu_ctx *ctx, uint64_t idx, uint64_t pages, struct emu_dm **dmp,
+		      uint8_t *op)
+{
+	if (idx < EMU_DM_PAGES || idx >= EMU_DM_PAGES * 3)
+		return false;
+	*op = (uint8_t)(idx / EMU_DM_PAGES - 1);
+	for (uint32_t h = 0; h < ctx->nobjs; h++) {
+		struct emu_dm *dm = (struct emu_dm *)ctx->objs[h];
+
+		if (dm && dm->obj.type == EMU_OBJ_DM && dm->first_page == idx % EMU_DM_PAGES &&
+		    (dm->ops & 1u << *op)) {
+			*dmp = dm;
+			return dm->pages == pages;
+		}
+	}
+	return false;
 }
 
 /*
@@ -266,6 +337,11 @@ const struct emu_ioc_method emu_ioc_dm_methods[] = {
 		OUT(MLX5_IB_ATTR_QUERY_DM_RESP_START_OFFSET, uint64_t),
 		OUT(MLX5_IB_ATTR_QUERY_DM_RESP_PAGE_INDEX, uint16_t),
 		OUT(MLX5_IB_ATTR_QUERY_DM_RESP_LENGTH, uint64_t) } },
+	{ UVERBS_OBJECT_DM, MLX5_IB_METHOD_DM_MAP_OP_ADDR, dm_map_op_addr, false, {
+		IDR(MLX5_IB_ATTR_DM_MAP_OP_ADDR_REQ_HANDLE),
+		IN(MLX5_IB_ATTR_DM_MAP_OP_ADDR_REQ_OP, uint8_t, MAND),
+		OUT(MLX5_IB_ATTR_DM_MAP_OP_ADDR_RESP_START_OFFSET, uint64_t),
+		OUT(MLX5_IB_ATTR_DM_MAP_OP_ADDR_RESP_PAGE_INDEX, uint16_t) } },
 	{ UVERBS_OBJECT_MR, UVERBS_METHOD_DM_MR_REG, dm_mr_reg, false, {
 		NEW(UVERBS_ATTR_REG_DM_MR_HANDLE),
 		IN(UVERBS_ATTR_REG_DM_MR_OFFSET, uint64_t, MAND),

@@ -200,6 +200,7 @@ struct emu_dm {
 	struct emu_obj		obj;
 	uint32_t		first_page, pages;
 	uint64_t		length;		/* as asked */
+	uint8_t			ops;		/* MEMIC operations given an address (bit op) */
 };
 
 /*
@@ -757,9 +758,17 @@ struct emu_ctx *emu_ctx_inherited_by_fd_locked(int fd);
 /*
  * The application's mmap() of a command fd (mmap.c): 0 if the kernel would
  * map it (*off may be rewritten to the page that shows it), else the errno
- * it answers.  Lock not held.
+ * it answers.  *ops: the mapping is of MEMIC operation addresses, which no
+ * memory shows (the device answers each access: emu_memic_ops_mapped()).
+ * Lock not held.
  */
-int emu_mmap_check(int fd, size_t len, int prot, int flags, off_t *off);
+int emu_mmap_check(int fd, size_t len, int prot, int flags, off_t *off, bool *ops);
+/*
+ * Such a mapping made at addr, as inaccessible anonymous memory (the
+ * original offset off): handed to the device.  0, or ENOMEM if the device
+ * has no room for it (the caller unmaps it).  Lock not held.
+ */
+int emu_memic_ops_mapped(int fd, off_t off, void *addr, size_t len);
 /* One command written to ctx's command fd (dispatch.c); 0 or a positive errno. */
 /* buf is the user's address, read only through emu_copy_from_user() */
 int emu_cmd_dispatch(struct emu_ctx *ctx, uint64_t buf, size_t len);
@@ -1048,6 +1057,14 @@ void emu_dev_srq_destroyed(struct emu_srq *srq);
 
 /* Before the MW is unbound and freed. */
 void emu_dev_mw_dealloc(struct emu_mw *mw);
+/*
+ * MEMIC operation addresses (device/memic.c): op's window of a DM's bytes
+ * (bytes, len; NULL if the DM is gone) mapped at addr by the application
+ * (0, or ENOMEM: no room); the DM of ctx at first_page freed.  Lock held.
+ */
+int emu_dev_memic_mapped(const struct emu_ctx *ctx, uint32_t first_page, uint8_t op,
+			 uint8_t *bytes, size_t len, void *addr, size_t maplen);
+void emu_dev_dm_freed(const struct emu_dm *dm);
 /* Before an MR is freed or re-registered (what the device resolved through it is forgotten). */
 void emu_dev_mr_dereg(struct emu_mr *mr);
 /*

@@ -23,7 +23,9 @@
  *   anything else              an rdma_user_mmap_entry: a UAR of
  *                              UAR_OBJ_ALLOC that still exists, or an
  *                              allocated device memory, from its first
- *                              page for exactly its size; else EINVAL
+ *                              page for exactly its size, or the
+ *                              addresses of one of its MEMIC operations
+ *                              (ioctl_dm.c), for its size; else EINVAL
  *
  * Command 2 (write-combining) shows the same page as command 0, as on the
  * kernel: the offset is rewritten to the one the device watches.  So is
@@ -54,8 +56,11 @@ static bool dm_entry(struct emu_ctx *ctx, uint64_t first, uint64_t pages)
 }
 
 static int check_locked(struct emu_ctx *ctx, uint64_t pages, int prot, bool shared,
-			uint64_t pgoff)
+			uint64_t pgoff, bool *ops)
 {
+	struct emu_dm *dm;
+	uint8_t op;
+
 	uint64_t idx = MMAP_INDEX(pgoff);
 
 	switch (MMAP_CMD(pgoff)) {
@@ -83,7 +88,8 @@ static int check_locked(struct emu_ctx *ctx, uint64_t pages, int prot, bool shar
 			return EOPNOTSUPP;
 		return prot & (PROT_WRITE | PROT_EXEC) ? EPERM : 0;
 	case EMU_MMAP_DEVICE_MEM:
-		return shared && dm_entry(ctx, idx, pages) ? 0 : EINVAL;
+		*ops = emu_dm_ops_entry(ctx, idx, pages, &dm, &op);
+		return shared && (*ops || dm_entry(ctx, idx, pages)) ? 0 : EINVAL;
 	case EMU_MMAP_DYN_UAR:
 		return shared && pages == 1 && idx < UINT32_MAX && emu_uar_is_dyn(ctx, (uint32_t)idx) &&
 		       emu_uar_valid_locked(ctx, (uint32_t)idx) ? 0 : EINVAL;
@@ -92,7 +98,7 @@ static int check_locked(struct emu_ctx *ctx, uint64_t pages, int prot, bool shar
 	}
 }
 
-int emu_mmap_check(int fd, size_t len, int prot, int flags, off_t *off)
+int emu_mmap_check(int fd, size_t len, int prot, int flags, off_t *off, bool *ops)
 {
 	uint64_t pgoff = (uint64_t)*off / EMU_PAGE_SIZE;
 	uint64_t pages = ((uint64_t)len + EMU_PAGE_SIZE - 1) / EMU_PAGE_SIZE;
@@ -101,17 +107,18 @@ int emu_mmap_check(int fd, size_t len, int prot, int flags, off_t *off)
 	struct emu_ctx *ctx;
 	int ret = 0;
 
+	*ops = false;
 	/* what mmap() itself refuses before the driver sees it, it refuses */
 	if (!len || *off < 0 || (uint64_t)*off % EMU_PAGE_SIZE)
 		return 0;
 	emu_lock_acquire();
 	ctx = emu_ctx_by_fd_locked(fd);
 	if (ctx)
-		ret = check_locked(ctx, pages, prot, shared, pgoff);
+		ret = check_locked(ctx, pages, prot, shared, pgoff, ops);
 	else if ((ctx = emu_ctx_inherited_by_fd_locked(fd)))
 		/* a child of fork(): device memory is shared, the rest the parent's */
 		ret = MMAP_CMD(pgoff) == EMU_MMAP_DEVICE_MEM ?
-		      check_locked(ctx, pages, prot, shared, pgoff) : EIO;
+		      check_locked(ctx, pages, prot, shared, pgoff, ops) : EIO;
 	emu_lock_release();
 	if (!ret && MMAP_CMD(pgoff) == MLX5_IB_MMAP_WC_PAGE)
 		*off -= (off_t)((MLX5_IB_MMAP_WC_PAGE - MLX5_IB_MMAP_REGULAR_PAGE) << 8) *
@@ -120,5 +127,28 @@ int emu_mmap_check(int fd, size_t len, int prot, int flags, off_t *off)
 	if (!ret && ctx && MMAP_CMD(pgoff) == EMU_MMAP_DYN_UAR)
 		*off = (off_t)((((uint64_t)EMU_MMAP_DYN_UAR << 8) + MMAP_INDEX(pgoff)) *
 			       EMU_PAGE_SIZE);
+	return ret;
+}
+
+int emu_memic_ops_mapped(int fd, off_t off, void *addr, size_t len)
+{
+	uint64_t pgoff = (uint64_t)off / EMU_PAGE_SIZE;
+	uint64_t pages = ((uint64_t)len + EMU_PAGE_SIZE - 1) / EMU_PAGE_SIZE;
+	struct emu_dm *dm = NULL;
+	struct emu_ctx *ctx;
+	uint8_t op = 0;
+	int ret;
+
+	emu_lock_acquire();
+	ctx = emu_ctx_by_fd_locked(fd);
+	if (!ctx)
+		ctx = emu_ctx_inherited_by_fd_locked(fd);
+	/* freed since emu_mmap_check(): the addresses answer nothing */
+	if (ctx && emu_dm_ops_entry(ctx, MMAP_INDEX(pgoff), pages, &dm, &op))
+		ret = emu_dev_memic_mapped(ctx, dm->first_page, op,
+					   emu_dm_bytes(ctx, dm->first_page), dm->length, addr, len);
+	else
+		ret = emu_dev_memic_mapped(ctx, 0, op, NULL, 0, addr, len);
+	emu_lock_release();
 	return ret;
 }
