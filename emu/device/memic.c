@@ -29,8 +29,8 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "device.h"
 
@@ -142,6 +142,8 @@ static void operate(uint8_t *bytes, size_t len, uint8_t op, size_t off, struct d
 
 bool dev_memic_fault(const void *addr, void *uc)
 {
+	static const char unknown[] = "rfemu: an instruction the emulator does not decode "
+				      "accessed MEMIC operation addresses\n";
 	static atomic_bool told;
 	uintptr_t a = (uintptr_t)addr;
 
@@ -159,9 +161,10 @@ bool dev_memic_fault(const void *addr, void *uc)
 		if ((seq & 1) || atomic_load(&w->seq) != seq)
 			return true;	/* changing: the access faults again */
 		if (!dev_access_decode(uc, &acc)) {
-			if (!atomic_exchange(&told, true))
-				fprintf(stderr, "rfemu: an instruction the emulator does not decode "
-					"accessed MEMIC operation addresses (%p)\n", addr);
+			/* a signal handler: write(), not stdio */
+			if (!atomic_exchange(&told, true) &&
+			    emu_real_write(STDERR_FILENO, unknown, sizeof(unknown) - 1) < 0)
+				atomic_store(&told, false);
 			return false;
 		}
 		operate(bytes, len, op, a - lo, &acc, loaded);

@@ -7,6 +7,9 @@
  * that offers them on the cards that have them, and EOPNOTSUPP elsewhere.
  */
 #include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 #include "dev_test.h"
 #include "prm_test.h"
@@ -167,6 +170,40 @@ Test(dev_memic, racing_increments_add_up)
 		pthread_join(th[i], NULL);
 	cr_expect_eq(dm_byte(dm, 3), (THREADS * EACH) & 0xff, "no increment lost");
 	cr_expect_eq(munmap((void *)r.addr, DM_LEN), 0);
+	cr_expect_eq(ibv_free_dm(dm), 0);
+}
+
+/*
+ * An instruction the device does not decode (an atomic read-modify-write)
+ * is the application's SIGSEGV, as an unhandled fault: the child dies of
+ * it, the DM is untouched, and the parent goes on.
+ */
+Test(dev_memic, an_undecoded_access_is_a_sigsegv)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	volatile uint8_t *inc;
+	struct ibv_dm *dm;
+	int status;
+	pid_t pid;
+
+	need_ops();
+	dm = alloc_zeroed();
+	inc = map_op(dm, OP_INCREMENT);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct rlimit no_core = { 0, 0 };
+
+		setrlimit(RLIMIT_CORE, &no_core);
+		sigaction(SIGSEGV, &dfl, NULL);	/* what the device chains to */
+		__atomic_fetch_add(inc, 1, __ATOMIC_SEQ_CST);
+		_exit(0);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV, "status %#x", status);
+	inc[0] = 1;
+	cr_expect_eq(dm_byte(dm, 0), 1, "only the parent's increment");
+	cr_expect_eq(munmap((void *)inc, DM_LEN), 0);
 	cr_expect_eq(ibv_free_dm(dm), 0);
 }
 
