@@ -233,6 +233,8 @@ bool dev_trap_fault(const void *addr, void *uc);
  * windows there (lock not held).
  */
 bool dev_memic_fault(const void *addr, void *uc);
+/* The context closes: its windows answer nothing from now (lock held). */
+void dev_memic_ctx_fini_locked(const struct emu_ctx *ctx);
 void dev_memic_forget(const void *a, size_t alen, const void *b, size_t blen);
 /* How many of those faults wrote the store themselves (rfemu_dev_stats) */
 uint64_t dev_trap_stores(void);

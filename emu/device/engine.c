@@ -1011,6 +1011,7 @@ void emu_dev_ctx_fini(struct emu_ctx *ctx)
 	bool last;
 
 	emu_lock_acquire();
+	dev_memic_ctx_fini_locked(ctx);
 	if (dc) {
 		for (struct dev_ctx **pp = &dev_eng.ctxs; *pp; pp = &(*pp)->next)
 			if (*pp == dc) {

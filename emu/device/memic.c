@@ -17,9 +17,12 @@
  *
  * What the device memory caps offer is the operation in its direction
  * and 1-byte accesses (devx.c); any other access - a load from the
- * increment window, a store to the test-and-set one, a wider one, one of
- * a DM freed since - reads all ones and writes nothing, as a PCIe read
- * that nothing answers, and the process goes on.  An instruction the
+ * increment window, a store to the test-and-set one, a wider one, one
+ * after the device was closed - reads all ones and writes nothing, as a
+ * PCIe read that nothing answers, and the process goes on.  A DM freed
+ * while a window shows it keeps its pages, and the window works, until
+ * the last such window is unmapped: the kernel's mmap entries hold a
+ * reference on the MEMIC (mlx5_ib's dm.c).  An instruction the
  * decoder does not know is the one thing left to the application's own
  * SIGSEGV handling (the default kills it), said once on stderr.
  *
@@ -44,9 +47,11 @@ struct memic_window {
 	uint8_t *_Atomic		bytes;		/* our view of the DM; NULL: gone */
 	_Atomic size_t			len;		/* its bytes */
 	_Atomic uint8_t			op;
-	/* under our lock only: which DM, to forget it when freed */
+	/* under our lock only: which DM, and whether the window holds its pages */
 	const struct emu_ctx		*ctx;
 	uint32_t			first_page;
+	bool				holds_pages;	/* the DM is freed */
+	pid_t				owner;		/* not a child of fork() */
 };
 
 static struct memic_window windows[MEMIC_WINDOWS];
@@ -78,22 +83,58 @@ int emu_dev_memic_mapped(const struct emu_ctx *ctx, uint32_t first_page, uint8_t
 	atomic_store(&w->op, op);
 	w->ctx = ctx;
 	w->first_page = first_page;
+	w->holds_pages = false;
+	w->owner = getpid();
 	atomic_store(&w->lo, (uintptr_t)addr);
 	change_end(w);
 	return 0;
 }
 
-void emu_dev_dm_freed(const struct emu_dm *dm)
+static bool shows(const struct memic_window *w, const struct emu_ctx *ctx, uint32_t first_page)
+{
+	return atomic_load(&w->lo) && atomic_load(&w->bytes) && w->ctx == ctx &&
+	       w->first_page == first_page;
+}
+
+bool emu_dev_dm_freed(const struct emu_dm *dm)
+{
+	bool held = false;
+
+	for (unsigned i = 0; i < MEMIC_WINDOWS; i++)
+		if (shows(&windows[i], dm->obj.ctx, dm->first_page) &&
+		    windows[i].owner == getpid()) {
+			windows[i].holds_pages = true;
+			held = true;
+		}
+	return held;
+}
+
+/* The pages w held go back to the pool when no other window holds them. */
+static void let_go(struct memic_window *w)
+{
+	size_t len = atomic_load(&w->len);
+
+	if (!w->holds_pages)
+		return;
+	w->holds_pages = false;
+	for (unsigned i = 0; i < MEMIC_WINDOWS; i++)
+		if (windows[i].holds_pages && shows(&windows[i], w->ctx, w->first_page))
+			return;
+	emu_dm_pages_release(w->ctx, w->first_page,
+			     (uint32_t)((len + EMU_PAGE_SIZE - 1) / EMU_PAGE_SIZE));
+}
+
+void dev_memic_ctx_fini_locked(const struct emu_ctx *ctx)
 {
 	for (unsigned i = 0; i < MEMIC_WINDOWS; i++) {
 		struct memic_window *w = &windows[i];
 
-		if (atomic_load(&w->lo) && w->ctx == dm->obj.ctx && w->first_page == dm->first_page &&
-		    atomic_load(&w->bytes)) {
-			change_begin(w);
-			atomic_store(&w->bytes, NULL);
-			change_end(w);
-		}
+		if (!atomic_load(&w->lo) || w->ctx != ctx)
+			continue;
+		let_go(w);
+		change_begin(w);
+		atomic_store(&w->bytes, NULL);	/* our view goes with the context */
+		change_end(w);
 	}
 }
 
@@ -118,7 +159,10 @@ void dev_memic_forget(const void *a, size_t alen, const void *b, size_t blen)
 			locked = true;
 		}
 		change_begin(w);
-		atomic_store(&w->lo, 0);
+		atomic_store(&w->lo, 0);	/* no longer shows the DM: let_go() looks past it */
+		change_end(w);
+		let_go(w);
+		change_begin(w);
 		atomic_store(&w->bytes, NULL);
 		change_end(w);
 	}

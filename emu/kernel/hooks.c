@@ -121,9 +121,10 @@ WEAK int emu_dev_memic_mapped(const struct emu_ctx *ctx, uint32_t first_page, ui
 	return 0;
 }
 
-WEAK void emu_dev_dm_freed(const struct emu_dm *dm)
+WEAK bool emu_dev_dm_freed(const struct emu_dm *dm)
 {
 	(void)dm;
+	return false;
 }
 
 /* No device, no protected doorbell pages to forget. */

@@ -125,7 +125,7 @@ static int dm_alloc(struct emu_ioc *b)
 	      emu_ioc_out_check(b, MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, 2) ? EFAULT : 0;
 	dm = ret ? NULL : emu_obj_alloc(ctx, EMU_OBJ_DM, sizeof(*dm), 0);
 	if (!dm) {
-		atomic_fetch_and(dm_pages_used(ctx), ~page_bits((uint32_t)first, pages));
+		emu_dm_pages_release(ctx, (uint32_t)first, pages);
 		return ret ? ret : ENOMEM;
 	}
 	dm->first_page = (uint32_t)first;
@@ -153,14 +153,16 @@ uint8_t *emu_dm_bytes(const struct emu_ctx *ctx, uint32_t first_page)
 	return dm_page(ctx, first_page);
 }
 
+void emu_dm_pages_release(const struct emu_ctx *ctx, uint32_t first_page, uint32_t pages)
+{
+	atomic_fetch_and(dm_pages_used(ctx), ~page_bits(first_page, pages));
+}
+
 void emu_dm_destroy_locked(struct emu_dm *dm)
 {
-	struct emu_ctx *ctx = dm->obj.ctx;
-
-	if (dm->ops)
-		emu_dev_dm_freed(dm);
-
-	atomic_fetch_and(dm_pages_used(ctx), ~page_bits(dm->first_page, dm->pages));
+	/* a MEMIC operation window still mapped keeps the pages (emu_dev_dm_freed()) */
+	if (!dm->ops || !emu_dev_dm_freed(dm))
+		emu_dm_pages_release(dm->obj.ctx, dm->first_page, dm->pages);
 	emu_obj_free_locked(&dm->obj);
 }
 

@@ -1060,11 +1060,15 @@ void emu_dev_mw_dealloc(struct emu_mw *mw);
 /*
  * MEMIC operation addresses (device/memic.c): op's window of a DM's bytes
  * (bytes, len; NULL if the DM is gone) mapped at addr by the application
- * (0, or ENOMEM: no room); the DM of ctx at first_page freed.  Lock held.
+ * (0, or ENOMEM: no room); the DM of ctx at first_page freed: true if a
+ * window still shows it, which then keeps its pages until the last such
+ * window is unmapped (emu_dm_pages_release()), as the kernel's mmap
+ * entries hold the MEMIC.  Lock held.
  */
 int emu_dev_memic_mapped(const struct emu_ctx *ctx, uint32_t first_page, uint8_t op,
 			 uint8_t *bytes, size_t len, void *addr, size_t maplen);
-void emu_dev_dm_freed(const struct emu_dm *dm);
+bool emu_dev_dm_freed(const struct emu_dm *dm);
+void emu_dm_pages_release(const struct emu_ctx *ctx, uint32_t first_page, uint32_t pages);
 /* Before an MR is freed or re-registered (what the device resolved through it is forgotten). */
 void emu_dev_mr_dereg(struct emu_mr *mr);
 /*
