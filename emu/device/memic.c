@@ -109,14 +109,19 @@ bool emu_dev_dm_freed(const struct emu_dm *dm)
 	return held;
 }
 
-/* The pages w held go back to the pool when no other window holds them. */
+/*
+ * The pages w held go back to the pool when no other window holds them;
+ * never by a child of fork(), which shares the pool but not the windows
+ * that hold them.
+ */
 static void let_go(struct memic_window *w)
 {
 	size_t len = atomic_load(&w->len);
+	bool held = w->holds_pages;
 
-	if (!w->holds_pages)
-		return;
 	w->holds_pages = false;
+	if (!held || w->owner != getpid())
+		return;
 	for (unsigned i = 0; i < MEMIC_WINDOWS; i++)
 		if (windows[i].holds_pages && shows(&windows[i], w->ctx, w->first_page))
 			return;

@@ -218,6 +218,38 @@ Test(dev_memic, racing_increments_add_up)
 	cr_expect_eq(ibv_free_dm(dm), 0);
 }
 
+/* a child of fork() unmapping its copies of the windows gives back none of the parent's pages */
+Test(dev_memic, a_child_leaves_the_parents_pages)
+{
+	struct ibv_alloc_dm_attr all = { .length = 128 * 1024 };
+	volatile uint8_t *inc;
+	struct ibv_dm *dm;
+	int status;
+	pid_t pid;
+
+	need_ops();
+	dm = alloc_zeroed();
+	inc = map_op(dm, OP_INCREMENT);
+	cr_assert_eq(ibv_free_dm(dm), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		inc[1] = 4;			/* the shared DM, through the child's copy */
+		_exit(munmap((void *)inc, DM_LEN) ? 1 : 0);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+	errno = 0;
+	cr_expect(!ibv_alloc_dm(ctx, &all), "the parent's window still holds the pages");
+	cr_expect_eq(errno, ENOMEM);
+	inc[1] = 1;
+	cr_expect_eq(munmap((void *)inc, DM_LEN), 0);
+	dm = ibv_alloc_dm(ctx, &all);
+	cr_expect(dm, "%s", strerror(errno));
+	if (dm)
+		cr_expect_eq(ibv_free_dm(dm), 0);
+}
+
 /*
  * An instruction the device does not decode (an atomic read-modify-write)
  * is the application's SIGSEGV, as an unhandled fault: the child dies of
