@@ -964,12 +964,18 @@ static uint8_t raw_send(struct dev_qp *dq, const struct dev_ent *e)
  * Packet pacing of a raw QP with a rate limit (ibv_modify_qp_rate_limit(),
  * kernel/pp.c): a frame of len bytes occupies len * 8 / rate of the
  * QP's time, and the next frame waits until the time of those before
- * it has passed, so the QP sends no faster than its rate; an idle QP
- * saves up no credit (no burst beyond one frame).
+ * it has passed, so the QP sends no faster than its rate.  An idle QP
+ * saves up credit for its burst bound (max_burst_sz bytes, this frame
+ * included) and no more: the QP's time may start that far back, so up to
+ * that many bytes go at once (a token bucket); without one, or one
+ * smaller than the frame, no burst beyond one frame.
  */
 static void pace(struct dev_qp *dq, uint32_t len)
 {
-	uint64_t start = dq->pace_end > dev_eng.now ? dq->pace_end : dev_eng.now;
+	uint32_t burst = dq->qp->rl_burst > len ? dq->qp->rl_burst - len : 0;
+	uint64_t credit = (uint64_t)burst * 8000000u / dq->qp->rl_kbps;
+	uint64_t earliest = dev_eng.now > credit ? dev_eng.now - credit : 0;
+	uint64_t start = dq->pace_end > earliest ? dq->pace_end : earliest;
 
 	dq->pace_end = start + (uint64_t)len * 8000000u / dq->qp->rl_kbps;
 	if (dq->pace_end > dev_eng.now) {

@@ -173,7 +173,7 @@ void emu_rss_caps(struct ib_uverbs_ex_query_device_resp *r, struct mlx5_ib_rss_c
 /* pp.c: a child of fork() forgets its parent's rate tables */
 void emu_pp_disown_locked(void);
 /* pp.c: a raw packet QP's rate limit, an entry of the same table (0: none) */
-int emu_pp_qp_rate_set(struct emu_qp *qp, uint32_t rate);
+int emu_pp_qp_rate_set(struct emu_qp *qp, uint32_t rate, uint32_t burst, uint16_t typical);
 void emu_pp_qp_rate_put(struct emu_qp *qp);
 
 /*

@@ -508,6 +508,7 @@ struct emu_qp {
 	unsigned		flows;		/* steering rules to it (flow.c): destroy is EBUSY */
 	uint16_t		rl_index;	/* raw packet: its rate limit's entry (pp.c), 0: none */
 	uint32_t		rl_kbps;	/* and the entry's rate, which device/sq.c paces by */
+	uint32_t		rl_burst;	/* and its burst bound, bytes (0: one frame) */
 	/* an RSS QP (rss.c): no queues, a TIR that spreads over a table's WQs */
 	struct emu_rwq_ind_tbl	*rss_tbl;
 	struct emu_rss_tir	rss;

@@ -188,16 +188,20 @@ static int pp_alloc(struct emu_ioc *b)
 
 /*
  * A raw packet QP's rate limit (IBV_QP_RATE_LIMIT into or in RTS), as
- * modify_raw_packet_qp_sq() takes it: mlx5_rl_add_rate() of the rate
- * alone into an entry shared as the QoS caps' packet_pacing_uid allows,
- * then the QP's old entry let go; 0 lets go only (no limit).  The entry
- * stays until the next rate or the QP's destruction.  The device paces
- * the QP's frames by it (device/sq.c).
+ * modify_raw_packet_qp_sq() takes it: mlx5_rl_add_rate() of the rate, its
+ * burst bound and typical packet size (the context's burst_upper_bound
+ * and typical_packet_size) into an entry shared as the QoS caps'
+ * packet_pacing_uid allows, then the QP's old entry let go; 0 lets go
+ * only (no limit).  The entry stays until the next rate or the QP's
+ * destruction.  The device paces the QP's frames by it (device/sq.c).
  */
-int emu_pp_qp_rate_set(struct emu_qp *qp, uint32_t rate)
+int emu_pp_qp_rate_set(struct emu_qp *qp, uint32_t rate, uint32_t burst, uint16_t typical)
 {
-	uint8_t rl_ctx[PP_CTX_SIZE] = { (uint8_t)(rate >> 24), (uint8_t)(rate >> 16),
-					(uint8_t)(rate >> 8), (uint8_t)rate };
+	uint8_t rl_ctx[PP_CTX_SIZE] = {
+		(uint8_t)(rate >> 24), (uint8_t)(rate >> 16), (uint8_t)(rate >> 8), (uint8_t)rate,
+		(uint8_t)(burst >> 24), (uint8_t)(burst >> 16), (uint8_t)(burst >> 8), (uint8_t)burst,
+		(uint8_t)(typical >> 8), (uint8_t)typical,
+	};
 	uint16_t index = 0;
 	int ret;
 
@@ -207,6 +211,7 @@ int emu_pp_qp_rate_set(struct emu_qp *qp, uint32_t rate)
 	emu_pp_qp_rate_put(qp);
 	qp->rl_index = index;
 	qp->rl_kbps = rate;
+	qp->rl_burst = rate ? burst : 0;
 	return 0;
 }
 
@@ -217,6 +222,7 @@ void emu_pp_qp_rate_put(struct emu_qp *qp)
 		rate_remove(qp->obj.ctx->dev_index, qp->rl_index);
 	qp->rl_index = 0;
 	qp->rl_kbps = 0;
+	qp->rl_burst = 0;
 }
 
 void emu_pp_destroy_locked(struct emu_pp *pp)

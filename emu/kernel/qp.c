@@ -863,9 +863,32 @@ static int check_av(const struct emu_ctx *ctx, const struct ib_uverbs_qp_dest *d
 	return 0;
 }
 
+/*
+ * mlx5_ib_modify_qp()'s driver request (struct mlx5_ib_modify_qp): none,
+ * or at least up to ece_options (EINVAL); bytes past it zero, no
+ * comp_mask, burst_info.reserved zero (EOPNOTSUPP).  The burst of a rate
+ * limit is taken; the ECE options are not modelled.
+ */
+static int modify_ucmd(const struct emu_cmd *c, struct mlx5_ib_modify_qp *u)
+{
+	const uint8_t *in = c->drv_in;
+
+	memset(u, 0, sizeof(*u));
+	if (!c->drv_in_len)
+		return 0;
+	if (c->drv_in_len < offsetof(struct mlx5_ib_modify_qp, ece_options) + 4)
+		return EINVAL;
+	for (size_t i = sizeof(*u); i < c->drv_in_len; i++)
+		if (in[i])
+			return EOPNOTSUPP;
+	memcpy(u, in, sizeof(*u));
+	return u->comp_mask || u->burst_info.reserved ? EOPNOTSUPP : 0;
+}
+
 static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 		     uint32_t rate_limit)
 {
+	struct mlx5_ib_modify_qp ucmd;
 	struct emu_qp *qp = emu_obj_get_locked(c->ctx, cmd->qp_handle, EMU_OBJ_QP);
 	uint32_t mask = cmd->attr_mask;
 	enum ibv_qp_state cur, next, old;
@@ -880,6 +903,8 @@ static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 		return EOPNOTSUPP;	/* see README: only the owner modifies */
 	if (mask & ~EMU_QP_ATTR_ALL)
 		return EOPNOTSUPP;
+	if ((ret = modify_ucmd(c, &ucmd)))
+		return ret;
 	if (((mask & IBV_QP_CUR_STATE) && cmd->cur_qp_state > IBV_QPS_ERR) ||
 	    ((mask & IBV_QP_STATE) && cmd->qp_state > IBV_QPS_ERR))
 		return EINVAL;
@@ -962,8 +987,17 @@ static int modify_qp(struct emu_cmd *c, const struct ib_uverbs_modify_qp *cmd,
 	/* RESET to RESET changes nothing (mlx5 skips the firmware command) */
 	if (cur == IBV_QPS_RESET && next == IBV_QPS_RESET)
 		return 0;
-	/* a raw packet QP's rate (the state table allows it to no other QP) */
-	if ((mask & IBV_QP_RATE_LIMIT) && (ret = emu_pp_qp_rate_set(qp, rate_limit)))
+	/*
+	 * a raw packet QP's rate (the state table allows it to no other QP);
+	 * a burst or typical packet size only with a rate (the QoS caps
+	 * offer both)
+	 */
+	if ((mask & IBV_QP_RATE_LIMIT) && !rate_limit &&
+	    (ucmd.burst_info.max_burst_sz || ucmd.burst_info.typical_pkt_sz))
+		return EINVAL;
+	if ((mask & IBV_QP_RATE_LIMIT) &&
+	    (ret = emu_pp_qp_rate_set(qp, rate_limit, ucmd.burst_info.max_burst_sz,
+				      ucmd.burst_info.typical_pkt_sz)))
 		return ret;
 
 	a = &qp->attr;

@@ -10,6 +10,9 @@
 #include <linux/capability.h>
 #include <sys/syscall.h>
 
+#include <rdma/ib_user_verbs.h>
+#include <rdma/mlx5-abi.h>
+
 #include "emu_test.h"
 
 static struct ibv_context *ctx;
@@ -227,6 +230,69 @@ Test(raw_qp, rate_limit)
 	cr_expect_eq(ibv_modify_qp_rate_limit(qp, &rl), 0, "no limit");
 	rl.rate_limit = ax.packet_pacing_caps.qp_rate_limit_min;
 	cr_expect_eq(ibv_modify_qp_rate_limit(qp, &rl), 0);
+	cr_assert_eq(ibv_destroy_qp(qp), 0);
+}
+
+/*
+ * The rate limit's mlx5 request (struct mlx5_ib_modify_qp), written by
+ * hand as mlx5_ib_modify_qp() reads it: up to ece_options or EINVAL, bytes
+ * past it zero, no comp_mask, the burst's reserved half zero (EOPNOTSUPP);
+ * a burst or typical packet size without a rate EINVAL.
+ */
+Test(raw_qp, rate_limit_request)
+{
+	struct ib_uverbs_ex_modify_qp_resp r;
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_ex_cmd_hdr ex;
+		struct ib_uverbs_ex_modify_qp core;
+		struct mlx5_ib_modify_qp drv;
+		uint64_t past;
+	} c = { .hdr = { .command = IB_USER_VERBS_CMD_FLAG_EXTENDED |
+				    IB_USER_VERBS_EX_CMD_MODIFY_QP,
+			 .in_words = sizeof(c.core) / 8, .out_words = sizeof(r) / 8 },
+		.ex = { .response = (uintptr_t)&r, .provider_in_words = sizeof(c.drv) / 8 },
+		.core = { .base.attr_mask = IBV_QP_RATE_LIMIT, .rate_limit = 1000 },
+		.drv = { .burst_info = { .max_burst_sz = 4000, .typical_pkt_sz = 1000 } } };
+	size_t len = sizeof(c) - sizeof(c.past);
+	struct ibv_qp *qp;
+
+	_Static_assert(sizeof(c.drv) == 16, "up to ece_options");
+	if (!cap_effective(CAP_NET_RAW, false))
+		cr_skip_test("needs CAP_NET_RAW (root)");
+	qp = raw_qp(16, 16, NULL);
+	cr_assert(qp, "%s", strerror(errno));
+	cr_assert_eq(move(qp, IBV_QPS_INIT, IBV_QP_PORT), 0);
+	cr_assert_eq(move(qp, IBV_QPS_RTR, 0), 0);
+	cr_assert_eq(move(qp, IBV_QPS_RTS, 0), 0);
+	c.core.base.qp_handle = qp->handle;
+	cr_expect_eq(write(ctx->cmd_fd, &c, len), (ssize_t)len, "%s", strerror(errno));
+	c.core.rate_limit = 0;
+	errno = 0;
+	cr_expect_eq(write(ctx->cmd_fd, &c, len), -1);
+	cr_expect_eq(errno, EINVAL, "a burst without a rate");
+	c.core.rate_limit = 1000;
+	c.drv.comp_mask = 1;
+	errno = 0;
+	cr_expect_eq(write(ctx->cmd_fd, &c, len), -1);
+	cr_expect_eq(errno, EOPNOTSUPP, "comp_mask");
+	c.drv.comp_mask = 0;
+	c.drv.burst_info.reserved = 1;
+	errno = 0;
+	cr_expect_eq(write(ctx->cmd_fd, &c, len), -1);
+	cr_expect_eq(errno, EOPNOTSUPP, "burst_info.reserved");
+	c.drv.burst_info.reserved = 0;
+	c.ex.provider_in_words = 1;		/* short of ece_options */
+	errno = 0;
+	cr_expect_eq(write(ctx->cmd_fd, &c, len - 8), -1);
+	cr_expect_eq(errno, EINVAL, "a short request");
+	c.ex.provider_in_words = 3;		/* past the struct: zeros only */
+	c.past = 1;
+	errno = 0;
+	cr_expect_eq(write(ctx->cmd_fd, &c, sizeof(c)), -1);
+	cr_expect_eq(errno, EOPNOTSUPP, "non-zero bytes past the request");
+	c.past = 0;
+	cr_expect_eq(write(ctx->cmd_fd, &c, sizeof(c)), (ssize_t)sizeof(c), "%s", strerror(errno));
 	cr_assert_eq(ibv_destroy_qp(qp), 0);
 }
 
