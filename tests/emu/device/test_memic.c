@@ -77,6 +77,14 @@ static void need_ops(void)
 	cr_expect_eq(sizes, 0x0101, "1-byte increments and test-and-sets");
 }
 
+/* a fresh DM of zeros and one operation's window on it, on a card that has them */
+static volatile uint8_t *zeroed_window(struct ibv_dm **dm, uint8_t op)
+{
+	need_ops();
+	*dm = alloc_zeroed();
+	return map_op(*dm, op);
+}
+
 Test(dev_memic, increment_then_test_and_set)
 {
 	struct ibv_dm *dm;
@@ -227,9 +235,7 @@ Test(dev_memic, a_child_leaves_the_parents_pages)
 	int status;
 	pid_t pid;
 
-	need_ops();
-	dm = alloc_zeroed();
-	inc = map_op(dm, OP_INCREMENT);
+	inc = zeroed_window(&dm, OP_INCREMENT);
 	cr_assert_eq(ibv_free_dm(dm), 0);
 	pid = fork();
 	cr_assert_geq(pid, 0);
@@ -263,9 +269,7 @@ Test(dev_memic, an_undecoded_access_is_a_sigsegv)
 	int status;
 	pid_t pid;
 
-	need_ops();
-	dm = alloc_zeroed();
-	inc = map_op(dm, OP_INCREMENT);
+	inc = zeroed_window(&dm, OP_INCREMENT);
 	pid = fork();
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
