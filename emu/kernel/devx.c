@@ -443,8 +443,8 @@ static void nic_flow_table_caps(uint8_t *cap)
  * CRC64-XP10 nor 4048-byte blocks), one general object type,
  * RESERVED_QPN, with the second general page that bounds it, the ODP page,
  * the NIC flow table page's packet reformats, the QoS page's packet
- * pacing and the device memory page; every other capability page reads zeros, no feature of it
- * present (no eswitch, no LAG, no crypto).
+ * pacing and the device memory page; every other capability page reads
+ * zeros, no feature of it present (no eswitch, no LAG, no crypto).
  */
 static int query_hca_cap(const uint8_t *in, uint8_t *out, size_t out_len)
 {
